@@ -1,0 +1,39 @@
+# The two commands a fresh machine needs: `make run` and `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.toml' -o -name Cargo.toml 2>/dev/null) pyproject.toml Cargo.toml
+
+.PHONY: run test lint bench install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Rebuild the extension whenever Rust or Python sources change.
+$(STAMP): $(BIN)/python $(SOURCES)
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/ndpkit reproduce rans-rfns
+
+test: $(STAMP)
+	cargo test --workspace --exclude ndpkit-py
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check python tests benchmarks
+	$(BIN)/ruff format --check python tests benchmarks
+	$(BIN)/mypy
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) target

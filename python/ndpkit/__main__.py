@@ -1,0 +1,3 @@
+from ndpkit.cli import main
+
+main()

@@ -1,0 +1,43 @@
+"""The `ndpkit` command. Only this package writes to stdout/stderr or exits."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ndpkit import __version__
+from ndpkit.cli import platforms
+from ndpkit.cli.model import estimate_cmd, plan_cmd
+from ndpkit.cli.reproduce import reproduce_cmd
+
+app = typer.Typer(
+    name="ndpkit",
+    help="Run, model and plan near-data processing: engines beside storage instead of the host.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(platforms.app, name="platforms")
+app.command("estimate")(estimate_cmd)
+app.command("plan")(plan_cmd)
+app.command("reproduce")(reproduce_cmd)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ndpkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """ndpkit: run, model and plan near-data processing (NDP)."""
+
+
+def main() -> None:
+    app()

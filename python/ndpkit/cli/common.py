@@ -1,0 +1,95 @@
+"""What every command shares: output formats, model options, and turning errors into exit 2."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ndpkit.errors import NdpkitError
+from ndpkit.model import Options
+from ndpkit.report import Table, to_csv, to_json, to_rich
+
+EXIT_USAGE = 2
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+FormatOption = Annotated[
+    Format, typer.Option("--format", "-f", help="Output: a table for people, or JSON/CSV.")
+]
+
+
+def stdout() -> Console:
+    return Console(soft_wrap=False)
+
+
+def stderr() -> Console:
+    return Console(stderr=True)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Print an input error as one line on stderr and exit with status 2; never a traceback."""
+    try:
+        yield
+    except NdpkitError as exc:
+        stderr().print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def emit(tables: list[Table], fmt: Format, document: dict[str, Any] | None = None) -> None:
+    """Write results to stdout in the chosen format."""
+    if fmt is Format.json:
+        sys.stdout.write(to_json(document if document is not None else _doc(tables)))
+    elif fmt is Format.csv:
+        sys.stdout.write(to_csv(tables))
+    else:
+        console = stdout()
+        for table in tables:
+            console.print(to_rich(table))
+
+
+def _doc(tables: list[Table]) -> dict[str, Any]:
+    return {"tables": {t.name: t.rows for t in tables}}
+
+
+# Model conventions, shared by estimate, plan and reproduce (see ndpkit.model.options).
+EnergyFormOpt = Annotated[str | None, typer.Option(
+    "--energy-form", help="O1: host energy in the CPU phase: A (paper) or B.")]
+WallTimesOpt = Annotated[str | None, typer.Option(
+    "--wall-times", help="O2: full-server NDP time: unrounded (single/n) or printed.")]
+TimeBasisOpt = Annotated[str | None, typer.Option(
+    "--time-basis", help="O11: paper (T_NDP + T_CPU), pipeline (D/performance) or overlap.")]
+PlacementOpt = Annotated[str | None, typer.Option(
+    "--placement", help="O8: paper_no_loss, static_shards or reshard_y_ssds.")]
+UnitsOpt = Annotated[str | None, typer.Option(
+    "--units", help="O4: binary (paper: 1 GB = 1024 MB) or decimal GB/MB in reports.")]
+EqRoundingOpt = Annotated[str | None, typer.Option(
+    "--eq-rounding", help="O3: bandwidths in Eq. 2/3 unrounded or rounded_2dp.")]
+RoundingOpt = Annotated[str | None, typer.Option(
+    "--rounding", help="O6: exact, or paper (energies rounded to 0.01 J before ratios).")]
+SwitchPowerOpt = Annotated[str | None, typer.Option(
+    "--switch-power", help="O5: declared (18 mW total) or per_element (n/2 x 0.99 mW).")]
+SwitchTimeOpt = Annotated[str | None, typer.Option(
+    "--switch-time", help="O5: charge the switch layer over ndp or ndp_cpu time.")]
+ImprovementOpt = Annotated[str | None, typer.Option(
+    "--improvement", help="O7: reduction (energy saved / baseline) or ee_gain.")]
+MuxCapOpt = Annotated[bool, typer.Option(
+    "--mux-port-cap/--no-mux-port-cap", help="O9: cap switched SSD links at the mux's 20 Gbps.")]
+
+
+def build_options(base: Options, **values: Any) -> Options:
+    """Options from CLI flags; unset flags keep `base`; a bad value is a clear exit-2 error."""
+    chosen = {k: v for k, v in values.items() if v is not None}
+    merged = {**base.as_dict(), **chosen}
+    return Options.from_mapping(merged, source="command line")

@@ -1,0 +1,118 @@
+"""`ndpkit platforms`: list, show and check platform specs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ndpkit.cli.common import FormatOption, Format, emit, user_errors
+from ndpkit.hw import Platform, load_platform, preset_names
+from ndpkit.report import Column, Table, to_json
+from ndpkit.units import Kind, format_si
+
+app = typer.Typer(help="List, show and validate platform specs (hardware as TOML data).",
+                  no_args_is_help=True)
+
+_KINDS = {
+    "_bytes_per_s": Kind.BANDWIDTH,
+    "_bytes": Kind.SIZE,
+    "_w": Kind.POWER,
+    "_hz": Kind.FREQUENCY,
+    "_s": Kind.TIME,
+}
+
+
+def summary(platform: Platform) -> dict[str, Any]:
+    engines = platform.engines
+    return {
+        "name": platform.name,
+        "devices": platform.devices,
+        "engines": engines.count if engines else 0,
+        "engine_kind": engines.kind if engines else None,
+        "switch_layer": platform.switch_layer.scheme,
+        "host_link_gb_per_s": platform.host_link.bandwidth_bytes_per_s / 2**30,
+        "description": platform.description,
+    }
+
+
+@app.command("list")
+def list_(fmt: FormatOption = Format.table) -> None:
+    """List the shipped presets."""
+    with user_errors():
+        rows = [summary(load_platform(name)) for name in preset_names()]
+    emit([Table("platforms", "Platform presets", [
+        Column("name", "name", None),
+        Column("devices", "SSDs", 0),
+        Column("engines", "engines", 0),
+        Column("engine_kind", "kind", None),
+        Column("switch_layer", "switch layer", None),
+        Column("host_link_gb_per_s", "host link (GiB/s)", 0),
+        Column("description", "description", None),
+    ], rows)], fmt)
+
+
+@app.command()
+def show(
+    name: Annotated[str, typer.Argument(help="A preset name (see `list`) or a TOML file.")],
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Show every field of a platform, in SI units with readable prefixes."""
+    with user_errors():
+        platform = load_platform(name)
+    data = platform.model_dump()
+    if fmt is Format.json:
+        sys.stdout.write(to_json(data))
+        return
+    rows = [{"field": key, "value": _readable(key, value)} for key, value in _flatten(data)]
+    emit([Table("platform", f"Platform {platform.name} — {platform.description}",
+                [Column("field", "field", None), Column("value", "value", None)], rows,
+                note=platform.source)], fmt)
+
+
+@app.command()
+def check(file: Annotated[Path, typer.Argument(help="A platform TOML file to validate.")]) -> None:
+    """Validate a platform file; exit status 2 with the file and field on any error."""
+    with user_errors():
+        platform = load_platform(file)
+    s = summary(platform)
+    typer.echo(
+        f"ok: {file}: platform {s['name']!r}, {s['devices']} SSDs, "
+        f"{s['engines']} {s['engine_kind'] or 'no'} engines, switch layer {s['switch_layer']}"
+    )
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.extend(_flatten(value, f"{path}."))
+        elif not (isinstance(value, dict) or value is None or value == ""):
+            out.append((path, value))
+    return out
+
+
+def _readable(key: str, value: Any) -> str:
+    if not isinstance(value, float):
+        return str(value)
+    section = key.split(".")[-2] if "." in key else ""
+    kind = {"throughput": Kind.BANDWIDTH, "power_active_by_app": Kind.POWER}.get(section)
+    if kind is None:
+        kind = next((k for suffix, k in _KINDS.items() if key.endswith(suffix)), None)
+    return f"{value:g}" if kind is None else _quantity(value, kind)
+
+
+def _quantity(value: float, kind: Kind) -> str:
+    binary = kind in (Kind.SIZE, Kind.BANDWIDTH) and _is_binary(value)
+    return format_si(value, kind, binary=binary, digits=6)
+
+
+def _is_binary(value: float) -> bool:
+    for unit in (2**40, 2**30, 2**20, 2**10):
+        if value >= unit:
+            scaled = value / unit
+            return abs(scaled * 100 - round(scaled * 100)) < 1e-6
+    return False

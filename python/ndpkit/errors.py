@@ -1,0 +1,36 @@
+"""Errors a user can act on.
+
+Every error that reaches the command line names the file (when there is one),
+the field, and what was expected; the CLI prints it and exits with status 2.
+"""
+
+from __future__ import annotations
+
+
+class NdpkitError(Exception):
+    """Base class of every error that is the user's input, not a bug."""
+
+
+class SpecError(NdpkitError):
+    """A platform, profile or option file that does not validate."""
+
+    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        self.source = source
+        self.field = field
+        self.detail = message
+        where = ": ".join(part for part in (source, field) if part)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class UnknownNameError(NdpkitError):
+    """A preset, application or option value that does not exist."""
+
+    def __init__(self, kind: str, name: str, known: list[str]):
+        self.kind = kind
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
+
+
+class ModelError(NdpkitError):
+    """A model was asked something its inputs cannot answer."""

@@ -1,0 +1,60 @@
+"""NDP engines: an ARM core, an FPGA partition or a CPU beside each storage device."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ndpkit.errors import ModelError
+from ndpkit.hw.quantity import Frequency, Power, Rate
+from ndpkit.hw.spec import Spec
+
+EngineKind = Literal["arm", "fpga", "cpu"]
+
+
+class Engine(Spec):
+    """One NDP engine model, replicated `count` times (one per storage device by default).
+
+    `throughput` is the per-kernel throughput model: a single engine's processing
+    bandwidth for each application, measured against the raw input size. Power may
+    depend on the kernel too (an FPGA draws more with a bigger design), so
+    `power_active_by_app` overrides `power_active` per application.
+    """
+
+    description: str = ""
+    kind: EngineKind
+    count: int = Field(ge=1, description="number of engines")
+    cores: int = Field(1, ge=1, description="cores per engine (ARM/CPU)")
+    frequency_hz: Frequency | None = Field(None, alias="frequency")
+    power_active_w: Power = Field(alias="power_active", description="power while on")
+    power_idle_w: Power | None = Field(
+        None,
+        alias="power_idle",
+        description="power while on but waiting; defaults to power_active (the paper's view)",
+    )
+    power_off_w: Power = Field(0.0, alias="power_off", description="power while switched off")
+    power_active_by_app: dict[str, Power] = Field(default_factory=dict)
+    throughput: dict[str, Rate] = Field(
+        default_factory=dict, description="single-engine bandwidth per application"
+    )
+
+    def power_on_w(self, app: str) -> float:
+        """Power of one engine that is on and running `app`."""
+        return self.power_active_by_app.get(app, self.power_active_w)
+
+    def power_waiting_w(self, app: str) -> float:
+        """Power of one engine that is on but has no work (defaults to its active power)."""
+        return self.power_on_w(app) if self.power_idle_w is None else self.power_idle_w
+
+    def bandwidth_bytes_per_s(self, app: str) -> float:
+        """One engine's processing bandwidth for `app`, from the platform's throughput table."""
+        try:
+            return self.throughput[app]
+        except KeyError:
+            known = ", ".join(sorted(self.throughput)) or "none"
+            raise ModelError(
+                f"engine ({self.kind}) has no throughput for app {app!r} "
+                f"(it has: {known}); add engines.throughput.{app} to the platform "
+                "or give a profile with an engine measurement"
+            ) from None

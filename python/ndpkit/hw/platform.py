@@ -1,0 +1,74 @@
+"""A whole machine: host, links, switches, storage devices and NDP engines."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from ndpkit.hw.engine import Engine
+from ndpkit.hw.host import Host
+from ndpkit.hw.link import Link
+from ndpkit.hw.spec import Spec
+from ndpkit.hw.storage import StorageDevice
+from ndpkit.hw.switch import PcieSwitch, SwitchLayer
+
+
+class Platform(Spec):
+    """A machine description, loaded from a TOML file (see `ndpkit.hw.load_platform`).
+
+    Data flows SSD → switch layer → engine → PCIe switch → `host_link` → host.
+    A platform without `engines` is a conventional server (CNS): raw data
+    crosses `host_link` and the host does all the work.
+    """
+
+    version: int = Field(1, ge=1, le=1, description="spec format version")
+    name: str = Field(min_length=1)
+    description: str = ""
+    source: str = Field("", description="where the values come from (paper, table)")
+    host: Host
+    host_link: Link = Field(description="PCIe switch to host DRAM (e.g. 48 lanes, 36 GB/s)")
+    pcie_switch: PcieSwitch = Field(default_factory=lambda: PcieSwitch())
+    storage: StorageDevice
+    engines: Engine | None = None
+    switch_layer: SwitchLayer = Field(default_factory=lambda: SwitchLayer())
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Platform:
+        k = self.switch_layer.module_size(self.storage.count)
+        if k > self.storage.count:
+            raise ValueError(
+                f"switch_layer.scheme {self.switch_layer.scheme!r} spans {k} devices "
+                f"but storage.count is {self.storage.count}"
+            )
+        if k > 1 and self.engines is None:
+            raise ValueError(
+                f"switch_layer.scheme {self.switch_layer.scheme!r} routes SSDs to engines, "
+                "but the platform has no [engines]"
+            )
+        if self.engines is not None and self.engines.count != self.storage.count:
+            raise ValueError(
+                f"engines.count ({self.engines.count}) must equal storage.count "
+                f"({self.storage.count}): there is one engine beside each device"
+            )
+        return self
+
+    @property
+    def devices(self) -> int:
+        return self.storage.count
+
+    @property
+    def has_engines(self) -> bool:
+        return self.engines is not None
+
+    def with_scheme(self, scheme: str) -> Platform:
+        """The same machine with another switch-layer scheme (mux1 = no switch layer)."""
+        data = self.model_dump(by_alias=False)
+        data["switch_layer"]["scheme"] = scheme
+        return Platform.model_validate(data, context={"si": True})
+
+    def with_engine_count(self, count: int) -> Platform:
+        """The same machine scaled to `count` devices and engines (for sweeps)."""
+        data = self.model_dump(by_alias=False)
+        data["storage"]["count"] = count
+        if data.get("engines") is not None:
+            data["engines"]["count"] = count
+        return Platform.model_validate(data, context={"si": True})

@@ -1,0 +1,77 @@
+"""Energy: time in each power state, priced by the platform's power table (§5 of RANS/RFNS).
+
+Counts are kept apart from costs (as in Accelergy): `StateTimes` holds, per
+component, the seconds spent in each power state (engine-seconds for replicated
+parts); `price` multiplies them by the platform's powers. The same counts can be
+re-priced for other hardware.
+
+The paper's two forms (O1) differ only in how the host's CPU phase is priced:
+
+    E (form A) = (P_NDPEs + P_idle) x T_NDP + P_active x T_CPU               (paper text)
+    E (form B) = (P_NDPEs + P_idle) x T_NDP + (P_active - P_idle) x T_CPU
+
+Example (anchor 11.5, k-NN_2 on RANS, form A):
+(207.36 + 30.33) W x 22.93 s + 613.70 W x 0.62 s = 5830.72 J.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ndpkit.hw import Platform
+from ndpkit.model.options import Options
+
+
+@dataclass(frozen=True)
+class StateTimes:
+    """Seconds per power state, per component (engine and storage times summed over units)."""
+
+    engines: dict[str, float] = field(default_factory=dict)
+    host: dict[str, float] = field(default_factory=dict)
+    switch_layer: dict[str, float] = field(default_factory=dict)
+    storage: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Energy:
+    """Joules per component and in total."""
+
+    by_component_j: dict[str, float]
+
+    @property
+    def total_j(self) -> float:
+        return sum(self.by_component_j.values())
+
+
+def price(platform: Platform, app: str, times: StateTimes, options: Options) -> Energy:
+    """Energy of `times` at the platform's powers, under the options' conventions."""
+    host = platform.host
+    active_w = host.power_active_w
+    if options.energy_form == "B":
+        active_w -= host.power_idle_w
+    parts = {
+        "host": active_w * times.host.get("active", 0.0)
+        + host.power_idle_w * times.host.get("idle", 0.0),
+        "switch_layer": _switch_power_w(platform, options) * times.switch_layer.get("on", 0.0),
+        "storage": platform.storage.power_active_w * times.storage.get("active", 0.0)
+        + platform.storage.power_idle_w * times.storage.get("idle", 0.0),
+    }
+    engine = platform.engines
+    if engine is not None:
+        parts["engines"] = (
+            engine.power_on_w(app) * times.engines.get("busy", 0.0)
+            + engine.power_waiting_w(app) * times.engines.get("idle", 0.0)
+            + engine.power_off_w * times.engines.get("off", 0.0)
+        )
+    return Energy(parts)
+
+
+def _switch_power_w(platform: Platform, options: Options) -> float:
+    return platform.switch_layer.power_w(
+        platform.devices, declared_total=options.switch_power == "declared"
+    )
+
+
+def efficiency_mb_per_j(data_bytes: float, energy_j: float, options: Options) -> float:
+    """EE = D[MB] / E[J]; MB is 2^20 bytes with units=binary (the paper), 10^6 with decimal."""
+    return data_bytes / options.mb / energy_j if energy_j > 0 else float("inf")

@@ -1,0 +1,180 @@
+"""`estimate`: a platform, a profile and a configuration in; time, bottleneck and energy out.
+
+This composes Eq. (1) (`pipeline`) with the stage wall times and the energy model
+(`energy`). Time bases (O11):
+
+- `paper`: the NDP stage runs for T_NDP, then the host stage for T_CPU; the two are
+  added. T_NDP is the full-server NDP time, stretched by perf_full / perf when a
+  configuration loses performance (the paper assumes it never does).
+- `pipeline`: the stages overlap; the run takes D / performance, the engines stay on
+  for all of it and the host is active for D / CPU_BW of it.
+- `overlap`: the run takes max(T_NDP, T_CPU).
+
+Example: `estimate(load_platform("rans"), load_profile("lc"))` gives LC on RANS:
+T_NDP = 16.67 / 36 = 0.463 s, energy (207.36 + 30.33) W x 0.463 s = 110.1 J.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ndpkit.hw import Platform
+from ndpkit.model.configuration import FULL_GEAR, Configuration
+from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j, price
+from ndpkit.model.options import Options
+from ndpkit.model.pipeline import CPU, Pipeline, full_ndp_time_s, pipeline, stage_time_s
+from ndpkit.profile import Profile
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An analytic model's answer for one application on one platform and configuration."""
+
+    platform: str
+    app: str
+    config: Configuration
+    options: Options
+    data_bytes: float
+    pipeline: Pipeline
+    t_ndp_s: float
+    t_cpu_s: float
+    time_s: float
+    state_times: StateTimes
+    energy: Energy
+    ee_mb_per_j: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def stages(self) -> dict[str, float]:
+        return self.pipeline.stages
+
+    @property
+    def performance_bytes_per_s(self) -> float:
+        return self.pipeline.performance_bytes_per_s
+
+    @property
+    def bottleneck(self) -> str:
+        return self.pipeline.bottleneck
+
+    @property
+    def energy_j(self) -> float:
+        return self.energy.total_j
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data with unit-suffixed keys; GB and MB follow `options.units`."""
+        gb = self.options.gb
+        return {
+            "platform": self.platform,
+            "app": self.app,
+            "split": self.config.split,
+            "engines_total": self.pipeline.engines_total,
+            "engines_active": self.pipeline.engines_active,
+            **{f"{name}_bw_gb_per_s": bw / gb for name, bw in self.stages.items()},
+            "engine_bw_gb_per_s": self.pipeline.engine_bytes_per_s / gb,
+            "performance_gb_per_s": self.performance_bytes_per_s / gb,
+            "bottleneck": self.bottleneck,
+            "max_shards_per_engine": self.pipeline.max_shards_per_engine,
+            "load_imbalance": self.pipeline.load_imbalance,
+            "t_ndp_s": self.t_ndp_s,
+            "t_cpu_s": self.t_cpu_s,
+            "time_s": self.time_s,
+            **{f"energy_{name}_j": j for name, j in self.energy.by_component_j.items()},
+            "energy_j": self.energy_j,
+            "ee_mb_per_j": self.ee_mb_per_j,
+        }
+
+
+def estimate(
+    platform: Platform,
+    profile: Profile,
+    config: Configuration = FULL_GEAR,
+    options: Options | None = None,
+) -> Estimate:
+    """Estimate time and energy of `profile`'s application on `platform` under `config`."""
+    options = options or Options()
+    pipe = pipeline(platform, profile, config, options)
+    data = profile.data_bytes
+    notes: list[str] = []
+    if pipe.engines_active == 0:
+        t_ndp, t_cpu = 0.0, stage_time_s(data, pipe.stages[CPU])
+    else:
+        t_ndp = full_ndp_time_s(platform, profile, options)
+        full = pipeline(platform, profile, FULL_GEAR, options)
+        slowdown = full.performance_bytes_per_s / pipe.performance_bytes_per_s
+        if slowdown > 1 + 1e-12:
+            notes.append(
+                f"this configuration is {slowdown:.3g}x slower than full gear "
+                f"(bottleneck {pipe.bottleneck})"
+            )
+            t_ndp *= slowdown
+        t_cpu = stage_time_s(data, pipe.stages[CPU])
+    if pipe.max_shards_per_engine > 1 and options.placement == "paper_no_loss":
+        notes.append(
+            f"an engine serves {pipe.max_shards_per_engine} SSDs; with static one-shard-per-SSD "
+            "placement it would take that many times longer (placement=static_shards)"
+        )
+    time_s, times = _state_times(platform, pipe, data, t_ndp, t_cpu, options)
+    energy = price(platform, profile.app, times, options)
+    return Estimate(
+        platform=platform.name,
+        app=profile.app,
+        config=config,
+        options=options,
+        data_bytes=data,
+        pipeline=pipe,
+        t_ndp_s=t_ndp,
+        t_cpu_s=t_cpu,
+        time_s=time_s,
+        state_times=times,
+        energy=energy,
+        ee_mb_per_j=efficiency_mb_per_j(data, options.round_energy(energy.total_j), options),
+        notes=notes,
+    )
+
+
+def _state_times(
+    platform: Platform,
+    pipe: Pipeline,
+    data: float,
+    t_ndp: float,
+    t_cpu: float,
+    options: Options,
+) -> tuple[float, StateTimes]:
+    """The run's duration and the seconds each component spends in each power state."""
+    basis = options.time_basis
+    performance = pipe.performance_bytes_per_s
+    if basis == "paper":
+        total, engines_on, host_active = t_ndp + t_cpu, t_ndp, t_cpu
+        busy_fraction = 1.0
+    elif basis == "overlap":
+        total, engines_on, host_active = max(t_ndp, t_cpu), t_ndp, t_cpu
+        busy_fraction = 1.0
+    else:
+        total = data / performance
+        engines_on, host_active = (total if pipe.engines_active else 0.0), t_cpu
+        ndp_bw = pipe.stages.get("ndp", math.inf)
+        busy_fraction = min(1.0, performance / ndp_bw)
+    host_idle = max(total - host_active, 0.0) if basis != "paper" else t_ndp
+    active, n = pipe.engines_active, pipe.engines_total
+    engines = {
+        "busy": active * engines_on * busy_fraction,
+        "idle": active * engines_on * (1 - busy_fraction),
+        "off": (n - active) * total,
+    }
+    switch_on = engines_on if options.switch_time == "ndp" else total
+    if basis == "paper" and options.switch_time == "ndp_cpu":
+        switch_on = t_ndp + t_cpu
+    storage_busy = stage_time_s(data, pipe.stages["ssd"]) * platform.devices
+    storage = {
+        "active": min(storage_busy, total * platform.devices),
+        "idle": max(total * platform.devices - storage_busy, 0.0),
+    }
+    times = StateTimes(
+        engines=engines,
+        host={"active": host_active, "idle": host_idle},
+        switch_layer={"on": switch_on},
+        storage=storage,
+    )
+    return total, times

@@ -1,0 +1,111 @@
+"""The conventions a model run follows, where the papers are ambiguous.
+
+Each field is one of the RANS/RFNS spec's options (O1…O18, `spec/seeds/rans-rfns.md` §14);
+the defaults reproduce the paper. `docs/reproducing-rans-rfns.md` says which choice
+reproduces which table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, get_args
+
+from ndpkit.errors import SpecError
+
+EnergyForm = Literal["A", "B"]
+WallTimes = Literal["unrounded", "printed"]
+TimeBasis = Literal["paper", "pipeline", "overlap"]
+Placement = Literal["paper_no_loss", "static_shards", "reshard_y_ssds"]
+Units = Literal["binary", "decimal"]
+Rounding = Literal["unrounded", "rounded_2dp"]
+SwitchPower = Literal["declared", "per_element"]
+SwitchTime = Literal["ndp", "ndp_cpu"]
+Improvement = Literal["reduction", "ee_gain"]
+Rounding2 = Literal["exact", "paper"]
+
+GIB = 2**30
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Options:
+    """Model conventions. All defaults are the paper's (or the spec's stated default)."""
+
+    energy_form: EnergyForm = "A"
+    """O1: host energy in the CPU phase: A = P_active x T_CPU (paper text, anchor 11.5);
+    B = (P_active - P_idle) x T_CPU (the increment over idle)."""
+    wall_times: WallTimes = "unrounded"
+    """O2: full-server NDP time: single-engine time / n, or the paper's printed values."""
+    time_basis: TimeBasis = "paper"
+    """O11: paper = stage wall times added (T_NDP + T_CPU); pipeline = D / performance;
+    overlap = max(T_NDP, T_CPU)."""
+    placement: Placement = "paper_no_loss"
+    """O8: how data sits when engines are off: re-sharded with no loss (paper); one shard
+    per SSD so an engine serving m SSDs takes m times as long; or re-sharded onto the
+    SSDs of the active engines only."""
+    units: Units = "binary"
+    """O4: 'binary' reads the paper's GB as 2^30 bytes and MB as 2^20 (its 1 GB = 1024 MB);
+    'decimal' reports GB = 10^9 and MB = 10^6 bytes."""
+    eq_rounding: Rounding = "unrounded"
+    """O3: bandwidths inside Eq. (2)/(3) unrounded, or rounded to 2 decimals first."""
+    mux_port_cap: bool = False
+    """O9: cap switched SSD links at the switch layer's port bandwidth (20 Gbps)."""
+    switch_power: SwitchPower = "declared"
+    """O5: switch-layer power: the declared total (18 mW) or elements x 0.99 mW (17.82 mW)."""
+    switch_time: SwitchTime = "ndp"
+    """O5: charge the switch layer over T_NDP (paper) or over T_NDP + T_CPU."""
+    improvement: Improvement = "reduction"
+    """O7: 'improvement' = energy reduction vs the baseline, or the relative gain in MB/J."""
+    rounding: Rounding2 = "exact"
+    """O6: 'paper' rounds energies to 0.01 J before deriving MB/J and savings from them,
+    as the paper's worked examples do; 'exact' keeps full precision."""
+
+    def round_energy(self, joules: float) -> float:
+        return round(joules, 2) if self.rounding == "paper" else joules
+
+    @property
+    def gb(self) -> float:
+        """Bytes in one GB as reported (per `units`)."""
+        return float(GIB if self.units == "binary" else 10**9)
+
+    @property
+    def mb(self) -> float:
+        """Bytes in one MB as reported (per `units`)."""
+        return float(MIB if self.units == "binary" else 10**6)
+
+    def with_(self, **changes: Any) -> Options:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any], *, source: str = "options") -> Options:
+        """Build options from strings (CLI flags, a TOML table), with clear errors."""
+        known = {f.name: f for f in fields(cls)}
+        checked: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in known:
+                raise SpecError(f"unknown option; known: {', '.join(known)}", source=source,
+                                field=key)
+            allowed = get_args(_ANNOTATIONS[key])
+            if allowed and value not in allowed:
+                raise SpecError(f"must be one of {', '.join(map(str, allowed))}, got {value!r}",
+                                source=source, field=key)
+            checked[key] = value
+        return cls(**checked)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_ANNOTATIONS: dict[str, Any] = {
+    "energy_form": EnergyForm,
+    "wall_times": WallTimes,
+    "time_basis": TimeBasis,
+    "placement": Placement,
+    "units": Units,
+    "eq_rounding": Rounding,
+    "mux_port_cap": bool,
+    "switch_power": SwitchPower,
+    "switch_time": SwitchTime,
+    "improvement": Improvement,
+    "rounding": Rounding2,
+}

@@ -1,0 +1,157 @@
+"""The 4-stage pipeline performance model, Eq. (1) of the RANS/RFNS paper.
+
+    performance = min(SSD_BW, NDP_BW, NDP2CPU_BW x α, CPU_BW)            (1)
+
+Every bandwidth is measured against the raw input size D (§4.1). On a server
+without engines (CNS, or the `host` split) raw data crosses the host link and α
+is not applied (§4.2): performance = min(SSD_BW, link_BW, CPU_BW,CNS).
+
+Full-server NDP bandwidth is extrapolated from one engine (§4.4): NDP_BW =
+n x SNDP_BW, i.e. T_NDP,full = T_NDP,single / n, unless a measured (or published)
+full-server time is supplied.
+
+Example (anchor 11.1, LC on SFNS): min(3, 37/13.45 = 2.75, 36 x 8, +inf) = 2.75 GB/s,
+bottleneck NDP.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ndpkit.errors import ModelError
+from ndpkit.hw import Platform
+from ndpkit.model.configuration import Configuration
+from ndpkit.model.options import Options
+from ndpkit.profile import Profile
+
+# Stage names, in pipeline order.
+SSD, NDP, NDP2CPU, LINK, CPU = "ssd", "ndp", "ndp2cpu", "link", "cpu"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Per-stage bandwidths (bytes of raw input per second) of one configuration."""
+
+    stages: dict[str, float]
+    engine_bytes_per_s: float
+    """SNDP_BW: one engine's processing bandwidth (0 when no engine runs)."""
+    ndp_full_bytes_per_s: float
+    """NDP_BW of the full server (all engines on), the basis of Eq. (2)."""
+    engines_total: int
+    engines_active: int
+    max_shards_per_engine: int
+
+    @property
+    def performance_bytes_per_s(self) -> float:
+        return min(self.stages.values())
+
+    @property
+    def bottleneck(self) -> str:
+        """The argmin stage; ties go to the earliest stage in the pipeline."""
+        best = self.performance_bytes_per_s
+        return next(name for name, bw in self.stages.items() if bw == best)
+
+    @property
+    def load_imbalance(self) -> float:
+        """Max shards on one engine over the mean (1.0 = perfectly balanced)."""
+        if self.engines_active == 0:
+            return 1.0
+        mean = self.engines_total / self.engines_active
+        return self.max_shards_per_engine / mean
+
+
+def engine_bandwidth(platform: Platform, profile: Profile) -> float:
+    """SNDP_BW: the platform's per-kernel table wins; else the profile's measurement."""
+    engine = platform.engines
+    if engine is None:
+        raise ModelError(f"platform {platform.name!r} has no NDP engines")
+    if profile.app in engine.throughput:
+        return engine.bandwidth_bytes_per_s(profile.app)
+    if engine.kind in profile.engine_bytes_per_s:
+        return profile.engine_bytes_per_s[engine.kind]
+    return engine.bandwidth_bytes_per_s(profile.app)  # raises with a clear message
+
+
+def full_ndp_time_s(platform: Platform, profile: Profile, options: Options) -> float:
+    """T_NDP with every engine on: published (wall_times=printed) or single / n."""
+    if options.wall_times == "printed" and platform.name in profile.published_ndp_time_s:
+        return profile.published_ndp_time_s[platform.name]
+    return profile.data_bytes / (platform.devices * engine_bandwidth(platform, profile))
+
+
+def pipeline(
+    platform: Platform, profile: Profile, config: Configuration, options: Options
+) -> Pipeline:
+    """Stage bandwidths of Eq. (1) for `config` on `platform`."""
+    n = platform.devices
+    if config.split == "host" or platform.engines is None:
+        return _host_only(platform, profile)
+    active = config.active_engines(n)
+    routes = config.routes(n)
+    _check_mapping(platform, active, routes)
+    single = engine_bandwidth(platform, profile)
+    ndp_full = profile.data_bytes / full_ndp_time_s(platform, profile, options)
+    loads = config.shards_per_engine(n)
+    max_load = max(loads.values())
+    ssd_each = _slowest_ssd_bandwidth(platform, routes, options)
+    if options.placement == "static_shards":
+        ndp, ssd = ndp_full / max_load, n * ssd_each
+    elif options.placement == "reshard_y_ssds":
+        ndp, ssd = ndp_full * len(active) / n, len(active) * ssd_each
+    else:
+        ndp, ssd = ndp_full * len(active) / n, n * ssd_each
+    stages = {
+        SSD: ssd,
+        NDP: ndp,
+        NDP2CPU: platform.host_link.bandwidth_bytes_per_s * profile.alpha,
+        CPU: profile.host_stage_bytes_per_s,
+    }
+    return Pipeline(stages, single, ndp_full, n, len(active), max_load)
+
+
+def _host_only(platform: Platform, profile: Profile) -> Pipeline:
+    if profile.host_only_bytes_per_s is None:
+        raise ModelError(
+            f"profile {profile.app!r} has no host-only rate (host_only), "
+            "so it cannot run without engines"
+        )
+    n = platform.devices
+    stages = {
+        SSD: n * platform.storage.device_bandwidth_bytes_per_s,
+        LINK: platform.host_link.bandwidth_bytes_per_s,
+        CPU: profile.host_only_bytes_per_s,
+    }
+    engines = 0 if platform.engines is None else platform.engines.count
+    return Pipeline(stages, 0.0, 0.0, engines, 0, 0)
+
+
+def _slowest_ssd_bandwidth(platform: Platform, routes: tuple[int, ...], options: Options) -> float:
+    """Each SSD holds D/n, so the SSD stage runs at n x the slowest SSD's bandwidth."""
+    device = platform.storage.device_bandwidth_bytes_per_s
+    port = platform.switch_layer.port_bandwidth_bytes_per_s
+    k = platform.switch_layer.module_size(platform.devices)
+    if not options.mux_port_cap or port is None or k == 1:
+        return device
+    # Position 0 of each module has a dedicated wire (§2.6); the others cross a mux.
+    switched = any(ssd % k != 0 for ssd in range(len(routes)))
+    return min(device, port) if switched else device
+
+
+def _check_mapping(platform: Platform, active: tuple[int, ...], routes: tuple[int, ...]) -> None:
+    n = platform.devices
+    if not active:
+        raise ModelError("a device split needs at least one active engine")
+    if len(routes) != n:
+        raise ModelError(f"route must name an engine for each of the {n} SSDs, got {len(routes)}")
+    bad = [e for e in active if not 0 <= e < n]
+    if bad:
+        raise ModelError(f"active engine ids {bad} are outside 0..{n - 1}")
+    orphans = [ssd for ssd, engine in enumerate(routes) if engine not in set(active)]
+    if orphans:
+        raise ModelError(f"SSDs {orphans} are routed to engines that are off")
+
+
+def stage_time_s(data_bytes: float, bandwidth: float) -> float:
+    """D / BW, with an infinite bandwidth (no stage) taking no time."""
+    return 0.0 if math.isinf(bandwidth) else data_bytes / bandwidth

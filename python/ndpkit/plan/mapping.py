@@ -1,0 +1,98 @@
+"""Which engines to switch on under a mux-k switch layer, and where each SSD's data goes.
+
+The paper's mux2 policy (RANS/RFNS §6.3, Table 10): engines with even ids first,
+then odd ids in ascending order; an SSD whose own engine is off is read by its left
+neighbour's engine. Generalised to mux-k: SSDs and engines form modules of k
+neighbours (the last may be smaller); engine 0 of each module is always on, so a
+plan needs at least one engine per module. Extra engines go to modules in ascending
+order, round after round (this is the paper's order for k = 2), and inside a module
+with a engines on they sit at positions floor(i·k/a), so each serves a contiguous
+block of at most ceil(k/a) SSDs, and every SSD goes to the nearest active engine
+at or to its left.
+
+Example: `activate(8, 2, 5)` → (0, 1, 2, 4, 6); routes 0→0, 1→1, 2→2, 3→2, 4→4, 5→4, 6→6, 7→6.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ndpkit.errors import ModelError
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """Active engines, the engine each SSD is routed to, and the select line of each module."""
+
+    devices: int
+    module_size: int
+    active: tuple[int, ...]
+    route: tuple[int, ...]
+
+    @property
+    def select(self) -> dict[int, int]:
+        """mux2 select lines (§2.6): 1 = the odd SSD to its own engine, 0 = to its left neighbour.
+
+        For k > 2 the value is the position, inside the module, of the engine that the
+        module's last switched SSD is routed to.
+        """
+        k = self.module_size
+        lines: dict[int, int] = {}
+        for module in range(math.ceil(self.devices / k)):
+            first = module * k
+            last = min(first + k, self.devices) - 1
+            if last == first:
+                continue
+            lines[module] = self.route[last] - first if k > 2 else int(self.route[last] == last)
+        return lines
+
+    def shards_per_engine(self) -> dict[int, int]:
+        loads = dict.fromkeys(self.active, 0)
+        for engine in self.route:
+            loads[engine] += 1
+        return loads
+
+
+def minimum_engines(devices: int, module_size: int) -> int:
+    """The fewest engines a mux-k layer can run with: one per module (n/2 for mux2)."""
+    return math.ceil(devices / module_size)
+
+
+def activate(devices: int, module_size: int, engines_on: int) -> Mapping:
+    """Choose `engines_on` engines under mux-`module_size` and route every SSD to one."""
+    k = module_size
+    if devices < 1 or not 1 <= k <= devices:
+        raise ModelError(f"mux{k} needs 1 <= k <= devices ({devices})")
+    low = minimum_engines(devices, k)
+    if not low <= engines_on <= devices:
+        raise ModelError(
+            f"mux{k} over {devices} SSDs can run {low}..{devices} engines, not {engines_on}"
+        )
+    sizes = [min(k, devices - first) for first in range(0, devices, k)]
+    counts = _per_module_counts(sizes, engines_on)
+    active: list[int] = []
+    route: list[int] = []
+    for module, (size, count) in enumerate(zip(sizes, counts, strict=True)):
+        first = module * k
+        positions = sorted({(i * size) // count for i in range(count)})
+        active.extend(first + p for p in positions)
+        for offset in range(size):
+            left = max(p for p in positions if p <= offset)
+            route.append(first + left)
+    return Mapping(devices, k, tuple(sorted(active)), tuple(route))
+
+
+def _per_module_counts(sizes: list[int], engines_on: int) -> list[int]:
+    """One engine per module, then one more per module in ascending order, round by round."""
+    counts = [1] * len(sizes)
+    left = engines_on - len(sizes)
+    while left > 0:
+        for module, size in enumerate(sizes):
+            if left == 0:
+                break
+            if counts[module] < size:
+                counts[module] += 1
+                left -= 1
+    return counts
+

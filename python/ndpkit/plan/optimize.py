@@ -1,0 +1,68 @@
+"""Beyond the paper: the least-energy configuration within a performance tolerance.
+
+For every split the kernel allows (`device`: NDP with its host part; `host`: the
+whole kernel on the host, when the profile has a host-only rate) and every number
+of engines the switch layer can run, estimate time and energy; keep those whose
+Eq. (1) performance is within `tolerance` of the best, and return the one with the
+least energy (ties: higher performance, then fewer engines).
+
+Unlike Eq. (2), this sees the load imbalance of a placement (with
+`placement=static_shards` an engine serving two SSDs halves the NDP bandwidth) and
+the switch layer's power, because it compares whole estimates.
+"""
+
+from __future__ import annotations
+
+from ndpkit.errors import ModelError
+from ndpkit.hw import Platform
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
+from ndpkit.plan.mapping import activate, minimum_engines
+from ndpkit.plan.reconfigure import Plan, configuration_of, required_engines
+from ndpkit.profile import Profile
+
+
+def optimise(
+    platform: Platform,
+    profile: Profile,
+    options: Options | None = None,
+    *,
+    tolerance: float = 0.0,
+    scheme: str | None = None,
+) -> Plan:
+    """The configuration with the least energy whose performance >= best / (1 + tolerance)."""
+    if tolerance < 0:
+        raise ModelError(f"tolerance must be >= 0, got {tolerance}")
+    options = options or Options()
+    wired = platform if scheme is None else platform.with_scheme(scheme)
+    n = wired.devices
+    k = wired.switch_layer.module_size(n)
+    baseline = estimate(wired.with_scheme("mux1"), profile, FULL_GEAR, options)
+    candidates: list[tuple[Estimate, int]] = []
+    if wired.engines is not None:
+        for on in range(minimum_engines(n, k), n + 1):
+            config = configuration_of(activate(n, k, on), n)
+            candidates.append((estimate(wired, profile, config, options), on))
+    if profile.host_only_bytes_per_s is not None:
+        candidates.append((estimate(wired, profile, HOST_ONLY, options), 0))
+    best = max(c.performance_bytes_per_s for c, _ in candidates)
+    floor = best / (1 + tolerance) * (1 - 1e-12)
+    feasible = [(c, on) for c, on in candidates if c.performance_bytes_per_s >= floor]
+    chosen, on = min(
+        feasible,
+        key=lambda item: (round(item[0].energy_j, 9), -item[0].performance_bytes_per_s, item[1]),
+    )
+    mapping = activate(n, k, on) if on else None
+    needed = required_engines(baseline) if wired.engines is not None else 0
+    return Plan(
+        platform=platform.name,
+        app=profile.app,
+        scheme=wired.switch_layer.scheme,
+        engines_total=n if wired.engines is not None else 0,
+        engines_required=needed,
+        engines_on=on,
+        mapping=mapping,
+        baseline=baseline,
+        planned=chosen,
+        method=f"optimal (tolerance {tolerance:g})",
+        candidates=[c for c, _ in candidates],
+    )

@@ -1,0 +1,171 @@
+"""Reconfiguration: how many engines to keep on, and what switching the rest off saves.
+
+RANS/RFNS §6, Eqs. (2) and (3):
+
+    nane      = ceil( min(SSD_BW, NDP_BW, NDP2CPU_BW x α, CPU_BW) / SNDP_BW )        (2)
+    nane_mux2 = max( nane, n/2 )                                                   (3)
+
+with every bandwidth taken at full gear. Generalised here to mux-k: at least one
+engine per module of k SSDs, so nane_muxk = max(nane, ceil(n/k)); mux1 keeps all n,
+muxn keeps nane. nane is clamped to [1, n], and an NDP-bound application keeps all
+n engines (O3).
+
+The saving is measured against the same server without a switch layer, at full gear
+(the paper's baseline, §6.5): E_saved,net = E_baseline - E_plan, which splits into the
+engines' gross saving and the switch layer's own energy.
+
+Example (anchor 11.2, HE on RFNS): nane = ceil(36 / 2.98) = 13, nane_mux2 = 18,
+net saving 11.15 J of 23.21 J = 48.0 %.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ndpkit.hw import Platform
+from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
+from ndpkit.model.pipeline import NDP
+from ndpkit.plan.mapping import Mapping, activate, minimum_engines
+from ndpkit.profile import Profile
+
+# Relative slack so that a bandwidth ratio of 13.0000000001 still gives 13 engines.
+_CEIL_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A reconfiguration and what it saves against full gear without a switch layer."""
+
+    platform: str
+    app: str
+    scheme: str
+    engines_total: int
+    engines_required: int
+    """nane, Eq. (2): engines needed to keep up with the bottleneck."""
+    engines_on: int
+    """nane_muxk, Eq. (3) generalised: what the switch layer allows."""
+    mapping: Mapping | None
+    baseline: Estimate
+    planned: Estimate
+    method: str = "paper"
+    candidates: list[Estimate] = field(default_factory=list)
+
+    @property
+    def engines_off(self) -> int:
+        return self.engines_total - self.engines_on
+
+    @property
+    def switch_energy_j(self) -> float:
+        return self.planned.energy.by_component_j.get("switch_layer", 0.0)
+
+    @property
+    def net_saving_j(self) -> float:
+        opts = self.planned.options
+        return opts.round_energy(self.baseline.energy_j) - opts.round_energy(self.planned.energy_j)
+
+    @property
+    def gross_saving_j(self) -> float:
+        """The saving before the switch layer's own energy is charged."""
+        gross = self.net_saving_j + self.planned.options.round_energy(self.switch_energy_j)
+        return 0.0 if abs(gross) < 1e-9 else gross
+
+    @property
+    def improvement_pct(self) -> float:
+        """Energy reduction vs the baseline (O7 'reduction'), or the MB/J gain ('ee_gain')."""
+        opts = self.planned.options
+        if opts.improvement == "ee_gain":
+            return (self.planned.ee_mb_per_j / self.baseline.ee_mb_per_j - 1) * 100
+        return self.net_saving_j / opts.round_energy(self.baseline.energy_j) * 100
+
+    @property
+    def performance_loss_pct(self) -> float:
+        base = self.baseline.performance_bytes_per_s
+        return (1 - self.planned.performance_bytes_per_s / base) * 100
+
+    def as_dict(self) -> dict[str, Any]:
+        mapping = self.mapping
+        return {
+            "platform": self.platform,
+            "app": self.app,
+            "method": self.method,
+            "scheme": self.scheme,
+            "split": self.planned.config.split,
+            "engines_total": self.engines_total,
+            "nane": self.engines_required,
+            "engines_on": self.engines_on,
+            "engines_off": self.engines_off,
+            "active_engines": list(mapping.active) if mapping else [],
+            "route": list(mapping.route) if mapping else [],
+            "bottleneck": self.baseline.bottleneck,
+            "baseline_energy_j": self.baseline.energy_j,
+            "planned_energy_j": self.planned.energy_j,
+            "gross_saving_j": self.gross_saving_j,
+            "switch_energy_j": self.switch_energy_j,
+            "net_saving_j": self.net_saving_j,
+            "improvement_pct": self.improvement_pct,
+            "performance_loss_pct": self.performance_loss_pct,
+            "max_shards_per_engine": self.planned.pipeline.max_shards_per_engine,
+            "load_imbalance": self.planned.pipeline.load_imbalance,
+            "notes": self.planned.notes,
+        }
+
+
+def required_engines(full: Estimate) -> int:
+    """nane, Eq. (2), from a full-gear estimate; clamped to [1, n]; NDP-bound keeps all n."""
+    pipe = full.pipeline
+    n = pipe.engines_total
+    if pipe.bottleneck == NDP:
+        return n
+    bound = pipe.performance_bytes_per_s
+    single = pipe.engine_bytes_per_s
+    if full.options.eq_rounding == "rounded_2dp":
+        gb = full.options.gb
+        bound, single = round(bound / gb, 2) * gb, round(single / gb, 2) * gb
+    if math.isinf(bound):
+        return n
+    needed = math.ceil(bound / single * (1 - _CEIL_SLACK))
+    return min(max(needed, 1), n)
+
+
+def engines_allowed(required: int, devices: int, module_size: int) -> int:
+    """Eq. (3) generalised to mux-k: max(nane, ceil(n/k))."""
+    return max(required, minimum_engines(devices, module_size))
+
+
+def plan(
+    platform: Platform,
+    profile: Profile,
+    options: Options | None = None,
+    *,
+    scheme: str | None = None,
+) -> Plan:
+    """The paper's reconfiguration (Eqs. 2 and 3) on `platform`'s switch layer (or `scheme`)."""
+    options = options or Options()
+    wired = platform if scheme is None else platform.with_scheme(scheme)
+    baseline = estimate(wired.with_scheme("mux1"), profile, FULL_GEAR, options)
+    n = wired.devices
+    k = wired.switch_layer.module_size(n)
+    needed = required_engines(baseline)
+    on = engines_allowed(needed, n, k)
+    mapping = activate(n, k, on)
+    planned = estimate(wired, profile, configuration_of(mapping, n), options)
+    return Plan(
+        platform=platform.name,
+        app=profile.app,
+        scheme=wired.switch_layer.scheme,
+        engines_total=n,
+        engines_required=needed,
+        engines_on=on,
+        mapping=mapping,
+        baseline=baseline,
+        planned=planned,
+    )
+
+
+def configuration_of(mapping: Mapping, devices: int) -> Configuration:
+    """The model's configuration for a mapping (full gear when every engine is on)."""
+    if len(mapping.active) == devices:
+        return FULL_GEAR
+    return Configuration(active=mapping.active, route=mapping.route)

@@ -1,0 +1,284 @@
+"""RANS/RFNS reproduced: Song, Xie, Fischer, "Two Reconfigurable NDP Servers", ACM TOS 17(4), 2021.
+
+Inputs: the platform presets `cns`, `sans`, `sfns`, `rans`, `rfns` and the profile set
+`rans-rfns` (Table 3, §5.1, §8.1). Every table is computed by the functions a user's
+workload goes through (`ndpkit.model.estimate`, `ndpkit.plan.plan`, `ndpkit.plan.activate`);
+nothing here knows a published result.
+
+Tables: 3 (wall times), 4 and 7 (full-gear performance, ARM and FPGA), 5 and 8 (energy
+and MB/J, both energy forms), 9 (improvement over CNS), 10 (mux2 activation, n = 8)
+and 11 (reconfigurability under mux2). Full gear means the mux1 topology (§2.6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ndpkit.hw import Platform, load_platform
+from ndpkit.model import FULL_GEAR, Estimate, Options, estimate
+from ndpkit.model.pipeline import CPU, LINK, NDP, NDP2CPU, SSD
+from ndpkit.plan import activate, plan
+from ndpkit.profile import Profile, load_profiles
+from ndpkit.report import Column, Table
+
+APPS = ("lc", "he", "fft2d", "knn2", "knn6", "knn8")
+PAPER = "Song, Xie, Fischer. Two Reconfigurable NDP Servers. ACM TOS 17(4), Article 31, 2021."
+DEFAULT_OPTIONS = Options(wall_times="printed")
+"""The paper's conventions: printed extrapolated times (O2) and otherwise the defaults."""
+
+_SERVERS = ("cns", "sans", "sfns", "rans", "rfns")
+
+
+def reproduce(
+    options: Options = DEFAULT_OPTIONS,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> list[Table]:
+    """All tables, in the paper's order."""
+    profiles = load_profiles("rans-rfns").apps
+    platforms = {name: _full_gear(load_platform(name)) for name in _SERVERS}
+    report = progress or (lambda _: None)
+    estimates: dict[tuple[str, str], Estimate] = {}
+    for server, platform in platforms.items():
+        report(f"estimating {server}")
+        for app in APPS:
+            estimates[server, app] = estimate(platform, profiles[app], FULL_GEAR, options)
+    alternative = options.with_(energy_form="B" if options.energy_form == "A" else "A")
+    other = {
+        (server, app): estimate(platforms[server], profiles[app], FULL_GEAR, alternative)
+        for server in ("cns", "rans", "rfns")
+        for app in APPS
+    }
+    report("planning mux2 reconfiguration")
+    tables = [
+        table3(estimates),
+        performance_table("4", "ARM", ("cns", "sans", "rans"), estimates),
+        energy_table("5", "rans", estimates, other),
+        performance_table("7", "FPGA", ("cns", "sfns", "rfns"), estimates),
+        energy_table("8", "rfns", estimates, other),
+        table9(estimates),
+        table10(),
+        table11(profiles, options),
+    ]
+    return tables
+
+
+def _full_gear(platform: Platform) -> Platform:
+    """Full gear = every engine on, no switching (mux1, §2.6)."""
+    return platform.with_scheme("mux1")
+
+
+def _times(e: Estimate) -> dict[str, Any]:
+    return {"t_ndp_s": e.t_ndp_s if e.pipeline.engines_active else None, "t_cpu_s": e.t_cpu_s}
+
+
+def table3(estimates: dict[tuple[str, str], Estimate]) -> Table:
+    rows = [
+        {"server": server, "app": app, "alpha": _ALPHAS[app], **_times(estimates[server, app])}
+        for server in _SERVERS
+        for app in APPS
+    ]
+    return Table(
+        "3",
+        "Table 3 — wall times (s): NDP stage / host stage",
+        [
+            Column("server", "server", None),
+            Column("app", "app", None),
+            Column("alpha", "α", 0),
+            Column("t_ndp_s", "T_NDP (s)", 2, "NDP-stage wall time; null on CNS (no engine)"),
+            Column("t_cpu_s", "T_CPU (s)", 2, "host-stage wall time; 0 = no host compute"),
+        ],
+        rows,
+        note="RANS/RFNS rows are extrapolated from SANS/SFNS (single / 36, §4.4).",
+    )
+
+
+_ALPHAS = {app: p.alpha for app, p in load_profiles("rans-rfns").apps.items()}
+
+
+
+
+def performance_table(
+    name: str, kind: str, servers: tuple[str, ...], estimates: dict[tuple[str, str], Estimate]
+) -> Table:
+    rows = []
+    for server in servers:
+        for app in APPS:
+            e = estimates[server, app]
+            gb = e.options.gb
+            stages = e.stages
+            link = stages.get(LINK, stages.get(NDP2CPU, 0.0) / _ALPHAS[app])
+            rows.append(
+                {
+                    "server": server,
+                    "app": app,
+                    "ssd_bw_gb_per_s": stages[SSD] / gb,
+                    "ndp_bw_gb_per_s": stages[NDP] / gb if NDP in stages else None,
+                    "ndp2cpu_bw_gb_per_s": link / gb,
+                    "alpha": _ALPHAS[app] if NDP in stages else 1.0,
+                    "cpu_bw_gb_per_s": stages[CPU] / gb,
+                    "performance_gb_per_s": e.performance_bytes_per_s / gb,
+                    "bottleneck": e.bottleneck,
+                }
+            )
+    return Table(
+        name,
+        f"Table {name} — full-gear performance, {kind} servers (GB/s, Eq. 1)",
+        [
+            Column("server", "server", None),
+            Column("app", "app", None),
+            Column("ssd_bw_gb_per_s", "SSD_BW"),
+            Column("ndp_bw_gb_per_s", "NDP_BW"),
+            Column("ndp2cpu_bw_gb_per_s", "NDP2CPU_BW", description="host link; x α in Eq. 1"),
+            Column("alpha", "α", 0, "reduction ratio applied to NDP2CPU_BW (1 on CNS)"),
+            Column("cpu_bw_gb_per_s", "CPU_BW", description="+inf (JSON 'inf') = no host stage"),
+            Column("performance_gb_per_s", "performance"),
+            Column("bottleneck", "bottleneck", None, "argmin stage: ssd, ndp, ndp2cpu/link, cpu"),
+        ],
+        rows,
+        note="On CNS the NDP2CPU column is the switch-to-host link and α is not applied (§4.2).",
+    )
+
+
+def energy_table(
+    name: str,
+    server: str,
+    estimates: dict[tuple[str, str], Estimate],
+    other: dict[tuple[str, str], Estimate],
+) -> Table:
+    rows = []
+    for srv in ("cns", server):
+        for app in APPS:
+            e, alt = estimates[srv, app], other[srv, app]
+            a, b = (e, alt) if e.options.energy_form == "A" else (alt, e)
+            rows.append(
+                {
+                    "server": srv,
+                    "app": app,
+                    "energy_j": a.options.round_energy(a.energy_j),
+                    "ee_mb_per_j": a.ee_mb_per_j,
+                    "energy_form_b_j": b.options.round_energy(b.energy_j),
+                    "ee_form_b_mb_per_j": b.ee_mb_per_j,
+                }
+            )
+    kind = "ARM (RANS)" if server == "rans" else "FPGA (RFNS)"
+    return Table(
+        name,
+        f"Table {name} — full-gear energy and efficiency, {kind} vs CNS",
+        [
+            Column("server", "server", None),
+            Column("app", "app", None),
+            Column("energy_j", "energy A (J)", description="form A: P_active x T_CPU (paper text)"),
+            Column("ee_mb_per_j", "EE A (MB/J)"),
+            Column("energy_form_b_j", "energy B (J)", description="form B: (P_active-P_idle) x T_CPU"),
+            Column("ee_form_b_mb_per_j", "EE B (MB/J)"),
+        ],
+        rows,
+        note="Forms A and B differ only for k-NN (the only apps with a host stage).",
+    )
+
+
+def table9(estimates: dict[tuple[str, str], Estimate]) -> Table:
+    rows = []
+    for server in ("rans", "rfns"):
+        for app in APPS:
+            e, cns = estimates[server, app], estimates["cns", app]
+            rows.append(
+                {
+                    "server": server,
+                    "app": app,
+                    "performance_ratio": e.performance_bytes_per_s / cns.performance_bytes_per_s,
+                    "ee_ratio": e.ee_mb_per_j / cns.ee_mb_per_j,
+                }
+            )
+    return Table(
+        "9",
+        "Table 9 — improvement over CNS (ratios; > 1 is better)",
+        [
+            Column("server", "server", None),
+            Column("app", "app", None),
+            Column("performance_ratio", "performance ×", description="Eq. 1 performance / CNS"),
+            Column("ee_ratio", "EE ×", description="MB/J / CNS MB/J (energy form as selected)"),
+        ],
+        rows,
+    )
+
+
+def table10(devices: int = 8) -> Table:
+    rows = []
+    for on in range(devices // 2, devices + 1):
+        mapping = activate(devices, 2, on)
+        rows.append(
+            {"nane_mux2": on, "active_engines": list(mapping.active), "route": list(mapping.route)}
+        )
+    return Table(
+        "10",
+        f"Table 10 — mux2 activation, n = {devices} NDPEs (and the SSD → engine routes)",
+        [
+            Column("nane_mux2", "nane_mux2", 0),
+            Column("active_engines", "active NDPE ids", None),
+            Column("route", "SSD i → engine", None, "route[i] = engine that reads SSD i"),
+        ],
+        rows,
+    )
+
+
+def table11(profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    for server in ("rans", "rfns"):
+        platform = load_platform(server)
+        for app in APPS:
+            p = plan(platform, profiles[app], options, scheme="mux2")
+            rows.append(
+                {
+                    "server": server,
+                    "app": app,
+                    "nane": p.engines_required,
+                    "nane_mux2": p.engines_on,
+                    "inactive": p.engines_off,
+                    "gross_saving_j": p.gross_saving_j,
+                    "switch_energy_j": p.switch_energy_j,
+                    "net_saving_j": p.net_saving_j,
+                    "improvement_pct": p.improvement_pct,
+                    "active_engines": list(p.mapping.active) if p.mapping else [],
+                }
+            )
+    return Table(
+        "11",
+        "Table 11 — reconfigurability under mux2 (energy vs the same server without switches)",
+        [
+            Column("server", "server", None),
+            Column("app", "app", None),
+            Column("nane", "nane (Eq. 2)", 0),
+            Column("nane_mux2", "nane_mux2 (Eq. 3)", 0),
+            Column("inactive", "inactive", 0),
+            Column("gross_saving_j", "gross saving (J)", description="engines switched off"),
+            Column("switch_energy_j", "switch (J)", 4, "switch layer's own energy"),
+            Column("net_saving_j", "net saving (J)"),
+            Column("improvement_pct", "improvement (%)",
+                   description="net saving / baseline energy x 100 (O7)"),
+        ],
+        rows,
+    )
+
+
+def document(tables: list[Table], options: Options) -> dict[str, Any]:
+    """The machine-readable form: {"tables": {"4": [rows]}, ...} with documented keys."""
+    rounding = options.rounding == "paper"
+    return {
+        "paper": PAPER,
+        "options": options.as_dict(),
+        "units": {"gb_bytes": options.gb, "mb_bytes": options.mb},
+        "columns": {c.key: c.description or c.header for t in tables for c in t.columns},
+        "tables": {
+            t.name: [
+                {c.key: _round(row.get(c.key), rounding) for c in t.columns} for row in t.rows
+            ]
+            for t in tables
+        },
+    }
+
+
+def _round(value: Any, rounding: bool) -> Any:
+    return round(value, 2) if rounding and isinstance(value, float) else value
