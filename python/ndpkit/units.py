@@ -47,24 +47,23 @@ class UnitError(ValueError):
 
 
 @cache
-def registry() -> pint.UnitRegistry:
+def registry() -> Any:
+    # pint's registry is generic over its magnitude type; ndpkit uses plain floats.
     return pint.UnitRegistry()
 
 
 def parse(text: Any, kind: Kind) -> float:
     """Parse `text` (e.g. "3 GB/s") as a quantity of `kind`; return it in SI units."""
     if isinstance(text, bool) or not isinstance(text, str):
-        raise UnitError(
-            f"expected a quantity with a unit, such as {kind.example!r}, got {text!r}"
-        )
+        raise UnitError(f"expected a quantity with a unit, such as {kind.example!r}, got {text!r}")
     ureg = registry()
     try:
-        quantity = ureg.Quantity(text.strip())
+        quantity: Any = ureg.Quantity(text.strip())
     except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
         raise UnitError(f"{text!r}: unknown unit ({exc})") from None
     except Exception as exc:  # pint's tokenizer raises plain errors on garbage
         raise UnitError(f"{text!r} is not a quantity ({exc})") from None
-    if not isinstance(quantity, pint.Quantity) or quantity.dimensionless and kind != Kind.SIZE:
+    if not isinstance(quantity, pint.Quantity) or quantity.unitless:
         raise UnitError(f"{text!r} has no unit; write it like {kind.example!r}")
     base = quantity.to_base_units()
     if str(base.units) != kind.base:
@@ -80,9 +79,13 @@ def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3
     """Render an SI float for people: 3e9 bytes/s -> "3 GB/s" (or "2.79 GiB/s" when binary)."""
     if kind in (Kind.SIZE, Kind.BANDWIDTH):
         suffix = "/s" if kind is Kind.BANDWIDTH else ""
-        step, prefixes = (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]) if binary else (
-            1000.0,
-            ["B", "kB", "MB", "GB", "TB", "PB"],
+        step, prefixes = (
+            (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB"])
+            if binary
+            else (
+                1000.0,
+                ["B", "kB", "MB", "GB", "TB", "PB"],
+            )
         )
         scaled = value
         for prefix in prefixes:

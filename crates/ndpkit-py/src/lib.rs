@@ -5,7 +5,10 @@ use pyo3::prelude::*;
 
 /// Count each byte value of a contiguous uint8 array; returns 256 uint64 counts.
 #[pyfunction]
-fn histogram_u8<'py>(py: Python<'py>, data: PyReadonlyArray1<'py, u8>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+fn histogram_u8<'py>(
+    py: Python<'py>,
+    data: PyReadonlyArray1<'py, u8>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let slice = data.as_slice()?;
     let counts = py.detach(|| ndp_kernels::histogram_u8(slice));
     Ok(PyArray1::from_slice(py, &counts))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
@@ -18,7 +18,7 @@ from ndpkit.report import Table, to_csv, to_json, to_rich
 EXIT_USAGE = 2
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
@@ -64,28 +64,58 @@ def _doc(tables: list[Table]) -> dict[str, Any]:
 
 
 # Model conventions, shared by estimate, plan and reproduce (see ndpkit.model.options).
-EnergyFormOpt = Annotated[str | None, typer.Option(
-    "--energy-form", help="O1: host energy in the CPU phase: A (paper) or B.")]
-WallTimesOpt = Annotated[str | None, typer.Option(
-    "--wall-times", help="O2: full-server NDP time: unrounded (single/n) or printed.")]
-TimeBasisOpt = Annotated[str | None, typer.Option(
-    "--time-basis", help="O11: paper (T_NDP + T_CPU), pipeline (D/performance) or overlap.")]
-PlacementOpt = Annotated[str | None, typer.Option(
-    "--placement", help="O8: paper_no_loss, static_shards or reshard_y_ssds.")]
-UnitsOpt = Annotated[str | None, typer.Option(
-    "--units", help="O4: binary (paper: 1 GB = 1024 MB) or decimal GB/MB in reports.")]
-EqRoundingOpt = Annotated[str | None, typer.Option(
-    "--eq-rounding", help="O3: bandwidths in Eq. 2/3 unrounded or rounded_2dp.")]
-RoundingOpt = Annotated[str | None, typer.Option(
-    "--rounding", help="O6: exact, or paper (energies rounded to 0.01 J before ratios).")]
-SwitchPowerOpt = Annotated[str | None, typer.Option(
-    "--switch-power", help="O5: declared (18 mW total) or per_element (n/2 x 0.99 mW).")]
-SwitchTimeOpt = Annotated[str | None, typer.Option(
-    "--switch-time", help="O5: charge the switch layer over ndp or ndp_cpu time.")]
-ImprovementOpt = Annotated[str | None, typer.Option(
-    "--improvement", help="O7: reduction (energy saved / baseline) or ee_gain.")]
-MuxCapOpt = Annotated[bool, typer.Option(
-    "--mux-port-cap/--no-mux-port-cap", help="O9: cap switched SSD links at the mux's 20 Gbps.")]
+EnergyFormOpt = Annotated[
+    str | None,
+    typer.Option("--energy-form", help="O1: host energy in the CPU phase: A (paper) or B."),
+]
+WallTimesOpt = Annotated[
+    str | None,
+    typer.Option("--wall-times", help="O2: full-server NDP time: unrounded (single/n) or printed."),
+]
+TimeBasisOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--time-basis", help="O11: paper (T_NDP + T_CPU), pipeline (D/performance) or overlap."
+    ),
+]
+PlacementOpt = Annotated[
+    str | None,
+    typer.Option("--placement", help="O8: paper_no_loss, static_shards or reshard_y_ssds."),
+]
+UnitsOpt = Annotated[
+    str | None,
+    typer.Option("--units", help="O4: binary (paper: 1 GB = 1024 MB) or decimal GB/MB in reports."),
+]
+EqRoundingOpt = Annotated[
+    str | None,
+    typer.Option("--eq-rounding", help="O3: bandwidths in Eq. 2/3 unrounded or rounded_2dp."),
+]
+RoundingOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rounding", help="O6: exact, or paper (energies rounded to 0.01 J before ratios)."
+    ),
+]
+SwitchPowerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--switch-power", help="O5: declared (18 mW total) or per_element (n/2 x 0.99 mW)."
+    ),
+]
+SwitchTimeOpt = Annotated[
+    str | None,
+    typer.Option("--switch-time", help="O5: charge the switch layer over ndp or ndp_cpu time."),
+]
+ImprovementOpt = Annotated[
+    str | None,
+    typer.Option("--improvement", help="O7: reduction (energy saved / baseline) or ee_gain."),
+]
+MuxCapOpt = Annotated[
+    bool,
+    typer.Option(
+        "--mux-port-cap/--no-mux-port-cap", help="O9: cap switched SSD links at the mux's 20 Gbps."
+    ),
+]
 
 
 def build_options(base: Options, **values: Any) -> Options:

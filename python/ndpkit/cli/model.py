@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -32,12 +33,22 @@ from ndpkit.plan import Plan, activate, configuration_of, optimise, plan
 from ndpkit.profile import load_profile
 from ndpkit.report import Column, Table, to_json
 
-PlatformOpt = Annotated[str, typer.Option(
-    "--platform", "-p", help="A preset (cns, sans, sfns, rans, rfns) or a platform TOML file.")]
-AppOpt = Annotated[str, typer.Option(
-    "--app", "-a", help="Application: lc, he, fft2d, knn2, knn6, knn8 (or one in --profiles).")]
-ProfilesOpt = Annotated[str, typer.Option(
-    "--profiles", help="A profile set: shipped name (rans-rfns) or a TOML/JSON file.")]
+PlatformOpt = Annotated[
+    str,
+    typer.Option(
+        "--platform", "-p", help="A preset (cns, sans, sfns, rans, rfns) or a platform TOML file."
+    ),
+]
+AppOpt = Annotated[
+    str,
+    typer.Option(
+        "--app", "-a", help="Application: lc, he, fft2d, knn2, knn6, knn8 (or one in --profiles)."
+    ),
+]
+ProfilesOpt = Annotated[
+    str,
+    typer.Option("--profiles", help="A profile set: shipped name (rans-rfns) or a TOML/JSON file."),
+]
 
 
 def _options(**flags: Any) -> Options:
@@ -48,12 +59,18 @@ def estimate_cmd(
     platform: PlatformOpt,
     app: AppOpt,
     profiles: ProfilesOpt = "rans-rfns",
-    engines: Annotated[int | None, typer.Option(
-        "--engines", "-n", help="Engines to power on (mapped by the switch layer); default all.")]
-        = None,
-    split: Annotated[str, typer.Option(
-        "--split", help="device (NDP: device part on engines) or host (whole kernel on host).")]
-        = "device",
+    engines: Annotated[
+        int | None,
+        typer.Option(
+            "--engines", "-n", help="Engines to power on (mapped by the switch layer); default all."
+        ),
+    ] = None,
+    split: Annotated[
+        str,
+        typer.Option(
+            "--split", help="device (NDP: device part on engines) or host (whole kernel on host)."
+        ),
+    ] = "device",
     energy_form: EnergyFormOpt = None,
     wall_times: WallTimesOpt = None,
     time_basis: TimeBasisOpt = None,
@@ -67,10 +84,17 @@ def estimate_cmd(
 ) -> None:
     """Predict time, bottleneck stage and energy of one application on one platform (Eq. 1)."""
     with user_errors():
-        opts = _options(energy_form=energy_form, wall_times=wall_times, time_basis=time_basis,
-                        placement=placement, units=units, rounding=rounding,
-                        switch_power=switch_power, switch_time=switch_time,
-                        mux_port_cap=mux_port_cap)
+        opts = _options(
+            energy_form=energy_form,
+            wall_times=wall_times,
+            time_basis=time_basis,
+            placement=placement,
+            units=units,
+            rounding=rounding,
+            switch_power=switch_power,
+            switch_time=switch_time,
+            mux_port_cap=mux_port_cap,
+        )
         spec = load_platform(platform)
         profile = load_profile(app, profiles)
         if split not in ("device", "host"):
@@ -90,24 +114,41 @@ def estimate_cmd(
 
 def estimate_table(e: Estimate) -> Table:
     rows = [{"quantity": k, "value": v} for k, v in e.as_dict().items()]
-    return Table("estimate", f"Estimate — {e.app} on {e.platform} ({e.config.split} split)",
-                 [Column("quantity", "quantity", None), Column("value", "value", 4)], rows,
-                 note="bandwidths in GB/s with GB = {:.0f} bytes".format(e.options.gb))
+    return Table(
+        "estimate",
+        f"Estimate — {e.app} on {e.platform} ({e.config.split} split)",
+        [Column("quantity", "quantity", None), Column("value", "value", 4)],
+        rows,
+        note=f"bandwidths in GB/s with GB = {e.options.gb:.0f} bytes",
+    )
 
 
 def plan_cmd(
     platform: PlatformOpt,
     app: AppOpt,
     profiles: ProfilesOpt = "rans-rfns",
-    scheme: Annotated[str | None, typer.Option(
-        "--scheme", help="Switch layer to plan for: mux1, mux2, …, muxk, muxn (default: "
-        "the platform's).")] = None,
-    optimal: Annotated[bool, typer.Option(
-        "--optimal/--paper", help="Least-energy search over engines and splits, or the "
-        "paper's Eq. 2/3 rule.")] = False,
-    tolerance: Annotated[float, typer.Option(
-        "--tolerance", help="With --optimal: accept configurations this fraction slower than "
-        "the best (0.05 = 5%).")] = 0.0,
+    scheme: Annotated[
+        str | None,
+        typer.Option(
+            "--scheme",
+            help="Switch layer to plan for: mux1, mux2, …, muxk, muxn (default: the platform's).",
+        ),
+    ] = None,
+    optimal: Annotated[
+        bool,
+        typer.Option(
+            "--optimal/--paper",
+            help="Least-energy search over engines and splits, or the paper's Eq. 2/3 rule.",
+        ),
+    ] = False,
+    tolerance: Annotated[
+        float,
+        typer.Option(
+            "--tolerance",
+            help="With --optimal: accept configurations this fraction slower than "
+            "the best (0.05 = 5%).",
+        ),
+    ] = 0.0,
     energy_form: EnergyFormOpt = None,
     wall_times: WallTimesOpt = None,
     time_basis: TimeBasisOpt = None,
@@ -123,20 +164,30 @@ def plan_cmd(
 ) -> None:
     """Choose how many engines to power on, map SSDs to them, and report the energy saved."""
     with user_errors():
-        opts = _options(energy_form=energy_form, wall_times=wall_times, time_basis=time_basis,
-                        placement=placement, units=units, eq_rounding=eq_rounding,
-                        rounding=rounding, switch_power=switch_power, switch_time=switch_time,
-                        improvement=improvement, mux_port_cap=mux_port_cap)
+        opts = _options(
+            energy_form=energy_form,
+            wall_times=wall_times,
+            time_basis=time_basis,
+            placement=placement,
+            units=units,
+            eq_rounding=eq_rounding,
+            rounding=rounding,
+            switch_power=switch_power,
+            switch_time=switch_time,
+            improvement=improvement,
+            mux_port_cap=mux_port_cap,
+        )
         spec = load_platform(platform)
         profile = load_profile(app, profiles)
         if spec.engines is None and not optimal:
             raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
-        result = (optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme) if optimal
-                  else plan(spec, profile, opts, scheme=scheme))
-    document = {"plan": result.as_dict(),
-                "candidates": [c.as_dict() for c in result.candidates]}
+        result = (
+            optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme)
+            if optimal
+            else plan(spec, profile, opts, scheme=scheme)
+        )
+    document = {"plan": result.as_dict(), "candidates": [c.as_dict() for c in result.candidates]}
     if fmt is Format.json:
-        import sys
         sys.stdout.write(to_json(document))
         return
     emit([plan_table(result)], fmt)
@@ -158,30 +209,56 @@ def plan_table(p: Plan) -> Table:
         {"item": "engines on / off", "value": f"{d['engines_on']} / {d['engines_off']}"},
         {"item": "active engines", "value": " ".join(map(str, d["active_engines"]))},
         {"item": "SSD → engine", "value": " ".join(map(str, d["route"]))},
-        {"item": "max SSDs per engine (imbalance)",
-         "value": f"{d['max_shards_per_engine']} ({d['load_imbalance']:.2f}x)"},
-        {"item": "performance (GB/s) baseline → plan",
-         "value": f"{p.baseline.performance_bytes_per_s / gb:.2f} → "
-                  f"{p.planned.performance_bytes_per_s / gb:.2f}"},
-        {"item": "energy (J) baseline → plan",
-         "value": f"{d['baseline_energy_j']:.2f} → {d['planned_energy_j']:.2f}"},
+        {
+            "item": "max SSDs per engine (imbalance)",
+            "value": f"{d['max_shards_per_engine']} ({d['load_imbalance']:.2f}x)",
+        },
+        {
+            "item": "performance (GB/s) baseline → plan",
+            "value": f"{p.baseline.performance_bytes_per_s / gb:.2f} → "
+            f"{p.planned.performance_bytes_per_s / gb:.2f}",
+        },
+        {
+            "item": "energy (J) baseline → plan",
+            "value": f"{d['baseline_energy_j']:.2f} → {d['planned_energy_j']:.2f}",
+        },
         {"item": "gross saving (J)", "value": f"{d['gross_saving_j']:.4f}"},
         {"item": "switch layer energy (J)", "value": f"{d['switch_energy_j']:.5f}"},
         {"item": "net saving (J)", "value": f"{d['net_saving_j']:.4f}"},
         {"item": "improvement (%)", "value": f"{d['improvement_pct']:.2f}"},
     ]
-    return Table("plan", f"Plan — {p.app} on {p.platform}",
-                 [Column("item", "", None), Column("value", "", None)], rows,
-                 note="baseline: full gear on the same server without a switch layer")
+    return Table(
+        "plan",
+        f"Plan — {p.app} on {p.platform}",
+        [Column("item", "", None), Column("value", "", None)],
+        rows,
+        note="baseline: full gear on the same server without a switch layer",
+    )
 
 
 def candidates_table(p: Plan) -> Table:
     gb = p.planned.options.gb
-    rows = [{"split": c.config.split, "engines_on": c.pipeline.engines_active,
-             "performance_gb_per_s": c.performance_bytes_per_s / gb, "bottleneck": c.bottleneck,
-             "time_s": c.time_s, "energy_j": c.energy_j} for c in p.candidates]
-    return Table("candidates", "Configurations considered", [
-        Column("split", "split", None), Column("engines_on", "engines on", 0),
-        Column("performance_gb_per_s", "performance (GB/s)"),
-        Column("bottleneck", "bottleneck", None), Column("time_s", "time (s)", 3),
-        Column("energy_j", "energy (J)")], rows)
+    rows = [
+        {
+            "split": c.config.split,
+            "engines_on": c.pipeline.engines_active,
+            "performance_gb_per_s": c.performance_bytes_per_s / gb,
+            "bottleneck": c.bottleneck,
+            "time_s": c.time_s,
+            "energy_j": c.energy_j,
+        }
+        for c in p.candidates
+    ]
+    return Table(
+        "candidates",
+        "Configurations considered",
+        [
+            Column("split", "split", None),
+            Column("engines_on", "engines on", 0),
+            Column("performance_gb_per_s", "performance (GB/s)"),
+            Column("bottleneck", "bottleneck", None),
+            Column("time_s", "time (s)", 3),
+            Column("energy_j", "energy (J)"),
+        ],
+        rows,
+    )

@@ -8,13 +8,14 @@ from typing import Annotated, Any
 
 import typer
 
-from ndpkit.cli.common import FormatOption, Format, emit, user_errors
+from ndpkit.cli.common import Format, FormatOption, emit, user_errors
 from ndpkit.hw import Platform, load_platform, preset_names
 from ndpkit.report import Column, Table, to_json
 from ndpkit.units import Kind, format_si
 
-app = typer.Typer(help="List, show and validate platform specs (hardware as TOML data).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="List, show and validate platform specs (hardware as TOML data).", no_args_is_help=True
+)
 
 _KINDS = {
     "_bytes_per_s": Kind.BANDWIDTH,
@@ -43,15 +44,25 @@ def list_(fmt: FormatOption = Format.table) -> None:
     """List the shipped presets."""
     with user_errors():
         rows = [summary(load_platform(name)) for name in preset_names()]
-    emit([Table("platforms", "Platform presets", [
-        Column("name", "name", None),
-        Column("devices", "SSDs", 0),
-        Column("engines", "engines", 0),
-        Column("engine_kind", "kind", None),
-        Column("switch_layer", "switch layer", None),
-        Column("host_link_gb_per_s", "host link (GiB/s)", 0),
-        Column("description", "description", None),
-    ], rows)], fmt)
+    emit(
+        [
+            Table(
+                "platforms",
+                "Platform presets",
+                [
+                    Column("name", "name", None),
+                    Column("devices", "SSDs", 0),
+                    Column("engines", "engines", 0),
+                    Column("engine_kind", "kind", None),
+                    Column("switch_layer", "switch layer", None),
+                    Column("host_link_gb_per_s", "host link (GiB/s)", 0),
+                    Column("description", "description", None),
+                ],
+                rows,
+            )
+        ],
+        fmt,
+    )
 
 
 @app.command()
@@ -67,9 +78,18 @@ def show(
         sys.stdout.write(to_json(data))
         return
     rows = [{"field": key, "value": _readable(key, value)} for key, value in _flatten(data)]
-    emit([Table("platform", f"Platform {platform.name} — {platform.description}",
-                [Column("field", "field", None), Column("value", "value", None)], rows,
-                note=platform.source)], fmt)
+    emit(
+        [
+            Table(
+                "platform",
+                f"Platform {platform.name} — {platform.description}",
+                [Column("field", "field", None), Column("value", "value", None)],
+                rows,
+                note=platform.source,
+            )
+        ],
+        fmt,
+    )
 
 
 @app.command()

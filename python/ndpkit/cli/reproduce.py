@@ -9,8 +9,8 @@ import typer
 from ndpkit.cli.common import (
     EnergyFormOpt,
     EqRoundingOpt,
-    FormatOption,
     Format,
+    FormatOption,
     ImprovementOpt,
     MuxCapOpt,
     PlacementOpt,
@@ -26,14 +26,15 @@ from ndpkit.cli.common import (
     user_errors,
 )
 from ndpkit.errors import UnknownNameError
-from ndpkit.reproduce import REPRODUCTIONS
-from ndpkit.reproduce import rans_rfns
+from ndpkit.reproduce import REPRODUCTIONS, rans_rfns
 
 
 def reproduce_cmd(
     paper: Annotated[str, typer.Argument(help="Which paper: rans-rfns.")],
-    tables: Annotated[str | None, typer.Option(
-        "--tables", help="Comma-separated table numbers to print (default: all).")] = None,
+    tables: Annotated[
+        str | None,
+        typer.Option("--tables", help="Comma-separated table numbers to print (default: all)."),
+    ] = None,
     energy_form: EnergyFormOpt = None,
     wall_times: WallTimesOpt = None,
     time_basis: TimeBasisOpt = None,
@@ -55,11 +56,20 @@ def reproduce_cmd(
     with user_errors():
         if paper not in REPRODUCTIONS:
             raise UnknownNameError("paper", paper, sorted(REPRODUCTIONS))
-        opts = build_options(rans_rfns.DEFAULT_OPTIONS, energy_form=energy_form,
-                             wall_times=wall_times, time_basis=time_basis, placement=placement,
-                             units=units, eq_rounding=eq_rounding, rounding=rounding,
-                             switch_power=switch_power, switch_time=switch_time,
-                             improvement=improvement, mux_port_cap=mux_port_cap)
+        opts = build_options(
+            rans_rfns.DEFAULT_OPTIONS,
+            energy_form=energy_form,
+            wall_times=wall_times,
+            time_basis=time_basis,
+            placement=placement,
+            units=units,
+            eq_rounding=eq_rounding,
+            rounding=rounding,
+            switch_power=switch_power,
+            switch_time=switch_time,
+            improvement=improvement,
+            mux_port_cap=mux_port_cap,
+        )
         console = stderr()
         result = rans_rfns.reproduce(
             opts, progress=lambda msg: console.print(f"[dim]{msg}…[/]", highlight=False)

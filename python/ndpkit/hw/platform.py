@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from typing import Any
+
+from pydantic import Field, ValidationError, model_validator
+
+from ndpkit.errors import SpecError
 
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.host import Host
@@ -26,10 +30,10 @@ class Platform(Spec):
     source: str = Field("", description="where the values come from (paper, table)")
     host: Host
     host_link: Link = Field(description="PCIe switch to host DRAM (e.g. 48 lanes, 36 GB/s)")
-    pcie_switch: PcieSwitch = Field(default_factory=lambda: PcieSwitch())
+    pcie_switch: PcieSwitch = Field(default_factory=PcieSwitch)
     storage: StorageDevice
     engines: Engine | None = None
-    switch_layer: SwitchLayer = Field(default_factory=lambda: SwitchLayer())
+    switch_layer: SwitchLayer = Field(default_factory=SwitchLayer)
 
     @model_validator(mode="after")
     def _consistent(self) -> Platform:
@@ -63,7 +67,7 @@ class Platform(Spec):
         """The same machine with another switch-layer scheme (mux1 = no switch layer)."""
         data = self.model_dump(by_alias=False)
         data["switch_layer"]["scheme"] = scheme
-        return Platform.model_validate(data, context={"si": True})
+        return self._revalidate(data, "switch_layer.scheme")
 
     def with_engine_count(self, count: int) -> Platform:
         """The same machine scaled to `count` devices and engines (for sweeps)."""
@@ -71,4 +75,11 @@ class Platform(Spec):
         data["storage"]["count"] = count
         if data.get("engines") is not None:
             data["engines"]["count"] = count
-        return Platform.model_validate(data, context={"si": True})
+        return self._revalidate(data, "storage.count")
+
+    def _revalidate(self, data: dict[str, Any], field: str) -> Platform:
+        try:
+            return Platform.model_validate(data, context={"si": True})
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise SpecError(message, source=f"platform {self.name}", field=field) from None

@@ -9,6 +9,7 @@ The paper's two forms (O1) differ only in how the host's CPU phase is priced:
 
     E (form A) = (P_NDPEs + P_idle) x T_NDP + P_active x T_CPU               (paper text)
     E (form B) = (P_NDPEs + P_idle) x T_NDP + (P_active - P_idle) x T_CPU
+    E (CNS)    = P_active x T_CPU                                 (both forms)
 
 Example (anchor 11.5, k-NN_2 on RANS, form A):
 (207.36 + 30.33) W x 22.93 s + 613.70 W x 0.62 s = 5830.72 J.
@@ -47,7 +48,9 @@ def price(platform: Platform, app: str, times: StateTimes, options: Options) -> 
     """Energy of `times` at the platform's powers, under the options' conventions."""
     host = platform.host
     active_w = host.power_active_w
-    if options.energy_form == "B":
+    engines_ran = times.engines.get("busy", 0.0) + times.engines.get("idle", 0.0) > 0
+    # The paper defines form B only for NDP runs; a host-only (CNS) run is P_active x T.
+    if options.energy_form == "B" and engines_ran:
         active_w -= host.power_idle_w
     parts = {
         "host": active_w * times.host.get("active", 0.0)

@@ -83,12 +83,16 @@ class Options:
         checked: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:
-                raise SpecError(f"unknown option; known: {', '.join(known)}", source=source,
-                                field=key)
+                raise SpecError(
+                    f"unknown option; known: {', '.join(known)}", source=source, field=key
+                )
             allowed = get_args(_ANNOTATIONS[key])
             if allowed and value not in allowed:
-                raise SpecError(f"must be one of {', '.join(map(str, allowed))}, got {value!r}",
-                                source=source, field=key)
+                raise SpecError(
+                    f"must be one of {', '.join(map(str, allowed))}, got {value!r}",
+                    source=source,
+                    field=key,
+                )
             checked[key] = value
         return cls(**checked)
 

@@ -95,4 +95,3 @@ def _per_module_counts(sizes: list[int], engines_on: int) -> list[int]:
                 counts[module] += 1
                 left -= 1
     return counts
-

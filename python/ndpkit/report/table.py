@@ -83,8 +83,9 @@ def to_csv(tables: Iterable[Table]) -> str:
     for table in tables:
         keys.extend(c.key for c in table.columns if c.key not in keys)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=["table", *keys], extrasaction="ignore",
-                            lineterminator="\n")
+    writer = csv.DictWriter(
+        buffer, fieldnames=["table", *keys], extrasaction="ignore", lineterminator="\n"
+    )
     writer.writeheader()
     for table in tables:
         for row in table.rows:

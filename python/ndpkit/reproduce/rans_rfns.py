@@ -97,8 +97,6 @@ def table3(estimates: dict[tuple[str, str], Estimate]) -> Table:
 _ALPHAS = {app: p.alpha for app, p in load_profiles("rans-rfns").apps.items()}
 
 
-
-
 def performance_table(
     name: str, kind: str, servers: tuple[str, ...], estimates: dict[tuple[str, str], Estimate]
 ) -> Table:
@@ -171,7 +169,9 @@ def energy_table(
             Column("app", "app", None),
             Column("energy_j", "energy A (J)", description="form A: P_active x T_CPU (paper text)"),
             Column("ee_mb_per_j", "EE A (MB/J)"),
-            Column("energy_form_b_j", "energy B (J)", description="form B: (P_active-P_idle) x T_CPU"),
+            Column(
+                "energy_form_b_j", "energy B (J)", description="form B: (P_active-P_idle) x T_CPU"
+            ),
             Column("ee_form_b_mb_per_j", "EE B (MB/J)"),
         ],
         rows,
@@ -256,8 +256,11 @@ def table11(profiles: dict[str, Profile], options: Options) -> Table:
             Column("gross_saving_j", "gross saving (J)", description="engines switched off"),
             Column("switch_energy_j", "switch (J)", 4, "switch layer's own energy"),
             Column("net_saving_j", "net saving (J)"),
-            Column("improvement_pct", "improvement (%)",
-                   description="net saving / baseline energy x 100 (O7)"),
+            Column(
+                "improvement_pct",
+                "improvement (%)",
+                description="net saving / baseline energy x 100 (O7)",
+            ),
         ],
         rows,
     )
@@ -272,9 +275,7 @@ def document(tables: list[Table], options: Options) -> dict[str, Any]:
         "units": {"gb_bytes": options.gb, "mb_bytes": options.mb},
         "columns": {c.key: c.description or c.header for t in tables for c in t.columns},
         "tables": {
-            t.name: [
-                {c.key: _round(row.get(c.key), rounding) for c in t.columns} for row in t.rows
-            ]
+            t.name: [{c.key: _round(row.get(c.key), rounding) for c in t.columns} for row in t.rows]
             for t in tables
         },
     }

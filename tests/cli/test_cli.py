@@ -1,0 +1,180 @@
+"""The `ndpkit` command end to end: outputs, formats, and every bad-input case (exit 2)."""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+APPS = {"lc", "he", "fft2d", "knn2", "knn6", "knn8"}
+
+
+def test_help_lists_commands(ndpkit) -> None:
+    result = ndpkit("--help")
+    assert result.returncode == 0
+    for command in ("estimate", "plan", "reproduce", "platforms"):
+        assert command in result.stdout
+
+
+def test_reproduce_json_has_all_seven_tables(ndpkit) -> None:
+    result = ndpkit("reproduce", "rans-rfns", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert {"3", "4", "5", "7", "8", "9", "11"} <= set(doc["tables"])
+    assert doc["options"]["energy_form"] == "A"
+    assert doc["units"]["mb_bytes"] == 2**20
+    table11 = {(r["server"], r["app"]): r for r in doc["tables"]["11"]}
+    assert {app for _, app in table11} == APPS
+    he = table11["rfns", "he"]
+    assert (he["nane"], he["nane_mux2"], he["inactive"]) == (13, 18, 18)
+    assert he["net_saving_j"] == pytest.approx(11.15, abs=0.01)
+    cns_lc = next(r for r in doc["tables"]["5"] if (r["server"], r["app"]) == ("cns", "lc"))
+    assert cns_lc["energy_j"] == pytest.approx(601.43, abs=0.005)
+    lc = next(r for r in doc["tables"]["4"] if (r["server"], r["app"]) == ("rans", "lc"))
+    assert lc["cpu_bw_gb_per_s"] == "inf"  # JSON has no infinity
+
+
+def test_reproduce_options_change_the_numbers(ndpkit) -> None:
+    a = json.loads(ndpkit("reproduce", "rans-rfns", "-f", "json", "--tables", "5,9").stdout)
+    b = json.loads(
+        ndpkit("reproduce", "rans-rfns", "-f", "json", "--tables", "5,9", "--energy-form", "B",
+               "--units", "decimal").stdout
+    )
+    assert list(b["tables"]) == ["5", "9"]
+    assert b["options"]["energy_form"] == "B" and b["units"]["mb_bytes"] == 10**6
+
+    def row(doc: dict, table: str, server: str, app: str) -> dict:
+        return next(r for r in doc["tables"][table] if (r["server"], r["app"]) == (server, app))
+
+    # Table 5 always shows both forms; units only change MB/J (1 MiB = 1.048576 MB).
+    knn_a, knn_b = row(a, "5", "rans", "knn2"), row(b, "5", "rans", "knn2")
+    assert knn_a["energy_j"] == knn_b["energy_j"]
+    assert knn_a["energy_form_b_j"] < knn_a["energy_j"]
+    assert knn_b["ee_mb_per_j"] == pytest.approx(knn_a["ee_mb_per_j"] * 2**20 / 10**6)
+    # CNS is P_active x T in both forms, so only k-NN (host stage) changes Table 9's EE ratio.
+    assert row(a, "5", "cns", "lc")["energy_form_b_j"] == row(a, "5", "cns", "lc")["energy_j"]
+    assert row(a, "9", "rans", "knn2")["ee_ratio"] < row(b, "9", "rans", "knn2")["ee_ratio"]
+    assert row(a, "9", "rans", "lc")["ee_ratio"] == pytest.approx(
+        row(b, "9", "rans", "lc")["ee_ratio"])
+
+
+def test_reproduce_csv(ndpkit) -> None:
+    result = ndpkit("reproduce", "rans-rfns", "--format", "csv", "--tables", "10,11")
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert {r["table"] for r in rows} == {"10", "11"}
+    assert [r["active_engines"] for r in rows if r["table"] == "10"][1] == "[0, 1, 2, 4, 6]"
+
+
+def test_reproduce_table_output_for_people(ndpkit) -> None:
+    result = ndpkit("reproduce", "rans-rfns", "--tables", "11")
+    assert result.returncode == 0
+    assert "Table 11" in result.stdout and "48.04" in result.stdout
+    assert "planning" in result.stderr  # progress goes to stderr, data to stdout
+
+
+def test_plan_prints_plan_and_saving(ndpkit) -> None:
+    result = ndpkit("plan", "--platform", "rfns", "--app", "he")
+    assert result.returncode == 0, result.stderr
+    assert "18 / 18" in result.stdout and "improvement (%)" in result.stdout
+
+
+def test_plan_optimal_json(ndpkit) -> None:
+    result = ndpkit("plan", "-p", "rfns", "-a", "knn2", "--optimal", "--tolerance", "0.1",
+                    "--format", "json")
+    doc = json.loads(result.stdout)
+    assert doc["plan"]["method"].startswith("optimal")
+    best = max(c["performance_gb_per_s"] for c in doc["candidates"])
+    planned = next(c for c in doc["candidates"]
+                   if c["engines_active"] == doc["plan"]["engines_on"]
+                   and c["split"] == doc["plan"]["split"])
+    assert planned["performance_gb_per_s"] >= best / 1.1 - 1e-9
+
+
+def test_estimate_all_formats(ndpkit) -> None:
+    table = ndpkit("estimate", "-p", "rans", "-a", "lc")
+    assert table.returncode == 0 and "bottleneck" in table.stdout
+    doc = json.loads(ndpkit("estimate", "-p", "rans", "-a", "lc", "-f", "json").stdout)
+    assert doc["estimate"]["bottleneck"] == "ndp"
+    rows = list(csv.DictReader(io.StringIO(ndpkit("estimate", "-p", "cns", "-a", "he",
+                                                  "-f", "csv").stdout)))
+    assert any(r["quantity"] == "bottleneck" and r["value"] == "cpu" for r in rows)
+
+
+def test_estimate_with_fewer_engines_notes_imbalance(ndpkit) -> None:
+    result = ndpkit("estimate", "-p", "rans", "-a", "he", "--engines", "20")
+    assert result.returncode == 0
+    assert "serves 2 SSDs" in result.stderr
+
+
+def test_platforms_list_show_check(ndpkit, tmp_path: Path) -> None:
+    listing = json.loads(ndpkit("platforms", "list", "-f", "json").stdout)
+    assert {r["name"] for r in listing["tables"]["platforms"]} >= {"cns", "rans", "rfns"}
+    shown = ndpkit("platforms", "show", "rfns")
+    assert "20.65 W" in shown.stdout and "36 GiB/s" in shown.stdout
+    assert json.loads(ndpkit("platforms", "show", "cns", "-f", "json").stdout)["name"] == "cns"
+    good = tmp_path / "mine.toml"
+    good.write_text('extends = "rans"\nname = "mine"\n')
+    checked = ndpkit("platforms", "check", str(good))
+    assert checked.returncode == 0 and checked.stdout.startswith("ok:")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("name = \n", "malformed TOML"),
+        ('extends = "rans"\n[host]\npower_idle = "-1 W"\n', "host.power_idle: must not be"),
+        ('extends = "rans"\n[storage]\nread_bandwidth = "0 GB/s"\n', "storage.read_bandwidth"),
+        ('extends = "rans"\n[host_link]\nbandwidth = "36 GBs"\n', "unknown unit"),
+        ('extends = "rans"\n[switch_layer]\nscheme = "mux37"\n', "spans 37 devices"),
+        ('extends = "rnas"\n', "unknown platform 'rnas'"),
+        ('extends = "rans"\n[storage]\ncount = 36\nsize = "1 TB"\n', "storage.size: unknown"),
+        ('extends = "rans"\n[engines]\nkind = "arm"\n[host]\nsockets = 2\nfrequency = 3\n',
+         "host.frequency: expected a quantity with a unit"),
+    ],
+)
+def test_bad_platform_file_exits_2_naming_file_and_field(
+    ndpkit, tmp_path: Path, body: str, expected: str
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(body)
+    result = ndpkit("platforms", "check", str(path))
+    assert result.returncode == 2
+    assert expected in result.stderr
+    if "unknown platform" not in expected:
+        assert str(path) in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("platforms", "show", "rfnz"), "unknown platform 'rfnz'"),
+        (("platforms", "check", "/nonexistent/x.toml"), "file not found"),
+        (("plan", "-p", "rfns", "-a", "knn9"), "unknown app 'knn9'"),
+        (("plan", "-p", "cns", "-a", "he"), "no engines"),
+        (("plan", "-p", "rfns", "-a", "he", "--energy-form", "C"), "energy_form: must be one"),
+        (("plan", "-p", "rfns", "-a", "he", "--scheme", "mux99"), "spans 99 devices"),
+        (("plan", "-p", "rfns", "-a", "he", "--optimal", "--tolerance", "-1"), "tolerance"),
+        (("estimate", "-p", "rans", "-a", "he", "--engines", "3"), "can run 18..36 engines"),
+        (("estimate", "-p", "rans", "-a", "he", "--split", "both"), "--split"),
+        (("reproduce", "risp"), "unknown paper 'risp'"),
+        (("reproduce", "rans-rfns", "--tables", "6"), "unknown table '6'"),
+        (("reproduce", "rans-rfns", "--units", "GiB"), "units: must be one of"),
+        (("estimate", "-p", "rans", "-a", "he", "--profiles", "/nope.toml"), "/nope.toml"),
+        (("plan", "-p", "rfns", "-a", "he", "--format", "yaml"), "yaml"),
+    ],
+)
+def test_bad_arguments_exit_2(ndpkit, args: tuple[str, ...], expected: str) -> None:
+    result = ndpkit(*args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_engine_without_throughput_for_app(ndpkit, tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('[apps.scan]\ndata_size = "1 TB"\nalpha = 10\n')
+    result = ndpkit("estimate", "-p", "rans", "-a", "scan", "--profiles", str(path))
+    assert result.returncode == 2
+    assert "no throughput for app 'scan'" in result.stderr
