@@ -1,0 +1,88 @@
+"""ndpkit benchmarks: ratios against what a user would pick instead, in one run.
+
+    make bench            # or: .venv/bin/python benchmarks/run.py [--quick]
+
+Groups: kernel-throughput (the Rust histogram vs numpy.bincount), model (estimates
+per second; the whole RANS/RFNS reproduction, in process and through the CLI).
+Figures are recorded by hand in benchmarks/README.md with the machine they came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ndpkit import _core
+from ndpkit.hw import load_platform
+from ndpkit.model import estimate
+from ndpkit.plan import optimise
+from ndpkit.profile import load_profile
+from ndpkit.reproduce.rans_rfns import reproduce
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    """Best wall time of `repeat` runs after one warm-up (first touch is slow on these VMs)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def histogram(size_bytes: int, repeat: int) -> list[tuple[str, str]]:
+    data = np.random.default_rng(0).integers(0, 256, size_bytes, dtype=np.uint8)
+    t_numpy = best_of(lambda: np.bincount(data, minlength=256), repeat)
+    t_rust = best_of(lambda: _core.histogram_u8(data), repeat)
+    t_sum = best_of(lambda: data.sum(dtype=np.uint64), repeat)
+    gb = size_bytes / 1e9
+    return [
+        ("histogram u8: numpy.bincount", f"{gb / t_numpy:.2f} GB/s"),
+        ("histogram u8: ndpkit._core (Rust)", f"{gb / t_rust:.2f} GB/s"),
+        ("histogram u8: Rust / numpy", f"{t_numpy / t_rust:.1f}x"),
+        ("read bandwidth (numpy u8 sum, 1 thread)", f"{gb / t_sum:.2f} GB/s"),
+    ]
+
+
+def model(repeat: int) -> list[tuple[str, str]]:
+    rfns, knn8 = load_platform("rfns"), load_profile("knn8")
+    calls = 2000
+    t_est = best_of(lambda: [estimate(rfns, knn8) for _ in range(calls)], repeat)
+    t_opt = best_of(lambda: optimise(rfns, knn8), repeat)
+    t_rep = best_of(reproduce, repeat)
+    ndpkit = Path(sys.executable).parent / "ndpkit"
+    cli = [str(ndpkit), "reproduce", "rans-rfns", "--format", "json"]
+    t_cli = best_of(lambda: subprocess.run(cli, capture_output=True, check=True), repeat)
+    return [
+        ("estimate (RFNS, k-NN_8)", f"{calls / t_est:,.0f} per s"),
+        ("optimise (RFNS, k-NN_8, 19 configurations + host)", f"{t_opt * 1e3:.1f} ms"),
+        ("reproduce rans-rfns, in process (all tables)", f"{t_rep * 1e3:.1f} ms"),
+        ("ndpkit reproduce rans-rfns --format json (CLI)", f"{t_cli:.2f} s"),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else 5
+    size = 16 * 2**20 if args.quick else 256 * 2**20
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text()
+                .splitlines() if line.startswith("model name")), platform.processor())
+    print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"histogram input: {size / 2**20:.0f} MiB of random bytes; best of {repeat}")
+    for name, value in histogram(size, repeat) + model(repeat):
+        print(f"  {name:<52} {value:>14}")
+
+
+if __name__ == "__main__":
+    main()
