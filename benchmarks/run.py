@@ -76,8 +76,14 @@ def main() -> None:
     args = parser.parse_args()
     repeat = 1 if args.quick else 5
     size = 16 * 2**20 if args.quick else 256 * 2**20
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text()
-                .splitlines() if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"histogram input: {size / 2**20:.0f} MiB of random bytes; best of {repeat}")
     for name, value in histogram(size, repeat) + model(repeat):

@@ -24,8 +24,7 @@ def test_paper_profiles_have_section_8_1_inputs() -> None:
 
 def test_user_profile_file(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
-    path.write_text('[apps.scan]\ndata_size = "1 TB"\nalpha = 100\n'
-                    'engine = { arm = "1 GB/s" }\n')
+    path.write_text('[apps.scan]\ndata_size = "1 TB"\nalpha = 100\nengine = { arm = "1 GB/s" }\n')
     profile = load_profile("scan", path)
     assert profile.data_bytes == 1e12 and profile.engine_bytes_per_s["arm"] == 1e9
 
@@ -40,9 +39,9 @@ def test_json_profile_file(tmp_path: Path) -> None:
     ("body", "message"),
     [
         ('[apps.x]\ndata_size = "1 GB"\nalpha = 0\n', "apps.x.alpha"),
-        ('[apps.x]\nalpha = 2\n', "apps.x.data_size: required"),
+        ("[apps.x]\nalpha = 2\n", "apps.x.data_size: required"),
         ('[apps.x]\ndata_size = "1 GB/s"\nalpha = 2\n', "not a size"),
-        ('[apps.x\n', "malformed TOML"),
+        ("[apps.x\n", "malformed TOML"),
     ],
 )
 def test_bad_profiles(tmp_path: Path, body: str, message: str) -> None:

@@ -38,8 +38,18 @@ def test_reproduce_json_has_all_seven_tables(ndpkit) -> None:
 def test_reproduce_options_change_the_numbers(ndpkit) -> None:
     a = json.loads(ndpkit("reproduce", "rans-rfns", "-f", "json", "--tables", "5,9").stdout)
     b = json.loads(
-        ndpkit("reproduce", "rans-rfns", "-f", "json", "--tables", "5,9", "--energy-form", "B",
-               "--units", "decimal").stdout
+        ndpkit(
+            "reproduce",
+            "rans-rfns",
+            "-f",
+            "json",
+            "--tables",
+            "5,9",
+            "--energy-form",
+            "B",
+            "--units",
+            "decimal",
+        ).stdout
     )
     assert list(b["tables"]) == ["5", "9"]
     assert b["options"]["energy_form"] == "B" and b["units"]["mb_bytes"] == 10**6
@@ -56,7 +66,8 @@ def test_reproduce_options_change_the_numbers(ndpkit) -> None:
     assert row(a, "5", "cns", "lc")["energy_form_b_j"] == row(a, "5", "cns", "lc")["energy_j"]
     assert row(a, "9", "rans", "knn2")["ee_ratio"] < row(b, "9", "rans", "knn2")["ee_ratio"]
     assert row(a, "9", "rans", "lc")["ee_ratio"] == pytest.approx(
-        row(b, "9", "rans", "lc")["ee_ratio"])
+        row(b, "9", "rans", "lc")["ee_ratio"]
+    )
 
 
 def test_reproduce_csv(ndpkit) -> None:
@@ -80,14 +91,17 @@ def test_plan_prints_plan_and_saving(ndpkit) -> None:
 
 
 def test_plan_optimal_json(ndpkit) -> None:
-    result = ndpkit("plan", "-p", "rfns", "-a", "knn2", "--optimal", "--tolerance", "0.1",
-                    "--format", "json")
+    result = ndpkit(
+        "plan", "-p", "rfns", "-a", "knn2", "--optimal", "--tolerance", "0.1", "--format", "json"
+    )
     doc = json.loads(result.stdout)
     assert doc["plan"]["method"].startswith("optimal")
     best = max(c["performance_gb_per_s"] for c in doc["candidates"])
-    planned = next(c for c in doc["candidates"]
-                   if c["engines_active"] == doc["plan"]["engines_on"]
-                   and c["split"] == doc["plan"]["split"])
+    planned = next(
+        c
+        for c in doc["candidates"]
+        if c["engines_active"] == doc["plan"]["engines_on"] and c["split"] == doc["plan"]["split"]
+    )
     assert planned["performance_gb_per_s"] >= best / 1.1 - 1e-9
 
 
@@ -96,8 +110,9 @@ def test_estimate_all_formats(ndpkit) -> None:
     assert table.returncode == 0 and "bottleneck" in table.stdout
     doc = json.loads(ndpkit("estimate", "-p", "rans", "-a", "lc", "-f", "json").stdout)
     assert doc["estimate"]["bottleneck"] == "ndp"
-    rows = list(csv.DictReader(io.StringIO(ndpkit("estimate", "-p", "cns", "-a", "he",
-                                                  "-f", "csv").stdout)))
+    rows = list(
+        csv.DictReader(io.StringIO(ndpkit("estimate", "-p", "cns", "-a", "he", "-f", "csv").stdout))
+    )
     assert any(r["quantity"] == "bottleneck" and r["value"] == "cpu" for r in rows)
 
 
@@ -129,8 +144,10 @@ def test_platforms_list_show_check(ndpkit, tmp_path: Path) -> None:
         ('extends = "rans"\n[switch_layer]\nscheme = "mux37"\n', "spans 37 devices"),
         ('extends = "rnas"\n', "unknown platform 'rnas'"),
         ('extends = "rans"\n[storage]\ncount = 36\nsize = "1 TB"\n', "storage.size: unknown"),
-        ('extends = "rans"\n[engines]\nkind = "arm"\n[host]\nsockets = 2\nfrequency = 3\n',
-         "host.frequency: expected a quantity with a unit"),
+        (
+            'extends = "rans"\n[engines]\nkind = "arm"\n[host]\nsockets = 2\nfrequency = 3\n',
+            "host.frequency: expected a quantity with a unit",
+        ),
     ],
 )
 def test_bad_platform_file_exits_2_naming_file_and_field(

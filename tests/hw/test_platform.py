@@ -38,8 +38,14 @@ def test_rans_has_the_papers_parameters() -> None:
 def test_rfns_fpga_power_per_app_matches_section_5_1() -> None:
     engines = load_platform("rfns").engines
     assert engines is not None
-    expected = {"lc": 421.20, "he": 743.40, "fft2d": 652.68, "knn2": 420.48, "knn6": 429.84,
-                "knn8": 432.00}
+    expected = {
+        "lc": 421.20,
+        "he": 743.40,
+        "fft2d": 652.68,
+        "knn2": 420.48,
+        "knn6": 429.84,
+        "knn8": 432.00,
+    }
     for app, total_w in expected.items():
         assert 36 * engines.power_on_w(app) == pytest.approx(total_w), app
 
@@ -70,8 +76,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_user_file_extends_a_preset(tmp_path: Path) -> None:
-    path = _write(tmp_path, 'extends = "rfns"\nname = "mine"\n[storage]\ncount = 8\n'
-                            '[engines]\ncount = 8\n')
+    path = _write(
+        tmp_path, 'extends = "rfns"\nname = "mine"\n[storage]\ncount = 8\n[engines]\ncount = 8\n'
+    )
     mine = load_platform(path)
     assert mine.name == "mine" and mine.devices == 8
     assert mine.host.power_active_w == pytest.approx(613.70)
@@ -80,29 +87,49 @@ def test_user_file_extends_a_preset(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "field", "message"),
     [
-        ('extends = "rans"\n[storage]\nread_bandwidth = "-3 GB/s"\n', "storage.read_bandwidth",
-         "greater than zero"),
-        ('extends = "rans"\n[storage]\nread_bandwidth = "0 GB/s"\n', "storage.read_bandwidth",
-         "greater than zero"),
-        ('extends = "rans"\n[host_link]\nbandwidth = "36 GBs"\n', "host_link.bandwidth",
-         "unknown unit"),
+        (
+            'extends = "rans"\n[storage]\nread_bandwidth = "-3 GB/s"\n',
+            "storage.read_bandwidth",
+            "greater than zero",
+        ),
+        (
+            'extends = "rans"\n[storage]\nread_bandwidth = "0 GB/s"\n',
+            "storage.read_bandwidth",
+            "greater than zero",
+        ),
+        (
+            'extends = "rans"\n[host_link]\nbandwidth = "36 GBs"\n',
+            "host_link.bandwidth",
+            "unknown unit",
+        ),
         ('extends = "rans"\n[host]\npower_idle = "30 GHz"\n', "host.power_idle", "not a power"),
-        ('extends = "rans"\n[switch_layer]\nscheme = "mux64"\n', "(top level)",
-         "spans 64 devices but storage.count is 36"),
-        ('extends = "rans"\n[switch_layer]\nscheme = "crossbar"\n', "switch_layer.scheme",
-         "mux1, mux2"),
+        (
+            'extends = "rans"\n[switch_layer]\nscheme = "mux64"\n',
+            "(top level)",
+            "spans 64 devices but storage.count is 36",
+        ),
+        (
+            'extends = "rans"\n[switch_layer]\nscheme = "crossbar"\n',
+            "switch_layer.scheme",
+            "mux1, mux2",
+        ),
         ('extends = "rans"\n[engines]\ncount = 12\n', "(top level)", "must equal storage.count"),
         ('extends = "rans"\n[engines]\nkind = "gpu"\n', "engines.kind", "arm"),
         ('extends = "rans"\n[engines]\nturbo = true\n', "engines.turbo", "unknown field"),
-        ('name = "x"\n[host]\ncores_per_socket = 1\nfrequency = "1 GHz"\npower_active = "1 W"\n'
-         'power_idle = "1 W"\n', "host_link", "required field is missing"),
-        ('extends = "rans"\n[engines.throughput]\nxyz = { size = "1 GB" }\n',
-         "engines.throughput.xyz", "size' and 'time'"),
+        (
+            'name = "x"\n[host]\ncores_per_socket = 1\nfrequency = "1 GHz"\npower_active = "1 W"\n'
+            'power_idle = "1 W"\n',
+            "host_link",
+            "required field is missing",
+        ),
+        (
+            'extends = "rans"\n[engines.throughput]\nxyz = { size = "1 GB" }\n',
+            "engines.throughput.xyz",
+            "size' and 'time'",
+        ),
     ],
 )
-def test_bad_spec_names_file_and_field(
-    tmp_path: Path, body: str, field: str, message: str
-) -> None:
+def test_bad_spec_names_file_and_field(tmp_path: Path, body: str, field: str, message: str) -> None:
     path = _write(tmp_path, body)
     with pytest.raises(SpecError) as info:
         load_platform(path)
