@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw.quantity import Rate, Size, Time
+from ndpkit.hw.spec import spec_error
 
 _PROFILES = "ndpkit.profiles"
 NO_HOST_STAGE = math.inf
@@ -102,14 +103,7 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     try:
         return ProfileSet.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "missing":
-            message = "required field is missing"
-        elif first["type"] == "extra_forbidden":
-            message = "unknown field"
-        raise SpecError(message, source=source, field=field) from None
+        raise spec_error(exc, source) from None
 
 
 def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:

@@ -93,6 +93,8 @@ def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3
                 return f"{scaled:.{digits}g} {prefix}{suffix}"
             scaled /= step
     unit = {Kind.TIME: "s", Kind.POWER: "W", Kind.ENERGY: "J", Kind.FREQUENCY: "Hz"}[kind]
+    if value == 0:
+        return f"0 {unit}"
     for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ")):
         if abs(value) >= factor or factor == 1e-6:
             return f"{value / factor:.{digits}g} {prefix}{unit}"

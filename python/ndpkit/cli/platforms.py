@@ -126,8 +126,12 @@ def _readable(key: str, value: Any) -> str:
 
 
 def _quantity(value: float, kind: Kind) -> str:
-    binary = kind in (Kind.SIZE, Kind.BANDWIDTH) and _is_binary(value)
-    return format_si(value, kind, binary=binary, digits=6)
+    if kind not in (Kind.SIZE, Kind.BANDWIDTH):
+        return format_si(value, kind, digits=6)
+    if _is_binary(value):
+        return format_si(value, kind, binary=True, digits=6)
+    decimal = format_si(value, kind, digits=6)
+    return f"{decimal} = {format_si(value, kind, binary=True, digits=6)}"
 
 
 def _is_binary(value: float) -> bool:

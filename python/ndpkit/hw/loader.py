@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw.platform import Platform
+from ndpkit.hw.spec import spec_error
 
 _PRESETS = "ndpkit.hw.presets"
 
@@ -38,17 +39,7 @@ def validate_platform(data: dict[str, Any], *, source: str) -> Platform:
     try:
         return Platform.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "missing":
-            message = "required field is missing"
-        elif first["type"] == "extra_forbidden":
-            message = "unknown field (check the spelling; see `ndpkit platforms show rans`)"
-        more = len(exc.errors()) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        raise SpecError(message, source=source, field=field) from None
+        raise spec_error(exc, source) from None
 
 
 def _describe(name_or_path: str | Path) -> str:

@@ -7,7 +7,6 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from ndpkit.errors import SpecError
-
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.host import Host
 from ndpkit.hw.link import Link
