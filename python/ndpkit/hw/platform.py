@@ -74,6 +74,14 @@ class Platform(Spec):
         data["storage"]["count"] = count
         if data.get("engines") is not None:
             data["engines"]["count"] = count
+        if count != self.devices:
+            # Values published for this machine (e.g. its measured full-server times) no
+            # longer apply under the same name.
+            data["name"] = f"{self.name}-x{count}"
+            layer = self.switch_layer
+            total, before = layer.power_total_w, layer.elements(self.devices)
+            if total is not None and before:
+                data["switch_layer"]["power_total_w"] = total * layer.elements(count) / before
         return self._revalidate(data, "storage.count")
 
     def _revalidate(self, data: dict[str, Any], field: str) -> Platform:

@@ -95,12 +95,15 @@ def pipeline(
     loads = config.shards_per_engine(n)
     max_load = max(loads.values())
     ssd_each = _slowest_ssd_bandwidth(platform, routes, options)
+    # A partial configuration is extrapolated from one engine, as Eq. (2) sizes it; a
+    # published full-server time (wall_times=printed) only caps it.
+    partial = ndp_full if len(active) == n else min(ndp_full, len(active) * single)
     if options.placement == "static_shards":
         ndp, ssd = ndp_full / max_load, n * ssd_each
     elif options.placement == "reshard_y_ssds":
-        ndp, ssd = ndp_full * len(active) / n, len(active) * ssd_each
+        ndp, ssd = partial, len(active) * ssd_each
     else:
-        ndp, ssd = ndp_full * len(active) / n, n * ssd_each
+        ndp, ssd = partial, n * ssd_each
     stages = {
         SSD: ssd,
         NDP: ndp,

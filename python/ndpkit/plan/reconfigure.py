@@ -123,6 +123,8 @@ def required_engines(full: Estimate) -> int:
     if full.options.eq_rounding == "rounded_2dp":
         gb = full.options.gb
         bound, single = round(bound / gb, 2) * gb, round(single / gb, 2) * gb
+        if single == 0:  # an engine slower than 0.005 GB/s: the ratio is +inf, clamp to n
+            return n
     if math.isinf(bound):
         return n
     needed = math.ceil(bound / single * (1 - _CEIL_SLACK))

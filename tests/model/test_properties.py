@@ -1,0 +1,269 @@
+"""Invariants of Eq. (1), the time bases (O11) and the energy model, checked with Hypothesis.
+
+Platforms are the RANS/RFNS presets scaled to an even number of devices (2..64);
+profiles are the paper's six with a random reduction ratio α and data-set size D.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from ndpkit.hw import Platform, load_platform
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options, estimate
+from ndpkit.plan import activate, configuration_of, minimum_engines
+from ndpkit.profile import Profile, load_profile
+
+GB = 2**30
+APPS = ("lc", "he", "fft2d", "knn2", "knn6", "knn8")
+SETTINGS = settings(max_examples=50, deadline=None, database=None)
+
+
+@functools.cache
+def platform(name: str, devices: int, scheme: str | None = None) -> Platform:
+    base = load_platform(name).with_engine_count(devices)
+    return base if scheme is None else base.with_scheme(scheme)
+
+
+@functools.cache
+def base_profile(app: str) -> Profile:
+    return load_profile(app)
+
+
+platforms = st.builds(
+    platform,
+    st.sampled_from(["rans", "rfns"]),
+    st.integers(1, 32).map(lambda half: 2 * half),
+)
+
+
+@st.composite
+def profiles(draw: st.DrawFn) -> Profile:
+    app = draw(st.sampled_from(APPS))
+    alpha = draw(st.floats(0.05, 64.0))
+    data = draw(st.floats(2.0**20, 2.0**40))
+    return base_profile(app).with_changes(alpha=alpha, data_bytes=data)
+
+
+# Every value of every O-option (spec §14) that `Options` exposes.
+OPTION_VALUES = {
+    "energy_form": ("A", "B"),
+    "wall_times": ("unrounded", "printed"),
+    "time_basis": ("paper", "pipeline", "overlap"),
+    "placement": ("paper_no_loss", "static_shards", "reshard_y_ssds"),
+    "units": ("binary", "decimal"),
+    "eq_rounding": ("unrounded", "rounded_2dp"),
+    "mux_port_cap": (False, True),
+    "switch_power": ("declared", "per_element"),
+    "switch_time": ("ndp", "ndp_cpu"),
+    "improvement": ("reduction", "ee_gain"),
+    "rounding": ("exact", "paper"),
+}
+
+
+def options() -> st.SearchStrategy[Options]:
+    """Any valid combination of the O-options."""
+    return st.fixed_dictionaries(
+        {name: st.sampled_from(values) for name, values in OPTION_VALUES.items()}
+    ).map(lambda values: Options(**values))
+
+
+def test_option_values_cover_every_option():
+    assert set(OPTION_VALUES) == set(Options().as_dict())
+    for name, values in OPTION_VALUES.items():
+        Options.from_mapping({name: values[0]})
+
+
+@st.composite
+def configurations(draw: st.DrawFn, devices: int) -> Configuration:
+    """Full gear, host-only, or a mux2 mapping with a random number of engines on."""
+    kind = draw(st.sampled_from(["full", "host", "mux2"]))
+    if kind == "full":
+        return FULL_GEAR
+    if kind == "host":
+        return HOST_ONLY
+    on = draw(st.integers(minimum_engines(devices, 2), devices))
+    return configuration_of(activate(devices, 2, on), devices)
+
+
+@st.composite
+def cases(draw: st.DrawFn):
+    p = draw(platforms)
+    return p, draw(profiles()), draw(configurations(p.devices)), draw(options())
+
+
+# --- Eq. (1) ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(cases())
+def test_performance_is_the_slowest_stage(case):
+    p, profile, config, opts = case
+    e = estimate(p, profile, config, opts)
+    perf = e.performance_bytes_per_s
+    assert perf == min(e.stages.values())
+    assert all(perf <= bw for bw in e.stages.values())
+    assert e.stages[e.bottleneck] == perf
+    assert perf > 0
+    assert math.isfinite(perf)
+
+
+@SETTINGS
+@given(platforms, profiles(), options())
+def test_ndp2cpu_stage_is_host_link_times_alpha(p, profile, opts):
+    e = estimate(p, profile, FULL_GEAR, opts)
+    expected = p.host_link.bandwidth_bytes_per_s * profile.alpha
+    assert e.stages["ndp2cpu"] == pytest.approx(expected, rel=1e-12)
+    assert e.stages["cpu"] == profile.host_stage_bytes_per_s
+
+
+@SETTINGS
+@given(platforms, profiles(), options())
+def test_host_split_never_has_engines_active(p, profile, opts):
+    e = estimate(p, profile, HOST_ONLY, opts)
+    assert e.pipeline.engines_active == 0
+    assert set(e.stages) == {"ssd", "link", "cpu"}
+    assert e.stages["link"] == p.host_link.bandwidth_bytes_per_s  # α not applied (§4.2)
+    assert e.t_ndp_s == 0.0
+    assert e.energy.by_component_j.get("engines", 0.0) == 0.0
+
+
+@SETTINGS
+@given(platforms, profiles(), st.data())
+def test_static_shards_divide_the_full_gear_ndp_bandwidth(p, profile, data):
+    n = p.devices
+    on = data.draw(st.integers(minimum_engines(n, 2), n))
+    opts = Options(placement="static_shards")
+    full = estimate(p, profile, FULL_GEAR, opts)
+    e = estimate(p, profile, configuration_of(activate(n, 2, on), n), opts)
+    shards = e.pipeline.max_shards_per_engine
+    assert shards == (1 if on == n else 2)
+    assert e.stages["ndp"] == pytest.approx(full.stages["ndp"] / shards, rel=1e-12)
+
+
+# --- time bases (O11) ------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(cases())
+def test_time_of_each_basis(case):
+    p, profile, config, opts = case
+    e = estimate(p, profile, config, opts)
+    if opts.time_basis == "pipeline":
+        assert e.time_s == pytest.approx(profile.data_bytes / e.performance_bytes_per_s, rel=1e-12)
+    elif opts.time_basis == "paper":
+        assert e.time_s == pytest.approx(e.t_ndp_s + e.t_cpu_s, rel=1e-12)
+    else:
+        assert e.time_s == pytest.approx(max(e.t_ndp_s, e.t_cpu_s), rel=1e-12)
+    assert e.time_s > 0
+
+
+def test_paper_time_basis_can_beat_the_pipeline_bound():
+    """O11: under `paper`, time_s >= D / performance fails (HE on RFNS: 0.03 s < 0.094 s)."""
+    profile = load_profile("he")
+    rfns = load_platform("rfns").with_scheme("mux1")
+    paper = estimate(rfns, profile, options=Options(wall_times="printed"))
+    piped = estimate(rfns, profile, options=Options(wall_times="printed", time_basis="pipeline"))
+    bound = profile.data_bytes / paper.performance_bytes_per_s
+    assert paper.time_s == pytest.approx(0.03)
+    assert bound == pytest.approx(3.4 / 36)
+    assert paper.time_s < bound
+    assert piped.time_s == pytest.approx(bound)
+
+
+# --- NDP stage vs engines --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("placement", ["paper_no_loss", "static_shards", "reshard_y_ssds"])
+@pytest.mark.parametrize("k", [2, 3, 36])
+@pytest.mark.parametrize("server", ["rans", "rfns"])
+@pytest.mark.parametrize("app", APPS)
+def test_more_engines_never_lower_the_ndp_stage(app, server, k, placement):
+    p = platform(server, 36, f"mux{k}")
+    profile = base_profile(app)
+    opts = Options(placement=placement)
+    previous = 0.0
+    for on in range(minimum_engines(36, k), 37):
+        e = estimate(p, profile, configuration_of(activate(36, k, on), 36), opts)
+        ndp = e.stages["ndp"]
+        assert ndp >= previous * (1 - 1e-12), (
+            f"{app} on {server}/mux{k} ({placement}): NDP_BW fell from {previous} to {ndp} "
+            f"at {on} engines"
+        )
+        previous = ndp
+    assert previous == pytest.approx(estimate(p, profile, FULL_GEAR, opts).stages["ndp"])
+
+
+# --- energy ----------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(cases())
+def test_energy_components_are_never_negative(case):
+    p, profile, config, opts = case
+    e = estimate(p, profile, config, opts)
+    for name, joules in e.energy.by_component_j.items():
+        assert joules >= 0.0, f"{name}: {joules} J"
+    for part in (e.state_times.engines, e.state_times.host, e.state_times.switch_layer):
+        for state, seconds in part.items():
+            assert seconds >= 0.0, f"{state}: {seconds} s"
+    assert e.energy_j > 0
+
+
+@SETTINGS
+@given(cases())
+def test_efficiency_times_energy_is_the_data_in_mb(case):
+    p, profile, config, opts = case
+    e = estimate(p, profile, config, opts)
+    priced = opts.round_energy(e.energy_j)
+    assume(priced > 0)  # rounding="paper" turns a few mJ into 0.00 J (EE = inf)
+    assert e.ee_mb_per_j * priced == pytest.approx(profile.data_bytes / opts.mb, rel=1e-9)
+
+
+@SETTINGS
+@given(platforms, profiles())
+def test_energy_forms_differ_by_idle_power_over_the_host_phase(p, profile):
+    """O1: form A - form B = P_idle x T_CPU on a device-split run."""
+    a = estimate(p, profile, FULL_GEAR, Options(energy_form="A"))
+    b = estimate(p, profile, FULL_GEAR, Options(energy_form="B"))
+    assert a.energy_j - b.energy_j == pytest.approx(
+        p.host.power_idle_w * a.t_cpu_s, rel=1e-9, abs=1e-9
+    )
+
+
+@SETTINGS
+@given(platforms, profiles())
+def test_full_gear_paper_energy_is_the_papers_formula(p, profile):
+    """§5.2 form A at full gear: (n x P_engine + P_idle) x T_NDP + P_active x T_CPU."""
+    mux1 = p.with_scheme("mux1")
+    e = estimate(mux1, profile)
+    n = p.devices
+    t_ndp = profile.data_bytes / (n * p.engines.throughput[profile.app])
+    t_cpu = (
+        0.0
+        if profile.host_part_bytes_per_s is None
+        else (profile.data_bytes / profile.host_part_bytes_per_s)
+    )
+    expected = (n * p.engines.power_on_w(profile.app) + p.host.power_idle_w) * t_ndp + (
+        p.host.power_active_w * t_cpu
+    )
+    assert (e.t_ndp_s, e.t_cpu_s) == pytest.approx((t_ndp, t_cpu), rel=1e-12)
+    assert e.energy_j == pytest.approx(expected, rel=1e-9)
+    assert e.energy.by_component_j.get("switch_layer", 0.0) == 0.0
+    assert e.pipeline.engines_active == n
+
+
+@pytest.mark.parametrize("devices", [8, 64])
+def test_printed_wall_times_only_apply_to_the_published_server(devices):
+    scaled = load_platform("rfns").with_scheme("mux1").with_engine_count(devices)
+    profile = load_profile("he")
+    printed = estimate(scaled, profile, options=Options(wall_times="printed"))
+    unrounded = estimate(scaled, profile)
+    assert printed.t_ndp_s == pytest.approx(unrounded.t_ndp_s, rel=1e-12), (
+        f"HE on RFNS scaled to {devices} engines: printed T_NDP {printed.t_ndp_s} s is the "
+        f"36-engine value, expected T_single / {devices} = {unrounded.t_ndp_s} s"
+    )
