@@ -34,7 +34,7 @@ def stdout() -> Console:
 
 
 def stderr() -> Console:
-    return Console(stderr=True)
+    return Console(stderr=True, soft_wrap=True)
 
 
 @contextmanager
@@ -43,7 +43,8 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except NdpkitError as exc:
-        stderr().print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        # markup=False: messages quote TOML tables such as [engines], which Rich would eat.
+        stderr().print(f"error: {exc}", style="bold red", highlight=False, markup=False)
         raise typer.Exit(EXIT_USAGE) from None
 
 

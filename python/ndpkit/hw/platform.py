@@ -66,6 +66,7 @@ class Platform(Spec):
         """The same machine with another switch-layer scheme (mux1 = no switch layer)."""
         data = self.model_dump(by_alias=False)
         data["switch_layer"]["scheme"] = scheme
+        self._rescale_switch_power(data, self.devices, scheme)
         return self._revalidate(data, "switch_layer.scheme")
 
     def with_engine_count(self, count: int) -> Platform:
@@ -78,11 +79,17 @@ class Platform(Spec):
             # Values published for this machine (e.g. its measured full-server times) no
             # longer apply under the same name.
             data["name"] = f"{self.name}-x{count}"
-            layer = self.switch_layer
-            total, before = layer.power_total_w, layer.elements(self.devices)
-            if total is not None and before:
-                data["switch_layer"]["power_total_w"] = total * layer.elements(count) / before
+            self._rescale_switch_power(data, count, self.switch_layer.scheme)
         return self._revalidate(data, "storage.count")
+
+    def _rescale_switch_power(self, data: dict[str, Any], devices: int, scheme: str) -> None:
+        """A declared switch-layer total is for this layer's mux elements; scale it by count."""
+        layer = self.switch_layer
+        total, before = layer.power_total_w, layer.elements(self.devices)
+        if total is None or not before:
+            return
+        after = layer.model_copy(update={"scheme": scheme}).elements(devices)
+        data["switch_layer"]["power_total_w"] = total * after / before
 
     def _revalidate(self, data: dict[str, Any], field: str) -> Platform:
         try:

@@ -261,6 +261,7 @@ def table11(profiles: dict[str, Profile], options: Options) -> Table:
                 "improvement (%)",
                 description="net saving / baseline energy x 100 (O7)",
             ),
+            Column("active_engines", "active NDPE ids", None, "engines left on (§6.3 policy)"),
         ],
         rows,
     )
