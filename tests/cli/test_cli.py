@@ -195,3 +195,17 @@ def test_engine_without_throughput_for_app(ndpkit, tmp_path: Path) -> None:
     result = ndpkit("estimate", "-p", "rans", "-a", "scan", "--profiles", str(path))
     assert result.returncode == 2
     assert "no throughput for app 'scan'" in result.stderr
+
+
+def test_model_flags_reach_estimate_and_plan(ndpkit) -> None:
+    paper = json.loads(
+        ndpkit("plan", "-p", "rfns", "-a", "he", "--wall-times", "printed", "-f", "json").stdout
+    )["plan"]
+    assert paper["baseline_energy_j"] == pytest.approx(23.2119)  # anchor 11.2: 773.73 W x 0.03 s
+    piped = json.loads(
+        ndpkit(
+            "estimate", "-p", "rfns", "-a", "he", "--time-basis", "pipeline", "-f", "json"
+        ).stdout
+    )["estimate"]
+    # HE is bound by the 36 GiB/s host link: 3.4 GiB streams in 3.4 / 36 s.
+    assert piped["time_s"] == pytest.approx(3.4 / 36)

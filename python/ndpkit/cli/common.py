@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
 from typing import Annotated, Any
@@ -119,8 +119,9 @@ MuxCapOpt = Annotated[
 ]
 
 
-def build_options(base: Options, **values: Any) -> Options:
-    """Options from CLI flags; unset flags keep `base`; a bad value is a clear exit-2 error."""
-    chosen = {k: v for k, v in values.items() if v is not None}
-    merged = {**base.as_dict(), **chosen}
-    return Options.from_mapping(merged, source="command line")
+def build_options(base: Options, flags: Mapping[str, Any]) -> Options:
+    """Options from a command's flags (pass its `locals()`): unset flags keep `base`,
+    other parameters are ignored, and a bad value is a clear exit-2 error."""
+    names = base.as_dict()
+    chosen = {k: v for k, v in flags.items() if k in names and v is not None}
+    return Options.from_mapping({**names, **chosen}, source="command line")

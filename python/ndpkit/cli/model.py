@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -51,10 +51,6 @@ ProfilesOpt = Annotated[
 ]
 
 
-def _options(**flags: Any) -> Options:
-    return build_options(Options(), **flags)
-
-
 def estimate_cmd(
     platform: PlatformOpt,
     app: AppOpt,
@@ -84,17 +80,7 @@ def estimate_cmd(
 ) -> None:
     """Predict time, bottleneck stage and energy of one application on one platform (Eq. 1)."""
     with user_errors():
-        opts = _options(
-            energy_form=energy_form,
-            wall_times=wall_times,
-            time_basis=time_basis,
-            placement=placement,
-            units=units,
-            rounding=rounding,
-            switch_power=switch_power,
-            switch_time=switch_time,
-            mux_port_cap=mux_port_cap,
-        )
+        opts = build_options(Options(), locals())
         spec = load_platform(platform)
         profile = load_profile(app, profiles)
         if split not in ("device", "host"):
@@ -164,19 +150,7 @@ def plan_cmd(
 ) -> None:
     """Choose how many engines to power on, map SSDs to them, and report the energy saved."""
     with user_errors():
-        opts = _options(
-            energy_form=energy_form,
-            wall_times=wall_times,
-            time_basis=time_basis,
-            placement=placement,
-            units=units,
-            eq_rounding=eq_rounding,
-            rounding=rounding,
-            switch_power=switch_power,
-            switch_time=switch_time,
-            improvement=improvement,
-            mux_port_cap=mux_port_cap,
-        )
+        opts = build_options(Options(), locals())
         spec = load_platform(platform)
         profile = load_profile(app, profiles)
         if spec.engines is None and not optimal:

@@ -56,20 +56,7 @@ def reproduce_cmd(
     with user_errors():
         if paper not in REPRODUCTIONS:
             raise UnknownNameError("paper", paper, sorted(REPRODUCTIONS))
-        opts = build_options(
-            rans_rfns.DEFAULT_OPTIONS,
-            energy_form=energy_form,
-            wall_times=wall_times,
-            time_basis=time_basis,
-            placement=placement,
-            units=units,
-            eq_rounding=eq_rounding,
-            rounding=rounding,
-            switch_power=switch_power,
-            switch_time=switch_time,
-            improvement=improvement,
-            mux_port_cap=mux_port_cap,
-        )
+        opts = build_options(rans_rfns.DEFAULT_OPTIONS, locals())
         console = stderr()
         result = rans_rfns.reproduce(
             opts, progress=lambda msg: console.print(f"[dim]{msg}…[/]", highlight=False)

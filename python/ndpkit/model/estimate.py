@@ -101,7 +101,7 @@ def estimate(
         t_ndp, t_cpu = 0.0, stage_time_s(data, pipe.stages[CPU])
     else:
         t_ndp = full_ndp_time_s(platform, profile, options)
-        full = pipeline(platform, profile, FULL_GEAR, options)
+        full = pipe if config.is_full_gear else pipeline(platform, profile, FULL_GEAR, options)
         slowdown = full.performance_bytes_per_s / pipe.performance_bytes_per_s
         if slowdown > 1 + 1e-12:
             notes.append(
@@ -156,7 +156,7 @@ def _state_times(
         engines_on, host_active = (total if pipe.engines_active else 0.0), t_cpu
         ndp_bw = pipe.stages.get("ndp", math.inf)
         busy_fraction = min(1.0, performance / ndp_bw)
-    host_idle = max(total - host_active, 0.0) if basis != "paper" else t_ndp
+    host_idle = max(total - host_active, 0.0)
     active, n = pipe.engines_active, pipe.engines_total
     engines = {
         "busy": active * engines_on * busy_fraction,
@@ -164,8 +164,6 @@ def _state_times(
         "off": (n - active) * total,
     }
     switch_on = engines_on if options.switch_time == "ndp" else total
-    if basis == "paper" and options.switch_time == "ndp_cpu":
-        switch_on = t_ndp + t_cpu
     storage_busy = stage_time_s(data, pipe.stages["ssd"]) * platform.devices
     storage = {
         "active": min(storage_busy, total * platform.devices),

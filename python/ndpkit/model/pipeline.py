@@ -94,7 +94,7 @@ def pipeline(
     ndp_full = profile.data_bytes / full_ndp_time_s(platform, profile, options)
     loads = config.shards_per_engine(n)
     max_load = max(loads.values())
-    ssd_each = _slowest_ssd_bandwidth(platform, routes, options)
+    ssd_each = _slowest_ssd_bandwidth(platform, options)
     # A partial configuration is extrapolated from one engine, as Eq. (2) sizes it; a
     # published full-server time (wall_times=printed) only caps it.
     partial = ndp_full if len(active) == n else min(ndp_full, len(active) * single)
@@ -129,16 +129,16 @@ def _host_only(platform: Platform, profile: Profile) -> Pipeline:
     return Pipeline(stages, 0.0, 0.0, engines, 0, 0)
 
 
-def _slowest_ssd_bandwidth(platform: Platform, routes: tuple[int, ...], options: Options) -> float:
+def _slowest_ssd_bandwidth(platform: Platform, options: Options) -> float:
     """Each SSD holds D/n, so the SSD stage runs at n x the slowest SSD's bandwidth."""
     device = platform.storage.device_bandwidth_bytes_per_s
     port = platform.switch_layer.port_bandwidth_bytes_per_s
     k = platform.switch_layer.module_size(platform.devices)
     if not options.mux_port_cap or port is None or k == 1:
         return device
-    # Position 0 of each module has a dedicated wire (§2.6); the others cross a mux.
-    switched = any(ssd % k != 0 for ssd in range(len(routes)))
-    return min(device, port) if switched else device
+    # Position 0 of each module has a dedicated wire (§2.6); the others (there are some,
+    # as k > 1) cross a mux, and the slowest SSD sets the stage.
+    return min(device, port)
 
 
 def _check_mapping(platform: Platform, active: tuple[int, ...], routes: tuple[int, ...]) -> None:

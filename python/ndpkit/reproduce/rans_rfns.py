@@ -52,10 +52,10 @@ def reproduce(
     }
     report("planning mux2 reconfiguration")
     tables = [
-        table3(estimates),
-        performance_table("4", "ARM", ("cns", "sans", "rans"), estimates),
+        table3(estimates, profiles),
+        performance_table("4", "ARM", ("cns", "sans", "rans"), estimates, profiles),
         energy_table("5", "rans", estimates, other),
-        performance_table("7", "FPGA", ("cns", "sfns", "rfns"), estimates),
+        performance_table("7", "FPGA", ("cns", "sfns", "rfns"), estimates, profiles),
         energy_table("8", "rfns", estimates, other),
         table9(estimates),
         table10(),
@@ -73,9 +73,14 @@ def _times(e: Estimate) -> dict[str, Any]:
     return {"t_ndp_s": e.t_ndp_s if e.pipeline.engines_active else None, "t_cpu_s": e.t_cpu_s}
 
 
-def table3(estimates: dict[tuple[str, str], Estimate]) -> Table:
+def table3(estimates: dict[tuple[str, str], Estimate], profiles: dict[str, Profile]) -> Table:
     rows = [
-        {"server": server, "app": app, "alpha": _ALPHAS[app], **_times(estimates[server, app])}
+        {
+            "server": server,
+            "app": app,
+            "alpha": profiles[app].alpha,
+            **_times(estimates[server, app]),
+        }
         for server in _SERVERS
         for app in APPS
     ]
@@ -94,11 +99,12 @@ def table3(estimates: dict[tuple[str, str], Estimate]) -> Table:
     )
 
 
-_ALPHAS = {app: p.alpha for app, p in load_profiles("rans-rfns").apps.items()}
-
-
 def performance_table(
-    name: str, kind: str, servers: tuple[str, ...], estimates: dict[tuple[str, str], Estimate]
+    name: str,
+    kind: str,
+    servers: tuple[str, ...],
+    estimates: dict[tuple[str, str], Estimate],
+    profiles: dict[str, Profile],
 ) -> Table:
     rows = []
     for server in servers:
@@ -106,7 +112,8 @@ def performance_table(
             e = estimates[server, app]
             gb = e.options.gb
             stages = e.stages
-            link = stages.get(LINK, stages.get(NDP2CPU, 0.0) / _ALPHAS[app])
+            alpha = profiles[app].alpha
+            link = stages.get(LINK, stages.get(NDP2CPU, 0.0) / alpha)
             rows.append(
                 {
                     "server": server,
@@ -114,7 +121,7 @@ def performance_table(
                     "ssd_bw_gb_per_s": stages[SSD] / gb,
                     "ndp_bw_gb_per_s": stages[NDP] / gb if NDP in stages else None,
                     "ndp2cpu_bw_gb_per_s": link / gb,
-                    "alpha": _ALPHAS[app] if NDP in stages else 1.0,
+                    "alpha": alpha if NDP in stages else 1.0,
                     "cpu_bw_gb_per_s": stages[CPU] / gb,
                     "performance_gb_per_s": e.performance_bytes_per_s / gb,
                     "bottleneck": e.bottleneck,
