@@ -7,7 +7,14 @@ they belong to the engine (the platform's per-kernel throughput table), because
 the same kernel runs at different speeds on an ARM core and on an FPGA. A
 profile may still carry engine measurements, used when the platform has none.
 
-Shipped profiles: `rans-rfns` (the paper's Table 3 host columns, §8.1).
+A profile may also give the host's cycles per byte (CPB): the host rate is then
+f_host x n_cpu / CPB on any host (RISP Eq. 4). CPB is given directly or derived
+from profiler metrics, CPB = CPI x IPB x frequency ratio (RISP §6). An FPGA cell
+design for the kernel (`[apps.X.fpga_cell]`) serves platforms whose cells have no
+entry for it.
+
+Shipped profiles: `rans-rfns` (the paper's Table 3 host columns, §8.1) and `risp`
+(RISP Tables I and II).
 """
 
 from __future__ import annotations
@@ -19,14 +26,42 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import SpecError, UnknownNameError
-from ndpkit.hw.quantity import Rate, Size, Time
+from ndpkit.hw.quantity import Frequency, Power, Rate, Size, Time
 from ndpkit.hw.spec import spec_error
 
 _PROFILES = "ndpkit.profiles"
 NO_HOST_STAGE = math.inf
+CPB_DECIMALS = 4
+"""RISP Table I prints CPB to 4 decimals; the derived value is rounded the same way."""
+
+
+class FpgaCell(BaseModel):
+    """A kernel's FPGA cell design: bytes per cycle (α), fill latency, power per cell."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    bytes_per_cycle: float = Field(gt=0, description="bytes taken per clock (RISP's α)")
+    pipeline_delay_cycles: int = Field(0, ge=0, alias="pipeline_delay")
+    power_w: Power | None = Field(None, alias="power", description="one cell, while computing")
+    power_fixed_w: Power | None = Field(
+        None, alias="power_fixed", description="the RU's fixed part (public cell, static power)"
+    )
+
+
+class PublishedFit(BaseModel):
+    """A paper's linear fits of an app's power (with intercept) and processing bandwidth
+    (through the origin) against the number of channels (RISP Eqs. 13-14): inputs to
+    channel selection with `fit = paper`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    power_intercept_w: Power = Field(alias="power_intercept")
+    power_slope_w: Power = Field(alias="power_slope", description="watts per channel")
+    bandwidth_slope_bytes_per_s: Rate = Field(alias="bandwidth_slope", description="per channel")
+    cell_clock_hz: Frequency = Field(alias="cell_clock", description="f_RU of the fit")
 
 
 class Profile(BaseModel):
@@ -54,6 +89,39 @@ class Profile(BaseModel):
         alias="published_ndp_time",
         description="NDP-stage wall time published for a platform (used with wall_times=printed)",
     )
+    cycles_per_byte: float | None = Field(
+        None, gt=0, description="host CPU cycles per input byte (CPB); or give cpi, ipb, ..."
+    )
+    cpi: float | None = Field(None, gt=0, description="profiler: cycles per instruction")
+    ipb: float | None = Field(None, gt=0, description="profiler: instructions per byte")
+    frequency_ratio: float | None = Field(
+        None, gt=0, description="profiler: actual / nominal CPU frequency (turbo > 1)"
+    )
+    fpga_cell: FpgaCell | None = Field(None, description="the kernel's FPGA cell design")
+    published_fit: PublishedFit | None = Field(
+        None, description="a paper's characteristic fits for this app (RISP Eqs. 13-14)"
+    )
+
+    @model_validator(mode="after")
+    def _cpb_consistent(self) -> Profile:
+        metrics = (self.cpi, self.ipb, self.frequency_ratio)
+        if any(m is not None for m in metrics) and any(m is None for m in metrics):
+            raise ValueError("give all three of cpi, ipb and frequency_ratio, or none")
+        return self
+
+    @property
+    def host_cycles_per_byte(self) -> float | None:
+        """CPB: as given, else CPI x IPB x frequency ratio rounded like Table I (4 dp)."""
+        if self.cycles_per_byte is not None:
+            return self.cycles_per_byte
+        if self.cpi is None or self.ipb is None or self.frequency_ratio is None:
+            return None
+        return round(self.cpi * self.ipb * self.frequency_ratio, CPB_DECIMALS)
+
+    @property
+    def instructions_per_byte(self) -> float | None:
+        """IPB if profiled, else None."""
+        return self.ipb
 
     @property
     def host_stage_bytes_per_s(self) -> float:

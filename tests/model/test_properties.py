@@ -62,6 +62,15 @@ OPTION_VALUES = {
     "switch_time": ("ndp", "ndp_cpu"),
     "improvement": ("reduction", "ee_gain"),
     "rounding": ("exact", "paper"),
+    # RISP's R-options: read only by the in-storage model, so any value must leave RANS alone.
+    "cpu_energy": ("cycles", "instructions"),
+    "attribution": ("paper", "all_active"),
+    "nvm_power": ("per_channel", "per_device"),
+    "ru_power": ("linear_per_cell", "proportional"),
+    "host_stage": ("eq8_only", "with_host_stage"),
+    "reconfiguration": ("ignore", "include"),
+    "cell_load": ("ideal", "max_group"),
+    "ru_time": ("computing", "configured"),
 }
 
 

@@ -1,16 +1,25 @@
-"""NDP engines: an ARM core, an FPGA partition or a CPU beside each storage device."""
+"""NDP engines: an ARM core, an FPGA partition or a CPU beside each storage device, or a
+processing cell beside each flash channel inside one SSD (RISP).
+
+An FPGA cell may be described by its design instead of a measured rate: it takes
+`bytes_per_cycle[app]` bytes (RISP's α) per clock at `frequency` (f_RU), after a
+pipeline fill of `pipeline_delay[app]` cycles (n_delay). Its throughput is then
+bytes_per_cycle x frequency.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ndpkit.errors import ModelError
+from ndpkit.hw.cell import Reconfiguration
 from ndpkit.hw.quantity import Frequency, Power, Rate
 from ndpkit.hw.spec import Spec
 
 EngineKind = Literal["arm", "fpga", "cpu"]
+Placement = Literal["device", "channel"]
 
 
 class Engine(Spec):
@@ -25,6 +34,9 @@ class Engine(Spec):
     description: str = ""
     kind: EngineKind
     count: int = Field(ge=1, description="number of engines")
+    placement: Placement = Field(
+        "device", description="one engine per storage device, or one per flash channel (RISP)"
+    )
     cores: int = Field(1, ge=1, description="cores per engine (ARM/CPU)")
     frequency_hz: Frequency | None = Field(None, alias="frequency")
     power_active_w: Power = Field(alias="power_active", description="power while on")
@@ -38,6 +50,23 @@ class Engine(Spec):
     throughput: dict[str, Rate] = Field(
         default_factory=dict, description="single-engine bandwidth per application"
     )
+    bytes_per_cycle: dict[str, Annotated[float, Field(gt=0)]] = Field(
+        default_factory=dict, description="FPGA cell design: bytes taken per clock, per app (α)"
+    )
+    reconfiguration: Reconfiguration | None = Field(
+        None, description="loading a new kernel's bitstream (RISP §3.2)"
+    )
+    pipeline_delay_cycles: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict,
+        alias="pipeline_delay",
+        description="FPGA cell design: cycles from first input to first output, per app",
+    )
+
+    @model_validator(mode="after")
+    def _clocked(self) -> Engine:
+        if self.bytes_per_cycle and self.frequency_hz is None:
+            raise ValueError("bytes_per_cycle needs the cell's clock: set frequency")
+        return self
 
     def power_on_w(self, app: str) -> float:
         """Power of one engine that is on and running `app`."""
@@ -48,7 +77,11 @@ class Engine(Spec):
         return self.power_on_w(app) if self.power_idle_w is None else self.power_idle_w
 
     def bandwidth_bytes_per_s(self, app: str) -> float:
-        """One engine's processing bandwidth for `app`, from the platform's throughput table."""
+        """One engine's processing bandwidth for `app`: the throughput table, else the
+        cell design (bytes per cycle x clock)."""
+        if app not in self.throughput and app in self.bytes_per_cycle:
+            assert self.frequency_hz is not None  # checked by _clocked
+            return self.bytes_per_cycle[app] * self.frequency_hz
         try:
             return self.throughput[app]
         except KeyError:

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ndpkit.hw.quantity import Frequency, Power, Size
+from ndpkit.hw.quantity import Energy, Frequency, Power, Size
 from ndpkit.hw.spec import Spec
 
 
 class Host(Spec):
-    """Host CPUs and DRAM. Power is the whole server's, host active or idle (RANS/RFNS §5.1)."""
+    """Host CPUs and DRAM.
+
+    Power comes in one of two forms. RANS/RFNS measures the whole server with the host
+    active or idle (`power_active`, `power_idle`, §5.1). RISP prices the host by
+    component: `energy_per_cycle` per CPU cycle, and `dram_power` and `chipset_power`
+    for the whole run (RISP Table III).
+    """
 
     description: str = ""
     sockets: int = Field(1, ge=1, description="CPU sockets")
@@ -17,8 +23,17 @@ class Host(Spec):
     threads_per_core: int = Field(1, ge=1, description="hardware threads per core")
     frequency_hz: Frequency = Field(alias="frequency", description="core clock, e.g. '3.0 GHz'")
     dram_bytes: Size | None = Field(None, alias="dram", description="host DRAM, e.g. '128 GiB'")
-    power_active_w: Power = Field(alias="power_active", description="power with the host busy")
-    power_idle_w: Power = Field(alias="power_idle", description="power with the host idle")
+    power_active_w: Power = Field(
+        0.0, alias="power_active", description="whole-server power with the host busy"
+    )
+    power_idle_w: Power = Field(
+        0.0, alias="power_idle", description="whole-server power with the host idle"
+    )
+    energy_per_cycle_j: Energy | None = Field(
+        None, alias="energy_per_cycle", description="CPU energy per cycle (RISP's EPC)"
+    )
+    dram_power_w: Power = Field(0.0, alias="dram_power", description="host DRAM (DDR) power")
+    chipset_power_w: Power = Field(0.0, alias="chipset_power", description="host chipset power")
 
     @property
     def cores(self) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.hw.interfaces import expand_interface
 from ndpkit.hw.platform import Platform
 from ndpkit.hw.spec import spec_error
 
@@ -63,6 +64,10 @@ def _resolve(name_or_path: str | Path, seen: tuple[str, ...]) -> dict[str, Any]:
         base_dir = None
     else:
         raise UnknownNameError("platform", key, preset_names())
+    if "host_link" in data:
+        # Expanded per file, so that a child's `[host_link]` overrides merge into a
+        # parent's named interface.
+        data["host_link"] = expand_interface(data["host_link"])
     parent = data.get("extends")
     if parent is None:
         return data

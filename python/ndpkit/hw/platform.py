@@ -7,8 +7,10 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from ndpkit.errors import SpecError
+from ndpkit.hw.cell import PublicCell
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.host import Host
+from ndpkit.hw.interfaces import interface_spec
 from ndpkit.hw.link import Link
 from ndpkit.hw.spec import Spec
 from ndpkit.hw.storage import StorageDevice
@@ -21,6 +23,11 @@ class Platform(Spec):
     Data flows SSD → switch layer → engine → PCIe switch → `host_link` → host.
     A platform without `engines` is a conventional server (CNS): raw data
     crosses `host_link` and the host does all the work.
+
+    An *in-storage* platform (RISP) describes its SSD per flash channel and may put a
+    processing cell beside each channel (`engines.placement = "channel"`) with a
+    `public_cell` that coordinates them. Data flows channel → cell → public cell →
+    on-device DRAM → `host_link` (the SSD's host interface) → host.
     """
 
     version: int = Field(1, ge=1, le=1, description="spec format version")
@@ -33,9 +40,16 @@ class Platform(Spec):
     storage: StorageDevice
     engines: Engine | None = None
     switch_layer: SwitchLayer = Field(default_factory=SwitchLayer)
+    public_cell: PublicCell | None = Field(
+        None, description="in-storage: the RU's shared cell and fixed power (RISP)"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Platform:
+        if self.engines is not None and self.engines.placement == "channel":
+            return self._consistent_in_storage()
+        if self.public_cell is not None:
+            raise ValueError("public_cell needs channel cells: engines.placement = 'channel'")
         k = self.switch_layer.module_size(self.storage.count)
         if k > self.storage.count:
             raise ValueError(
@@ -54,9 +68,63 @@ class Platform(Spec):
             )
         return self
 
+    def _consistent_in_storage(self) -> Platform:
+        storage, engines = self.storage, self.engines
+        assert engines is not None
+        if not storage.is_channel_level or storage.channels is None:
+            raise ValueError(
+                "engines.placement = 'channel' needs storage.channels and storage.channel_bandwidth"
+            )
+        if engines.count != storage.count * storage.channels:
+            raise ValueError(
+                f"engines.count ({engines.count}) must equal storage.count x storage.channels "
+                f"({storage.count * storage.channels}): there is one cell beside each channel"
+            )
+        if self.switch_layer.scheme != "mux1":
+            raise ValueError(
+                "an in-storage platform groups channels onto cells itself; "
+                "leave switch_layer.scheme at mux1"
+            )
+        return self
+
     @property
     def devices(self) -> int:
         return self.storage.count
+
+    @property
+    def is_in_storage(self) -> bool:
+        """Described per flash channel (RISP): the in-storage models apply."""
+        return self.storage.is_channel_level
+
+    @property
+    def channels(self) -> int:
+        """Flash channels over all devices (0 if the SSD is not described per channel)."""
+        return self.storage.count * (self.storage.channels or 0) if self.is_in_storage else 0
+
+    def with_channels(self, channels: int) -> Platform:
+        """The same SSD with `channels` flash channels per device (and as many cells)."""
+        data = self.model_dump(by_alias=False)
+        data["storage"]["channels"] = channels
+        engines = data.get("engines")
+        if engines is not None and engines.get("placement") == "channel":
+            engines["count"] = channels * self.storage.count
+        if channels != self.storage.channels:
+            data["name"] = f"{self.name}-{channels}ch"
+        return self._revalidate(data, "storage.channels")
+
+    def with_interface(self, interface: str) -> Platform:
+        """The same machine behind another named host interface (sata-3.2, pcie3-x4, …)."""
+        data = self.model_dump(by_alias=False)
+        data["host_link"] = interface_spec(interface)
+        return self._revalidate(data, "host_link")
+
+    def with_cell_clock(self, frequency_hz: float) -> Platform:
+        """The same machine with its engines (cells) clocked at `frequency_hz` (f_RU)."""
+        if self.engines is None:
+            raise SpecError("the platform has no engines to clock", source=f"platform {self.name}")
+        data = self.model_dump(by_alias=False)
+        data["engines"]["frequency_hz"] = frequency_hz
+        return self._revalidate(data, "engines.frequency")
 
     @property
     def has_engines(self) -> bool:

@@ -17,11 +17,20 @@ class Configuration:
     the host part on the host (NDP); `host` = the whole kernel on the host, raw data
     crossing the host link (as on CNS). `active` lists the powered engines (None = all),
     `route[ssd]` the engine that reads that SSD (None = its own engine).
+
+    On an in-storage platform the engines are per-channel cells: `route[channel]` is the
+    cell serving that channel, and `channels` lists the powered flash channels (None =
+    all). A powered-off channel's data is not read: the data set is spread over the
+    powered channels (RISP option R12, `data_on_active_only`).
     """
 
     split: Split = "device"
     active: tuple[int, ...] | None = None
     route: tuple[int, ...] | None = None
+    channels: tuple[int, ...] | None = None
+
+    def powered_channels(self, channels: int) -> tuple[int, ...]:
+        return tuple(range(channels)) if self.channels is None else self.channels
 
     def active_engines(self, engines: int) -> tuple[int, ...]:
         if self.split == "host":
@@ -37,7 +46,12 @@ class Configuration:
 
     @property
     def is_full_gear(self) -> bool:
-        return self.split == "device" and self.active is None and self.route is None
+        return (
+            self.split == "device"
+            and self.active is None
+            and self.route is None
+            and self.channels is None
+        )
 
 
 FULL_GEAR = Configuration()

@@ -25,12 +25,33 @@ from ndpkit.model.options import Options
 
 @dataclass(frozen=True)
 class StateTimes:
-    """Seconds per power state, per component (engine and storage times summed over units)."""
+    """Seconds per power state, per component (replicated parts: summed over units).
 
-    engines: dict[str, float] = field(default_factory=dict)
-    host: dict[str, float] = field(default_factory=dict)
-    switch_layer: dict[str, float] = field(default_factory=dict)
-    storage: dict[str, float] = field(default_factory=dict)
+    RANS/RFNS components: `engines` (busy/idle/off), `host` (active/idle),
+    `switch_layer` (on), `storage` (active/idle). RISP components: `nvm`, `ru`,
+    `device_dram`, `controller`, `host_interface`, `host_dram`, `host_chipset`.
+    """
+
+    by_component: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def of(self, component: str) -> dict[str, float]:
+        return self.by_component.get(component, {})
+
+    @property
+    def engines(self) -> dict[str, float]:
+        return self.of("engines")
+
+    @property
+    def host(self) -> dict[str, float]:
+        return self.of("host")
+
+    @property
+    def switch_layer(self) -> dict[str, float]:
+        return self.of("switch_layer")
+
+    @property
+    def storage(self) -> dict[str, float]:
+        return self.of("storage")
 
 
 @dataclass(frozen=True)

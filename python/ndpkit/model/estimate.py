@@ -1,6 +1,9 @@
 """`estimate`: a platform, a profile and a configuration in; time, bottleneck and energy out.
 
-This composes Eq. (1) (`pipeline`) with the stage wall times and the energy model
+On an in-storage platform (described per flash channel) it applies RISP's models
+instead (`in_storage`): the Baseline for the host split, Eqs. (6)-(8) for the device split.
+
+Otherwise this composes Eq. (1) (`pipeline`) with the stage wall times and the energy model
 (`energy`). Time bases (O11):
 
 - `paper`: the NDP stage runs for T_NDP, then the host stage for T_CPU; the two are
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ndpkit.hw import Platform
+from ndpkit.model import in_storage
 from ndpkit.model.configuration import FULL_GEAR, Configuration
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j, price
 from ndpkit.model.options import Options
@@ -45,6 +49,10 @@ class Estimate:
     energy: Energy
     ee_mb_per_j: float
     notes: list[str] = field(default_factory=list)
+    stage_times_s: dict[str, float] = field(default_factory=dict)
+    """In-storage models: each stage's own time (they include fixed latencies)."""
+    channels_on: int | None = None
+    """In-storage models: flash channels powered (None on other platforms)."""
 
     @property
     def stages(self) -> dict[str, float]:
@@ -77,6 +85,8 @@ class Estimate:
             "bottleneck": self.bottleneck,
             "max_shards_per_engine": self.pipeline.max_shards_per_engine,
             "load_imbalance": self.pipeline.load_imbalance,
+            **({"channels_on": self.channels_on} if self.channels_on is not None else {}),
+            **{f"t_{name}_s": seconds for name, seconds in self.stage_times_s.items()},
             "t_ndp_s": self.t_ndp_s,
             "t_cpu_s": self.t_cpu_s,
             "time_s": self.time_s,
@@ -94,6 +104,8 @@ def estimate(
 ) -> Estimate:
     """Estimate time and energy of `profile`'s application on `platform` under `config`."""
     options = options or Options()
+    if platform.is_in_storage:
+        return _in_storage(platform, profile, config, options)
     pipe = pipeline(platform, profile, config, options)
     data = profile.data_bytes
     notes: list[str] = []
@@ -134,6 +146,30 @@ def estimate(
     )
 
 
+def _in_storage(
+    platform: Platform, profile: Profile, config: Configuration, options: Options
+) -> Estimate:
+    """RISP's Baseline (split=host) or in-storage (split=device) model."""
+    result = in_storage.run(platform, profile, config, options)
+    return Estimate(
+        platform=platform.name,
+        app=profile.app,
+        config=config,
+        options=options,
+        data_bytes=profile.data_bytes,
+        pipeline=result.pipeline,
+        t_ndp_s=result.t_ndp_s,
+        t_cpu_s=result.t_cpu_s,
+        time_s=result.time_s,
+        state_times=result.state_times,
+        energy=result.energy,
+        ee_mb_per_j=efficiency_mb_per_j(profile.data_bytes, result.energy.total_j, options),
+        notes=result.notes,
+        stage_times_s=result.stage_times_s,
+        channels_on=len(result.layout.channels_on),
+    )
+
+
 def _state_times(
     platform: Platform,
     pipe: Pipeline,
@@ -170,9 +206,11 @@ def _state_times(
         "idle": max(total * platform.devices - storage_busy, 0.0),
     }
     times = StateTimes(
-        engines=engines,
-        host={"active": host_active, "idle": host_idle},
-        switch_layer={"on": switch_on},
-        storage=storage,
+        {
+            "engines": engines,
+            "host": {"active": host_active, "idle": host_idle},
+            "switch_layer": {"on": switch_on},
+            "storage": storage,
+        }
     )
     return total, times

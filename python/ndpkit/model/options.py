@@ -1,8 +1,9 @@
 """The conventions a model run follows, where the papers are ambiguous.
 
-Each field is one of the RANS/RFNS spec's options (O1…O18, `spec/seeds/rans-rfns.md` §14);
-the defaults reproduce the paper. `docs/reproducing-rans-rfns.md` says which choice
-reproduces which table.
+The first fields are the RANS/RFNS spec's options (O1…O18, `spec/seeds/rans-rfns.md` §14),
+the rest RISP's (R1…R21, `spec/seeds/risp.md` §13); the defaults reproduce the papers.
+`docs/reproducing-rans-rfns.md` and `docs/reproducing-risp.md` say which choice
+reproduces which table. Each model reads only its own paper's fields.
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ SwitchPower = Literal["declared", "per_element"]
 SwitchTime = Literal["ndp", "ndp_cpu"]
 Improvement = Literal["reduction", "ee_gain"]
 Rounding2 = Literal["exact", "paper"]
+CpuEnergy = Literal["cycles", "instructions"]
+Attribution = Literal["paper", "all_active"]
+NvmPower = Literal["per_channel", "per_device"]
+RuPower = Literal["linear_per_cell", "proportional"]
+HostStage = Literal["eq8_only", "with_host_stage"]
+ReconfigurationCost = Literal["ignore", "include"]
+CellLoad = Literal["ideal", "max_group"]
+RuTime = Literal["computing", "configured"]
 
 GIB = 2**30
 MIB = 2**20
@@ -59,6 +68,27 @@ class Options:
     rounding: Rounding2 = "exact"
     """O6: 'paper' rounds energies to 0.01 J before deriving MB/J and savings from them,
     as the paper's worked examples do; 'exact' keeps full precision."""
+
+    # RISP (in-storage) conventions.
+    cpu_energy: CpuEnergy = "cycles"
+    """R3: host CPU energy = EPC x CPB x D (cycles) or EPC x IPB x D (instructions)."""
+    attribution: Attribution = "paper"
+    """R4: each component active for its own stage time and idle otherwise (spec §5.2), or
+    every component active for the whole run."""
+    nvm_power: NvmPower = "per_channel"
+    """R5: the NVM powers are per powered channel, or for the whole device."""
+    ru_power: RuPower = "linear_per_cell"
+    """R6: P_RU(k cells) = fixed + k x per-cell, or P_RU(reference cells) x k / reference."""
+    host_stage: HostStage = "eq8_only"
+    """R11: T_RISP = Eq. (8), or also the results' transfer to the host, D / (β b_hostIO)."""
+    reconfiguration: ReconfigurationCost = "ignore"
+    """R15: ignore loading the bitstream (paper), or add its time and energy (10 ms, 4 mJ)."""
+    ru_time: RuTime = "computing"
+    """R4 for the RU: active while computing and idle after (spec §5.2), or drawing its
+    active power for the whole run once configured (clocked fabric waits, not idles)."""
+    cell_load: CellLoad = "ideal"
+    """R9/R10: a cell serving a group computes D/(α k) (ideal, the paper), or the largest
+    group's share of the data (max_group: uneven groups make one cell finish last)."""
 
     def round_energy(self, joules: float) -> float:
         return round(joules, 2) if self.rounding == "paper" else joules
@@ -112,4 +142,12 @@ _ANNOTATIONS: dict[str, Any] = {
     "switch_time": SwitchTime,
     "improvement": Improvement,
     "rounding": Rounding2,
+    "cpu_energy": CpuEnergy,
+    "attribution": Attribution,
+    "nvm_power": NvmPower,
+    "ru_power": RuPower,
+    "host_stage": HostStage,
+    "reconfiguration": ReconfigurationCost,
+    "cell_load": CellLoad,
+    "ru_time": RuTime,
 }

@@ -41,15 +41,24 @@ class Pipeline:
     engines_total: int
     engines_active: int
     max_shards_per_engine: int
+    after: tuple[str, ...] = ()
+    """Stages that run after the others instead of overlapping them (RISP's baseline
+    computes on the host once the transfer is done, Eq. 5)."""
 
     @property
     def performance_bytes_per_s(self) -> float:
-        return min(self.stages.values())
+        """D / time per byte: the slowest overlapped stage, plus each stage run `after`."""
+        overlapped = [bw for name, bw in self.stages.items() if name not in self.after]
+        if not self.after:
+            return min(overlapped)
+        seconds_per_byte = 1 / min(overlapped) if overlapped else 0.0
+        seconds_per_byte += sum(1 / self.stages[name] for name in self.after)
+        return math.inf if seconds_per_byte == 0 else 1 / seconds_per_byte
 
     @property
     def bottleneck(self) -> str:
-        """The argmin stage; ties go to the earliest stage in the pipeline."""
-        best = self.performance_bytes_per_s
+        """The slowest stage (argmin bandwidth); ties go to the earliest in the pipeline."""
+        best = min(self.stages.values())
         return next(name for name, bw in self.stages.items() if bw == best)
 
     @property

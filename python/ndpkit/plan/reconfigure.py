@@ -51,6 +51,8 @@ class Plan:
     planned: Estimate
     method: str = "paper"
     candidates: list[Estimate] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Planner-specific facts (channel selection: policy, fits, roundings)."""
 
     @property
     def engines_off(self) -> int:
@@ -108,6 +110,7 @@ class Plan:
             "performance_loss_pct": self.performance_loss_pct,
             "max_shards_per_engine": self.planned.pipeline.max_shards_per_engine,
             "load_imbalance": self.planned.pipeline.load_imbalance,
+            **self.details,
             "notes": self.planned.notes,
         }
 
@@ -143,7 +146,14 @@ def plan(
     *,
     scheme: str | None = None,
 ) -> Plan:
-    """The paper's reconfiguration (Eqs. 2 and 3) on `platform`'s switch layer (or `scheme`)."""
+    """The paper's reconfiguration (Eqs. 2 and 3) on `platform`'s switch layer (or `scheme`).
+
+    An in-storage platform is planned per channel instead (`channels.plan_channels`,
+    RISP's host-bandwidth policy)."""
+    if platform.is_in_storage:
+        from ndpkit.plan.channels import plan_channels  # noqa: PLC0415 (channels imports Plan)
+
+        return plan_channels(platform, profile, options)
     options = options or Options()
     wired = platform if scheme is None else platform.with_scheme(scheme)
     baseline = estimate(wired.with_scheme("mux1"), profile, FULL_GEAR, options)

@@ -1,0 +1,394 @@
+"""Channel selection inside one SSD: how many flash channels and processing cells to enable.
+
+RISP §7. For an app, the characteristic functions f_power(n) = E/T (Eq. 11) and
+f_pb(n) = D/T (Eq. 12) are evaluated over n = 4, 8, …, 64 channels and fitted by
+linear regression (power with an intercept, bandwidth through the origin, R18); or
+the paper's own fits are used (`fit = "paper"`, Sobel's Eqs. 13-14, R7).
+
+- Policy A, power budget: n_power = max{n : f_power(n) <= P_budget}; the other
+  channels are powered off and their data is not read (R10 `channels_off`, R12).
+- Policy B, host bandwidth: n_host = β x b_hostIO / s for f_pb = s x n: only n_host
+  cells are configured, and all N channels still supply data (R10 `reduced_cells`);
+  the public cell switches contiguous groups of channels onto each cell (§7.4, R9).
+- `both` (§7.5, not the paper's): the smaller of the two.
+
+Rounding a fractional n (R8) is `floor` (the paper), `ceil`, `nearest`, or
+`search`: the least integer n whose *model* (not its fit) meets the goal: power
+within budget, or no loss of performance against all channels on.
+
+Example (Sobel, N = 64, SATA 3.2 at 1.97 GB/s, model fit slope 0.1 GB/s per channel):
+n_host = 1 x 1.97 / 0.1 = 19.7 → floor 19 cells, each serving 3 or 4 channels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ndpkit.errors import ModelError
+from ndpkit.hw import Platform
+from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
+from ndpkit.plan.mapping import Mapping
+from ndpkit.plan.reconfigure import Plan
+from ndpkit.profile import Profile
+
+Policy = Literal["host", "power", "both"]
+FitSource = Literal["model", "paper"]
+ChannelRounding = Literal["floor", "ceil", "nearest", "search"]
+Grouping = Literal["balanced", "ceil", "floor"]
+TimeModel = Literal["reduced_cells", "channels_off"]
+
+SAMPLE_CHANNELS = tuple(range(4, 65, 4))
+"""R18 `step_4`: Fig. 8's sample points, 4, 8, …, 64 channels."""
+
+# Relative slack so that 19.700000001 channels still floors to 19 and a time equal to
+# all-on's up to rounding counts as no loss.
+_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    """y = intercept + slope x n."""
+
+    intercept: float
+    slope: float
+
+    def __call__(self, n: float) -> float:
+        return self.intercept + self.slope * n
+
+    def solve(self, y: float) -> float:
+        """The n at which the fit reaches y."""
+        if self.slope == 0:
+            return math.inf if y >= self.intercept else -math.inf
+        return (y - self.intercept) / self.slope
+
+
+def fit_line(xs: Sequence[float], ys: Sequence[float], *, intercept: bool) -> LinearFit:
+    """Least-squares line through the points (or through the origin)."""
+    if len(xs) != len(ys) or len(xs) < (2 if intercept else 1):
+        raise ModelError("a linear fit needs at least two points")
+    if not intercept:
+        return LinearFit(
+            0.0, sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
+        )
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        raise ModelError("a linear fit needs at least two distinct channel counts")
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return LinearFit(my - slope * mx, slope)
+
+
+@dataclass(frozen=True)
+class CharacteristicPoint:
+    channels: int
+    power_w: float
+    bandwidth_bytes_per_s: float
+
+
+@dataclass(frozen=True)
+class Characteristic:
+    """f_power and f_pb of one app (Eqs. 11-14), from the model's points or the paper."""
+
+    app: str
+    source: FitSource
+    power: LinearFit
+    bandwidth: LinearFit
+    points: tuple[CharacteristicPoint, ...] = ()
+
+
+def characteristic_points(
+    platform: Platform,
+    profile: Profile,
+    options: Options,
+    channels: Sequence[int] = SAMPLE_CHANNELS,
+) -> tuple[CharacteristicPoint, ...]:
+    """Power E/T and processing bandwidth D/T with n channels and n cells (all on), by
+    Eqs. (8)-(9): without the host stage, as the paper builds f_power and f_pb."""
+    options = options.with_(host_stage="eq8_only")
+    points = []
+    for n in channels:
+        e = estimate(platform.with_channels(n), profile, FULL_GEAR, options)
+        points.append(CharacteristicPoint(n, e.energy_j / e.time_s, profile.data_bytes / e.time_s))
+    return tuple(points)
+
+
+def characteristic(
+    platform: Platform,
+    profile: Profile,
+    options: Options,
+    *,
+    source: FitSource = "model",
+    channels: Sequence[int] = SAMPLE_CHANNELS,
+) -> Characteristic:
+    """The fits the policies use: regress the model's own points, or the paper's Eqs."""
+    points = characteristic_points(platform, profile, options, channels)
+    if source == "paper":
+        published = profile.published_fit
+        if published is None:
+            raise ModelError(
+                f"the paper publishes fits for sobel only; app {profile.app!r} has no "
+                "published_fit (use fit=model)"
+            )
+        return Characteristic(
+            profile.app,
+            "paper",
+            LinearFit(published.power_intercept_w, published.power_slope_w),
+            LinearFit(0.0, published.bandwidth_slope_bytes_per_s),
+            points,
+        )
+    xs = [float(p.channels) for p in points]
+    return Characteristic(
+        profile.app,
+        "model",
+        fit_line(xs, [p.power_w for p in points], intercept=True),
+        fit_line(xs, [p.bandwidth_bytes_per_s for p in points], intercept=False),
+        points,
+    )
+
+
+def group_channels(channels: int, cells: int, mode: Grouping = "balanced") -> Mapping:
+    """Contiguous groups of channels, one per enabled cell; the cell sits on the group's
+    first channel (§7.4). `balanced`: sizes differ by at most one; `ceil`: groups of
+    ceil(N/k), the last smaller (maybe fewer than k cells); `floor`: groups of N//k,
+    leftovers appended to the last group."""
+    if not 1 <= cells <= channels:
+        raise ModelError(f"cells must be in 1..{channels}, got {cells}")
+    if mode == "balanced":
+        base, extra = divmod(channels, cells)
+        sizes = [base + (1 if i < extra else 0) for i in range(cells)]
+    else:
+        g = math.ceil(channels / cells) if mode == "ceil" else channels // cells
+        sizes = [min(g, channels - s) for s in range(0, channels, g)]
+        if mode == "floor":
+            while len(sizes) > cells:
+                last = sizes.pop()
+                sizes[-1] += last
+    active, route, first = [], [], 0
+    for size in sizes:
+        active.append(first)
+        route.extend([first] * size)
+        first += size
+    return Mapping(channels, max(sizes), tuple(active), tuple(route))
+
+
+def reduced_cells_config(mapping: Mapping) -> Configuration:
+    """All channels read, only the mapping's cells compute."""
+    if len(mapping.active) == mapping.devices:
+        return FULL_GEAR
+    return Configuration(active=mapping.active, route=mapping.route)
+
+
+def channels_off_config(channels: int, on: int) -> Configuration:
+    """Channels 0..on-1 and their cells on, the rest powered off."""
+    if on == channels:
+        return FULL_GEAR
+    return Configuration(active=tuple(range(on)), channels=tuple(range(on)))
+
+
+def _round(value: float, how: ChannelRounding, low: int, high: int) -> int:
+    if math.isinf(value):
+        return high if value > 0 else low
+    if how == "ceil":
+        n = math.ceil(value * (1 - _SLACK))
+    elif how == "nearest":
+        n = math.floor(value + 0.5)
+    else:  # floor; `search` refines this start point
+        n = math.floor(value * (1 + _SLACK))
+    return min(max(n, low), high)
+
+
+@dataclass(frozen=True)
+class ChannelChoice:
+    """How many channels or cells a policy enables, before and after rounding."""
+
+    policy: str
+    exact: float
+    chosen: int
+    by_rounding: dict[str, int] = field(default_factory=dict)
+
+
+def power_budget_channels(
+    platform: Platform,
+    profile: Profile,
+    fit: Characteristic,
+    budget_w: float,
+    options: Options,
+    rounding: ChannelRounding = "floor",
+) -> ChannelChoice:
+    """Policy A: the most channels whose power stays within the budget."""
+    n_total = platform.channels
+    exact = fit.power.solve(budget_w)
+    rounded = {how: _round(exact, how, 1, n_total) for how in ("floor", "ceil", "nearest")}
+
+    def power(n: int) -> float:
+        e = estimate(platform, profile, channels_off_config(n_total, n), options)
+        return e.energy_j / e.time_s
+
+    if power(1) > budget_w * (1 + _SLACK):
+        raise ModelError(
+            f"even one channel draws {power(1):.3g} W, above the {budget_w:g} W budget"
+        )
+    feasible = [n for n in range(1, n_total + 1) if power(n) <= budget_w * (1 + _SLACK)]
+    rounded["search"] = max(feasible)
+    return ChannelChoice("power", exact, rounded[rounding], rounded)
+
+
+def host_bandwidth_cells(
+    platform: Platform,
+    profile: Profile,
+    fit: Characteristic,
+    options: Options,
+    rounding: ChannelRounding = "floor",
+    grouping: Grouping = "balanced",
+    time_model: TimeModel = "reduced_cells",
+) -> ChannelChoice:
+    """Policy B: cells whose output f_pb(n)/β matches the host interface. `search` is the
+    fewest cells (under `time_model`) that lose no performance against all on."""
+    n_total = platform.channels
+    target = profile.alpha * platform.host_link.bandwidth_bytes_per_s
+    exact = fit.bandwidth.solve(target)
+    rounded = {how: _round(exact, how, 1, n_total) for how in ("floor", "ceil", "nearest")}
+    all_on = estimate(platform, profile, FULL_GEAR, options).time_s
+    for k in range(1, n_total + 1):
+        config = _config(n_total, k, time_model, grouping)[1]
+        if estimate(platform, profile, config, options).time_s <= all_on * (1 + _SLACK):
+            rounded["search"] = k
+            break
+    return ChannelChoice("host", exact, rounded[rounding], rounded)
+
+
+def _config(
+    channels: int, on: int, time_model: TimeModel, grouping: Grouping
+) -> tuple[Mapping, Configuration]:
+    if time_model == "channels_off":
+        mapping = Mapping(channels, 1, tuple(range(on)), tuple(range(channels)))
+        return mapping, channels_off_config(channels, on)
+    mapping = group_channels(channels, on, grouping)
+    return mapping, reduced_cells_config(mapping)
+
+
+def plan_channels(
+    platform: Platform,
+    profile: Profile,
+    options: Options | None = None,
+    *,
+    policy: Policy = "host",
+    budget_w: float | None = None,
+    fit: FitSource = "model",
+    rounding: ChannelRounding = "floor",
+    grouping: Grouping = "balanced",
+    time_model: TimeModel | None = None,
+) -> Plan:
+    """RISP's channel selection on an in-storage platform, against all channels on."""
+    options = options or Options(units="decimal", host_stage="with_host_stage")
+    if not platform.is_in_storage or platform.engines is None:
+        raise ModelError(
+            f"platform {platform.name!r} has no per-channel processing cells "
+            "(engines.placement = 'channel'); channel selection needs them"
+        )
+    if policy in ("power", "both") and budget_w is None:
+        raise ModelError(f"policy {policy!r} needs a power budget (e.g. --power-budget 3W)")
+    if budget_w is not None and budget_w <= 0:
+        raise ModelError(f"the power budget must be positive, got {budget_w:g} W")
+    n_total = platform.channels
+    curves = characteristic(platform, profile, options, source=fit)
+    choices: list[ChannelChoice] = []
+    if policy in ("power", "both"):
+        assert budget_w is not None
+        choices.append(
+            power_budget_channels(platform, profile, curves, budget_w, options, rounding)
+        )
+    if policy in ("host", "both"):
+        host_model = time_model or "reduced_cells"
+        choices.append(
+            host_bandwidth_cells(platform, profile, curves, options, rounding, grouping, host_model)
+        )
+    binding = min(choices, key=lambda c: c.chosen)
+    model = time_model or ("channels_off" if binding.policy == "power" else "reduced_cells")
+    mapping, config = _config(n_total, binding.chosen, model, grouping)
+    baseline = estimate(platform, profile, FULL_GEAR, options)
+    planned = estimate(platform, profile, config, options)
+    details: dict[str, Any] = {
+        "policy": policy,
+        "binding_policy": binding.policy,
+        "fit": fit,
+        "power_fit_w": [curves.power.intercept, curves.power.slope],
+        "bandwidth_fit_gb_per_s_per_channel": curves.bandwidth.slope / options.gb,
+        "time_model": model,
+        "grouping": grouping if model == "reduced_cells" else None,
+        "rounding": rounding,
+        "channels_on": planned.channels_on,
+        "cells_on": planned.pipeline.engines_active,
+        "power_budget_w": budget_w,
+        "planned_power_w": planned.energy_j / planned.time_s,
+        "baseline_power_w": baseline.energy_j / baseline.time_s,
+        **{f"n_{c.policy}_exact": c.exact for c in choices},
+        **{f"n_{c.policy}_{how}": n for c in choices for how, n in c.by_rounding.items()},
+    }
+    if options.host_stage == "eq8_only" and binding.policy == "host":
+        planned.notes.append(
+            "host_stage=eq8_only: the comparison ignores the host interface, so fewer cells "
+            "look slower; use host_stage=with_host_stage (R11) to see the match"
+        )
+    return Plan(
+        platform=platform.name,
+        app=profile.app,
+        scheme="channels",
+        engines_total=n_total,
+        engines_required=binding.chosen,
+        engines_on=planned.pipeline.engines_active,
+        mapping=mapping,
+        baseline=baseline,
+        planned=planned,
+        method=f"{binding.policy} ({fit} fit, {rounding})",
+        details=details,
+    )
+
+
+def calibrate_ru_power(
+    platform: Platform,
+    profile: Profile,
+    target: LinearFit,
+    options: Options,
+    channels: Sequence[int] = SAMPLE_CHANNELS,
+) -> tuple[float, float]:
+    """The RU's fixed and per-cell active power that make the model's power curve fit
+    `target` best (least squares over `channels`): how Sobel's powers are set from
+    Eq. (13) when Table IV is missing (R6, linear_per_cell).
+
+    power(n) = rest(n) + (fixed + n x cell) x a(n) + P_idle x (1 - a(n)), with a(n) the
+    RU's active fraction of the run, is linear in (fixed, cell).
+    """
+    engines, public = platform.engines, platform.public_cell
+    if engines is None or public is None:
+        raise ModelError("calibration needs channel cells and a public cell")
+    zero = _with_ru_power(platform, profile.app, 0.0, 0.0)
+    rows: list[tuple[float, float, float]] = []
+    for n in channels:
+        e = estimate(zero.with_channels(n), profile, FULL_GEAR, options)
+        ru = e.state_times.of("ru")
+        active = ru.get("active", 0.0) / e.time_s
+        rest = (e.energy_j - public.power_idle_w * ru.get("idle", 0.0)) / e.time_s
+        idle_part = public.power_idle_w * (1 - active)
+        rows.append((active, n * active, target(n) - rest - idle_part))
+    # Normal equations for y ≈ fixed x a + cell x (n a).
+    s11 = sum(a * a for a, _, _ in rows)
+    s12 = sum(a * b for a, b, _ in rows)
+    s22 = sum(b * b for _, b, _ in rows)
+    t1 = sum(a * y for a, _, y in rows)
+    t2 = sum(b * y for _, b, y in rows)
+    det = s11 * s22 - s12 * s12
+    if det == 0:
+        raise ModelError("calibration is singular: the RU is never active at these channel counts")
+    return (t1 * s22 - t2 * s12) / det, (s11 * t2 - s12 * t1) / det
+
+
+def _with_ru_power(platform: Platform, app: str, fixed_w: float, cell_w: float) -> Platform:
+    data = platform.model_dump(by_alias=False)
+    data["engines"]["power_active_by_app"][app] = cell_w
+    data["public_cell"]["power_active_by_app"][app] = fixed_w
+    return Platform.model_validate(data, context={"si": True})
