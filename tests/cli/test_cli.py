@@ -175,7 +175,7 @@ def test_bad_platform_file_exits_2_naming_file_and_field(
         (("plan", "-p", "rfns", "-a", "he", "--optimal", "--tolerance", "-1"), "tolerance"),
         (("estimate", "-p", "rans", "-a", "he", "--engines", "3"), "can run 18..36 engines"),
         (("estimate", "-p", "rans", "-a", "he", "--split", "both"), "--split"),
-        (("reproduce", "risp"), "unknown paper 'risp'"),
+        (("reproduce", "no-such-paper"), "unknown paper 'no-such-paper'"),
         (("reproduce", "rans-rfns", "--tables", "6"), "unknown table '6'"),
         (("reproduce", "rans-rfns", "--units", "GiB"), "units: must be one of"),
         (("estimate", "-p", "rans", "-a", "he", "--profiles", "/nope.toml"), "/nope.toml"),

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.model import Options
 from ndpkit.report import Table, to_csv, to_json, to_rich
 
@@ -119,9 +119,33 @@ MuxCapOpt = Annotated[
 ]
 
 
+ModelOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="Any model convention as KEY=VALUE, repeatable (e.g. -o ru_time=configured); "
+        "see docs/reproducing-risp.md and docs/reproducing-rans-rfns.md.",
+    ),
+]
+
+
 def build_options(base: Options, flags: Mapping[str, Any]) -> Options:
     """Options from a command's flags (pass its `locals()`): unset flags keep `base`,
-    other parameters are ignored, and a bad value is a clear exit-2 error."""
+    `--option KEY=VALUE` pairs come last, other parameters are ignored, and a bad value
+    is a clear exit-2 error."""
     names = base.as_dict()
     chosen = {k: v for k, v in flags.items() if k in names and v is not None}
+    for pair in flags.get("option") or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SpecError("expected KEY=VALUE", source="command line", field=f"--option {pair}")
+        key, value = key.strip(), value.strip()
+        chosen[key] = _flag_value(names.get(key), value)
     return Options.from_mapping({**names, **chosen}, source="command line")
+
+
+def _flag_value(current: Any, text: str) -> Any:
+    if isinstance(current, bool):
+        return {"true": True, "false": False}.get(text.lower(), text)
+    return text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any, get_args
 
 import typer
 
@@ -13,6 +13,7 @@ from ndpkit.cli.common import (
     Format,
     FormatOption,
     ImprovementOpt,
+    ModelOptionOpt,
     MuxCapOpt,
     PlacementOpt,
     RoundingOpt,
@@ -26,12 +27,23 @@ from ndpkit.cli.common import (
     stderr,
     user_errors,
 )
-from ndpkit.errors import ModelError
-from ndpkit.hw import load_platform
+from ndpkit.errors import ModelError, SpecError
+from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan import Plan, activate, configuration_of, optimise, plan
-from ndpkit.profile import load_profile
+from ndpkit.plan.channels import (
+    ChannelRounding,
+    FitSource,
+    Grouping,
+    Policy,
+    TimeModel,
+    group_channels,
+    plan_channels,
+    reduced_cells_config,
+)
+from ndpkit.profile import Profile, load_profile
 from ndpkit.report import Column, Table, to_json
+from ndpkit.units import Kind, parse
 
 PlatformOpt = Annotated[
     str,
@@ -46,21 +58,77 @@ AppOpt = Annotated[
     ),
 ]
 ProfilesOpt = Annotated[
-    str,
-    typer.Option("--profiles", help="A profile set: shipped name (rans-rfns) or a TOML/JSON file."),
+    str | None,
+    typer.Option(
+        "--profiles",
+        help="A profile set: shipped name (rans-rfns, risp) or a TOML/JSON file "
+        "(default: risp on in-storage platforms, else rans-rfns).",
+    ),
 ]
+ChannelsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--channels", help="In-storage: the SSD with this many flash channels (and cells)."
+    ),
+]
+InterfaceOpt = Annotated[
+    str | None,
+    typer.Option("--interface", help="In-storage: host interface (sata-3.2, pcie3-x4, pcie3-x16)."),
+]
+CellClockOpt = Annotated[
+    float | None,
+    typer.Option("--cell-clock-mhz", help="In-storage: the cells' clock f_RU in MHz."),
+]
+
+
+def family_defaults(spec: Platform) -> Options:
+    """The conventions a platform's paper uses: RISP reports decimal GB (R2)."""
+    return Options(units="decimal") if spec.is_in_storage else Options()
+
+
+def in_storage_variant(
+    spec: Platform, channels: int | None, interface: str | None, cell_clock_mhz: float | None
+) -> Platform:
+    """Apply --channels, --interface and --cell-clock-mhz (in-storage platforms only)."""
+    if (channels, interface, cell_clock_mhz) != (None, None, None) and not spec.is_in_storage:
+        raise ModelError(
+            "--channels, --interface and --cell-clock-mhz apply to in-storage platforms "
+            f"(described per flash channel); {spec.name!r} is not one"
+        )
+    if channels is not None:
+        if channels < 1:
+            raise ModelError(f"--channels must be at least 1, got {channels}")
+        spec = spec.with_channels(channels)
+    if interface is not None:
+        spec = spec.with_interface(interface)
+    if cell_clock_mhz is not None:
+        if cell_clock_mhz <= 0:
+            raise ModelError(f"--cell-clock-mhz must be positive, got {cell_clock_mhz:g}")
+        spec = spec.with_cell_clock(cell_clock_mhz * 1e6)
+    return spec
+
+
+def profile_for(spec: Platform, app: str, profiles: str | None) -> Profile:
+    default = "risp" if spec.is_in_storage else "rans-rfns"
+    return load_profile(app, profiles or default)
 
 
 def estimate_cmd(
     platform: PlatformOpt,
     app: AppOpt,
-    profiles: ProfilesOpt = "rans-rfns",
+    profiles: ProfilesOpt = None,
     engines: Annotated[
         int | None,
         typer.Option(
-            "--engines", "-n", help="Engines to power on (mapped by the switch layer); default all."
+            "--engines",
+            "-n",
+            help="Engines to power on (mapped by the switch layer), or on an in-storage "
+            "platform the processing cells, each serving a group of channels; default all.",
         ),
     ] = None,
+    channels: ChannelsOpt = None,
+    interface: InterfaceOpt = None,
+    cell_clock_mhz: CellClockOpt = None,
     split: Annotated[
         str,
         typer.Option(
@@ -76,19 +144,27 @@ def estimate_cmd(
     switch_power: SwitchPowerOpt = None,
     switch_time: SwitchTimeOpt = None,
     mux_port_cap: MuxCapOpt = False,
+    option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Predict time, bottleneck stage and energy of one application on one platform (Eq. 1)."""
+    """Predict time, bottleneck stage and energy of one application on one platform.
+
+    RANS/RFNS platforms use Eq. 1; in-storage platforms (RISP) use Eqs. 6-8 for the
+    device split and the Baseline, Eqs. 1-5, for the host split.
+    """
     with user_errors():
-        opts = build_options(Options(), locals())
         spec = load_platform(platform)
-        profile = load_profile(app, profiles)
+        spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
+        opts = build_options(family_defaults(spec), locals())
+        profile = profile_for(spec, app, profiles)
         if split not in ("device", "host"):
             raise ModelError(f"--split must be device or host, got {split!r}")
         if split == "host":
             config = HOST_ONLY
         elif engines is None:
             config = FULL_GEAR
+        elif spec.is_in_storage:
+            config = reduced_cells_config(group_channels(spec.channels, engines))
         else:
             k = spec.switch_layer.module_size(spec.devices)
             config = configuration_of(activate(spec.devices, k, engines), spec.devices)
@@ -112,7 +188,7 @@ def estimate_table(e: Estimate) -> Table:
 def plan_cmd(
     platform: PlatformOpt,
     app: AppOpt,
-    profiles: ProfilesOpt = "rans-rfns",
+    profiles: ProfilesOpt = None,
     scheme: Annotated[
         str | None,
         typer.Option(
@@ -146,20 +222,83 @@ def plan_cmd(
     switch_time: SwitchTimeOpt = None,
     improvement: ImprovementOpt = None,
     mux_port_cap: MuxCapOpt = False,
+    channels: ChannelsOpt = None,
+    interface: InterfaceOpt = None,
+    cell_clock_mhz: CellClockOpt = None,
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            "--policy",
+            help="In-storage: host (match the host interface), power (stay under "
+            "--power-budget) or both; default host, or both with a budget.",
+        ),
+    ] = None,
+    power_budget: Annotated[
+        str | None,
+        typer.Option("--power-budget", help="In-storage: the SSD's power budget, e.g. '3 W'."),
+    ] = None,
+    fit: Annotated[
+        str,
+        typer.Option("--fit", help="In-storage: model (regress the model) or paper (Eqs. 13-14)."),
+    ] = "model",
+    channel_rounding: Annotated[
+        str,
+        typer.Option(
+            "--channel-rounding",
+            help="In-storage, R8: search (fewest cells with no loss / most channels within "
+            "budget, by the model), floor (the paper), ceil or nearest.",
+        ),
+    ] = "search",
+    grouping: Annotated[
+        str,
+        typer.Option("--grouping", help="In-storage, R9: balanced, ceil or floor groups."),
+    ] = "balanced",
+    time_model: Annotated[
+        str | None,
+        typer.Option(
+            "--time-model",
+            help="In-storage, R10: reduced_cells (all channels read) or channels_off; "
+            "default per policy (host: reduced_cells, power: channels_off).",
+        ),
+    ] = None,
+    option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Choose how many engines to power on, map SSDs to them, and report the energy saved."""
+    """Choose how many engines (or, in an SSD, channels and cells) to power on, and report
+    the energy saved."""
     with user_errors():
-        opts = build_options(Options(), locals())
         spec = load_platform(platform)
-        profile = load_profile(app, profiles)
+        spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
+        base = family_defaults(spec)
+        if spec.is_in_storage:
+            base = base.with_(host_stage="with_host_stage")
+        opts = build_options(base, locals())
+        profile = profile_for(spec, app, profiles)
         if spec.engines is None and not optimal:
             raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
-        result = (
-            optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme)
-            if optimal
-            else plan(spec, profile, opts, scheme=scheme)
-        )
+        if spec.is_in_storage:
+            if optimal:
+                raise ModelError("--optimal is for NDP servers; in-storage plans use --policy")
+            budget = None if power_budget is None else parse(power_budget, Kind.POWER)
+            result = plan_channels(
+                spec,
+                profile,
+                opts,
+                policy=choice("--policy", policy or ("both" if budget else "host"), Policy),
+                budget_w=budget,
+                fit=choice("--fit", fit, FitSource),
+                rounding=choice("--channel-rounding", channel_rounding, ChannelRounding),
+                grouping=choice("--grouping", grouping, Grouping),
+                time_model=None
+                if time_model is None
+                else choice("--time-model", time_model, TimeModel),
+            )
+        else:
+            result = (
+                optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme)
+                if optimal
+                else plan(spec, profile, opts, scheme=scheme)
+            )
     document = {"plan": result.as_dict(), "candidates": [c.as_dict() for c in result.candidates]}
     if fmt is Format.json:
         sys.stdout.write(to_json(document))
@@ -171,7 +310,19 @@ def plan_cmd(
         stderr().print(f"note: {note}", highlight=False)
 
 
+def choice(flag: str, value: str, allowed: Any) -> Any:
+    """`value` if it is one of the Literal `allowed`, else a clear error naming the flag."""
+    values = get_args(allowed)
+    if value not in values:
+        raise SpecError(
+            f"must be one of {', '.join(values)}, got {value!r}", source="command line", field=flag
+        )
+    return value
+
+
 def plan_table(p: Plan) -> Table:
+    if p.scheme == "channels":
+        return channel_plan_table(p)
     d = p.as_dict()
     gb = p.planned.options.gb
     rows = [
@@ -208,6 +359,69 @@ def plan_table(p: Plan) -> Table:
         rows,
         note="baseline: full gear on the same server without a switch layer",
     )
+
+
+def channel_plan_table(p: Plan) -> Table:
+    d = p.as_dict()
+    gb = p.planned.options.gb
+    groups: dict[int, list[int]] = {}
+    for channel, cell in enumerate(d["route"]):
+        groups.setdefault(cell, []).append(channel)
+    shown = [f"{c}:{g[0]}-{g[-1]}" for c, g in groups.items() if c in set(d["active_engines"])]
+    budget = d["power_budget_w"]
+    rows = [
+        {"item": "policy (binding)", "value": f"{d['policy']} ({d['binding_policy']})"},
+        {"item": "fit / rounding", "value": f"{d['fit']} / {d['rounding']}"},
+        {
+            "item": "power fit (W)",
+            "value": f"{d['power_fit_w'][0]:.4f} + {d['power_fit_w'][1]:.4f} n",
+        },
+        {
+            "item": "bandwidth fit (GB/s)",
+            "value": f"{d['bandwidth_fit_gb_per_s_per_channel']:.4f} n",
+        },
+        *[
+            {"item": f"n_{pol} exact / floor / ceil / search", "value": _ns(d, pol)}
+            for pol in ("power", "host")
+            if f"n_{pol}_exact" in d
+        ],
+        {"item": "time model", "value": d["time_model"]},
+        {"item": "channels on / total", "value": f"{d['channels_on']} / {d['engines_total']}"},
+        {"item": "cells on", "value": str(d["cells_on"])},
+        {
+            "item": "cell:channels",
+            "value": " ".join(shown[:16]) + (" …" if len(shown) > 16 else ""),
+        },
+        {
+            "item": "performance (GB/s) all on → plan",
+            "value": f"{p.baseline.performance_bytes_per_s / gb:.3f} → "
+            f"{p.planned.performance_bytes_per_s / gb:.3f} "
+            f"(loss {d['performance_loss_pct']:.2f}%)",
+        },
+        {
+            "item": "power (W) all on → plan",
+            "value": f"{d['baseline_power_w']:.3f} → {d['planned_power_w']:.3f}"
+            + ("" if budget is None else f" (budget {budget:g})"),
+        },
+        {
+            "item": "energy (J) all on → plan",
+            "value": f"{d['baseline_energy_j']:.4f} → {d['planned_energy_j']:.4f}",
+        },
+        {"item": "saving (%)", "value": f"{d['improvement_pct']:.2f}"},
+    ]
+    return Table(
+        "plan",
+        f"Channel plan — {p.app} on {p.platform}",
+        [Column("item", "", None), Column("value", "", None)],
+        rows,
+        note="baseline: every channel and cell on (reconfigurability disabled)",
+    )
+
+
+def _ns(d: dict[str, Any], policy: str) -> str:
+    exact = d[f"n_{policy}_exact"]
+    rest = " / ".join(str(d[f"n_{policy}_{how}"]) for how in ("floor", "ceil", "search"))
+    return f"{exact:.2f} / {rest}"
 
 
 def candidates_table(p: Plan) -> Table:

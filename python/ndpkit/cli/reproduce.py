@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from ndpkit.cli.common import (
     Format,
     FormatOption,
     ImprovementOpt,
+    ModelOptionOpt,
     MuxCapOpt,
     PlacementOpt,
     RoundingOpt,
@@ -25,12 +27,15 @@ from ndpkit.cli.common import (
     stderr,
     user_errors,
 )
-from ndpkit.errors import UnknownNameError
-from ndpkit.reproduce import REPRODUCTIONS, rans_rfns
+from ndpkit.cli.model import choice
+from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.plan.channels import ChannelRounding, Grouping
+from ndpkit.reproduce import REPRODUCTIONS, rans_rfns, risp
+from ndpkit.units import Kind, UnitError, parse
 
 
 def reproduce_cmd(
-    paper: Annotated[str, typer.Argument(help="Which paper: rans-rfns.")],
+    paper: Annotated[str, typer.Argument(help="Which paper: rans-rfns or risp.")],
     tables: Annotated[
         str | None,
         typer.Option("--tables", help="Comma-separated table numbers to print (default: all)."),
@@ -46,21 +51,68 @@ def reproduce_cmd(
     switch_time: SwitchTimeOpt = None,
     improvement: ImprovementOpt = None,
     mux_port_cap: MuxCapOpt = False,
+    inputs: Annotated[
+        str,
+        typer.Option("--inputs", help="risp, R2: read the paper's MB/GB as decimal or binary."),
+    ] = "decimal",
+    channel_rounding: Annotated[
+        str,
+        typer.Option("--channel-rounding", help="risp, R8: floor (paper), ceil, nearest, search."),
+    ] = "floor",
+    grouping: Annotated[
+        str, typer.Option("--grouping", help="risp, R9: balanced, ceil or floor groups.")
+    ] = "balanced",
+    n_cpu: Annotated[
+        int | None,
+        typer.Option("--n-cpu", min=1, help="risp, R1: host CPUs (blank in Table II; preset 4)."),
+    ] = None,
+    measured: Annotated[
+        str | None,
+        typer.Option(
+            "--measured",
+            help="risp: your measured Baseline times to validate Eq. 5, e.g. "
+            "'kmeans=2.1,sobel=4.9' (seconds).",
+        ),
+    ] = None,
+    option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Regenerate a paper's tables from its inputs through ndpkit's models and planner.
 
-    The defaults are the paper's conventions (printed extrapolated times, energy form A,
-    1 GB = 1024 MB); docs/reproducing-rans-rfns.md says which option reproduces what.
+    The defaults are each paper's conventions; docs/reproducing-rans-rfns.md and
+    docs/reproducing-risp.md say which option reproduces what.
     """
     with user_errors():
         if paper not in REPRODUCTIONS:
             raise UnknownNameError("paper", paper, sorted(REPRODUCTIONS))
-        opts = build_options(rans_rfns.DEFAULT_OPTIONS, locals())
         console = stderr()
-        result = rans_rfns.reproduce(
-            opts, progress=lambda msg: console.print(f"[dim]{msg}…[/]", highlight=False)
-        )
+
+        def progress(msg: str) -> None:
+            console.print(f"[dim]{msg}…[/]", highlight=False)
+
+        if paper == "risp":
+            if units is not None:
+                raise SpecError(
+                    "risp reports decimal GB (R2); use --inputs binary to read the "
+                    "paper's inputs as binary",
+                    source="command line",
+                    field="--units",
+                )
+            opts = build_options(risp.DEFAULT_OPTIONS, locals())
+            result = risp.reproduce(
+                opts,
+                inputs=choice("--inputs", inputs, risp.InputUnits),
+                rounding=choice("--channel-rounding", channel_rounding, ChannelRounding),
+                grouping=choice("--grouping", grouping, Grouping),
+                n_cpu=n_cpu,
+                measured_s=_measured(measured),
+                progress=progress,
+            )
+            document = risp.document
+        else:
+            opts = build_options(rans_rfns.DEFAULT_OPTIONS, locals())
+            result = rans_rfns.reproduce(opts, progress=progress)
+            document = rans_rfns.document
         if tables:
             wanted = [t.strip() for t in tables.split(",") if t.strip()]
             known = [t.name for t in result]
@@ -68,4 +120,37 @@ def reproduce_cmd(
             if missing:
                 raise UnknownNameError("table", missing[0], known)
             result = [t for t in result if t.name in wanted]
-    emit(result, fmt, rans_rfns.document(result, opts))
+    emit(result, fmt, document(result, opts))
+
+
+def _seconds(text: str) -> float:
+    """'2.1' (seconds) or '2100 ms'; NaN if neither."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return parse(text, Kind.TIME)
+    except UnitError:
+        return math.nan
+
+
+def _measured(text: str | None) -> dict[str, float]:
+    """'kmeans=2.1,sobel=4.9' → {"kmeans": 2.1, "sobel": 4.9}, with clear errors."""
+    if not text:
+        return {}
+    values: dict[str, float] = {}
+    for pair in text.split(","):
+        app, sep, seconds = pair.partition("=")
+        app = app.strip()
+        if app not in risp.APPS:
+            raise UnknownNameError("app", app, list(risp.APPS))
+        value = _seconds(seconds.strip()) if sep else math.nan
+        if not value > 0:
+            raise SpecError(
+                f"expected APP=SECONDS with a positive time, got {pair.strip()!r}",
+                source="command line",
+                field="--measured",
+            )
+        values[app] = value
+    return values

@@ -117,6 +117,8 @@ class Options:
                     f"unknown option; known: {', '.join(known)}", source=source, field=key
                 )
             allowed = get_args(_ANNOTATIONS[key])
+            if _ANNOTATIONS[key] is bool and not isinstance(value, bool):
+                raise SpecError(f"must be true or false, got {value!r}", source=source, field=key)
             if allowed and value not in allowed:
                 raise SpecError(
                     f"must be one of {', '.join(map(str, allowed))}, got {value!r}",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ndpkit.errors import ModelError
@@ -282,8 +282,14 @@ def plan_channels(
     rounding: ChannelRounding = "floor",
     grouping: Grouping = "balanced",
     time_model: TimeModel | None = None,
+    never_worse: bool = True,
 ) -> Plan:
-    """RISP's channel selection on an in-storage platform, against all channels on."""
+    """RISP's channel selection on an in-storage platform, against all channels on.
+
+    With `never_worse` (the default; the paper has no such rule) a host-bandwidth choice
+    that would use more energy than all channels on is not taken: every cell stays on
+    and a note says why. A power budget is a constraint, so it is always obeyed.
+    """
     options = options or Options(units="decimal", host_stage="with_host_stage")
     if not platform.is_in_storage or platform.engines is None:
         raise ModelError(
@@ -312,6 +318,18 @@ def plan_channels(
     mapping, config = _config(n_total, binding.chosen, model, grouping)
     baseline = estimate(platform, profile, FULL_GEAR, options)
     planned = estimate(platform, profile, config, options)
+    if never_worse and binding.policy == "host" and planned.energy_j > baseline.energy_j:
+        extra = (planned.energy_j / baseline.energy_j - 1) * 100
+        planned = replace(
+            baseline,
+            notes=[
+                *baseline.notes,
+                f"the host policy's {binding.chosen} cells ({model}) would use {extra:.1f}% "
+                f"more energy than all on under these conventions (ru_time="
+                f"{options.ru_time}); every cell stays on. See docs/reproducing-risp.md.",
+            ],
+        )
+        mapping, config = _config(n_total, n_total, model, grouping)
     details: dict[str, Any] = {
         "policy": policy,
         "binding_policy": binding.policy,

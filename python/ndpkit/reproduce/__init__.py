@@ -1,3 +1,3 @@
 """Paper reproductions: one module per paper, composing hw, model and plan."""
 
-REPRODUCTIONS = {"rans-rfns": "ndpkit.reproduce.rans_rfns"}
+REPRODUCTIONS = {"rans-rfns": "ndpkit.reproduce.rans_rfns", "risp": "ndpkit.reproduce.risp"}

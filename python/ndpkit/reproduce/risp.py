@@ -1,0 +1,651 @@
+"""RISP reproduced: Song, Xie, Pan, "RISP: A Reconfigurable In-Storage Processing Framework
+with Energy-Awareness", CCGRID 2018.
+
+Inputs: the presets `risp-baseline` and `risp-64ch` (Tables II-IV, §3.2), the profile set
+`risp` (Tables I-II) and the named host interfaces. Every figure is computed by the
+functions a user's workload goes through (`ndpkit.model.estimate`,
+`ndpkit.plan.channels`); nothing here knows a published result.
+
+Tables: I (CPB derivation), V0 (Baseline model validation), E1 (Baseline bandwidth vs
+channels and interface, Fig. 3), E2 (Baseline breakdown on SATA, Fig. 4), E3 (RISP time
+breakdown at 200/500 MHz, Fig. 5), E4 (speedup, Fig. 6a, per interface), E4b (Binarization
+speedup vs f_RU, Fig. 6b), E5 (energy breakdowns at 16 channels, Fig. 7), E6
+(characteristic fits, Fig. 8), E7 (power budget, §7.2), E8 (host-bandwidth
+reconfiguration, Table V), R1 (speedup vs the blank n_cpu).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from ndpkit.hw import Platform, interface_names, load_platform
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
+from ndpkit.plan.channels import (
+    SAMPLE_CHANNELS,
+    ChannelRounding,
+    Grouping,
+    TimeModel,
+    characteristic,
+    plan_channels,
+)
+from ndpkit.profile import Profile, load_profiles
+from ndpkit.report import Column, Table
+
+APPS = ("kmeans", "binarize", "sobel")
+PAPER = (
+    "Song, Xie, Pan. RISP: A Reconfigurable In-Storage Processing Framework with "
+    "Energy-Awareness. CCGRID 2018, pp. 193-202."
+)
+DEFAULT_OPTIONS = Options(units="decimal")
+"""R2: decimal MB/GB in reports; every other R-option at the spec's default."""
+INTERFACES = ("sata-3.2", "pcie3-x4", "pcie3-x16")
+SPEEDUP_CHANNELS = (8, 16, 32, 64)
+FIG3_CHANNELS = tuple(range(2, 65, 2))
+"""R19 `even`: Fig. 3's 2-64 channels."""
+COMMON_CHANNELS = 16
+""""a common case for modern SSDs" (Table II): Figs. 4b, 6a values, 7 and Table IV."""
+BUDGET_W = 3.0
+"""§7.2: a typical SSD power budget."""
+PUBLISHED_ERROR_PCT = {"kmeans": 9.39, "binarize": 0.66}
+PUBLISHED_MEAN_ERROR_PCT = 5.68
+"""§10.1: the Baseline model's published errors (Sobel's is not stated)."""
+
+InputUnits = Literal["decimal", "binary"]
+Progress = Callable[[str], None]
+
+
+def reproduce(
+    options: Options = DEFAULT_OPTIONS,
+    *,
+    inputs: InputUnits = "decimal",
+    rounding: ChannelRounding = "floor",
+    grouping: Grouping = "balanced",
+    n_cpu: int | None = None,
+    measured_s: dict[str, float] | None = None,
+    progress: Progress | None = None,
+) -> list[Table]:
+    """All tables, in the paper's order."""
+    report = progress or (lambda _: None)
+    risp, profiles = load_inputs(inputs, n_cpu)
+    report("Baseline and RISP sweeps")
+    tables = [
+        table_cpb(profiles),
+        table_validation(risp, profiles, options, measured_s or {}),
+        table_e1(risp, profiles, options),
+        table_e2(risp, profiles, options),
+        table_e3(risp, profiles, options),
+        table_e4(risp, profiles, options),
+        table_e4b(risp, profiles["binarize"], options),
+        table_e5(risp, profiles, options),
+    ]
+    report("characteristic fits and channel selection")
+    tables += [
+        table_e6(risp, profiles, options),
+        table_e7(risp, profiles["sobel"], options),
+        table_e8(risp, profiles, options, rounding, grouping),
+        table_r1(risp, profiles, options),
+    ]
+    return tables
+
+
+def load_inputs(
+    inputs: InputUnits = "decimal", n_cpu: int | None = None
+) -> tuple[Platform, dict[str, Profile]]:
+    """The RISP platform and profiles; `binary` reads the paper's MB/GB as MiB/GiB (R2)."""
+    platform = load_platform("risp-64ch")
+    profiles = dict(load_profiles("risp").apps)
+    if n_cpu is not None:
+        platform = _with_host_cores(platform, n_cpu)
+    if inputs == "binary":
+        platform, profiles = _binary(platform, profiles)
+    return platform, profiles
+
+
+def _with_host_cores(platform: Platform, cores: int) -> Platform:
+    data = platform.model_dump(by_alias=False)
+    data["host"]["cores_per_socket"] = cores
+    data["host"]["sockets"] = 1
+    return Platform.model_validate(data, context={"si": True})
+
+
+def _binary(
+    platform: Platform, profiles: dict[str, Profile]
+) -> tuple[Platform, dict[str, Profile]]:
+    mb, gb = 2**20 / 10**6, 2**30 / 10**9
+    data = platform.model_dump(by_alias=False)
+    data["storage"]["channel_bandwidth_bytes_per_s"] *= mb
+    data["storage"]["dram"]["bandwidth_bytes_per_s"] *= gb
+    data["host_link"]["bandwidth_bytes_per_s"] *= gb
+    scaled = Platform.model_validate(data, context={"si": True})
+    return scaled, {
+        app: p.with_changes(data_bytes=p.data_bytes * gb) for app, p in profiles.items()
+    }
+
+
+def _at(platform: Platform, channels: int, interface: str = "sata-3.2") -> Platform:
+    chosen = platform.with_channels(channels)
+    return chosen if interface == "sata-3.2" else chosen.with_interface(interface)
+
+
+def _pair(platform: Platform, profile: Profile, options: Options) -> tuple[Estimate, Estimate]:
+    return (
+        estimate(platform, profile, HOST_ONLY, options),
+        estimate(platform, profile, FULL_GEAR, options),
+    )
+
+
+def table_cpb(profiles: dict[str, Profile]) -> Table:
+    rows = []
+    for app in APPS:
+        p = profiles[app]
+        assert p.cpi is not None and p.ipb is not None and p.frequency_ratio is not None
+        rows.append(
+            {
+                "app": app,
+                "cpi": p.cpi,
+                "ipb": p.ipb,
+                "frequency_ratio": p.frequency_ratio,
+                "cpb_unrounded": p.cpi * p.ipb * p.frequency_ratio,
+                "cpb": p.host_cycles_per_byte,
+            }
+        )
+    return Table(
+        "I",
+        "Table I — host cycles per byte, CPB = CPI x IPB x frequency ratio (§6)",
+        [
+            Column("app", "app", None),
+            Column("cpi", "CPI", 3),
+            Column("ipb", "IPB", 4),
+            Column("frequency_ratio", "freq. ratio", 3),
+            Column("cpb_unrounded", "CPB (unrounded)", 6),
+            Column("cpb", "CPB (4 dp)", 4, "cycles per byte, rounded as Table I prints it"),
+        ],
+        rows,
+    )
+
+
+def table_validation(
+    platform: Platform,
+    profiles: dict[str, Profile],
+    options: Options,
+    measured_s: dict[str, float],
+) -> Table:
+    """Eq. (5) on the preset host at 16 channels, SATA; errors against measured times."""
+    sobel_derived = 3 * PUBLISHED_MEAN_ERROR_PCT - sum(PUBLISHED_ERROR_PCT.values())
+    rows = []
+    for app in APPS:
+        e = estimate(_at(platform, COMMON_CHANNELS), profiles[app], HOST_ONLY, options)
+        measured = measured_s.get(app)
+        rows.append(
+            {
+                "app": app,
+                "model_time_s": e.time_s,
+                "measured_time_s": measured,
+                "error_pct": None if measured is None else (e.time_s - measured) / measured * 100,
+                "published_error_pct": PUBLISHED_ERROR_PCT.get(app),
+                "derived_error_pct": sobel_derived if app not in PUBLISHED_ERROR_PCT else None,
+            }
+        )
+    return Table(
+        "V0",
+        "Baseline model validation (§10.1): Eq. (5) vs measured times",
+        [
+            Column("app", "app", None),
+            Column("model_time_s", "model T (s)", 4, "Eq. (5), 16 channels, SATA 3.2, preset host"),
+            Column("measured_time_s", "measured T (s)", 4, "given with --measured APP=SECONDS"),
+            Column("error_pct", "error (%)", 2, "(model - measured) / measured x 100"),
+            Column("published_error_pct", "paper error (%)", 2, "§10.1, published"),
+            Column(
+                "derived_error_pct",
+                "derived (%)",
+                2,
+                "Sobel's error if the published 5.68% average is the arithmetic mean",
+            ),
+        ],
+        rows,
+        note=(
+            "The paper publishes errors only, not its measured or modelled times; pass "
+            "--measured kmeans=SECONDS,... to validate against your own runs."
+        ),
+    )
+
+
+def table_e1(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    for app in APPS:
+        for n in FIG3_CHANNELS:
+            row: dict[str, Any] = {"app": app, "channels": n}
+            for interface in INTERFACES:
+                e = estimate(_at(platform, n, interface), profiles[app], HOST_ONLY, options)
+                row[_key(interface)] = e.performance_bytes_per_s / options.gb
+            rows.append(row)
+    return Table(
+        "E1",
+        "Fig. 3 — Baseline processing bandwidth D / T (GB/s) vs channels and host interface",
+        [
+            Column("app", "app", None),
+            Column("channels", "channels", 0),
+            *[Column(_key(i), i, 3, f"GB/s over {i}") for i in INTERFACES],
+        ],
+        rows,
+    )
+
+
+def table_e2(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    for app in APPS:
+        for n in FIG3_CHANNELS:
+            e = estimate(_at(platform, n), profiles[app], HOST_ONLY, options)
+            t = e.stage_times_s
+            transfer = max(t["channel"], t["link"])
+            internal = e.stages["channel"]
+            rows.append(
+                {
+                    "app": app,
+                    "channels": n,
+                    "time_s": e.time_s,
+                    "transfer_s": transfer,
+                    "transfer_share_pct": transfer / e.time_s * 100,
+                    "internal_gb_per_s": internal / options.gb,
+                    "external_gb_per_s": min(internal, e.stages["link"]) / options.gb,
+                    "saturated": internal >= e.stages["link"],
+                }
+            )
+    return Table(
+        "E2",
+        "Fig. 4 — Baseline on SATA 3.2: execution and transfer time, internal and external "
+        "bandwidth",
+        [
+            Column("app", "app", None),
+            Column("channels", "channels", 0),
+            Column("time_s", "T (s)", 4, "Eq. (5)"),
+            Column("transfer_s", "transfer (s)", 4, "Eq. (3)"),
+            Column("transfer_share_pct", "transfer share (%)", 1),
+            Column("internal_gb_per_s", "internal (GB/s)", 2, "n_ch x b_ch"),
+            Column("external_gb_per_s", "external (GB/s)", 2, "min(n_ch x b_ch, b_hostIO)"),
+            Column("saturated", "host-bound", None, "more channels no longer help"),
+        ],
+        rows,
+        note=_saturation_note(rows),
+    )
+
+
+def _saturation_note(rows: list[dict[str, Any]]) -> str:
+    first = next((r["channels"] for r in rows if r["saturated"]), None)
+    share = next(
+        (
+            r["transfer_share_pct"]
+            for r in rows
+            if r["app"] == "binarize" and r["channels"] == COMMON_CHANNELS
+        ),
+        None,
+    )
+    parts = []
+    if first is not None:
+        parts.append(f"no further improvement from {first} channels on (host interface bound)")
+    if share is not None:
+        parts.append(f"Binarization's transfer share at 16 channels: {share:.1f}%")
+    return "; ".join(parts)
+
+
+def table_e3(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    for clock_mhz in (200, 500):
+        clocked = platform.with_cell_clock(clock_mhz * 1e6)
+        for app in APPS:
+            for n in SAMPLE_CHANNELS:
+                e = estimate(clocked.with_channels(n), profiles[app], FULL_GEAR, options)
+                t = e.stage_times_s
+                rows.append(
+                    {
+                        "f_ru_mhz": clock_mhz,
+                        "app": app,
+                        "channels": n,
+                        "transfer_s": t["channel"],
+                        "compute_s": t["cell"],
+                        "dram_s": t["dram"],
+                        "time_s": e.time_s,
+                        "bottleneck": e.bottleneck,
+                    }
+                )
+    return Table(
+        "E3",
+        "Fig. 5 — RISP time breakdown vs channels at f_RU = 200 and 500 MHz",
+        [
+            Column("f_ru_mhz", "f_RU (MHz)", 0),
+            Column("app", "app", None),
+            Column("channels", "channels", 0),
+            Column("transfer_s", "t_ch2RU (s)", 4),
+            Column("compute_s", "t_RUComp (s)", 4, "Eq. (6)"),
+            Column("dram_s", "t_RU2DRAM (s)", 4, "Eq. (7)"),
+            Column("time_s", "T_RISP (s)", 4, "Eq. (8)"),
+            Column("bottleneck", "bottleneck", None),
+        ],
+        rows,
+        note=_e3_note(rows),
+    )
+
+
+def _e3_note(rows: list[dict[str, Any]]) -> str:
+    def time(f: int) -> float:
+        return float(
+            next(
+                r["time_s"]
+                for r in rows
+                if r["app"] == "binarize" and r["channels"] == 4 and r["f_ru_mhz"] == f
+            )
+        )
+
+    reduction = (1 - time(500) / time(200)) * 100
+    return f"Binarization at 4 channels: {reduction:.1f}% less time at 500 MHz than at 200 MHz"
+
+
+def table_e4(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    for app in APPS:
+        for interface in INTERFACES:
+            for n in SPEEDUP_CHANNELS:
+                base, risp = _pair(_at(platform, n, interface), profiles[app], options)
+                rows.append(
+                    {
+                        "app": app,
+                        "channels": n,
+                        "interface": interface,
+                        "baseline_s": base.time_s,
+                        "risp_s": risp.time_s,
+                        "value": base.time_s / risp.time_s,
+                    }
+                )
+    return Table(
+        "E4",
+        "Fig. 6a — speedup of RISP over Baseline, T_Baseline / T_RISP, f_RU = 100 MHz",
+        [
+            Column("app", "app", None),
+            Column("channels", "channels", 0),
+            Column("interface", "interface", None, "the Baseline's host interface"),
+            Column("baseline_s", "T_Baseline (s)", 4, "Eq. (5)"),
+            Column("risp_s", "T_RISP (s)", 4, "Eq. (8)"),
+            Column("value", "speedup", 2, "T_Baseline / T_RISP"),
+        ],
+        rows,
+    )
+
+
+def table_e4b(platform: Platform, profile: Profile, options: Options) -> Table:
+    engines = platform.engines
+    b_ch = platform.storage.channel_bandwidth_bytes_per_s
+    assert engines is not None and b_ch is not None
+    saturation_hz = b_ch / engines.bytes_per_cycle[profile.app]
+    rows = []
+    for clock_mhz in (100, 200, 300, 400, 500):
+        clocked = _at(platform.with_cell_clock(clock_mhz * 1e6), COMMON_CHANNELS)
+        base, risp = _pair(clocked, profile, options)
+        rows.append(
+            {
+                "app": profile.app,
+                "f_ru_mhz": clock_mhz,
+                "risp_s": risp.time_s,
+                "value": base.time_s / risp.time_s,
+                "bottleneck": risp.bottleneck,
+            }
+        )
+    return Table(
+        "E4b",
+        "Fig. 6b — Binarization speedup vs f_RU, 16 channels, SATA 3.2",
+        [
+            Column("app", "app", None),
+            Column("f_ru_mhz", "f_RU (MHz)", 0),
+            Column("risp_s", "T_RISP (s)", 4),
+            Column("value", "speedup", 2),
+            Column("bottleneck", "bottleneck", None),
+        ],
+        rows,
+        note=(
+            f"R16: the speedup stops rising at f_RU = b_ch / α = {saturation_hz / 1e6:.1f} MHz, "
+            "where the NVM channel becomes the bottleneck"
+        ),
+    )
+
+
+def table_e5(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    at16 = _at(platform, COMMON_CHANNELS)
+    for app in APPS:
+        base, risp = _pair(at16, profiles[app], options)
+        for system, e in (("baseline", base), ("risp", risp)):
+            total = e.energy_j
+            for component, joules in e.energy.by_component_j.items():
+                rows.append(
+                    {
+                        "app": app,
+                        "system": system,
+                        "channels": COMMON_CHANNELS,
+                        "interface": "sata-3.2",
+                        "component": component,
+                        "energy_j": joules,
+                        "share_pct": joules / total * 100,
+                        "reduction_factor": None,
+                    }
+                )
+            rows.append(
+                {
+                    "app": app,
+                    "system": system,
+                    "channels": COMMON_CHANNELS,
+                    "interface": "sata-3.2",
+                    "component": "total",
+                    "energy_j": total,
+                    "share_pct": 100.0,
+                    "reduction_factor": base.energy_j / risp.energy_j if system == "risp" else None,
+                }
+            )
+    return Table(
+        "E5",
+        "Fig. 7 — energy breakdown at 16 channels (SATA 3.2, f_RU = 100 MHz)",
+        [
+            Column("app", "app", None),
+            Column("system", "system", None),
+            Column("channels", "channels", 0),
+            Column("interface", "interface", None),
+            Column("component", "component", None),
+            Column("energy_j", "energy (J)", 4, "Eq. (9)/(10)"),
+            Column("share_pct", "share (%)", 1),
+            Column("reduction_factor", "E_Baseline / E_RISP", 2, "on the total rows"),
+        ],
+        rows,
+    )
+
+
+def table_e6(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    for app in APPS:
+        sources: Sequence[Literal["model", "paper"]] = (
+            ("model", "paper") if profiles[app].published_fit else ("model",)
+        )
+        for source in sources:
+            c = characteristic(platform, profiles[app], options, source=source)
+            powers = [p.power_w for p in c.points]
+            rows.append(
+                {
+                    "app": app,
+                    "fit": source,
+                    "power_intercept_w": c.power.intercept,
+                    "power_slope_w": c.power.slope,
+                    "bandwidth_slope_gb_per_s": c.bandwidth.slope / options.gb,
+                    "power_min_w": min(powers),
+                    "power_max_w": max(powers),
+                    "points": [
+                        [p.channels, p.power_w, p.bandwidth_bytes_per_s / options.gb]
+                        for p in c.points
+                    ],
+                }
+            )
+    return Table(
+        "E6",
+        "Fig. 8 — characteristic functions at f_RU = 100 MHz: f_power(n) = a + b n (W), "
+        "f_pb(n) = s n (GB/s), n = 4 … 64",
+        [
+            Column("app", "app", None),
+            Column("fit", "fit", None, "model: regression of Eqs. (8)-(9); paper: Eqs. (13)-(14)"),
+            Column("power_intercept_w", "a (W)", 4),
+            Column("power_slope_w", "b (W/ch)", 4),
+            Column("bandwidth_slope_gb_per_s", "s (GB/s/ch)", 4),
+            Column("power_min_w", "P min (W)", 3, "model points"),
+            Column("power_max_w", "P max (W)", 3, "model points"),
+        ],
+        rows,
+        note="R7: the model's Sobel slope is α x f_RU = 0.1 GB/s per channel; Eq. (14) says 0.19",
+    )
+
+
+def table_e7(platform: Platform, profile: Profile, options: Options) -> Table:
+    rows = []
+    for source in ("model", "paper"):
+        p = plan_channels(platform, profile, options, policy="power", budget_w=BUDGET_W, fit=source)
+        curves = characteristic(platform, profile, options, source=source)
+        rows.append(
+            {
+                "app": profile.app,
+                "fit": source,
+                "budget_w": BUDGET_W,
+                "n_exact": p.details["n_power_exact"],
+                "channels_active": p.engines_required,
+                "channels_off": p.engines_total - p.engines_required,
+                "max_bandwidth_gb_per_s": curves.bandwidth(p.engines_required) / options.gb,
+                "model_bandwidth_gb_per_s": p.planned.performance_bytes_per_s / options.gb,
+                "model_power_w": p.details["planned_power_w"],
+                "all_on_power_w": p.details["baseline_power_w"],
+            }
+        )
+    return Table(
+        "E7",
+        "§7.2 — power-budget reconfiguration: Sobel, N = 64, P_budget = 3 W, f_RU = 100 MHz",
+        [
+            Column("app", "app", None),
+            Column("fit", "fit", None),
+            Column("budget_w", "budget (W)", 1),
+            Column("n_exact", "n (exact)", 2, "f_power(n) = budget"),
+            Column("channels_active", "active", 0, "R8 floor"),
+            Column("channels_off", "powered off", 0),
+            Column("max_bandwidth_gb_per_s", "f_pb(n) (GB/s)", 3, "from the fit"),
+            Column("model_bandwidth_gb_per_s", "model PB (GB/s)", 3, "Eq. (8) at n channels"),
+            Column("model_power_w", "model power (W)", 3),
+            Column("all_on_power_w", "all 64 on (W)", 3),
+        ],
+        rows,
+    )
+
+
+_E8_VARIANTS: tuple[tuple[str, TimeModel, str], ...] = (
+    ("computing", "reduced_cells", "spec defaults (§5.2, R10 reduced_cells)"),
+    ("configured", "reduced_cells", "RU draws its active power while configured"),
+    ("computing", "channels_off", "unused channels powered off"),
+    ("configured", "channels_off", "both"),
+)
+
+
+def table_e8(
+    platform: Platform,
+    profiles: dict[str, Profile],
+    options: Options,
+    rounding: ChannelRounding,
+    grouping: Grouping,
+) -> Table:
+    rows = []
+    for ru_time, time_model, label in _E8_VARIANTS:
+        opts = options.with_(host_stage="with_host_stage", ru_time=ru_time)
+        for app in APPS:
+            p = plan_channels(
+                platform,
+                profiles[app],
+                opts,
+                policy="host",
+                rounding=rounding,
+                grouping=grouping,
+                time_model=time_model,
+                never_worse=False,  # the paper's policy, taken even where it costs energy
+            )
+            rows.append(
+                {
+                    "app": app,
+                    "ru_time": ru_time,
+                    "time_model": time_model,
+                    "variant": label,
+                    "n_exact": p.details["n_host_exact"],
+                    "channels_enabled": p.engines_required,
+                    "cells_floor_ceil_search": [
+                        p.details["n_host_floor"],
+                        p.details["n_host_ceil"],
+                        p.details["n_host_search"],
+                    ],
+                    "energy_all_j": p.baseline.energy_j,
+                    "energy_chosen_j": p.planned.energy_j,
+                    "saving_pct": p.improvement_pct,
+                    "performance_loss_pct": p.performance_loss_pct,
+                }
+            )
+    return Table(
+        "E8",
+        "Table V — host-bandwidth reconfiguration: N = 64, SATA 3.2 (1.97 GB/s), f_RU = 100 MHz",
+        [
+            Column("app", "app", None),
+            Column("ru_time", "RU time (R4)", None),
+            Column("time_model", "time model (R10)", None),
+            Column("n_exact", "n_host", 2, "β x b_hostIO / s"),
+            Column("channels_enabled", "cells", 0, f"R8 {rounding}"),
+            Column("cells_floor_ceil_search", "floor ceil search", None, "R8 alternatives"),
+            Column("energy_all_j", "E all 64 (J)", 4, "reconfigurability disabled"),
+            Column("energy_chosen_j", "E chosen (J)", 4, "reconfigurability enabled"),
+            Column("saving_pct", "saving (%)", 2, "(E_all - E_chosen) / E_all x 100"),
+            Column("performance_loss_pct", "perf. loss (%)", 2, "vs all 64 on"),
+        ],
+        rows,
+        note="R11: T_RISP includes the results' transfer to the host, D / (β b_hostIO)",
+    )
+
+
+def table_r1(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+    rows = []
+    for cores in (1, 2, 4, 8, 16):
+        at16 = _at(_with_host_cores(platform, cores), COMMON_CHANNELS)
+        row: dict[str, Any] = {"n_cpu": cores}
+        for app in APPS:
+            base, risp = _pair(at16, profiles[app], options)
+            row[app] = base.time_s / risp.time_s
+        rows.append(row)
+    return Table(
+        "R1",
+        "R1 — speedup at 16 channels (SATA 3.2) vs the host's CPU count, blank in Table II",
+        [Column("n_cpu", "n_cpu", 0), *[Column(app, app, 2) for app in APPS]],
+        rows,
+    )
+
+
+def _key(interface: str) -> str:
+    return interface.replace("-", "_").replace(".", "_") + "_gb_per_s"
+
+
+def document(tables: list[Table], options: Options) -> dict[str, Any]:
+    """The machine-readable form, with the issue's documented top-level keys:
+    `speedup` (E4 rows: app, channels, interface, value), `energy` (E5 rows),
+    `reconfiguration` (E8 rows: app, channels_enabled, saving_pct, …) and `tables`
+    (every table by name)."""
+    by_name = {t.name: t.rows for t in tables}
+    doc: dict[str, Any] = {
+        "paper": PAPER,
+        "options": options.as_dict(),
+        "units": {"gb_bytes": options.gb, "mb_bytes": options.mb},
+        "interfaces": interface_names(),
+        "columns": {c.key: c.description or c.header for t in tables for c in t.columns},
+    }
+    if "E4" in by_name:
+        doc["speedup"] = [
+            {k: r[k] for k in ("app", "channels", "interface", "value")} for r in by_name["E4"]
+        ]
+    if "E5" in by_name:
+        doc["energy"] = by_name["E5"]
+    if "E8" in by_name:
+        doc["reconfiguration"] = by_name["E8"]
+    doc["tables"] = by_name
+    return doc
