@@ -3,7 +3,8 @@
     make bench            # or: .venv/bin/python benchmarks/run.py [--quick]
 
 Groups: kernel-throughput (the Rust histogram vs numpy.bincount), model (estimates
-per second; the whole RANS/RFNS reproduction, in process and through the CLI).
+per second; the whole RANS/RFNS reproduction, in process and through the CLI),
+in-storage (RISP: estimates per second, channel selection, the RISP reproduction).
 Figures are recorded by hand in benchmarks/README.md with the machine they came from.
 """
 
@@ -25,6 +26,8 @@ from ndpkit.hw import load_platform
 from ndpkit.model import estimate
 from ndpkit.plan import optimise
 from ndpkit.profile import load_profile
+from ndpkit.plan.channels import plan_channels
+from ndpkit.reproduce import risp
 from ndpkit.reproduce.rans_rfns import reproduce
 
 
@@ -70,6 +73,25 @@ def model(repeat: int) -> list[tuple[str, str]]:
     ]
 
 
+def in_storage(repeat: int) -> list[tuple[str, str]]:
+    ssd, sobel = load_platform("risp-64ch"), load_profile("sobel", "risp")
+    calls = 2000
+    t_est = best_of(lambda: [estimate(ssd, sobel) for _ in range(calls)], repeat)
+    t_plan = best_of(lambda: plan_channels(ssd, sobel, policy="host", rounding="floor"), repeat)
+    t_budget = best_of(lambda: plan_channels(ssd, sobel, policy="both", budget_w=3.0), repeat)
+    t_rep = best_of(risp.reproduce, repeat)
+    ndpkit = Path(sys.executable).parent / "ndpkit"
+    cli = [str(ndpkit), "reproduce", "risp", "--format", "json"]
+    t_cli = best_of(lambda: subprocess.run(cli, capture_output=True, check=True), repeat)
+    return [
+        ("estimate (risp-64ch, Sobel, Eqs. 6-9)", f"{calls / t_est:,.0f} per s"),
+        ("plan_channels host policy (fit + 64-cell search)", f"{t_plan * 1e3:.1f} ms"),
+        ("plan_channels both, 3 W budget", f"{t_budget * 1e3:.1f} ms"),
+        ("reproduce risp, in process (all tables)", f"{t_rep * 1e3:.1f} ms"),
+        ("ndpkit reproduce risp --format json (CLI)", f"{t_cli:.2f} s"),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
@@ -86,7 +108,7 @@ def main() -> None:
     )
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"histogram input: {size / 2**20:.0f} MiB of random bytes; best of {repeat}")
-    for name, value in histogram(size, repeat) + model(repeat):
+    for name, value in histogram(size, repeat) + model(repeat) + in_storage(repeat):
         print(f"  {name:<52} {value:>14}")
 
 
