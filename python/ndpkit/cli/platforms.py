@@ -23,6 +23,7 @@ _KINDS = {
     "_w": Kind.POWER,
     "_hz": Kind.FREQUENCY,
     "_s": Kind.TIME,
+    "_j": Kind.ENERGY,
 }
 
 

@@ -37,6 +37,8 @@ def load_platform(name_or_path: str | Path) -> Platform:
 def validate_platform(data: dict[str, Any], *, source: str) -> Platform:
     """Validate a parsed platform table, turning pydantic's report into one SpecError."""
     data = {k: v for k, v in data.items() if k != "extends"}
+    if "host_link" in data:
+        data["host_link"] = expand_interface(data["host_link"])
     try:
         return Platform.model_validate(data)
     except ValidationError as exc:
