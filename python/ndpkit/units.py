@@ -95,7 +95,7 @@ def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3
     unit = {Kind.TIME: "s", Kind.POWER: "W", Kind.ENERGY: "J", Kind.FREQUENCY: "Hz"}[kind]
     if value == 0:
         return f"0 {unit}"
-    prefixes = (
+    si_prefixes = (
         (1e9, "G"),
         (1e6, "M"),
         (1e3, "k"),
@@ -104,7 +104,7 @@ def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3
         (1e-6, "µ"),
         (1e-9, "n"),
     )
-    for factor, prefix in prefixes:
+    for factor, prefix in si_prefixes:
         if abs(value) >= factor or factor == 1e-9:
             return f"{value / factor:.{digits}g} {prefix}{unit}"
     return f"{value:.{digits}g} {unit}"

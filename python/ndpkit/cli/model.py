@@ -48,13 +48,18 @@ from ndpkit.units import Kind, parse
 PlatformOpt = Annotated[
     str,
     typer.Option(
-        "--platform", "-p", help="A preset (cns, sans, sfns, rans, rfns) or a platform TOML file."
+        "--platform",
+        "-p",
+        help="A preset (cns, sans, sfns, rans, rfns, risp-baseline, risp-64ch) or a TOML file.",
     ),
 ]
 AppOpt = Annotated[
     str,
     typer.Option(
-        "--app", "-a", help="Application: lc, he, fft2d, knn2, knn6, knn8 (or one in --profiles)."
+        "--app",
+        "-a",
+        help="Application: lc, he, fft2d, knn2, knn6, knn8 (rans-rfns); kmeans, binarize, "
+        "sobel (risp); or one in --profiles.",
     ),
 ]
 ProfilesOpt = Annotated[

@@ -38,7 +38,11 @@ def reproduce_cmd(
     paper: Annotated[str, typer.Argument(help="Which paper: rans-rfns or risp.")],
     tables: Annotated[
         str | None,
-        typer.Option("--tables", help="Comma-separated table numbers to print (default: all)."),
+        typer.Option(
+            "--tables",
+            help="Comma-separated table names to print, e.g. 9,11 (rans-rfns) or E4,E8 (risp); "
+            "default all.",
+        ),
     ] = None,
     energy_form: EnergyFormOpt = None,
     wall_times: WallTimesOpt = None,
@@ -52,16 +56,21 @@ def reproduce_cmd(
     improvement: ImprovementOpt = None,
     mux_port_cap: MuxCapOpt = False,
     inputs: Annotated[
-        str,
-        typer.Option("--inputs", help="risp, R2: read the paper's MB/GB as decimal or binary."),
-    ] = "decimal",
+        str | None,
+        typer.Option(
+            "--inputs", help="risp, R2: read the paper's MB/GB as decimal (default) or binary."
+        ),
+    ] = None,
     channel_rounding: Annotated[
-        str,
-        typer.Option("--channel-rounding", help="risp, R8: floor (paper), ceil, nearest, search."),
-    ] = "floor",
+        str | None,
+        typer.Option(
+            "--channel-rounding", help="risp, R8: floor (paper, default), ceil, nearest, search."
+        ),
+    ] = None,
     grouping: Annotated[
-        str, typer.Option("--grouping", help="risp, R9: balanced, ceil or floor groups.")
-    ] = "balanced",
+        str | None,
+        typer.Option("--grouping", help="risp, R9: balanced (default), ceil or floor groups."),
+    ] = None,
     n_cpu: Annotated[
         int | None,
         typer.Option("--n-cpu", min=1, help="risp, R1: host CPUs (blank in Table II; preset 4)."),
@@ -90,29 +99,25 @@ def reproduce_cmd(
         def progress(msg: str) -> None:
             console.print(f"[dim]{msg}…[/]", highlight=False)
 
+        flags = locals()
         if paper == "risp":
-            if units is not None:
-                raise SpecError(
-                    "risp reports decimal GB (R2); use --inputs binary to read the "
-                    "paper's inputs as binary",
-                    source="command line",
-                    field="--units",
-                )
-            opts = build_options(risp.DEFAULT_OPTIONS, locals())
+            _only_for("rans-rfns", flags, _RANS_FLAGS)
+            opts = build_options(risp.DEFAULT_OPTIONS, flags)
+            settings = {
+                "inputs": choice("--inputs", inputs or "decimal", risp.InputUnits),
+                "rounding": choice(
+                    "--channel-rounding", channel_rounding or "floor", ChannelRounding
+                ),
+                "grouping": choice("--grouping", grouping or "balanced", Grouping),
+                "n_cpu": n_cpu,
+            }
             result = risp.reproduce(
-                opts,
-                inputs=choice("--inputs", inputs, risp.InputUnits),
-                rounding=choice("--channel-rounding", channel_rounding, ChannelRounding),
-                grouping=choice("--grouping", grouping, Grouping),
-                n_cpu=n_cpu,
-                measured_s=_measured(measured),
-                progress=progress,
+                opts, measured_s=_measured(measured), progress=progress, **settings
             )
-            document = risp.document
         else:
-            opts = build_options(rans_rfns.DEFAULT_OPTIONS, locals())
+            _only_for("risp", flags, _RISP_FLAGS)
+            opts = build_options(rans_rfns.DEFAULT_OPTIONS, flags)
             result = rans_rfns.reproduce(opts, progress=progress)
-            document = rans_rfns.document
         if tables:
             wanted = [t.strip() for t in tables.split(",") if t.strip()]
             known = [t.name for t in result]
@@ -120,7 +125,41 @@ def reproduce_cmd(
             if missing:
                 raise UnknownNameError("table", missing[0], known)
             result = [t for t in result if t.name in wanted]
-    emit(result, fmt, document(result, opts))
+    if paper == "risp":
+        emit(result, fmt, risp.document(result, opts, settings))
+    else:
+        emit(result, fmt, rans_rfns.document(result, opts))
+
+
+_RANS_FLAGS = {
+    "energy_form": "--energy-form",
+    "wall_times": "--wall-times",
+    "time_basis": "--time-basis",
+    "placement": "--placement",
+    "units": "--units",
+    "eq_rounding": "--eq-rounding",
+    "rounding": "--rounding",
+    "switch_power": "--switch-power",
+    "switch_time": "--switch-time",
+    "improvement": "--improvement",
+    "mux_port_cap": "--mux-port-cap",
+}
+_RISP_FLAGS = {
+    "inputs": "--inputs",
+    "channel_rounding": "--channel-rounding",
+    "grouping": "--grouping",
+    "n_cpu": "--n-cpu",
+    "measured": "--measured",
+}
+
+
+def _only_for(paper: str, flags: dict[str, object], names: dict[str, str]) -> None:
+    """A flag of the other paper is an error, not silently ignored."""
+    for key, flag in names.items():
+        if flags.get(key) not in (None, False):
+            raise SpecError(
+                f"applies to `ndpkit reproduce {paper}` only", source="command line", field=flag
+            )
 
 
 def _seconds(text: str) -> float:

@@ -107,8 +107,9 @@ def characteristic_points(
     channels: Sequence[int] = SAMPLE_CHANNELS,
 ) -> tuple[CharacteristicPoint, ...]:
     """Power E/T and processing bandwidth D/T with n channels and n cells (all on), by
-    Eqs. (8)-(9): without the host stage, as the paper builds f_power and f_pb."""
-    options = options.with_(host_stage="eq8_only")
+    Eqs. (8)-(9): without the host stage or reconfiguration, as the paper builds f_power
+    and f_pb."""
+    options = options.with_(host_stage="eq8_only", reconfiguration="ignore")
     points = []
     for n in channels:
         e = estimate(platform.with_channels(n), profile, FULL_GEAR, options)

@@ -16,6 +16,7 @@ reconfiguration, Table V), R1 (speedup vs the blank n_cpu).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -82,7 +83,7 @@ def reproduce(
     report("characteristic fits and channel selection")
     tables += [
         table_e6(risp, profiles, options),
-        table_e7(risp, profiles["sobel"], options),
+        table_e7(risp, profiles["sobel"], options, rounding),
         table_e8(risp, profiles, options, rounding, grouping),
         table_r1(risp, profiles, options),
     ]
@@ -267,12 +268,14 @@ def table_e2(platform: Platform, profiles: dict[str, Profile], options: Options)
             Column("saturated", "host-bound", None, "more channels no longer help"),
         ],
         rows,
-        note=_saturation_note(rows),
+        note=_saturation_note(platform, rows),
     )
 
 
-def _saturation_note(rows: list[dict[str, Any]]) -> str:
-    first = next((r["channels"] for r in rows if r["saturated"]), None)
+def _saturation_note(platform: Platform, rows: list[dict[str, Any]]) -> str:
+    b_ch = platform.storage.channel_bandwidth_bytes_per_s
+    assert b_ch is not None
+    knee = platform.host_link.bandwidth_bytes_per_s / b_ch
     share = next(
         (
             r["transfer_share_pct"]
@@ -281,9 +284,10 @@ def _saturation_note(rows: list[dict[str, Any]]) -> str:
         ),
         None,
     )
-    parts = []
-    if first is not None:
-        parts.append(f"no further improvement from {first} channels on (host interface bound)")
+    parts = [
+        f"internal bandwidth reaches the host interface at n = b_hostIO / b_ch = {knee:.3g} "
+        f"channels: no further improvement beyond {math.ceil(knee)}"
+    ]
     if share is not None:
         parts.append(f"Binarization's transfer share at 16 channels: {share:.1f}%")
     return "; ".join(parts)
@@ -499,10 +503,20 @@ def table_e6(platform: Platform, profiles: dict[str, Profile], options: Options)
     )
 
 
-def table_e7(platform: Platform, profile: Profile, options: Options) -> Table:
+def table_e7(
+    platform: Platform, profile: Profile, options: Options, rounding: ChannelRounding = "floor"
+) -> Table:
     rows = []
     for source in ("model", "paper"):
-        p = plan_channels(platform, profile, options, policy="power", budget_w=BUDGET_W, fit=source)
+        p = plan_channels(
+            platform,
+            profile,
+            options,
+            policy="power",
+            budget_w=BUDGET_W,
+            fit=source,
+            rounding=rounding,
+        )
         curves = characteristic(platform, profile, options, source=source)
         rows.append(
             {
@@ -526,7 +540,7 @@ def table_e7(platform: Platform, profile: Profile, options: Options) -> Table:
             Column("fit", "fit", None),
             Column("budget_w", "budget (W)", 1),
             Column("n_exact", "n (exact)", 2, "f_power(n) = budget"),
-            Column("channels_active", "active", 0, "R8 floor"),
+            Column("channels_active", "active", 0, f"R8 {rounding}"),
             Column("channels_off", "powered off", 0),
             Column("max_bandwidth_gb_per_s", "f_pb(n) (GB/s)", 3, "from the fit"),
             Column("model_bandwidth_gb_per_s", "model PB (GB/s)", 3, "Eq. (8) at n channels"),
@@ -573,7 +587,9 @@ def table_e8(
                     "time_model": time_model,
                     "variant": label,
                     "n_exact": p.details["n_host_exact"],
-                    "channels_enabled": p.engines_required,
+                    "channels_enabled": p.engines_on,
+                    "n_chosen": p.engines_required,
+                    "host_stage": opts.host_stage,
                     "cells_floor_ceil_search": [
                         p.details["n_host_floor"],
                         p.details["n_host_ceil"],
@@ -593,7 +609,13 @@ def table_e8(
             Column("ru_time", "RU time (R4)", None),
             Column("time_model", "time model (R10)", None),
             Column("n_exact", "n_host", 2, "β x b_hostIO / s"),
-            Column("channels_enabled", "cells", 0, f"R8 {rounding}"),
+            Column("n_chosen", "n (R8)", 0, f"n_host rounded ({rounding})"),
+            Column(
+                "channels_enabled",
+                "cells on",
+                0,
+                "processing cells configured (fewer than n if --grouping ceil makes fewer groups)",
+            ),
             Column("cells_floor_ceil_search", "floor ceil search", None, "R8 alternatives"),
             Column("energy_all_j", "E all 64 (J)", 4, "reconfigurability disabled"),
             Column("energy_chosen_j", "E chosen (J)", 4, "reconfigurability enabled"),
@@ -626,15 +648,20 @@ def _key(interface: str) -> str:
     return interface.replace("-", "_").replace(".", "_") + "_gb_per_s"
 
 
-def document(tables: list[Table], options: Options) -> dict[str, Any]:
+def document(
+    tables: list[Table], options: Options, settings: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The machine-readable form, with the issue's documented top-level keys:
     `speedup` (E4 rows: app, channels, interface, value), `energy` (E5 rows),
     `reconfiguration` (E8 rows: app, channels_enabled, saving_pct, …) and `tables`
-    (every table by name)."""
+    (every table by name). `options` are the model conventions every table starts from
+    (E8 sets host_stage and ru_time per row); `settings` the reproduction's own choices
+    (inputs, rounding, grouping, n_cpu)."""
     by_name = {t.name: t.rows for t in tables}
     doc: dict[str, Any] = {
         "paper": PAPER,
         "options": options.as_dict(),
+        "settings": settings or {},
         "units": {"gb_bytes": options.gb, "mb_bytes": options.mb},
         "interfaces": interface_names(),
         "columns": {c.key: c.description or c.header for t in tables for c in t.columns},
