@@ -43,7 +43,7 @@ from ndpkit.plan.channels import (
 )
 from ndpkit.profile import Profile, load_profile
 from ndpkit.report import Column, Table, to_json
-from ndpkit.units import Kind, parse
+from ndpkit.units import Kind, UnitError, parse
 
 PlatformOpt = Annotated[
     str,
@@ -168,6 +168,8 @@ def estimate_cmd(
             config = HOST_ONLY
         elif engines is None:
             config = FULL_GEAR
+        elif spec.engines is None:
+            raise ModelError(f"--engines: platform {spec.name!r} has no engines or cells")
         elif spec.is_in_storage:
             config = reduced_cells_config(group_channels(spec.channels, engines))
         else:
@@ -279,12 +281,17 @@ def plan_cmd(
             base = base.with_(host_stage="with_host_stage")
         opts = build_options(base, locals())
         profile = profile_for(spec, app, profiles)
-        if spec.engines is None and not optimal:
-            raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
         if spec.is_in_storage:
+            if spec.engines is None:
+                raise ModelError(
+                    f"platform {spec.name!r} has no processing cells to plan "
+                    "(engines.placement = 'channel'); plan on risp-64ch or add [engines]"
+                )
             if optimal:
                 raise ModelError("--optimal is for NDP servers; in-storage plans use --policy")
-            budget = None if power_budget is None else parse(power_budget, Kind.POWER)
+            if scheme is not None:
+                raise ModelError("--scheme is for NDP servers; an SSD groups channels itself")
+            budget = None if power_budget is None else _power(power_budget)
             result = plan_channels(
                 spec,
                 profile,
@@ -299,6 +306,8 @@ def plan_cmd(
                 else choice("--time-model", time_model, TimeModel),
             )
         else:
+            if spec.engines is None and not optimal:
+                raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
             result = (
                 optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme)
                 if optimal
@@ -313,6 +322,13 @@ def plan_cmd(
         emit([candidates_table(result)], fmt)
     for note in result.planned.notes if fmt is Format.table else []:
         stderr().print(f"note: {note}", highlight=False)
+
+
+def _power(text: str) -> float:
+    try:
+        return parse(text, Kind.POWER)
+    except UnitError as exc:
+        raise SpecError(str(exc), source="command line", field="--power-budget") from None
 
 
 def choice(flag: str, value: str, allowed: Any) -> Any:

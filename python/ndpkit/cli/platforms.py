@@ -56,7 +56,7 @@ def list_(fmt: FormatOption = Format.table) -> None:
                     Column("engines", "engines", 0),
                     Column("engine_kind", "kind", None),
                     Column("switch_layer", "switch layer", None),
-                    Column("host_link_gb_per_s", "host link (GiB/s)", 0),
+                    Column("host_link_gb_per_s", "host link (GiB/s)", 2),
                     Column("description", "description", None),
                 ],
                 rows,

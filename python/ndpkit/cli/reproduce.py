@@ -100,9 +100,20 @@ def reproduce_cmd(
             console.print(f"[dim]{msg}…[/]", highlight=False)
 
         flags = locals()
+        module = risp if paper == "risp" else rans_rfns
+        wanted = [t.strip() for t in (tables or "").split(",") if t.strip()]
+        missing = [w for w in wanted if w not in module.TABLE_NAMES]
+        if missing:
+            raise UnknownNameError("table", missing[0], list(module.TABLE_NAMES))
         if paper == "risp":
             _only_for("rans-rfns", flags, _RANS_FLAGS)
             opts = build_options(risp.DEFAULT_OPTIONS, flags)
+            if opts.units != "decimal":
+                raise SpecError(
+                    "risp reports decimal GB (R2); read the inputs as binary with --inputs binary",
+                    source="command line",
+                    field="units",
+                )
             settings = {
                 "inputs": choice("--inputs", inputs or "decimal", risp.InputUnits),
                 "rounding": choice(
@@ -118,12 +129,7 @@ def reproduce_cmd(
             _only_for("risp", flags, _RISP_FLAGS)
             opts = build_options(rans_rfns.DEFAULT_OPTIONS, flags)
             result = rans_rfns.reproduce(opts, progress=progress)
-        if tables:
-            wanted = [t.strip() for t in tables.split(",") if t.strip()]
-            known = [t.name for t in result]
-            missing = [w for w in wanted if w not in known]
-            if missing:
-                raise UnknownNameError("table", missing[0], known)
+        if wanted:
             result = [t for t in result if t.name in wanted]
     if paper == "risp":
         emit(result, fmt, risp.document(result, opts, settings))

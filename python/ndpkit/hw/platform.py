@@ -46,6 +46,11 @@ class Platform(Spec):
 
     @model_validator(mode="after")
     def _consistent(self) -> Platform:
+        if self.storage.is_channel_level and self.storage.count != 1:
+            raise ValueError(
+                f"a platform described per flash channel models one SSD (storage.count = 1), "
+                f"got {self.storage.count}"
+            )
         if self.engines is not None and self.engines.placement == "channel":
             return self._consistent_in_storage()
         if self.public_cell is not None:
@@ -71,6 +76,11 @@ class Platform(Spec):
     def _consistent_in_storage(self) -> Platform:
         storage, engines = self.storage, self.engines
         assert engines is not None
+        if storage.count != 1:
+            raise ValueError(
+                f"an in-storage platform models one SSD (storage.count = 1), got "
+                f"{storage.count}; describe its channels with storage.channels"
+            )
         if not storage.is_channel_level or storage.channels is None:
             raise ValueError(
                 "engines.placement = 'channel' needs storage.channels and storage.channel_bandwidth"

@@ -25,7 +25,7 @@ from typing import Any
 
 from ndpkit.hw import Platform
 from ndpkit.model import in_storage
-from ndpkit.model.configuration import FULL_GEAR, Configuration
+from ndpkit.model.configuration import FULL_GEAR, HOST_ONLY, Configuration
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j, price
 from ndpkit.model.options import Options
 from ndpkit.model.pipeline import CPU, Pipeline, full_ndp_time_s, pipeline, stage_time_s
@@ -104,6 +104,8 @@ def estimate(
 ) -> Estimate:
     """Estimate time and energy of `profile`'s application on `platform` under `config`."""
     options = options or Options()
+    if platform.engines is None and config.split == "device":
+        config = HOST_ONLY  # nothing beside the storage: the whole kernel runs on the host
     if platform.is_in_storage:
         return _in_storage(platform, profile, config, options)
     pipe = pipeline(platform, profile, config, options)

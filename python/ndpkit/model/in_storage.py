@@ -53,6 +53,8 @@ class Layout:
     channels_on: tuple[int, ...]
     cells_on: tuple[int, ...]
     max_channels_per_cell: int
+    cells_serving: int = 0
+    """Cells that receive at least one powered channel's data (the others only draw power)."""
 
     @property
     def cells(self) -> int:
@@ -97,7 +99,7 @@ def layout(platform: Platform, config: Configuration) -> Layout:
     if orphans:
         raise ModelError(f"channels {orphans[:8]} are routed to cells that are off")
     loads = Counter(routes[ch] for ch in powered)
-    return Layout(n, powered, tuple(sorted(set(active))), max(loads.values()))
+    return Layout(n, powered, tuple(sorted(set(active))), max(loads.values()), len(loads))
 
 
 def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
@@ -187,7 +189,7 @@ def _risp(platform: Platform, profile: Profile, lay: Layout, options: Options) -
     share = (
         lay.max_channels_per_cell / len(lay.channels_on)
         if options.cell_load == "max_group"
-        else 1 / lay.cells
+        else 1 / lay.cells_serving
     )
     t = {
         CHANNEL: d / _channel_rate(platform, lay),

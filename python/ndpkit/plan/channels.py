@@ -13,8 +13,9 @@ the paper's own fits are used (`fit = "paper"`, Sobel's Eqs. 13-14, R7).
 - `both` (§7.5, not the paper's): the smaller of the two.
 
 Rounding a fractional n (R8) is `floor` (the paper), `ceil`, `nearest`, or
-`search`: the least integer n whose *model* (not its fit) meets the goal: power
-within budget, or no loss of performance against all channels on.
+`search`: the integer n that the *model* (not its fit) says meets the goal: the most
+channels whose power is within budget, or the fewest cells with no loss of performance
+against all channels on.
 
 Example (Sobel, N = 64, SATA 3.2 at 1.97 GB/s, model fit slope 0.1 GB/s per channel):
 n_host = 1 x 1.97 / 0.1 = 19.7 → floor 19 cells, each serving 3 or 4 channels.
@@ -70,6 +71,8 @@ def fit_line(xs: Sequence[float], ys: Sequence[float], *, intercept: bool) -> Li
     if len(xs) != len(ys) or len(xs) < (2 if intercept else 1):
         raise ModelError("a linear fit needs at least two points")
     if not intercept:
+        if not any(xs):
+            raise ModelError("a fit through the origin needs a channel count above zero")
         return LinearFit(
             0.0, sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
         )
@@ -219,14 +222,18 @@ def power_budget_channels(
     budget_w: float,
     options: Options,
     rounding: ChannelRounding = "floor",
+    time_model: TimeModel = "channels_off",
+    grouping: Grouping = "balanced",
 ) -> ChannelChoice:
-    """Policy A: the most channels whose power stays within the budget."""
+    """Policy A: the most channels (or, under reduced_cells, cells) whose power stays within
+    the budget. `search` checks the model's power under `time_model`."""
     n_total = platform.channels
     exact = fit.power.solve(budget_w)
     rounded = {how: _round(exact, how, 1, n_total) for how in ("floor", "ceil", "nearest")}
 
     def power(n: int) -> float:
-        e = estimate(platform, profile, channels_off_config(n_total, n), options)
+        config = _config(n_total, n, time_model, grouping)[1]
+        e = estimate(platform, profile, config, options)
         return e.energy_j / e.time_s
 
     if power(1) > budget_w * (1 + _SLACK):
@@ -266,7 +273,8 @@ def _config(
     channels: int, on: int, time_model: TimeModel, grouping: Grouping
 ) -> tuple[Mapping, Configuration]:
     if time_model == "channels_off":
-        mapping = Mapping(channels, 1, tuple(range(on)), tuple(range(channels)))
+        # Only the powered channels are mapped, each to its own cell.
+        mapping = Mapping(on, 1, tuple(range(on)), tuple(range(on)))
         return mapping, channels_off_config(channels, on)
     mapping = group_channels(channels, on, grouping)
     return mapping, reduced_cells_config(mapping)
@@ -306,8 +314,11 @@ def plan_channels(
     choices: list[ChannelChoice] = []
     if policy in ("power", "both"):
         assert budget_w is not None
+        power_model = time_model or "channels_off"
         choices.append(
-            power_budget_channels(platform, profile, curves, budget_w, options, rounding)
+            power_budget_channels(
+                platform, profile, curves, budget_w, options, rounding, power_model, grouping
+            )
         )
     if policy in ("host", "both"):
         host_model = time_model or "reduced_cells"

@@ -28,6 +28,7 @@ DEFAULT_OPTIONS = Options(wall_times="printed")
 """The paper's conventions: printed extrapolated times (O2) and otherwise the defaults."""
 
 _SERVERS = ("cns", "sans", "sfns", "rans", "rfns")
+TABLE_NAMES = ("3", "4", "5", "7", "8", "9", "10", "11")
 
 
 def reproduce(

@@ -52,6 +52,7 @@ PUBLISHED_ERROR_PCT = {"kmeans": 9.39, "binarize": 0.66}
 PUBLISHED_MEAN_ERROR_PCT = 5.68
 """§10.1: the Baseline model's published errors (Sobel's is not stated)."""
 
+TABLE_NAMES = ("I", "V0", "E1", "E2", "E3", "E4", "E4b", "E5", "E6", "E7", "E8", "R1")
 InputUnits = Literal["decimal", "binary"]
 Progress = Callable[[str], None]
 

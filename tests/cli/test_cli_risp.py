@@ -1,0 +1,597 @@
+"""The `ndpkit` command on RISP (in-storage processing): `reproduce risp`, `estimate` and `plan`
+on in-storage platforms, a user's own kernel and SSD, and every bad input (exit 2, one line).
+
+Anchors are hand-derived from the presets (risp-64ch, risp-baseline) and the `risp` profiles:
+b_ch = 400 MB/s, SATA 3.2 = 1.97 GB/s, f_RU = 100 MHz, host 4 cores at 3.1 GHz, decimal GB.
+"""
+
+import csv
+import io
+import json
+import subprocess
+from collections import defaultdict
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+APPS = ("kmeans", "binarize", "sobel")
+INTERFACES = ("sata-3.2", "pcie3-x4", "pcie3-x16")
+TABLES = ("I", "V0", "E1", "E2", "E3", "E4", "E4b", "E5", "E6", "E7", "E8", "R1")
+DATA_BYTES = {"kmeans": 0.3e9, "binarize": 1.4e9, "sobel": 0.5e9}  # profiles/risp.toml, D
+SATA = 1.97e9  # bytes/s
+B_CH = 400e6  # bytes/s per NVM channel
+F_RU = 100e6  # Hz
+HOST_HZ = 3.1e9 * 4  # f_hostcpu x n_cpu
+REL = 1e-9
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+# A command's output depends only on its arguments, so each distinct command runs once per
+# module (`reproduce risp` alone takes about a second).
+_RESULTS: dict[tuple[str, ...], subprocess.CompletedProcess[str]] = {}
+
+
+@pytest.fixture
+def run(ndpkit) -> Run:
+    def go(*args: str) -> subprocess.CompletedProcess[str]:
+        if args not in _RESULTS:
+            _RESULTS[args] = ndpkit(*args)
+        return _RESULTS[args]
+
+    return go
+
+
+def ok_json(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return json.loads(result.stdout)
+
+
+def assert_usage_error(result: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """Exit 2, nothing on stdout, and exactly one stderr line: `error: …` naming the input."""
+    assert result.returncode == 2, (result.returncode, result.stdout[:300], result.stderr)
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error:"), lines[0]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+@pytest.fixture
+def risp_doc(run) -> dict[str, Any]:
+    return ok_json(run("reproduce", "risp", "--format", "json"))
+
+
+def reproduce_table(run: Run, table: str, *args: str) -> list[dict[str, Any]]:
+    return ok_json(run("reproduce", "risp", "-f", "json", "--tables", table, *args))["tables"][
+        table
+    ]
+
+
+def estimate(run: Run, *args: str) -> dict[str, Any]:
+    return ok_json(run("estimate", *args, "-f", "json"))["estimate"]
+
+
+def plan(run: Run, *args: str) -> dict[str, Any]:
+    return ok_json(run("plan", *args, "-f", "json"))["plan"]
+
+
+# --- ndpkit reproduce risp ---------------------------------------------------------------------
+
+
+def test_reproduce_json_top_level_keys(risp_doc) -> None:
+    keys = ["paper", "options", "units", "interfaces", "columns", "speedup", "energy"]
+    assert set([*keys, "reconfiguration", "tables"]) <= set(risp_doc)
+    assert "RISP" in risp_doc["paper"] and "CCGRID 2018" in risp_doc["paper"]
+    assert risp_doc["units"] == {"gb_bytes": 1e9, "mb_bytes": 1e6}  # R2 decimal
+    assert set(risp_doc["interfaces"]) == set(INTERFACES)
+    assert list(risp_doc["tables"]) == list(TABLES)
+    assert risp_doc["options"]["units"] == "decimal"
+    assert risp_doc["columns"]["saving_pct"]  # every column key is described
+
+
+def test_reproduce_speedup_grid_and_monotonic(risp_doc) -> None:
+    rows = risp_doc["speedup"]
+    assert len(rows) == 36
+    assert all(set(r) == {"app", "channels", "interface", "value"} for r in rows)
+    assert all(r["value"] > 0 for r in rows)
+    grid = {(r["app"], r["interface"], r["channels"]) for r in rows}
+    assert grid == {(a, i, n) for a in APPS for i in INTERFACES for n in (8, 16, 32, 64)}
+    curves: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
+    for r in rows:
+        curves[r["app"], r["interface"]].append((r["channels"], r["value"]))
+    for key, points in curves.items():
+        values = [v for _, v in sorted(points)]
+        assert all(b > a for a, b in pairwise(values)), (key, values)
+
+
+def test_reproduce_reconfiguration_spec_default_floors(risp_doc) -> None:
+    rows = risp_doc["reconfiguration"]
+    assert len(rows) == 12  # 4 variants x 3 apps
+    for r in rows:
+        assert {"app", "channels_enabled", "saving_pct"} <= set(r)
+        assert r["saving_pct"] <= 100
+        assert 1 <= r["channels_enabled"] <= 64
+    # n_host = β x b_hostIO / s, with s the model's f_pb slope per channel:
+    # K-Means min(α f_RU, b_ch) = min(9 x 0.1, 0.4) = 0.4 GB/s: 3.6466 x 1.97 / 0.4 = 17.96 → 17;
+    # Binarization 1 x 0.1 = 0.1 GB/s: 3 x 1.97 / 0.1 = 59.1 → 59;
+    # Sobel 1 x 0.1 = 0.1 GB/s: 1 x 1.97 / 0.1 = 19.7 → 19 (R8 floor).
+    first = rows[:3]
+    assert [r["app"] for r in first] == ["kmeans", "binarize", "sobel"]
+    assert [r["channels_enabled"] for r in first] == [17, 59, 19]
+    assert first[0]["n_exact"] == pytest.approx(3.6466 * 1.97 / 0.4, rel=1e-5)
+    assert first[1]["n_exact"] == pytest.approx(3 * 1.97 / 0.1, rel=1e-5)
+    assert first[2]["n_exact"] == pytest.approx(1.97 / 0.1, rel=1e-5)
+    assert all(r["ru_time"] == "computing" and r["time_model"] == "reduced_cells" for r in first)
+
+
+def test_reproduce_energy_totals_are_component_sums(risp_doc) -> None:
+    sums: dict[tuple[str, str], float] = defaultdict(float)
+    totals: dict[tuple[str, str], float] = {}
+    for r in risp_doc["energy"]:
+        key = (r["app"], r["system"])
+        if r["component"] == "total":
+            assert key not in totals
+            totals[key] = r["energy_j"]
+        else:
+            assert r["energy_j"] >= 0
+            sums[key] += r["energy_j"]
+    assert set(totals) == {(a, s) for a in APPS for s in ("baseline", "risp")}
+    assert set(sums) == set(totals)
+    for key, total in totals.items():
+        assert total == pytest.approx(sums[key], rel=1e-12), key
+    for r in risp_doc["energy"]:
+        if r["component"] == "total" and r["system"] == "risp":
+            ratio = totals[r["app"], "baseline"] / totals[r["app"], "risp"]
+            assert r["reduction_factor"] == pytest.approx(ratio)
+            assert ratio > 1  # RISP saves energy at 16 channels for every app
+
+
+def test_reproduce_table_i_cpb(risp_doc) -> None:
+    rows = {r["app"]: r for r in risp_doc["tables"]["I"]}
+    assert [rows[a]["cpb"] for a in APPS] == [72.3757, 16.4822, 106.5680]
+    for r in rows.values():
+        assert r["cpb_unrounded"] == pytest.approx(r["cpi"] * r["ipb"] * r["frequency_ratio"])
+        assert round(r["cpb_unrounded"], 4) == r["cpb"]
+
+
+def test_reproduce_tables_filter(run) -> None:
+    doc = ok_json(run("reproduce", "risp", "-f", "json", "--tables", "E7,I"))
+    assert set(doc["tables"]) == {"I", "E7"}
+    assert not {"speedup", "energy", "reconfiguration"} & set(doc)  # their tables were not asked
+    # §7.2: Sobel under 3 W keeps 35 of 64 channels (floor of f_power⁻¹(3) = 35.69).
+    model = next(r for r in doc["tables"]["E7"] if r["fit"] == "model")
+    assert (model["channels_active"], model["channels_off"]) == (35, 29)
+    assert model["model_power_w"] <= 3.0
+
+
+def test_reproduce_unknown_table(run) -> None:
+    result = run("reproduce", "risp", "--tables", "Z9")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "error: unknown table 'Z9'" in result.stderr and "E4b" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_reproduce_unknown_table_is_one_line(run) -> None:
+    assert_usage_error(run("reproduce", "risp", "--tables", "Z9"), "Z9")
+
+
+def test_reproduce_csv(run) -> None:
+    result = run("reproduce", "risp", "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert {r["table"] for r in rows} == set(TABLES)
+    e4 = [r for r in rows if r["table"] == "E4"]
+    assert len(e4) == 36 and all(float(r["value"]) > 0 for r in e4)
+    cpb = {r["app"]: r["cpb"] for r in rows if r["table"] == "I"}
+    assert float(cpb["sobel"]) == pytest.approx(106.568)
+
+
+def test_reproduce_channel_rounding_ceil(run) -> None:
+    rows = reproduce_table(run, "E8", "--channel-rounding", "ceil")
+    assert len(rows) == 12
+    assert {r["app"]: r["channels_enabled"] for r in rows} == {
+        "kmeans": 18,
+        "binarize": 60,
+        "sobel": 20,
+    }
+    assert all(
+        r["channels_enabled"] == r["cells_floor_ceil_search"][1] for r in rows
+    )  # ceil column
+
+
+def test_reproduce_binary_inputs_move_the_saturation_note(run) -> None:
+    decimal = run("reproduce", "risp", "--tables", "E4b")
+    binary = run("reproduce", "risp", "--tables", "E4b", "--inputs", "binary")
+    assert decimal.returncode == 0 and binary.returncode == 0
+    # R16: b_ch / α = 400 MB/s / 1 B = 400 MHz; binary MB: 400 x 1.048576 = 419.4 MHz.
+    assert "400.0 MHz" in decimal.stdout and "419.4 MHz" not in decimal.stdout
+    assert "419.4 MHz" in binary.stdout and "400.0 MHz" not in binary.stdout
+
+
+def test_reproduce_n_cpu_shortens_the_baseline(run) -> None:
+    four = {r["app"]: r["model_time_s"] for r in reproduce_table(run, "V0")}
+    eight = {r["app"]: r["model_time_s"] for r in reproduce_table(run, "V0", "--n-cpu", "8")}
+    for app in APPS:
+        # Eq. (5) at 16 channels on SATA: 6.4 GB/s internal > 1.97, so t_xfer = D / 1.97 GB/s;
+        # twice the CPUs halve only t_hostComp.
+        transfer = DATA_BYTES[app] / SATA
+        assert eight[app] < four[app]
+        assert four[app] - transfer == pytest.approx(2 * (eight[app] - transfer), rel=1e-9)
+    base4 = {
+        (r["app"], r["interface"], r["channels"]): r["baseline_s"]
+        for r in reproduce_table(run, "E4")
+    }
+    base8 = {
+        (r["app"], r["interface"], r["channels"]): r["baseline_s"]
+        for r in reproduce_table(run, "E4", "--n-cpu", "8")
+    }
+    assert all(base8[k] < base4[k] for k in base4)
+
+
+def test_reproduce_measured_fills_error_pct(run) -> None:
+    rows = {r["app"]: r for r in reproduce_table(run, "V0", "--measured", "kmeans=2.0")}
+    kmeans = rows["kmeans"]
+    assert kmeans["measured_time_s"] == 2.0
+    assert kmeans["error_pct"] == pytest.approx((kmeans["model_time_s"] - 2.0) / 2.0 * 100)
+    assert rows["sobel"]["error_pct"] is None and rows["binarize"]["measured_time_s"] is None
+
+
+@pytest.mark.parametrize(
+    ("measured", "needles"),
+    [
+        ("foo=2", ("unknown app 'foo'",)),
+        ("kmeans=-1", ("--measured", "kmeans=-1")),
+        ("kmeans", ("--measured", "'kmeans'")),
+        ("kmeans=abc", ("--measured",)),
+    ],
+)
+def test_reproduce_bad_measured(run, measured: str, needles: tuple[str, ...]) -> None:
+    assert_usage_error(run("reproduce", "risp", "--measured", measured), *needles)
+
+
+def test_reproduce_risp_rejects_units(run) -> None:
+    assert_usage_error(run("reproduce", "risp", "--units", "decimal"), "--units")
+
+
+def test_reproduce_risp_rejects_units_as_option(run) -> None:
+    assert_usage_error(run("reproduce", "risp", "--tables", "I", "-o", "units=binary"), "units")
+
+
+def test_reproduce_option_ru_time_reaches_the_model(run, risp_doc) -> None:
+    doc = ok_json(run("reproduce", "risp", "-f", "json", "-o", "ru_time=configured"))
+    assert doc["options"]["ru_time"] == "configured"
+
+    def risp_total(d: dict[str, Any], app: str) -> float:
+        return next(
+            r["energy_j"]
+            for r in d["energy"]
+            if (r["app"], r["system"], r["component"]) == (app, "risp", "total")
+        )
+
+    # K-Means is channel-bound (0.4 < 0.9 GB/s per channel): its RU idles part of the run,
+    # which `configured` charges at active power.
+    assert risp_total(doc, "kmeans") > risp_total(risp_doc, "kmeans")
+
+
+def test_reproduce_e8_prints_both_ru_time_variants(run, risp_doc) -> None:
+    rows = risp_doc["reconfiguration"]
+    by_variant = {(r["app"], r["ru_time"], r["time_model"]): r for r in rows}
+    assert len(by_variant) == 12
+    # ru_time=configured charges the RU's active power for the whole run, so E with every
+    # cell on grows for every app (K-Means most: it is channel-bound, its RU waits).
+    for app in APPS:
+        computing = by_variant[app, "computing", "reduced_cells"]
+        configured = by_variant[app, "configured", "reduced_cells"]
+        assert configured["energy_all_j"] > computing["energy_all_j"]
+    # E8 sets ru_time per row (docs/reproducing-risp.md), so `-o ru_time` leaves it unchanged.
+    doc = ok_json(run("reproduce", "risp", "-f", "json", "-o", "ru_time=configured"))
+    assert doc["reconfiguration"] == rows
+
+
+@pytest.mark.parametrize(
+    ("option", "needle"),
+    [
+        ("bogus=1", "bogus: unknown option"),
+        ("ru_time=nope", "ru_time: must be one of computing, configured"),
+        ("noequals", "expected KEY=VALUE"),
+    ],
+)
+def test_reproduce_bad_option(run, option: str, needle: str) -> None:
+    assert_usage_error(run("reproduce", "risp", "-o", option), needle)
+
+
+# --- ndpkit estimate on in-storage platforms ---------------------------------------------------
+
+
+def test_estimate_risp_device_split(run) -> None:
+    e = estimate(run, "-p", "risp-64ch", "-a", "sobel", "--channels", "16")
+    # Eq. (6): (D / (α n_ch) + n_delay) / f_RU with α = 1 B/cycle, n_delay = 4 cycles.
+    assert e["t_cell_s"] == pytest.approx((0.5e9 / 16 + 4) / F_RU, rel=REL)
+    assert e["t_channel_s"] == pytest.approx(0.5e9 / (16 * B_CH), rel=REL)
+    assert e["bottleneck"] == "cell"
+    assert e["time_s"] == pytest.approx(max(e["t_channel_s"], e["t_cell_s"], e["t_dram_s"]))
+    assert (e["engines_active"], e["channels_on"]) == (16, 16)
+
+
+def test_estimate_risp_host_split_is_the_baseline(run) -> None:
+    e = estimate(run, "-p", "risp-64ch", "-a", "sobel", "--channels", "16", "--split", "host")
+    assert {"t_channel_s", "t_link_s", "t_cpu_s"} <= set(e)
+    assert e["engines_active"] == 0 and e["split"] == "host"
+    # Eq. (5): max(t_ch2DRAM, t_DRAM2host) + t_hostComp, t_hostComp = CPB D / (f n_cpu).
+    assert e["time_s"] == pytest.approx(max(e["t_channel_s"], e["t_link_s"]) + e["t_cpu_s"])
+    assert e["t_link_s"] == pytest.approx(0.5e9 / SATA, rel=REL)
+    assert e["t_cpu_s"] == pytest.approx(106.5680 * 0.5e9 / HOST_HZ, rel=REL)
+
+
+def test_estimate_faster_interface_helps_the_baseline(run) -> None:
+    sata = estimate(run, "-p", "risp-64ch", "-a", "binarize", "--split", "host")
+    x4 = estimate(
+        run, "-p", "risp-64ch", "-a", "binarize", "--split", "host", "--interface", "pcie3-x4"
+    )
+    assert x4["time_s"] < sata["time_s"]
+    assert x4["t_link_s"] == pytest.approx(1.4e9 / 3.938e9, rel=REL)
+    assert x4["t_cpu_s"] == pytest.approx(sata["t_cpu_s"])
+
+
+def test_estimate_cell_clock_makes_binarize_channel_bound(run) -> None:
+    at100 = estimate(run, "-p", "risp-64ch", "-a", "binarize", "--channels", "16")
+    at500 = estimate(
+        run, "-p", "risp-64ch", "-a", "binarize", "--channels", "16", "--cell-clock-mhz", "500"
+    )
+    assert at100["bottleneck"] == "cell"
+    # α f_RU = 1 B x 500 MHz = 500 MB/s > b_ch = 400 MB/s.
+    assert at500["bottleneck"] == "channel"
+    assert at500["time_s"] == pytest.approx(1.4e9 / (16 * B_CH), rel=REL)
+    assert at500["t_cell_s"] == pytest.approx((1.4e9 / 16 + 2) / 500e6, rel=REL)
+
+
+def test_estimate_fewer_cells_serve_groups_of_channels(run) -> None:
+    e = estimate(run, "-p", "risp-64ch", "-a", "sobel", "--engines", "20")
+    assert (e["engines_active"], e["channels_on"], e["engines_total"]) == (20, 64, 64)
+    assert e["max_shards_per_engine"] == 4  # 64 = 4 x 4 + 16 x 3, balanced groups
+    assert e["t_cell_s"] == pytest.approx((0.5e9 / 20 + 4) / F_RU, rel=REL)  # cell_load ideal
+    worst = estimate(
+        run, "-p", "risp-64ch", "-a", "sobel", "--engines", "20", "-o", "cell_load=max_group"
+    )
+    assert worst["t_cell_s"] == pytest.approx((4 * 0.5e9 / 64 + 4) / F_RU, rel=REL)
+
+
+def test_estimate_risp_baseline_host_split(run) -> None:
+    e = estimate(run, "-p", "risp-baseline", "-a", "sobel", "--split", "host")
+    assert e["engines_total"] == 0 and e["bottleneck"] == "cpu"
+    assert e["time_s"] == pytest.approx(
+        max(0.5e9 / (64 * B_CH), 0.5e9 / SATA) + 106.5680 * 0.5e9 / HOST_HZ, rel=REL
+    )
+    same = estimate(run, "-p", "risp-64ch", "-a", "sobel", "--split", "host")
+    assert e["energy_j"] == pytest.approx(same["energy_j"])  # the RU plays no part
+
+
+def test_estimate_risp_baseline_runs_on_the_host(run) -> None:
+    """A platform with nothing beside the storage runs the whole kernel on the host (as CNS
+    does), and says so: the split is reported as host, and --engines is an error."""
+    doc = ok_json(run("estimate", "-p", "risp-baseline", "-a", "sobel", "-f", "json"))
+    assert doc["estimate"]["split"] == "host"
+    assert doc["estimate"]["engines_active"] == 0
+    assert_usage_error(
+        run("estimate", "-p", "risp-baseline", "-a", "sobel", "--engines", "4"), "--engines"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("-p", "risp-64ch", "-a", "sobel", "--channels", "0"), "--channels must be at least 1"),
+        (("-p", "risp-64ch", "-a", "sobel", "--interface", "usb9"), "unknown interface 'usb9'"),
+        (("-p", "risp-64ch", "-a", "sobel", "--cell-clock-mhz", "-5"), "--cell-clock-mhz"),
+        (("-p", "rans", "-a", "lc", "--channels", "16"), "in-storage"),
+        (("-p", "risp-64ch", "-a", "lc"), "unknown app 'lc'"),
+        (("-p", "risp-64ch", "-a", "sobel", "--engines", "65"), "1..64"),
+    ],
+)
+def test_estimate_bad_in_storage_input(run, args: tuple[str, ...], needle: str) -> None:
+    assert_usage_error(run("estimate", *args), needle)
+
+
+# --- ndpkit plan on in-storage platforms -------------------------------------------------------
+
+
+def test_plan_risp_default_keeps_all_cells_with_a_note(run) -> None:
+    p = plan(run, "-p", "risp-64ch", "-a", "sobel")
+    assert p["method"] == "host (model fit, search)"
+    assert p["performance_loss_pct"] == 0
+    assert p["n_host_exact"] == pytest.approx(19.7, rel=1e-5)
+    assert p["n_host_search"] == 20
+    # 20 reduced cells cost more energy than all on (ru_time=computing), so all stay on.
+    assert p["cells_on"] == p["channels_on"] == p["engines_total"] == 64
+    assert p["improvement_pct"] == 0
+    assert any("every cell stays on" in note for note in p["notes"])
+
+
+@pytest.mark.parametrize("fit", ["model", "paper"])
+def test_plan_power_budget_default_search(run, fit: str) -> None:
+    p = plan(
+        run,
+        "-p",
+        "risp-64ch",
+        "-a",
+        "sobel",
+        "--power-budget",
+        "3W",
+        "--policy",
+        "power",
+        "--fit",
+        fit,
+    )
+    # f_power(n) = 1.858 + 0.032 n (Eq. 13, and the model's own fit) = 3 W at n = 35.69.
+    assert p["n_power_exact"] == pytest.approx((3 - 1.858) / 0.032, rel=1e-6)
+    assert (p["n_power_floor"], p["n_power_ceil"]) == (35, 36)
+    assert p["binding_policy"] == "power" and p["power_budget_w"] == 3.0
+    # plan adds the host stage (R11): all 64 channels are host-bound and average 2.30 W, so
+    # the model's search keeps every channel on (docs/reproducing-risp.md, (h)).
+    assert p["n_power_search"] == p["channels_on"] == 64
+    assert p["planned_power_w"] <= 3.0
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("--channel-rounding", "floor"),
+        ("--fit", "paper", "--channel-rounding", "floor"),
+        ("-o", "host_stage=eq8_only"),
+    ],
+    ids=str,
+)
+def test_plan_power_budget_35_channels(run, extra: tuple[str, ...]) -> None:
+    p = plan(
+        run, "-p", "risp-64ch", "-a", "sobel", "--power-budget", "3W", "--policy", "power", *extra
+    )
+    # §7.2: floor(35.69) = 35 channels on, 29 off; or, without the host stage, the most
+    # channels whose modelled power stays within 3 W (64 channels draw 3.906 W).
+    assert p["time_model"] == "channels_off"
+    assert p["channels_on"] == p["cells_on"] == 35
+    assert p["planned_power_w"] <= 3.0
+
+
+def test_plan_ru_time_configured_channels_off_saves(run) -> None:
+    p = plan(
+        run,
+        "-p",
+        "risp-64ch",
+        "-a",
+        "sobel",
+        "-o",
+        "ru_time=configured",
+        "--time-model",
+        "channels_off",
+    )
+    assert p["improvement_pct"] > 0
+    assert p["planned_energy_j"] < p["baseline_energy_j"]
+    assert p["channels_on"] == 20 and p["performance_loss_pct"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--policy", "power"), "needs a power budget"),
+        (("--power-budget", "-1 W"), "power budget must be positive"),
+        (("--fit", "bogus"), "--fit: must be one of model, paper"),
+        (("--grouping", "x"), "--grouping: must be one of"),
+        (("--time-model", "x"), "--time-model: must be one of"),
+        (("--optimal",), "--optimal is for NDP servers"),
+    ],
+)
+def test_plan_bad_in_storage_input(run, args: tuple[str, ...], needle: str) -> None:
+    assert_usage_error(run("plan", "-p", "risp-64ch", "-a", "sobel", *args), needle)
+
+
+@pytest.mark.parametrize("budget", ["3Wz", "3", "3 ms"])
+def test_plan_unparsable_power_budget(run, budget: str) -> None:
+    assert_usage_error(
+        run("plan", "-p", "risp-64ch", "-a", "sobel", "--power-budget", budget), "--power-budget"
+    )
+
+
+def test_plan_risp_baseline_has_nothing_to_plan(run) -> None:
+    assert_usage_error(run("plan", "-p", "risp-baseline", "-a", "sobel"), "no processing cells")
+
+
+def test_plan_risp_baseline_error_gives_usable_advice(run) -> None:
+    line = assert_usage_error(run("plan", "-p", "risp-baseline", "-a", "sobel"))
+    assert "--optimal" not in line
+
+
+# --- beyond the paper: a user's own kernel and SSD ---------------------------------------------
+
+MY_KERNEL = """\
+[apps.mykernel]
+data_size = "2 GB"
+alpha = 4
+cycles_per_byte = 30
+
+[apps.mykernel.fpga_cell]
+bytes_per_cycle = 2
+pipeline_delay = 10
+power = "5 mW"
+"""
+
+
+def test_user_kernel_plan_and_estimate(run, tmp_path: Path) -> None:
+    profiles = tmp_path / "mine.toml"
+    profiles.write_text(MY_KERNEL)
+    p = plan(run, "-p", "risp-64ch", "-a", "mykernel", "--profiles", str(profiles))
+    assert p["app"] == "mykernel" and p["engines_total"] == 64
+    # f_pb slope: min(α f_RU, b_ch) = min(2 x 0.1, 0.4) = 0.2 GB/s; n_host = 4 x 1.97 / 0.2.
+    assert p["bandwidth_fit_gb_per_s_per_channel"] == pytest.approx(0.2, rel=1e-5)
+    assert p["n_host_exact"] == pytest.approx(39.4, rel=1e-5)
+
+    host = estimate(
+        run, "-p", "risp-64ch", "-a", "mykernel", "--profiles", str(profiles), "--split", "host"
+    )
+    t_cpu = 30 * 2e9 / HOST_HZ
+    assert host["t_cpu_s"] == pytest.approx(t_cpu, rel=REL)
+    assert host["time_s"] == pytest.approx(max(2e9 / (64 * B_CH), 2e9 / SATA) + t_cpu, rel=REL)
+
+    device = estimate(run, "-p", "risp-64ch", "-a", "mykernel", "--profiles", str(profiles))
+    t_cell = (2e9 / 64 / 2 + 10) / F_RU
+    assert device["t_cell_s"] == pytest.approx(t_cell, rel=REL)
+    # RU power, linear_per_cell: the public cell's 1.358 W + 64 cells x 5 mW, active all run.
+    assert device["energy_ru_j"] == pytest.approx((1.358 + 64 * 0.005) * t_cell, rel=1e-9)
+
+
+def test_user_in_storage_platform_plans(run, tmp_path: Path) -> None:
+    path = tmp_path / "my32.toml"
+    path.write_text(
+        'extends = "risp-64ch"\nname = "my32"\n[storage]\nchannels = 32\n[engines]\ncount = 32\n'
+    )
+    p = plan(run, "-p", str(path), "-a", "sobel")
+    assert p["platform"] == "my32"
+    assert p["engines_total"] == 32 and len(p["route"]) == 32
+    assert p["n_host_exact"] == pytest.approx(19.7, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("flag", "body", "needles"),
+    [
+        ("-p", 'extends = "risp-64ch"\n[engines]\ncount = 48\n', ("engines.count (48)",)),
+        ("-p", 'extends = "risp-64ch"\n[storage]\nchannels = 32\n', ("engines.count (64)",)),
+        ("-p", 'extends = "risp-64ch"\n[storage\nchannels = 32\n', ("malformed TOML",)),
+        ("--profiles", "[apps.sobel\n", ("malformed TOML",)),
+        (
+            "--profiles",
+            '[apps.sobel]\ndata_size = "1 GB"\nalpha = 2\ncpi = 0.5\n',
+            ("apps.sobel", "cpi, ipb and frequency_ratio"),
+        ),
+    ],
+)
+def test_bad_user_files_exit_2(
+    run, tmp_path: Path, flag: str, body: str, needles: tuple[str, ...]
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(body)
+    other = ("--profiles", "risp") if flag == "-p" else ("-p", "risp-64ch")
+    result = run("plan", flag, str(path), *other, "-a", "sobel")
+    assert_usage_error(result, str(path), *needles)
+
+
+# --- ndpkit platforms --------------------------------------------------------------------------
+
+
+def test_platforms_list_and_show_risp(run) -> None:
+    listing = run("platforms", "list")
+    assert listing.returncode == 0
+    assert "risp-64ch" in listing.stdout and "risp-baseline" in listing.stdout
+    listed = ok_json(run("platforms", "list", "-f", "json"))["tables"]["platforms"]
+    rows = {r["name"]: r for r in listed}
+    assert (rows["risp-64ch"]["engines"], rows["risp-baseline"]["engines"]) == (64, 0)
+    shown = run("platforms", "show", "risp-64ch")
+    assert shown.returncode == 0, shown.stderr
+    assert "public_cell.power_active_w" in shown.stdout and "1.358 W" in shown.stdout
+    spec = ok_json(run("platforms", "show", "risp-64ch", "-f", "json"))
+    assert spec["name"] == "risp-64ch" and spec["storage"]["channels"] == 64
