@@ -25,8 +25,8 @@ from ndpkit import _core
 from ndpkit.hw import load_platform
 from ndpkit.model import estimate
 from ndpkit.plan import optimise
-from ndpkit.profile import load_profile
 from ndpkit.plan.channels import plan_channels
+from ndpkit.profile import load_profile
 from ndpkit.reproduce import risp
 from ndpkit.reproduce.rans_rfns import reproduce
 
