@@ -1,0 +1,58 @@
+"""Real application kernels: device part, host part, reference, generator (one module each).
+
+App names are shared with the models, planner and simulator: lc, he, knn2, knn6, knn8
+(group knn), fft2d, kmeans, binarize, sobel. Each module defines `kernels()`, returning
+its kernels by name; they are imported on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from ndpkit.errors import UnknownNameError
+from ndpkit.kernels.base import Kernel, KernelMismatch, run_in_memory
+
+_MODULES = {
+    "lc": "lc",
+    "he": "he",
+    "knn2": "knn",
+    "knn6": "knn",
+    "knn8": "knn",
+    "fft2d": "fft2d",
+    "kmeans": "kmeans",
+    "binarize": "binarize",
+    "sobel": "sobel",
+}
+GROUPS = {"knn": ("knn2", "knn6", "knn8")}
+
+
+def kernel_names() -> list[str]:
+    return list(_MODULES)
+
+
+def get_kernel(name: str) -> Kernel:
+    """The kernel for an app name (e.g. "knn8")."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise UnknownNameError("app", name, kernel_names())
+    found: dict[str, Kernel] = import_module(f"ndpkit.kernels.{module}").kernels()
+    return found[name]
+
+
+def expand(names: list[str]) -> list[str]:
+    """App names with groups expanded: ["knn", "lc"] → ["knn2", "knn6", "knn8", "lc"]."""
+    out: list[str] = []
+    for name in names:
+        out.extend(GROUPS.get(name, (name,)))
+    return out
+
+
+__all__ = [
+    "GROUPS",
+    "Kernel",
+    "KernelMismatch",
+    "expand",
+    "get_kernel",
+    "kernel_names",
+    "run_in_memory",
+]

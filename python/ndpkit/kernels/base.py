@@ -1,0 +1,118 @@
+"""The common interface of every application kernel (DESIGN.md: `Kernel`).
+
+A kernel is split the way NDP hardware splits it:
+
+- a **device part** that streams over one shard in bounded chunks next to the storage and
+  returns a partial result, usually much smaller than its input (`device`);
+- partials from many chunks and devices are **merged** (`merge`; associative, so the runtime
+  may merge in any grouping);
+- a **host part** that turns the merged partial into the answer (`host`). Iterative kernels
+  (K-Means) return a new state and `done=False`, and the runtime runs another pass.
+
+Data is a numpy array whose axis 0 is records (points, pixels rows, images); a chunk is a
+slice of whole records, and `offset` is the index of the chunk's first record in the whole
+data set (k-NN returns original indices). Every kernel has a seeded generator and an
+independent reference (numpy/scipy/scikit-learn/scikit-image) that `check` compares with.
+
+Example:
+    k = get_kernel("lc"); x = k.generate(1_000_000, seed=0)
+    state = k.init(x[:0]) ; part = k.device(x, state, 0)
+    result, done = k.host(part, state)   # done is True for single-pass kernels
+    k.check(k.finish(result), k.reference(x))
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from ndpkit.errors import NdpkitError
+
+
+class KernelMismatch(NdpkitError):
+    """A kernel's answer differs from its independent reference."""
+
+
+class Kernel(ABC):
+    """One application. Subclasses set `name`, `description` and `record_shape`/`dtype`."""
+
+    name: str = ""
+    description: str = ""
+    dtype: np.dtype[Any] = np.dtype(np.uint8)
+    record_shape: tuple[int, ...] = ()
+    """Shape of one record (axis 0 of the data is records): (8,) for LC, (256, 256, 3) for
+    FFT2D, () for a stream of pixels."""
+
+    @property
+    def record_bytes(self) -> int:
+        return int(np.prod(self.record_shape, dtype=np.int64)) * self.dtype.itemsize
+
+    @abstractmethod
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        """About `size_bytes` of synthetic data (whole records), deterministic in `seed`."""
+
+    def params(self, seed: int) -> dict[str, Any]:
+        """Query points, weights, thresholds…: what every device needs besides its data.
+        Deterministic in `seed`; the same for every shard."""
+        return {}
+
+    def init(self, params: dict[str, Any]) -> Any:
+        """The state the first pass starts from."""
+        return params
+
+    @abstractmethod
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
+        """The device part over one chunk of whole records; returns a partial result."""
+
+    @abstractmethod
+    def merge(self, partials: list[Any]) -> Any:
+        """Combine partials (associative and commutative)."""
+
+    @abstractmethod
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        """The host part: (new state or result, done)."""
+
+    def finish(self, state: Any) -> Any:
+        """The answer from the final state (identity unless the state carries extra data)."""
+        return state
+
+    @abstractmethod
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        """The same answer from an independent library, on the whole data set."""
+
+    @abstractmethod
+    def check(self, result: Any, expected: Any) -> None:
+        """Raise KernelMismatch (saying what differs) unless result matches expected."""
+
+    def output_bytes(self, partial: Any) -> int:
+        """Bytes a device sends to the host for this partial (for the reduction ratio α)."""
+        return _nbytes(partial)
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_nbytes(v) for v in value)
+    if isinstance(value, int | float | np.number):
+        return 8
+    return 0
+
+
+def run_in_memory(
+    kernel: Kernel, data: np.ndarray, params: dict[str, Any], chunk_records: int
+) -> Any:
+    """The whole kernel in one process over `data` in chunks: the runtime's reference path."""
+    state = kernel.init(params)
+    while True:
+        partials = [
+            kernel.device(data[i : i + chunk_records], state, i)
+            for i in range(0, max(len(data), 1), chunk_records)
+        ]
+        state, done = kernel.host(kernel.merge(partials), state)
+        if done:
+            return kernel.finish(state)
