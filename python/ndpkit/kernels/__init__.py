@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from ndpkit.errors import UnknownNameError
-from ndpkit.kernels.base import Kernel, KernelMismatch, run_in_memory
+from ndpkit.kernels.base import Kernel, KernelMismatchError, run_in_memory
 
 _MODULES = {
     "lc": "lc",
@@ -50,7 +50,7 @@ def expand(names: list[str]) -> list[str]:
 __all__ = [
     "GROUPS",
     "Kernel",
-    "KernelMismatch",
+    "KernelMismatchError",
     "expand",
     "get_kernel",
     "kernel_names",

@@ -31,7 +31,7 @@ import numpy as np
 from ndpkit.errors import NdpkitError
 
 
-class KernelMismatch(NdpkitError):
+class KernelMismatchError(NdpkitError):
     """A kernel's answer differs from its independent reference."""
 
 
@@ -84,7 +84,7 @@ class Kernel(ABC):
 
     @abstractmethod
     def check(self, result: Any, expected: Any) -> None:
-        """Raise KernelMismatch (saying what differs) unless result matches expected."""
+        """Raise KernelMismatchError (saying what differs) unless result matches expected."""
 
     def output_bytes(self, partial: Any) -> int:
         """Bytes a device sends to the host for this partial (for the reduction ratio α)."""
