@@ -19,7 +19,7 @@ $(STAMP): $(BIN)/python $(SOURCES)
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/ndpkit reproduce rans-rfns
+	$(BIN)/ndpkit evaluate
 
 test: $(STAMP)
 	cargo test --workspace --exclude ndpkit-py

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from ndpkit import __version__
-from ndpkit.cli import platforms
+from ndpkit.cli import data, platforms
+from ndpkit.cli.evaluate import evaluate_cmd
 from ndpkit.cli.model import estimate_cmd, plan_cmd
 from ndpkit.cli.reproduce import reproduce_cmd
 
@@ -20,9 +21,11 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(platforms.app, name="platforms")
+app.add_typer(data.app, name="data")
 app.command("estimate")(estimate_cmd)
 app.command("plan")(plan_cmd)
 app.command("reproduce")(reproduce_cmd)
+app.command("evaluate")(evaluate_cmd)
 
 
 def _version(value: bool) -> None:

@@ -1,7 +1,8 @@
 """Real application kernels: device part, host part, reference, generator (one module each).
 
 App names are shared with the models, planner and simulator: lc, he, knn2, knn6, knn8
-(group knn), fft2d, kmeans, binarize, sobel. Each module defines `kernels()`, returning
+(group knn), fft2d, kmeans, binarize, sobel; beyond the papers, knn2-topk, knn6-topk and
+knn8-topk keep each chunk's k best on the device. Each module defines `kernels()`, returning
 its kernels by name; they are imported on first use.
 """
 
@@ -18,6 +19,9 @@ _MODULES = {
     "knn2": "knn",
     "knn6": "knn",
     "knn8": "knn",
+    "knn2-topk": "knn",
+    "knn6-topk": "knn",
+    "knn8-topk": "knn",
     "fft2d": "fft2d",
     "kmeans": "kmeans",
     "binarize": "binarize",

@@ -1,0 +1,134 @@
+"""Runtime overhead: a kernel through LocalExecutor over 8 shards vs the same kernel in one process.
+
+    .venv/bin/python benchmarks/runtime_overhead.py [--size 2GiB] [--workers 2] [--kernel lc]
+
+The one-process baseline calls the kernel on the whole array, already in memory (device part
+on all of it, then the host part), with every core this process may use, so BLAS-backed
+kernels get the same threads the workers share. The executor reads the shards from disk (the
+page cache, warmed first) with `--workers` processes. The issue's target: executor time within
+10% of the baseline (ratio ≤ 1.10). Reported: best of `--repeat` runs, with the worker
+processes started inside the timing ("cold") and kept from an earlier run ("warm").
+
+Kernels: `lc` (ndpkit.kernels.lc, if it exists: a score per point, α = 8) and `moments`
+(defined here: per-column sum and sum of squares, a pure reduction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ndpkit.kernels import Kernel, get_kernel, run_in_memory
+from ndpkit.runtime import Dataset, LocalExecutor, generate_dataset
+from ndpkit.units import Kind, parse
+
+
+class Moments(Kernel):
+    """Per-column sum and sum of squares of 8 float32 features, accumulated in float64."""
+
+    name = "moments"
+    dtype = np.dtype(np.float32)
+    record_shape = (8,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        n = max(1, size_bytes // self.record_bytes)
+        return np.random.default_rng(seed).standard_normal((n, 8), dtype=np.float32)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
+        return np.stack(
+            [
+                chunk.sum(axis=0, dtype=np.float64),
+                np.einsum("ij,ij->j", chunk, chunk, dtype=np.float64),
+            ]
+        )
+
+    def merge(self, partials: list[Any]) -> Any:
+        return np.sum(partials, axis=0)
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        return merged, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return self.device(data, params, 0)
+
+    def check(self, result: Any, expected: Any) -> None:
+        np.testing.assert_allclose(result, expected, rtol=1e-4)
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def one_process(
+    kernel: Kernel, ds: Dataset, params: dict[str, Any], repeat: int
+) -> tuple[Any, float]:
+    """The baseline: the whole array in memory, the kernel called once on all of it."""
+    data = ds.read_all()
+    expected = run_in_memory(kernel, data, params, len(data))
+    return expected, best_of(lambda: run_in_memory(kernel, data, params, len(data)), repeat)
+
+
+def measure(kernel: Kernel, ds: Dataset, args: argparse.Namespace) -> dict[str, float]:
+    params = kernel.params(0)
+    expected, one = one_process(kernel, ds, params, args.repeat)
+
+    def cold() -> object:
+        return LocalExecutor(args.workers).run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
+
+    cold()  # warms the page cache
+    cold_s = best_of(cold, args.repeat)
+    with LocalExecutor(args.workers) as ex:
+        out = ex.run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
+        warm_s = best_of(
+            lambda: ex.run(kernel, ds, params, chunk_bytes=args.chunk_bytes), args.repeat
+        )
+    np.testing.assert_allclose(out.result, expected, rtol=1e-9)  # same answer both ways
+    return {"one": one, "cold": cold_s, "warm": warm_s, "alpha": out.alpha}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size", default="2GiB", help="data set size (default 2GiB)")
+    parser.add_argument("--devices", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--chunk-size", default="8MiB")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--kernel", choices=["lc", "moments", "all"], default="all")
+    parser.add_argument("--dir", type=Path, help="where to write the data sets (default: /tmp)")
+    args = parser.parse_args()
+    args.chunk_bytes = int(parse(args.chunk_size, Kind.SIZE))
+    size_bytes = int(parse(args.size, Kind.SIZE))
+    names = ["lc", "moments"] if args.kernel == "all" else [args.kernel]
+    if importlib.util.find_spec("ndpkit.kernels.lc") is None:
+        names = [n for n in names if n != "lc"]
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"{platform.processor() or platform.machine()}, {cpus} usable CPUs, {args.size}, ")
+    print(f"{args.devices} devices, {args.workers} workers, chunks {args.chunk_size}\n")
+    print(f"{'kernel':8} {'one process':>12} {'executor':>9} {'ratio':>6} {'warm':>7} {'ratio':>6}")
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        for name in names:
+            kernel = get_kernel(name) if name == "lc" else Moments()
+            ds = generate_dataset(kernel, size_bytes, args.devices, Path(tmp) / name)
+            r = measure(kernel, ds, args)
+            print(
+                f"{name:8} {r['one']:11.3f}s {r['cold']:8.3f}s {r['cold'] / r['one']:6.2f} "
+                f"{r['warm']:6.3f}s {r['warm'] / r['one']:6.2f}   (α = {r['alpha']:.3g})"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""`ndpkit evaluate`: run real kernels, verify, profile, and predict them on platforms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from ndpkit import evaluate as ev
+from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
+from ndpkit.errors import SpecError
+from ndpkit.kernels import expand, kernel_names
+from ndpkit.units import Kind, UnitError, parse
+
+
+def evaluate_cmd(
+    apps: Annotated[
+        list[str] | None,
+        typer.Argument(help="Apps (default: all nine): lc he knn2 knn6 knn8 (or knn) fft2d ..."),
+    ] = None,
+    platforms: Annotated[
+        str,
+        typer.Option("--platforms", help="Comma-separated presets or platform files to model."),
+    ] = ",".join(ev.DEFAULT_PLATFORMS),
+    size: Annotated[
+        str, typer.Option("--size", help="Generated data per app, e.g. '8 MiB', '4 GiB'.")
+    ] = "8 MiB",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the generated data.")] = 0,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="A data set from `ndpkit data generate/import` instead."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Worker processes for --data.")
+    ] = None,
+    model_size: Annotated[
+        str | None,
+        typer.Option("--model-size", help="D to model (default: the paper's D for its apps)."),
+    ] = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Run each app's kernel on real data, verify it against an independent reference,
+    profile it on this machine, and predict time, energy and plans on each platform."""
+    with user_errors():
+        names = expand(apps or list(ev.DEFAULT_APPS))
+        ev.check_names(names, kernel_names())
+        size_bytes = int(_size("--size", size))
+        model_bytes = None if model_size is None else _size("--model-size", model_size)
+        wanted = [p.strip() for p in platforms.split(",") if p.strip()]
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=stderr(),
+            transient=True,
+            disable=fmt is not Format.table,
+        ) as bar:
+            task = bar.add_task("evaluating", total=None)
+            runs = ev.evaluate(
+                names,
+                wanted,
+                size_bytes=size_bytes,
+                seed=seed,
+                data=data,
+                workers=workers,
+                model_bytes=model_bytes,
+                progress=lambda msg: bar.update(task, description=msg),
+            )
+    emit(ev.tables(runs), fmt, ev.document(runs))
+
+
+def _size(flag: str, text: str) -> float:
+    try:
+        value = parse(text, Kind.SIZE)
+    except UnitError as exc:
+        raise SpecError(str(exc), source="command line", field=flag) from None
+    return value

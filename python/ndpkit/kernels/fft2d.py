@@ -1,0 +1,124 @@
+"""FFT (2-D) (RANS/RFNS §8.1): the spectrum of every 256 × 256 RGB image, channel by channel.
+
+- **Device** (the whole app): per image and channel, 1-D FFTs along the rows, then 1-D FFTs
+  along the columns, as the paper's FPGA design does. The rows are real, so the row pass is a
+  real FFT (`scipy.fft.rfft`, 129 of 256 bins), the column pass a complex FFT over those bins,
+  and the other 127 bins come from Hermitian symmetry F[u, v] = conj F[−u, −v]: the full
+  spectrum at about the speed of `scipy.fft.rfft2`. Output: complex64, shape
+  (images, 3, 256, 256) (channel first, [choice]), with the chunk's first image index.
+- **Host**: none beyond concatenating the spectra by image index.
+
+α: the device turns 1 byte (u8) into 8 bytes (complex64) per pixel and channel, so the measured
+α = input / output = **1/8**. The paper prints α = 8 (RANS/RFNS option O16, "printed"); that is
+the same factor the other way round. Precision [choice]: float32 arithmetic.
+
+Reference: `numpy.fft.fft2` in complex128. `check` requires, per image and channel,
+max |F − F_ref| ≤ 1e-6 × ‖F_ref‖₂, where ‖F_ref‖₂ = 256 × ‖image channel‖₂ (Parseval), i.e. a
+tolerance relative to the channel's energy. Measured errors are ≈ 1e-9 of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.fft  # type: ignore[import-untyped, unused-ignore]
+from numpy.typing import NDArray
+
+from ndpkit.kernels.base import Kernel, KernelMismatchError
+
+SIDE = 256
+CHANNELS = 3
+ENERGY_RTOL = 1e-6
+_HALF = SIDE // 2 + 1
+
+C64 = NDArray[np.complex64]
+
+
+class Spectra(NamedTuple):
+    """Spectra of consecutive images, the first being image `offset`."""
+
+    offset: int
+    spectra: C64
+
+
+def spectrum(image: np.ndarray, out: C64) -> None:
+    """The 2-D FFT of one (256, 256, 3) image into `out` (3, 256, 256): rows, then columns.
+
+    Bins v > 128 of row u are conj F[−u mod 256, 256 − v]: reversed slices of the half
+    spectrum (row 0 maps to itself, rows 1..255 to 255..1), so no gather and no temporary."""
+    planes = np.ascontiguousarray(np.moveaxis(image, -1, 0)).astype(np.float32)
+    rows = scipy.fft.rfft(planes, axis=2)
+    half = scipy.fft.fft(rows, axis=1, overwrite_x=True)
+    out[:, :, :_HALF] = half
+    np.conjugate(half[:, :1, _HALF - 2 : 0 : -1], out=out[:, :1, _HALF:])
+    np.conjugate(half[:, :0:-1, _HALF - 2 : 0 : -1], out=out[:, 1:, _HALF:])
+
+
+def spectra(images: np.ndarray) -> C64:
+    """Spectra of a chunk of images, one image at a time (1.5 MiB of output each, in cache)."""
+    out = np.empty((len(images), CHANNELS, SIDE, SIDE), dtype=np.complex64)
+    for i, image in enumerate(images):
+        spectrum(image, out[i])
+    return out
+
+
+class Fft2d(Kernel):
+    """2-D FFT of 256 × 256 RGB u8 images (see the module docstring)."""
+
+    name = "fft2d"
+    description = "2-D FFT of 256x256 RGB images (rows then columns), complex64 spectra"
+    dtype = np.dtype(np.uint8)
+    record_shape = (SIDE, SIDE, CHANNELS)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        """Smooth gradients plus noise: a spectrum with both a strong DC part and a tail."""
+        n_images = size_bytes // self.record_bytes
+        rng = np.random.default_rng(seed)
+        ramp = np.add.outer(np.arange(SIDE), np.arange(SIDE)) / (2 * SIDE)
+        tint = rng.uniform(0.0, 160.0, (n_images, 1, 1, CHANNELS))
+        noise = rng.integers(0, 96, (n_images, SIDE, SIDE, CHANNELS))
+        return (tint * ramp[None, :, :, None] + noise).astype(np.uint8)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> list[Spectra]:
+        return [Spectra(offset, spectra(chunk))]
+
+    def merge(self, partials: list[Any]) -> list[Spectra]:
+        return sorted((s for p in partials for s in p), key=lambda s: s.offset)
+
+    def host(self, merged: Any, state: Any) -> tuple[C64, bool]:
+        """Spectra in image order; the pieces must cover images 0..n-1 without gaps."""
+        expected_offset = 0
+        for piece in merged:
+            if piece.offset != expected_offset:
+                raise ValueError(f"fft2d: images {expected_offset}..{piece.offset} are missing")
+            expected_offset += len(piece.spectra)
+        empty = np.empty((0, CHANNELS, SIDE, SIDE), dtype=np.complex64)
+        return np.concatenate([p.spectra for p in merged] or [empty]), True
+
+    def output_bytes(self, partial: Any) -> int:
+        return sum(int(p.spectra.nbytes) + 8 for p in partial)
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> NDArray[np.complex128]:
+        """numpy's 2-D FFT in float64, channel first."""
+        images = np.asarray(data, dtype=np.float64).reshape(-1, SIDE, SIDE, CHANNELS)
+        return np.fft.fft2(np.moveaxis(images, -1, 1), axes=(2, 3))
+
+    def check(self, result: Any, expected: Any) -> None:
+        """max |F − F_ref| ≤ ENERGY_RTOL × ‖F_ref‖₂ per image and channel."""
+        result = np.asarray(result)
+        if result.shape != expected.shape:
+            raise KernelMismatchError(f"fft2d: spectra {result.shape}, reference {expected.shape}")
+        error = np.abs(result - expected).max(axis=(2, 3), initial=0.0)
+        allowed = ENERGY_RTOL * np.sqrt((np.abs(expected) ** 2).sum(axis=(2, 3)))
+        bad = error > allowed
+        if bad.any():
+            image, channel = (int(i) for i in np.argwhere(bad)[0])
+            raise KernelMismatchError(
+                f"fft2d: image {image} channel {channel} differs by {error[image, channel]:.3g}, "
+                f"allowed {allowed[image, channel]:.3g} ({ENERGY_RTOL} of its spectrum's norm)"
+            )
+
+
+def kernels() -> dict[str, Kernel]:
+    return {"fft2d": Fft2d()}

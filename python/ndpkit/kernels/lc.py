@@ -1,0 +1,155 @@
+"""LC: a linear classifier over points of 8 float32 features (RANS/RFNS §8.1).
+
+Conventions (the paper leaves f and the weights open):
+
+- f is the **step** function: label = 1 if w·x + b > 0 else 0 (a score of exactly 0 is class 0).
+- The **device** emits each point's float32 dot product s = w·x: 4 bytes per 32-byte point,
+  the paper's α = 8. The **host** applies f(s + b) as the exact comparison s > −b (a pass over
+  1/8 of the data) and returns uint8 labels. Leaving b to the host saves the device a pass
+  and a rounding; the device part is then exactly one BLAS sgemv.
+- Generated features and the seeded weights are **dyadic** (multiples of 1/16 and 1/64, bias a
+  multiple of 1/1024): every product and partial sum is exact in float32, so the device's
+  float32 BLAS labels equal the float64 reference bit for bit whatever the summation order.
+  For other data, `reference` marks as uncertain the points whose float64 score lies within
+  float32's rounding bound of 0, and `check` compares labels only outside that band.
+
+This module also holds the ordered-partial helpers that every per-record kernel (LC, HE,
+binarisation, Sobel) shares: a partial is `{offset: arrays}`, merged by union and
+concatenated by offset on the host, so merging is associative and commutative.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ndpkit.errors import NdpkitError
+from ndpkit.kernels.base import Kernel, KernelMismatchError
+
+FEATURES = 8
+_U32 = 2.0**-24  # unit roundoff of float32
+
+Parts = dict[int, tuple[np.ndarray, ...]]
+"""A per-record partial: offset of the first record → arrays whose axis 0 is those records."""
+
+
+def merge_by_offset(partials: list[Parts]) -> Parts:
+    """Union of partials; an empty segment never conflicts (an empty shard may share an offset)."""
+    merged: Parts = {}
+    for part in partials:
+        for offset, arrays in part.items():
+            held = merged.get(offset)
+            if held is not None and len(held[0]) and len(arrays[0]):
+                raise ValueError(f"two partials for the records starting at {offset}")
+            if held is None or not len(held[0]):
+                merged[offset] = arrays
+    return merged
+
+
+def concat_by_offset(merged: Parts) -> tuple[np.ndarray, ...]:
+    """The segments in record order; they must tile 0..n without gaps or overlaps."""
+    if not merged:
+        raise ValueError("no partials to combine (even empty data yields one empty partial)")
+    offsets = sorted(merged)
+    segments = [merged[o] for o in offsets if len(merged[o][0])] or [merged[offsets[0]]]
+    expected = 0
+    for offset in offsets:
+        if len(merged[offset][0]) == 0:
+            continue
+        if offset != expected:
+            raise ValueError(f"records {expected}..{offset} missing from the partials")
+        expected = offset + len(merged[offset][0])
+    return tuple(np.concatenate(column) for column in zip(*segments, strict=True))
+
+
+class Labels(NamedTuple):
+    """The reference answer: labels, and the points too close to the boundary to call."""
+
+    labels: np.ndarray  # uint8 (n,)
+    uncertain: np.ndarray  # bool (n,)
+
+
+class LinearClassifier(Kernel):
+    name = "lc"
+    description = "linear classifier, 8 float32 features, label = w·x + b > 0"
+    dtype = np.dtype(np.float32)
+    record_shape = (FEATURES,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        """Uniform features on the 1/16 grid in [-8, 8): exact in float32 (see module doc)."""
+        n_points = records_in(size_bytes, self.record_bytes)
+        rng = np.random.default_rng(seed)
+        ints = rng.integers(-128, 128, (n_points, FEATURES), dtype=np.int8)
+        points = ints.astype(np.float32)
+        points *= np.float32(1 / 16)
+        return points
+
+    def params(self, seed: int) -> dict[str, Any]:
+        """Weights in [-1, 1] on the 1/64 grid and a bias in [-1, 1] on the 1/1024 grid."""
+        rng = np.random.default_rng(seed)
+        weights = (rng.integers(-64, 65, FEATURES) / 64).astype(np.float32)
+        bias = np.float32(rng.integers(-1024, 1025) / 1024)
+        return {"weights": weights, "bias": bias}
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
+        """w·x in float32: one BLAS sgemv, no temporaries. (Blocked, preallocated and
+        block-diagonal-GEMM variants measured no faster on this machine.)"""
+        dots: np.ndarray = _points(chunk) @ np.asarray(state["weights"], dtype=np.float32)
+        return {offset: (dots,)}
+
+    def merge(self, partials: list[Any]) -> Parts:
+        return merge_by_offset(partials)
+
+    def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
+        """The step function of w·x + b, as w·x > −b: uint8 labels in record order."""
+        (dots,) = concat_by_offset(merged)
+        return (dots > -np.float32(state["bias"])).view(np.uint8), True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Labels:
+        """float64 numpy matmul; uncertain where float32 rounding could flip the sign."""
+        points = _points(data).astype(np.float64)
+        weights = np.asarray(params["weights"], dtype=np.float32).astype(np.float64)
+        bias = float(np.float32(params["bias"]))
+        scores = points @ weights + bias
+        rounding_bound = 2 * _gamma(FEATURES) * (np.abs(points) @ np.abs(weights))
+        labels = (scores > 0).astype(np.uint8)
+        return Labels(labels, np.abs(scores) <= rounding_bound)
+
+    def check(self, result: Any, expected: Any) -> None:
+        labels = np.asarray(result)
+        if labels.shape != expected.labels.shape:
+            raise KernelMismatchError(
+                f"lc: {labels.shape} labels, expected {expected.labels.shape}"
+            )
+        wrong = np.flatnonzero((labels != expected.labels) & ~expected.uncertain)
+        if wrong.size:
+            i = int(wrong[0])
+            raise KernelMismatchError(
+                f"lc: {wrong.size} labels differ from the float64 reference; first at point "
+                f"{i}: {int(labels[i])} instead of {int(expected.labels[i])}"
+            )
+
+
+def _gamma(n: int) -> float:
+    """Higham's γ_n for float32: the relative error bound of an n-term sum of products."""
+    return n * _U32 / (1 - n * _U32)
+
+
+def records_in(size_bytes: int, record_bytes: int) -> int:
+    """Whole records in about `size_bytes`: at least one unless `size_bytes` is 0."""
+    if size_bytes < 0:
+        raise NdpkitError(f"size_bytes must be ≥ 0, got {size_bytes}")
+    return max(size_bytes // record_bytes, 1 if size_bytes else 0)
+
+
+def _points(chunk: np.ndarray) -> np.ndarray:
+    if chunk.ndim != 2 or chunk.shape[1] != FEATURES or chunk.dtype != np.float32:
+        raise NdpkitError(
+            f"lc expects float32 points of shape (n, {FEATURES}), got {chunk.dtype} {chunk.shape}"
+        )
+    return chunk
+
+
+def kernels() -> dict[str, Kernel]:
+    return {"lc": LinearClassifier()}

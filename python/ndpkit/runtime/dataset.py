@@ -1,0 +1,750 @@
+"""Data sets on disk, sharded the way NDP hardware holds them: one directory per device.
+
+Layout of a data set directory DIR:
+
+    DIR/manifest.json               written last: a directory without it is not a data set
+    DIR/device-00/shard-0000.npy    whole records, C order, .npy format 1.0
+    DIR/device-00/shard-0001.npy
+    DIR/device-01/shard-0000.npy    …
+
+**Record order (layout "contiguous").** The data set is the concatenation device 0 shard 0,
+device 0 shard 1, …, device 1 shard 0, … Each shard's `offset` in the manifest is the index
+of its first record in that order; the executor passes it to `Kernel.device`, so kernels that
+return record indices (k-NN) see global ones. An import keeps the source's order, so device d
+holds one contiguous block of the source (not a round-robin deal): reading the shards back in
+order gives the source again.
+
+**Writing is atomic.** Everything is written into a sibling `DIR.tmp-XXXX` directory, the
+manifest last, and then renamed onto DIR with `os.replace`; a failure (or Ctrl-C) removes the
+temporary directory, so DIR either holds a complete data set or does not exist. An existing
+DIR is replaced only with `overwrite=True`, and only if it is a data set or empty.
+
+**Memory stays bounded.** Generation makes one shard at a time (at most `shard_bytes`) with a
+seed derived from (seed, device, shard); imports copy the source in pieces through
+memory-mapped windows. Neither ever holds the whole data set.
+
+The manifest records each shard's size in bytes and CRC-32: `open_dataset` checks sizes
+(cheap: catches missing and truncated shards), `verify=True` also checks every CRC.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.hw.spec import spec_error
+from ndpkit.kernels import Kernel, get_kernel
+
+MANIFEST = "manifest.json"
+FORMAT = "ndpkit-dataset"
+DEFAULT_SHARD_BYTES = 64 * 2**20
+"""Largest shard a generator or .npy import writes (the last shard of a device is smaller)."""
+_PIECE_BYTES = 16 * 2**20  # how much of a source an import copies at once
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+class ShardError(SpecError):
+    """A shard that is missing, truncated or corrupt; the message names its path."""
+
+    def __init__(self, path: str | Path, problem: str):
+        super().__init__(problem, source=str(path))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Raised in worker processes and re-raised in the parent: keep (path, problem).
+        return (type(self), (self.source, self.detail))
+
+
+class ShardEntry(BaseModel):
+    """One shard file as the manifest records it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    device: int = Field(ge=0)
+    index: int = Field(ge=0)
+    path: str
+    """Relative to the data set directory: device-NN/shard-MMMM.npy."""
+    records: int = Field(ge=1)
+    offset: int = Field(ge=0)
+    """Index of the shard's first record in the whole data set."""
+    file_bytes: int = Field(gt=0)
+    crc32: str = Field(pattern=r"^[0-9a-f]{8}$")
+    """CRC-32 of the whole file (header included), 8 lowercase hex digits."""
+
+
+class Manifest(BaseModel):
+    """manifest.json: what the data set is and every shard in record order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["ndpkit-dataset"] = "ndpkit-dataset"
+    version: Literal[1] = 1
+    app: str
+    seed: int | None
+    """The generator's seed; None for an import."""
+    source: str
+    layout: Literal["contiguous"] = "contiguous"
+    dtype: str
+    record_shape: tuple[int, ...]
+    record_bytes: int = Field(gt=0)
+    devices: int = Field(ge=1)
+    records: int = Field(ge=1)
+    data_bytes: int = Field(gt=0)
+    shard_bytes: int = Field(gt=0)
+    shards: tuple[ShardEntry, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Manifest:
+        """Catch a hand-edited or mixed-up manifest before any shard is read."""
+        dtype = _parse_dtype(self.dtype)
+        if self.record_bytes != math.prod(self.record_shape) * dtype.itemsize:
+            raise ValueError(f"record_bytes {self.record_bytes} does not match dtype and shape")
+        if self.data_bytes != self.records * self.record_bytes:
+            raise ValueError("data_bytes is not records x record_bytes")
+        _check_shard_order(self.shards, self.devices, self.records)
+        return self
+
+
+def _parse_dtype(text: str) -> np.dtype[Any]:
+    try:
+        dtype = np.dtype(text)
+    except TypeError:
+        raise ValueError(f"dtype {text!r} is not a numpy dtype") from None
+    if dtype.hasobject or dtype.itemsize == 0:
+        raise ValueError(f"dtype {text!r} cannot be stored in a shard")
+    return dtype
+
+
+def _check_shard_order(shards: Sequence[ShardEntry], devices: int, records: int) -> None:
+    """Shards must tile the records in device-major order, each device holding at least one."""
+    offset = 0
+    expected = (0, 0)
+    for shard in shards:
+        if (shard.device, shard.index) not in (expected, (expected[0] + 1, 0)):
+            raise ValueError(
+                f"shard {shard.path} is out of order (expected device/index {expected})"
+            )
+        if shard.path != shard_relpath(shard.device, shard.index):
+            raise ValueError(
+                f"shard path {shard.path!r} should be {shard_relpath(shard.device, shard.index)!r}"
+            )
+        if shard.offset != offset:
+            raise ValueError(
+                f"shard {shard.path} starts at record {shard.offset}, expected {offset}"
+            )
+        offset += shard.records
+        expected = (shard.device, shard.index + 1)
+    if not shards or expected[0] != devices - 1:
+        raise ValueError(f"every one of the {devices} devices needs at least one shard")
+    if offset != records:
+        raise ValueError(f"the shards hold {offset} records, the manifest says {records}")
+
+
+def shard_relpath(device: int, index: int) -> str:
+    return f"device-{device:02d}/shard-{index:04d}.npy"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A validated data set on disk. Build one with `open_dataset` or the writers below."""
+
+    path: Path
+    manifest: Manifest
+
+    @property
+    def app(self) -> str:
+        return self.manifest.app
+
+    @property
+    def seed(self) -> int | None:
+        return self.manifest.seed
+
+    @property
+    def devices(self) -> int:
+        return self.manifest.devices
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return np.dtype(self.manifest.dtype)
+
+    @property
+    def record_shape(self) -> tuple[int, ...]:
+        return self.manifest.record_shape
+
+    @property
+    def record_bytes(self) -> int:
+        return self.manifest.record_bytes
+
+    @property
+    def records(self) -> int:
+        return self.manifest.records
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of records (what a kernel reads), without .npy headers."""
+        return self.manifest.data_bytes
+
+    @property
+    def file_bytes(self) -> int:
+        return sum(s.file_bytes for s in self.manifest.shards)
+
+    @property
+    def shards(self) -> tuple[ShardEntry, ...]:
+        return self.manifest.shards
+
+    def shards_of(self, device: int) -> tuple[ShardEntry, ...]:
+        return tuple(s for s in self.shards if s.device == device)
+
+    def shard_path(self, shard: ShardEntry) -> Path:
+        return self.path / shard.path
+
+    def device_bytes(self, device: int) -> int:
+        return sum(s.records for s in self.shards_of(device)) * self.record_bytes
+
+    def read_all(self) -> np.ndarray:
+        """The whole data set in record order, in memory: for tests and small data only."""
+        return np.concatenate([np.load(self.shard_path(s)) for s in self.shards])
+
+    def verify(self) -> None:
+        """Check every shard's CRC-32 (reads the whole data set)."""
+        for shard in self.shards:
+            path = self.shard_path(shard)
+            found = _file_crc(path)
+            if found != shard.crc32:
+                raise ShardError(
+                    path, f"CRC-32 is {found}, the manifest says {shard.crc32}: corrupt"
+                )
+
+    def summary(self) -> dict[str, Any]:
+        m = self.manifest
+        return {
+            "path": str(self.path),
+            "app": m.app,
+            "source": m.source,
+            "seed": m.seed,
+            "layout": m.layout,
+            "dtype": self.dtype.name,
+            "record_shape": list(m.record_shape),
+            "record_bytes": m.record_bytes,
+            "devices": m.devices,
+            "shards": len(m.shards),
+            "records": m.records,
+            "data_bytes": m.data_bytes,
+            "file_bytes": self.file_bytes,
+        }
+
+    def device_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for device in range(self.devices):
+            shards = self.shards_of(device)
+            records = sum(s.records for s in shards)
+            rows.append(
+                {
+                    "device": device,
+                    "shards": len(shards),
+                    "records": records,
+                    "first_record": shards[0].offset,
+                    "data_bytes": records * self.record_bytes,
+                }
+            )
+        return rows
+
+
+# -- opening ------------------------------------------------------------------------------
+
+
+def open_dataset(path: str | Path, *, verify: bool = False) -> Dataset:
+    """Read and validate DIR/manifest.json and check that every shard is there, whole.
+
+    Sizes are always checked (a stat per shard); `verify=True` also reads every shard to check
+    its CRC-32. Any problem is a SpecError naming the manifest or the shard.
+    """
+    root = Path(path)
+    manifest_path = root / MANIFEST
+    if not root.is_dir():
+        raise SpecError("no such data set directory", source=str(root))
+    if not manifest_path.is_file():
+        raise SpecError(
+            "missing: not a data set, or one whose writing did not finish",
+            source=str(manifest_path),
+        )
+    dataset = Dataset(root, _read_manifest(manifest_path))
+    for shard in dataset.shards:
+        check_shard_size(dataset.shard_path(shard), shard.file_bytes)
+    if verify:
+        dataset.verify()
+    return dataset
+
+
+def _read_manifest(path: Path) -> Manifest:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SpecError(f"not readable JSON ({exc})", source=str(path)) from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise SpecError(f"not an ndpkit data set manifest (format {FORMAT!r})", source=str(path))
+    try:
+        return Manifest.model_validate(document)
+    except ValidationError as exc:
+        raise spec_error(exc, str(path)) from None
+
+
+def check_shard_size(path: Path, file_bytes: int) -> None:
+    """A missing or truncated shard is an error naming it; sizes come from the manifest."""
+    try:
+        found = path.stat().st_size
+    except FileNotFoundError:
+        raise ShardError(path, "shard is missing") from None
+    except OSError as exc:
+        raise ShardError(path, f"cannot read shard ({exc.strerror})") from None
+    if found != file_bytes:
+        raise ShardError(
+            path, f"shard is {found} bytes, the manifest says {file_bytes}: truncated or corrupt"
+        )
+
+
+def _file_crc(path: Path) -> str:
+    crc = 0
+    buffer = bytearray(_PIECE_BYTES)
+    view = memoryview(buffer)
+    try:
+        with path.open("rb") as f:
+            while n := f.readinto(buffer):
+                crc = zlib.crc32(view[:n], crc)
+    except OSError as exc:
+        raise ShardError(path, f"cannot read shard ({exc.strerror})") from None
+    return f"{crc:08x}"
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ShardSource:
+    """One shard to write: where it goes, how many records, and its data in pieces."""
+
+    device: int
+    index: int
+    records: int
+    pieces: Iterable[np.ndarray]
+
+
+def resolve_kernel(app: str | Kernel) -> Kernel:
+    """The kernel for an app name, or the kernel itself; a kernel module not written yet is a
+    clear error rather than an import traceback."""
+    if isinstance(app, Kernel):
+        return app
+    try:
+        return get_kernel(app)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("ndpkit.kernels"):
+            raise NdpkitError(f"app {app!r} has no kernel in this build ({exc.name})") from None
+        raise
+
+
+def shard_seed(seed: int, device: int, shard: int) -> int:
+    """A generator seed for one shard: independent streams per (seed, device, shard), so any
+    shard can be regenerated alone and the layout does not change the other shards' data."""
+    state = np.random.SeedSequence(seed, spawn_key=(device, shard)).generate_state(1, np.uint64)
+    return int(state[0])
+
+
+def generate_dataset(
+    app: str | Kernel,
+    size_bytes: int,
+    devices: int,
+    path: str | Path,
+    *,
+    seed: int = 0,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    overwrite: bool = False,
+) -> Dataset:
+    """About `size_bytes` of the app's synthetic data over `devices` devices, one shard at a time.
+
+    Records are split evenly over devices (the first devices take one more when it does not
+    divide) and each device's records into shards of at most `shard_bytes` (at least one record).
+    """
+    kernel = resolve_kernel(app)
+    _check_counts(devices, shard_bytes)
+    if seed < 0:
+        raise SpecError(f"must be ≥ 0, got {seed}", field="seed")
+    total = int(size_bytes) // kernel.record_bytes
+    if total < devices:
+        raise SpecError(
+            f"{size_bytes} bytes is less than one {kernel.record_bytes}-byte {kernel.name} record "
+            f"per device ({devices} devices)",
+            field="size",
+        )
+    per_shard = max(1, shard_bytes // kernel.record_bytes)
+
+    def sources() -> Iterator[_ShardSource]:
+        for device, count in enumerate(even_split(total, devices)):
+            for index, (_, n) in enumerate(pieces(count, per_shard)):
+                data = kernel.generate(n * kernel.record_bytes, shard_seed(seed, device, index))
+                _check_generated(kernel, data)
+                yield _ShardSource(device, index, len(data), (data,))
+
+    meta = _meta(kernel, devices, shard_bytes, seed=seed, source="generated")
+    return _write_dataset(Path(path), overwrite, meta, sources())
+
+
+def import_dataset(
+    src: str | Path,
+    devices: int,
+    path: str | Path,
+    app: str | Kernel,
+    *,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    overwrite: bool = False,
+) -> Dataset:
+    """Shard an existing .npy file or a directory of PNG/JPEG images for `app`.
+
+    A .npy must hold the app's dtype in C order; it is reshaped to the app's records (so a
+    (H, W) image is a stream of pixels for a per-pixel app) and split contiguously. Images: see
+    `_image_sources`.
+    """
+    kernel = resolve_kernel(app)
+    _check_counts(devices, shard_bytes)
+    source = Path(src)
+    if source.is_dir():
+        found = _image_sources(source, kernel, devices, shard_bytes)
+    elif source.is_file():
+        found = _npy_sources(source, kernel, devices, shard_bytes)
+    else:
+        raise SpecError("no such file or directory", source=str(source))
+    meta = _meta(kernel, devices, shard_bytes, seed=None, source=f"import {source.resolve()}")
+    return _write_dataset(Path(path), overwrite, meta, found)
+
+
+def _check_counts(devices: int, shard_bytes: int) -> None:
+    if devices < 1:
+        raise SpecError(f"must be ≥ 1, got {devices}", field="devices")
+    if shard_bytes < 1:
+        raise SpecError(f"must be ≥ 1 byte, got {shard_bytes}", field="shard_bytes")
+
+
+def _check_generated(kernel: Kernel, data: np.ndarray) -> None:
+    """A generator that breaks its own record contract is a bug in the kernel: say so early."""
+    if data.dtype != kernel.dtype or data.shape[1:] != kernel.record_shape or not len(data):
+        raise ValueError(
+            f"{kernel.name}.generate returned {data.dtype} {data.shape}; expected at least one "
+            f"{kernel.dtype} record of shape {kernel.record_shape}"
+        )
+
+
+def _meta(
+    kernel: Kernel, devices: int, shard_bytes: int, *, seed: int | None, source: str
+) -> dict[str, Any]:
+    return {
+        "app": kernel.name,
+        "seed": seed,
+        "source": source,
+        "dtype": kernel.dtype.str,
+        "record_shape": tuple(kernel.record_shape),
+        "record_bytes": kernel.record_bytes,
+        "devices": devices,
+        "shard_bytes": shard_bytes,
+    }
+
+
+def even_split(total: int, parts: int) -> list[int]:
+    """`total` items over `parts`: sizes differ by at most one, the larger ones first."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def pieces(count: int, size: int) -> list[tuple[int, int]]:
+    """(start, length) of consecutive pieces of at most `size` covering `count` items."""
+    return [(start, min(size, count - start)) for start in range(0, count, size)]
+
+
+def _write_dataset(
+    path: Path, overwrite: bool, meta: dict[str, Any], sources: Iterable[_ShardSource]
+) -> Dataset:
+    """Write shards and then the manifest into a staging directory and publish it atomically."""
+    dtype = np.dtype(meta["dtype"])
+    record_shape: tuple[int, ...] = meta["record_shape"]
+    with _staging(path, overwrite) as staging:
+        entries: list[ShardEntry] = []
+        offset = 0
+        for source in sources:
+            relpath = shard_relpath(source.device, source.index)
+            target = staging / relpath
+            target.parent.mkdir(exist_ok=True)
+            shape = (source.records, *record_shape)
+            file_bytes, crc = write_npy(target, dtype, shape, source.pieces)
+            entries.append(
+                ShardEntry(
+                    device=source.device,
+                    index=source.index,
+                    path=relpath,
+                    records=source.records,
+                    offset=offset,
+                    file_bytes=file_bytes,
+                    crc32=crc,
+                )
+            )
+            offset += source.records
+        manifest = Manifest(
+            **meta, records=offset, data_bytes=offset * meta["record_bytes"], shards=tuple(entries)
+        )
+        (staging / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return Dataset(path, manifest)
+
+
+def write_npy(
+    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], pieces: Iterable[np.ndarray]
+) -> tuple[int, str]:
+    """Write a .npy file from pieces of its rows without holding it whole; (bytes, CRC-32)."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header,
+        {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape},
+    )
+    head = header.getvalue()
+    crc = zlib.crc32(head)
+    expected = len(head) + math.prod(shape) * dtype.itemsize
+    written = len(head)
+    with path.open("xb") as f:
+        f.write(head)
+        for piece in pieces:
+            raw = np.ascontiguousarray(piece, dtype=dtype).reshape(-1).view(np.uint8)
+            crc = zlib.crc32(raw.data, crc)
+            f.write(raw.data)
+            written += raw.nbytes
+    if written != expected:
+        raise ValueError(f"{path}: wrote {written} bytes for shape {shape}, expected {expected}")
+    return written, f"{crc:08x}"
+
+
+@contextmanager
+def _staging(path: Path, overwrite: bool) -> Iterator[Path]:
+    """A temporary sibling of `path` that becomes `path` on success and vanishes on failure."""
+    _check_target(path, overwrite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{path.name}.tmp-", dir=path.parent))
+    try:
+        yield staging
+        _publish(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _check_target(path: Path, overwrite: bool) -> None:
+    if not path.exists() and not path.is_symlink():
+        return
+    if not overwrite:
+        raise SpecError(
+            "already exists; pass overwrite (--overwrite) to replace it", source=str(path)
+        )
+    if not path.is_dir() or path.is_symlink():
+        raise SpecError(
+            "exists and is not a data set directory; not replacing it", source=str(path)
+        )
+    if not (path / MANIFEST).is_file() and any(path.iterdir()):
+        raise SpecError(
+            "exists and is not a data set (no manifest.json); not replacing it", source=str(path)
+        )
+
+
+def _publish(staging: Path, path: Path) -> None:
+    """Rename the finished staging directory onto `path`, moving any old data set aside first
+    (rename cannot replace a non-empty directory) and deleting it only afterwards."""
+    old: Path | None = None
+    if path.exists():
+        old = Path(tempfile.mkdtemp(prefix=f"{path.name}.old-", dir=path.parent))
+        os.replace(path, old / "dataset")
+    try:
+        os.replace(staging, path)
+    except OSError as exc:
+        if old is not None:
+            os.replace(old / "dataset", path)
+        raise SpecError(f"cannot create the data set ({exc.strerror})", source=str(path)) from None
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+# -- import sources -----------------------------------------------------------------------
+
+
+def read_records(
+    path: Path,
+    data_offset: int,
+    dtype: np.dtype[Any],
+    record_shape: tuple[int, ...],
+    start: int,
+    count: int,
+) -> np.ndarray:
+    """Records [start, start + count) of a .npy file as a read-only window of its own mapping.
+
+    Each window is mapped and unmapped on its own, so a process that walks a whole file keeps
+    only the current window resident (its RSS does not grow with the file)."""
+    record_bytes = math.prod(record_shape) * dtype.itemsize
+    window = np.memmap(
+        path,
+        dtype=dtype,
+        mode="r",
+        offset=data_offset + start * record_bytes,
+        shape=(count, *record_shape),
+    )
+    return window.view(np.ndarray)
+
+
+def _npy_sources(
+    src: Path, kernel: Kernel, devices: int, shard_bytes: int
+) -> Iterator[_ShardSource]:
+    """A .npy source split contiguously: device d gets the d-th block of records. Checked
+    before anything is written; the returned shards read the source lazily, piece by piece."""
+    array = _open_npy(src)
+    if array.dtype != kernel.dtype:
+        raise SpecError(
+            f"holds {array.dtype}, app {kernel.name!r} needs {kernel.dtype}", source=str(src)
+        )
+    record_elements = math.prod(kernel.record_shape)
+    if not array.flags.c_contiguous or array.size % record_elements:
+        raise SpecError(
+            f"shape {array.shape} (C order required) is not whole {kernel.name} records of "
+            f"shape {kernel.record_shape}",
+            source=str(src),
+        )
+    total = array.size // record_elements
+    if total < devices:
+        raise SpecError(f"holds {total} records, fewer than {devices} devices", source=str(src))
+    return _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes)
+
+
+def _npy_shards(
+    src: Path, data_offset: int, total: int, kernel: Kernel, devices: int, shard_bytes: int
+) -> Iterator[_ShardSource]:
+    per_shard = max(1, shard_bytes // kernel.record_bytes)
+    per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
+
+    def read(start: int, count: int) -> Iterator[np.ndarray]:
+        for offset, n in pieces(count, per_piece):
+            yield read_records(
+                src, data_offset, kernel.dtype, kernel.record_shape, start + offset, n
+            )
+
+    first = 0
+    for device, count in enumerate(even_split(total, devices)):
+        for index, (start, n) in enumerate(pieces(count, per_shard)):
+            yield _ShardSource(device, index, n, read(first + start, n))
+        first += count
+
+
+def _open_npy(src: Path) -> np.memmap[Any, Any]:
+    try:
+        array = np.load(src, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:  # np.load raises many kinds on a file that is not .npy
+        raise SpecError(f"not a readable .npy file ({exc})", source=str(src)) from None
+    if not isinstance(array, np.memmap):
+        raise SpecError("not a single .npy array (an .npz archive?)", source=str(src))
+    return array
+
+
+def _image_sources(
+    src: Path, kernel: Kernel, devices: int, shard_bytes: int
+) -> Iterator[_ShardSource]:
+    """Images in file-name order. Each image is converted to the app's channels ("RGB" when
+    the record's last axis is 3, "RGBA" for 4, grayscale "L" otherwise) and cast to its dtype.
+
+    If every image has exactly the record shape, each image is one record and the images are
+    split contiguously over devices, `shard_bytes` per shard. Otherwise each image becomes its
+    own shard of records (its pixels reshaped to the record shape, e.g. a pixel stream), the
+    images split contiguously over devices like records (this shard may exceed `shard_bytes`).
+    """
+    files = sorted(p for p in src.iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES)
+    if not files:
+        raise SpecError("no .png/.jpg/.jpeg images in the directory", source=str(src))
+    if len(files) < devices:
+        raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
+    mode = _image_mode(kernel.record_shape)
+    shapes = [_image_shape(p, mode) for p in files]
+    if all(shape == kernel.record_shape for shape in shapes):
+        return _stacked_images(files, kernel, mode, devices, shard_bytes)
+    return _image_per_shard(files, shapes, kernel, mode, devices)
+
+
+def _stacked_images(
+    files: list[Path], kernel: Kernel, mode: str, devices: int, shard_bytes: int
+) -> Iterator[_ShardSource]:
+    per_shard = max(1, shard_bytes // kernel.record_bytes)
+    first = 0
+    for device, count in enumerate(even_split(len(files), devices)):
+        for index, (start, n) in enumerate(pieces(count, per_shard)):
+            chosen = files[first + start : first + start + n]
+            images = (_load_image(p, mode, kernel.dtype)[np.newaxis] for p in chosen)
+            yield _ShardSource(device, index, n, images)
+        first += count
+
+
+def _image_per_shard(
+    files: list[Path],
+    shapes: list[tuple[int, ...]],
+    kernel: Kernel,
+    mode: str,
+    devices: int,
+) -> Iterator[_ShardSource]:
+    record_elements = math.prod(kernel.record_shape)
+    counts = []
+    for path, shape in zip(files, shapes, strict=True):
+        if math.prod(shape) % record_elements:
+            raise SpecError(
+                f"a {shape} image is not whole {kernel.name} records of shape "
+                f"{kernel.record_shape}",
+                source=str(path),
+            )
+        counts.append(math.prod(shape) // record_elements)
+    return _image_shards(files, counts, kernel, mode, devices)
+
+
+def _image_shards(
+    files: list[Path], counts: list[int], kernel: Kernel, mode: str, devices: int
+) -> Iterator[_ShardSource]:
+    first = 0
+    for device, n_images in enumerate(even_split(len(files), devices)):
+        for index in range(n_images):
+            path = files[first + index]
+            image = _load_image(path, mode, kernel.dtype).reshape(-1, *kernel.record_shape)
+            yield _ShardSource(device, index, counts[first + index], (image,))
+        first += n_images
+
+
+def _image_mode(record_shape: tuple[int, ...]) -> str:
+    channels = record_shape[-1] if len(record_shape) == 3 else 1
+    return {3: "RGB", 4: "RGBA"}.get(channels, "L")
+
+
+def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
+    """The array shape of an image after conversion, from its header only."""
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+    except (OSError, UnidentifiedImageError) as exc:
+        raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
+    return (height, width) if mode == "L" else (height, width, len(mode))
+
+
+def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
+    try:
+        with Image.open(path) as image:
+            pixels = np.asarray(image.convert(mode))
+    except OSError as exc:
+        raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
+    return pixels.astype(dtype, copy=False)

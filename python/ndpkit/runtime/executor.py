@@ -1,0 +1,731 @@
+"""Run a kernel over a sharded data set with one local process per engine.
+
+Each active engine is a worker process that reads only the shards of the devices routed to it
+(its own device, or under a mux-k plan its k neighbours'), in chunks of whole records of at
+most `chunk_bytes`, calls `Kernel.device` on each chunk and merges the partials as it goes.
+The parent merges the engines' partials and runs `Kernel.host`; while the kernel answers
+`done=False` (K-Means) every engine makes another pass over its shards.
+
+Why it is built this way:
+
+- **Bounded memory.** A chunk is its own memory-mapped window of the shard, unmapped once the
+  kernel is done with it, so a worker's resident memory is a chunk plus the kernel's partials
+  whatever the size of the data set (file pages stay in the page cache, not in the worker).
+- **spawn, not fork.** A forked child inherits the parent's threads and locks (BLAS pools, a
+  progress UI); spawn starts clean and behaves the same on every OS. The processes are started
+  once per run, or once for many runs when the executor is used as a context manager.
+- **Same core count.** `workers` (default: the CPUs this process may use) caps the processes
+  running at once; when there are more engines than workers, engines queue for a free worker.
+  Each worker's BLAS/OpenMP pool gets cores // workers threads so the run does not
+  oversubscribe the cores a one-process run would have.
+- **Large partials bypass the pipe.** A per-record kernel (LC: a score per point) sends the
+  host 1/α of its input. Through a pipe every byte is copied four times (pickle, into the
+  kernel, out of it, unpickle); instead a worker pickles with protocol 5 and writes buffers
+  of 256 KiB or more to a spill file (in /dev/shm when there is one), which the parent maps
+  copy-on-write and unlinks: one copy. If the file cannot be written, the pipe is used.
+- **No partial answers.** A missing or corrupt shard is a `ShardError` naming the file, a
+  worker that dies is a `WorkerDiedError` naming the engine and its shards, and a kernel bug is
+  re-raised with the worker's traceback; in every case the other workers are stopped and no
+  result is returned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import mmap
+import multiprocessing
+import os
+import pickle
+import resource
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.kernels.base import Kernel
+from ndpkit.runtime.dataset import Dataset, ShardError, check_shard_size, read_records
+
+DEFAULT_CHUNK_BYTES = 8 * 2**20
+"""Large enough that per-chunk costs (a mapping, a Python call) vanish, small enough to stay
+near the caches and keep a worker's memory small."""
+_MERGE_EVERY = 8  # partials a worker holds before merging them into one
+_SPILL_MIN_BYTES = 256 * 2**10  # buffers at least this large travel in a spill file
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+Progress = Callable[[int, int], None]
+"""progress(bytes_done, bytes_total): bytes read so far, and the bytes of the passes started
+so far (a multi-pass kernel's total grows by one data set per pass)."""
+
+
+class WorkerDiedError(NdpkitError):
+    """A worker process ended without an answer (killed by a signal, out of memory…)."""
+
+
+class _WorkerTracebackError(Exception):
+    """Carries a worker's formatted traceback as the cause of a re-raised kernel error."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    """What one engine did: over one pass, or summed over a run's passes."""
+
+    engine: int
+    devices: tuple[int, ...]
+    shards: int
+    records: int
+    chunks: int
+    bytes_in: int
+    """Record bytes read (headers excluded)."""
+    bytes_out: int
+    """`Kernel.output_bytes` of the engine's merged partial: what it sends to the host."""
+    seconds: float
+    peak_rss_bytes: int
+    """The worker's peak resident set size while this engine ran."""
+    rss_growth_bytes: int
+    """That peak minus the worker's resident size when the engine started: the memory the
+    run itself needed (chunks, partials), independent of what the process held before."""
+
+    def plus(self, other: EngineStats) -> EngineStats:
+        return replace(
+            self,
+            records=self.records + other.records,
+            chunks=self.chunks + other.chunks,
+            bytes_in=self.bytes_in + other.bytes_in,
+            bytes_out=self.bytes_out + other.bytes_out,
+            seconds=self.seconds + other.seconds,
+            peak_rss_bytes=max(self.peak_rss_bytes, other.peak_rss_bytes),
+            rss_growth_bytes=max(self.rss_growth_bytes, other.rss_growth_bytes),
+        )
+
+
+@dataclass(frozen=True)
+class PassStats:
+    """One pass: wall time, time in the host part (merge + host), and every engine."""
+
+    index: int
+    wall_s: float
+    host_s: float
+    engines: tuple[EngineStats, ...]
+
+    @property
+    def bytes_in(self) -> int:
+        return sum(e.bytes_in for e in self.engines)
+
+    @property
+    def bytes_out(self) -> int:
+        return sum(e.bytes_out for e in self.engines)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The answer (`Kernel.finish` of the final state) and how the run went."""
+
+    result: Any
+    passes: int
+    engines: tuple[EngineStats, ...]
+    """Per engine, summed over passes."""
+    pass_stats: tuple[PassStats, ...]
+    bytes_in: int
+    bytes_out: int
+    wall_s: float
+    workers: int
+    """Processes used."""
+
+    @property
+    def alpha(self) -> float:
+        """The measured reduction ratio α = bytes the engines read / bytes they send."""
+        return self.bytes_in / self.bytes_out if self.bytes_out else math.inf
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything but the result, for JSON."""
+        return {
+            "passes": self.passes,
+            "workers": self.workers,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+            "alpha": self.alpha,
+            "wall_s": self.wall_s,
+            "engines": [asdict(e) for e in self.engines],
+            "pass_stats": [
+                {"index": p.index, "wall_s": p.wall_s, "host_s": p.host_s}
+                | {"engine_s": [e.seconds for e in p.engines]}
+                for p in self.pass_stats
+            ],
+        }
+
+
+# -- what a worker is sent --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Shard:
+    path: str
+    device: int
+    records: int
+    offset: int
+    file_bytes: int
+    crc32: str
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One engine's work for one pass."""
+
+    kernel: Kernel
+    state: Any
+    engine: int
+    devices: tuple[int, ...]
+    shards: tuple[_Shard, ...]
+    dtype: np.dtype[Any]
+    record_shape: tuple[int, ...]
+    chunk_records: int
+    report_progress: bool
+    verify: bool
+    spill_dir: str | None
+
+
+def engine_devices(
+    devices: int, active: Sequence[int] | None, route: Sequence[int] | None
+) -> dict[int, tuple[int, ...]]:
+    """engine → the devices whose shards it reads, as ndpkit.model.Configuration reads a route:
+    `route[device]` is the engine reading that device (default: its own); every device must be
+    routed to an active engine. Active engines that no device routes to stay idle."""
+    routes = tuple(range(devices)) if route is None else tuple(route)
+    if len(routes) != devices:
+        raise SpecError(
+            f"must name an engine for each of the {devices} devices, got {len(routes)}",
+            field="route",
+        )
+    if any(engine < 0 for engine in routes):
+        raise SpecError(f"engine numbers must be ≥ 0, got {list(routes)}", field="route")
+    on = set(routes) if active is None else set(active)
+    orphans = [device for device, engine in enumerate(routes) if engine not in on]
+    if orphans:
+        raise SpecError(
+            f"devices {orphans} are routed to engines that are not active ({sorted(on)})",
+            field="route",
+        )
+    return {
+        engine: tuple(d for d, e in enumerate(routes) if e == engine)
+        for engine in sorted(set(routes))
+    }
+
+
+class LocalExecutor:
+    """Runs kernels over data sets with local worker processes.
+
+    `with LocalExecutor(2) as ex:` keeps the processes between runs (no start-up per run);
+    without `with`, each `run` starts and stops its own.
+    """
+
+    def __init__(self, workers: int | None = None):
+        if workers is not None and workers < 1:
+            raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
+        self.workers = workers or _usable_cpus()
+        self._keep = False
+        self._pool: _Pool | None = None
+
+    def __enter__(self) -> LocalExecutor:
+        self._keep = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._keep = False
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def run(
+        self,
+        kernel: Kernel,
+        dataset: Dataset,
+        params: dict[str, Any],
+        *,
+        active_devices: Sequence[int] | None = None,
+        route: Sequence[int] | None = None,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        progress: Progress | None = None,
+        verify: bool = False,
+    ) -> RunResult:
+        """`kernel` over every shard of `dataset` until its host part says done.
+
+        `active_devices` lists the engines that are on (engine i sits beside device i; None =
+        all routed ones); `route[device]` the engine that reads that device. `verify` checks
+        each shard's CRC-32 as it is read (costs a CRC pass over the data)."""
+        start = time.perf_counter()
+        _check_fit(kernel, dataset, chunk_bytes)
+        plan = engine_devices(dataset.devices, active_devices, route)
+        pool = self._acquire(min(self.workers, len(plan)))
+        used = len(pool.workers)
+        spill_dir = tempfile.mkdtemp(prefix="ndpkit-run-", dir=_spill_root())
+        ok = False
+        try:
+            run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill_dir)
+            outcome = run.execute(pool, params)
+            ok = True
+        finally:
+            if not ok or not self._keep:
+                pool.close(kill=not ok)
+                self._pool = None
+            shutil.rmtree(spill_dir, ignore_errors=True)
+        return replace(outcome, wall_s=time.perf_counter() - start, workers=used)
+
+    def _acquire(self, size: int) -> _Pool:
+        if self._pool is not None and len(self._pool.workers) >= size and self._pool.alive():
+            return self._pool
+        if self._pool is not None:
+            self._pool.close()
+        self._pool = _Pool(size, threads=max(1, _usable_cpus() // size))
+        return self._pool
+
+
+def _spill_root() -> str | None:
+    """/dev/shm keeps spilled partials in memory; elsewhere the default temporary directory."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+def _usable_cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> None:
+    if kernel.dtype != dataset.dtype or tuple(kernel.record_shape) != dataset.record_shape:
+        raise SpecError(
+            f"holds {dataset.dtype} records of shape {dataset.record_shape} (app "
+            f"{dataset.app!r}); kernel {kernel.name!r} needs {kernel.dtype} {kernel.record_shape}",
+            source=str(dataset.path),
+        )
+    if chunk_bytes < 1:
+        raise SpecError(f"must be ≥ 1 byte, got {chunk_bytes}", field="chunk_bytes")
+
+
+# -- the parent's side --------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """One run: passes until done, each pass one task per engine spread over the pool."""
+
+    kernel: Kernel
+    dataset: Dataset
+    plan: dict[int, tuple[int, ...]]
+    chunk_bytes: int
+    progress: Progress | None
+    verify: bool
+    spill_dir: str | None
+    bytes_done: int = 0
+    passes: list[PassStats] = field(default_factory=list)
+
+    def execute(self, pool: _Pool, params: dict[str, Any]) -> RunResult:
+        state = self.kernel.init(params)
+        while True:
+            state, done = self._pass(pool, state)
+            if done:
+                break
+        result = self.kernel.finish(state)
+        engines = {e.engine: e for e in self.passes[0].engines}
+        for later in self.passes[1:]:
+            for e in later.engines:
+                engines[e.engine] = engines[e.engine].plus(e)
+        return RunResult(
+            result=result,
+            passes=len(self.passes),
+            engines=tuple(engines.values()),
+            pass_stats=tuple(self.passes),
+            bytes_in=sum(p.bytes_in for p in self.passes),
+            bytes_out=sum(p.bytes_out for p in self.passes),
+            wall_s=0.0,
+            workers=0,
+        )
+
+    def _pass(self, pool: _Pool, state: Any) -> tuple[Any, bool]:
+        start = time.perf_counter()
+        tasks = [self._task(engine, devices, state) for engine, devices in self.plan.items()]
+        total = self.dataset.total_bytes * (len(self.passes) + 1)
+        on_bytes = None if self.progress is None else self._reporter(total)
+        done = pool.run(tasks, on_bytes)
+        host_start = time.perf_counter()
+        merged = self.kernel.merge([done[engine][0] for engine in self.plan])
+        state, finished = self.kernel.host(merged, state)
+        end = time.perf_counter()
+        stats = tuple(done[engine][1] for engine in self.plan)
+        self.passes.append(PassStats(len(self.passes), end - start, end - host_start, stats))
+        return state, finished
+
+    def _reporter(self, total: int) -> Callable[[int], None]:
+        progress = self.progress
+        assert progress is not None
+
+        def on_bytes(n: int) -> None:
+            self.bytes_done += n
+            progress(self.bytes_done, total)
+
+        return on_bytes
+
+    def _task(self, engine: int, devices: tuple[int, ...], state: Any) -> _Task:
+        ds = self.dataset
+        shards = tuple(
+            _Shard(str(ds.shard_path(s)), s.device, s.records, s.offset, s.file_bytes, s.crc32)
+            for device in devices
+            for s in ds.shards_of(device)
+        )
+        return _Task(
+            kernel=self.kernel,
+            state=state,
+            engine=engine,
+            devices=devices,
+            shards=shards,
+            dtype=ds.dtype,
+            record_shape=ds.record_shape,
+            chunk_records=max(1, self.chunk_bytes // ds.record_bytes),
+            report_progress=self.progress is not None,
+            verify=self.verify,
+            spill_dir=self.spill_dir,
+        )
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: BaseProcess
+    conn: Connection
+    task: _Task | None = None
+
+
+class _Pool:
+    """Worker processes fed one engine task at a time over their own pipe, so the parent
+    always knows which engine a worker is running when it dies."""
+
+    def __init__(self, size: int, threads: int):
+        context = multiprocessing.get_context("spawn")
+        self.workers: list[_Worker] = []
+        with _thread_limit(threads):
+            for _ in range(size):
+                parent_end, child_end = context.Pipe()
+                process = context.Process(target=_worker_main, args=(child_end,), daemon=True)
+                process.start()
+                child_end.close()  # so a dead worker reads as EOF on parent_end
+                self.workers.append(_Worker(process, parent_end))
+
+    def alive(self) -> bool:
+        return all(w.process.is_alive() for w in self.workers)
+
+    def close(self, kill: bool = False) -> None:
+        for w in self.workers:
+            if kill:
+                w.process.kill()
+            else:
+                with contextlib.suppress(OSError):
+                    w.conn.send(None)
+        for w in self.workers:
+            w.process.join(timeout=None if kill else 5)
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join()
+            w.conn.close()
+        self.workers = []
+
+    def run(
+        self, tasks: list[_Task], on_bytes: Callable[[int], None] | None
+    ) -> dict[int, tuple[Any, EngineStats]]:
+        """Every task's (partial, stats) by engine; raises on the first failure."""
+        pending = deque(tasks)
+        results: dict[int, tuple[Any, EngineStats]] = {}
+        idle = list(self.workers)
+        while pending or any(w.task for w in self.workers):
+            while pending and idle:
+                self._send(idle.pop(), pending.popleft())
+            busy = [w for w in self.workers if w.task is not None]
+            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+            for w in busy:
+                if w.conn in ready or w.process.sentinel in ready:
+                    self._drain(w, results, on_bytes)
+                    if w.task is None:
+                        idle.append(w)
+        return results
+
+    def _send(self, worker: _Worker, task: _Task) -> None:
+        worker.task = task
+        try:
+            worker.conn.send(task)
+        except (BrokenPipeError, ConnectionResetError):
+            raise _died(worker) from None
+
+    def _drain(
+        self,
+        worker: _Worker,
+        results: dict[int, tuple[Any, EngineStats]],
+        on_bytes: Callable[[int], None] | None,
+    ) -> None:
+        """Handle every message a worker has sent; a worker gone mid-task is an error."""
+        try:
+            while worker.task is not None and worker.conn.poll():
+                self._handle(worker, worker.conn.recv(), results, on_bytes)
+        except (EOFError, ConnectionResetError):
+            raise _died(worker) from None
+        if worker.task is not None and not worker.process.is_alive():
+            raise _died(worker)
+
+    def _handle(
+        self,
+        worker: _Worker,
+        message: tuple[Any, ...],
+        results: dict[int, tuple[Any, EngineStats]],
+        on_bytes: Callable[[int], None] | None,
+    ) -> None:
+        kind = message[0]
+        if kind == "progress":
+            if on_bytes is not None:
+                on_bytes(message[1])
+        elif kind == "done":
+            _, engine, packed, stats = message
+            results[engine] = (_unpack(packed), stats)
+            worker.task = None
+        else:
+            _, error, remote_traceback = message
+            if isinstance(error, NdpkitError):
+                raise error
+            raise error from _WorkerTracebackError(remote_traceback)
+
+
+def _died(worker: _Worker) -> WorkerDiedError:
+    worker.process.join(timeout=1)
+    task = worker.task
+    assert task is not None
+    code = worker.process.exitcode
+    if code is not None and code < 0:
+        how = f"was killed by {signal.Signals(-code).name}"
+    elif code is None:
+        how = "stopped answering"
+    else:
+        how = f"exited with status {code}"
+    names = [shard.path for shard in task.shards]
+    listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return WorkerDiedError(
+        f"engine {task.engine} (devices {list(task.devices)}, worker pid {worker.process.pid}) "
+        f"{how} while reading {listed}; no result"
+    )
+
+
+@contextlib.contextmanager
+def _thread_limit(threads: int) -> Iterator[None]:
+    """Spawned children inherit the environment at start: cap their BLAS/OpenMP pools there
+    (unless the user already chose), then restore ours."""
+    saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
+    for name, value in saved.items():
+        if value is None:
+            os.environ[name] = str(threads)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+
+
+# -- the worker's side --------------------------------------------------------------------
+
+
+def _worker_main(conn: Connection) -> None:
+    """Run tasks until told to stop or the parent goes away. Ctrl-C is the parent's to handle:
+    it stops the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            partial, stats = _run_task(task, conn)
+            packed = _pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
+            conn.send(("done", task.engine, packed, stats))
+        except Exception as exc:
+            conn.send(("error", _picklable(exc), traceback.format_exc()))
+
+
+def _picklable(exc: Exception) -> Exception:
+    try:
+        pickle.dumps(exc)
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
+    """One engine's pass: every chunk of its shards through the device part, merged."""
+    _reset_peak_memory()
+    (rss_start, _), start = _memory_bytes(), time.perf_counter()
+    kernel, partials = task.kernel, []
+    records = chunks = 0
+    for shard in task.shards:
+        for offset, chunk in _chunks(shard, task):
+            partials.append(kernel.device(chunk, task.state, offset))
+            records, chunks = records + len(chunk), chunks + 1
+            if task.report_progress:
+                conn.send(("progress", chunk.nbytes))
+            del chunk  # unmap the window before mapping the next one
+            if len(partials) >= _MERGE_EVERY:
+                partials = [kernel.merge(partials)]
+    partial = kernel.merge(partials)
+    _, peak = _memory_bytes()
+    stats = EngineStats(
+        engine=task.engine,
+        devices=task.devices,
+        shards=len(task.shards),
+        records=records,
+        chunks=chunks,
+        bytes_in=records * task.dtype.itemsize * math.prod(task.record_shape),
+        bytes_out=kernel.output_bytes(partial),
+        seconds=time.perf_counter() - start,
+        peak_rss_bytes=peak,
+        rss_growth_bytes=peak - rss_start,
+    )
+    return partial, stats
+
+
+def _chunks(shard: _Shard, task: _Task) -> Iterator[tuple[int, np.ndarray]]:
+    """(offset of the first record in the data set, chunk) over one shard, after checking the
+    shard against the manifest; with `verify`, its CRC-32 is checked at the end."""
+    path = Path(shard.path)
+    data_offset = _open_shard(path, shard, task)
+    crc = _header_crc(path, data_offset) if task.verify else 0
+    for start in range(0, shard.records, task.chunk_records):
+        count = min(task.chunk_records, shard.records - start)
+        try:
+            chunk = read_records(path, data_offset, task.dtype, task.record_shape, start, count)
+        except (OSError, ValueError) as exc:
+            raise ShardError(path, f"cannot map records {start}..{start + count} ({exc})") from None
+        if task.verify:
+            crc = zlib.crc32(chunk.reshape(-1).view(np.uint8).data, crc)
+        yield shard.offset + start, chunk
+    if task.verify and f"{crc:08x}" != shard.crc32:
+        raise ShardError(path, f"CRC-32 is {crc:08x}, the manifest says {shard.crc32}: corrupt")
+
+
+def _open_shard(path: Path, shard: _Shard, task: _Task) -> int:
+    """Check size, .npy header, dtype and shape against the manifest; the data's file offset."""
+    check_shard_size(path, shard.file_bytes)
+    try:
+        header = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:  # np.load raises many kinds on a damaged file
+        raise ShardError(path, f"not a readable .npy shard ({exc})") from None
+    expected = (shard.records, *task.record_shape)
+    if not isinstance(header, np.memmap):
+        raise ShardError(path, "not a .npy shard")
+    if header.dtype != task.dtype or header.shape != expected:
+        raise ShardError(
+            path,
+            f"holds {header.dtype} {header.shape}, the manifest says {task.dtype} {expected}",
+        )
+    return int(header.offset)
+
+
+def _header_crc(path: Path, data_offset: int) -> int:
+    with path.open("rb") as f:
+        return zlib.crc32(f.read(data_offset))
+
+
+# -- moving partials from a worker to the parent ------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """A pickled partial; its large buffers, if any, are in the file `path`, back to back."""
+
+    head: bytes
+    path: str | None = None
+    sizes: tuple[int, ...] = ()
+
+
+def _pack(value: Any, spill_dir: str | None, name: str) -> _Packed:
+    """Pickle `value` with buffers of at least _SPILL_MIN_BYTES written to a spill file."""
+    big: list[pickle.PickleBuffer] = []
+
+    def in_band(buffer: pickle.PickleBuffer) -> bool:
+        if spill_dir is None or buffer.raw().nbytes < _SPILL_MIN_BYTES:
+            return True
+        big.append(buffer)
+        return False
+
+    head = pickle.dumps(value, protocol=5, buffer_callback=in_band)
+    if not big or spill_dir is None:
+        return _Packed(head)
+    path = os.path.join(spill_dir, name)
+    try:
+        with open(path, "wb") as f:
+            for buffer in big:
+                f.write(buffer.raw())
+    except OSError:  # a small /dev/shm or a full disk: the pipe still works
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return _Packed(pickle.dumps(value, protocol=5))
+    return _Packed(head, path, tuple(b.raw().nbytes for b in big))
+
+
+def _unpack(packed: _Packed) -> Any:
+    """The partial again; spilled arrays are views of a private mapping of the (unlinked)
+    file, which lives until the last of them is gone."""
+    if packed.path is None:
+        return pickle.loads(packed.head)
+    with open(packed.path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    os.unlink(packed.path)
+    view = memoryview(mapped)
+    buffers, start = [], 0
+    for size in packed.sizes:
+        buffers.append(view[start : start + size])
+        start += size
+    return pickle.loads(packed.head, buffers=buffers)
+
+
+# -- memory -------------------------------------------------------------------------------
+
+
+def _memory_bytes() -> tuple[int, int]:
+    """(resident now, peak resident) of this process.
+
+    On Linux from /proc/self/status: getrusage's ru_maxrss would not do, because it keeps the
+    high-water mark of the parent's memory across the fork+exec that spawned this worker, which
+    hides a worker's own growth. Elsewhere, getrusage for both."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak = int(peak if sys.platform == "darwin" else peak * 1024)
+        return peak, peak
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return _kib(fields["VmRSS"]), _kib(fields["VmHWM"])
+
+
+def _kib(text: str) -> int:
+    return int(text.split(maxsplit=1)[0]) * 1024
+
+
+def _reset_peak_memory() -> None:
+    """Start a fresh peak for this task (Linux: writing 5 to clear_refs resets VmHWM)."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")

@@ -1,0 +1,149 @@
+"""`ndpkit data` end to end: generate, import, show, and every bad input as one line, exit 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.kernels import Kernel
+from ndpkit.runtime import Dataset, generate_dataset, open_dataset
+
+HAS_LC = importlib.util.find_spec("ndpkit.kernels.lc") is not None
+needs_lc = pytest.mark.skipif(not HAS_LC, reason="ndpkit.kernels.lc not written yet")
+
+
+class Bytes(Kernel):
+    """A stand-in app so `show` can be tested whichever real kernels exist."""
+
+    name = "bytes"
+    dtype = np.dtype(np.uint8)
+    record_shape = (16,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        n = max(1, size_bytes // 16)
+        return np.random.default_rng(seed).integers(0, 256, (n, 16), dtype=np.uint8)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
+        return len(chunk)
+
+    def merge(self, partials: list[Any]) -> Any:
+        return sum(partials)
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        return merged, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return len(data)
+
+    def check(self, result: Any, expected: Any) -> None:
+        assert result == expected
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Dataset:
+    return generate_dataset(Bytes(), 5000, 3, tmp_path / "ds", seed=4, shard_bytes=1024)
+
+
+def _one_error_line(result: Any) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return str(lines[0])
+
+
+def test_help_lists_the_data_commands(ndpkit) -> None:
+    result = ndpkit("data", "--help")
+    assert result.returncode == 0
+    for command in ("generate", "import", "show"):
+        assert command in result.stdout
+
+
+def test_show_table_and_json(ndpkit, dataset: Dataset) -> None:
+    table = ndpkit("data", "show", str(dataset.path))
+    assert table.returncode == 0, table.stderr
+    assert "bytes" in table.stdout and "Per device" in table.stdout
+    doc = json.loads(ndpkit("data", "show", str(dataset.path), "--format", "json").stdout)
+    assert doc["dataset"]["app"] == "bytes" and doc["dataset"]["seed"] == 4
+    assert doc["dataset"]["records"] == 5000 // 16 and doc["dataset"]["devices"] == 3
+    assert [d["records"] for d in doc["devices"]] == [104, 104, 104]
+    assert [d["first_record"] for d in doc["devices"]] == [0, 104, 208]
+
+
+def test_show_verify_names_a_corrupt_shard(ndpkit, dataset: Dataset) -> None:
+    victim = dataset.shard_path(dataset.shards[2])
+    raw = bytearray(victim.read_bytes())
+    raw[-3] ^= 0xFF
+    victim.write_bytes(raw)
+    assert ndpkit("data", "show", str(dataset.path)).returncode == 0
+    line = _one_error_line(ndpkit("data", "show", str(dataset.path), "--verify"))
+    assert str(victim) in line and "CRC-32" in line
+
+
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [
+        (lambda ds: (ds.path / "manifest.json").unlink(), "manifest.json: missing"),
+        (lambda ds: ds.shard_path(ds.shards[1]).unlink(), "shard-0001.npy: shard is missing"),
+    ],
+)
+def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected: str) -> None:
+    damage(dataset)
+    assert expected in _one_error_line(ndpkit("data", "show", str(dataset.path)))
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("generate", "lc", "--size", "12", "--out", "X"), "--size: '12' has no unit"),
+        (("generate", "lc", "--size", "3 GB/s", "--out", "X"), "is not a size"),
+        (("generate", "lc", "--size", "1MiB", "--devices", "0", "--out", "X"), "devices: must"),
+        (("generate", "lc", "--size", "1MiB", "--seed", "-1", "--out", "X"), "seed: must be ≥ 0"),
+        (("generate", "nope", "--size", "1MiB", "--out", "X"), "unknown app 'nope'"),
+        (("import", "MISSING", "--app", "lc", "--out", "X"), "no such file or directory"),
+        (("import", "MISSING", "--app", "nope", "--out", "X"), "unknown app 'nope'"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(ndpkit, tmp_path: Path, args: Any, expected: str) -> None:
+    args = tuple(str(tmp_path / a) if a in ("X", "MISSING") else a for a in args)
+    assert expected in _one_error_line(ndpkit("data", *args))
+    assert not (tmp_path / "X").exists()
+
+
+@needs_lc
+def test_generate_lc_then_refuse_then_overwrite(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "lc"
+    args = ("data", "generate", "lc", "--size", "1MiB", "--devices", "4", "--out", str(out))
+    result = ndpkit(*args, "--shard-size", "100KiB", "-f", "json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)["dataset"]
+    assert doc["app"] == "lc" and doc["data_bytes"] == 2**20 and doc["devices"] == 4
+    ds = open_dataset(out, verify=True)
+    assert all(s.records * 32 <= 100 * 1024 for s in ds.shards)
+    assert "already exists" in _one_error_line(ndpkit(*args))
+    again = ndpkit(*args, "--seed", "1", "--overwrite", "-f", "json")
+    assert again.returncode == 0 and open_dataset(out).seed == 1
+
+
+@needs_lc
+def test_import_npy_for_lc(ndpkit, tmp_path: Path) -> None:
+    points = (np.arange(1000 * 8, dtype=np.float32) % 17).reshape(1000, 8)
+    np.save(tmp_path / "points.npy", points)
+    result = ndpkit(
+        "data", "import", str(tmp_path / "points.npy"), "--app", "lc", "--devices", "3",
+        "--out", str(tmp_path / "ds"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Per device" in result.stdout
+    assert np.array_equal(open_dataset(tmp_path / "ds").read_all(), points)
+    wrong = tmp_path / "wrong.npy"
+    np.save(wrong, points.astype(np.float64))
+    line = _one_error_line(
+        ndpkit("data", "import", str(wrong), "--app", "lc", "--out", str(tmp_path / "w"))
+    )
+    assert str(wrong) in line and "needs float32" in line

@@ -1,0 +1,212 @@
+"""K-Means (RISP §9) against scikit-learn's Lloyd, plus the runtime's invariances."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from ndpkit.kernels import KernelMismatchError, run_in_memory
+from ndpkit.kernels.kmeans import (
+    GRID,
+    INIT_SAMPLE_RECORDS,
+    ClusterSums,
+    KMeansKernel,
+    KMeansResult,
+    assign_labels,
+    cluster_sums,
+    kernels,
+)
+
+KERNEL = kernels()["kmeans"]
+N_POINTS = 20_000
+
+
+def run_sharded(kernel, data, params, bounds, chunk_records):
+    """Like run_in_memory, but shard by shard, merged per shard first."""
+    state = kernel.init(params)
+    while True:
+        per_shard = []
+        for lo, hi in itertools.pairwise(bounds):
+            shard = data[lo:hi]
+            parts = [
+                kernel.device(shard[i : i + chunk_records], state, lo + i)
+                for i in range(0, max(len(shard), 1), chunk_records)
+            ]
+            per_shard.append(kernel.merge(parts))
+        state, done = kernel.host(kernel.merge(per_shard), state)
+        if done:
+            return kernel.finish(state)
+
+
+def assert_same(a: KMeansResult, b: KMeansResult):
+    np.testing.assert_array_equal(a.centres, b.centres)
+    assert a.iterations == b.iterations
+    assert a.converged == b.converged
+
+
+@pytest.fixture(scope="module")
+def data_sets():
+    """(data, params, reference) per seed, computed once; max_iter 40 keeps sklearn quick."""
+    found = {}
+    for seed in (0, 1, 2, 4):
+        data = KERNEL.generate(N_POINTS * KERNEL.record_bytes, seed)
+        params = {**KERNEL.params(seed), "max_iter": 40}
+        found[seed] = (data, params, KERNEL.reference(data, params))
+    return found
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+@pytest.mark.parametrize("chunk_records", [3001, 1 << 30])
+def test_matches_sklearn(data_sets, seed, chunk_records):
+    data, params, expected = data_sets[seed]
+    result = run_in_memory(KERNEL, data, params, chunk_records)
+    KERNEL.check(result, expected)
+    if result.iterations < params["max_iter"]:
+        assert result.converged
+
+
+def test_sklearn_agreement_is_tight(data_sets):
+    """Same assignments every pass: centres agree to rounding, far inside the stated rtol."""
+    data, params, expected = data_sets[0]
+    result = run_in_memory(KERNEL, data, params, 4096)
+    np.testing.assert_allclose(result.centres, expected.centres, rtol=0, atol=1e-11)
+    assert 1 < result.iterations == expected.iterations
+
+
+def test_one_record_chunks_and_hand_picked_start():
+    """Tiny data, every chunk one point, starting from the data's first K points."""
+    data = KERNEL.generate(400 * KERNEL.record_bytes, 9)
+    params = {"init_centres": data[:8].astype(np.float64), "max_iter": 30, "tol_sq": 0.0}
+    result = run_in_memory(KERNEL, data, params, 1)
+    KERNEL.check(result, KERNEL.reference(data, params))
+    assert_same(result, run_in_memory(KERNEL, data, params, 400))
+
+
+@pytest.mark.parametrize("max_iter", [1, 3])
+def test_stops_after_max_iter(data_sets, max_iter):
+    data, params, _ = data_sets[1]
+    params = {**params, "max_iter": max_iter}
+    result = run_in_memory(KERNEL, data, params, 5000)
+    assert result.iterations == max_iter
+    assert not result.converged
+    KERNEL.check(result, KERNEL.reference(data, params))
+
+
+def test_tolerance_matches_sklearn_tol(data_sets):
+    """tol_sq is sklearn's `tol` times the mean feature variance: same pass count."""
+    data, params, exact = data_sets[2]
+    params = {**params, "tol_sq": 1e-3}
+    result = run_in_memory(KERNEL, data, params, 7000)
+    assert result.converged
+    assert result.iterations < exact.iterations
+    KERNEL.check(result, KERNEL.reference(data, params))
+
+
+def test_chunking_and_sharding_are_bitwise_invariant(data_sets):
+    data, params, _ = data_sets[4]
+    baseline = run_in_memory(KERNEL, data, params, len(data))
+    for chunk_records, shards, seed in [(777, 3, 0), (4097, 5, 1), (30_000, 2, 2)]:
+        cuts = np.sort(np.random.default_rng(seed).integers(0, len(data) + 1, shards - 1))
+        bounds = [0, *cuts.tolist(), len(data)]
+        assert_same(run_sharded(KERNEL, data, params, bounds, chunk_records), baseline)
+
+
+def test_merge_is_associative_and_exact(data_sets):
+    data, params, _ = data_sets[0]
+    state = KERNEL.init(params)
+    a, b, c = (KERNEL.device(part, state, 0) for part in np.array_split(data, 3))
+    groupings = [
+        KERNEL.merge([a, b, c]),
+        KERNEL.merge([KERNEL.merge([a, b]), c]),
+        KERNEL.merge([a, KERNEL.merge([b, c])]),
+        KERNEL.merge([c, KERNEL.merge([b, a])]),
+    ]
+    whole = KERNEL.device(data, state, 0)
+    for merged in groupings:
+        np.testing.assert_array_equal(merged.sums, whole.sums)
+        np.testing.assert_array_equal(merged.counts, whole.counts)
+    assert whole.counts.sum() == len(data)
+
+
+def test_generator_is_deterministic_prefix_stable_and_on_the_grid():
+    small = KERNEL.generate(INIT_SAMPLE_RECORDS * 32, 3)
+    large = KERNEL.generate(100_000 * 32, 3)
+    np.testing.assert_array_equal(large[: len(small)], small)
+    np.testing.assert_array_equal(large, KERNEL.generate(100_000 * 32, 3))
+    assert not np.array_equal(small, KERNEL.generate(INIT_SAMPLE_RECORDS * 32, 4))
+    assert large.dtype == np.float32 and large.shape == (100_000, 8)
+    scaled = large.astype(np.float64) / GRID
+    np.testing.assert_array_equal(scaled, np.round(scaled))
+    assert np.abs(large).max() < 128
+
+
+def test_params_are_deterministic_and_taken_from_the_data():
+    first, again = KERNEL.params(5), KERNEL.params(5)
+    np.testing.assert_array_equal(first["init_centres"], again["init_centres"])
+    assert not np.array_equal(first["init_centres"], KERNEL.params(6)["init_centres"])
+    sample = KERNEL.generate(INIT_SAMPLE_RECORDS * KERNEL.record_bytes, 5).astype(np.float64)
+    for centre in first["init_centres"]:
+        assert (sample == centre).all(axis=1).any()
+    assert len(np.unique(first["init_centres"], axis=0)) == 8
+
+
+def test_empty_cluster_keeps_its_centre():
+    """Centre 2 is far from every point: it gets no point, and stays where it was."""
+    kernel = KMeansKernel(features=2, clusters=3)
+    data = np.array([[0, 0], [0, 1], [1, 0], [10, 10], [10, 11], [11, 10]], dtype=np.float32)
+    start = np.array([[0.0, 0.0], [10.0, 10.0], [1000.0, -1000.0]])
+    params = {"init_centres": start, "max_iter": 10, "tol_sq": 0.0}
+    for chunk_records in (1, 4, 6):
+        result = run_in_memory(kernel, data, params, chunk_records)
+        np.testing.assert_array_equal(result.centres[2], start[2])
+        np.testing.assert_allclose(result.centres[0], [1 / 3, 1 / 3])
+        np.testing.assert_allclose(result.centres[1], [31 / 3, 31 / 3])
+        assert result.iterations == 2 and result.converged
+    sums = kernel.device(data, kernel.init(params), 0)
+    np.testing.assert_array_equal(sums.counts, [3, 3, 0])
+
+
+def test_equidistant_point_goes_to_the_first_centre():
+    centres = np.array([[-1.0, 0.0], [1.0, 0.0]])
+    points = np.array([[0.0, 5.0], [0.0, -2.0], [0.5, 0.0]], dtype=np.float32)
+    np.testing.assert_array_equal(assign_labels(points, centres), [0, 0, 1])
+    sums = cluster_sums(points, centres)
+    np.testing.assert_array_equal(sums.counts, [2, 1])
+    np.testing.assert_array_equal(sums.sums, [[0.0, 3.0], [0.5, 0.0]])
+
+
+def test_labels_follow_the_device_rule(data_sets):
+    data, params, _ = data_sets[0]
+    result = run_in_memory(KERNEL, data, params, 5000)
+    labels = assign_labels(data, result.centres)
+    counts = np.bincount(labels, minlength=8)
+    state = KERNEL.init({**params, "init_centres": result.centres})
+    np.testing.assert_array_equal(KERNEL.device(data, state, 0).counts, counts)
+
+
+def test_check_rejects_corrupted_results(data_sets):
+    data, params, expected = data_sets[0]
+    good = run_in_memory(KERNEL, data, params, 5000)
+    KERNEL.check(good, expected)
+    nudged = good.centres.copy()
+    nudged[3, 5] += 1e-4
+    corrupted = [
+        KMeansResult(nudged, good.iterations, good.converged),
+        KMeansResult(good.centres[::-1].copy(), good.iterations, good.converged),
+        KMeansResult(good.centres[:7], good.iterations, good.converged),
+        KMeansResult(good.centres, good.iterations + 1, good.converged),
+    ]
+    for bad in corrupted:
+        with pytest.raises(KernelMismatchError):
+            KERNEL.check(bad, expected)
+
+
+def test_reduction_ratio(data_sets):
+    """K × (d + 1) × 8 bytes per pass whatever the chunk: α = chunk bytes / 576."""
+    data, params, _ = data_sets[0]
+    partial = KERNEL.device(data, KERNEL.init(params), 0)
+    assert isinstance(partial, ClusterSums)
+    assert KERNEL.output_bytes(partial) == 8 * (8 + 1) * 8 == 576
+    assert data.nbytes / KERNEL.output_bytes(partial) == pytest.approx(N_POINTS * 32 / 576)

@@ -1,0 +1,299 @@
+"""Data sets on disk: layout, determinism, atomic writes, manifest validation, imports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.kernels import Kernel
+from ndpkit.runtime import (
+    Dataset,
+    ShardError,
+    generate_dataset,
+    import_dataset,
+    open_dataset,
+)
+from ndpkit.runtime.dataset import MANIFEST, shard_seed
+
+
+class Ints(Kernel):
+    """Integer-valued float32 records of 4 values; the answer is their sum."""
+
+    name = "ints"
+    dtype = np.dtype(np.float32)
+    record_shape = (4,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        n = max(1, size_bytes // self.record_bytes)
+        return np.random.default_rng(seed).integers(0, 100, (n, 4)).astype(np.float32)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
+        return int(chunk.sum(dtype=np.int64))
+
+    def merge(self, partials: list[Any]) -> Any:
+        return sum(partials)
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        return merged, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return int(data.sum(dtype=np.int64))
+
+    def check(self, result: Any, expected: Any) -> None:
+        assert result == expected
+
+
+class FailsOnThirdShard(Ints):
+    """A generator that breaks part-way, as a full disk or a bug would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        self.calls += 1
+        if self.calls == 3:
+            raise OSError("disk full (simulated)")
+        return super().generate(size_bytes, seed)
+
+
+class Pixels(Ints):
+    """A stream of grayscale pixels: one byte per record."""
+
+    name = "pixels"
+    dtype = np.dtype(np.uint8)
+    record_shape = ()
+
+
+class Tiles(Ints):
+    """8x8 RGB images, one per record."""
+
+    name = "tiles"
+    dtype = np.dtype(np.uint8)
+    record_shape = (8, 8, 3)
+
+
+def _make(tmp_path: Path, name: str = "ds", **kwargs: Any) -> Dataset:
+    options: dict[str, Any] = {"seed": 7, "shard_bytes": 1000} | kwargs
+    return generate_dataset(Ints(), 10_000, 3, tmp_path / name, **options)
+
+
+def test_layout_and_manifest(tmp_path: Path) -> None:
+    ds = _make(tmp_path)
+    root = tmp_path / "ds"
+    assert sorted(p.name for p in root.iterdir()) == [
+        "device-00",
+        "device-01",
+        "device-02",
+        MANIFEST,
+    ]
+    assert ds.records == 10_000 // 16 and ds.total_bytes == ds.records * 16
+    assert [r["records"] for r in ds.device_rows()] == [209, 208, 208]  # even, larger first
+    for shard in ds.shards:
+        path = ds.shard_path(shard)
+        assert path.parent.name == f"device-{shard.device:02d}"
+        assert shard.records * 16 <= 1000 and path.stat().st_size == shard.file_bytes
+        assert np.load(path).shape == (shard.records, 4)
+    assert [s.offset for s in ds.shards] == list(
+        np.cumsum([0] + [s.records for s in ds.shards])[:-1]
+    )
+    manifest = json.loads((root / MANIFEST).read_text())
+    assert manifest["app"] == "ints" and manifest["seed"] == 7 and manifest["dtype"] == "<f4"
+    assert manifest["record_shape"] == [4] and manifest["layout"] == "contiguous"
+    assert open_dataset(root).manifest == ds.manifest
+    assert len(ds.read_all()) == ds.records
+
+
+def test_generation_is_deterministic_per_seed_device_and_shard(tmp_path: Path) -> None:
+    a, b, c = _make(tmp_path, "a"), _make(tmp_path, "b"), _make(tmp_path, "c", seed=8)
+    assert [s.crc32 for s in a.shards] == [s.crc32 for s in b.shards]
+    assert np.array_equal(a.read_all(), b.read_all())
+    assert [s.crc32 for s in a.shards] != [s.crc32 for s in c.shards]
+    assert len({s.crc32 for s in a.shards}) == len(a.shards)  # no two shards alike
+    assert shard_seed(7, 0, 1) != shard_seed(7, 1, 0)
+
+
+def test_a_failure_mid_generate_leaves_no_directory(tmp_path: Path) -> None:
+    kernel = FailsOnThirdShard()
+    with pytest.raises(OSError, match="disk full"):
+        generate_dataset(kernel, 10_000, 3, tmp_path / "ds", shard_bytes=1000)
+    assert kernel.calls == 3
+    assert list(tmp_path.iterdir()) == []  # neither ds nor its staging directory
+
+
+def test_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
+    first = _make(tmp_path)
+    with pytest.raises(SpecError, match="already exists"):
+        _make(tmp_path, seed=9)
+    assert open_dataset(tmp_path / "ds").manifest == first.manifest
+    second = _make(tmp_path, seed=9, overwrite=True)
+    assert open_dataset(tmp_path / "ds").seed == 9 != first.seed
+    assert second.records == first.records
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
+def test_overwrite_never_deletes_something_that_is_not_a_data_set(tmp_path: Path) -> None:
+    precious = tmp_path / "ds"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("…")
+    with pytest.raises(SpecError, match="not a data set"):
+        _make(tmp_path, overwrite=True)
+    assert (precious / "thesis.tex").exists()
+
+
+def test_too_small_and_bad_counts_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="less than one 16-byte ints record per device"):
+        generate_dataset(Ints(), 40, 3, tmp_path / "x")
+    with pytest.raises(SpecError, match="devices"):
+        generate_dataset(Ints(), 4000, 0, tmp_path / "x")
+    with pytest.raises(NdpkitError, match="unknown app"):
+        generate_dataset("no-such-app", 4000, 1, tmp_path / "x")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("damage", "names", "message"),
+    [
+        (lambda root: (root / MANIFEST).unlink(), MANIFEST, "missing: not a data set"),
+        (lambda root: (root / MANIFEST).write_text("{not json"), MANIFEST, "not readable JSON"),
+        (
+            lambda root: _edit_manifest(root, records=1, data_bytes=16),
+            MANIFEST,
+            "the manifest says 1$",
+        ),
+        (lambda root: _edit_manifest(root, extra=1), MANIFEST, "extra: unknown field"),
+        (
+            lambda root: (root / "device-01" / "shard-0000.npy").unlink(),
+            "device-01/shard-0000.npy",
+            "shard is missing",
+        ),
+        (
+            lambda root: _truncate(root / "device-02" / "shard-0001.npy"),
+            "device-02/shard-0001.npy",
+            "truncated or corrupt",
+        ),
+    ],
+)
+def test_open_dataset_names_the_bad_file(
+    tmp_path: Path, damage: Any, names: str, message: str
+) -> None:
+    _make(tmp_path)
+    damage(tmp_path / "ds")
+    with pytest.raises(SpecError, match=message) as caught:
+        open_dataset(tmp_path / "ds")
+    assert names in str(caught.value)
+
+
+def test_verify_catches_a_flipped_bit_that_sizes_cannot(tmp_path: Path) -> None:
+    ds = _make(tmp_path)
+    path = ds.shard_path(ds.shards[4])
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 1
+    path.write_bytes(raw)
+    open_dataset(ds.path)  # same size: only the CRC can tell
+    with pytest.raises(ShardError, match="CRC-32") as caught:
+        open_dataset(ds.path, verify=True)
+    assert caught.value.source == str(path)
+
+
+def test_not_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="no such data set directory"):
+        open_dataset(tmp_path / "nowhere")
+
+
+def _edit_manifest(root: Path, **changes: Any) -> None:
+    path = root / MANIFEST
+    path.write_text(json.dumps(json.loads(path.read_text()) | changes))
+
+
+def _truncate(path: Path) -> None:
+    with path.open("r+b") as f:
+        f.truncate(path.stat().st_size - 16)
+
+
+# -- imports -------------------------------------------------------------------------------
+
+
+def test_import_npy_splits_contiguously_and_keeps_order(tmp_path: Path) -> None:
+    source = np.arange(1001 * 4, dtype=np.float32).reshape(1001, 4)
+    np.save(tmp_path / "points.npy", source)
+    ds = import_dataset(tmp_path / "points.npy", 4, tmp_path / "ds", Ints(), shard_bytes=1600)
+    assert ds.seed is None and ds.manifest.source.startswith("import ")
+    assert [r["records"] for r in ds.device_rows()] == [251, 250, 250, 250]
+    assert all(s.records <= 100 for s in ds.shards)
+    assert np.array_equal(ds.read_all(), source)
+    assert np.array_equal(np.load(ds.shard_path(ds.shards_of(1)[0]))[0], source[251])
+
+
+def test_import_npy_reshapes_to_the_apps_records(tmp_path: Path) -> None:
+    image = np.random.default_rng(0).integers(0, 256, (30, 40), dtype=np.uint8)
+    np.save(tmp_path / "image.npy", image)
+    ds = import_dataset(tmp_path / "image.npy", 3, tmp_path / "ds", Pixels())
+    assert ds.records == 1200 and ds.record_shape == ()
+    assert np.array_equal(ds.read_all(), image.reshape(-1))
+
+
+@pytest.mark.parametrize(
+    ("array", "message"),
+    [
+        (np.zeros((10, 4), np.float64), "holds float64, app 'ints' needs float32"),
+        (np.zeros((10, 3), np.float32), "is not whole ints records"),
+        (np.zeros((2, 4), np.float32), "fewer than 3 devices"),
+    ],
+)
+def test_import_npy_rejects_data_the_app_cannot_read(
+    tmp_path: Path, array: np.ndarray, message: str
+) -> None:
+    np.save(tmp_path / "bad.npy", array)
+    with pytest.raises(SpecError, match=message):
+        import_dataset(tmp_path / "bad.npy", 3, tmp_path / "ds", Ints())
+    assert not (tmp_path / "ds").exists()
+
+
+def test_import_of_a_file_that_is_not_npy(tmp_path: Path) -> None:
+    (tmp_path / "notes.npy").write_text("hello")
+    with pytest.raises(SpecError, match=r"not a readable \.npy"):
+        import_dataset(tmp_path / "notes.npy", 1, tmp_path / "ds", Ints())
+
+
+def _save_images(folder: Path, sizes: list[tuple[int, int]]) -> list[np.ndarray]:
+    folder.mkdir()
+    rng = np.random.default_rng(1)
+    images = []
+    for i, (h, w) in enumerate(sizes):
+        pixels = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(folder / f"img{i:02d}.png")
+        images.append(pixels)
+    return images
+
+
+def test_import_images_of_the_record_shape_as_records(tmp_path: Path) -> None:
+    images = _save_images(tmp_path / "imgs", [(8, 8)] * 5)
+    ds = import_dataset(tmp_path / "imgs", 2, tmp_path / "ds", Tiles(), shard_bytes=2 * 192)
+    assert ds.records == 5 and [r["records"] for r in ds.device_rows()] == [3, 2]
+    assert np.array_equal(ds.read_all(), np.stack(images))
+
+
+def test_import_images_of_other_sizes_one_shard_each(tmp_path: Path) -> None:
+    images = _save_images(tmp_path / "imgs", [(4, 5), (6, 2), (3, 3)])
+    ds = import_dataset(tmp_path / "imgs", 2, tmp_path / "ds", Pixels())
+    assert [s.records for s in ds.shards] == [20, 12, 9]  # grayscale pixels
+    assert [s.device for s in ds.shards] == [0, 0, 1]
+    gray = [np.asarray(Image.fromarray(i).convert("L")).reshape(-1) for i in images]
+    assert np.array_equal(ds.read_all(), np.concatenate(gray))
+
+
+def test_import_images_that_cannot_be_records(tmp_path: Path) -> None:
+    _save_images(tmp_path / "imgs", [(8, 8), (7, 7)])
+    with pytest.raises(SpecError, match=r"img01\.png") as caught:
+        import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", Tiles())
+    assert "not whole tiles records" in str(caught.value)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpecError, match=r"no \.png/\.jpg/\.jpeg images"):
+        import_dataset(tmp_path / "empty", 1, tmp_path / "ds", Tiles())
+    assert not (tmp_path / "ds").exists()

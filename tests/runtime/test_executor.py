@@ -1,0 +1,323 @@
+"""LocalExecutor: same answers as the one-process reference, routes, passes, failures, memory.
+
+The kernels here are defined in this module; worker processes (spawn) import it to unpickle
+them. Data are integer-valued float32 so every sum is exact and results compare with ==.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.kernels import Kernel, get_kernel, run_in_memory
+from ndpkit.runtime import (
+    Dataset,
+    LocalExecutor,
+    ShardError,
+    WorkerDiedError,
+    generate_dataset,
+    open_dataset,
+)
+
+
+class SumCount(Kernel):
+    """Sum, count and Σ (global record index x record sum): the last catches wrong offsets."""
+
+    name = "sumcount"
+    dtype = np.dtype(np.float32)
+    record_shape = (4,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        n = max(1, size_bytes // self.record_bytes)
+        return np.random.default_rng(seed).integers(0, 100, (n, 4)).astype(np.float32)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        sums = chunk.sum(axis=1, dtype=np.float64).astype(np.int64)
+        index = np.arange(offset, offset + len(chunk), dtype=np.int64)
+        return {"sum": int(sums.sum()), "count": len(chunk), "weighted": int(index @ sums)}
+
+    def merge(self, partials: list[Any]) -> dict[str, int]:
+        return {key: sum(p[key] for p in partials) for key in ("sum", "count", "weighted")}
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        return merged, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return run_in_memory(self, data, params, len(data))
+
+    def check(self, result: Any, expected: Any) -> None:
+        assert result == expected
+
+
+class Median(SumCount):
+    """The lower median of column 0 by bisection: one pass per halving (done=False until the
+    interval closes), each pass counting the records below the midpoint."""
+
+    name = "median"
+
+    def init(self, params: dict[str, Any]) -> Any:
+        return {"lo": 0, "hi": 100, "passes": 0}
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        mid = (state["lo"] + state["hi"]) // 2
+        return {"below": int((chunk[:, 0] < mid).sum()), "count": len(chunk)}
+
+    def merge(self, partials: list[Any]) -> dict[str, int]:
+        return {key: sum(p[key] for p in partials) for key in ("below", "count")}
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        lo, hi = state["lo"], state["hi"]
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if merged["below"] * 2 > merged["count"] - 1 else (mid, hi)
+        new = {"lo": lo, "hi": hi, "passes": state["passes"] + 1}
+        return new, hi - lo <= 1
+
+
+class KillsItself(SumCount):
+    """Dies by SIGKILL on the chunk holding record `kill_at`, like an OOM kill would."""
+
+    def __init__(self, kill_at: int) -> None:
+        self.kill_at = kill_at
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        if offset <= self.kill_at < offset + len(chunk):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().device(chunk, state, offset)
+
+
+class Buggy(SumCount):
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        raise ZeroDivisionError("a bug in the device part")
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    """Two workers kept for the whole module: the tests pay for process start-up once."""
+    with LocalExecutor(2) as ex:
+        yield ex
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Dataset]:
+    root = tmp_path_factory.mktemp("datasets")
+    return {
+        devices: generate_dataset(
+            SumCount(), 40_000, devices, root / f"d{devices}", shard_bytes=3000
+        )
+        for devices in (1, 3, 8)
+    }
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Dataset:
+    """A data set a test may damage."""
+    return generate_dataset(SumCount(), 20_000, 4, tmp_path / "ds", shard_bytes=2000)
+
+
+@pytest.fixture
+def no_new_children() -> Iterator[None]:
+    """Every worker a test starts is gone when it ends (the shared executor's may stay)."""
+    before = {p.pid for p in multiprocessing.active_children()}
+    yield
+    assert {p.pid for p in multiprocessing.active_children()} <= before
+
+
+@pytest.mark.parametrize("devices", [1, 3, 8])
+@pytest.mark.parametrize("chunk_bytes", [48, 1000, 2**20])
+def test_equals_run_in_memory(
+    executor: LocalExecutor, datasets: dict[int, Dataset], devices: int, chunk_bytes: int
+) -> None:
+    ds = datasets[devices]
+    kernel = SumCount()
+    out = executor.run(kernel, ds, {}, chunk_bytes=chunk_bytes)
+    assert out.result == run_in_memory(kernel, ds.read_all(), {}, 97)
+    assert out.passes == 1 and len(out.engines) == devices
+    assert out.bytes_in == ds.total_bytes == sum(e.bytes_in for e in out.engines)
+    assert out.alpha == ds.total_bytes / out.bytes_out
+    assert all(e.chunks >= -(-e.bytes_in // max(chunk_bytes, 16)) for e in out.engines)
+
+
+def test_mux2_route_one_engine_reads_two_devices(
+    executor: LocalExecutor, datasets: dict[int, Dataset]
+) -> None:
+    ds = datasets[8]
+    out = executor.run(
+        SumCount(), ds, {}, active_devices=[0, 2, 4, 6], route=[0, 0, 2, 2, 4, 4, 6, 6]
+    )
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 1000)
+    assert [(e.engine, e.devices) for e in out.engines] == [
+        (0, (0, 1)),
+        (2, (2, 3)),
+        (4, (4, 5)),
+        (6, (6, 7)),
+    ]
+    assert out.engines[0].bytes_in == ds.device_bytes(0) + ds.device_bytes(1)
+
+
+@pytest.mark.parametrize(
+    ("active", "route", "message"),
+    [
+        (None, [0, 0, 1], "each of the 8 devices"),
+        ([0, 2], [0, 0, 2, 2, 4, 4, 6, 6], r"devices \[4, 5, 6, 7\] are routed to engines"),
+        (None, [-1] * 8, "engine numbers must be"),
+    ],
+)
+def test_bad_routes_are_clear_errors(
+    executor: LocalExecutor, datasets: dict[int, Dataset], active: Any, route: Any, message: str
+) -> None:
+    with pytest.raises(SpecError, match=message):
+        executor.run(SumCount(), datasets[8], {}, active_devices=active, route=route)
+
+
+def test_multi_pass_kernel_reads_everything_each_pass(
+    executor: LocalExecutor, datasets: dict[int, Dataset]
+) -> None:
+    ds = datasets[3]
+    kernel = Median()
+    out = executor.run(kernel, ds, {}, chunk_bytes=1000)
+    expected = run_in_memory(kernel, ds.read_all(), {}, 333)
+    assert out.result == expected and out.passes == expected["passes"] > 3
+    assert out.result["lo"] == int(np.sort(ds.read_all()[:, 0])[(ds.records - 1) // 2])
+    assert len(out.pass_stats) == out.passes
+    assert out.bytes_in == out.passes * ds.total_bytes
+    assert all(p.bytes_in == ds.total_bytes for p in out.pass_stats)
+
+
+def test_more_engines_than_workers_queue(
+    datasets: dict[int, Dataset], no_new_children: None
+) -> None:
+    ds = datasets[8]
+    out = LocalExecutor(workers=1).run(SumCount(), ds, {})
+    assert out.workers == 1 and len(out.engines) == 8
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 1000)
+
+
+def test_progress_reaches_the_total(executor: LocalExecutor, datasets: dict[int, Dataset]) -> None:
+    seen: list[tuple[int, int]] = []
+    executor.run(SumCount(), datasets[3], {}, chunk_bytes=4000, progress=lambda *a: seen.append(a))
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and seen[-1] == (datasets[3].total_bytes,) * 2
+
+
+def test_kernel_that_does_not_fit_the_data(
+    executor: LocalExecutor, datasets: dict[int, Dataset]
+) -> None:
+    class Wide(SumCount):
+        record_shape = (5,)
+
+    with pytest.raises(SpecError, match="kernel 'sumcount' needs float32 \\(5,\\)"):
+        executor.run(Wide(), datasets[1], {})
+
+
+# -- failures: a clear error, never a partial result ----------------------------------------
+
+
+def _truncate(path: Path) -> None:
+    with path.open("r+b") as f:
+        f.truncate(path.stat().st_size - 100)
+
+
+def _scramble_header(path: Path) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[:6] = b"NOTNPY"
+    path.write_bytes(raw)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_truncate, "truncated or corrupt"),
+        (Path.unlink, "shard is missing"),
+        (_scramble_header, r"not a readable \.npy shard"),
+    ],
+)
+def test_bad_shard_names_it(
+    fresh: Dataset, damage: Any, message: str, no_new_children: None
+) -> None:
+    victim = fresh.shard_path(fresh.shards_of(2)[1])
+    damage(victim)  # after open: the data set looked fine when the run began
+    with pytest.raises(ShardError, match=message) as caught:
+        LocalExecutor(2).run(SumCount(), fresh, {})
+    assert caught.value.source == str(victim)
+
+
+def test_verify_catches_silent_corruption(fresh: Dataset) -> None:
+    victim = fresh.shard_path(fresh.shards[3])
+    raw = bytearray(victim.read_bytes())
+    raw[200] ^= 0x10
+    victim.write_bytes(raw)
+    LocalExecutor(1).run(SumCount(), fresh, {})  # same size, valid header: unnoticed
+    with pytest.raises(ShardError, match="CRC-32") as caught:
+        LocalExecutor(1).run(SumCount(), fresh, {}, verify=True)
+    assert caught.value.source == str(victim)
+
+
+def test_killed_worker_names_engine_and_shards(fresh: Dataset, no_new_children: None) -> None:
+    target = fresh.shards_of(2)[0]
+    kernel = KillsItself(kill_at=target.offset + 3)
+    with pytest.raises(WorkerDiedError, match="engine 2 ") as caught:
+        LocalExecutor(2).run(kernel, fresh, {}, chunk_bytes=160)
+    message = str(caught.value)
+    assert "SIGKILL" in message and str(fresh.shard_path(target)) in message
+    assert "no result" in message
+
+
+def test_kernel_bug_surfaces_with_the_workers_traceback(
+    fresh: Dataset, no_new_children: None
+) -> None:
+    with pytest.raises(ZeroDivisionError, match="a bug in the device part") as caught:
+        LocalExecutor(2).run(Buggy(), fresh, {})
+    assert "Traceback" in str(caught.value.__cause__)
+    assert "in device" in str(caught.value.__cause__)
+
+
+def test_an_executor_recovers_after_a_failure(fresh: Dataset) -> None:
+    with LocalExecutor(2) as ex:
+        with pytest.raises(WorkerDiedError):
+            ex.run(KillsItself(kill_at=0), fresh, {})
+        out = ex.run(SumCount(), fresh, {})
+    assert out.result == run_in_memory(SumCount(), fresh.read_all(), {}, 100)
+
+
+# -- bounded memory -------------------------------------------------------------------------
+
+
+def test_worker_memory_does_not_grow_with_the_data(tmp_path: Path) -> None:
+    """A 64 MiB device read in 256 KiB chunks needs no more memory than a 4 MiB one: the
+    worker holds a chunk (plus numpy temporaries), never the shard or the data set."""
+    chunk_bytes = 256 * 2**10
+    growth = {}
+    for size_mib in (4, 64):
+        ds = generate_dataset(
+            SumCount(), size_mib * 2**20, 1, tmp_path / f"d{size_mib}", shard_bytes=16 * 2**20
+        )
+        out = LocalExecutor(1).run(SumCount(), ds, {}, chunk_bytes=chunk_bytes)
+        (engine,) = out.engines
+        assert engine.bytes_in == size_mib * 2**20 and engine.chunks == size_mib * 4
+        growth[size_mib] = engine.rss_growth_bytes
+    assert growth[64] < 16 * chunk_bytes  # 4 MiB, a sixteenth of the data
+    assert growth[64] < growth[4] + 4 * chunk_bytes
+
+
+# -- a real kernel ------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ndpkit.kernels.lc") is None, reason="ndpkit.kernels.lc not written"
+)
+def test_lc_smoke(tmp_path: Path) -> None:
+    kernel = get_kernel("lc")
+    ds = generate_dataset("lc", 2**20, 4, tmp_path / "lc", seed=3, shard_bytes=100_000)
+    params = kernel.params(3)
+    out = LocalExecutor(2).run(kernel, open_dataset(ds.path), params, chunk_bytes=64_000)
+    kernel.check(out.result, kernel.reference(ds.read_all(), params))
+    assert out.alpha == pytest.approx(8.0)
