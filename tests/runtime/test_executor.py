@@ -10,6 +10,7 @@ import importlib.util
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,24 @@ class Median(SumCount):
         lo, hi = (lo, mid) if merged["below"] * 2 > merged["count"] - 1 else (mid, hi)
         new = {"lo": lo, "hi": hi, "passes": state["passes"] + 1}
         return new, hi - lo <= 1
+
+
+class Doubles(SumCount):
+    """A per-record kernel like LC: every record comes back (doubled), so partials are large
+    arrays that travel through spill files rather than the pipe."""
+
+    name = "doubles"
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[int, np.ndarray]:
+        return {offset: chunk * 2}
+
+    def merge(self, partials: list[Any]) -> dict[int, np.ndarray]:
+        return {k: v for p in partials for k, v in p.items()}
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        for array in merged.values():
+            np.add(array, 0, out=array)  # the host part may write to what it receives
+        return np.concatenate([merged[k] for k in sorted(merged)]), True
 
 
 class KillsItself(SumCount):
@@ -190,6 +209,26 @@ def test_multi_pass_kernel_reads_everything_each_pass(
     assert len(out.pass_stats) == out.passes
     assert out.bytes_in == out.passes * ds.total_bytes
     assert all(p.bytes_in == ds.total_bytes for p in out.pass_stats)
+
+
+def _spill_dirs() -> set[Path]:
+    return set(Path("/dev/shm").glob("ndpkit-run-*")) | set(
+        Path(tempfile.gettempdir()).glob("ndpkit-run-*")
+    )
+
+
+def test_large_partials_arrive_intact_and_spill_files_are_removed(
+    executor: LocalExecutor, datasets: dict[int, Dataset]
+) -> None:
+    before = _spill_dirs()
+    ds = datasets[3]
+    out = executor.run(Doubles(), ds, {}, chunk_bytes=8000)  # partials of 8 KB: in the pipe
+    assert np.array_equal(out.result, ds.read_all() * 2)
+    big = generate_dataset(SumCount(), 6 * 2**20, 2, ds.path.parent / "big", shard_bytes=2**20)
+    out = executor.run(Doubles(), big, {}, chunk_bytes=2**20)  # 1 MiB arrays: spilled
+    assert np.array_equal(out.result, big.read_all() * 2)
+    assert out.bytes_out == big.total_bytes and out.alpha == 1.0
+    assert _spill_dirs() <= before
 
 
 def test_more_engines_than_workers_queue(
