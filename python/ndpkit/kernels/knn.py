@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,6 +38,8 @@ from numpy.typing import NDArray
 from sklearn.neighbors import NearestNeighbors  # type: ignore[import-untyped, unused-ignore]
 
 from ndpkit.kernels.base import Kernel, KernelMismatchError
+
+_core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
 FEATURE_COUNTS = (2, 6, 8)
 K_NEAREST = 10
@@ -75,7 +78,18 @@ class ReferenceNeighbours:
 
 
 def distances_sq(points: np.ndarray, query: F32) -> F32:
-    """Squared distances of every point to `query` in float32, block by block."""
+    """Squared distances of every point to `query` in float32: one fused pass in Rust
+    (`ndp-kernels`), bit-identical to the numpy column-by-column version below."""
+    points = np.ascontiguousarray(points, dtype=np.float32)
+    query = np.ascontiguousarray(query, dtype=np.float32)
+    if points.ndim != 2 or len(points) == 0:
+        return distances_sq_numpy(points, query)
+    out: F32 = _core.squared_distances_f32(points, query)
+    return out
+
+
+def distances_sq_numpy(points: np.ndarray, query: F32) -> F32:
+    """The numpy formulation (block by block, column by column): the Rust loop's oracle."""
     points = np.ascontiguousarray(points, dtype=np.float32)
     out = np.empty(len(points), dtype=np.float32)
     scratch = np.empty(min(len(points), BLOCK_ROWS), dtype=np.float32)
@@ -178,12 +192,9 @@ class Knn(Kernel):
     def _device_topk(self, chunk: np.ndarray, query: F32, offset: int) -> Neighbours:
         points = np.ascontiguousarray(chunk, dtype=np.float32)
         best = empty_neighbours()
-        buffer = np.empty((2, min(len(points), BLOCK_ROWS)), dtype=np.float32)
         for start in range(0, len(points), BLOCK_ROWS):
             block = points[start : start + BLOCK_ROWS]
-            out, scratch = buffer[0, : len(block)], buffer[1, : len(block)]
-            _block_distances_sq(block, query, out, scratch)
-            best = merge_block(best, out, offset + start, self.k)
+            best = merge_block(best, distances_sq(block, query), offset + start, self.k)
         return best
 
     def merge(self, partials: list[Any]) -> Any:
