@@ -17,12 +17,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ndpkit.errors import ModelError, UnknownNameError
+from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.kernels import Kernel, get_kernel, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
@@ -53,6 +52,7 @@ class AppRun:
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+@cache
 def published_size(app: str) -> float | None:
     """The paper's D for an app of the shipped profile sets (None if not a paper app)."""
     for name in ("rans-rfns", "risp"):
@@ -95,6 +95,7 @@ def evaluate(
             params = kernel.params(dataset.seed or seed)
             out = LocalExecutor(workers).run(kernel, dataset, params)
             result, run_s = out.result, out.wall_s
+            # The references are in-memory libraries: verifying reads the data set back whole.
             values = dataset.read_all()
         kernel.check(result, kernel.reference(values, params))
         report(f"{app}: profiling")
@@ -237,13 +238,3 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
             for r in runs
         ]
     }
-
-
-def check_names(apps: Sequence[str], known: Sequence[str]) -> None:
-    for app in apps:
-        if app not in known:
-            raise UnknownNameError("app", app, list(known))
-
-
-def as_float(value: Any) -> float:
-    return float(np.asarray(value))

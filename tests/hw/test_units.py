@@ -48,3 +48,11 @@ def test_format_si_decimal_and_binary() -> None:
     assert format_si(3e9, Kind.BANDWIDTH) == "3 GB/s"
     assert format_si(3 * 2**30, Kind.BANDWIDTH, binary=True) == "3 GiB/s"
     assert format_si(0.018, Kind.POWER) == "18 mW"
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "text"),
+    [(9e-10, Kind.ENERGY, "0.9 nJ"), (4e-3, Kind.ENERGY, "4 mJ"), (2.4e-5, Kind.POWER, "24 µW")],
+)
+def test_format_si_small_values(value: float, kind: Kind, text: str) -> None:
+    assert format_si(value, kind) == text

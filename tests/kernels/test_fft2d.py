@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from skimage import data as samples
@@ -13,23 +11,6 @@ from ndpkit.kernels.fft2d import SIDE, Spectra, kernels, spectrum
 
 KERNEL = kernels()["fft2d"]
 IMAGE_BYTES = SIDE * SIDE * 3
-
-
-def run_sharded(kernel, data, params, bounds, chunk_records):
-    """Like run_in_memory, but shard by shard, merged per shard first."""
-    state = kernel.init(params)
-    while True:
-        per_shard = []
-        for lo, hi in itertools.pairwise(bounds):
-            shard = data[lo:hi]
-            parts = [
-                kernel.device(shard[i : i + chunk_records], state, lo + i)
-                for i in range(0, max(len(shard), 1), chunk_records)
-            ]
-            per_shard.append(kernel.merge(parts))
-        state, done = kernel.host(kernel.merge(per_shard), state)
-        if done:
-            return kernel.finish(state)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +70,7 @@ def test_chunking_and_sharding_are_bitwise_invariant(images):
     baseline = run_in_memory(KERNEL, data, {}, len(data))
     for chunk_records, bounds in [(1, [0, 3, 3, 10]), (3, [0, 1, 7, 10]), (4, [0, 10])]:
         np.testing.assert_array_equal(
-            run_sharded(KERNEL, data, {}, bounds, chunk_records), baseline
+            run_in_memory(KERNEL, data, {}, chunk_records, bounds), baseline
         )
 
 

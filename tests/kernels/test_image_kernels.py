@@ -15,7 +15,8 @@ from skimage import exposure, filters
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import Kernel, KernelMismatchError, get_kernel, run_in_memory
 from ndpkit.kernels.binarize import Binarize, BinaryImages, otsu_thresholds, unpack
-from ndpkit.kernels.he import apply_luts, histograms, load_image, load_images
+from ndpkit.kernels.he import apply_luts
+from ndpkit.kernels.images import histograms, load_image, load_images
 from ndpkit.kernels.sobel import sobel_magnitude
 
 N_IMAGES = 5

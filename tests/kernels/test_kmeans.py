@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -21,23 +19,6 @@ from ndpkit.kernels.kmeans import (
 
 KERNEL = kernels()["kmeans"]
 N_POINTS = 20_000
-
-
-def run_sharded(kernel, data, params, bounds, chunk_records):
-    """Like run_in_memory, but shard by shard, merged per shard first."""
-    state = kernel.init(params)
-    while True:
-        per_shard = []
-        for lo, hi in itertools.pairwise(bounds):
-            shard = data[lo:hi]
-            parts = [
-                kernel.device(shard[i : i + chunk_records], state, lo + i)
-                for i in range(0, max(len(shard), 1), chunk_records)
-            ]
-            per_shard.append(kernel.merge(parts))
-        state, done = kernel.host(kernel.merge(per_shard), state)
-        if done:
-            return kernel.finish(state)
 
 
 def assert_same(a: KMeansResult, b: KMeansResult):
@@ -110,7 +91,7 @@ def test_chunking_and_sharding_are_bitwise_invariant(data_sets):
     for chunk_records, shards, seed in [(777, 3, 0), (4097, 5, 1), (30_000, 2, 2)]:
         cuts = np.sort(np.random.default_rng(seed).integers(0, len(data) + 1, shards - 1))
         bounds = [0, *cuts.tolist(), len(data)]
-        assert_same(run_sharded(KERNEL, data, params, bounds, chunk_records), baseline)
+        assert_same(run_in_memory(KERNEL, data, params, chunk_records, bounds), baseline)
 
 
 def test_merge_is_associative_and_exact(data_sets):

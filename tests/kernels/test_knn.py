@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -22,23 +20,6 @@ KERNELS = kernels()
 NAMES = sorted(KERNELS)
 PAPER_NAMES = [f"knn{d}" for d in FEATURE_COUNTS]
 SIZE_BYTES = 1 << 20
-
-
-def run_sharded(kernel, data, params, bounds, chunk_records):
-    """Like run_in_memory, but shard by shard (offsets global), merged per shard first."""
-    state = kernel.init(params)
-    while True:
-        per_shard = []
-        for lo, hi in itertools.pairwise(bounds):
-            shard = data[lo:hi]
-            parts = [
-                kernel.device(shard[i : i + chunk_records], state, lo + i)
-                for i in range(0, max(len(shard), 1), chunk_records)
-            ]
-            per_shard.append(kernel.merge(parts))
-        state, done = kernel.host(kernel.merge(per_shard), state)
-        if done:
-            return kernel.finish(state)
 
 
 def random_bounds(n, shards, seed):
@@ -106,7 +87,7 @@ def test_chunking_and_sharding_invariance(data_sets, d):
                 data_used, expected = data, baseline
             bounds = random_bounds(len(data_used), shards, seed)
             assert_same(
-                run_sharded(KERNELS[name], data_used, params, bounds, chunk_records), expected
+                run_in_memory(KERNELS[name], data_used, params, chunk_records, bounds), expected
             )
 
 

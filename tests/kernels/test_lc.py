@@ -9,7 +9,8 @@ import pytest
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import KernelMismatchError, get_kernel, run_in_memory
-from ndpkit.kernels.lc import Labels, concat_by_offset, merge_by_offset
+from ndpkit.kernels.lc import Labels
+from ndpkit.kernels.parts import concat_by_offset, merge_by_offset
 
 LC = get_kernel("lc")
 N_POINTS = 2_003  # odd on purpose: no chunk size divides it

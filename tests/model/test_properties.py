@@ -13,6 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ndpkit.errors import SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options, estimate
 from ndpkit.plan import activate, configuration_of, minimum_engines
@@ -276,3 +277,9 @@ def test_printed_wall_times_only_apply_to_the_published_server(devices):
         f"HE on RFNS scaled to {devices} engines: printed T_NDP {printed.t_ndp_s} s is the "
         f"36-engine value, expected T_single / {devices} = {unrounded.t_ndp_s} s"
     )
+
+
+@pytest.mark.parametrize("value", ["maybe", "1", 1])
+def test_boolean_options_reject_non_booleans(value):
+    with pytest.raises(SpecError, match="must be true or false"):
+        Options.from_mapping({"mux_port_cap": value})

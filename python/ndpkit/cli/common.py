@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -149,3 +149,13 @@ def _flag_value(current: Any, text: str) -> Any:
     if isinstance(current, bool):
         return {"true": True, "false": False}.get(text.lower(), text)
     return text
+
+
+def choice(flag: str, value: str, allowed: Any) -> Any:
+    """`value` if it is one of the Literal `allowed`, else a clear error naming the flag."""
+    values = get_args(allowed)
+    if value not in values:
+        raise SpecError(
+            f"must be one of {', '.join(values)}, got {value!r}", source="command line", field=flag
+        )
+    return value

@@ -11,7 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from ndpkit import evaluate as ev
 from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
 from ndpkit.errors import SpecError
-from ndpkit.kernels import expand, kernel_names
+from ndpkit.kernels import expand, get_kernel
 from ndpkit.units import Kind, UnitError, parse
 
 
@@ -30,7 +30,11 @@ def evaluate_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the generated data.")] = 0,
     data: Annotated[
         Path | None,
-        typer.Option("--data", help="A data set from `ndpkit data generate/import` instead."),
+        typer.Option(
+            "--data",
+            help="A data set from `ndpkit data generate/import` instead; it runs out of core, "
+            "but verifying it against the reference reads it into memory.",
+        ),
     ] = None,
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Worker processes for --data.")
@@ -45,7 +49,8 @@ def evaluate_cmd(
     profile it on this machine, and predict time, energy and plans on each platform."""
     with user_errors():
         names = expand(apps or list(ev.DEFAULT_APPS))
-        ev.check_names(names, kernel_names())
+        for name in names:
+            get_kernel(name)  # an unknown app fails here, before any work
         size_bytes = int(_size("--size", size))
         model_bytes = None if model_size is None else _size("--model-size", model_size)
         wanted = [p.strip() for p in platforms.split(",") if p.strip()]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any
 
 import typer
 
@@ -23,6 +23,7 @@ from ndpkit.cli.common import (
     UnitsOpt,
     WallTimesOpt,
     build_options,
+    choice,
     emit,
     stderr,
     user_errors,
@@ -329,16 +330,6 @@ def _power(text: str) -> float:
         return parse(text, Kind.POWER)
     except UnitError as exc:
         raise SpecError(str(exc), source="command line", field="--power-budget") from None
-
-
-def choice(flag: str, value: str, allowed: Any) -> Any:
-    """`value` if it is one of the Literal `allowed`, else a clear error naming the flag."""
-    values = get_args(allowed)
-    if value not in values:
-        raise SpecError(
-            f"must be one of {', '.join(values)}, got {value!r}", source="command line", field=flag
-        )
-    return value
 
 
 def plan_table(p: Plan) -> Table:

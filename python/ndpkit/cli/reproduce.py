@@ -23,11 +23,11 @@ from ndpkit.cli.common import (
     UnitsOpt,
     WallTimesOpt,
     build_options,
+    choice,
     emit,
     stderr,
     user_errors,
 )
-from ndpkit.cli.model import choice
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.plan.channels import ChannelRounding, Grouping
 from ndpkit.reproduce import REPRODUCTIONS, rans_rfns, risp

@@ -23,7 +23,9 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -104,15 +106,37 @@ def _nbytes(value: Any) -> int:
 
 
 def run_in_memory(
-    kernel: Kernel, data: np.ndarray, params: dict[str, Any], chunk_records: int
+    kernel: Kernel,
+    data: np.ndarray,
+    params: dict[str, Any],
+    chunk_records: int,
+    shard_bounds: Sequence[int] | None = None,
 ) -> Any:
-    """The whole kernel in one process over `data` in chunks: the runtime's reference path."""
+    """The whole kernel in one process over `data` in chunks: the runtime's reference path.
+
+    With `shard_bounds` (record indices 0 = b0 < b1 < … = len(data)), chunks are taken
+    shard by shard and each shard's partials are merged first, as a device would, before
+    the per-shard partials are merged for the host."""
     state = kernel.init(params)
     while True:
-        partials = [
-            kernel.device(data[i : i + chunk_records], state, i)
-            for i in range(0, max(len(data), 1), chunk_records)
-        ]
-        state, done = kernel.host(kernel.merge(partials), state)
+        if shard_bounds is None:
+            merged = kernel.merge(_partials(kernel, data, state, 0, chunk_records))
+        else:
+            merged = kernel.merge(
+                [
+                    kernel.merge(_partials(kernel, data[lo:hi], state, lo, chunk_records))
+                    for lo, hi in itertools.pairwise(shard_bounds)
+                ]
+            )
+        state, done = kernel.host(merged, state)
         if done:
             return kernel.finish(state)
+
+
+def _partials(
+    kernel: Kernel, shard: np.ndarray, state: Any, first: int, chunk_records: int
+) -> list[Any]:
+    return [
+        kernel.device(shard[i : i + chunk_records], state, first + i)
+        for i in range(0, max(len(shard), 1), chunk_records)
+    ]

@@ -23,8 +23,8 @@ import numpy as np
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError
-from ndpkit.kernels.he import blocky_images, histograms, images_of, pixel_rows
-from ndpkit.kernels.lc import Parts, concat_by_offset, merge_by_offset, records_in
+from ndpkit.kernels.images import blocky_images, histograms, images_of, pixel_rows
+from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
 
 Threshold = int | Literal["otsu"]
 DEFAULT_THRESHOLD = 127

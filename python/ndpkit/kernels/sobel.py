@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from ndpkit.kernels.base import Kernel, KernelMismatchError
-from ndpkit.kernels.he import IMAGE_SHAPE, blocky_images, images_of
-from ndpkit.kernels.lc import Parts, concat_by_offset, merge_by_offset, records_in
+from ndpkit.kernels.images import IMAGE_SHAPE, blocky_images, images_of
+from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
 
 _GROUP_PIXELS = 1 << 16
 """Images padded together: small images share one pass, a 256×256 image goes alone."""

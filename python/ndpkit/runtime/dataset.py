@@ -14,10 +14,11 @@ return record indices (k-NN) see global ones. An import keeps the source's order
 holds one contiguous block of the source (not a round-robin deal): reading the shards back in
 order gives the source again.
 
-**Writing is atomic.** Everything is written into a sibling `DIR.tmp-XXXX` directory, the
-manifest last, and then renamed onto DIR with `os.replace`; a failure (or Ctrl-C) removes the
-temporary directory, so DIR either holds a complete data set or does not exist. An existing
-DIR is replaced only with `overwrite=True`, and only if it is a data set or empty.
+**Writing is atomic.** Everything is written into a sibling temporary directory
+(`DIR.tmp-` plus a random suffix), the manifest last, and then renamed onto DIR with
+`os.replace`; a failure (or Ctrl-C) removes the temporary directory, so DIR either holds a
+complete data set or does not exist. An existing DIR is replaced only with
+`overwrite=True`, and only if it is a data set or empty.
 
 **Memory stays bounded.** Generation makes one shard at a time (at most `shard_bytes`) with a
 seed derived from (seed, device, shard); imports copy the source in pieces through

@@ -1,0 +1,102 @@
+"""8-bit images for the image kernels (HE, Binarization, Sobel): loading PNG/JPEG files,
+the seeded synthetic generator they share, and per-image histograms (Rust hot loop)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from importlib import import_module
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from ndpkit.errors import NdpkitError
+
+GREY_LEVELS = 256
+IMAGE_SHAPE = (256, 256)
+"""Generated images: 64 KiB records, the same for HE, binarisation and Sobel."""
+
+_core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
+_WIDE_MODES = {"I", "F", "I;16", "I;16B", "I;16L", "I;16N"}
+
+
+def histogram_u8(pixels: np.ndarray) -> np.ndarray:
+    """256 uint64 counts of a contiguous 1-D uint8 array (Rust, 4 sub-tables)."""
+    counts: np.ndarray = _core.histogram_u8(pixels)
+    return counts
+
+
+def load_image(path: str | os.PathLike[str]) -> np.ndarray:
+    """One PNG/JPEG/… file as a 2-D uint8 grayscale array (colour goes through pillow's "L")."""
+    try:
+        with Image.open(path) as image:
+            if image.mode in _WIDE_MODES:
+                raise NdpkitError(
+                    f"{os.fspath(path)}: a {image.mode} image has more than 8 bits per pixel; "
+                    "convert it to 8-bit grayscale first"
+                )
+            return np.array(image.convert("L"), dtype=np.uint8)
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
+        raise NdpkitError(f"{os.fspath(path)}: cannot read as an image ({error})") from error
+
+
+def load_images(paths: Iterable[str | os.PathLike[str]]) -> list[np.ndarray]:
+    """Images of any sizes; run a kernel per image (`image[None]`) or crop them to one shape."""
+    return [load_image(path) for path in paths]
+
+
+def images_of(chunk: np.ndarray, kernel: str) -> np.ndarray:
+    """The chunk as a C-contiguous (n, height, width) uint8 array, or a clear error."""
+    if chunk.ndim != 3 or chunk.dtype != np.uint8:
+        raise NdpkitError(
+            f"{kernel} expects 8-bit grayscale images of shape (n, height, width), got "
+            f"{chunk.dtype} {chunk.shape}"
+        )
+    return np.ascontiguousarray(chunk)
+
+
+def blocky_images(
+    n_images: int,
+    seed: int,
+    *,
+    shape: tuple[int, int] = IMAGE_SHAPE,
+    block_px: int = 16,
+    noise: int = 12,
+    two_level: bool = False,
+) -> np.ndarray:
+    """Piecewise-constant scenes plus uniform noise: edges for Sobel, a bimodal histogram for
+    binarisation (`two_level`), a band to stretch for HE. Built in batches of 32 images so
+    the int16 temporaries stay small whatever `n_images` is."""
+    rng = np.random.default_rng(seed)
+    height, width = shape
+    grid = (-(-height // block_px), -(-width // block_px))
+    out = np.empty((n_images, height, width), dtype=np.uint8)
+    for start in range(0, n_images, 32):
+        count = min(32, n_images - start)
+        if two_level:
+            dark = rng.integers(30, 110, (count, 1, 1), dtype=np.int16)
+            bright = rng.integers(146, 226, (count, 1, 1), dtype=np.int16)
+            coarse = np.where(rng.random((count, *grid)) < 0.5, dark, bright)
+        else:
+            coarse = rng.integers(0, 256, (count, *grid), dtype=np.int16)
+        scene = coarse.repeat(block_px, axis=1).repeat(block_px, axis=2)[:, :height, :width]
+        scene = scene + rng.integers(-noise, noise + 1, (count, height, width), dtype=np.int16)
+        np.clip(scene, 0, 255, out=scene)
+        out[start : start + count] = scene
+    return out
+
+
+def pixel_rows(images: np.ndarray) -> np.ndarray:
+    """(n, h·w) view of (n, h, w) images; unlike reshape(n, -1) also right for n = 0."""
+    return images.reshape(len(images), math.prod(images.shape[1:]))
+
+
+def histograms(images: np.ndarray) -> np.ndarray:
+    """(n, 256) uint64: one Rust call per image (≈ 1 µs of overhead per 64 KiB image)."""
+    flat = pixel_rows(images)
+    counts = np.empty((len(images), GREY_LEVELS), dtype=np.uint64)
+    for i, pixels in enumerate(flat):
+        counts[i] = histogram_u8(pixels)
+    return counts
