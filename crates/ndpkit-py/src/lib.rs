@@ -4,6 +4,8 @@ use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod sim;
+
 /// Count each byte value of a contiguous uint8 array; returns 256 uint64 counts.
 #[pyfunction]
 fn histogram_u8<'py>(
@@ -41,6 +43,7 @@ fn squared_distances_f32<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_u8, m)?)?;
     m.add_function(wrap_pyfunction!(squared_distances_f32, m)?)?;
+    sim::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,239 @@
+//! A shared link (the PCIe switch's uplink to the host) with max-min fair sharing.
+//!
+//! Every transfer in flight gets an equal share of the link, except that a transfer whose
+//! own path is slower (an engine's x4 port) takes only what that path carries and leaves
+//! the rest to the others (water-filling). Rates change whenever a transfer starts or ends,
+//! so the link predicts its next completion and stamps it with an epoch: a prediction made
+//! before the latest change is stale and ignored.
+
+use ndp_des::TimeWeighted;
+
+#[derive(Debug, Clone)]
+struct Flow<T> {
+    remaining: f64,
+    cap_bps: f64,
+    rate_bps: f64,
+    started_s: f64,
+    tag: T,
+}
+
+/// A transfer that finished: its tag and when it started.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Finished<T> {
+    pub tag: T,
+    pub started_s: f64,
+}
+
+/// The next completion the caller must schedule: after `delay_s`, with `epoch`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wakeup {
+    pub delay_s: f64,
+    pub epoch: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SharedLink<T> {
+    capacity_bps: f64,
+    flows: Vec<Flow<T>>,
+    order: Vec<usize>,
+    last_s: f64,
+    epoch: u64,
+    busy: TimeWeighted,
+    bytes: f64,
+}
+
+impl<T: Copy> SharedLink<T> {
+    /// # Panics
+    /// If the capacity is not positive.
+    pub fn new(capacity_bps: f64) -> Self {
+        assert!(capacity_bps > 0.0, "a link needs a positive bandwidth");
+        Self {
+            capacity_bps,
+            flows: Vec::new(),
+            order: Vec::new(),
+            last_s: 0.0,
+            epoch: 0,
+            busy: TimeWeighted::default(),
+            bytes: 0.0,
+        }
+    }
+
+    /// Start moving `bytes` for `tag`, no faster than `cap_bps` (its own path).
+    pub fn start(&mut self, now_s: f64, bytes: f64, cap_bps: f64, tag: T) -> Option<Wakeup> {
+        self.advance(now_s);
+        self.flows.push(Flow {
+            remaining: bytes,
+            cap_bps,
+            rate_bps: 0.0,
+            started_s: now_s,
+            tag,
+        });
+        self.bytes += bytes;
+        self.busy.set(now_s, 1.0);
+        self.reshare()
+    }
+
+    /// The predicted completion of `epoch` is due: the transfers that finished, and the
+    /// next wakeup. None if the prediction is stale.
+    pub fn complete(
+        &mut self,
+        now_s: f64,
+        epoch: u64,
+    ) -> Option<(Vec<Finished<T>>, Option<Wakeup>)> {
+        if epoch != self.epoch {
+            return None;
+        }
+        self.advance(now_s);
+        let first = self.next_index()?;
+        // Transfers that end within a picosecond of the predicted one end with it. Removing
+        // from the highest index down keeps the lower indices valid under swap_remove.
+        let mut ending: Vec<usize> = (0..self.flows.len())
+            .filter(|&i| i == first || self.flows[i].remaining <= self.flows[i].rate_bps * 1e-12)
+            .collect();
+        ending.sort_unstable_by(|a, b| b.cmp(a));
+        let done = ending
+            .into_iter()
+            .map(|i| {
+                let flow = self.flows.swap_remove(i);
+                Finished {
+                    tag: flow.tag,
+                    started_s: flow.started_s,
+                }
+            })
+            .collect();
+        if self.flows.is_empty() {
+            self.busy.set(now_s, 0.0);
+        }
+        Some((done, self.reshare()))
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.flows.len()
+    }
+
+    pub fn bytes_moved(&self) -> f64 {
+        self.bytes
+    }
+
+    pub fn capacity_bps(&self) -> f64 {
+        self.capacity_bps
+    }
+
+    /// Seconds with at least one transfer in flight, from 0 to `now_s`.
+    pub fn busy_s(&self, now_s: f64) -> f64 {
+        self.busy.area(now_s)
+    }
+
+    fn advance(&mut self, now_s: f64) {
+        let dt = now_s - self.last_s;
+        if dt > 0.0 {
+            for flow in &mut self.flows {
+                flow.remaining = (flow.remaining - flow.rate_bps * dt).max(0.0);
+            }
+        }
+        self.last_s = now_s;
+    }
+
+    /// Water-filling: the slowest-capped transfers take their cap, the rest share equally.
+    fn reshare(&mut self) -> Option<Wakeup> {
+        self.epoch += 1;
+        if self.flows.is_empty() {
+            return None;
+        }
+        self.order.clear();
+        self.order.extend(0..self.flows.len());
+        let flows = &self.flows;
+        self.order
+            .sort_by(|&a, &b| flows[a].cap_bps.total_cmp(&flows[b].cap_bps));
+        let mut left = self.capacity_bps;
+        let mut sharing = self.flows.len();
+        for &i in &self.order {
+            let share = left / sharing as f64;
+            let rate = self.flows[i].cap_bps.min(share);
+            self.flows[i].rate_bps = rate;
+            left -= rate;
+            sharing -= 1;
+        }
+        let next = self.next_index()?;
+        let flow = &self.flows[next];
+        Some(Wakeup {
+            delay_s: flow.remaining / flow.rate_bps,
+            epoch: self.epoch,
+        })
+    }
+
+    fn next_index(&self) -> Option<usize> {
+        (0..self.flows.len()).min_by(|&a, &b| {
+            let fa = &self.flows[a];
+            let fb = &self.flows[b];
+            (fa.remaining / fa.rate_bps).total_cmp(&(fb.remaining / fb.rate_bps))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn one_transfer_gets_the_whole_link() {
+        let mut link = SharedLink::new(10.0);
+        let wake = link.start(0.0, 20.0, f64::INFINITY, 'a').unwrap();
+        assert!(close(wake.delay_s, 2.0));
+        let (done, next) = link.complete(2.0, wake.epoch).unwrap();
+        assert_eq!(
+            done,
+            vec![Finished {
+                tag: 'a',
+                started_s: 0.0
+            }]
+        );
+        assert!(next.is_none());
+        assert!(close(link.busy_s(3.0), 2.0));
+    }
+
+    #[test]
+    fn two_transfers_share_equally_and_the_survivor_speeds_up() {
+        // a: 10 B, b: 30 B on a 10 B/s link. Both at 5 B/s until a ends at t = 2 (b has 20
+        // left), then b alone at 10 B/s: it ends at t = 4.
+        let mut link = SharedLink::new(10.0);
+        let stale = link.start(0.0, 10.0, f64::INFINITY, 'a').unwrap();
+        let wake = link.start(0.0, 30.0, f64::INFINITY, 'b').unwrap();
+        assert!(
+            link.complete(1.0, stale.epoch).is_none(),
+            "stale prediction"
+        );
+        assert!(close(wake.delay_s, 2.0));
+        let (done, next) = link.complete(2.0, wake.epoch).unwrap();
+        assert_eq!(done[0].tag, 'a');
+        let next = next.unwrap();
+        assert!(close(next.delay_s, 2.0));
+        let (done, _) = link.complete(4.0, next.epoch).unwrap();
+        assert_eq!(done[0].tag, 'b');
+    }
+
+    #[test]
+    fn a_capped_transfer_leaves_its_unused_share_to_the_others() {
+        // 12 B/s link; a is capped at 2 B/s, so b and c get 5 B/s each.
+        let mut link = SharedLink::new(12.0);
+        link.start(0.0, 100.0, 2.0, 'a');
+        link.start(0.0, 100.0, f64::INFINITY, 'b');
+        let wake = link.start(0.0, 10.0, f64::INFINITY, 'c').unwrap();
+        assert!(close(wake.delay_s, 2.0));
+    }
+
+    #[test]
+    fn simultaneous_completions_end_together() {
+        let mut link = SharedLink::new(4.0);
+        link.start(0.0, 8.0, f64::INFINITY, 1);
+        let wake = link.start(0.0, 8.0, f64::INFINITY, 2).unwrap();
+        let (done, next) = link.complete(wake.delay_s, wake.epoch).unwrap();
+        assert_eq!(done.len(), 2);
+        assert!(next.is_none());
+        assert_eq!(link.in_flight(), 0);
+    }
+}
