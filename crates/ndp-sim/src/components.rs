@@ -98,10 +98,17 @@ pub struct Engine {
 impl Engine {
     /// A pass-through port (host split): no compute, no reduction.
     pub fn passthrough(buffer: usize) -> Self {
-        Self::build(f64::INFINITY, 1.0, f64::INFINITY, buffer, ENGINE_IDLE)
+        Self::build(
+            f64::INFINITY,
+            1.0,
+            f64::INFINITY,
+            (buffer, buffer),
+            ENGINE_IDLE,
+        )
     }
 
-    pub fn new(spec: &EngineSpec, buffer: usize) -> Self {
+    /// An engine with `inputs` input slots (shared by the SSDs it serves) and `outputs`.
+    pub fn new(spec: &EngineSpec, inputs: usize, outputs: usize) -> Self {
         let state = if !spec.active {
             ENGINE_OFF
         } else if spec.wake_s > 0.0 {
@@ -110,18 +117,19 @@ impl Engine {
             ENGINE_IDLE
         };
         let cap = spec.link_bps.unwrap_or(f64::INFINITY);
-        Self::build(spec.bps, spec.alpha, cap, buffer, state)
+        Self::build(spec.bps, spec.alpha, cap, (inputs, outputs), state)
     }
 
-    fn build(bps: f64, alpha: f64, link_cap_bps: f64, buffer: usize, state: usize) -> Self {
+    fn build(bps: f64, alpha: f64, link_cap_bps: f64, slots: (usize, usize), state: usize) -> Self {
+        let (inputs, outputs) = slots;
         Self {
             bps,
             alpha,
             link_cap_bps,
-            slots_in: Resource::new(buffer),
-            inbox: VecDeque::with_capacity(buffer),
-            slots_out: Resource::new(buffer),
-            outbox: VecDeque::with_capacity(buffer),
+            slots_in: Resource::new(inputs),
+            inbox: VecDeque::with_capacity(inputs),
+            slots_out: Resource::new(outputs),
+            outbox: VecDeque::with_capacity(outputs),
             awake: state == ENGINE_IDLE,
             computing: false,
             started_s: 0.0,

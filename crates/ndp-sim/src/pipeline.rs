@@ -116,14 +116,21 @@ impl Pipeline {
     fn new(spec: &PipelineSpec) -> Self {
         let host_split = spec.ssds[0].engine.is_none();
         let buffer = spec.engine_buffer_chunks;
+        // Each SSD port of an engine has its own input slots, so an engine serving k SSDs
+        // under mux-k reads from all of them at once.
+        let mut ports = vec![0usize; spec.ssds.len().max(spec.engines.len())];
+        for (i, ssd) in spec.ssds.iter().enumerate() {
+            ports[ssd.engine.unwrap_or(i)] += 1;
+        }
         let mut engines: Vec<Engine> = if host_split {
             (0..spec.ssds.len())
                 .map(|_| Engine::passthrough(buffer))
                 .collect()
         } else {
-            spec.engines
-                .iter()
-                .map(|e| Engine::new(e, buffer))
+            let inputs = |e: usize| buffer * ports[e].max(1);
+            let specs = spec.engines.iter().enumerate();
+            specs
+                .map(|(e, s)| Engine::new(s, inputs(e), buffer))
                 .collect()
         };
         let ssds: Vec<Ssd> = spec

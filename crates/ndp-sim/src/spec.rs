@@ -107,7 +107,8 @@ pub struct PipelineSpec {
     pub engines: Vec<EngineSpec>,
     pub uplink: LinkSpec,
     pub host: HostSpec,
-    /// Staging slots (in chunks) on each side of an engine: input and output.
+    /// Staging slots (in chunks) on each side of an engine: input (per SSD it serves) and
+    /// output.
     #[serde(default = "default_engine_buffer")]
     pub engine_buffer_chunks: usize,
     #[serde(default)]

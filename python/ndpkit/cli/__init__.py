@@ -11,6 +11,7 @@ from ndpkit.cli import data, platforms
 from ndpkit.cli.evaluate import evaluate_cmd
 from ndpkit.cli.model import estimate_cmd, plan_cmd
 from ndpkit.cli.reproduce import reproduce_cmd
+from ndpkit.cli.simulate import simulate_cmd, sweep_cmd
 
 app = typer.Typer(
     name="ndpkit",
@@ -26,6 +27,8 @@ app.command("estimate")(estimate_cmd)
 app.command("plan")(plan_cmd)
 app.command("reproduce")(reproduce_cmd)
 app.command("evaluate")(evaluate_cmd)
+app.command("simulate")(simulate_cmd)
+app.command("sweep")(sweep_cmd)
 
 
 def _version(value: bool) -> None:

@@ -76,7 +76,8 @@ WallTimesOpt = Annotated[
 TimeBasisOpt = Annotated[
     str | None,
     typer.Option(
-        "--time-basis", help="O11: paper (T_NDP + T_CPU), pipeline (D/performance) or overlap."
+        "--time-basis",
+        help="O11: paper (T_NDP + T_CPU), pipeline (D/performance), overlap or staged.",
     ),
 ]
 PlacementOpt = Annotated[

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from ndpkit.errors import ModelError
 from ndpkit.hw.cell import Reconfiguration
-from ndpkit.hw.quantity import Frequency, Power, Rate
+from ndpkit.hw.quantity import Bandwidth, Energy, Frequency, Power, Rate, Time
 from ndpkit.hw.spec import Spec
 
 EngineKind = Literal["arm", "fpga", "cpu"]
@@ -55,6 +55,18 @@ class Engine(Spec):
     )
     reconfiguration: Reconfiguration | None = Field(
         None, description="loading a new kernel's bitstream (RISP §3.2)"
+    )
+    wake_time_s: Time = Field(
+        0.0, alias="wake_time", description="off to on: time before it can compute (simulator)"
+    )
+    wake_energy_j: Energy = Field(
+        0.0, alias="wake_energy", description="off to on: energy of one transition (simulator)"
+    )
+    link_bandwidth_bytes_per_s: Bandwidth | None = Field(
+        None,
+        alias="link_bandwidth",
+        description="each engine's own port to the PCIe switch, e.g. '4 GB/s' (simulator); "
+        "unset = not a limit",
     )
     pipeline_delay_cycles: dict[str, Annotated[int, Field(ge=0)]] = Field(
         default_factory=dict,

@@ -12,6 +12,10 @@ Otherwise this composes Eq. (1) (`pipeline`) with the stage wall times and the e
 - `pipeline`: the stages overlap; the run takes D / performance, the engines stay on
   for all of it and the host is active for D / CPU_BW of it.
 - `overlap`: the run takes max(T_NDP, T_CPU).
+- `staged`: the device side runs at its own slowest stage, D / min(SSD, NDP, NDP2CPU x α),
+  then the host part runs for T_CPU; the engines are on for the first phase only. It is
+  `paper` without the assumption that the NDP stage bounds the first phase, and what the
+  simulator's barrier mode (`ndpkit.sim`) converges to on large data.
 
 Example: `estimate(load_platform("rans"), load_profile("lc"))` gives LC on RANS:
 T_NDP = 16.67 / 36 = 0.463 s, energy (207.36 + 30.33) W x 0.463 s = 110.1 J.
@@ -189,6 +193,12 @@ def _state_times(
     elif basis == "overlap":
         total, engines_on, host_active = max(t_ndp, t_cpu), t_ndp, t_cpu
         busy_fraction = 1.0
+    elif basis == "staged":
+        device_side = min(bw for name, bw in pipe.stages.items() if name != CPU)
+        first = data / device_side
+        total, engines_on, host_active = first + t_cpu, first, t_cpu
+        ndp_bw = pipe.stages.get("ndp", math.inf)
+        busy_fraction = min(1.0, device_side / ndp_bw)
     else:
         total = data / performance
         engines_on, host_active = (total if pipe.engines_active else 0.0), t_cpu
@@ -199,7 +209,7 @@ def _state_times(
     engines = {
         "busy": active * engines_on * busy_fraction,
         "idle": active * engines_on * (1 - busy_fraction),
-        "off": (n - active) * total,
+        "off": (n - active) * total + active * (total - engines_on),
     }
     switch_on = engines_on if options.switch_time == "ndp" else total
     storage_busy = stage_time_s(data, pipe.stages["ssd"]) * platform.devices

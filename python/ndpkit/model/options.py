@@ -15,7 +15,7 @@ from ndpkit.errors import SpecError
 
 EnergyForm = Literal["A", "B"]
 WallTimes = Literal["unrounded", "printed"]
-TimeBasis = Literal["paper", "pipeline", "overlap"]
+TimeBasis = Literal["paper", "pipeline", "overlap", "staged"]
 Placement = Literal["paper_no_loss", "static_shards", "reshard_y_ssds"]
 Units = Literal["binary", "decimal"]
 Rounding = Literal["unrounded", "rounded_2dp"]
@@ -47,7 +47,9 @@ class Options:
     """O2: full-server NDP time: single-engine time / n, or the paper's printed values."""
     time_basis: TimeBasis = "paper"
     """O11: paper = stage wall times added (T_NDP + T_CPU); pipeline = D / performance;
-    overlap = max(T_NDP, T_CPU)."""
+    overlap = max(T_NDP, T_CPU); staged = the device side at its slowest stage, then the
+    host part (D / min(SSD, NDP, NDP2CPU x α) + T_CPU), what the simulator's barrier mode
+    does."""
     placement: Placement = "paper_no_loss"
     """O8: how data sits when engines are off: re-sharded with no loss (paper); one shard
     per SSD so an engine serving m SSDs takes m times as long; or re-sharded onto the

@@ -1,0 +1,372 @@
+"""`ndpkit simulate` and `ndpkit sweep`: the discrete-event simulator on the command line."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ndpkit.cli.common import (
+    EnergyFormOpt,
+    Format,
+    FormatOption,
+    ModelOptionOpt,
+    MuxCapOpt,
+    PlacementOpt,
+    SwitchPowerOpt,
+    SwitchTimeOpt,
+    UnitsOpt,
+    build_options,
+    choice,
+    emit,
+    stderr,
+    user_errors,
+)
+from ndpkit.cli.model import AppOpt, PlatformOpt, ProfilesOpt, family_defaults, profile_for
+from ndpkit.errors import ModelError, SpecError
+from ndpkit.hw import Platform, load_platform
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
+from ndpkit.plan import configuration_of, plan
+from ndpkit.profile import Profile
+from ndpkit.report import Column, Table
+from ndpkit.report.files import write_atomic
+from ndpkit.sim import SimOptions, Simulation, simulate
+from ndpkit.sim.options import EnginePowerOff, HostMode
+from ndpkit.sim.sweep import configuration, grid, sweep
+from ndpkit.units import Kind, UnitError, parse
+
+PlanName = Literal["full", "planned", "host"]
+
+SizeOpt = Annotated[
+    str | None,
+    typer.Option("--size", help="Data set size D, e.g. '130 GiB' (default: the profile's)."),
+]
+ChunkOpt = Annotated[str, typer.Option("--chunk", help="Chunk size, e.g. '1 MiB'.")]
+BufferOpt = Annotated[
+    int, typer.Option("--buffer", help="Staging slots on each side of an engine (chunks).")
+]
+HostModeOpt = Annotated[
+    str,
+    typer.Option(
+        "--host-mode",
+        help="stream (host part per partial), after (waits for all, as k-NN's top-k) or auto.",
+    ),
+]
+PowerOffOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine-power-off",
+        help="end (on to the end), phase (off when the last partial lands), done (each off "
+        "when its own work is delivered) or auto.",
+    ),
+]
+CvOpt = Annotated[
+    float, typer.Option("--cv", help="Jitter of read and compute times (coefficient of variation).")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the jitter.")]
+
+
+def simulate_cmd(
+    platform: PlatformOpt,
+    app: AppOpt,
+    profiles: ProfilesOpt = None,
+    plan_name: Annotated[
+        str,
+        typer.Option(
+            "--plan",
+            help="full (every engine on), planned (the reconfiguration planner's choice, "
+            "Eqs. 2-3) or host (no engines: the whole kernel on the host).",
+        ),
+    ] = "full",
+    engines: Annotated[
+        int | None,
+        typer.Option("--engines", "-n", help="Engines on, mapped by the switch layer (§6.3)."),
+    ] = None,
+    size: SizeOpt = None,
+    chunk: ChunkOpt = "1 MiB",
+    buffer: BufferOpt = 2,
+    host_mode: HostModeOpt = "auto",
+    engine_power_off: PowerOffOpt = "auto",
+    cv: CvOpt = 0.0,
+    seed: SeedOpt = 0,
+    trace: Annotated[
+        Path | None,
+        typer.Option("--trace", help="Write a Chrome trace (open it in https://ui.perfetto.dev)."),
+    ] = None,
+    energy_form: EnergyFormOpt = None,
+    placement: PlacementOpt = None,
+    units: UnitsOpt = None,
+    switch_power: SwitchPowerOpt = None,
+    switch_time: SwitchTimeOpt = None,
+    mux_port_cap: MuxCapOpt = False,
+    option: ModelOptionOpt = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Simulate one application on one platform, chunk by chunk, and compare with the model.
+
+    Shows what Eq. 1 cannot: pipeline fill and drain, a shared uplink, finite buffers,
+    an engine serving two SSDs under mux-2, port caps, and engine power states. Without
+    --profiles it uses the paper's published single-engine figures for the platform.
+    """
+    with user_errors():
+        spec = load_platform(platform)
+        opts = build_options(family_defaults(spec), locals())
+        profile = profile_for(spec, app, profiles)
+        sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
+        sim = sim.with_(trace=trace is not None)
+        config = chosen_configuration(
+            spec, profile, opts, choice("--plan", plan_name, PlanName), engines
+        )
+        result = simulate(spec, profile, config, opts, sim)
+        if trace is not None:
+            assert result.trace_json is not None
+            write_atomic(trace, result.trace_json)
+    emit([simulation_table(result)], fmt, {"simulation": result.as_dict()})
+    if fmt is Format.table:
+        for note in result.notes:
+            stderr().print(f"note: {note}", highlight=False, markup=False)
+        if trace is not None:
+            stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
+
+
+def sim_options(
+    size: str | None,
+    chunk: str,
+    buffer: int,
+    host_mode: str,
+    engine_power_off: str,
+    cv: float,
+    seed: int,
+) -> SimOptions:
+    return SimOptions(
+        chunk_bytes=_size("--chunk", chunk),
+        buffer_chunks=buffer,
+        host_mode=choice("--host-mode", host_mode, HostMode),
+        engine_power_off=choice("--engine-power-off", engine_power_off, EnginePowerOff),
+        service_cv=cv,
+        seed=seed,
+        data_bytes=None if size is None else _size("--size", size),
+    )
+
+
+def chosen_configuration(
+    platform: Platform, profile: Profile, options: Options, plan_name: str, engines: int | None
+) -> Configuration:
+    if engines is not None:
+        if plan_name != "full":
+            raise ModelError("give --plan or --engines, not both")
+        if platform.engines is None:
+            raise ModelError(f"--engines: platform {platform.name!r} has no engines")
+        return configuration(platform, engines)
+    if plan_name == "host":
+        return HOST_ONLY
+    if plan_name == "planned":
+        if platform.engines is None:
+            raise ModelError(f"--plan planned: platform {platform.name!r} has no engines")
+        mapping = plan(platform, profile, options).mapping
+        assert mapping is not None
+        return configuration_of(mapping, platform.devices)
+    return FULL_GEAR
+
+
+def _size(flag: str, text: str) -> float:
+    try:
+        value = parse(text, Kind.SIZE)
+    except UnitError as exc:
+        raise SpecError(str(exc), source="command line", field=flag) from None
+    if value <= 0:
+        raise SpecError(f"must be positive, got {text!r}", source="command line", field=flag)
+    return value
+
+
+def simulation_table(s: Simulation) -> Table:
+    gb = s.options.gb
+    rows: list[dict[str, Any]] = [
+        {"quantity": "time (s)", "simulated": s.time_s, "model": s.model.time_s},
+        {"quantity": "energy (J)", "simulated": s.energy_j, "model": s.model.energy_j},
+        {"quantity": "MB/J", "simulated": s.ee_mb_per_j, "model": s.model.ee_mb_per_j},
+        {
+            "quantity": "performance (GB/s)",
+            "simulated": s.performance_bytes_per_s / gb,
+            "model": s.data_bytes / s.model.time_s / gb if s.model.time_s else None,
+        },
+        {"quantity": "bottleneck", "simulated": s.bottleneck, "model": s.model.bottleneck},
+        {"quantity": "device side done (s)", "simulated": s.t_ndp_s, "model": None},
+        {"quantity": "host active (s)", "simulated": s.t_cpu_s, "model": s.model.t_cpu_s},
+    ]
+    rows += [
+        {"quantity": f"{name} utilisation", "simulated": u, "model": None}
+        for name, u in s.utilisation.items()
+    ]
+    rows += [
+        {
+            "quantity": f"energy {name} (J)",
+            "simulated": j,
+            "model": s.model.energy.by_component_j.get(name),
+        }
+        for name, j in s.energy.by_component_j.items()
+    ]
+    active = sum(1 for e in s.engines if e["active"])
+    rows.append(
+        {"quantity": "engines on", "simulated": active, "model": s.model.pipeline.engines_active}
+    )
+    rows.append(
+        {"quantity": "chunks / events", "simulated": f"{s.chunks} / {s.events}", "model": None}
+    )
+    return Table(
+        "simulation",
+        f"Simulation — {s.app} on {s.platform} ({s.config.split} split, host part "
+        f"{s.host_mode}); model time basis {s.model.options.time_basis}",
+        [
+            Column("quantity", "quantity", None),
+            Column("simulated", "simulated", 4),
+            Column("model", "model", 4),
+        ],
+        rows,
+        note=f"time {s.time_difference * 100:+.2f} %, energy {s.energy_difference * 100:+.2f} % "
+        f"vs the model; GB = {gb:.0f} bytes",
+    )
+
+
+def sweep_cmd(
+    platforms: Annotated[
+        str, typer.Option("--platforms", help="Comma-separated presets or TOML files.")
+    ] = "rans,rfns",
+    apps: Annotated[str, typer.Option("--apps", help="Comma-separated apps.")] = "he,knn8",
+    engines: Annotated[
+        str | None,
+        typer.Option(
+            "--engines",
+            help="Engine counts: '18,27,36' or a range '18:36:2' (default: every count the "
+            "switch layer can route).",
+        ),
+    ] = None,
+    chunks: Annotated[
+        str, typer.Option("--chunks", help="Comma-separated chunk sizes.")
+    ] = "256 KiB,1 MiB,4 MiB",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the table to a .csv or .parquet file."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Threads (default: one per core).")
+    ] = None,
+    profiles: ProfilesOpt = None,
+    size: SizeOpt = None,
+    placement: PlacementOpt = None,
+    mux_port_cap: MuxCapOpt = False,
+    option: ModelOptionOpt = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Simulate a grid (platforms x apps x engine counts x chunk sizes) on every core."""
+    with user_errors():
+        specs = [load_platform(name.strip()) for name in platforms.split(",") if name.strip()]
+        if not specs:
+            raise SpecError(
+                "give at least one platform", source="command line", field="--platforms"
+            )
+        if any(p.is_in_storage for p in specs):
+            raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
+        opts = build_options(Options(), locals())
+        names = [a.strip() for a in apps.split(",") if a.strip()]
+        chosen = [profile_for(specs[0], a, profiles) for a in names]
+        counts = None if engines is None else _counts(engines)
+        sizes = [_size("--chunks", c) for c in chunks.split(",") if c.strip()]
+        if workers is not None and workers < 1:
+            raise SpecError("must be at least 1", source="command line", field="--workers")
+        if out is not None and out.suffix not in (".csv", ".parquet"):
+            raise SpecError(
+                f"must end in .csv or .parquet, got {out.name!r}",
+                source="command line",
+                field="--out",
+            )
+        sim = SimOptions(data_bytes=None if size is None else _size("--size", size))
+        points = grid(specs, chosen, counts, sizes)
+        for point in points:  # fail before any work on an impossible point
+            configuration(point.platform, point.engines_on)
+        with Progress(
+            TextColumn("simulating"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=stderr(),
+            transient=True,
+            disable=len(points) < 8,
+        ) as bar:
+            task = bar.add_task("sweep", total=len(points))
+            rows = sweep(
+                points,
+                opts,
+                sim,
+                workers=workers,
+                progress=lambda done, _: bar.update(task, completed=done),
+            )
+        if out is not None:
+            write_atomic(out, _encode(rows, out.suffix))
+    table = sweep_table(rows)
+    emit([table], fmt, {"sweep": rows})
+    if out is not None and fmt is Format.table:
+        stderr().print(f"wrote {len(rows)} rows to {out}", highlight=False, markup=False)
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        if ":" in text:
+            parts = [int(p) for p in text.split(":")]
+            start, stop = parts[0], parts[1]
+            step = parts[2] if len(parts) > 2 else 1
+            if step < 1 or len(parts) > 3:
+                raise ValueError
+            return list(range(start, stop + 1, step))
+        return [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise SpecError(
+            f"expected '18,27,36' or 'start:stop[:step]', got {text!r}",
+            source="command line",
+            field="--engines",
+        ) from None
+
+
+def _encode(rows: list[dict[str, Any]], suffix: str) -> str | bytes:
+    if suffix == ".parquet":
+        import pyarrow as pa  # noqa: PLC0415 (only for Parquet output)
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        sink = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_pylist(rows), sink)
+        return bytes(sink.getvalue().to_pybytes())
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=_fieldnames(rows), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def _fieldnames(rows: list[dict[str, Any]]) -> list[str]:
+    names: dict[str, None] = {}
+    for row in rows:
+        names.update(dict.fromkeys(row))
+    return list(names)
+
+
+def sweep_table(rows: list[dict[str, Any]]) -> Table:
+    return Table(
+        "sweep",
+        "Sweep — simulated vs modelled",
+        [
+            Column("platform", "platform", None),
+            Column("app", "app", None),
+            Column("engines_on", "engines", None),
+            Column("chunk_bytes", "chunk (B)", 0),
+            Column("time_s", "time (s)", 4),
+            Column("model_time_s", "model (s)", 4),
+            Column("time_difference_pct", "diff %", 2),
+            Column("energy_j", "energy (J)", 2),
+            Column("bottleneck", "bottleneck", None),
+        ],
+        rows,
+    )

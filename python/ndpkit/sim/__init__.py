@@ -1,0 +1,11 @@
+"""The discrete-event simulator (Rust, `ndpkit._core`): what the closed-form models cannot see.
+
+`simulate(platform, profile, config, options, sim)` returns a `Simulation` with the
+`Estimate`'s figures plus utilisation, a delivered-bandwidth timeline and, on request, a
+Chrome trace; `sweep` runs it over a grid on all cores.
+"""
+
+from ndpkit.sim.options import SimOptions
+from ndpkit.sim.simulation import Simulation, matching_basis, simulate
+
+__all__ = ["SimOptions", "Simulation", "matching_basis", "simulate"]

@@ -1,0 +1,88 @@
+"""How a simulation runs: chunking, buffers, the host part's timing and engine power policy.
+
+These are the simulator's own settings; the model conventions (energy form, placement,
+port cap, …) stay in `ndpkit.model.Options` and mean the same thing to both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, get_args
+
+from ndpkit.errors import SpecError
+
+HostMode = Literal["auto", "stream", "after"]
+EnginePowerOff = Literal["auto", "end", "phase", "done"]
+
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """Simulator settings. The defaults reproduce the analytic model's assumptions."""
+
+    chunk_bytes: float = MIB
+    """Data moves in chunks of this many bytes (the last chunk of a shard may be smaller)."""
+    buffer_chunks: int = 2
+    """Staging slots on each side of an engine (input, output): 2 = double buffering."""
+    host_buffer_chunks: int = 1024
+    """Host DRAM slots for partials waiting for a core (streaming host part)."""
+    host_mode: HostMode = "auto"
+    """stream: the host part works on each partial as it lands; after: it waits for all of
+    them (k-NN's global top-k, the paper's T_NDP + T_CPU); auto: after when the host part
+    of a device split has work, else stream (a host split streams raw data through the
+    whole kernel, as CNS does)."""
+    engine_power_off: EnginePowerOff = "auto"
+    """end: engines stay on to the end of the run; phase: all switch off when the last
+    partial lands (the paper charges them for T_NDP); done: each switches off as soon as
+    its own work is delivered (beyond the paper); auto: phase with host_mode after, else end."""
+    service_cv: float = 0.0
+    """Coefficient of variation of SSD read and engine compute times (uniform jitter)."""
+    seed: int = 0
+    trace: bool = False
+    """Record a Chrome trace-event timeline (memory grows with the events recorded)."""
+    trace_limit: int = 1_000_000
+    timeline_bins: int = 200
+    data_bytes: float | None = None
+    """The data set size D; None = the profile's."""
+
+    def __post_init__(self) -> None:
+        _check(self.chunk_bytes > 0, "chunk_bytes", f"must be > 0, got {self.chunk_bytes}")
+        _check(self.buffer_chunks >= 1, "buffer_chunks", "must be at least 1")
+        _check(self.host_buffer_chunks >= 1, "host_buffer_chunks", "must be at least 1")
+        _check(
+            0 <= self.service_cv <= 0.57,
+            "service_cv",
+            f"must be in [0, 0.57], got {self.service_cv}",
+        )
+        _check(self.timeline_bins >= 2, "timeline_bins", "must be at least 2")
+        _check(self.trace_limit >= 1, "trace_limit", "must be at least 1")
+        _check(0 <= self.seed < 2**64, "seed", "must be in [0, 2^64)")
+        if self.data_bytes is not None:
+            _check(self.data_bytes >= 0, "data_bytes", f"must be >= 0, got {self.data_bytes}")
+        for name, kind in (("host_mode", HostMode), ("engine_power_off", EnginePowerOff)):
+            allowed = get_args(kind)
+            value = getattr(self, name)
+            _check(value in allowed, name, f"must be one of {', '.join(allowed)}, got {value!r}")
+
+    def with_(self, **changes: Any) -> SimOptions:
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def resolved(self, host_part_waits: bool) -> tuple[str, str]:
+        """(host_mode, engine_power_off) with `auto` decided; `host_part_waits`: a device
+        split whose host part has work."""
+        host = self.host_mode
+        if host == "auto":
+            host = "after" if host_part_waits else "stream"
+        power = self.engine_power_off
+        if power == "auto":
+            power = "phase" if host == "after" else "end"
+        return host, power
+
+
+def _check(ok: bool, field: str, message: str) -> None:
+    if not ok:
+        raise SpecError(message, source="simulator options", field=field)

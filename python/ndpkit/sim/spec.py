@@ -1,0 +1,155 @@
+"""From a platform, a profile and a configuration to the simulator's plain-data spec.
+
+The simulator sees the same hardware the analytic model reads: each SSD's read bandwidth
+(capped by its switch-layer port with `mux_port_cap`), the single-engine rate and α, the
+host link, the host part's rate, and every power. Where the data sits follows the model's
+`placement` option (`shard_bytes`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ndpkit.errors import ModelError
+from ndpkit.hw import Platform
+from ndpkit.model import Configuration, Options
+from ndpkit.model.pipeline import engine_bandwidth
+from ndpkit.profile import Profile
+from ndpkit.sim.options import SimOptions
+
+
+def is_host_split(platform: Platform, config: Configuration) -> bool:
+    return config.split == "host" or platform.engines is None
+
+
+def host_rate(platform: Platform, profile: Profile, config: Configuration) -> float:
+    """The host part's rate in raw bytes/s (inf: no host work)."""
+    if not is_host_split(platform, config):
+        return profile.host_stage_bytes_per_s
+    if profile.host_only_bytes_per_s is None:
+        raise ModelError(
+            f"profile {profile.app!r} has no host-only rate (host_only), "
+            "so it cannot run without engines"
+        )
+    return profile.host_only_bytes_per_s
+
+
+def shard_bytes(
+    platform: Platform, config: Configuration, options: Options, data: float
+) -> list[float]:
+    """Bytes on each SSD, per the placement option (O8):
+
+    - `static_shards`: D/n on every SSD, as the runtime shards; an engine serving two
+      SSDs under mux-2 has twice the work;
+    - `paper_no_loss`: placed so that every active engine gets D/y, split evenly over the
+      SSDs routed to it (the paper's "no performance loss" needs the data re-sharded so);
+    - `reshard_y_ssds`: D/y on the own SSD of each of the y active engines, none elsewhere.
+    """
+    n = platform.devices
+    if is_host_split(platform, config) or options.placement == "static_shards":
+        return [data / n] * n
+    active = config.active_engines(n)
+    routes = config.routes(n)
+    if options.placement == "reshard_y_ssds":
+        return [data / len(active) if i in set(active) else 0.0 for i in range(n)]
+    served = config.shards_per_engine(n)
+    return [data / len(active) / served[routes[i]] for i in range(n)]
+
+
+def build_spec(
+    platform: Platform,
+    profile: Profile,
+    config: Configuration,
+    options: Options,
+    sim: SimOptions,
+) -> dict[str, Any]:
+    """The JSON-ready `PipelineSpec` of the Rust simulator (crates/ndp-sim/src/spec.rs)."""
+    if platform.is_in_storage:
+        raise ModelError(
+            f"platform {platform.name!r} is in-storage (cells per flash channel); the "
+            "simulator models NDP servers (an engine beside each SSD) so far"
+        )
+    n = platform.devices
+    data = profile.data_bytes if sim.data_bytes is None else sim.data_bytes
+    host_split = is_host_split(platform, config)
+    host_bps = host_rate(platform, profile, config)
+    host_mode, power_off = sim.resolved(not host_split and not math.isinf(host_bps))
+    routes = config.routes(n)
+    ssds = [
+        {
+            "bytes": size,
+            "read_bps": _read_bps(platform, options, i),
+            "engine": None if host_split else routes[i],
+            "power_active_w": platform.storage.power_active_w,
+            "power_idle_w": platform.storage.power_idle_w,
+        }
+        for i, size in enumerate(shard_bytes(platform, config, options, data))
+    ]
+    host = platform.host
+    host_active_w = host.power_active_w
+    if options.energy_form == "B" and not host_split:
+        host_active_w -= host.power_idle_w  # the paper's form B, as `model.energy.price`
+    switch_on = "run" if options.switch_time == "ndp_cpu" or host_mode == "stream" else "ndp"
+    return {
+        "chunk_bytes": sim.chunk_bytes,
+        "ssds": ssds,
+        "engines": [] if host_split else _engines(platform, profile, config),
+        "uplink": {
+            "bps": platform.host_link.bandwidth_bytes_per_s,
+            "latency_s": platform.host_link.latency_s,
+        },
+        "host": {
+            "cores": host.cores,
+            "bps": None if math.isinf(host_bps) else host_bps,
+            "after_all": host_mode == "after",
+            "buffer_chunks": sim.host_buffer_chunks,
+            "power_active_w": host_active_w,
+            "power_idle_w": host.power_idle_w,
+        },
+        "engine_buffer_chunks": sim.buffer_chunks,
+        "switch_power_w": 0.0
+        if host_split
+        else platform.switch_layer.power_w(n, declared_total=options.switch_power == "declared"),
+        "switch_on": switch_on,
+        "engine_power_off": power_off,
+        "service_cv": sim.service_cv,
+        "seed": sim.seed,
+        "trace": sim.trace,
+        "trace_limit": sim.trace_limit,
+        "timeline_bins": sim.timeline_bins,
+    }
+
+
+def _read_bps(platform: Platform, options: Options, ssd: int) -> float:
+    """An SSD's read bandwidth on its path: position 0 of a module has its own wire, the
+    others cross a mux port (§2.6), capped with `mux_port_cap`."""
+    device = platform.storage.device_bandwidth_bytes_per_s
+    port = platform.switch_layer.port_bandwidth_bytes_per_s
+    k = platform.switch_layer.module_size(platform.devices)
+    if options.mux_port_cap and port is not None and k > 1 and ssd % k != 0:
+        return min(device, port)
+    return device
+
+
+def _engines(platform: Platform, profile: Profile, config: Configuration) -> list[dict[str, Any]]:
+    engine = platform.engines
+    assert engine is not None
+    n = platform.devices
+    active = set(config.active_engines(n))
+    bps = engine_bandwidth(platform, profile)
+    app = profile.app
+    return [
+        {
+            "active": e in active,
+            "bps": bps,
+            "alpha": profile.alpha,
+            "link_bps": engine.link_bandwidth_bytes_per_s,
+            "wake_s": engine.wake_time_s,
+            "wake_energy_j": engine.wake_energy_j,
+            "power_busy_w": engine.power_on_w(app),
+            "power_idle_w": engine.power_waiting_w(app),
+            "power_off_w": engine.power_off_w,
+        }
+        for e in range(n)
+    ]
