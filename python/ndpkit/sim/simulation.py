@@ -270,8 +270,12 @@ def explain(s: Simulation, spec: dict[str, Any]) -> list[str]:
         busiest = max(range(len(s.engines)), key=lambda i: s.engines[i]["bytes_in"])
         notes.append(
             f"load imbalance: engine {busiest} serves {s.engines[busiest]['ssds']} SSDs "
-            f"({max(loads) / (sum(loads) / len(loads)):.2f}x the mean load) and finishes last; "
-            "the model with placement=paper_no_loss assumes the data is re-sharded evenly"
+            f"({max(loads) / (sum(loads) / len(loads)):.2f}x the mean load) and finishes last"
+            + (
+                "; the model with placement=paper_no_loss assumes the data is re-sharded evenly"
+                if s.options.placement == "paper_no_loss"
+                else ""
+            )
         )
         if s.utilisation.get(NDP2CPU, 0) > 0.5:
             notes.append(
