@@ -21,6 +21,7 @@ from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j
 from ndpkit.model.pipeline import CPU, LINK, NDP, NDP2CPU, SSD
+from ndpkit.plan import Plan
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
 from ndpkit.sim.spec import build_spec, is_host_split
@@ -146,11 +147,15 @@ def matching_basis(host_mode: str) -> str:
 def simulate(
     platform: Platform,
     profile: Profile,
-    config: Configuration = FULL_GEAR,
+    config: Configuration | Plan = FULL_GEAR,
     options: Options | None = None,
     sim: SimOptions | None = None,
 ) -> Simulation:
-    """Simulate `profile`'s application on `platform` under `config` (a plan's mapping)."""
+    """Simulate `profile`'s application on `platform` under `config`: a `Configuration`,
+    or a `Plan` (its mapping; its options unless `options` is given)."""
+    if isinstance(config, Plan):
+        options = options or config.planned.options
+        config = config.planned.config
     options = options or Options()
     sim = sim or SimOptions()
     spec = build_spec(platform, profile, config, options, sim)
