@@ -1,0 +1,179 @@
+//! What the sort kernel does, counted: comparators, array operations, BRAM and DRAM
+//! traffic (spec §5.2–5.6), and the closed forms of the same counts.
+//!
+//! The kernel increments a [`SortCounts`] as it moves the data; [`SortCounts::expected`]
+//! derives every field from (N, 𝒫, ℒ, key width) alone. Tests hold one against the other.
+
+use super::geometry::{merger_comparators, sorter_comparators, Geometry};
+
+/// Index width of the (value, index) pairs (spec §3.5).
+pub const INDEX_BYTES: u64 = 4;
+
+/// How an input of N elements is cut into on-chip chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkPlan {
+    /// Real elements N.
+    pub elements: usize,
+    /// N padded to a power of two, at least 𝒫 (0 for an empty input).
+    pub padded: usize,
+    /// Elements sorted per on-chip iteration N_c = min(padded, C_BRAMs).
+    pub chunk: usize,
+    /// Chunks of the first pass, padded / N_c.
+    pub chunks: usize,
+}
+
+impl ChunkPlan {
+    /// Padding [choice, O16]: to the next power of two (at least 𝒫), because the bitonic
+    /// network, on chip and across chunks, needs 2^s elements; the paper pads to a multiple
+    /// of 𝒫, which is the same up to one chunk.
+    pub fn new(elements: usize, g: &Geometry) -> Self {
+        let padded = if elements == 0 {
+            0
+        } else {
+            elements.max(g.p).next_power_of_two()
+        };
+        let chunk = padded.min(g.capacity());
+        let chunks = padded.checked_div(chunk).unwrap_or(0);
+        Self {
+            elements,
+            padded,
+            chunk,
+            chunks,
+        }
+    }
+
+    /// log₂ of the padded size n, of the chunk c; zero when empty.
+    pub fn logs(&self) -> (u32, u32) {
+        if self.padded == 0 {
+            (0, 0)
+        } else {
+            (self.padded.trailing_zeros(), self.chunk.trailing_zeros())
+        }
+    }
+
+    /// Steps done by streaming passes over DRAM: n − c.
+    pub fn dram_steps(&self) -> u32 {
+        let (n, c) = self.logs();
+        n - c
+    }
+}
+
+/// Counts of one sort. Array accesses are per 𝒫-array (𝒫 BRAM columns in parallel) and
+/// indexed by sub-memory, `[M₁, M₂]`; the index memory sees the same accesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SortCounts {
+    /// Real elements N.
+    pub elements: u64,
+    /// Elements after padding; `padded_elements − elements` pads were sorted and dropped.
+    pub padded_elements: u64,
+    /// Bytes per key: 4 or 8.
+    pub key_bytes: u64,
+    /// On-chip capacity C_BRAMs for this key width (Eq. 3).
+    pub capacity: u64,
+    /// Elements per on-chip iteration N_c.
+    pub chunk_elements: u64,
+    /// Chunks of the first pass (on-chip iterations before any DRAM-level merge).
+    pub chunks: u64,
+    /// CS modules of the generated 𝒫-sorter (Eq. 2, exact).
+    pub sorter_comparators: u64,
+    /// CS units of the generated 2𝒫 merger, 𝒫·log₂(2𝒫).
+    pub merger_comparators: u64,
+    /// 𝒫-sequences that went through the 𝒫-sorter.
+    pub sorter_passes: u64,
+    /// Array-pair parallel compare-and-swap operations (PCS, arrays from one sub-memory).
+    pub pcs_ops: u64,
+    /// 2𝒫 merges (one array from M₁, one from M₂).
+    pub merge_ops: u64,
+    /// Streaming element-wise compare-and-swap passes over DRAM (O4 `bitonic_dram`).
+    pub dram_passes: u64,
+    /// On-chip merge passes after DRAM-level passes (one per DRAM-level step).
+    pub onchip_merge_passes: u64,
+    /// Chunks loaded on chip in total (first pass and merge passes).
+    pub chunk_loads: u64,
+    /// Compare-and-swaps executed in the 𝒫-sorter.
+    pub cs_sorter: u64,
+    /// Compare-and-swaps executed by PCS units.
+    pub cs_pcs: u64,
+    /// Compare-and-swaps executed by 2𝒫 mergers.
+    pub cs_merge: u64,
+    /// Compare-and-swaps executed by streaming DRAM passes.
+    pub cs_dram: u64,
+    /// 𝒫-array reads from the sequence memory, [M₁, M₂].
+    pub bram_reads: [u64; 2],
+    /// 𝒫-array writes to the sequence memory, [M₁, M₂].
+    pub bram_writes: [u64; 2],
+    /// Bytes read from FPGA DRAM (keys; keys and indices once they were written back).
+    pub dram_read_bytes: u64,
+    /// Bytes written to FPGA DRAM (keys and indices; pads dropped from the final output).
+    pub dram_write_bytes: u64,
+}
+
+impl SortCounts {
+    /// All compare-and-swaps executed. Equals the full network's (n/2)·s(s+1)/2 for the
+    /// padded size, however the work was split between sorter, PCS, mergers and DRAM.
+    pub fn compare_swaps(&self) -> u64 {
+        self.cs_sorter + self.cs_pcs + self.cs_merge + self.cs_dram
+    }
+
+    /// The closed form of every count for N elements in geometry `g`.
+    pub fn expected(elements: usize, g: &Geometry) -> Self {
+        let plan = ChunkPlan::new(elements, g);
+        let e = g.key_bytes as u64;
+        let mut c = Self {
+            elements: elements as u64,
+            padded_elements: plan.padded as u64,
+            key_bytes: e,
+            capacity: g.capacity() as u64,
+            chunk_elements: plan.chunk as u64,
+            chunks: plan.chunks as u64,
+            sorter_comparators: sorter_comparators(g.p),
+            merger_comparators: merger_comparators(g.p),
+            ..Self::default()
+        };
+        if plan.padded == 0 {
+            return c;
+        }
+        let chunks = plan.chunks as u64;
+        let half_arrays = (plan.chunk / g.p / 2) as u64; // A/2
+        let s_a = u64::from(plan.chunk.trailing_zeros() - g.log_p()); // log₂ A
+        let m = u64::from(plan.dram_steps());
+        let padded = plan.padded as u64;
+
+        c.sorter_passes = padded / g.p as u64;
+        c.pcs_ops =
+            chunks * half_arrays * (s_a * s_a.saturating_sub(1) / 2 + m * s_a.saturating_sub(1));
+        c.merge_ops = chunks * half_arrays * (s_a + m);
+        c.dram_passes = m * (m + 1) / 2;
+        c.onchip_merge_passes = m;
+        c.chunk_loads = chunks * (1 + m);
+        c.cs_sorter = c.sorter_passes * c.sorter_comparators;
+        c.cs_pcs = c.pcs_ops * g.p as u64;
+        c.cs_merge = c.merge_ops * c.merger_comparators;
+        c.cs_dram = c.dram_passes * padded / 2;
+
+        let arrays = (plan.chunk / g.p) as u64;
+        let reads = c.chunk_loads * arrays + 2 * (c.pcs_ops + c.merge_ops);
+        c.bram_reads = split_memories(reads, arrays);
+        c.bram_writes = c.bram_reads;
+
+        let pair = e + INDEX_BYTES;
+        let n = elements as u64;
+        c.dram_read_bytes = n * e + (c.dram_passes + m) * padded * pair;
+        c.dram_write_bytes = if m == 0 {
+            n * pair
+        } else {
+            padded * pair * (1 + c.dram_passes + m - 1) + n * pair
+        };
+        c
+    }
+}
+
+/// Accesses split over [M₁, M₂]: a chunk of one array lives in M₁ alone; otherwise every
+/// operation touches the two sub-memories equally (even arrays in M₁, odd in M₂).
+fn split_memories(total: u64, arrays: u64) -> [u64; 2] {
+    if arrays == 1 {
+        [total, 0]
+    } else {
+        [total / 2, total / 2]
+    }
+}
