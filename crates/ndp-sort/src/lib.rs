@@ -17,6 +17,9 @@
 //! one against the other. Counts are apart from costs: timing and energy live elsewhere.
 
 pub mod bitonic;
+pub mod decoder;
+pub mod dictionary;
 mod error;
+pub mod shuffle;
 
 pub use error::Error;
