@@ -1,13 +1,15 @@
-"""Single-core throughput of the LC, HE, binarisation and Sobel device parts.
+"""Single-core throughput of the LC, HE (both splits), binarisation and Sobel device parts.
 
     .venv/bin/python benchmarks/kernels_image.py [--size-mib 256] [--repeat 5]
 
 Each device part runs over the same data, in runtime-sized chunks, against the library call a
-user would write instead: LC, numpy `x @ w`; HE, `numpy.bincount` per image; binarisation,
-numpy `>` + `packbits` (for the Otsu variant, scikit-image's `threshold_otsu` per image
-first); Sobel, `scipy.ndimage.sobel` on both axes + `hypot`. Scan kernels (LC, HE,
-binarisation) are also compared with this machine's single-core read bandwidth, measured
-here as the fastest numpy reduction over a large buffer. BLAS is limited to one thread.
+user would write instead: LC, numpy `x @ w`; HE, `numpy.bincount` per image; HE with the
+remap on the device (`he-remap`), `numpy.bincount` + the LUT + `lut[image]` per image
+(scikit-image's `equalize_hist` is 6× slower still); binarisation, numpy `>` + `packbits`
+(for the Otsu variant, scikit-image's `threshold_otsu` per image first); Sobel,
+`scipy.ndimage.sobel` on both axes + `hypot`. Scan kernels (LC, HE, binarisation) are also
+compared with this machine's single-core read bandwidth, measured here as the fastest numpy
+reduction over a large buffer. BLAS is limited to one thread.
 Figures are GB/s of input (1e9 bytes), best of `--repeat` after a warm-up, in thread CPU
 time (see `best_pair`).
 """
@@ -84,6 +86,16 @@ def library_he(data: np.ndarray, state: Any) -> None:
         np.bincount(image.ravel(), minlength=256)
 
 
+def library_he_remap(data: np.ndarray, state: Any) -> None:
+    for image in data:
+        counts = np.bincount(image.ravel(), minlength=256)
+        cdf = np.cumsum(counts)
+        cdf_min = cdf[np.argmax(counts > 0)]
+        span = max(int(cdf[-1] - cdf_min), 1)
+        lut = ((2 * 255 * (cdf - cdf_min) + span) // (2 * span)).astype(np.uint8)
+        lut[image]
+
+
 def library_binarize(data: np.ndarray, state: Any) -> None:
     step = max(1, CHUNK_BYTES // data[0].nbytes)
     for start in range(0, len(data), step):
@@ -105,11 +117,12 @@ def library_sobel(data: np.ndarray, state: Any) -> None:
 LIBRARY: dict[str, tuple[str, Callable[[np.ndarray, Any], None]]] = {
     "lc": ("numpy x @ w (BLAS sgemv)", library_lc),
     "he": ("numpy.bincount per image", library_he),
+    "he-remap": ("numpy bincount + LUT + lut[image]", library_he_remap),
     "binarize": ("numpy > + packbits", library_binarize),
     "binarize-otsu": ("skimage threshold_otsu, > + packbits", library_otsu),
     "sobel": ("scipy.ndimage.sobel x2 + hypot", library_sobel),
 }
-SCAN = {"lc", "he", "binarize", "binarize-otsu"}
+SCAN = {"lc", "he", "he-remap", "binarize", "binarize-otsu"}
 
 
 def kernel_named(name: str) -> Kernel:

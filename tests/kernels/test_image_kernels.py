@@ -22,12 +22,13 @@ from ndpkit.kernels.sobel import sobel_magnitude
 N_IMAGES = 5
 KERNELS: dict[str, Kernel] = {
     "he": get_kernel("he"),
+    "he-remap": get_kernel("he-remap"),
     "binarize": get_kernel("binarize"),
     "binarize-otsu": Binarize("otsu"),
     "sobel": get_kernel("sobel"),
 }
 SAMPLES = {name: getattr(samples, name)() for name in ("camera", "coins", "moon", "page", "text")}
-RATIO = {"he": 32, "binarize": 8, "binarize-otsu": 65536 / 8193, "sobel": 1}
+RATIO = {"he": 32, "he-remap": 1, "binarize": 8, "binarize-otsu": 65536 / 8193, "sobel": 1}
 
 
 def _data(kernel: Kernel, seed: int, n_images: int = N_IMAGES) -> np.ndarray:
@@ -168,6 +169,18 @@ def test_he_stretches_a_low_contrast_image_to_the_full_range() -> None:
     for before, after in zip(data, equalised, strict=True):
         assert int(before.max()) - int(before.min()) < 128
         assert after.min() == 0 and after.max() == 255
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_he_remap_split_equals_the_lut_split_applied(seed: int) -> None:
+    """The papers' split (device remaps, α = 1) gives the default split's LUTs applied."""
+    data = _data(KERNELS["he"], seed, 6)
+    luts = _run(KERNELS["he"], data, 4)
+    equalised = _run(KERNELS["he-remap"], data, 4)
+    assert equalised.shape == data.shape and equalised.dtype == np.uint8
+    assert np.array_equal(
+        equalised, np.take_along_axis(luts, data.reshape(6, -1), 1).reshape(data.shape)
+    )
 
 
 def test_he_leaves_a_constant_image_alone() -> None:

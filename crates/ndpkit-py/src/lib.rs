@@ -1,10 +1,12 @@
 //! Thin PyO3 bindings: convert, call one core function, return.
 
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray2, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod sim;
+mod sort;
 
 /// Count each byte value of a contiguous uint8 array; returns 256 uint64 counts.
 #[pyfunction]
@@ -39,11 +41,83 @@ fn squared_distances_f32<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
+/// Per-row 256-bin histograms of a C-contiguous uint8 (n, m) array (n images of m pixels);
+/// returns uint64 (n, 256).
+#[pyfunction]
+fn histograms_u8<'py>(
+    py: Python<'py>,
+    pixels: PyReadonlyArray2<'py, u8>,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let (rows, width) = pixels.as_array().dim();
+    let slice = pixels.as_slice()?;
+    let out = PyArray2::zeros(py, [rows, 256], false);
+    let mut counts = out.readwrite();
+    let counts_slice = counts.as_slice_mut()?;
+    py.detach(|| ndp_kernels::histograms_u8(slice, width, counts_slice));
+    drop(counts);
+    Ok(out)
+}
+
+/// Row r of a C-contiguous uint8 (n, m) array becomes `pixel > thresholds[r]`, packed as
+/// `numpy.packbits` packs a row (first pixel in the top bit, the last byte zero-padded);
+/// returns uint8 (n, ceil(m / 8)).
+#[pyfunction]
+fn pack_above_u8<'py>(
+    py: Python<'py>,
+    pixels: PyReadonlyArray2<'py, u8>,
+    thresholds: PyReadonlyArray1<'py, u8>,
+) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    let (rows, width) = pixels.as_array().dim();
+    let t = thresholds.as_slice()?;
+    if t.len() != rows {
+        return Err(PyValueError::new_err(format!(
+            "{} thresholds for {rows} rows of pixels",
+            t.len()
+        )));
+    }
+    let slice = pixels.as_slice()?;
+    let out = PyArray2::zeros(py, [rows, width.div_ceil(8)], false);
+    let mut bits = out.readwrite();
+    let bits_slice = bits.as_slice_mut()?;
+    py.detach(|| ndp_kernels::pack_rows_above_u8(slice, width, t, bits_slice));
+    drop(bits);
+    Ok(out)
+}
+
+/// Row r of a C-contiguous uint8 (n, m) array remapped through row r of a C-contiguous
+/// uint8 (n, 256) array of lookup tables; returns uint8 (n, m).
+#[pyfunction]
+fn remap_u8<'py>(
+    py: Python<'py>,
+    pixels: PyReadonlyArray2<'py, u8>,
+    luts: PyReadonlyArray2<'py, u8>,
+) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    let (rows, width) = pixels.as_array().dim();
+    let lut_shape = luts.as_array().dim();
+    if lut_shape != (rows, 256) {
+        return Err(PyValueError::new_err(format!(
+            "luts of shape {lut_shape:?} for {rows} rows of pixels; expected ({rows}, 256)"
+        )));
+    }
+    let slice = pixels.as_slice()?;
+    let tables = luts.as_slice()?;
+    let out = PyArray2::zeros(py, [rows, width], false);
+    let mut remapped = out.readwrite();
+    let remapped_slice = remapped.as_slice_mut()?;
+    py.detach(|| ndp_kernels::remap_rows_u8(slice, width, tables, remapped_slice));
+    drop(remapped);
+    Ok(out)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_u8, m)?)?;
     m.add_function(wrap_pyfunction!(squared_distances_f32, m)?)?;
+    m.add_function(wrap_pyfunction!(histograms_u8, m)?)?;
+    m.add_function(wrap_pyfunction!(pack_above_u8, m)?)?;
+    m.add_function(wrap_pyfunction!(remap_u8, m)?)?;
     sim::register(m)?;
+    sort::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -2,8 +2,9 @@
 
 App names are shared with the models, planner and simulator: lc, he, knn2, knn6, knn8
 (group knn), fft2d, kmeans, binarize, sobel; beyond the papers, knn2-topk, knn6-topk and
-knn8-topk keep each chunk's k best on the device. Each module defines `kernels()`, returning
-its kernels by name; they are imported on first use.
+knn8-topk keep each chunk's k best on the device. `he` sends per-image histograms (α = 32);
+`he-remap` is the papers' split, where the device also remaps the pixels (α = 1). Each module
+defines `kernels()`, returning its kernels by name; they are imported on first use.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ndpkit.kernels.base import Kernel, KernelMismatchError, run_in_memory
 _MODULES = {
     "lc": "lc",
     "he": "he",
+    "he-remap": "he",
     "knn2": "knn",
     "knn6": "knn",
     "knn8": "knn",

@@ -3,14 +3,16 @@
 Rule: bit = 1 iff pixel > t. The threshold is a parameter:
 
 - a fixed t, by default 127 (pixel ≥ 128: the upper half of the range). The device part is then
-  a pure stream (compare + pack), memory-bound like RISP's 2-cycle processing cell;
+  a pure stream, memory-bound like RISP's 2-cycle processing cell: one Rust pass
+  (`ndp-kernels::pack_rows_above_u8`) compares 64 pixels at a time and stores their 8 bytes;
 - "otsu": t per image, scikit-image's `threshold_otsu` (same float operations, so the same t)
   computed on the device from the image's histogram: records are whole images, so the device
   needs no second pass. The device also sends the n thresholds (1 byte per image).
 
 Output: per image `np.packbits` of its row-major pixels (big bit order, the last byte padded
-with zeros), i.e. (n, ceil(h·w / 8)) uint8 — α = 8 for 8-bit input. (The paper's β = 3 fits
-3-byte pixels and 1-byte output; this package's images are 8-bit grayscale.)
+with zeros), i.e. (n, ceil(h·w / 8)) uint8 — α = 8 for 8-bit input; the Rust pass writes
+exactly these bytes. (The paper's β = 3 fits 3-byte pixels and 1-byte output; this
+package's images are 8-bit grayscale.)
 `unpack` recovers boolean images.
 """
 
@@ -23,50 +25,23 @@ import numpy as np
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError
-from ndpkit.kernels.images import blocky_images, histograms, images_of, pixel_rows
+from ndpkit.kernels.images import (
+    blocky_images,
+    histograms,
+    images_of,
+    pack_above,
+    pixel_rows,
+)
 from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
 
 Threshold = int | Literal["otsu"]
 DEFAULT_THRESHOLD = 127
-_BLOCK_PIXELS = 1 << 19
-"""Compare-and-pack block: the 512 KiB bool temporary stays in L2; 64 KiB blocks were 25%
-slower (per-call overhead), 4 MiB blocks 20% slower (L2 misses)."""
 _BIT_WEIGHTS = np.array([128, 64, 32, 16, 8, 4, 2, 1], dtype=np.uint16)
 
 
 class BinaryImages(NamedTuple):
     bits: np.ndarray  # (n, ceil(h*w/8)) uint8, np.packbits per image
     thresholds: np.ndarray  # (n,) uint8: pixel > threshold is 1
-
-
-def pack_above(images: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """Packed bits of `image > threshold` per image, through a cache-sized bool buffer."""
-    n_images = len(images)
-    flat = pixel_rows(images)
-    pixels = flat.shape[1]
-    out = np.empty((n_images, -(-pixels // 8)), dtype=np.uint8)
-    if n_images == 0 or pixels == 0:
-        return out
-    if pixels % 8 == 0 and np.all(thresholds == thresholds[0]):
-        _pack_stream(flat.reshape(-1), int(thresholds[0]), out.reshape(-1))
-        return out
-    group = max(1, _BLOCK_PIXELS // pixels)
-    above = np.empty((min(group, n_images), pixels), dtype=bool)
-    for start in range(0, n_images, group):
-        stop = min(start + group, n_images)
-        block = above[: stop - start]
-        np.greater(flat[start:stop], thresholds[start:stop, None], out=block)
-        out[start:stop] = np.packbits(block, axis=1)
-    return out
-
-
-def _pack_stream(pixels: np.ndarray, threshold: int, out: np.ndarray) -> None:
-    """One threshold over a flat stream whose length is a multiple of 8."""
-    above = np.empty(min(_BLOCK_PIXELS, len(pixels)), dtype=bool)
-    for start in range(0, len(pixels), _BLOCK_PIXELS):
-        block = pixels[start : start + _BLOCK_PIXELS]
-        np.greater(block, threshold, out=above[: len(block)])
-        out[start // 8 : (start + len(block)) // 8] = np.packbits(above[: len(block)])
 
 
 def otsu_thresholds(counts: np.ndarray) -> np.ndarray:

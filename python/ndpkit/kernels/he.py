@@ -1,10 +1,13 @@
-"""HE: histogram equalisation of 8-bit grayscale images (RANS/RFNS §8.1).
+"""HE: histogram equalisation of 8-bit grayscale images (RANS/RFNS §8.1), in two splits.
 
-Split: the **device** counts each image's 256-bin histogram (the Rust hot loop
-`ndpkit._core.histogram_u8`; numpy.bincount is ~8× slower) and sends (n, 256) uint64, i.e.
-2 KiB per 64 KiB image (α = 32 for 256×256 images). The **host** turns each histogram into
-its equalisation LUT; `apply_luts` remaps the images (a gather the device or the reader can
-do). The paper runs the remap on the engine too (α = 1); sending LUTs is the smaller split.
+- **`he`** (the default, α = 32 for 256×256 images): the device counts each image's 256-bin
+  histogram (one Rust call per chunk, `ndp-kernels::histograms_u8`; numpy.bincount is
+  ~3× slower) and sends (n, 256) uint64, i.e. 2 KiB per 64 KiB image. The host turns each
+  histogram into its equalisation LUT; `apply_luts` remaps the images (a gather the reader
+  can do). Sending LUTs is the smaller split.
+- **`he-remap`** (the papers' split, α = 1): the device also builds each image's LUT and
+  remaps its pixels (Rust, `ndp-kernels::remap_rows_u8`), so it sends the equalised images
+  and the host only concatenates them. The RANS/RFNS profile of HE (α = 1) models this split.
 
 LUT convention (Wikipedia's, integer-exact, round half up):
 
@@ -31,7 +34,7 @@ from ndpkit.kernels.images import (
     blocky_images,
     histograms,
     images_of,
-    pixel_rows,
+    remap,
 )
 from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
 
@@ -53,9 +56,7 @@ def equalisation_luts(counts: np.ndarray) -> np.ndarray:
 
 def apply_luts(images: np.ndarray, luts: np.ndarray) -> np.ndarray:
     """Each image remapped through its own LUT: the equalised images, same shape as the input."""
-    flat = pixel_rows(images).astype(np.intp)
-    remapped: np.ndarray = np.take_along_axis(luts, flat, axis=1)
-    return remapped.reshape(images.shape)
+    return remap(images, luts)
 
 
 class HistogramEqualisation(Kernel):
@@ -87,17 +88,7 @@ class HistogramEqualisation(Kernel):
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         """np.histogram per image and the LUT formula in float64 (exact: see module doc)."""
-        luts = np.empty((len(data), GREY_LEVELS), dtype=np.uint8)
-        for i, image in enumerate(data):
-            counts, _ = np.histogram(image, bins=GREY_LEVELS, range=(0, GREY_LEVELS))
-            cdf = np.cumsum(counts)
-            cdf_min = cdf[counts > 0][0]
-            if cdf[-1] == cdf_min:
-                luts[i] = np.arange(GREY_LEVELS)
-                continue
-            scaled = 255 * (cdf - cdf_min) / (cdf[-1] - cdf_min)
-            luts[i] = np.clip(np.floor(scaled + 0.5), 0, 255)
-        return luts
+        return reference_luts(data)
 
     def check(self, result: Any, expected: Any) -> None:
         luts, want = np.asarray(result), np.asarray(expected)
@@ -112,5 +103,58 @@ class HistogramEqualisation(Kernel):
             )
 
 
+class HistogramEqualisationRemap(HistogramEqualisation):
+    """The papers' split: the device sends equalised images (α = 1), the host concatenates."""
+
+    name = "he-remap"
+    description = "histogram equalisation of 8-bit grayscale images (device: equalised images)"
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
+        images = images_of(chunk, self.name)
+        return {offset: (remap(images, equalisation_luts(histograms(images))),)}
+
+    def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
+        """The equalised images, (n, height, width) uint8 in record order."""
+        (images,) = concat_by_offset(merged)
+        return images, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        """The reference LUTs applied by numpy indexing, image by image."""
+        luts = reference_luts(data)
+        equalised = np.empty_like(data)
+        for i, image in enumerate(data):
+            equalised[i] = luts[i][image]
+        return equalised
+
+    def check(self, result: Any, expected: Any) -> None:
+        images, want = np.asarray(result), np.asarray(expected)
+        if images.shape != want.shape:
+            raise KernelMismatchError(
+                f"he-remap: images of shape {images.shape}, expected {want.shape}"
+            )
+        wrong = np.argwhere(images != want)
+        if len(wrong):
+            at = tuple(int(v) for v in wrong[0])
+            raise KernelMismatchError(
+                f"he-remap: {len(wrong)} pixels differ; first at {at}: {images[at]} instead "
+                f"of {want[at]}"
+            )
+
+
+def reference_luts(data: np.ndarray) -> np.ndarray:
+    """(n, 256) uint8 LUTs: np.histogram per image and the LUT formula in float64."""
+    luts = np.empty((len(data), GREY_LEVELS), dtype=np.uint8)
+    for i, image in enumerate(data):
+        counts, _ = np.histogram(image, bins=GREY_LEVELS, range=(0, GREY_LEVELS))
+        cdf = np.cumsum(counts)
+        cdf_min = cdf[counts > 0][0]
+        if cdf[-1] == cdf_min:
+            luts[i] = np.arange(GREY_LEVELS)
+            continue
+        scaled = 255 * (cdf - cdf_min) / (cdf[-1] - cdf_min)
+        luts[i] = np.clip(np.floor(scaled + 0.5), 0, 255)
+    return luts
+
+
 def kernels() -> dict[str, Kernel]:
-    return {"he": HistogramEqualisation()}
+    return {"he": HistogramEqualisation(), "he-remap": HistogramEqualisationRemap()}

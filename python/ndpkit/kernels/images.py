@@ -1,5 +1,7 @@
 """8-bit images for the image kernels (HE, Binarization, Sobel): loading PNG/JPEG files,
-the seeded synthetic generator they share, and per-image histograms (Rust hot loop)."""
+the seeded synthetic generator they share, and the per-image hot loops in Rust
+(`ndp-kernels`): histograms, compare-and-pack, LUT remapping. Each takes a whole batch of
+images in one call, with the GIL released."""
 
 from __future__ import annotations
 
@@ -20,12 +22,6 @@ IMAGE_SHAPE = (256, 256)
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 _WIDE_MODES = {"I", "F", "I;16", "I;16B", "I;16L", "I;16N"}
-
-
-def histogram_u8(pixels: np.ndarray) -> np.ndarray:
-    """256 uint64 counts of a contiguous 1-D uint8 array (Rust, 4 sub-tables)."""
-    counts: np.ndarray = _core.histogram_u8(pixels)
-    return counts
 
 
 def load_image(path: str | os.PathLike[str]) -> np.ndarray:
@@ -94,9 +90,26 @@ def pixel_rows(images: np.ndarray) -> np.ndarray:
 
 
 def histograms(images: np.ndarray) -> np.ndarray:
-    """(n, 256) uint64: one Rust call per image (≈ 1 µs of overhead per 64 KiB image)."""
-    flat = pixel_rows(images)
-    counts = np.empty((len(images), GREY_LEVELS), dtype=np.uint64)
-    for i, pixels in enumerate(flat):
-        counts[i] = histogram_u8(pixels)
+    """(n, 256) uint64 counts of each image's grey levels (Rust, eight sub-tables)."""
+    counts: np.ndarray = _core.histograms_u8(_rows(images))
     return counts
+
+
+def pack_above(images: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """(n, ceil(h·w / 8)) uint8: per image, `np.packbits(image.ravel() > threshold)` (first
+    pixel in the top bit, the last byte zero-padded), in one Rust pass."""
+    limits = np.ascontiguousarray(thresholds, dtype=np.uint8)
+    bits: np.ndarray = _core.pack_above_u8(_rows(images), limits)
+    return bits
+
+
+def remap(images: np.ndarray, luts: np.ndarray) -> np.ndarray:
+    """Each image through its own 256-entry uint8 LUT (Rust); the shape of `images`."""
+    tables = np.ascontiguousarray(luts, dtype=np.uint8)
+    out: np.ndarray = _core.remap_u8(_rows(images), tables)
+    return out.reshape(images.shape)
+
+
+def _rows(images: np.ndarray) -> np.ndarray:
+    """C-contiguous (n, h·w) uint8 pixels: a view of contiguous images, else a copy."""
+    return np.ascontiguousarray(pixel_rows(images), dtype=np.uint8)
