@@ -1,0 +1,388 @@
+//! NASCENT2's sort kernels (`ndp-sort`): bitonic sort, shuffle, dictionary decoder.
+//! Arrays in, arrays and count dictionaries out; a kernel error raises ValueError.
+
+use ndp_sort::bitonic::{self, Geometry, Key, Order, SortConfig, SortCounts, TieBreak};
+use ndp_sort::decoder::{self, DecodeCounts, DictionaryTable, Mode};
+use ndp_sort::shuffle::{self, Accesses, Layout, ShuffleConfig, ShuffleCounts, Table};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+fn value_error(e: ndp_sort::Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn sort_config(p: usize, l: usize, tie_break: &str, descending: bool) -> PyResult<SortConfig> {
+    let tie_break = match tie_break {
+        "value_only" => TieBreak::ValueOnly,
+        "value_then_index" => TieBreak::ValueThenIndex,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "tie_break {other:?}: expected 'value_only' or 'value_then_index'"
+            )))
+        }
+    };
+    let order = if descending {
+        Order::Descending
+    } else {
+        Order::Ascending
+    };
+    Ok(SortConfig {
+        p,
+        l,
+        tie_break,
+        order,
+    })
+}
+
+fn sort_counts<'py>(py: Python<'py>, c: &SortCounts) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let fields: [(&str, u64); 22] = [
+        ("elements", c.elements),
+        ("padded_elements", c.padded_elements),
+        ("key_bytes", c.key_bytes),
+        ("capacity", c.capacity),
+        ("chunk_elements", c.chunk_elements),
+        ("chunks", c.chunks),
+        ("sorter_comparators", c.sorter_comparators),
+        ("merger_comparators", c.merger_comparators),
+        ("sorter_passes", c.sorter_passes),
+        ("pcs_ops", c.pcs_ops),
+        ("merge_ops", c.merge_ops),
+        ("dram_passes", c.dram_passes),
+        ("onchip_merge_passes", c.onchip_merge_passes),
+        ("chunk_loads", c.chunk_loads),
+        ("cs_sorter", c.cs_sorter),
+        ("cs_pcs", c.cs_pcs),
+        ("cs_merge", c.cs_merge),
+        ("cs_dram", c.cs_dram),
+        ("compare_swaps", c.compare_swaps()),
+        ("dram_read_bytes", c.dram_read_bytes),
+        ("dram_write_bytes", c.dram_write_bytes),
+        ("bram_array_reads", c.bram_reads[0] + c.bram_reads[1]),
+    ];
+    for (k, v) in fields {
+        d.set_item(k, v)?;
+    }
+    d.set_item("bram_array_writes", c.bram_writes[0] + c.bram_writes[1])?;
+    d.set_item("bram_reads_m1", c.bram_reads[0])?;
+    d.set_item("bram_reads_m2", c.bram_reads[1])?;
+    d.set_item("bram_writes_m1", c.bram_writes[0])?;
+    d.set_item("bram_writes_m2", c.bram_writes[1])?;
+    Ok(d)
+}
+
+type Sorted<'py, K> = (
+    Bound<'py, PyArray1<K>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyDict>,
+);
+
+fn argsort<'py, K: Key + numpy::Element>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, K>,
+    config: SortConfig,
+) -> PyResult<Sorted<'py, K>> {
+    let slice = keys.as_slice()?;
+    let out = py
+        .detach(|| bitonic::sort(slice, &config))
+        .map_err(value_error)?;
+    let counts = sort_counts(py, &out.counts)?;
+    Ok((
+        PyArray1::from_vec(py, out.keys),
+        PyArray1::from_vec(py, out.indices),
+        counts,
+    ))
+}
+
+/// Bitonic sort kernel on a contiguous uint32 array: (sorted keys, original indices
+/// uint32, counts dict).
+#[pyfunction]
+#[pyo3(signature = (keys, p, l, tie_break, descending))]
+fn bitonic_argsort_u32<'py>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, u32>,
+    p: usize,
+    l: usize,
+    tie_break: &str,
+    descending: bool,
+) -> PyResult<Sorted<'py, u32>> {
+    argsort(py, keys, sort_config(p, l, tie_break, descending)?)
+}
+
+/// Bitonic sort kernel on a contiguous uint64 array (64-bit keys, half the capacity).
+#[pyfunction]
+#[pyo3(signature = (keys, p, l, tie_break, descending))]
+fn bitonic_argsort_u64<'py>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, u64>,
+    p: usize,
+    l: usize,
+    tie_break: &str,
+    descending: bool,
+) -> PyResult<Sorted<'py, u64>> {
+    argsort(py, keys, sort_config(p, l, tie_break, descending)?)
+}
+
+/// The closed-form counts of sorting n keys of `key_bytes` (4 or 8) with 𝒫 = p, ℒ = l.
+#[pyfunction]
+fn bitonic_expected_counts(
+    py: Python<'_>,
+    n: usize,
+    key_bytes: usize,
+    p: usize,
+    l: usize,
+) -> PyResult<Bound<'_, PyDict>> {
+    let g = Geometry::new(p, l, key_bytes).map_err(value_error)?;
+    sort_counts(py, &SortCounts::expected(n, &g))
+}
+
+/// Eq. 2 and Eq. 3 for (𝒫, ℒ, key bytes).
+#[pyfunction]
+fn bitonic_geometry(
+    py: Python<'_>,
+    p: usize,
+    l: usize,
+    key_bytes: usize,
+) -> PyResult<Bound<'_, PyDict>> {
+    let g = Geometry::new(p, l, key_bytes).map_err(value_error)?;
+    let d = PyDict::new(py);
+    d.set_item("sequence_brams", g.sequence_brams())?;
+    d.set_item("index_brams", g.index_brams())?;
+    d.set_item("capacity", g.capacity())?;
+    d.set_item("depth_elements", g.depth_elements())?;
+    d.set_item("arrays_per_memory", g.arrays_per_memory())?;
+    d.set_item("sorter_comparators", bitonic::sorter_comparators(p))?;
+    d.set_item(
+        "sorter_comparators_approx",
+        bitonic::sorter_comparators_approx(p),
+    )?;
+    d.set_item("merger_comparators", bitonic::merger_comparators(p))?;
+    Ok(d)
+}
+
+/// (step, sub_step, lo, hi, ascending), positions 0-based.
+type ComparatorTuple = (u32, u32, usize, usize, bool);
+
+/// The network's comparators for n = 2^s, in execution order.
+#[pyfunction]
+fn bitonic_network(n: usize) -> PyResult<Vec<ComparatorTuple>> {
+    let comparators = bitonic::network::schedule(n).map_err(value_error)?;
+    Ok(comparators
+        .into_iter()
+        .map(|c| (c.step, c.sub_step, c.lo, c.hi, c.ascending))
+        .collect())
+}
+
+fn accesses<'py>(py: Python<'py>, a: &Accesses) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("random_accesses", a.random_accesses)?;
+    d.set_item("sequential_bursts", a.sequential_bursts)?;
+    d.set_item("bytes", a.bytes)?;
+    Ok(d)
+}
+
+fn shuffle_counts<'py>(py: Python<'py>, c: &ShuffleCounts) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("key_read", accesses(py, &c.key_read)?)?;
+    let (reads, writes) = c.totals();
+    d.set_item("reads", accesses(py, &reads)?)?;
+    d.set_item("writes", accesses(py, &writes)?)?;
+    let mut workers = Vec::with_capacity(c.workers.len());
+    for w in &c.workers {
+        let wd = PyDict::new(py);
+        wd.set_item("first_row", w.rows.start)?;
+        wd.set_item("end_row", w.rows.end)?;
+        wd.set_item("reads", accesses(py, &w.reads)?)?;
+        wd.set_item("writes", accesses(py, &w.writes)?)?;
+        workers.push(wd);
+    }
+    d.set_item("workers", workers)?;
+    Ok(d)
+}
+
+type Shuffled<'py> = (Vec<Bound<'py, PyArray2<u8>>>, Bound<'py, PyDict>);
+
+/// Shuffle kernel (Eq. 4): columns as C-contiguous uint8 (rows, width) arrays, stored in
+/// `layout` ('row', 'column' or 'hybrid'); returns the shuffled columns and counts.
+#[pyfunction]
+#[pyo3(signature = (columns, key_column, layout, indices, sorted_keys, workers, burst_bytes))]
+#[allow(clippy::too_many_arguments)]
+fn shuffle_table<'py>(
+    py: Python<'py>,
+    columns: Vec<PyReadonlyArray2<'py, u8>>,
+    key_column: usize,
+    layout: &str,
+    indices: PyReadonlyArray1<'py, u32>,
+    sorted_keys: Option<PyReadonlyArray2<'py, u8>>,
+    workers: usize,
+    burst_bytes: usize,
+) -> PyResult<Shuffled<'py>> {
+    let layout = match layout {
+        "row" => Layout::RowWise,
+        "column" => Layout::ColumnWise,
+        "hybrid" => Layout::Hybrid,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "layout {other:?}: expected 'row', 'column' or 'hybrid'"
+            )))
+        }
+    };
+    let widths: Vec<usize> = columns.iter().map(|c| c.as_array().dim().1).collect();
+    let slices = columns
+        .iter()
+        .map(|c| c.as_slice())
+        .collect::<Result<Vec<&[u8]>, _>>()?;
+    let index_slice = indices.as_slice()?;
+    let keys = sorted_keys.as_ref().map(|k| k.as_slice()).transpose()?;
+    let config = ShuffleConfig {
+        workers,
+        burst_bytes,
+    };
+    let (columns_out, counts) = py
+        .detach(|| {
+            let table = Table::from_columns(&slices, &widths, key_column, layout)?;
+            let out = shuffle::shuffle(&table, index_slice, keys, config)?;
+            let cols: Vec<Vec<u8>> = (0..widths.len()).map(|c| out.table.column(c)).collect();
+            Ok::<_, ndp_sort::Error>((cols, out.counts))
+        })
+        .map_err(value_error)?;
+    let rows = index_slice.len();
+    let arrays = columns_out
+        .into_iter()
+        .zip(&widths)
+        .map(|(bytes, &w)| PyArray1::from_vec(py, bytes).reshape([rows, w]))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((arrays, shuffle_counts(py, &counts)?))
+}
+
+fn table(values: &[Vec<u8>], l_max: Option<usize>) -> Result<DictionaryTable, ndp_sort::Error> {
+    match l_max {
+        Some(l) => DictionaryTable::new(values, l),
+        None => DictionaryTable::fitted(values),
+    }
+}
+
+type TableArrays<'py> = (
+    Bound<'py, PyArray2<u8>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+);
+
+/// The decoder's dictionary table for `values` (bytes): (rows uint8 (R, L_Max), byte
+/// addresses uint64, lengths uint32). L_Max defaults to the longest value's power of two.
+#[pyfunction]
+#[pyo3(signature = (values, l_max=None))]
+fn decoder_table(
+    py: Python<'_>,
+    values: Vec<Vec<u8>>,
+    l_max: Option<usize>,
+) -> PyResult<TableArrays<'_>> {
+    let t = table(&values, l_max).map_err(value_error)?;
+    let rows: Vec<u8> = (0..t.rows()).flat_map(|r| t.row(r).to_vec()).collect();
+    let addresses: Vec<u64> = t.index().iter().map(|e| e.address).collect();
+    let lengths: Vec<u32> = t.index().iter().map(|e| e.length).collect();
+    Ok((
+        PyArray1::from_vec(py, rows).reshape([t.rows(), t.l_max()])?,
+        PyArray1::from_vec(py, addresses),
+        PyArray1::from_vec(py, lengths),
+    ))
+}
+
+fn decode_counts<'py>(
+    py: Python<'py>,
+    c: &DecodeCounts,
+    t: &DictionaryTable,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let fields: [(&str, u64); 10] = [
+        ("keys", c.keys),
+        ("cycles", c.cycles),
+        ("index_lookups", c.index_lookups),
+        ("row_reads", c.row_reads),
+        ("input_bytes", c.input_bytes),
+        ("output_bytes", c.output_bytes),
+        ("full_flushes", c.full_flushes),
+        ("partial_flushes", c.partial_flushes),
+        ("buffers", c.buffers),
+        ("table_copies", c.table_copies),
+    ];
+    for (k, v) in fields {
+        d.set_item(k, v)?;
+    }
+    d.set_item("l_max", t.l_max())?;
+    d.set_item("table_rows", t.rows())?;
+    d.set_item("table_bytes", t.bytes())?;
+    Ok(d)
+}
+
+type DecodedArrays<'py> = (
+    Bound<'py, PyArray1<u8>>,
+    Option<Bound<'py, PyArray1<u64>>>,
+    Bound<'py, PyDict>,
+);
+
+fn run_decode<'py, K: decoder::DecoderKey + numpy::Element>(
+    py: Python<'py>,
+    values: &[Vec<u8>],
+    keys: PyReadonlyArray1<'py, K>,
+    l_max: Option<usize>,
+    mode: Mode,
+) -> PyResult<DecodedArrays<'py>> {
+    let slice = keys.as_slice()?;
+    let (t, out) = py
+        .detach(|| {
+            let t = table(values, l_max)?;
+            let out = decoder::decode(&t, slice, mode)?;
+            Ok::<_, ndp_sort::Error>((t, out))
+        })
+        .map_err(value_error)?;
+    let counts = decode_counts(py, &out.counts, &t)?;
+    Ok((
+        PyArray1::from_vec(py, out.bytes),
+        out.offsets.map(|o| PyArray1::from_vec(py, o)),
+        counts,
+    ))
+}
+
+/// Dictionary decoder: `values` (bytes) is the dictionary page, `keys` a contiguous uint8,
+/// uint16 or uint32 data page. Variable-length mode unless `fixed_width` is given (then
+/// `lanes` keys per cycle). Returns (bytes uint8, offsets uint64[N + 1] or None, counts).
+#[pyfunction]
+#[pyo3(signature = (values, keys, l_max=None, fixed_width=None, lanes=1))]
+fn decode<'py>(
+    py: Python<'py>,
+    values: Vec<Vec<u8>>,
+    keys: &Bound<'py, PyAny>,
+    l_max: Option<usize>,
+    fixed_width: Option<usize>,
+    lanes: usize,
+) -> PyResult<DecodedArrays<'py>> {
+    let mode = match fixed_width {
+        Some(width) => Mode::Fixed { width, lanes },
+        None => Mode::Variable,
+    };
+    if let Ok(k) = keys.extract::<PyReadonlyArray1<'py, u8>>() {
+        run_decode(py, &values, k, l_max, mode)
+    } else if let Ok(k) = keys.extract::<PyReadonlyArray1<'py, u16>>() {
+        run_decode(py, &values, k, l_max, mode)
+    } else if let Ok(k) = keys.extract::<PyReadonlyArray1<'py, u32>>() {
+        run_decode(py, &values, k, l_max, mode)
+    } else {
+        Err(PyValueError::new_err(
+            "keys must be a one-dimensional uint8, uint16 or uint32 array (8-, 16- or 32-bit keys)",
+        ))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(bitonic_argsort_u32, m)?)?;
+    m.add_function(wrap_pyfunction!(bitonic_argsort_u64, m)?)?;
+    m.add_function(wrap_pyfunction!(bitonic_expected_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(bitonic_geometry, m)?)?;
+    m.add_function(wrap_pyfunction!(bitonic_network, m)?)?;
+    m.add_function(wrap_pyfunction!(shuffle_table, m)?)?;
+    m.add_function(wrap_pyfunction!(decoder_table, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)
+}
