@@ -1,0 +1,40 @@
+"""NASCENT2's near-storage sort kernels (Salamat et al., ACM TRETS 15(2), 2022; spec
+`seeds/nascent2.md`) as functional models with hardware counts.
+
+- `bitonic`: the bitonic network (§4) and the sort kernel (§5): (value, index) pairs, a
+  𝒫-sorter, M₁/M₂ sequence memory of capacity 2,048·𝒫·ℒ (Eq. 3), chunks merged in DRAM;
+  comparator and memory-access counts (Eq. 2).
+- `shuffle`: SortedTable[i] = OriginalTable[SortedIndices[i]] (Eq. 4) over six kernels, for
+  row-wise, column-wise and hybrid layouts, with sequential/random access counts (§6.4).
+- `decoder`: the dictionary decoder (§7): concatenated table, Eq. 5, two-row read, B output
+  buffers, fixed- and variable-length modes.
+- `dictionary`: dictionary encoding and the sorted-dictionary renumbering (§8).
+- `generic`: the generic sort of any key type (§8, Flow B), with the host fallback.
+
+The kernels run in the Rust crate `ndp-sort`; these modules check inputs, call it once and
+return typed results. They know nothing of platforms: timing and energy belong to the
+SmartSSD models.
+"""
+
+from ndpkit.nascent.bitonic import SortCounts, SortResult, argsort, expected_counts, geometry
+from ndpkit.nascent.decoder import Decoded, decode, dictionary_table
+from ndpkit.nascent.dictionary import encode, renumber
+from ndpkit.nascent.generic import GenericSortResult, generic_sort
+from ndpkit.nascent.shuffle import ShuffleResult, shuffle
+
+__all__ = [
+    "Decoded",
+    "GenericSortResult",
+    "ShuffleResult",
+    "SortCounts",
+    "SortResult",
+    "argsort",
+    "decode",
+    "dictionary_table",
+    "encode",
+    "expected_counts",
+    "generic_sort",
+    "geometry",
+    "renumber",
+    "shuffle",
+]
