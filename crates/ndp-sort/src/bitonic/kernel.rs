@@ -12,6 +12,12 @@
 //!    with d ≥ N_c are streaming compare-and-swap passes over DRAM, the rest an on-chip
 //!    merge pass per chunk (PCS then merges, as above).
 //!
+//! Elements are value ‖ index words (§5.5): the compare-and-swap units compare the value
+//! part (`ValueOnly`, the paper) or the whole word (`ValueThenIndex`, a stable sort) and
+//! always move the whole element. In this model the padded element array is the DRAM
+//! image and a chunk's slice of it is the on-chip sequence memory; the M₁/M₂ placement of
+//! each 𝒫-array ([`Geometry::location`]) is applied to every access that is counted.
+//!
 //! Directions follow the network of §4.2 over global positions, so chunks come out
 //! alternately ascending and descending and the final step is ascending. Descending order
 //! sorts the complemented keys ascending, which is the network with every comparator
@@ -33,26 +39,71 @@ use crate::error::Error;
 pub const PAD: u32 = u32::MAX;
 
 /// A key type of the sort kernel: 32- or 64-bit unsigned (spec §5.7).
+///
+/// Index tracking (§5.5) concatenates each index to its value: an element is one
+/// `Element` word holding value ‖ index (value in the high bits), so a compare-and-swap
+/// moves the whole element, and comparing the whole word is comparing (value, index).
 pub trait Key: Copy + Ord + Send + Sync + std::fmt::Debug + 'static {
     const BYTES: usize;
     const MAX: Self;
+    /// The concatenated element: u64 for 32-bit keys, u128 for 64-bit ones.
+    type Element: Copy + Ord + Send + Sync + std::fmt::Debug;
     /// The bitwise complement, which reverses the order.
     fn complement(self) -> Self;
+    fn concat(self, index: u32) -> Self::Element;
+    fn value(e: Self::Element) -> Self;
+    fn index(e: Self::Element) -> u32;
+    /// The value part of `e` with the index bits cleared, comparable as a whole word.
+    fn value_bits(e: Self::Element) -> Self::Element;
 }
 
 impl Key for u32 {
     const BYTES: usize = 4;
     const MAX: Self = u32::MAX;
+    type Element = u64;
     fn complement(self) -> Self {
         !self
+    }
+    #[inline(always)]
+    fn concat(self, index: u32) -> u64 {
+        (u64::from(self) << 32) | u64::from(index)
+    }
+    #[inline(always)]
+    fn value(e: u64) -> Self {
+        (e >> 32) as u32
+    }
+    #[inline(always)]
+    fn index(e: u64) -> u32 {
+        e as u32
+    }
+    #[inline(always)]
+    fn value_bits(e: u64) -> u64 {
+        e >> 32
     }
 }
 
 impl Key for u64 {
     const BYTES: usize = 8;
     const MAX: Self = u64::MAX;
+    type Element = u128;
     fn complement(self) -> Self {
         !self
+    }
+    #[inline(always)]
+    fn concat(self, index: u32) -> u128 {
+        (u128::from(self) << 32) | u128::from(index)
+    }
+    #[inline(always)]
+    fn value(e: u128) -> Self {
+        (e >> 32) as u64
+    }
+    #[inline(always)]
+    fn index(e: u128) -> u32 {
+        e as u32
+    }
+    #[inline(always)]
+    fn value_bits(e: u128) -> u128 {
+        e >> 32
     }
 }
 
@@ -118,71 +169,61 @@ pub fn sort<K: Key>(keys: &[K], config: &SortConfig) -> Result<SortOutput<K>, Er
     }
 }
 
-/// The comparison of a CS unit.
+/// The comparison of a CS unit on concatenated elements.
 trait Compare {
-    fn greater<K: Key>(ka: K, ia: u32, kb: K, ib: u32) -> bool;
+    fn greater<K: Key>(a: K::Element, b: K::Element) -> bool;
 }
 
+/// Compare the value part only (§5.5: "CS units compare only the value part").
 struct ValueOnly;
 impl Compare for ValueOnly {
     #[inline(always)]
-    fn greater<K: Key>(ka: K, _: u32, kb: K, _: u32) -> bool {
-        ka > kb
+    fn greater<K: Key>(a: K::Element, b: K::Element) -> bool {
+        K::value_bits(a) > K::value_bits(b)
     }
 }
 
+/// Compare the whole element, value then index.
 struct ValueThenIndex;
 impl Compare for ValueThenIndex {
     #[inline(always)]
-    fn greater<K: Key>(ka: K, ia: u32, kb: K, ib: u32) -> bool {
-        ka > kb || (ka == kb && ia > ib)
+    fn greater<K: Key>(a: K::Element, b: K::Element) -> bool {
+        a > b
     }
 }
 
 /// Compare-and-swap `lo[t]` with `hi[t]` for every lane t, in one direction.
 #[inline(always)]
-fn cs_lanes<K: Key, C: Compare>(
-    lo_k: &mut [K],
-    lo_i: &mut [u32],
-    hi_k: &mut [K],
-    hi_i: &mut [u32],
-    ascending: bool,
-) {
-    let n = lo_k.len();
-    let (lo_i, hi_k, hi_i) = (&mut lo_i[..n], &mut hi_k[..n], &mut hi_i[..n]);
-    for t in 0..n {
-        let (a, b, ia, ib) = (lo_k[t], hi_k[t], lo_i[t], hi_i[t]);
-        let swap = if ascending {
-            C::greater(a, ia, b, ib)
-        } else {
-            C::greater(b, ib, a, ia)
-        };
-        lo_k[t] = if swap { b } else { a };
-        hi_k[t] = if swap { a } else { b };
-        lo_i[t] = if swap { ib } else { ia };
-        hi_i[t] = if swap { ia } else { ib };
+fn cs_lanes<K: Key, C: Compare>(lo: &mut [K::Element], hi: &mut [K::Element], ascending: bool) {
+    let hi = &mut hi[..lo.len()];
+    if ascending {
+        for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+            let (a, b) = (*x, *y);
+            let swap = C::greater::<K>(a, b);
+            *x = if swap { b } else { a };
+            *y = if swap { a } else { b };
+        }
+    } else {
+        for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+            let (a, b) = (*x, *y);
+            let swap = C::greater::<K>(b, a);
+            *x = if swap { b } else { a };
+            *y = if swap { a } else { b };
+        }
     }
 }
 
 /// Compare-and-swap positions `lo` < `hi` of one array.
 #[inline(always)]
-fn cs_at<K: Key, C: Compare>(
-    keys: &mut [K],
-    idx: &mut [u32],
-    lo: usize,
-    hi: usize,
-    ascending: bool,
-) {
-    let (a, b, ia, ib) = (keys[lo], keys[hi], idx[lo], idx[hi]);
+fn cs_at<K: Key, C: Compare>(x: &mut [K::Element], lo: usize, hi: usize, ascending: bool) {
+    let (a, b) = (x[lo], x[hi]);
     let swap = if ascending {
-        C::greater(a, ia, b, ib)
+        C::greater::<K>(a, b)
     } else {
-        C::greater(b, ib, a, ia)
+        C::greater::<K>(b, a)
     };
-    keys[lo] = if swap { b } else { a };
-    keys[hi] = if swap { a } else { b };
-    idx[lo] = if swap { ib } else { ia };
-    idx[hi] = if swap { ia } else { ib };
+    x[lo] = if swap { b } else { a };
+    x[hi] = if swap { a } else { b };
 }
 
 /// Direction of global position k in step i (§4.2): ascending in even 2^i blocks.
@@ -190,13 +231,13 @@ fn ascending_at(k: usize, step: u32) -> bool {
     (k >> step) & 1 == 0
 }
 
-struct Kernel<K, C> {
+struct Kernel<K: Key, C> {
     g: Geometry,
     plan: ChunkPlan,
     sorter: Vec<Comparator>,
     merger: Vec<Comparator>,
-    keys: Vec<K>,
-    idx: Vec<u32>,
+    /// The elements (value ‖ index), padded; the model's DRAM image.
+    elems: Vec<K::Element>,
     counts: SortCounts,
     compare: PhantomData<C>,
 }
@@ -226,8 +267,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
             },
             sorter,
             merger,
-            keys: Vec::with_capacity(plan.padded),
-            idx: Vec::with_capacity(plan.padded),
+            elems: Vec::with_capacity(plan.padded),
             compare: PhantomData,
         };
         kernel.first_pass(input, order);
@@ -257,14 +297,13 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         let end = start + self.plan.chunk;
         let real = &input[start.min(input.len())..end.min(input.len())];
         for (i, &k) in real.iter().enumerate() {
-            self.keys.push(match order {
+            let value = match order {
                 Order::Ascending => k,
                 Order::Descending => k.complement(),
-            });
-            self.idx.push((start + i) as u32);
+            };
+            self.elems.push(value.concat((start + i) as u32));
         }
-        self.keys.resize(end, K::MAX);
-        self.idx.resize(end, PAD);
+        self.elems.resize(end, K::MAX.concat(PAD));
         self.counts.dram_read_bytes += (real.len() * K::BYTES) as u64;
         self.counts.chunk_loads += 1;
     }
@@ -276,12 +315,9 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         for a in 0..self.plan.chunk / p {
             let base = start + a * p;
             let ascending = ascending_at(base, self.g.log_p());
-            let (keys, idx) = (
-                &mut self.keys[base..base + p],
-                &mut self.idx[base..base + p],
-            );
+            let array = &mut self.elems[base..base + p];
             for c in &self.sorter {
-                cs_at::<K, C>(keys, idx, c.lo, c.hi, c.ascending == ascending);
+                cs_at::<K, C>(array, c.lo, c.hi, c.ascending == ascending);
             }
             self.counts.sorter_passes += 1;
             self.counts.cs_sorter += self.sorter.len() as u64;
@@ -303,12 +339,9 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         for a in (0..self.plan.chunk / p).step_by(2) {
             let base = start + a * p;
             let ascending = ascending_at(base, step);
-            let (keys, idx) = (
-                &mut self.keys[base..base + 2 * p],
-                &mut self.idx[base..base + 2 * p],
-            );
+            let pair = &mut self.elems[base..base + 2 * p];
             for c in &self.merger {
-                cs_at::<K, C>(keys, idx, c.lo, c.hi, ascending);
+                cs_at::<K, C>(pair, c.lo, c.hi, ascending);
             }
             self.counts.cs_merge += self.merger.len() as u64;
             self.counts.merge_ops += 1;
@@ -327,9 +360,8 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         let mut tally = Tally::default();
         for run in (0..self.plan.chunk).step_by(2 * d) {
             let base = start + run;
-            let (lo_k, hi_k) = self.keys[base..base + 2 * d].split_at_mut(d);
-            let (lo_i, hi_i) = self.idx[base..base + 2 * d].split_at_mut(d);
-            cs_lanes::<K, C>(lo_k, lo_i, hi_k, hi_i, ascending_at(base, step));
+            let (lo, hi) = self.elems[base..base + 2 * d].split_at_mut(d);
+            cs_lanes::<K, C>(lo, hi, ascending_at(base, step));
             self.counts.cs_pcs += d as u64;
             for a in run / p..run / p + span {
                 let (m_lo, m_hi) = (tally.read(&self.g, a), tally.read(&self.g, a + span));
@@ -356,9 +388,9 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         }
         self.add(tally);
         let written = if last {
-            self.idx[start..start + self.plan.chunk]
+            self.elems[start..start + self.plan.chunk]
                 .iter()
-                .filter(|&&i| i != PAD)
+                .filter(|&&e| K::index(e) != PAD)
                 .count()
         } else {
             self.plan.chunk
@@ -374,9 +406,8 @@ impl<K: Key, C: Compare> Kernel<K, C> {
             for sub_step in 1..=step - log_c {
                 let d = 1usize << (step - sub_step);
                 for base in (0..self.plan.padded).step_by(2 * d) {
-                    let (lo_k, hi_k) = self.keys[base..base + 2 * d].split_at_mut(d);
-                    let (lo_i, hi_i) = self.idx[base..base + 2 * d].split_at_mut(d);
-                    cs_lanes::<K, C>(lo_k, lo_i, hi_k, hi_i, ascending_at(base, step));
+                    let (lo, hi) = self.elems[base..base + 2 * d].split_at_mut(d);
+                    cs_lanes::<K, C>(lo, hi, ascending_at(base, step));
                     self.counts.cs_dram += d as u64;
                 }
                 self.counts.dram_passes += 1;
@@ -409,13 +440,12 @@ impl<K: Key, C: Compare> Kernel<K, C> {
 
     fn output(self, order: Order) -> SortOutput<K> {
         let (keys, indices): (Vec<K>, Vec<u32>) = self
-            .keys
+            .elems
             .into_iter()
-            .zip(self.idx)
-            .filter(|&(_, i)| i != PAD)
-            .map(|(k, i)| match order {
-                Order::Ascending => (k, i),
-                Order::Descending => (k.complement(), i),
+            .filter(|&e| K::index(e) != PAD)
+            .map(|e| match order {
+                Order::Ascending => (K::value(e), K::index(e)),
+                Order::Descending => (K::value(e).complement(), K::index(e)),
             })
             .unzip();
         SortOutput {
