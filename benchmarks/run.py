@@ -4,7 +4,10 @@
 
 Groups: kernel-throughput (the Rust histogram vs numpy.bincount), model (estimates
 per second; the whole RANS/RFNS reproduction, in process and through the CLI),
-in-storage (RISP: estimates per second, channel selection, the RISP reproduction).
+in-storage (RISP: estimates per second, channel selection, the RISP reproduction),
+sim (the discrete-event simulator: events/s against SimPy on the same RFNS model, the
+full RFNS k-NN_8 case, memory against events, `ndpkit sweep` on 1 and 2 workers; the
+scripts sim_vs_simpy.py and sim_scale.py print more detail).
 Figures are recorded by hand in benchmarks/README.md with the machine they came from.
 """
 
@@ -21,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+import sim_scale
+import sim_vs_simpy
 from ndpkit import _core
 from ndpkit.hw import load_platform
 from ndpkit.model import estimate
@@ -92,6 +97,37 @@ def in_storage(repeat: int) -> list[tuple[str, str]]:
     ]
 
 
+def sim(repeat: int, quick: bool) -> list[tuple[str, str]]:
+    slow = min(repeat, 2)  # SimPy and the sweep take seconds per run
+    rows = []
+    for app, gib in (("knn8", 8 if quick else 130), ("he", 4 if quick else 32)):
+        r = sim_vs_simpy.rate(sim_vs_simpy.spec_for(app, gib * 2**30), slow)
+        rows += [
+            (f"RFNS {app} {gib} GiB: core events/s", f"{r['rate_core'] / 1e6:.2f} M/s"),
+            (f"RFNS {app}: SimPy events/s (all its events)", f"{r['rate_simpy'] / 1e6:.3f} M/s"),
+            (f"RFNS {app}: core / SimPy, own event counts", f"{r['rate_ratio']:.0f}x"),
+            (f"RFNS {app}: core / SimPy, same work (wall)", f"{r['wall_ratio']:.0f}x"),
+        ]
+    full = sim_scale.full_case(repeat)
+    rows += [
+        ("RFNS k-NN_8 130 GiB, simulate()", f"{full['wall_simulate_s']:.3f} s"),
+        ("RFNS k-NN_8 130 GiB, events", f"{full['events']:,}"),
+    ]
+    for m in sim_scale.memory((0.25, 4.0)):
+        rows.append(
+            (
+                f"RFNS k-NN_8 x{m['factor']}: RSS growth, pending events",
+                f"{m['growth_kib']} KiB, {m['peak_pending_events']}",
+            )
+        )
+    one, two = sim_scale.sweep_throughput((1, 2), slow, quick)
+    rows += [
+        (f"sweep {one['points']} points, 1 worker", f"{one['points_per_s']:.1f} per s"),
+        (f"sweep {two['points']} points, 2 workers", f"{two['points_per_s']:.1f} per s"),
+    ]
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
@@ -108,7 +144,8 @@ def main() -> None:
     )
     print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"histogram input: {size / 2**20:.0f} MiB of random bytes; best of {repeat}")
-    for name, value in histogram(size, repeat) + model(repeat) + in_storage(repeat):
+    results = histogram(size, repeat) + model(repeat) + in_storage(repeat)
+    for name, value in results + sim(repeat, args.quick):
         print(f"  {name:<52} {value:>14}")
 
 
