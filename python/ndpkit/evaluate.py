@@ -10,32 +10,58 @@ The modelled data size is the paper's D for the paper's apps (so predictions are
 scale the platforms were built for), or `model_bytes` when given. A platform's own
 per-engine throughput table wins over the scaled measurement (see `EngineScaling`), so on
 the RANS/RFNS presets the paper's apps use the paper's engine rates.
+
+**Splits.** An app with another split (k-NN's device-side top-k, `knn8-topk`) runs that split
+too, on the same data, verified and profiled the same way; on every platform
+`plan.compare_splits` then estimates both at the app's D and says which the planner picks
+(least energy without a longer time), under the staged time basis unless `options` are
+given (the paper's basis does not see the link to the host, which the splits change).
+
+**Data sets.** With `data`, the kernels run out of core through `LocalExecutor`, verification
+streams the data set (`runtime.verify`: exact per chunk for the per-record kernels, a merged
+per-chunk reference for k-NN, a streamed Lloyd for K-Means), and profiling measures the
+first `size_bytes` of it, so memory stays bounded whatever the data set's size.
 """
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, load_platform
-from ndpkit.kernels import Kernel, get_kernel, run_in_memory
+from ndpkit.kernels import Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan import plan
-from ndpkit.profile import load_profiles
+from ndpkit.plan.splits import RULE, SPLIT_OPTIONS, SplitComparison, compare_splits
+from ndpkit.profile import Profile, load_profiles
 from ndpkit.report import Column, Table
-from ndpkit.runtime import LocalExecutor, open_dataset
+from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
 from ndpkit.runtime.profiling import EngineScaling, Measurement, measure, to_profile
+from ndpkit.runtime.verify import Verification, verify_streaming
 
 DEFAULT_APPS = ("lc", "he", "knn2", "knn6", "knn8", "fft2d", "kmeans", "binarize", "sobel")
 DEFAULT_PLATFORMS = ("cns", "rans", "rfns")
 DEFAULT_SIZE_BYTES = 8 * 2**20
 """Per app: keeps `ndpkit evaluate` (all apps) well under a minute on two cores."""
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class KernelRun:
+    """One kernel run on an app's data: how long, how it was verified, what was measured."""
+
+    app: str
+    run_s: float
+    verification: Verification
+    measurement: Measurement
 
 
 @dataclass(frozen=True)
@@ -48,8 +74,13 @@ class AppRun:
     verified: bool
     measurement: Measurement
     model_bytes: float
+    verification: Verification
     estimates: dict[str, Estimate | str] = field(default_factory=dict)
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    other_splits: list[KernelRun] = field(default_factory=list)
+    """The app's other splits (k-NN's device-side top-k), run on the same data."""
+    splits: dict[str, SplitComparison] = field(default_factory=dict)
+    """Per platform, when the app has other splits: every split's estimate and the choice."""
 
 
 @cache
@@ -60,6 +91,17 @@ def published_size(app: str) -> float | None:
         if app in apps:
             return apps[app].data_bytes
     return None
+
+
+def split_variants(app: str) -> list[str]:
+    """The other splits `evaluate` compares an app with: knn8 → [knn8-topk].
+
+    Only the device-side top-k splits: `compare_splits` gives a split without a platform
+    entry the app's entry scaled by the measured ratio, which assumes the entry measured the
+    app's own split. HE's `he-remap` is the other way round (the presets' `he` entry measured
+    the papers' split, which is `he-remap`), so it is left out."""
+    name = f"{app}-topk"
+    return [name] if name in kernel_names() else []
 
 
 def evaluate(
@@ -74,54 +116,133 @@ def evaluate(
     options: Options | None = None,
     scaling: EngineScaling | None = None,
     progress: Progress | None = None,
+    split_tolerance: float = 0.0,
 ) -> list[AppRun]:
-    """Run, verify, profile and model each app (or the app of the data set at `data`)."""
+    """Run, verify, profile and model each app (or the app of the data set at `data`).
+
+    Without `data`, `size_bytes` of each app's data are generated in memory. With `data`,
+    the data set's app runs out of core and `size_bytes` is the sample that is profiled."""
     report = progress or (lambda _: None)
     specs = {name: load_platform(name) for name in platforms}
     runs = []
-    if data is not None:
-        dataset = open_dataset(data)
+    dataset = None if data is None else open_dataset(data)
+    if dataset is not None:
         apps = [dataset.app]
-    for app in apps:
-        kernel = get_kernel(app)
-        report(f"{app}: running and verifying")
-        if data is None:
-            values = kernel.generate(size_bytes, seed)
-            params = kernel.params(seed)
-            start = time.perf_counter()
-            result = run_in_memory(kernel, values, params, _chunk_records(kernel))
-            run_s = time.perf_counter() - start
-        else:
-            params = kernel.params(dataset.seed or seed)
-            out = LocalExecutor(workers).run(kernel, dataset, params)
-            result, run_s = out.result, out.wall_s
-            # The references are in-memory libraries: verifying reads the data set back whole.
-            values = dataset.read_all()
-        kernel.check(result, kernel.reference(values, params))
-        report(f"{app}: profiling")
-        m = measure(kernel, values, params, repeat=2)
-        d = model_bytes or published_size(app) or float(values.nbytes)
-        app_run = AppRun(app, int(values.nbytes), run_s, True, m, d)
-        for spec in specs.values():
-            _model(app_run, spec, m, d, options, scaling)
-        runs.append(app_run)
+    with LocalExecutor(workers) as executor:
+        for app in apps:
+            kernel = get_kernel(app)
+            if dataset is None:
+                source: _Source = _InMemory(kernel.generate(size_bytes, seed))
+            else:
+                source = _OnDisk(dataset, executor, size_bytes)
+            seed_used = seed if dataset is None else (dataset.seed or seed)
+            main = _run(kernel, source, seed_used, report)
+            others = [
+                _run(get_kernel(name), source, seed_used, report) for name in split_variants(app)
+            ]
+            d = model_bytes or published_size(app) or float(source.input_bytes)
+            app_run = AppRun(
+                app,
+                source.input_bytes,
+                main.run_s,
+                True,
+                main.measurement,
+                d,
+                main.verification,
+                other_splits=others,
+            )
+            for spec in specs.values():
+                opts = options or (Options(units="decimal") if spec.is_in_storage else Options())
+                profiles = [
+                    to_profile(k.measurement, data_bytes=d, scaling=scaling, target_host=spec.host)
+                    for k in (main, *others)
+                ]
+                _model(app_run, spec, profiles[0], opts)
+                if others:
+                    split_opts = options or replace(opts, time_basis=SPLIT_OPTIONS.time_basis)
+                    app_run.splits[spec.name] = compare_splits(
+                        spec, profiles, split_opts, tolerance=split_tolerance
+                    )
+            runs.append(app_run)
     return runs
+
+
+class _Source(ABC):
+    """Where an app's data is: generated in memory, or a data set on disk."""
+
+    input_bytes: int
+
+    @abstractmethod
+    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float]:
+        """(result, wall seconds)."""
+
+    @abstractmethod
+    def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
+        """Check `result` against the kernel's reference; raises KernelMismatchError."""
+
+    @abstractmethod
+    def sample(self) -> np.ndarray:
+        """The data that is profiled (on one core, in memory)."""
+
+
+@dataclass
+class _InMemory(_Source):
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.input_bytes = int(self.values.nbytes)
+
+    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float]:
+        start = time.perf_counter()
+        result = run_in_memory(kernel, self.values, params, _chunk_records(kernel))
+        return result, time.perf_counter() - start
+
+    def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
+        """The data is in memory anyway: the reference runs on all of it at once."""
+        kernel.check(result, kernel.reference(self.values, params))
+        return Verification("whole", 1, 1, len(self.values))
+
+    def sample(self) -> np.ndarray:
+        return self.values
+
+
+@dataclass
+class _OnDisk(_Source):
+    dataset: Dataset
+    executor: LocalExecutor
+    sample_bytes: int
+
+    def __post_init__(self) -> None:
+        self.input_bytes = self.dataset.total_bytes
+
+    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float]:
+        out = self.executor.run(kernel, self.dataset, params)
+        return out.result, out.wall_s
+
+    def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
+        return verify_streaming(kernel, self.dataset.chunks, params, result)
+
+    def sample(self) -> np.ndarray:
+        return self.dataset.head(self.sample_bytes)
+
+
+def _run(kernel: Kernel, source: _Source, seed: int, report: Progress) -> KernelRun:
+    """Run, verify (raises KernelMismatchError on a wrong answer) and profile one kernel."""
+    params = kernel.params(seed)
+    report(f"{kernel.name}: running")
+    result, run_s = source.run(kernel, params)
+    report(f"{kernel.name}: verifying")
+    verification = source.verify(kernel, params, result)
+    report(f"{kernel.name}: profiling")
+    m = measure(kernel, source.sample(), params, repeat=2)
+    return KernelRun(kernel.name, run_s, verification, m)
 
 
 def _chunk_records(kernel: Kernel) -> int:
     return max(1, (4 << 20) // max(kernel.record_bytes, 1))
 
 
-def _model(
-    run: AppRun,
-    spec: Platform,
-    m: Measurement,
-    d: float,
-    options: Options | None,
-    scaling: EngineScaling | None,
-) -> None:
-    opts = options or (Options(units="decimal") if spec.is_in_storage else Options())
-    profile = to_profile(m, data_bytes=d, scaling=scaling, target_host=spec.host)
+def _model(run: AppRun, spec: Platform, profile: Profile, opts: Options) -> None:
     config = FULL_GEAR if spec.engines is not None else HOST_ONLY
     try:
         run.estimates[spec.name] = estimate(spec, profile, config, opts)
@@ -144,21 +265,12 @@ def _model(
 
 
 def tables(runs: list[AppRun]) -> list[Table]:
-    """A verification/profile table and a per-platform prediction table."""
-    measured = [
-        {
-            "app": r.app,
-            "input_mib": r.input_bytes / 2**20,
-            "verified": r.verified,
-            "passes": r.measurement.passes,
-            "alpha": r.measurement.alpha,
-            "device_gb_per_s": r.measurement.device_bytes_per_s / 1e9,
-            "host_part_gb_per_s": r.measurement.host_part_bytes_per_s / 1e9,
-            "cycles_per_byte": r.measurement.cycles_per_byte,
-            "run_s": r.run_s,
-        }
-        for r in runs
-    ]
+    """A verification/profile table, a per-platform prediction table, and (for apps with
+    other splits) the comparison of the splits per platform."""
+    measured: list[dict[str, Any]] = []
+    for r in runs:
+        kernel_runs = [KernelRun(r.app, r.run_s, r.verification, r.measurement), *r.other_splits]
+        measured.extend(_measured_row(k, r.input_bytes) for k in kernel_runs)
     predicted = []
     for r in runs:
         cns = r.estimates.get("cns")
@@ -180,9 +292,9 @@ def tables(runs: list[AppRun]) -> list[Table]:
                 plan_row = r.plans.get(name, {})
                 if "engines_on" in plan_row:
                     row["plan"] = f"{plan_row['engines_on']}/{plan_row['engines_total']} on"
-                    row["plan_saving_pct"] = plan_row["saving_pct"] + 0.0  # no "-0.0"
+                    row["plan_saving_pct"] = round(plan_row["saving_pct"], 9) + 0.0  # no "-0.0"
             predicted.append(row)
-    return [
+    found = [
         Table(
             "measured",
             "Measured on this machine (one core): verified against the reference",
@@ -190,6 +302,7 @@ def tables(runs: list[AppRun]) -> list[Table]:
                 Column("app", "app", None),
                 Column("input_mib", "input (MiB)", 1),
                 Column("verified", "verified", None),
+                Column("check", "check", None, "how the reference was applied"),
                 Column("passes", "passes", 0),
                 Column("alpha", "α", 2, "device input / device output"),
                 Column("device_gb_per_s", "device (GB/s)", 3, "device part, one core"),
@@ -219,6 +332,61 @@ def tables(runs: list[AppRun]) -> list[Table]:
             predicted,
         ),
     ]
+    split_rows = [_split_row(r.app, c) for r in runs for c in r.splits.values()]
+    if split_rows:
+        found.append(
+            Table(
+                "splits",
+                f"Splits compared on each platform at full gear (time basis: the device side at "
+                f"its slowest stage, then the host part); the planner picks the {RULE}",
+                [
+                    Column("app", "app", None),
+                    Column("platform", "platform", None),
+                    Column("split", "split", None),
+                    Column("alpha", "α", 1, "device input / device output"),
+                    Column("performance_gb_per_s", "GB/s", 2, "Eq. (1) performance"),
+                    Column("bottleneck", "bottleneck", None),
+                    Column("time_s", "time (s)", 3),
+                    Column("energy_j", "energy (J)", 1),
+                    Column("ee_mb_per_j", "MB/J", 2),
+                    Column("picked", "picked", None),
+                    Column("note", "note", None),
+                ],
+                [row for rows in split_rows for row in rows],
+            )
+        )
+    return found
+
+
+def _measured_row(k: KernelRun, input_bytes: int) -> dict[str, Any]:
+    m = k.measurement
+    return {
+        "app": k.app,
+        "input_mib": input_bytes / 2**20,
+        "verified": True,
+        "check": k.verification.method,
+        "passes": m.passes,
+        "alpha": m.alpha,
+        "device_gb_per_s": m.device_bytes_per_s / 1e9,
+        "host_part_gb_per_s": m.host_part_bytes_per_s / 1e9,
+        "cycles_per_byte": m.cycles_per_byte,
+        "run_s": k.run_s,
+    }
+
+
+def _split_row(app: str, comparison: SplitComparison) -> list[dict[str, Any]]:
+    """The comparison's rows; the note says why a split was picked (or none was), an error,
+    or how a split's engine rate was derived."""
+    rows = []
+    for row in comparison.rows():
+        picked = row.pop("chosen")
+        notes = [row.pop("note", None)]
+        if picked or comparison.chosen is None:
+            notes.append(comparison.reason)
+        notes.append(comparison.note(row["split"]))
+        note = "; ".join(n for n in notes if n)
+        rows.append({"app": app, **row, "picked": "✓" if picked else "", "note": note})
+    return rows
 
 
 def document(runs: list[AppRun]) -> dict[str, Any]:
@@ -227,6 +395,7 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
             {
                 "app": r.app,
                 "verified": r.verified,
+                "verification": r.verification.as_dict(),
                 "run_s": r.run_s,
                 "measurement": r.measurement.as_dict(),
                 "model_bytes": r.model_bytes,
@@ -234,6 +403,23 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                     k: (v if isinstance(v, str) else v.as_dict()) for k, v in r.estimates.items()
                 },
                 "plans": r.plans,
+                **(
+                    {
+                        "other_splits": [
+                            {
+                                "app": o.app,
+                                "verified": True,
+                                "verification": o.verification.as_dict(),
+                                "run_s": o.run_s,
+                                "measurement": o.measurement.as_dict(),
+                            }
+                            for o in r.other_splits
+                        ],
+                        "splits": {k: v.as_dict() for k, v in r.splits.items()},
+                    }
+                    if r.other_splits
+                    else {}
+                ),
             }
             for r in runs
         ]

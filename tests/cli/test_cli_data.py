@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ndpkit.kernels import Kernel
@@ -147,3 +149,49 @@ def test_import_npy_for_lc(ndpkit, tmp_path: Path) -> None:
         ndpkit("data", "import", str(wrong), "--app", "lc", "--out", str(tmp_path / "w"))
     )
     assert str(wrong) in line and "needs float32" in line
+
+
+def test_generate_and_import_parquet(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    result = ndpkit(
+        "data", "generate", "knn2", "--size", "256KiB", "--devices", "2", "--out", str(out),
+        "--shard-format", "parquet", "-f", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)["dataset"]
+    assert doc["shard_format"] == "parquet" and doc["columns"] == ["x0", "x1"]
+    points = open_dataset(out).read_all()
+    table = pa.table({"a": points[:, 0], "skip": np.zeros(len(points)), "b": points[:, 1]})
+    pq.write_table(table, tmp_path / "t.parquet")
+    result = ndpkit(
+        "data", "import", str(tmp_path / "t.parquet"), "--app", "knn2", "--devices", "3",
+        "--columns", "a, b", "--out", str(tmp_path / "imp"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert np.array_equal(open_dataset(tmp_path / "imp").read_all(), points)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (("--columns", "a,nope"), "t.parquet: columns: no column 'nope'"),
+        (("--columns", "a,"), "--columns: an empty column name"),
+        ((), "t.parquet: columns: 3 columns (a, skip, b) for app 'knn2'"),
+    ],
+)
+def test_import_parquet_bad_columns(ndpkit, tmp_path: Path, extra: Any, expected: str) -> None:
+    pq.write_table(
+        pa.table({"a": [1.0] * 4, "skip": [0] * 4, "b": [2.0] * 4}), tmp_path / "t.parquet"
+    )
+    args = ("import", str(tmp_path / "t.parquet"), "--app", "knn2", "--out", str(tmp_path / "X"))
+    assert expected in _one_error_line(ndpkit("data", *args, "--devices", "2", *extra))
+    assert not (tmp_path / "X").exists()
+
+
+def test_generate_bad_shard_format(ndpkit, tmp_path: Path) -> None:
+    args = ("generate", "lc", "--size", "1MiB", "--out", str(tmp_path / "X"))
+    line = _one_error_line(ndpkit("data", *args, "--shard-format", "csv"))
+    assert "--shard-format: must be one of npy, parquet" in line
+    sobel = ("generate", "sobel", "--size", "1MiB", "--out", str(tmp_path / "X"))
+    line = _one_error_line(ndpkit("data", *sobel, "--shard-format", "parquet"))
+    assert "shard_format: app 'sobel' has records of shape (256, 256)" in line

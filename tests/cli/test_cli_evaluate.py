@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+
+from ndpkit.kernels import get_kernel
+from ndpkit.runtime import generate_dataset, import_dataset, open_dataset
+from ndpkit.runtime.profiling import measure
 
 
 def test_evaluate_json_runs_verifies_and_models(ndpkit) -> None:
@@ -55,4 +62,66 @@ def test_evaluate_bad_input_exits_2(ndpkit, args: tuple[str, ...], needle: str) 
     result = ndpkit("evaluate", *args)
     assert result.returncode == 2, result.stdout + result.stderr
     assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_evaluate_knn_compares_both_splits(ndpkit) -> None:
+    result = ndpkit("evaluate", "knn2", "--size", "1 MiB", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (app,) = json.loads(result.stdout)["apps"]
+    (other,) = app["other_splits"]
+    assert other["app"] == "knn2-topk" and other["verified"] is True
+    assert other["measurement"]["alpha"] > 100 * app["measurement"]["alpha"]
+    assert set(app["splits"]) == {"cns", "rans", "rfns"}
+    assert app["splits"]["cns"]["chosen"] is None
+    for name in ("rans", "rfns"):
+        comparison = app["splits"][name]
+        assert [s["split"] for s in comparison["splits"]] == ["knn2", "knn2-topk"]
+        assert comparison["chosen"] in ("knn2", "knn2-topk") and comparison["reason"]
+        # The top-k split takes the paper's engine entry, scaled by the measured ratio.
+        assert set(comparison["carried_engine_rate_ratio"]) == {"knn2-topk"}
+    table = ndpkit("evaluate", "knn2", "--size", "1 MiB")
+    assert table.returncode == 0, table.stderr
+    assert "Splits compared" in table.stdout and "knn2-topk" in table.stdout
+
+
+def _knn_data_sets(tmp_path: Path) -> tuple[Path, Path]:
+    """The same k-NN_2 points as .npy shards and as Parquet shards imported from a table."""
+    npy = generate_dataset("knn2", 1 << 20, 3, tmp_path / "npy", seed=4, shard_bytes=200_000)
+    points = npy.read_all()
+    pq.write_table(pa.table({"u": points[:, 0], "v": points[:, 1]}), tmp_path / "t.parquet")
+    import_dataset(tmp_path / "t.parquet", 3, tmp_path / "pq", "knn2", shard_bytes=200_000)
+    return npy.path, tmp_path / "pq"
+
+
+def test_evaluate_parquet_data(ndpkit, tmp_path: Path) -> None:
+    """An imported table runs, verifies (streamed) and profiles like its .npy twin; the
+    answers are compared bit for bit in tests/runtime/test_parquet.py."""
+    npy, parquet = _knn_data_sets(tmp_path)
+    result = ndpkit("evaluate", "--data", str(parquet), "--workers", "2", "-f", "json")
+    assert result.returncode == 0, result.stderr
+    (app,) = json.loads(result.stdout)["apps"]
+    assert app["verified"] and app["app"] == "knn2"
+    assert app["verification"] == {
+        "method": "merged top-k",
+        "chunks": len(open_dataset(parquet).shards),
+        "passes": 1,
+        "records": (1 << 20) // 8,
+    }
+    assert app["other_splits"][0]["verification"]["method"] == "merged top-k"
+    kernel = get_kernel("knn2")
+    same = measure(kernel, open_dataset(npy).read_all(), kernel.params(4), repeat=1)
+    assert app["measurement"]["alpha"] == same.alpha
+    assert app["measurement"]["input_bytes"] == same.input_bytes
+
+
+def test_evaluate_corrupt_parquet_shard_exits_2(ndpkit, tmp_path: Path) -> None:
+    _, path = _knn_data_sets(tmp_path)
+    victim = sorted(path.glob("device-01/*.parquet"))[0]
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 0x08
+    victim.write_bytes(raw)
+    result = ndpkit("evaluate", "--data", str(path), "--workers", "1")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"error: {victim}: " in result.stderr and "corrupt" in result.stderr
     assert "Traceback" not in result.stderr

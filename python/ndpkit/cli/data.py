@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, emit, user_errors
+from ndpkit.cli.common import Format, FormatOption, choice, emit, user_errors
 from ndpkit.errors import SpecError
 from ndpkit.report import Column, Table
 from ndpkit.runtime.dataset import (
     DEFAULT_SHARD_BYTES,
     Dataset,
+    ShardFormat,
     generate_dataset,
     import_dataset,
     open_dataset,
@@ -56,6 +57,13 @@ def generate(
     devices: DevicesOpt = 8,
     seed: Annotated[int, typer.Option("--seed", help="Generator seed (≥ 0).")] = 0,
     shard_size: ShardSizeOpt = f"{DEFAULT_SHARD_BYTES // 2**20}MiB",
+    shard_format: Annotated[
+        str,
+        typer.Option(
+            "--shard-format",
+            help="npy, or parquet: tables with a column per feature (lc, knn*, kmeans).",
+        ),
+    ] = "npy",
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
@@ -69,22 +77,34 @@ def generate(
             seed=seed,
             shard_bytes=_size("--shard-size", shard_size),
             overwrite=overwrite,
+            shard_format=choice("--shard-format", shard_format, ShardFormat),
         )
     _show(dataset, fmt)
 
 
 @app.command("import")
 def import_(
-    path: Annotated[Path, typer.Argument(help="A .npy file, or a directory of PNG/JPEG images.")],
+    path: Annotated[
+        Path,
+        typer.Argument(help="A .npy file, a Parquet table (.parquet), or a directory of images."),
+    ],
     out: OutOpt,
     app_name: Annotated[str, typer.Option("--app", "-a", help="The app the data is for.")],
     devices: DevicesOpt = 8,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            "--columns",
+            help="Parquet: the feature columns, comma-separated, in order (default: all).",
+        ),
+    ] = None,
     shard_size: ShardSizeOpt = f"{DEFAULT_SHARD_BYTES // 2**20}MiB",
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Shard existing data: a .npy is split contiguously (device d holds the d-th block);
-    images are records if they all have the app's record shape, else one shard each."""
+    """Shard existing data: a .npy or a Parquet table is split contiguously (device d holds
+    the d-th block; a table keeps its format, one row per record); images are records if
+    they all have the app's record shape, else one shard each."""
     with user_errors():
         dataset = import_dataset(
             path,
@@ -93,6 +113,7 @@ def import_(
             app_name,
             shard_bytes=_size("--shard-size", shard_size),
             overwrite=overwrite,
+            columns=None if columns is None else _names("--columns", columns),
         )
     _show(dataset, fmt)
 
@@ -148,6 +169,13 @@ def _show(dataset: Dataset, fmt: Format) -> None:
         ],
         fmt,
     )
+
+
+def _names(flag: str, text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise SpecError(f"an empty column name in {text!r}", source="command line", field=flag)
+    return names
 
 
 def _bytes(value: int) -> str:

@@ -25,15 +25,20 @@ def evaluate_cmd(
         typer.Option("--platforms", help="Comma-separated presets or platform files to model."),
     ] = ",".join(ev.DEFAULT_PLATFORMS),
     size: Annotated[
-        str, typer.Option("--size", help="Generated data per app, e.g. '8 MiB', '4 GiB'.")
+        str,
+        typer.Option(
+            "--size",
+            help="Generated data per app, e.g. '8 MiB', '4 GiB' (with --data: the part of the "
+            "data set that is profiled).",
+        ),
     ] = "8 MiB",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the generated data.")] = 0,
     data: Annotated[
         Path | None,
         typer.Option(
             "--data",
-            help="A data set from `ndpkit data generate/import` instead; it runs out of core, "
-            "but verifying it against the reference reads it into memory.",
+            help="A data set from `ndpkit data generate/import` instead (.npy or Parquet "
+            "shards); it runs and is verified out of core, in bounded memory.",
         ),
     ] = None,
     workers: Annotated[
@@ -43,10 +48,21 @@ def evaluate_cmd(
         str | None,
         typer.Option("--model-size", help="D to model (default: the paper's D for its apps)."),
     ] = None,
+    split_tolerance: Annotated[
+        float,
+        typer.Option(
+            "--split-tolerance",
+            min=0.0,
+            help="k-NN's splits: how much longer (a fraction, e.g. 0.05) the picked split may "
+            "take than the fastest, for less energy (default 0).",
+        ),
+    ] = 0.0,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Run each app's kernel on real data, verify it against an independent reference,
-    profile it on this machine, and predict time, energy and plans on each platform."""
+    profile it on this machine, and predict time, energy and plans on each platform.
+    k-NN apps also run the device-side top-k split, and each platform says which split the
+    planner picks."""
     with user_errors():
         names = expand(apps or list(ev.DEFAULT_APPS))
         for name in names:
@@ -72,6 +88,7 @@ def evaluate_cmd(
                 workers=workers,
                 model_bytes=model_bytes,
                 progress=lambda msg: bar.update(task, description=msg),
+                split_tolerance=split_tolerance,
             )
     emit(ev.tables(runs), fmt, ev.document(runs))
 

@@ -9,11 +9,14 @@ from ndpkit.plan.reconfigure import (
     plan,
     required_engines,
 )
+from ndpkit.plan.splits import SplitComparison, compare_splits
 
 __all__ = [
     "Mapping",
     "Plan",
+    "SplitComparison",
     "activate",
+    "compare_splits",
     "configuration_of",
     "engines_allowed",
     "minimum_engines",

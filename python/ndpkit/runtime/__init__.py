@@ -1,8 +1,9 @@
 """Running kernels on real data: sharded data sets on disk and executors.
 
 `generate_dataset` / `import_dataset` write a data set as one directory per emulated device
-(see `ndpkit.runtime.dataset` for the layout and manifest), `open_dataset` validates one, and
-`LocalExecutor` runs a kernel over it with one local process per engine.
+(see `ndpkit.runtime.dataset` for the layout and manifest), `open_dataset` validates one,
+`LocalExecutor` runs a kernel over it with one local process per engine, and
+`verify.verify_streaming` checks a result against the kernel's reference in bounded memory.
 
     ds = generate_dataset("lc", 4 * 2**30, devices=8, path="data/lc")
     kernel = get_kernel("lc")
@@ -11,6 +12,7 @@
 """
 
 from ndpkit.runtime.dataset import (
+    DEFAULT_CHUNK_BYTES,
     DEFAULT_SHARD_BYTES,
     Dataset,
     Manifest,
@@ -21,7 +23,6 @@ from ndpkit.runtime.dataset import (
     open_dataset,
 )
 from ndpkit.runtime.executor import (
-    DEFAULT_CHUNK_BYTES,
     EngineStats,
     LocalExecutor,
     PassStats,

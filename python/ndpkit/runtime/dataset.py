@@ -7,6 +7,13 @@ Layout of a data set directory DIR:
     DIR/device-00/shard-0001.npy
     DIR/device-01/shard-0000.npy    …
 
+**Shard formats.** `.npy` (the default) holds any record shape. `.parquet` holds tables: one
+row per record, one column per feature (records of shape (d,), the point apps LC, k-NN and
+K-Means); the manifest names the columns. Parquet shards are written uncompressed (float
+features do not compress), with a CRC in every page header that readers check, in row
+groups of at most `ROW_GROUP_BYTES`; readers stream them through a small buffer, a bounded
+batch at a time.
+
 **Record order (layout "contiguous").** The data set is the concatenation device 0 shard 0,
 device 0 shard 1, …, device 1 shard 0, … Each shard's `offset` in the manifest is the index
 of its first record in that order; the executor passes it to `Kernel.device`, so kernels that
@@ -26,6 +33,10 @@ memory-mapped windows. Neither ever holds the whole data set.
 
 The manifest records each shard's size in bytes and CRC-32: `open_dataset` checks sizes
 (cheap: catches missing and truncated shards), `verify=True` also checks every CRC.
+
+**Reading.** `shard_chunks` streams one shard in chunks of whole records, whatever its
+format (the executor's workers and streamed verification both use it); `Dataset.chunks`
+walks a whole data set that way.
 """
 
 from __future__ import annotations
@@ -41,7 +52,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -55,8 +66,30 @@ MANIFEST = "manifest.json"
 FORMAT = "ndpkit-dataset"
 DEFAULT_SHARD_BYTES = 64 * 2**20
 """Largest shard a generator or .npy import writes (the last shard of a device is smaller)."""
+DEFAULT_CHUNK_BYTES = 8 * 2**20
+"""What a reader holds of a shard at once: large enough that per-chunk costs (a mapping, a
+Python call) vanish, small enough to stay near the caches and keep a worker's memory small."""
 _PIECE_BYTES = 16 * 2**20  # how much of a source an import copies at once
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+ROW_GROUP_BYTES = 8 * 2**20
+"""Largest Parquet row group a writer makes."""
+_STREAMED = {"pre_buffer": False, "buffer_size": 2**20}
+"""Read Parquet pages through a 1 MiB buffer: without it pyarrow reads whole column chunks
+and keeps them (measured: a 96 MiB file read in batches grew the reader by 86 MiB; with it,
+by 6 MiB)."""
+
+ShardFormat = Literal["npy", "parquet"]
+SHARD_FORMATS: tuple[ShardFormat, ...] = ("npy", "parquet")
+
+
+def _arrow() -> tuple[Any, Any]:
+    """pyarrow and pyarrow.parquet, imported on first use: they add 0.1 s to every start of
+    the command, and most data sets are .npy."""
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+    import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+
+    return pa, pq
 
 
 class ShardError(SpecError):
@@ -78,7 +111,7 @@ class ShardEntry(BaseModel):
     device: int = Field(ge=0)
     index: int = Field(ge=0)
     path: str
-    """Relative to the data set directory: device-NN/shard-MMMM.npy."""
+    """Relative to the data set directory: device-NN/shard-MMMM.npy (or .parquet)."""
     records: int = Field(ge=1)
     offset: int = Field(ge=0)
     """Index of the shard's first record in the whole data set."""
@@ -107,6 +140,9 @@ class Manifest(BaseModel):
     data_bytes: int = Field(gt=0)
     shard_bytes: int = Field(gt=0)
     shards: tuple[ShardEntry, ...]
+    shard_format: ShardFormat = "npy"
+    columns: tuple[str, ...] | None = None
+    """Parquet shards: the column of each feature, in record order (None for .npy)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Manifest:
@@ -116,8 +152,16 @@ class Manifest(BaseModel):
             raise ValueError(f"record_bytes {self.record_bytes} does not match dtype and shape")
         if self.data_bytes != self.records * self.record_bytes:
             raise ValueError("data_bytes is not records x record_bytes")
-        _check_shard_order(self.shards, self.devices, self.records)
+        _check_columns(self.shard_format, self.columns, self.record_shape)
+        _check_shard_order(self.shards, self.devices, self.records, self.shard_format)
         return self
+
+    def to_json(self) -> str:
+        """The manifest as written; a .npy data set's has no format or column keys, as
+        before Parquet shards existed."""
+        npy = self.shard_format == "npy"
+        skip = {"shard_format", "columns"} if npy else None
+        return self.model_dump_json(indent=2, exclude=skip) + "\n"
 
 
 def _parse_dtype(text: str) -> np.dtype[Any]:
@@ -130,7 +174,22 @@ def _parse_dtype(text: str) -> np.dtype[Any]:
     return dtype
 
 
-def _check_shard_order(shards: Sequence[ShardEntry], devices: int, records: int) -> None:
+def _check_columns(
+    shard_format: ShardFormat, columns: tuple[str, ...] | None, record_shape: tuple[int, ...]
+) -> None:
+    if shard_format == "npy":
+        if columns is not None:
+            raise ValueError(".npy shards have no columns")
+        return
+    if len(record_shape) != 1:
+        raise ValueError(f"Parquet shards hold records of shape (d,), not {record_shape}")
+    if columns is None or len(columns) != record_shape[0] or len(set(columns)) != len(columns):
+        raise ValueError(f"Parquet shards need {record_shape[0]} distinct column names")
+
+
+def _check_shard_order(
+    shards: Sequence[ShardEntry], devices: int, records: int, shard_format: ShardFormat = "npy"
+) -> None:
     """Shards must tile the records in device-major order, each device holding at least one."""
     offset = 0
     expected = (0, 0)
@@ -139,10 +198,9 @@ def _check_shard_order(shards: Sequence[ShardEntry], devices: int, records: int)
             raise ValueError(
                 f"shard {shard.path} is out of order (expected device/index {expected})"
             )
-        if shard.path != shard_relpath(shard.device, shard.index):
-            raise ValueError(
-                f"shard path {shard.path!r} should be {shard_relpath(shard.device, shard.index)!r}"
-            )
+        expected_path = shard_relpath(shard.device, shard.index, shard_format)
+        if shard.path != expected_path:
+            raise ValueError(f"shard path {shard.path!r} should be {expected_path!r}")
         if shard.offset != offset:
             raise ValueError(
                 f"shard {shard.path} starts at record {shard.offset}, expected {offset}"
@@ -155,8 +213,23 @@ def _check_shard_order(shards: Sequence[ShardEntry], devices: int, records: int)
         raise ValueError(f"the shards hold {offset} records, the manifest says {records}")
 
 
-def shard_relpath(device: int, index: int) -> str:
-    return f"device-{device:02d}/shard-{index:04d}.npy"
+def shard_relpath(device: int, index: int, shard_format: ShardFormat = "npy") -> str:
+    return f"device-{device:02d}/shard-{index:04d}.{shard_format}"
+
+
+@dataclass(frozen=True)
+class RecordLayout:
+    """How a data set's shards store its records: what a reader needs besides the manifest's
+    per-shard entries."""
+
+    dtype: np.dtype[Any]
+    record_shape: tuple[int, ...]
+    shard_format: ShardFormat = "npy"
+    columns: tuple[str, ...] | None = None
+
+    @property
+    def record_bytes(self) -> int:
+        return math.prod(self.record_shape) * self.dtype.itemsize
 
 
 @dataclass(frozen=True)
@@ -195,6 +268,15 @@ class Dataset:
         return self.manifest.records
 
     @property
+    def shard_format(self) -> ShardFormat:
+        return self.manifest.shard_format
+
+    @property
+    def layout(self) -> RecordLayout:
+        m = self.manifest
+        return RecordLayout(self.dtype, m.record_shape, m.shard_format, m.columns)
+
+    @property
     def total_bytes(self) -> int:
         """Bytes of records (what a kernel reads), without .npy headers."""
         return self.manifest.data_bytes
@@ -216,19 +298,38 @@ class Dataset:
     def device_bytes(self, device: int) -> int:
         return sum(s.records for s in self.shards_of(device)) * self.record_bytes
 
+    def chunks(
+        self, chunk_bytes: int = DEFAULT_CHUNK_BYTES, *, verify: bool = False
+    ) -> Iterator[tuple[int, np.ndarray]]:
+        """(offset of the first record, chunk) over every shard in record order, each chunk
+        at most `chunk_bytes` of whole records (at least one): memory stays bounded."""
+        chunk_records = max(1, chunk_bytes // self.record_bytes)
+        for shard in self.shards:
+            yield from shard_chunks(
+                self.shard_path(shard), shard, self.layout, chunk_records, verify=verify
+            )
+
+    def head(self, max_bytes: int) -> np.ndarray:
+        """The first records of the data set, at most `max_bytes` of them (at least one)."""
+        wanted = max(1, max_bytes // self.record_bytes)
+        taken: list[np.ndarray] = []
+        count = 0
+        for _, chunk in self.chunks(min(max_bytes, DEFAULT_CHUNK_BYTES)):
+            taken.append(np.array(chunk[: wanted - count]))  # a copy: the window is released
+            count += len(taken[-1])
+            if count >= wanted:
+                break
+        return np.concatenate(taken)
+
     def read_all(self) -> np.ndarray:
         """The whole data set in record order, in memory: for tests and small data only."""
-        return np.concatenate([np.load(self.shard_path(s)) for s in self.shards])
+        return np.concatenate([np.array(chunk) for _, chunk in self.chunks()])
 
     def verify(self) -> None:
         """Check every shard's CRC-32 (reads the whole data set)."""
         for shard in self.shards:
             path = self.shard_path(shard)
-            found = _file_crc(path)
-            if found != shard.crc32:
-                raise ShardError(
-                    path, f"CRC-32 is {found}, the manifest says {shard.crc32}: corrupt"
-                )
+            _check_crc(path, _file_crc(path), shard.crc32)
 
     def summary(self) -> dict[str, Any]:
         m = self.manifest
@@ -238,6 +339,8 @@ class Dataset:
             "source": m.source,
             "seed": m.seed,
             "layout": m.layout,
+            "shard_format": m.shard_format,
+            **({"columns": list(m.columns)} if m.columns is not None else {}),
             "dtype": self.dtype.name,
             "record_shape": list(m.record_shape),
             "record_bytes": m.record_bytes,
@@ -331,6 +434,150 @@ def _file_crc(path: Path) -> str:
     return f"{crc:08x}"
 
 
+# -- reading shards -----------------------------------------------------------------------
+
+
+class ShardFacts(Protocol):
+    """What the manifest says about one shard (`ShardEntry` has it, and so does the
+    executor's own record of a shard)."""
+
+    @property
+    def records(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def file_bytes(self) -> int: ...
+
+    @property
+    def crc32(self) -> str: ...
+
+
+def shard_chunks(
+    path: Path,
+    shard: ShardFacts,
+    layout: RecordLayout,
+    chunk_records: int,
+    *,
+    verify: bool = False,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(offset of the first record in the data set, chunk) over one shard, after checking the
+    shard against the manifest. Chunks hold at most `chunk_records` whole records. With
+    `verify`, the shard's CRC-32 is checked too (.npy: as it is read, raising at the end;
+    Parquet: before the first chunk). Any problem is a `ShardError` naming the shard."""
+    check_shard_size(path, shard.file_bytes)
+    if layout.shard_format == "parquet":
+        if verify:
+            _check_crc(path, _file_crc(path), shard.crc32)
+        yield from _parquet_chunks(path, shard, layout, chunk_records)
+    else:
+        yield from _npy_chunks(path, shard, layout, chunk_records, verify)
+
+
+def _check_crc(path: Path, found: str, expected: str) -> None:
+    if found != expected:
+        raise ShardError(path, f"CRC-32 is {found}, the manifest says {expected}: corrupt")
+
+
+def _npy_chunks(
+    path: Path, shard: ShardFacts, layout: RecordLayout, chunk_records: int, verify: bool
+) -> Iterator[tuple[int, np.ndarray]]:
+    data_offset = _open_npy_shard(path, shard, layout)
+    crc = _header_crc(path, data_offset) if verify else 0
+    for start in range(0, shard.records, chunk_records):
+        count = min(chunk_records, shard.records - start)
+        try:
+            chunk = read_records(path, data_offset, layout.dtype, layout.record_shape, start, count)
+        except (OSError, ValueError) as exc:
+            raise ShardError(path, f"cannot map records {start}..{start + count} ({exc})") from None
+        if verify:
+            crc = zlib.crc32(chunk.reshape(-1).view(np.uint8).data, crc)
+        yield shard.offset + start, chunk
+        del chunk  # with the caller's reference gone, the window is unmapped here
+    if verify:
+        _check_crc(path, f"{crc:08x}", shard.crc32)
+
+
+def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
+    """Check the .npy header's dtype and shape against the manifest; the data's file offset."""
+    try:
+        header = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:  # np.load raises many kinds on a damaged file
+        raise ShardError(path, f"not a readable .npy shard ({exc})") from None
+    expected = (shard.records, *layout.record_shape)
+    if not isinstance(header, np.memmap):
+        raise ShardError(path, "not a .npy shard")
+    if header.dtype != layout.dtype or header.shape != expected:
+        raise ShardError(
+            path,
+            f"holds {header.dtype} {header.shape}, the manifest says {layout.dtype} {expected}",
+        )
+    return int(header.offset)
+
+
+def _header_crc(path: Path, data_offset: int) -> int:
+    with path.open("rb") as f:
+        return zlib.crc32(f.read(data_offset))
+
+
+def _parquet_chunks(
+    path: Path, shard: ShardFacts, layout: RecordLayout, chunk_records: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """Batches of at most `chunk_records` rows, read through a bounded buffer."""
+    pa, pq = _arrow()
+    columns = list(layout.columns or ())
+    try:
+        table = pq.ParquetFile(path, page_checksum_verification=True, **_STREAMED)
+    except (pa.ArrowException, OSError) as exc:
+        raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
+    with table:
+        found = table.schema_arrow
+        wanted = pa.schema([(name, pa.from_numpy_dtype(layout.dtype)) for name in columns])
+        if table.metadata.num_rows != shard.records or not found.equals(wanted):
+            raise ShardError(
+                path,
+                f"holds {table.metadata.num_rows} rows of {_describe(found)}, the manifest says "
+                f"{shard.records} rows of {_describe(wanted)}",
+            )
+        start = 0
+        batches = table.iter_batches(batch_size=chunk_records, columns=columns, use_threads=False)
+        while True:
+            try:
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                chunk = batch_to_records(batch, layout.dtype)
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                raise ShardError(
+                    path, f"cannot read the rows from {start} on ({exc}): corrupt"
+                ) from None
+            yield shard.offset + start, chunk
+            start += len(chunk)
+    if start != shard.records:
+        raise ShardError(path, f"gave {start} rows, the manifest says {shard.records}")
+
+
+def _describe(schema: Any) -> str:
+    return ", ".join(f"{field.name}: {field.type}" for field in schema) or "no columns"
+
+
+def batch_to_records(batch: Any, dtype: np.dtype[Any]) -> np.ndarray:
+    """A record batch of numeric columns as an (n, columns) array of `dtype`; a column with
+    nulls is a ValueError naming it."""
+    columns = []
+    for j, column in enumerate(batch.columns):
+        if column.null_count:
+            name = batch.schema.field(j).name
+            raise ValueError(f"column {name!r} has {column.null_count} nulls")
+        columns.append(column.to_numpy(zero_copy_only=False))
+    if not columns:
+        return np.empty((batch.num_rows, 0), dtype=dtype)
+    # Stacking the columns and transposing the copy measured 1.5x faster than filling the
+    # (n, columns) array column by column (strided writes).
+    return np.ascontiguousarray(np.vstack(columns).T, dtype=dtype)
+
+
 # -- writing ------------------------------------------------------------------------------
 
 
@@ -373,14 +620,18 @@ def generate_dataset(
     seed: int = 0,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     overwrite: bool = False,
+    shard_format: ShardFormat = "npy",
 ) -> Dataset:
     """About `size_bytes` of the app's synthetic data over `devices` devices, one shard at a time.
 
     Records are split evenly over devices (the first devices take one more when it does not
     divide) and each device's records into shards of at most `shard_bytes` (at least one record).
+    `shard_format="parquet"` writes tables with columns x0, x1, … (apps with records of shape
+    (d,) only).
     """
     kernel = resolve_kernel(app)
     _check_counts(devices, shard_bytes)
+    columns = _generated_columns(kernel, shard_format)
     if seed < 0:
         raise SpecError(f"must be ≥ 0, got {seed}", field="seed")
     total = int(size_bytes) // kernel.record_bytes
@@ -400,7 +651,25 @@ def generate_dataset(
                 yield _ShardSource(device, index, len(data), (data,))
 
     meta = _meta(kernel, devices, shard_bytes, seed=seed, source="generated")
+    if shard_format == "parquet":
+        meta |= {"shard_format": "parquet", "columns": columns}
     return _write_dataset(Path(path), overwrite, meta, sources())
+
+
+def _generated_columns(kernel: Kernel, shard_format: str) -> tuple[str, ...] | None:
+    if shard_format not in SHARD_FORMATS:
+        raise SpecError(
+            f"must be one of {', '.join(SHARD_FORMATS)}, got {shard_format!r}", field="shard_format"
+        )
+    if shard_format == "npy":
+        return None
+    if len(kernel.record_shape) != 1:
+        raise SpecError(
+            f"app {kernel.name!r} has records of shape {kernel.record_shape}; Parquet shards "
+            "hold rows of features (apps whose records have shape (d,): lc, knn*, kmeans)",
+            field="shard_format",
+        )
+    return tuple(f"x{j}" for j in range(kernel.record_shape[0]))
 
 
 def import_dataset(
@@ -411,23 +680,34 @@ def import_dataset(
     *,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     overwrite: bool = False,
+    columns: Sequence[str] | None = None,
 ) -> Dataset:
-    """Shard an existing .npy file or a directory of PNG/JPEG images for `app`.
+    """Shard an existing .npy file, Parquet table or directory of PNG/JPEG images for `app`.
 
     A .npy must hold the app's dtype in C order; it is reshaped to the app's records (so a
-    (H, W) image is a stream of pixels for a per-pixel app) and split contiguously. Images: see
+    (H, W) image is a stream of pixels for a per-pixel app) and split contiguously. A Parquet
+    table (`.parquet`, `.pq`) gives one record per row from `columns` (default: all of its
+    columns), which must be numeric and as many as the app's features; the values are cast to
+    the app's dtype and the shards are Parquet tables with those columns. Images: see
     `_image_sources`.
     """
     kernel = resolve_kernel(app)
     _check_counts(devices, shard_bytes)
     source = Path(src)
+    parquet = source.suffix.lower() in _PARQUET_SUFFIXES
+    if columns is not None and not parquet:
+        raise SpecError("only a Parquet table (.parquet) has columns to choose", field="columns")
+    meta = _meta(kernel, devices, shard_bytes, seed=None, source=f"import {source.resolve()}")
+    found: Iterable[_ShardSource]
     if source.is_dir():
         found = _image_sources(source, kernel, devices, shard_bytes)
+    elif source.is_file() and parquet:
+        found, chosen = _parquet_sources(source, kernel, devices, shard_bytes, columns)
+        meta |= {"shard_format": "parquet", "columns": chosen}
     elif source.is_file():
         found = _npy_sources(source, kernel, devices, shard_bytes)
     else:
         raise SpecError("no such file or directory", source=str(source))
-    meta = _meta(kernel, devices, shard_bytes, seed=None, source=f"import {source.resolve()}")
     return _write_dataset(Path(path), overwrite, meta, found)
 
 
@@ -479,15 +759,21 @@ def _write_dataset(
     """Write shards and then the manifest into a staging directory and publish it atomically."""
     dtype = np.dtype(meta["dtype"])
     record_shape: tuple[int, ...] = meta["record_shape"]
+    shard_format: ShardFormat = meta.get("shard_format", "npy")
     with _staging(path, overwrite) as staging:
         entries: list[ShardEntry] = []
         offset = 0
         for source in sources:
-            relpath = shard_relpath(source.device, source.index)
+            relpath = shard_relpath(source.device, source.index, shard_format)
             target = staging / relpath
             target.parent.mkdir(exist_ok=True)
             shape = (source.records, *record_shape)
-            file_bytes, crc = write_npy(target, dtype, shape, source.pieces)
+            if shard_format == "parquet":
+                file_bytes, crc = write_parquet(
+                    target, dtype, shape, source.pieces, meta["columns"]
+                )
+            else:
+                file_bytes, crc = write_npy(target, dtype, shape, source.pieces)
             entries.append(
                 ShardEntry(
                     device=source.device,
@@ -503,7 +789,7 @@ def _write_dataset(
         manifest = Manifest(
             **meta, records=offset, data_bytes=offset * meta["record_bytes"], shards=tuple(entries)
         )
-        (staging / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        (staging / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
     return Dataset(path, manifest)
 
 
@@ -530,6 +816,39 @@ def write_npy(
     if written != expected:
         raise ValueError(f"{path}: wrote {written} bytes for shape {shape}, expected {expected}")
     return written, f"{crc:08x}"
+
+
+def write_parquet(
+    path: Path,
+    dtype: np.dtype[Any],
+    shape: tuple[int, ...],
+    pieces: Iterable[np.ndarray],
+    columns: Sequence[str],
+) -> tuple[int, str]:
+    """Write a Parquet table (one column per feature) from pieces of its rows without holding
+    it whole, in row groups of at most ROW_GROUP_BYTES; (bytes, CRC-32 of the file)."""
+    pa, pq = _arrow()
+    schema = pa.schema([(name, pa.from_numpy_dtype(dtype)) for name in columns])
+    group_rows = max(1, ROW_GROUP_BYTES // (len(columns) * dtype.itemsize))
+    rows = 0
+    with (
+        path.open("xb") as f,
+        pq.ParquetWriter(
+            f, schema, compression="none", use_dictionary=False, write_page_checksum=True
+        ) as writer,
+    ):
+        for piece in pieces:
+            block = np.asarray(piece, dtype=dtype).reshape(-1, len(columns))
+            for start in range(0, len(block), group_rows):
+                part = block[start : start + group_rows]
+                arrays = [pa.array(np.ascontiguousarray(part[:, j])) for j in range(len(columns))]
+                writer.write_batch(
+                    pa.record_batch(arrays, schema=schema), row_group_size=group_rows
+                )
+                rows += len(part)
+    if (rows, len(columns)) != shape:
+        raise ValueError(f"{path}: wrote {rows} rows of {len(columns)} columns for shape {shape}")
+    return path.stat().st_size, _file_crc(path)
 
 
 @contextmanager
@@ -657,6 +976,96 @@ def _open_npy(src: Path) -> np.memmap[Any, Any]:
     if not isinstance(array, np.memmap):
         raise SpecError("not a single .npy array (an .npz archive?)", source=str(src))
     return array
+
+
+def _parquet_sources(
+    src: Path, kernel: Kernel, devices: int, shard_bytes: int, columns: Sequence[str] | None
+) -> tuple[Iterator[_ShardSource], tuple[str, ...]]:
+    """A Parquet table split contiguously like a .npy: device d gets the d-th block of rows.
+    The columns are checked before anything is written; the rows are read lazily, a bounded
+    batch at a time, in one pass over the source."""
+    pa, pq = _arrow()
+    if len(kernel.record_shape) != 1:
+        raise SpecError(
+            f"app {kernel.name!r} has records of shape {kernel.record_shape}; a Parquet table "
+            "holds rows of features (apps whose records have shape (d,): lc, knn*, kmeans)",
+            source=str(src),
+        )
+    try:
+        table = pq.ParquetFile(src, **_STREAMED)
+    except (pa.ArrowException, OSError) as exc:
+        raise SpecError(f"not a readable Parquet file ({exc})", source=str(src)) from None
+    chosen = _source_columns(src, table.schema_arrow, columns, kernel)
+    total = table.metadata.num_rows
+    if total < devices:
+        raise SpecError(f"holds {total} rows, fewer than {devices} devices", source=str(src))
+    per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
+
+    def blocks() -> Iterator[np.ndarray]:
+        with table:
+            batches = table.iter_batches(batch_size=per_piece, columns=list(chosen))
+            for batch in batches:
+                try:
+                    yield batch_to_records(batch, kernel.dtype)
+                except ValueError as exc:
+                    raise SpecError(str(exc), source=str(src)) from None
+
+    per_shard = max(1, shard_bytes // kernel.record_bytes)
+    rows = _Rows(blocks())
+    shards = (
+        _ShardSource(device, index, n, rows.take(n))
+        for device, count in enumerate(even_split(total, devices))
+        for index, (_, n) in enumerate(pieces(count, per_shard))
+    )
+    return shards, chosen
+
+
+def _source_columns(
+    src: Path, schema: Any, columns: Sequence[str] | None, kernel: Kernel
+) -> tuple[str, ...]:
+    pa, _ = _arrow()
+    names = list(schema.names)
+    chosen = tuple(columns) if columns is not None else tuple(names)
+    for name in chosen:
+        if name not in names:
+            raise SpecError(
+                f"no column {name!r} (it has: {', '.join(names)})", source=str(src), field="columns"
+            )
+        kind = schema.field(name).type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise SpecError(f"column {name!r} is {kind}, not numeric", source=str(src), field=name)
+    if len(set(chosen)) != len(chosen):
+        raise SpecError(
+            f"a column is named twice: {list(chosen)}", source=str(src), field="columns"
+        )
+    features = kernel.record_shape[0]
+    if len(chosen) != features:
+        raise SpecError(
+            f"{len(chosen)} columns ({', '.join(chosen)}) for app {kernel.name!r}, which needs "
+            f"{features} features: choose them with columns (--columns)",
+            source=str(src),
+            field="columns",
+        )
+    return chosen
+
+
+class _Rows:
+    """The rows of a stream of blocks, handed out in consecutive runs."""
+
+    def __init__(self, blocks: Iterator[np.ndarray]):
+        self._blocks = blocks
+        self._held: np.ndarray | None = None
+
+    def take(self, count: int) -> Iterator[np.ndarray]:
+        """The next `count` rows, in pieces (consume each run before asking for the next)."""
+        while count > 0:
+            if self._held is None or not len(self._held):
+                self._held = next(self._blocks, None)
+                if self._held is None:
+                    raise ValueError("the source ended before its metadata's row count")
+            piece, self._held = self._held[:count], self._held[count:]
+            count -= len(piece)
+            yield piece
 
 
 def _image_sources(

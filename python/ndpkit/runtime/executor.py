@@ -8,9 +8,10 @@ The parent merges the engines' partials and runs `Kernel.host`; while the kernel
 
 Why it is built this way:
 
-- **Bounded memory.** A chunk is its own memory-mapped window of the shard, unmapped once the
-  kernel is done with it, so a worker's resident memory is a chunk plus the kernel's partials
-  whatever the size of the data set (file pages stay in the page cache, not in the worker).
+- **Bounded memory.** A chunk is its own memory-mapped window of a .npy shard, unmapped once
+  the kernel is done with it (or one batch of a Parquet shard's rows, decoded a row group at a
+  time), so a worker's resident memory is a chunk plus the kernel's partials whatever the size
+  of the data set (file pages stay in the page cache, not in the worker).
 - **forkserver, not fork.** A child forked from the parent would inherit its threads and locks
   (BLAS pools, a progress UI). Forkserver children are forked from a clean, single-purpose
   server that has already imported numpy and this module, so a worker starts in milliseconds
@@ -47,9 +48,8 @@ import sys
 import tempfile
 import time
 import traceback
-import zlib
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext, SpawnContext
@@ -57,16 +57,12 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels.base import Kernel
-from ndpkit.runtime.dataset import Dataset, ShardError, check_shard_size, read_records
+from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
 
-DEFAULT_CHUNK_BYTES = 8 * 2**20
-"""Large enough that per-chunk costs (a mapping, a Python call) vanish, small enough to stay
-near the caches and keep a worker's memory small."""
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
 _SPILL_MIN_BYTES = 256 * 2**10  # buffers at least this large travel in a spill file
 _PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]  # imported once, by the server
@@ -198,8 +194,7 @@ class _Task:
     engine: int
     devices: tuple[int, ...]
     shards: tuple[_Shard, ...]
-    dtype: np.dtype[Any]
-    record_shape: tuple[int, ...]
+    layout: RecordLayout
     chunk_records: int
     report_progress: bool
     verify: bool
@@ -405,8 +400,7 @@ class _Run:
             engine=engine,
             devices=devices,
             shards=shards,
-            dtype=ds.dtype,
-            record_shape=ds.record_shape,
+            layout=ds.layout,
             chunk_records=max(1, self.chunk_bytes // ds.record_bytes),
             report_progress=self.progress is not None,
             verify=self.verify,
@@ -581,7 +575,10 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
     kernel, partials = task.kernel, []
     records = chunks = 0
     for shard in task.shards:
-        for offset, chunk in _chunks(shard, task):
+        stream = shard_chunks(
+            Path(shard.path), shard, task.layout, task.chunk_records, verify=task.verify
+        )
+        for offset, chunk in stream:
             partials.append(kernel.device(chunk, task.state, offset))
             records, chunks = records + len(chunk), chunks + 1
             if task.report_progress:
@@ -597,56 +594,13 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
         shards=len(task.shards),
         records=records,
         chunks=chunks,
-        bytes_in=records * task.dtype.itemsize * math.prod(task.record_shape),
+        bytes_in=records * task.layout.record_bytes,
         bytes_out=kernel.output_bytes(partial),
         seconds=time.perf_counter() - start,
         peak_rss_bytes=peak,
         rss_growth_bytes=peak - rss_start,
     )
     return partial, stats
-
-
-def _chunks(shard: _Shard, task: _Task) -> Iterator[tuple[int, np.ndarray]]:
-    """(offset of the first record in the data set, chunk) over one shard, after checking the
-    shard against the manifest; with `verify`, its CRC-32 is checked at the end."""
-    path = Path(shard.path)
-    data_offset = _open_shard(path, shard, task)
-    crc = _header_crc(path, data_offset) if task.verify else 0
-    for start in range(0, shard.records, task.chunk_records):
-        count = min(task.chunk_records, shard.records - start)
-        try:
-            chunk = read_records(path, data_offset, task.dtype, task.record_shape, start, count)
-        except (OSError, ValueError) as exc:
-            raise ShardError(path, f"cannot map records {start}..{start + count} ({exc})") from None
-        if task.verify:
-            crc = zlib.crc32(chunk.reshape(-1).view(np.uint8).data, crc)
-        yield shard.offset + start, chunk
-        del chunk  # with the caller's reference gone, the window is unmapped here
-    if task.verify and f"{crc:08x}" != shard.crc32:
-        raise ShardError(path, f"CRC-32 is {crc:08x}, the manifest says {shard.crc32}: corrupt")
-
-
-def _open_shard(path: Path, shard: _Shard, task: _Task) -> int:
-    """Check size, .npy header, dtype and shape against the manifest; the data's file offset."""
-    check_shard_size(path, shard.file_bytes)
-    try:
-        header = np.load(path, mmap_mode="r", allow_pickle=False)
-    except Exception as exc:  # np.load raises many kinds on a damaged file
-        raise ShardError(path, f"not a readable .npy shard ({exc})") from None
-    expected = (shard.records, *task.record_shape)
-    if not isinstance(header, np.memmap):
-        raise ShardError(path, "not a .npy shard")
-    if header.dtype != task.dtype or header.shape != expected:
-        raise ShardError(
-            path,
-            f"holds {header.dtype} {header.shape}, the manifest says {task.dtype} {expected}",
-        )
-    return int(header.offset)
-
-
-def _header_crc(path: Path, data_offset: int) -> int:
-    with path.open("rb") as f:
-        return zlib.crc32(f.read(data_offset))
 
 
 # -- moving partials from a worker to the parent ------------------------------------------

@@ -1,0 +1,220 @@
+"""Parquet shards: generating, importing a table, streaming it through the executor, and every
+bad table or damaged shard as a clear error naming the file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ndpkit.runtime.dataset as dataset_module
+from ndpkit.errors import SpecError
+from ndpkit.kernels import get_kernel
+from ndpkit.runtime import (
+    Dataset,
+    LocalExecutor,
+    ShardError,
+    generate_dataset,
+    import_dataset,
+    open_dataset,
+)
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with LocalExecutor(2) as ex:
+        yield ex
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Dataset, Dataset]:
+    """The same generated LC data as .npy shards and as Parquet shards."""
+    root = tmp_path_factory.mktemp("pair")
+    made = [
+        generate_dataset(
+            "lc", 1 << 20, 3, root / fmt, seed=7, shard_bytes=150_000, shard_format=fmt
+        )
+        for fmt in ("npy", "parquet")
+    ]
+    return made[0], made[1]
+
+
+def feature_table(points: np.ndarray) -> pa.Table:
+    """A table a user might have: an id, the features as float64 (f*) and int32 (g*, integer
+    valued), and a string column."""
+    n = len(points)
+    columns: dict[str, object] = {"id": np.arange(n), "label": ["p"] * n}
+    for j in range(points.shape[1]):
+        if j % 2:
+            columns[f"g{j}"] = points[:, j].astype(np.int32)
+        else:
+            columns[f"f{j}"] = points[:, j].astype(np.float64)
+    return pa.table(columns)
+
+
+def test_generated_parquet_holds_the_same_records(pair: tuple[Dataset, Dataset]) -> None:
+    npy, parquet = pair
+    assert parquet.shard_format == "parquet"
+    assert parquet.manifest.columns == tuple(f"x{j}" for j in range(8))
+    assert all(s.path.endswith(".parquet") for s in parquet.shards)
+    assert [s.records for s in parquet.shards] == [s.records for s in npy.shards]
+    np.testing.assert_array_equal(parquet.read_all(), npy.read_all())
+    reopened = open_dataset(parquet.path, verify=True)
+    assert reopened.manifest == parquet.manifest
+
+
+def test_npy_manifests_keep_their_old_keys(pair: tuple[Dataset, Dataset]) -> None:
+    npy, parquet = pair
+    assert "shard_format" not in json.loads((npy.path / "manifest.json").read_text())
+    written = json.loads((parquet.path / "manifest.json").read_text())
+    assert written["shard_format"] == "parquet" and len(written["columns"]) == 8
+
+
+@pytest.mark.parametrize("app", ["lc", "knn8", "kmeans"])
+def test_executor_answers_the_same_on_both_formats(
+    app: str, executor: LocalExecutor, tmp_path: Path
+) -> None:
+    kernel = get_kernel(app)
+    made = [
+        generate_dataset(
+            app, 1 << 19, 2, tmp_path / fmt, seed=3, shard_bytes=100_000, shard_format=fmt
+        )
+        for fmt in ("npy", "parquet")
+    ]
+    params = kernel.params(3)
+    a, b = (executor.run(kernel, ds, params, chunk_bytes=40_000) for ds in made)
+    kernel.check(b.result, kernel.reference(made[0].read_all(), params))
+    same = asdict if is_dataclass(a.result) else (lambda r: r)
+    np.testing.assert_equal(same(b.result), same(a.result))  # bit for bit
+    assert (a.passes, a.bytes_in, a.bytes_out) == (b.passes, b.bytes_in, b.bytes_out)
+    assert [e.chunks for e in a.engines] == [e.chunks for e in b.engines]
+
+
+def test_row_groups_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dataset_module, "ROW_GROUP_BYTES", 32 * 1000)
+    ds = generate_dataset("lc", 200_000, 1, tmp_path / "ds", shard_format="parquet")
+    meta = pq.ParquetFile(ds.shard_path(ds.shards[0])).metadata
+    assert meta.num_row_groups == -(-ds.records // 1000)
+    assert max(meta.row_group(i).num_rows for i in range(meta.num_row_groups)) == 1000
+
+
+def test_import_a_table_by_columns(tmp_path: Path) -> None:
+    points = get_kernel("lc").generate(200_000, 1)
+    source = tmp_path / "points.parquet"
+    pq.write_table(feature_table(points), source, row_group_size=777)
+    names = [f"f{j}" if j % 2 == 0 else f"g{j}" for j in range(8)]
+    # The integer columns hold truncated values: the import casts each column as it is.
+    expected = points.copy()
+    expected[:, 1::2] = np.trunc(expected[:, 1::2])
+    ds = import_dataset(source, 3, tmp_path / "ds", "lc", shard_bytes=60_000, columns=names)
+    assert ds.manifest.columns == tuple(names) and ds.shard_format == "parquet"
+    np.testing.assert_array_equal(ds.read_all(), expected)
+    assert [row["first_record"] for row in ds.device_rows()] == [0, 2084, 4167]
+
+
+@pytest.mark.parametrize(
+    ("columns", "message", "field"),
+    [
+        (None, "column 'label' is string, not numeric", "label"),
+        (["id", "f0"], r"2 columns \(id, f0\) for app 'lc', which needs 8 features", "columns"),
+        (["f0", "nope"], "no column 'nope'", "columns"),
+        (["f0", "f0", "g1", "f2", "g3", "f4", "g5", "f6"], "named twice", "columns"),
+    ],
+)
+def test_import_names_the_bad_column(
+    tmp_path: Path, columns: list[str] | None, message: str, field: str
+) -> None:
+    source = tmp_path / "points.parquet"
+    pq.write_table(feature_table(get_kernel("lc").generate(3200, 1)), source)
+    with pytest.raises(SpecError, match=message) as caught:
+        import_dataset(source, 2, tmp_path / "ds", "lc", columns=columns)
+    assert caught.value.source == str(source) and caught.value.field == field
+    assert not (tmp_path / "ds").exists()
+
+
+def test_import_rejects_nulls_and_leaves_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "holes.parquet"
+    values = [float(i) for i in range(1000)]
+    table = pa.table({f"c{j}": pa.array(values) for j in range(8)})
+    table = table.set_column(3, "c3", pa.array([*values[:900], None, *values[901:]]))
+    pq.write_table(table, source)
+    with pytest.raises(SpecError, match="column 'c3' has 1 nulls"):
+        import_dataset(source, 2, tmp_path / "ds", "lc")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["holes.parquet"]  # no staging left
+
+
+def test_import_rejects_what_is_not_a_feature_table(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.parquet"
+    fake.write_bytes(b"not a parquet file at all")
+    with pytest.raises(SpecError, match="not a readable Parquet file") as caught:
+        import_dataset(fake, 2, tmp_path / "a", "lc")
+    assert caught.value.source == str(fake)
+    with pytest.raises(SpecError, match="records of shape"):
+        import_dataset(fake, 2, tmp_path / "b", "sobel")
+    npy = tmp_path / "x.npy"
+    np.save(npy, np.zeros((10, 8), np.float32))
+    with pytest.raises(SpecError, match="only a Parquet table"):
+        import_dataset(npy, 2, tmp_path / "c", "lc", columns=["a"])
+
+
+def test_generate_parquet_only_for_point_apps(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="Parquet shards hold rows") as caught:
+        generate_dataset("sobel", 1 << 18, 2, tmp_path / "s", shard_format="parquet")
+    assert caught.value.field == "shard_format"
+    with pytest.raises(SpecError, match="must be one of npy, parquet"):
+        generate_dataset("lc", 1 << 18, 2, tmp_path / "s", shard_format="csv")  # type: ignore[arg-type]
+
+
+def _flip_middle(path: Path) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0x20
+    path.write_bytes(raw)
+
+
+def _zero_footer(path: Path) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[-40:-4] = bytes(36)
+    path.write_bytes(raw)
+
+
+def _swap_for_other_columns(path: Path) -> None:
+    table = pq.read_table(path)
+    renamed = table.rename_columns([f"y{j}" for j in range(table.num_columns)])
+    pq.write_table(renamed, path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_flip_middle, "CRC checksum verification failed"),
+        (_zero_footer, "not a readable Parquet shard"),
+        (_swap_for_other_columns, "the manifest says"),
+        (Path.unlink, "shard is missing"),
+    ],
+)
+def test_a_damaged_parquet_shard_is_named(
+    tmp_path: Path, executor: LocalExecutor, damage: object, message: str
+) -> None:
+    ds = generate_dataset("lc", 1 << 19, 2, tmp_path / "ds", shard_format="parquet", seed=2)
+    victim = ds.shard_path(ds.shards_of(1)[0])
+    damage(victim)  # type: ignore[operator]
+    kernel = get_kernel("lc")
+    with pytest.raises(ShardError, match=message) as caught:
+        executor.run(kernel, ds, kernel.params(2))
+    assert caught.value.source == str(victim)
+
+
+def test_verify_checks_a_parquet_shards_crc(tmp_path: Path, executor: LocalExecutor) -> None:
+    ds = generate_dataset("lc", 1 << 18, 2, tmp_path / "ds", shard_format="parquet", seed=2)
+    victim = ds.shard_path(ds.shards[1])
+    raw = bytearray(victim.read_bytes())
+    raw[-30] ^= 0x01  # inside the footer's metadata: may still parse, but the CRC differs
+    victim.write_bytes(raw)
+    with pytest.raises(ShardError) as caught:
+        open_dataset(ds.path, verify=True)
+    assert caught.value.source == str(victim) and "CRC-32" in str(caught.value)
