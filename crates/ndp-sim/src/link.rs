@@ -2,9 +2,10 @@
 //!
 //! Every transfer in flight gets an equal share of the link, except that a transfer whose
 //! own path is slower (an engine's x4 port) takes only what that path carries and leaves
-//! the rest to the others (water-filling). Rates change whenever a transfer starts or ends,
-//! so the link predicts its next completion and stamps it with an epoch: a prediction made
-//! before the latest change is stale and ignored.
+//! the rest to the others (water-filling). Rates change whenever a transfer starts or ends.
+//! Changes made at one instant are batched: the caller makes them, then asks for one
+//! [`SharedLink::wakeup`], which re-shares the link once and stamps the predicted next
+//! completion with an epoch; a prediction made before a later change is stale and ignored.
 
 use ndp_des::TimeWeighted;
 
@@ -38,6 +39,7 @@ pub struct SharedLink<T> {
     order: Vec<usize>,
     last_s: f64,
     epoch: u64,
+    changed: bool,
     busy: TimeWeighted,
     bytes: f64,
 }
@@ -53,13 +55,15 @@ impl<T: Copy> SharedLink<T> {
             order: Vec::new(),
             last_s: 0.0,
             epoch: 0,
+            changed: false,
             busy: TimeWeighted::default(),
             bytes: 0.0,
         }
     }
 
-    /// Start moving `bytes` for `tag`, no faster than `cap_bps` (its own path).
-    pub fn start(&mut self, now_s: f64, bytes: f64, cap_bps: f64, tag: T) -> Option<Wakeup> {
+    /// Start moving `bytes` for `tag`, no faster than `cap_bps` (its own path). Call
+    /// [`SharedLink::wakeup`] once the instant's changes are made.
+    pub fn start(&mut self, now_s: f64, bytes: f64, cap_bps: f64, tag: T) {
         self.advance(now_s);
         self.flows.push(Flow {
             remaining: bytes,
@@ -70,16 +74,13 @@ impl<T: Copy> SharedLink<T> {
         });
         self.bytes += bytes;
         self.busy.set(now_s, 1.0);
-        self.reshare()
+        self.changed = true;
     }
 
-    /// The predicted completion of `epoch` is due: the transfers that finished, and the
-    /// next wakeup. None if the prediction is stale.
-    pub fn complete(
-        &mut self,
-        now_s: f64,
-        epoch: u64,
-    ) -> Option<(Vec<Finished<T>>, Option<Wakeup>)> {
+    /// The predicted completion of `epoch` is due: the transfers that finished (None if the
+    /// prediction is stale). Call [`SharedLink::wakeup`] after the instant's changes.
+    pub fn complete(&mut self, now_s: f64, epoch: u64) -> Option<Vec<Finished<T>>> {
+        debug_assert!(!self.changed, "wakeup() must follow every change");
         if epoch != self.epoch {
             return None;
         }
@@ -104,7 +105,19 @@ impl<T: Copy> SharedLink<T> {
         if self.flows.is_empty() {
             self.busy.set(now_s, 0.0);
         }
-        Some((done, self.reshare()))
+        self.changed = true;
+        Some(done)
+    }
+
+    /// After the changes of one instant: re-share the link and predict the next completion,
+    /// to be scheduled by the caller. None if nothing changed (the pending prediction
+    /// stands) or nothing is in flight.
+    pub fn wakeup(&mut self) -> Option<Wakeup> {
+        if !self.changed {
+            return None;
+        }
+        self.changed = false;
+        self.reshare()
     }
 
     pub fn in_flight(&self) -> usize {
@@ -140,6 +153,25 @@ impl<T: Copy> SharedLink<T> {
         if self.flows.is_empty() {
             return None;
         }
+        let equal = self.capacity_bps / self.flows.len() as f64;
+        if self.flows.iter().all(|f| f.cap_bps >= equal) {
+            // No cap binds (the usual case): everyone gets the same share, no sort needed.
+            for flow in &mut self.flows {
+                flow.rate_bps = equal;
+            }
+        } else {
+            self.water_fill();
+        }
+        let next = self.next_index()?;
+        let flow = &self.flows[next];
+        Some(Wakeup {
+            delay_s: flow.remaining / flow.rate_bps,
+            epoch: self.epoch,
+        })
+    }
+
+    /// The slowest-capped transfers take their cap; the rest share what is left equally.
+    fn water_fill(&mut self) {
         self.order.clear();
         self.order.extend(0..self.flows.len());
         let flows = &self.flows;
@@ -154,12 +186,6 @@ impl<T: Copy> SharedLink<T> {
             left -= rate;
             sharing -= 1;
         }
-        let next = self.next_index()?;
-        let flow = &self.flows[next];
-        Some(Wakeup {
-            delay_s: flow.remaining / flow.rate_bps,
-            epoch: self.epoch,
-        })
     }
 
     fn next_index(&self) -> Option<usize> {
@@ -182,9 +208,10 @@ mod tests {
     #[test]
     fn one_transfer_gets_the_whole_link() {
         let mut link = SharedLink::new(10.0);
-        let wake = link.start(0.0, 20.0, f64::INFINITY, 'a').unwrap();
+        link.start(0.0, 20.0, f64::INFINITY, 'a');
+        let wake = link.wakeup().unwrap();
         assert!(close(wake.delay_s, 2.0));
-        let (done, next) = link.complete(2.0, wake.epoch).unwrap();
+        let done = link.complete(2.0, wake.epoch).unwrap();
         assert_eq!(
             done,
             vec![Finished {
@@ -192,7 +219,7 @@ mod tests {
                 started_s: 0.0
             }]
         );
-        assert!(next.is_none());
+        assert!(link.wakeup().is_none());
         assert!(close(link.busy_s(3.0), 2.0));
     }
 
@@ -201,19 +228,31 @@ mod tests {
         // a: 10 B, b: 30 B on a 10 B/s link. Both at 5 B/s until a ends at t = 2 (b has 20
         // left), then b alone at 10 B/s: it ends at t = 4.
         let mut link = SharedLink::new(10.0);
-        let stale = link.start(0.0, 10.0, f64::INFINITY, 'a').unwrap();
-        let wake = link.start(0.0, 30.0, f64::INFINITY, 'b').unwrap();
+        link.start(0.0, 10.0, f64::INFINITY, 'a');
+        let stale = link.wakeup().unwrap();
+        link.start(0.0, 30.0, f64::INFINITY, 'b');
+        let wake = link.wakeup().unwrap();
         assert!(
             link.complete(1.0, stale.epoch).is_none(),
             "stale prediction"
         );
         assert!(close(wake.delay_s, 2.0));
-        let (done, next) = link.complete(2.0, wake.epoch).unwrap();
+        let done = link.complete(2.0, wake.epoch).unwrap();
         assert_eq!(done[0].tag, 'a');
-        let next = next.unwrap();
+        let next = link.wakeup().unwrap();
         assert!(close(next.delay_s, 2.0));
-        let (done, _) = link.complete(4.0, next.epoch).unwrap();
+        let done = link.complete(4.0, next.epoch).unwrap();
         assert_eq!(done[0].tag, 'b');
+    }
+
+    #[test]
+    fn changes_at_one_instant_give_one_prediction() {
+        let mut link = SharedLink::new(10.0);
+        link.start(0.0, 10.0, f64::INFINITY, 1);
+        link.start(0.0, 10.0, f64::INFINITY, 2);
+        let wake = link.wakeup().unwrap();
+        assert!(link.wakeup().is_none(), "nothing changed since");
+        assert!(close(wake.delay_s, 2.0));
     }
 
     #[test]
@@ -222,7 +261,8 @@ mod tests {
         let mut link = SharedLink::new(12.0);
         link.start(0.0, 100.0, 2.0, 'a');
         link.start(0.0, 100.0, f64::INFINITY, 'b');
-        let wake = link.start(0.0, 10.0, f64::INFINITY, 'c').unwrap();
+        link.start(0.0, 10.0, f64::INFINITY, 'c');
+        let wake = link.wakeup().unwrap();
         assert!(close(wake.delay_s, 2.0));
     }
 
@@ -230,10 +270,11 @@ mod tests {
     fn simultaneous_completions_end_together() {
         let mut link = SharedLink::new(4.0);
         link.start(0.0, 8.0, f64::INFINITY, 1);
-        let wake = link.start(0.0, 8.0, f64::INFINITY, 2).unwrap();
-        let (done, next) = link.complete(wake.delay_s, wake.epoch).unwrap();
+        link.start(0.0, 8.0, f64::INFINITY, 2);
+        let wake = link.wakeup().unwrap();
+        let done = link.complete(wake.delay_s, wake.epoch).unwrap();
         assert_eq!(done.len(), 2);
-        assert!(next.is_none());
+        assert!(link.wakeup().is_none());
         assert_eq!(link.in_flight(), 0);
     }
 }

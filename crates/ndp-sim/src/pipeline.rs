@@ -200,6 +200,7 @@ impl Pipeline {
         for i in 0..self.ssds.len() {
             self.request_read(sched, i);
         }
+        self.schedule_uplink(sched);
     }
 
     fn request_read(&mut self, sched: &mut Scheduler<Event>, i: usize) {
@@ -340,22 +341,21 @@ impl Pipeline {
             .expect("try_dma checked the outbox");
         let bytes = chunk.raw / engine.alpha;
         let cap = engine.link_cap_bps;
-        let wake = self.link.start(now, bytes, cap, chunk);
-        Self::schedule_uplink(sched, wake);
+        self.link.start(now, bytes, cap, chunk);
     }
 
-    fn schedule_uplink(sched: &mut Scheduler<Event>, wake: Option<Wakeup>) {
-        if let Some(w) = wake {
-            sched.schedule(w.delay_s, Event::Uplink { epoch: w.epoch });
+    /// One prediction per instant for the uplink, after all of the instant's changes.
+    fn schedule_uplink(&mut self, sched: &mut Scheduler<Event>) {
+        if let Some(Wakeup { delay_s, epoch }) = self.link.wakeup() {
+            sched.schedule(delay_s, Event::Uplink { epoch });
         }
     }
 
     fn on_uplink(&mut self, sched: &mut Scheduler<Event>, epoch: u64) {
         let now = sched.now();
-        let Some((done, next)) = self.link.complete(now, epoch) else {
+        let Some(done) = self.link.complete(now, epoch) else {
             return; // a prediction made before the last change of rates
         };
-        Self::schedule_uplink(sched, next);
         for finished in done {
             let chunk = finished.tag;
             let e = chunk.engine as usize;
@@ -469,6 +469,7 @@ impl Model for Pipeline {
             Event::HostDone { chunk, started_s } => self.on_host_done(sched, chunk, started_s),
             Event::HostPhaseDone => self.end_s = sched.now(),
         }
+        self.schedule_uplink(sched);
     }
 }
 

@@ -250,7 +250,7 @@ def sweep_cmd(
     ] = "256 KiB,1 MiB,4 MiB",
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write the table to a .csv or .parquet file."),
+        typer.Option("--out", help="Write the table to a .csv or .parquet file."),
     ] = None,
     workers: Annotated[
         int | None, typer.Option("--workers", help="Threads (default: one per core).")
