@@ -10,12 +10,12 @@
 //!   bytes \[offset, offset + length).
 //! - **Output buffer**: B = min(L_Max, 64) byte buffers; byte j of the output stream goes to
 //!   buffer j mod B, and whenever every buffer holds a byte, B bytes are written to DRAM in
-//!   one AXI write. A page ends with a partial write of the last < B bytes [choice].
+//!   one AXI write. A page ends with a partial write of the last < B bytes \[choice\].
 //! - **Modes** (§7.3): variable-length decodes one key per cycle; fixed-length (all values
 //!   `width` bytes) decodes `lanes` keys per cycle, one dictionary copy per lane.
 //!
 //! The table keeps one zero guard row after row R−1 so that the two-row read of a value in
-//! the last row stays in bounds [choice]; it is not part of the R·L_Max footprint.
+//! the last row stays in bounds \[choice\]; it is not part of the R·L_Max footprint.
 //!
 //! Example (spec §13.5): the values USA, IRAN, CROATIA, BRAZIL, GHANA with L_Max = 8 give
 //! rows `USAIRANC`, `ROATIABR`, `AZILGHAN`, `A`; key 3 is at (14, 6), row 1, offset 6, and

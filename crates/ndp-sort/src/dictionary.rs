@@ -25,7 +25,7 @@ use crate::error::Error;
 
 /// Most distinct values a dictionary-encoded column may have (16-bit keys).
 pub const MAX_DISTINCT: usize = 1 << 16;
-/// On-chip memory for the dictionary table [external, spec §1.4]: the SmartSSD FPGA's 128
+/// On-chip memory for the dictionary table \[external, spec §1.4\]: the SmartSSD FPGA's 128
 /// URAM blocks of 288 Kb (4,096 × 72 bit) each.
 pub const URAM_BYTES: usize = 128 * 4096 * 72 / 8;
 

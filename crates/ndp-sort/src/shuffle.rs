@@ -2,8 +2,8 @@
 //!
 //!   SortedTable\[i\] = OriginalTable\[SortedIndices\[i\]\]   (4)
 //!
-//! Six independent kernels [paper] split the output rows into contiguous ranges
-//! \[⌊w·N/6⌋, ⌊(w+1)·N/6⌋) [choice, §6.2]; here each is a thread writing its own range.
+//! Six independent kernels \[paper\] split the output rows into contiguous ranges
+//! \[⌊w·N/6⌋, ⌊(w+1)·N/6⌋) \[choice, §6.2\]; here each is a thread writing its own range.
 //!
 //! A table is stored in one of three layouts, as *sections* of fixed-width records:
 //!
@@ -35,7 +35,7 @@ use crate::error::Error;
 
 /// Shuffle kernel instances (spec §6.2).
 pub const WORKERS: usize = 6;
-/// Longest sequential burst, in bytes [choice]: AXI bursts may not cross a 4 KiB boundary.
+/// Longest sequential burst, in bytes \[choice\]: AXI bursts may not cross a 4 KiB boundary.
 pub const BURST_BYTES: usize = 4096;
 
 /// How a table is stored (spec §3.1, Fig. 8).

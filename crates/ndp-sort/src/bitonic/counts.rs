@@ -23,7 +23,7 @@ pub struct ChunkPlan {
 }
 
 impl ChunkPlan {
-    /// Padding [choice, O16]: to the next power of two (at least 𝒫), because the bitonic
+    /// Padding \[choice, O16\]: to the next power of two (at least 𝒫), because the bitonic
     /// network, on chip and across chunks, needs 2^s elements; the paper pads to a multiple
     /// of 𝒫, which is the same up to one chunk.
     pub fn new(elements: usize, g: &Geometry) -> Self {

@@ -77,7 +77,7 @@ impl Geometry {
         2 * self.p * self.l
     }
 
-    /// BRAMs of the index memory, which has the sequence memory's capacity [derived].
+    /// BRAMs of the index memory, which has the sequence memory's capacity \[derived\].
     pub fn index_brams(&self) -> usize {
         self.sequence_brams()
     }
@@ -107,7 +107,7 @@ impl Geometry {
         }
     }
 
-    /// Location of array `a` of a resident chunk [choice, O17]: even arrays in M₁, odd in
+    /// Location of array `a` of a resident chunk \[choice, O17\]: even arrays in M₁, odd in
     /// M₂; within a sub-memory, consecutive arrays go to consecutive row groups, so arrays
     /// a and a + 2 sit in different BRAMs and the ℒ-to-1 multiplexers can fetch them in the
     /// same cycle. `None` past the capacity.

@@ -21,7 +21,7 @@
 //! Directions follow the network of §4.2 over global positions, so chunks come out
 //! alternately ascending and descending and the final step is ascending. Descending order
 //! sorts the complemented keys ascending, which is the network with every comparator
-//! flipped. Pads [choice, O16] carry the type's maximum in the sort order (the maximum
+//! flipped. Pads \[choice, O16\] carry the type's maximum in the sort order (the maximum
 //! ascending, the minimum descending) and index [`PAD`]; they are dropped by index, so a
 //! pad tying with a real extreme key under `ValueOnly` never reaches the output.
 //!

@@ -5,7 +5,7 @@
 //! step i (ascending first) and the last step is ascending throughout. The comparisons are
 //! fixed and data-independent: (n/2)·s(s+1)/2 of them.
 //!
-//! Comparator convention [choice]: an ascending comparator swaps when the lower position
+//! Comparator convention \[choice\]: an ascending comparator swaps when the lower position
 //! holds the greater element, a descending one when it holds the smaller; equal elements
 //! never move. The spec's reference procedure (`(x[k] > x[k+d]) == asc`) swaps equal
 //! elements in descending blocks; the two agree on every input with distinct values, and
