@@ -1,0 +1,241 @@
+"""`ndpkit simulate` and `ndpkit sweep` end to end, through the installed command."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+SIMULATION_KEYS = {
+    "platform",
+    "app",
+    "split",
+    "engines_total",
+    "engines_active",
+    "performance_gb_per_s",
+    "bottleneck",
+    "t_ndp_s",
+    "t_cpu_s",
+    "time_s",
+    "energy_j",
+    "ee_mb_per_j",
+    "model_time_s",
+    "model_energy_j",
+    "model_time_basis",
+    "time_difference_pct",
+    "energy_difference_pct",
+    "chunks",
+    "events",
+    "state_times_s",
+    "engines",
+    "timeline",
+    "sim_options",
+    "notes",
+}
+
+
+def simulation(ndpkit, *args: str) -> dict:
+    result = ndpkit("simulate", *args, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["simulation"]
+
+
+def test_simulate_table_compares_with_the_model(ndpkit) -> None:
+    result = ndpkit("simulate", "-p", "rfns", "-a", "knn8")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "knn8 on rfns" in out and "model time basis staged" in out
+    for quantity in ("time (s)", "energy (J)", "bottleneck", "ssd utilisation", "engines on"):
+        assert quantity in out
+    assert "vs the model" in out
+    assert "note:" not in result.stderr  # within 1 %: nothing to explain
+
+
+def test_simulate_json_has_the_estimates_fields_and_agrees(ndpkit) -> None:
+    s = simulation(ndpkit, "-p", "rfns", "-a", "knn8")
+    assert set(s) >= SIMULATION_KEYS
+    assert (s["platform"], s["app"], s["split"]) == ("rfns", "knn8", "device")
+    assert s["engines_total"] == s["engines_active"] == 36
+    assert s["time_s"] == pytest.approx(s["model_time_s"], rel=0.01)
+    assert s["energy_j"] == pytest.approx(s["model_energy_j"], rel=0.01)
+    assert s["model_time_basis"] == "staged"  # k-NN's top-k waits for every partial
+    assert s["sim_options"]["chunk_bytes"] == 2**20
+    # 130 GiB over 36 SSDs in 1 MiB chunks: ceil(3697.78) = 3698 chunks per SSD.
+    assert s["chunks"] == 36 * 3698
+    assert len(s["engines"]) == 36 and s["notes"] == []
+
+
+def test_simulate_writes_a_chrome_trace_atomically(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    s = simulation(ndpkit, "-p", "rfns", "-a", "knn8", "--size", "1 GiB", "--trace", str(out))
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary left
+    trace = json.loads(out.read_text(encoding="utf-8"))
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert {e["name"] for e in spans} >= {"read", "compute", "dma", "host part"}
+    assert sum(1 for e in spans if e["name"] == "read") == s["chunks"]
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
+    assert "NDP engines" in names
+    assert max(e["ts"] + e["dur"] for e in spans) == pytest.approx(s["time_s"] * 1e6, rel=1e-9)
+
+
+def test_simulate_trace_is_announced_in_table_mode(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    result = ndpkit("simulate", "-p", "rans", "-a", "he", "--size", "64 MiB", "--trace", str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"trace: {out}" in result.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["traceEvents"]
+
+
+def test_simulate_planned_configuration(ndpkit) -> None:
+    # The planner keeps 18 of RFNS's 36 engines on for HE under mux-2 (Table 11).
+    s = simulation(ndpkit, "-p", "rfns", "-a", "he", "--plan", "planned")
+    assert (s["engines_total"], s["engines_active"]) == (36, 18)
+    active = [e for e in s["engines"] if e["active"]]
+    assert all(e["ssds"] == 2 for e in active)
+    assert s["time_s"] == pytest.approx(s["model_time_s"], rel=0.01)
+
+
+def test_simulate_engine_count(ndpkit) -> None:
+    s = simulation(ndpkit, "-p", "rfns", "-a", "he", "--engines", "24")
+    assert (s["engines_total"], s["engines_active"]) == (36, 24)
+    assert sum(e["ssds"] for e in s["engines"]) == 36
+
+
+def test_simulate_engine_count_explains_an_uneven_placement(ndpkit) -> None:
+    result = ndpkit("simulate", "-p", "rfns", "-a", "knn8", "--engines", "24")
+    assert result.returncode == 0, result.stderr
+    assert "note: SSD 0 holds 0.0417 of the data" in result.stderr
+
+
+def test_simulate_host_plan(ndpkit) -> None:
+    s = simulation(ndpkit, "-p", "rfns", "-a", "he", "--plan", "host")
+    assert (s["split"], s["engines_active"]) == ("host", 0)
+    assert s["model_time_basis"] == "pipeline"
+    assert "link_bw_gb_per_s" in s and "ndp_bw_gb_per_s" not in s
+    # HE is small (3.4 GiB, 97 chunks of 1 MiB per SSD): fill and drain add 1.0 %.
+    assert s["time_s"] == pytest.approx(s["model_time_s"], rel=0.02)
+    assert s["time_s"] > s["model_time_s"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("-p", "nosuch", "-a", "knn8"), "unknown platform 'nosuch'"),
+        (("-p", "rfns", "-a", "nosuch"), "unknown app 'nosuch'"),
+        (("-p", "rfns", "-a", "knn8", "--chunk", "1 furlong"), "--chunk: '1 furlong'"),
+        (("-p", "rfns", "-a", "knn8", "--size", "-3GiB"), "--size: must be positive"),
+        (("-p", "rfns", "-a", "knn8", "--plan", "bogus"), "--plan: must be one of"),
+        (("-p", "rfns", "-a", "knn8", "--engines", "5"), "5 engines cannot serve 36 SSDs"),
+        (
+            ("-p", "rfns", "-a", "knn8", "--engines", "24", "--plan", "planned"),
+            "give --plan or --engines, not both",
+        ),
+        (("-p", "risp-64ch", "-a", "sobel"), "is in-storage"),
+        (
+            ("-p", "rfns", "-a", "he", "--trace", "/nonexistent/dir/t.json"),
+            "/nonexistent/dir/t.json: cannot write",
+        ),
+    ],
+)
+def test_simulate_bad_input_exits_2(ndpkit, args: tuple[str, ...], needle: str) -> None:
+    result = ndpkit("simulate", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert needle in result.stderr
+    assert result.stderr.startswith("error: ")
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an engine count the switch layer cannot route is reported without the flag: "
+    "'rfns: 5 engines cannot serve 36 SSDs through mux2 (needs 18..36)' "
+    "(ndpkit.sim.sweep.configuration raises a ModelError that cli/simulate.py passes on)",
+)
+@pytest.mark.parametrize("command", ["simulate", "sweep"])
+def test_an_unroutable_engine_count_names_the_flag(ndpkit, command: str) -> None:
+    args = ("-p", "rfns", "-a", "he") if command == "simulate" else ("--platforms", "rfns")
+    result = ndpkit(command, *args, "--engines", "5")
+    assert result.returncode == 2
+    assert "--engines" in result.stderr
+
+
+SWEEP = ("sweep", "--platforms", "rans", "--apps", "he", "--engines", "18,36")
+
+
+def test_sweep_writes_csv(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "x.csv"
+    result = ndpkit(*SWEEP, "--chunks", "1 MiB", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "wrote 2 rows" in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["x.csv"]
+    with out.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["platform"], r["app"], r["engines_on"]) for r in rows] == [
+        ("rans", "he", "18"),
+        ("rans", "he", "36"),
+    ]
+    for row in rows:
+        assert float(row["chunk_bytes"]) == 2**20
+        assert float(row["time_s"]) == pytest.approx(float(row["model_time_s"]), rel=0.01)
+
+
+def test_sweep_writes_parquet(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    result = ndpkit(*SWEEP, "--chunks", "1 MiB,4 MiB", "--out", str(out), "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    table = pq.read_table(out)
+    assert table.num_rows == 4
+    rows = table.to_pylist()
+    # Grid order: chunk sizes outer, engine counts inner, whatever order threads finish.
+    assert [(r["chunk_bytes"], r["engines_on"]) for r in rows] == [
+        (2**20, 18),
+        (2**20, 36),
+        (4 * 2**20, 18),
+        (4 * 2**20, 36),
+    ]
+    assert {"time_s", "model_time_s", "energy_j", "bottleneck", "events"} <= set(table.column_names)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.parquet"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--engines", "1:x"), "--engines: expected '18,27,36' or 'start:stop[:step]'"),
+        (("--out", "x.txt"), "--out: must end in .csv or .parquet"),
+        (("--chunks", "1 furlong"), "--chunks: '1 furlong'"),
+        (("--platforms", "risp-64ch"), "in-storage platforms are not swept"),
+        (("--workers", "0"), "--workers: must be at least 1"),
+    ],
+)
+def test_sweep_bad_input_exits_2(
+    ndpkit, tmp_path: Path, args: tuple[str, ...], needle: str
+) -> None:
+    args = tuple(str(tmp_path / a) if a == "x.txt" else a for a in args)
+    result = ndpkit("sweep", "--platforms", "rans", "--apps", "he", "--chunks", "1 MiB", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a sweep over an empty grid (--engines 36:18, or --apps/--chunks with no item) "
+    "exits 0 with an empty table; cli/simulate.py checks for an empty --platforms only",
+)
+@pytest.mark.parametrize(
+    "args", [("--engines", "36:18"), ("--apps", " "), ("--chunks", ",")], ids=str
+)
+def test_sweep_over_nothing_exits_2(ndpkit, args: tuple[str, ...]) -> None:
+    base = {"--platforms": "rans", "--apps": "he", "--chunks": "1 MiB"}
+    base.update(dict(zip(args[::2], args[1::2], strict=True)))
+    flat = [part for item in base.items() for part in item]
+    if "--engines" not in base:
+        flat += ["--engines", "18"]
+    result = ndpkit("sweep", *flat)
+    assert result.returncode == 2, result.stdout
+    assert args[0] in result.stderr
