@@ -149,12 +149,6 @@ def test_simulate_bad_input_exits_2(ndpkit, args: tuple[str, ...], needle: str) 
     assert result.stdout == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an engine count the switch layer cannot route is reported without the flag: "
-    "'rfns: 5 engines cannot serve 36 SSDs through mux2 (needs 18..36)' "
-    "(ndpkit.sim.sweep.configuration raises a ModelError that cli/simulate.py passes on)",
-)
 @pytest.mark.parametrize("command", ["simulate", "sweep"])
 def test_an_unroutable_engine_count_names_the_flag(ndpkit, command: str) -> None:
     args = ("-p", "rfns", "-a", "he") if command == "simulate" else ("--platforms", "rfns")
@@ -222,11 +216,6 @@ def test_sweep_bad_input_exits_2(
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a sweep over an empty grid (--engines 36:18, or --apps/--chunks with no item) "
-    "exits 0 with an empty table; cli/simulate.py checks for an empty --platforms only",
-)
 @pytest.mark.parametrize(
     "args", [("--engines", "36:18"), ("--apps", " "), ("--chunks", ",")], ids=str
 )

@@ -275,12 +275,6 @@ def test_imbalance_behind_a_saturated_uplink_is_worse_than_eq1(tmp_path: Path) -
     assert abs(free.time_difference) < 0.01
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="explain() has no note for engines.link_bandwidth: a per-engine port below the "
-    "engine's output slows the run (Eq. 1 ignores the port) but the only note is the "
-    "generic 'simulated vs modelled' line",
-)
 def test_an_engine_port_below_its_output_is_explained(tmp_path: Path) -> None:
     """Four SSDs at 4 GB/s, four engines at 1 GB/s (α = 1) with their own port to the PCIe
     switch of 0.5 GB/s (engines.link_bandwidth), a 1000 GB/s uplink; D = 400 MB.
@@ -307,13 +301,6 @@ def test_an_engine_port_below_its_output_is_explained(tmp_path: Path) -> None:
     assert any("link" in n or "port" in n for n in s.notes[1:]), s.notes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an engine's input slots are one pool of buffer x (SSDs served) shared first come "
-    "first served (crates/ndp-sim/src/pipeline.rs Pipeline::new, components.rs "
-    "Engine.slots_in), not buffer slots per SSD as pipeline.rs, spec.rs and "
-    "docs/simulator.md say: a fast SSD takes its slow neighbour's slots",
-)
 def test_each_ssd_has_its_own_input_slots(tmp_path: Path) -> None:
     """Two SSDs in a mux-2 module, one engine on serving both (at 10 GB/s, waking for
     10 ms), mux_port_cap on: SSD 0 reads at 4 GB/s, SSD 1 through an 8 Gbps = 1 GB/s

@@ -308,18 +308,10 @@ def test_energy_is_power_times_state_time(base: Platform, case: Case) -> None:
     reported = s.energy.by_component_j
     for component, joules in expected.items():
         assert math.isclose(reported[component], joules, rel_tol=1e-9, abs_tol=1e-9), component
-    # A host split has no "engines" entry (see test_a_host_split_charges_the_engines_it_keeps_off).
     assert set(reported) - set(expected) <= ({"engines"} if host_split else set())
     assert math.isclose(s.energy_j, sum(reported.values()), rel_tol=1e-12, abs_tol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a host split on a platform with engines charges them nothing: build_spec sends "
-    "no engines for a host split (python/ndpkit/sim/spec.py) and collect() skips engine "
-    "energy then (crates/ndp-sim/src/pipeline.rs), while the model charges power_off for "
-    "every engine over the run (docs/platforms.md), so the energy is 1.8 % low here",
-)
 def test_a_host_split_charges_the_engines_it_keeps_off(tmp_path: Path) -> None:
     """Four SSDs at 4 GB/s, a 10 GB/s uplink, the whole kernel on the host at 5 GB/s:
     D = 40 GB takes 8 s (+ 6.5 ms of fill). The four engines are off all along and draw
@@ -512,25 +504,6 @@ COUNTEREXAMPLES = {
         "mux port",
         2.0,
     ),
-    # One engine serves both SSDs of a mux-2 module; during a 3.9 ms wake the faster SSD 0
-    # takes three of the four pooled input slots, and the order of the last chunks
-    # changes: 10.0925 -> 10.0964 ms, +0.04 %.
-    "shared engine, pooled slots": (
-        counterexample(
-            2,
-            "mux2",
-            1,
-            ssd=333426756.0,
-            port=200002115.0,
-            data=1236481.0,
-            chunk=1932.0,
-            buffer=2,
-            host_buffer=1,
-            wake=0.00390625,
-        ),
-        "ssd",
-        2.0,
-    ),
 }
 
 
@@ -538,8 +511,7 @@ COUNTEREXAMPLES = {
     strict=True,
     reason="monotonicity (issue 5) fails outside monotone_regime: a wider link can "
     "lengthen the run when fair sharing synchronises transfers ahead of a FIFO stage or "
-    "an engine serves several SSDs (minimal cases in COUNTEREXAMPLES: +1.0 %, +5.0 %, "
-    "+0.04 %)",
+    "an engine serves several SSDs (minimal cases in COUNTEREXAMPLES: +1.0 %, +5.0 %)",
 )
 @pytest.mark.parametrize("name", sorted(COUNTEREXAMPLES))
 def test_more_bandwidth_never_lengthens_any_run(base: Platform, name: str) -> None:
@@ -549,13 +521,6 @@ def test_more_bandwidth_never_lengthens_any_run(base: Platform, name: str) -> No
     assert excess <= 0, (name, before, excess)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Rust side parses the spec's JSON numbers to within one ulp only (serde_json "
-    "without its float_roundtrip feature, crates/ndp-sim/Cargo.toml): D = "
-    "94736743.3608709 B in chunks of D/400 becomes 401 chunks (the last ~1e-8 B), and "
-    "an SSD of 90340726.09149575 B reads 90340726.09149577 B",
-)
 def test_the_simulator_sees_the_specs_numbers_exactly(tmp_path: Path) -> None:
     platform = write_platform(tmp_path, devices=1, ssd="1 GB/s", engine="2 GB/s")
     exact = 94736743.3608709

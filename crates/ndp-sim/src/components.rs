@@ -20,10 +20,12 @@ pub struct Chunk {
 pub const SSD_ACTIVE: usize = 0;
 pub const SSD_IDLE: usize = 1;
 
-/// An SSD (behind its switch-layer port): reads its shard one chunk at a time.
+/// An SSD (behind its switch-layer port): reads its shard one chunk at a time into the
+/// input slots its engine keeps for this port.
 #[derive(Debug, Clone)]
 pub struct Ssd {
     pub read_bps: f64,
+    pub slots: Resource<usize>,
     pub engine: usize,
     pub chunks_left: u64,
     pub last_chunk_bytes: f64,
@@ -36,11 +38,12 @@ pub struct Ssd {
 }
 
 impl Ssd {
-    pub fn new(spec: &SsdSpec, engine: usize, chunk_bytes: f64) -> Self {
+    pub fn new(spec: &SsdSpec, engine: usize, chunk_bytes: f64, slots: usize) -> Self {
         let chunks = (spec.bytes / chunk_bytes).ceil() as u64;
         let last = spec.bytes - chunks.saturating_sub(1) as f64 * chunk_bytes;
         Self {
             read_bps: spec.read_bps,
+            slots: Resource::new(slots),
             engine,
             chunks_left: chunks,
             last_chunk_bytes: last,
@@ -71,14 +74,14 @@ pub const ENGINE_WAKING: usize = 3;
 
 /// An NDP engine with input and output staging buffers (counted in chunks).
 ///
-/// The SSDs it serves reserve an input slot before reading (backpressure); it reserves an
-/// output slot before computing, and frees it when the partial has crossed the uplink.
+/// Each SSD it serves reserves one of the input slots kept for its port before reading
+/// (backpressure, `Ssd::slots`); the engine reserves an output slot before computing, and
+/// frees it when the partial has crossed the uplink.
 #[derive(Debug, Clone)]
 pub struct Engine {
     pub bps: f64,
     pub alpha: f64,
     pub link_cap_bps: f64,
-    pub slots_in: Resource<usize>,
     pub inbox: VecDeque<Chunk>,
     pub slots_out: Resource<usize>,
     pub outbox: VecDeque<Chunk>,
@@ -126,7 +129,6 @@ impl Engine {
             bps,
             alpha,
             link_cap_bps,
-            slots_in: Resource::new(inputs),
             inbox: VecDeque::with_capacity(inputs),
             slots_out: Resource::new(outputs),
             outbox: VecDeque::with_capacity(outputs),

@@ -117,7 +117,7 @@ impl Pipeline {
         let host_split = spec.ssds[0].engine.is_none();
         let buffer = spec.engine_buffer_chunks;
         // Each SSD port of an engine has its own input slots, so an engine serving k SSDs
-        // under mux-k reads from all of them at once.
+        // under mux-k reads from all of them at once and no SSD takes another's slots.
         let mut ports = vec![0usize; spec.ssds.len().max(spec.engines.len())];
         for (i, ssd) in spec.ssds.iter().enumerate() {
             ports[ssd.engine.unwrap_or(i)] += 1;
@@ -137,7 +137,7 @@ impl Pipeline {
             .ssds
             .iter()
             .enumerate()
-            .map(|(i, s)| Ssd::new(s, s.engine.unwrap_or(i), spec.chunk_bytes))
+            .map(|(i, s)| Ssd::new(s, s.engine.unwrap_or(i), spec.chunk_bytes, buffer))
             .collect();
         for ssd in &ssds {
             engines[ssd.engine].expected_chunks += ssd.chunks_left;
@@ -208,8 +208,7 @@ impl Pipeline {
         if ssd.reading || ssd.waiting_slot || ssd.chunks_left == 0 {
             return;
         }
-        let e = ssd.engine;
-        if self.engines[e].slots_in.request(sched.now(), i) {
+        if self.ssds[i].slots.request(sched.now(), i) {
             self.begin_read(sched, i);
         } else {
             self.ssds[i].waiting_slot = true;
@@ -306,8 +305,8 @@ impl Pipeline {
             self.trace
                 .span("compute", ENGINES, e as u32, engine.started_s, now);
         }
-        // The chunk has left the input buffer: its slot goes to the next waiting SSD.
-        if let Some(ssd) = self.engines[e].slots_in.release(now) {
+        // The chunk has left the input buffer: its SSD may read the next one into the slot.
+        if let Some(ssd) = self.ssds[chunk.ssd as usize].slots.release(now) {
             self.begin_read(sched, ssd);
         }
         self.try_dma(sched, e);
@@ -488,7 +487,24 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
     let host_split = spec.ssds[0].engine.is_none();
     let mut energy = BTreeMap::new();
     let mut engines = Vec::new();
-    if !host_split {
+    if host_split {
+        // Engines kept off by a host split still draw their off power for the whole run.
+        let joules: f64 = spec.engines.iter().map(|e| e.power_off_w * end).sum();
+        engines.extend(spec.engines.iter().map(|_| EngineStats {
+            active: false,
+            busy_s: 0.0,
+            idle_s: 0.0,
+            off_s: end,
+            waking_s: 0.0,
+            bytes_in: 0.0,
+            bytes_out: 0.0,
+            chunks: 0,
+            ssds: 0,
+        }));
+        if !spec.engines.is_empty() {
+            energy.insert("engines".to_string(), joules);
+        }
+    } else {
         let mut joules = 0.0;
         for (spec_e, engine) in spec.engines.iter().zip(&model.engines) {
             let t = engine.clock.totals(end);

@@ -229,6 +229,12 @@ impl PipelineSpec {
             }
         }
         for (i, engine) in self.engines.iter().enumerate() {
+            if host_split && engine.active {
+                return Err(bad(
+                    format!("engines[{i}].active"),
+                    "no SSD feeds an engine (host split), so every engine must be off",
+                ));
+            }
             positive(&format!("engines[{i}].bps"), engine.bps)?;
             positive(&format!("engines[{i}].alpha"), engine.alpha)?;
             if let Some(cap) = engine.link_bps {

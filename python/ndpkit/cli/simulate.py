@@ -161,7 +161,7 @@ def chosen_configuration(
             raise ModelError("give --plan or --engines, not both")
         if platform.engines is None:
             raise ModelError(f"--engines: platform {platform.name!r} has no engines")
-        return configuration(platform, engines)
+        return _configuration(platform, engines)
     if plan_name == "host":
         return HOST_ONLY
     if plan_name == "planned":
@@ -171,6 +171,14 @@ def chosen_configuration(
         assert mapping is not None
         return configuration_of(mapping, platform.devices)
     return FULL_GEAR
+
+
+def _configuration(platform: Platform, engines: int | None) -> Configuration:
+    """The switch layer's mapping for `engines`, an impossible count blamed on --engines."""
+    try:
+        return configuration(platform, engines)
+    except ModelError as exc:
+        raise SpecError(str(exc), source="command line", field="--engines") from None
 
 
 def _size(flag: str, text: str) -> float:
@@ -284,10 +292,13 @@ def sweep_cmd(
                 source="command line",
                 field="--out",
             )
+        for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
+            if given is not None and not given:
+                raise SpecError("selects nothing to simulate", source="command line", field=flag)
         sim = SimOptions(data_bytes=None if size is None else _size("--size", size))
         points = grid(specs, chosen, counts, sizes)
         for point in points:  # fail before any work on an impossible point
-            configuration(point.platform, point.engines_on)
+            _configuration(point.platform, point.engines_on)
         with Progress(
             TextColumn("simulating"),
             BarColumn(),

@@ -215,7 +215,7 @@ def _state_times(result: dict[str, Any], spec: dict[str, Any]) -> StateTimes:
     switch_on = end if spec["switch_on"] == "run" else result["ndp_end_s"]
     times: dict[str, dict[str, float]] = {
         "host": {"active": result["host"]["active_s"], "idle": result["host"]["idle_s"]},
-        "switch_layer": {"on": switch_on if spec["engines"] else 0.0},
+        "switch_layer": {"on": switch_on if any(e["active"] for e in spec["engines"]) else 0.0},
         "storage": {
             "active": sum(s["active_s"] for s in ssds),
             "idle": sum(s["idle_s"] for s in ssds),
@@ -303,6 +303,18 @@ def explain(s: Simulation, spec: dict[str, Any]) -> list[str]:
         notes.append(
             f"{len(capped)} SSDs read through a switch-layer port capped at "
             f"{min(spec['ssds'][i]['read_bps'] for i in capped) / 1e9:.3g} GB/s"
+        )
+    ports = [
+        e
+        for e in spec["engines"]
+        if e["active"] and e["link_bps"] and e["link_bps"] * e["alpha"] < e["bps"]
+    ]
+    if ports:
+        port = min(e["link_bps"] for e in ports)
+        notes.append(
+            f"{len(ports)} engines send through their own port to the PCIe switch "
+            f"(engines.link_bandwidth, {port / 1e9:.3g} GB/s), slower than they produce "
+            "partials; Eq. 1 has no stage for it"
         )
     if s.utilisation.get(NDP2CPU, 0) > 0.95 and s.model.bottleneck != NDP2CPU:
         notes.append("the shared uplink to the host is saturated")

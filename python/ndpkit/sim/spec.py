@@ -94,7 +94,7 @@ def build_spec(
     return {
         "chunk_bytes": sim.chunk_bytes,
         "ssds": ssds,
-        "engines": [] if host_split else _engines(platform, profile, config),
+        "engines": [] if platform.engines is None else _engines(platform, profile, config),
         "uplink": {
             "bps": platform.host_link.bandwidth_bytes_per_s,
             "latency_s": platform.host_link.latency_s,
@@ -137,7 +137,8 @@ def _engines(platform: Platform, profile: Profile, config: Configuration) -> lis
     assert engine is not None
     n = platform.devices
     active = set(config.active_engines(n))
-    bps = engine_bandwidth(platform, profile)
+    # A host split keeps every engine off; its rate is never used (and may be unknown).
+    bps = engine_bandwidth(platform, profile) if active else 1.0
     app = profile.app
     return [
         {
