@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -36,6 +35,7 @@ from threadpoolctl import threadpool_limits
 from ndpkit.kernels.fft2d import kernels as fft_kernels
 from ndpkit.kernels.kmeans import kernels as kmeans_kernels
 from ndpkit.kernels.knn import kernels as knn_kernels
+from timing import best_of
 
 CHUNK_BYTES = 16 << 20
 """What a runtime hands a device per call (whole records)."""
@@ -46,17 +46,6 @@ NUMPY_TOPK = "numpy distances + argpartition"
 class Row(NamedTuple):
     what: str
     figure: str
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall time of `repeat` runs after one warm-up (first touch is slow on these VMs)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def chunked(data: np.ndarray, fn: Callable[[np.ndarray, int], Any]) -> Callable[[], None]:

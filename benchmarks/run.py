@@ -18,8 +18,6 @@ import os
 import platform
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,17 +32,7 @@ from ndpkit.plan.channels import plan_channels
 from ndpkit.profile import load_profile
 from ndpkit.reproduce import risp
 from ndpkit.reproduce.rans_rfns import reproduce
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall time of `repeat` runs after one warm-up (first touch is slow on these VMs)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from timing import best_of
 
 
 def histogram(size_bytes: int, repeat: int) -> list[tuple[str, str]]:

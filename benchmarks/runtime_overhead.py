@@ -21,13 +21,13 @@ import importlib.util
 import os
 import platform
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import timing
 from ndpkit.kernels import Kernel, get_kernel, run_in_memory
 from ndpkit.runtime import Dataset, LocalExecutor, generate_dataset
 from ndpkit.units import Kind, parse
@@ -66,12 +66,7 @@ class Moments(Kernel):
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return timing.best_of(fn, repeat, warm_up=False)
 
 
 def one_process(

@@ -40,6 +40,7 @@ from ndpkit.profile import load_profile
 from ndpkit.sim import SimOptions, simulate
 from ndpkit.sim.spec import build_spec
 from ndpkit.sim.sweep import grid, sweep
+from timing import best_of as best
 
 _core: Any = import_module("ndpkit._core")
 
@@ -82,16 +83,6 @@ print(json.dumps({
     "maxrss_delta_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before_max,
 }))
 """
-
-
-def best(fn: Any, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def full_case(repeat: int) -> dict[str, Any]:

@@ -22,23 +22,11 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
-from collections.abc import Callable
 
 import numpy as np
 
 from ndpkit.nascent.bitonic import argsort
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall time of `repeat` runs after one warm-up."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from timing import best_of
 
 
 def numpy_pairs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
