@@ -126,7 +126,7 @@ def test_simulate_host_plan(ndpkit) -> None:
         (("-p", "nosuch", "-a", "knn8"), "unknown platform 'nosuch'"),
         (("-p", "rfns", "-a", "nosuch"), "unknown app 'nosuch'"),
         (("-p", "rfns", "-a", "knn8", "--chunk", "1 furlong"), "--chunk: '1 furlong'"),
-        (("-p", "rfns", "-a", "knn8", "--size", "-3GiB"), "--size: must be positive"),
+        (("-p", "rfns", "-a", "knn8", "--size", "-3GiB"), "--size: must be at least 1 byte"),
         (("-p", "rfns", "-a", "knn8", "--plan", "bogus"), "--plan: must be one of"),
         (("-p", "rfns", "-a", "knn8", "--engines", "5"), "5 engines cannot serve 36 SSDs"),
         (

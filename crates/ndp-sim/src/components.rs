@@ -101,17 +101,11 @@ pub struct Engine {
 impl Engine {
     /// A pass-through port (host split): no compute, no reduction.
     pub fn passthrough(buffer: usize) -> Self {
-        Self::build(
-            f64::INFINITY,
-            1.0,
-            f64::INFINITY,
-            (buffer, buffer),
-            ENGINE_IDLE,
-        )
+        Self::build(f64::INFINITY, 1.0, f64::INFINITY, buffer, ENGINE_IDLE)
     }
 
-    /// An engine with `inputs` input slots (shared by the SSDs it serves) and `outputs`.
-    pub fn new(spec: &EngineSpec, inputs: usize, outputs: usize) -> Self {
+    /// An engine with `outputs` output slots (its input slots belong to the SSD ports).
+    pub fn new(spec: &EngineSpec, outputs: usize) -> Self {
         let state = if !spec.active {
             ENGINE_OFF
         } else if spec.wake_s > 0.0 {
@@ -120,16 +114,15 @@ impl Engine {
             ENGINE_IDLE
         };
         let cap = spec.link_bps.unwrap_or(f64::INFINITY);
-        Self::build(spec.bps, spec.alpha, cap, (inputs, outputs), state)
+        Self::build(spec.bps, spec.alpha, cap, outputs, state)
     }
 
-    fn build(bps: f64, alpha: f64, link_cap_bps: f64, slots: (usize, usize), state: usize) -> Self {
-        let (inputs, outputs) = slots;
+    fn build(bps: f64, alpha: f64, link_cap_bps: f64, outputs: usize, state: usize) -> Self {
         Self {
             bps,
             alpha,
             link_cap_bps,
-            inbox: VecDeque::with_capacity(inputs),
+            inbox: VecDeque::new(),
             slots_out: Resource::new(outputs),
             outbox: VecDeque::with_capacity(outputs),
             awake: state == ENGINE_IDLE,

@@ -2,7 +2,7 @@
 //! as chunks moving through the components on the ndp-des kernel.
 //!
 //! Each SSD reads its shard chunk by chunk into an input slot of the engine the plan routes
-//! it to (mux-k: an engine may serve several SSDs, which then share its input slots). The
+//! it to (mux-k: an engine may serve several SSDs, each through its own input slots). The
 //! engine reduces a chunk by α into an output slot; the partial crosses the shared uplink
 //! (max-min fair) into host DRAM, where a host core runs the kernel's host part on it, or,
 //! for a host part that needs every partial (`after_all`), on all of them at the end.
@@ -116,23 +116,18 @@ impl Pipeline {
     fn new(spec: &PipelineSpec) -> Self {
         let host_split = spec.ssds[0].engine.is_none();
         let buffer = spec.engine_buffer_chunks;
-        // Each SSD port of an engine has its own input slots, so an engine serving k SSDs
-        // under mux-k reads from all of them at once and no SSD takes another's slots.
-        let mut ports = vec![0usize; spec.ssds.len().max(spec.engines.len())];
-        for (i, ssd) in spec.ssds.iter().enumerate() {
-            ports[ssd.engine.unwrap_or(i)] += 1;
-        }
         let mut engines: Vec<Engine> = if host_split {
             (0..spec.ssds.len())
                 .map(|_| Engine::passthrough(buffer))
                 .collect()
         } else {
-            let inputs = |e: usize| buffer * ports[e].max(1);
-            let specs = spec.engines.iter().enumerate();
-            specs
-                .map(|(e, s)| Engine::new(s, inputs(e), buffer))
+            spec.engines
+                .iter()
+                .map(|s| Engine::new(s, buffer))
                 .collect()
         };
+        // Each SSD port of an engine has its own input slots (`Ssd::slots`), so an engine
+        // serving k SSDs under mux-k reads from all of them at once.
         let ssds: Vec<Ssd> = spec
             .ssds
             .iter()

@@ -14,6 +14,7 @@ from rich.console import Console
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.model import Options
 from ndpkit.report import Table, to_csv, to_json, to_rich
+from ndpkit.units import Kind, UnitError, parse
 
 EXIT_USAGE = 2
 
@@ -159,4 +160,16 @@ def choice(flag: str, value: str, allowed: Any) -> Any:
         raise SpecError(
             f"must be one of {', '.join(values)}, got {value!r}", source="command line", field=flag
         )
+    return value
+
+
+def size_flag(flag: str, text: str) -> float:
+    """A size flag ('4 GiB', '1 MiB') in bytes; a bad or sub-byte one is an exit-2 error
+    naming the flag."""
+    try:
+        value = parse(text, Kind.SIZE)
+    except UnitError as exc:
+        raise SpecError(str(exc), source="command line", field=flag) from None
+    if value < 1:
+        raise SpecError(f"must be at least 1 byte, got {text!r}", source="command line", field=flag)
     return value

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, choice, emit, user_errors
+from ndpkit.cli.common import Format, FormatOption, choice, emit, size_flag, user_errors
 from ndpkit.errors import SpecError
 from ndpkit.report import Column, Table
 from ndpkit.runtime.dataset import (
@@ -18,7 +18,7 @@ from ndpkit.runtime.dataset import (
     import_dataset,
     open_dataset,
 )
-from ndpkit.units import Kind, UnitError, format_si, parse
+from ndpkit.units import Kind, format_si
 
 app = typer.Typer(
     help="Make and inspect data sets sharded over emulated devices (device-NN/ directories).",
@@ -39,14 +39,7 @@ OverwriteOpt = Annotated[
 
 
 def _size(flag: str, text: str) -> int:
-    """A size flag in bytes; a bad one is an exit-2 error naming the flag."""
-    try:
-        value = parse(text, Kind.SIZE)
-    except UnitError as exc:
-        raise SpecError(str(exc), source="command line", field=flag) from None
-    if value < 1:
-        raise SpecError(f"must be at least 1 byte, got {text!r}", source="command line", field=flag)
-    return int(value)
+    return int(size_flag(flag, text))
 
 
 @app.command()

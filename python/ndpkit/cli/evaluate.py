@@ -9,10 +9,8 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ndpkit import evaluate as ev
-from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
-from ndpkit.errors import SpecError
+from ndpkit.cli.common import Format, FormatOption, emit, size_flag, stderr, user_errors
 from ndpkit.kernels import expand, get_kernel
-from ndpkit.units import Kind, UnitError, parse
 
 
 def evaluate_cmd(
@@ -67,8 +65,8 @@ def evaluate_cmd(
         names = expand(apps or list(ev.DEFAULT_APPS))
         for name in names:
             get_kernel(name)  # an unknown app fails here, before any work
-        size_bytes = int(_size("--size", size))
-        model_bytes = None if model_size is None else _size("--model-size", model_size)
+        size_bytes = int(size_flag("--size", size))
+        model_bytes = None if model_size is None else size_flag("--model-size", model_size)
         wanted = [p.strip() for p in platforms.split(",") if p.strip()]
         with Progress(
             SpinnerColumn(),
@@ -91,11 +89,3 @@ def evaluate_cmd(
                 split_tolerance=split_tolerance,
             )
     emit(ev.tables(runs), fmt, ev.document(runs))
-
-
-def _size(flag: str, text: str) -> float:
-    try:
-        value = parse(text, Kind.SIZE)
-    except UnitError as exc:
-        raise SpecError(str(exc), source="command line", field=flag) from None
-    return value

@@ -23,21 +23,21 @@ from ndpkit.cli.common import (
     build_options,
     choice,
     emit,
+    size_flag,
     stderr,
     user_errors,
 )
 from ndpkit.cli.model import AppOpt, PlatformOpt, ProfilesOpt, family_defaults, profile_for
 from ndpkit.errors import ModelError, SpecError
+from ndpkit.files import write_atomic
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
 from ndpkit.plan import configuration_of, plan
 from ndpkit.profile import Profile
 from ndpkit.report import Column, Table
-from ndpkit.report.files import write_atomic
 from ndpkit.sim import SimOptions, Simulation, simulate
 from ndpkit.sim.options import EnginePowerOff, HostMode
 from ndpkit.sim.sweep import configuration, grid, sweep
-from ndpkit.units import Kind, UnitError, parse
 
 PlanName = Literal["full", "planned", "host"]
 
@@ -143,13 +143,13 @@ def sim_options(
     seed: int,
 ) -> SimOptions:
     return SimOptions(
-        chunk_bytes=_size("--chunk", chunk),
+        chunk_bytes=size_flag("--chunk", chunk),
         buffer_chunks=buffer,
         host_mode=choice("--host-mode", host_mode, HostMode),
         engine_power_off=choice("--engine-power-off", engine_power_off, EnginePowerOff),
         service_cv=cv,
         seed=seed,
-        data_bytes=None if size is None else _size("--size", size),
+        data_bytes=None if size is None else size_flag("--size", size),
     )
 
 
@@ -179,16 +179,6 @@ def _configuration(platform: Platform, engines: int | None) -> Configuration:
         return configuration(platform, engines)
     except ModelError as exc:
         raise SpecError(str(exc), source="command line", field="--engines") from None
-
-
-def _size(flag: str, text: str) -> float:
-    try:
-        value = parse(text, Kind.SIZE)
-    except UnitError as exc:
-        raise SpecError(str(exc), source="command line", field=flag) from None
-    if value <= 0:
-        raise SpecError(f"must be positive, got {text!r}", source="command line", field=flag)
-    return value
 
 
 def simulation_table(s: Simulation) -> Table:
@@ -283,7 +273,7 @@ def sweep_cmd(
         names = [a.strip() for a in apps.split(",") if a.strip()]
         chosen = [profile_for(specs[0], a, profiles) for a in names]
         counts = None if engines is None else _counts(engines)
-        sizes = [_size("--chunks", c) for c in chunks.split(",") if c.strip()]
+        sizes = [size_flag("--chunks", c) for c in chunks.split(",") if c.strip()]
         if workers is not None and workers < 1:
             raise SpecError("must be at least 1", source="command line", field="--workers")
         if out is not None and out.suffix not in (".csv", ".parquet"):
@@ -295,7 +285,7 @@ def sweep_cmd(
         for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
             if given is not None and not given:
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
-        sim = SimOptions(data_bytes=None if size is None else _size("--size", size))
+        sim = SimOptions(data_bytes=None if size is None else size_flag("--size", size))
         points = grid(specs, chosen, counts, sizes)
         for point in points:  # fail before any work on an impossible point
             _configuration(point.platform, point.engines_on)

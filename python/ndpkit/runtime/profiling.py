@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ndpkit.errors import SpecError
+from ndpkit.files import write_atomic
 from ndpkit.hw import Host
 from ndpkit.kernels.base import Kernel
 from ndpkit.profile import Profile
@@ -203,6 +204,4 @@ def to_profile(
 
 def save(measurements: list[Measurement], path: Path) -> None:
     """Write measurements as JSON, atomically (temporary name, then rename)."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps([m.as_dict() for m in measurements], indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps([m.as_dict() for m in measurements], indent=2))
