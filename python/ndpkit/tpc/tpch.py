@@ -1,0 +1,139 @@
+"""TPC-H tables as Parquet, made by the `tpchgen-cli` executable (the Rust port of dbgen).
+
+`generate_tpch(1, out, ["lineitem"])` writes `out/lineitem.parquet` at scale factor 1.
+Generation happens in a hidden temporary directory inside `out`; each file is renamed into
+place only after every table generated, so a failure or Ctrl-C never leaves a half-written
+table under its real name (a completed rename is itself atomic: same file system).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from ndpkit.errors import SpecError
+
+TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
+"""The eight TPC-H tables, smallest first (the order tpchgen-cli documents)."""
+
+TOOL = "tpchgen-cli"
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class GeneratedTable:
+    """One table file written: its name, path, row count and size on disk."""
+
+    name: str
+    path: Path
+    rows: int
+    file_bytes: int
+
+
+def find_tpchgen() -> Path:
+    """The tpchgen-cli executable: beside this Python first (the venv that installed the
+    dependency), then on PATH."""
+    beside = Path(sys.executable).parent / TOOL
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which(TOOL)
+    if found is None:
+        raise SpecError(
+            f"not found beside {sys.executable} or on PATH; install it with `pip install {TOOL}`",
+            source=TOOL,
+        )
+    return Path(found)
+
+
+def check_scale_factor(sf: float, *, field: str = "sf") -> float:
+    """`sf` if it is a finite number above 0, else an error naming `field`."""
+    if not math.isfinite(sf) or sf <= 0:
+        raise SpecError(f"must be a number > 0, got {sf}", field=field)
+    return sf
+
+
+def tpch_tables(names: Sequence[str] | None, *, field: str = "tables") -> tuple[str, ...]:
+    """The requested tables, validated (None means all eight), without duplicates."""
+    if names is None:
+        return TPCH_TABLES
+    chosen: list[str] = []
+    for name in names:
+        if name not in TPCH_TABLES:
+            raise SpecError(
+                f"unknown TPC-H table {name!r}; known: {', '.join(TPCH_TABLES)}", field=field
+            )
+        if name not in chosen:
+            chosen.append(name)
+    if not chosen:
+        raise SpecError("no table given", field=field)
+    return tuple(chosen)
+
+
+def generate_tpch(
+    sf: float,
+    out: Path,
+    tables: Sequence[str] | None = None,
+    *,
+    overwrite: bool = False,
+    progress: Progress | None = None,
+) -> list[GeneratedTable]:
+    """Write `out/<table>.parquet` for each table at scale factor `sf` (Snappy Parquet,
+    tpchgen-cli's defaults). Existing files are an error unless `overwrite`."""
+    check_scale_factor(sf)
+    names = tpch_tables(tables)
+    tool = find_tpchgen()
+    targets = [out / f"{name}.parquet" for name in names]
+    clashes = [str(path) for path in targets if path.exists()]
+    if clashes and not overwrite:
+        raise SpecError(
+            "already exists; pass overwrite (--overwrite) to replace it", source=clashes[0]
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
+    except OSError as exc:
+        raise SpecError(
+            f"cannot create the directory ({exc.strerror or exc})", source=str(out)
+        ) from None
+    try:
+        for number, name in enumerate(names, 1):
+            if progress is not None:
+                progress(f"generating TPC-H {name} at SF {sf:g} ({number}/{len(names)})")
+            _run_tool(tool, sf, name, staging)
+        for name, target in zip(names, targets, strict=True):
+            os.replace(staging / f"{name}.parquet", target)
+    finally:
+        # Runs on KeyboardInterrupt too: the staging directory never outlives the call.
+        shutil.rmtree(staging, ignore_errors=True)
+    return [_describe(name, path) for name, path in zip(names, targets, strict=True)]
+
+
+def _run_tool(tool: Path, sf: float, table: str, directory: Path) -> None:
+    command = [
+        str(tool), "parquet", "--scale-factor", repr(sf), "--tables", table,
+        "--output-dir", str(directory), "--quiet", "--no-progress",
+    ]  # fmt: skip
+    try:
+        # A Ctrl-C reaches the child too (same process group); `run` then kills and reaps it.
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise SpecError(f"cannot run ({exc.strerror or exc})", source=str(tool)) from None
+    produced = directory / f"{table}.parquet"
+    if done.returncode != 0 or not produced.is_file():
+        detail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        raise SpecError(f"failed to generate {table}: {detail[0]}", source=str(tool))
+
+
+def _describe(name: str, path: Path) -> GeneratedTable:
+    rows = pq.read_metadata(path).num_rows
+    return GeneratedTable(name, path, rows, path.stat().st_size)
