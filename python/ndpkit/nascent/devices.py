@@ -1,0 +1,292 @@
+"""NASCENT2's devices as declared parameters (spec §1, §10.1, §15; gem5/Accelergy style).
+
+`devices.toml` beside this module declares the SmartSSD, the stand-alone Alveo U250 baseline
+and the i7-8700 CPU baseline. Every entry is `{ value = ..., source = "..." }`: a unit string
+for a quantity ("3 GB/s") or an integer for a count, and where it comes from ([paper],
+[derived], [choice], [external]). Inside ndpkit the values are SI floats.
+
+A user file has the same shape and may write `extends = "smartssd"` to inherit every entry
+it does not set. `overrides` replace single entries, e.g.
+`{"smartssd": {"dram_random_latency": "200 ns"}}`. Unknown keys, missing keys, a quantity of
+the wrong kind, a negative or zero quantity and a non-positive count are errors naming the
+file and the field.
+
+Example:
+    >>> devices = load_devices()
+    >>> devices.fpga("smartssd").s2f_bytes_per_s
+    3000000000.0
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Self, TypeVar
+
+from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.units import Kind, UnitError, parse
+
+BUILTIN = "ndpkit.nascent:devices.toml"
+"""How errors name the shipped file."""
+
+_COUNT = None
+_T = TypeVar("_T")
+_FPGA_KEYS: dict[str, tuple[str, Kind | None]] = {
+    "s2f_bandwidth": ("s2f_bytes_per_s", Kind.BANDWIDTH),
+    "d2f_bandwidth": ("d2f_bytes_per_s", Kind.BANDWIDTH),
+    "host_bandwidth": ("host_bytes_per_s", Kind.BANDWIDTH),
+    "host_ssd_bandwidth": ("host_ssd_bytes_per_s", Kind.BANDWIDTH),
+    "dram": ("dram_bytes", Kind.SIZE),
+    "clock": ("clock_hz", Kind.FREQUENCY),
+    "axi_width": ("axi_bytes", Kind.SIZE),
+    "sorter_width": ("p", _COUNT),
+    "bram_rows": ("l", _COUNT),
+    "sort_kernels": ("sort_kernels", _COUNT),
+    "decoder_kernels": ("decoder_kernels", _COUNT),
+    "shuffle_kernels": ("shuffle_kernels", _COUNT),
+    "pcs_per_cycle": ("u_pcs", _COUNT),
+    "merges_per_cycle": ("u_mrg", _COUNT),
+    "merge_tree_elements_per_cycle": ("merge_tree_elements_per_cycle", _COUNT),
+    "dram_random_latency": ("t_rand_s", Kind.TIME),
+    "ssd_read_latency": ("ssd_read_latency_s", Kind.TIME),
+    "ssd_page": ("ssd_page_bytes", Kind.SIZE),
+    "dictionary_memory": ("dictionary_memory_bytes", Kind.SIZE),
+    "onchip_memory": ("onchip_bytes", Kind.SIZE),
+    "power": ("power_w", Kind.POWER),
+}
+_CPU_KEYS: dict[str, tuple[str, Kind | None]] = {
+    "threads": ("threads", _COUNT),
+    "clock": ("clock_hz", Kind.FREQUENCY),
+    "ssd_read_bandwidth": ("ssd_read_bytes_per_s", Kind.BANDWIDTH),
+    "power": ("power_w", Kind.POWER),
+}
+_POWER_OF_TWO = ("sorter_width", "bram_rows")
+
+
+@dataclass(frozen=True)
+class FpgaDevice:
+    """An FPGA that runs the NASCENT2 kernels (SmartSSD or a stand-alone board). SI units."""
+
+    name: str
+    description: str
+    s2f_bytes_per_s: float
+    d2f_bytes_per_s: float
+    host_bytes_per_s: float
+    host_ssd_bytes_per_s: float
+    dram_bytes: float
+    clock_hz: float
+    axi_bytes: float
+    p: int
+    l: int  # noqa: E741 - the spec's symbol ℒ
+    sort_kernels: int
+    decoder_kernels: int
+    shuffle_kernels: int
+    u_pcs: int
+    u_mrg: int
+    merge_tree_elements_per_cycle: int
+    t_rand_s: float
+    ssd_read_latency_s: float
+    ssd_page_bytes: float
+    dictionary_memory_bytes: float
+    onchip_bytes: float
+    power_w: float
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def sort_capacity(self) -> int:
+        """Eq. 3: 32-bit elements per on-chip iteration of one sort kernel."""
+        return 2048 * self.p * self.l
+
+    def with_(self, **changes: Any) -> Self:
+        """A copy with SI-valued fields replaced (the source notes say `override`)."""
+        notes = {k: "[override]" for k in changes}
+        return replace(self, **changes, sources={**self.sources, **notes})
+
+
+@dataclass(frozen=True)
+class CpuDevice:
+    """The host CPU of the CPU baseline. SI units."""
+
+    name: str
+    description: str
+    threads: int
+    clock_hz: float
+    ssd_read_bytes_per_s: float
+    power_w: float
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def with_(self, **changes: Any) -> Self:
+        notes = {k: "[override]" for k in changes}
+        return replace(self, **changes, sources={**self.sources, **notes})
+
+
+Device = FpgaDevice | CpuDevice
+
+
+@dataclass(frozen=True)
+class DeviceSet:
+    """The devices of one file, by name."""
+
+    devices: Mapping[str, Device]
+    source: str
+
+    def names(self) -> list[str]:
+        return sorted(self.devices)
+
+    def fpga(self, name: str) -> FpgaDevice:
+        return self._get(name, FpgaDevice, "FPGA device")
+
+    def cpu(self, name: str) -> CpuDevice:
+        return self._get(name, CpuDevice, "CPU device")
+
+    def _get(self, name: str, kind: type[_T], what: str) -> _T:
+        device = self.devices.get(name)
+        if not isinstance(device, kind):
+            known = sorted(n for n, d in self.devices.items() if isinstance(d, kind))
+            raise UnknownNameError(what, name, known)
+        return device
+
+
+def load_devices(
+    path: str | Path | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> DeviceSet:
+    """The shipped devices, or those of `path` (which may `extends` a shipped one), with
+    single entries replaced by `overrides` ({device: {key: value}})."""
+    builtin = _read_builtin()
+    if path is None:
+        raw, source = builtin, BUILTIN
+    else:
+        source = str(path)
+        raw = _read_file(Path(path))
+    raw = _resolve_extends(raw, builtin, source)
+    for name, changes in (overrides or {}).items():
+        if name not in raw:
+            raise UnknownNameError("device", name, sorted(raw))
+        raw[name] = {
+            **raw[name],
+            **{k: {"value": v, "source": "[override]"} for k, v in changes.items()},
+        }
+    devices: dict[str, Device] = {}
+    for name, table in raw.items():
+        where = source if not overrides or name not in overrides else f"{source} + overrides"
+        devices[name] = _device(name, table, where)
+    return DeviceSet(MappingProxyType(devices), source)
+
+
+def _read_builtin() -> dict[str, dict[str, Any]]:
+    text = resources.files("ndpkit.nascent").joinpath("devices.toml").read_text("utf-8")
+    return _tables(_parse(text, BUILTIN), BUILTIN)
+
+
+def _read_file(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    return _tables(_parse(text, str(path)), str(path))
+
+
+def _parse(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"not valid TOML ({exc})", source=source) from None
+
+
+def _tables(doc: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
+    version = doc.pop("version", None)
+    if version != 1:
+        raise SpecError(f"must be 1, got {version!r}", source=source, field="version")
+    for name, table in doc.items():
+        if not isinstance(table, dict):
+            raise SpecError("expected a [device] table", source=source, field=name)
+    return doc
+
+
+def _resolve_extends(
+    raw: dict[str, dict[str, Any]], builtin: dict[str, dict[str, Any]], source: str
+) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, table in raw.items():
+        parent_name = table.get("extends")
+        if parent_name is None:
+            out[name] = dict(table)
+            continue
+        parent = raw.get(parent_name) if parent_name != name else None
+        parent = parent if parent is not None else builtin.get(parent_name)
+        if parent is None or "extends" in parent:
+            known = sorted(set(builtin) | {n for n, t in raw.items() if "extends" not in t})
+            raise SpecError(
+                f"extends unknown device {parent_name!r}; known: {', '.join(known)}",
+                source=source,
+                field=f"{name}.extends",
+            )
+        out[name] = {**parent, **{k: v for k, v in table.items() if k != "extends"}}
+    return out
+
+
+def _device(name: str, table: dict[str, Any], source: str) -> Device:
+    kind = table.get("kind")
+    if kind not in ("fpga", "cpu"):
+        raise SpecError(
+            f"must be 'fpga' or 'cpu', got {kind!r}", source=source, field=f"{name}.kind"
+        )
+    keys = _FPGA_KEYS if kind == "fpga" else _CPU_KEYS
+    allowed = {"kind", "description", *keys}
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise SpecError(
+            f"unknown key; expected one of {', '.join(sorted(allowed))}",
+            source=source,
+            field=f"{name}.{unknown[0]}",
+        )
+    values: dict[str, Any] = {"name": name, "description": str(table.get("description", ""))}
+    sources: dict[str, str] = {}
+    for key, (attr, quantity) in keys.items():
+        if key not in table:
+            raise SpecError("missing", source=source, field=f"{name}.{key}")
+        value, note = _entry(table[key], quantity, source, f"{name}.{key}")
+        if key in _POWER_OF_TWO and value & (value - 1):
+            raise SpecError(
+                f"must be a power of two, got {value}", source=source, field=f"{name}.{key}"
+            )
+        values[attr] = value
+        sources[attr] = note
+    cls: type[FpgaDevice] | type[CpuDevice] = FpgaDevice if kind == "fpga" else CpuDevice
+    return cls(**values, sources=MappingProxyType(sources))
+
+
+def _entry(entry: Any, quantity: Kind | None, source: str, where: str) -> tuple[Any, str]:
+    """(SI value, source note) of one `{ value, source }` entry."""
+    if not isinstance(entry, dict) or "value" not in entry:
+        raise SpecError('expected { value = ..., source = "..." }', source=source, field=where)
+    extra = sorted(set(entry) - {"value", "source"})
+    if extra:
+        raise SpecError(
+            f"unknown key {extra[0]!r}; expected value and source", source=source, field=where
+        )
+    note = entry.get("source")
+    if not isinstance(note, str) or not note.strip():
+        raise SpecError("every value needs a source note", source=source, field=f"{where}.source")
+    raw = entry["value"]
+    if quantity is None:
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+            raise SpecError(f"must be a whole number ≥ 1, got {raw!r}", source=source, field=where)
+        return raw, note
+    try:
+        value = parse(raw, quantity)
+    except UnitError as exc:
+        raise SpecError(str(exc), source=source, field=where) from None
+    if not value > 0:
+        raise SpecError(f"must be positive, got {raw!r}", source=source, field=where)
+    return value, note
+
+
+def device_fields(device: Device) -> list[str]:
+    """The SI-valued fields of a device, in declaration order (for reports)."""
+    return [f.name for f in fields(device) if f.name not in ("name", "description", "sources")]
