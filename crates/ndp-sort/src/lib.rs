@@ -11,6 +11,9 @@
 //!   B output buffers, fixed- and variable-length modes).
 //! - [`dictionary`]: dictionary encoding and the sorted-dictionary renumbering of the
 //!   generic sort (§8), with the on-chip fit check that selects the host fallback.
+//! - [`host`]: the host's fast path of `ndpkit sort`: a stable radix argsort of
+//!   order-preserving 64-bit keys (one counting pass for a dictionary's ranks) and the
+//!   k-way merge of per-device sorted runs.
 //!
 //! Every kernel returns its output together with its counts, produced by the same code
 //! that moves the data; closed forms of the same counts are exposed so that tests can hold
@@ -20,6 +23,7 @@ pub mod bitonic;
 pub mod decoder;
 pub mod dictionary;
 mod error;
+pub mod host;
 pub mod shuffle;
 
 pub use error::Error;

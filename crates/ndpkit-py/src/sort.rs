@@ -376,6 +376,41 @@ fn decode<'py>(
     }
 }
 
+/// Stable argsort of order-preserving uint64 keys (`ndp_sort::host`); rows whose `valid`
+/// is false go last. None when the keys are already in order (the identity).
+#[pyfunction]
+#[pyo3(signature = (keys, valid=None))]
+fn host_argsort<'py>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, u64>,
+    valid: Option<PyReadonlyArray1<'py, bool>>,
+) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
+    let slice = keys.as_slice()?;
+    let mask = valid.as_ref().map(|v| v.as_slice()).transpose()?;
+    let order = py
+        .detach(|| ndp_sort::host::argsort(slice, mask))
+        .map_err(value_error)?;
+    Ok(order.map(|o| PyArray1::from_vec(py, o)))
+}
+
+/// Merges runs of row indices, each sorted by (key, row), into one stable order.
+#[pyfunction]
+fn host_merge_runs<'py>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, u64>,
+    runs: Vec<PyReadonlyArray1<'py, u32>>,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let slice = keys.as_slice()?;
+    let views = runs
+        .iter()
+        .map(|r| r.as_slice())
+        .collect::<Result<Vec<_>, _>>()?;
+    let order = py
+        .detach(|| ndp_sort::host::merge_runs(slice, &views))
+        .map_err(value_error)?;
+    Ok(PyArray1::from_vec(py, order))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bitonic_argsort_u32, m)?)?;
     m.add_function(wrap_pyfunction!(bitonic_argsort_u64, m)?)?;
@@ -384,5 +419,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bitonic_network, m)?)?;
     m.add_function(wrap_pyfunction!(shuffle_table, m)?)?;
     m.add_function(wrap_pyfunction!(decoder_table, m)?)?;
-    m.add_function(wrap_pyfunction!(decode, m)?)
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(host_argsort, m)?)?;
+    m.add_function(wrap_pyfunction!(host_merge_runs, m)?)
 }

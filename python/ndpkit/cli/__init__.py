@@ -12,6 +12,7 @@ from ndpkit.cli.evaluate import evaluate_cmd
 from ndpkit.cli.model import estimate_cmd, plan_cmd
 from ndpkit.cli.reproduce import reproduce_cmd
 from ndpkit.cli.simulate import simulate_cmd, sweep_cmd
+from ndpkit.cli.sort import sort_cmd
 
 app = typer.Typer(
     name="ndpkit",
@@ -29,6 +30,7 @@ app.command("reproduce")(reproduce_cmd)
 app.command("evaluate")(evaluate_cmd)
 app.command("simulate")(simulate_cmd)
 app.command("sweep")(sweep_cmd)
+app.command("sort")(sort_cmd)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,115 @@
+"""`ndpkit sort`: sort a real Parquet table by one column, like DuckDB's ORDER BY."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
+from ndpkit.errors import SpecError
+from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
+from ndpkit.report import Column, Table
+
+_COMPRESSIONS = ("snappy", "zstd", "lz4", "gzip", "uncompressed")
+
+
+def sort_cmd(
+    source: Annotated[
+        Path, typer.Argument(help="A Parquet file, or a directory of Parquet files (one table).")
+    ],
+    by: Annotated[str, typer.Option("--by", help="The key column.")],
+    out: Annotated[Path, typer.Option("--out", help="The sorted Parquet file to write.")],
+    desc: Annotated[
+        bool, typer.Option("--desc", help="Descending order (nulls still last).")
+    ] = False,
+    devices: Annotated[
+        int,
+        typer.Option(
+            "--devices",
+            min=1,
+            help="Partition the table over M devices and sort the partitions concurrently.",
+        ),
+    ] = 1,
+    merge: Annotated[
+        bool,
+        typer.Option(
+            "--merge/--no-merge",
+            help="Merge the devices' sorted partitions into one file (default), or write "
+            "OUT/device-NN/part-0000.parquet per device.",
+        ),
+    ] = True,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="host: radix sort (fast); nascent2: the bitonic sort kernel, with its counts.",
+        ),
+    ] = "host",
+    compression: Annotated[
+        str, typer.Option("--compression", help="Parquet codec: " + ", ".join(_COMPRESSIONS))
+    ] = "snappy",
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Sort a table by one column: Parquet in, Parquet out, row for row what DuckDB's
+    `ORDER BY COL` gives, with ties in their original row order and nulls last.
+
+    The key becomes order-preserving integers (a string column of at most 2^16 distinct
+    values through its sorted dictionary, as NASCENT2's generic sort does), sorted by a
+    radix sort in O(n) passes; the rows then follow by Arrow's gather (the shuffle)."""
+    with user_errors():
+        if engine not in ENGINES:
+            raise SpecError(f"choose one of {', '.join(ENGINES)}", field="--engine")
+        if compression not in _COMPRESSIONS:
+            raise SpecError(f"choose one of {', '.join(_COMPRESSIONS)}", field="--compression")
+        if out.resolve() == source.resolve():
+            raise SpecError("must differ from the input", source=str(out), field="--out")
+        console = stderr()
+        quiet = fmt is not Format.table
+        report = sort_parquet(
+            source,
+            out,
+            by,
+            descending=desc,
+            devices=devices,
+            merge=merge,
+            engine=engine,
+            compression=compression,
+            progress=None if quiet else lambda stage: console.print(f"[dim]{stage}…[/]"),
+        )
+    emit(_tables(report, out), fmt, {**report.as_dict(), "out": str(out)})
+
+
+def _tables(report: SortReport, out: Path) -> list[Table]:
+    key = report.encoding + (f", {report.distinct:,} distinct" if report.distinct else "")
+    facts = [
+        ("rows", f"{report.rows:,} × {report.columns} columns"),
+        (
+            "key",
+            f"{report.by}{' desc' if report.descending else ''} ({key}, {report.key_bits} bit)",
+        ),
+        ("engine", report.engine),
+        ("devices", f"{report.devices}, " + ("merged" if report.merged else "one file each")),
+        ("gather", "skipped: already in order" if report.already_sorted else "done"),
+        ("out", str(out)),
+    ]
+    summary = Table(
+        "sort",
+        "ndpkit sort",
+        [Column("what", "", None), Column("value", "", None)],
+        [{"what": k, "value": v} for k, v in facts],
+    )
+    total = sum(report.seconds.values())
+    rows: list[dict[str, object]] = [
+        {"stage": k, "seconds": v, "share": v / total if total else 0.0}
+        for k, v in report.seconds.items()
+    ]
+    rows.append({"stage": "total", "seconds": total, "share": 1.0})
+    stages = Table(
+        "stages",
+        "Seconds per stage",
+        [Column("stage", "stage", None), Column("seconds", "s", 3), Column("share", "share", 2)],
+        rows,
+    )
+    return [summary, stages]

@@ -1,0 +1,146 @@
+"""Sort keys of any column type as order-preserving unsigned 64-bit integers.
+
+Both sort engines, the host's radix sort and NASCENT2's bitonic kernel, sort integers. This
+module is where every other type becomes one, following the generic sort of spec §8: a key
+whose type has a natural integer image keeps it (integers with the sign bit flipped, floats
+by their IEEE total order, dates and times by their physical integer, decimals by their
+unscaled integer); anything else — strings, binary, wide decimals — is renumbered by its
+rank in the sorted dictionary of its distinct values (the sorted-dictionary renumbering,
+NKey), which for a column of at most 2¹⁶ distinct values (spec §3.2) needs only a sort of
+the dictionary.
+
+The order is DuckDB's default, which `ndpkit sort` matches row for row:
+- integers, dates, decimals numerically; strings by their UTF-8 bytes (DuckDB's binary
+  collation; UTF-8 byte order is code-point order);
+- floats: -0.0 equals 0.0, NaN is greater than every number (all NaNs equal);
+- nulls last, for ascending and descending order alike (DuckDB's `NULLS_LAST`);
+- `descending` inverts the keys, so equal keys keep their original order either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from ndpkit.errors import SpecError
+
+DICTIONARY_LIMIT = 1 << 16
+"""Distinct values a dictionary-encoded column may have (spec §3.2: 16-bit keys)."""
+_SIGN = np.uint64(1 << 63)
+_ALL = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+
+
+@dataclass(frozen=True)
+class SortKeys:
+    """One column's sort keys.
+
+    `keys[i]`'s unsigned order is row i's place in the sort (meaningless where `valid[i]` is
+    false); `valid` is None when the column has no nulls. `encoding` says how the keys were
+    made: "integer", "float", "decimal", "dictionary" (ranks in a sorted dictionary of at
+    most 2¹⁶ values) or "rank" (ranks of a high-cardinality column). `distinct` is the
+    dictionary's size for the two rank encodings.
+    """
+
+    keys: NDArray[np.uint64]
+    valid: NDArray[np.bool_] | None
+    encoding: str
+    key_bits: int
+    distinct: int | None = None
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def sort_keys(column: pl.Series, *, descending: bool = False, source: str = "table") -> SortKeys:
+    """The order-preserving keys of `column`. `source` names the table in errors."""
+    valid = None
+    if column.null_count():
+        valid = column.is_not_null().to_numpy()
+    raw = _raw_keys(column, source)
+    keys = raw.keys
+    if descending:
+        keys = _ALL - keys
+    return SortKeys(keys, valid, raw.encoding, raw.key_bits, raw.distinct)
+
+
+def _raw_keys(column: pl.Series, source: str) -> SortKeys:
+    dtype = column.dtype
+    if dtype == pl.Boolean:
+        return SortKeys(_filled(column, False).astype(np.uint64), None, "integer", 8)
+    if dtype.is_signed_integer() or dtype.is_temporal():
+        physical = _filled(column.to_physical(), 0)
+        values = physical.astype(np.int64, copy=False)
+        return SortKeys(values.view(np.uint64) ^ _SIGN, None, "integer", physical.itemsize * 8)
+    if dtype.is_unsigned_integer():
+        values = _filled(column, 0)
+        return SortKeys(values.astype(np.uint64), None, "integer", values.dtype.itemsize * 8)
+    if dtype.is_float():
+        return SortKeys(_float_keys(column), None, "float", 64)
+    if isinstance(dtype, pl.Decimal):
+        narrow = _decimal_as_int64(column)
+        if narrow is not None:
+            return SortKeys(narrow.view(np.uint64) ^ _SIGN, None, "decimal", 64)
+        return _ranks(column)
+    if dtype in (pl.String, pl.Binary) or isinstance(dtype, pl.Categorical | pl.Enum):
+        return _ranks(column.cast(pl.String) if dtype != pl.Binary else column)
+    raise SpecError(
+        f"cannot sort by a column of type {dtype}; supported: integers, floats, decimals, "
+        "booleans, dates and times, strings and binary",
+        source=source,
+        field=column.name,
+    )
+
+
+def _filled(column: pl.Series, fill: Any) -> NDArray[Any]:
+    """The column as a numpy array with nulls replaced: their keys are never compared."""
+    if column.null_count():
+        column = column.fill_null(fill)
+    return column.to_numpy()
+
+
+def _float_keys(column: pl.Series) -> NDArray[np.uint64]:
+    values = _filled(column, 0.0).astype(np.float64)
+    # -0.0 + 0.0 is +0.0 and every NaN becomes the one positive quiet NaN, so equal values
+    # (as DuckDB compares them) get equal keys and ties stay in row order.
+    values = values + 0.0
+    values[np.isnan(values)] = np.nan
+    bits = values.view(np.uint64)
+    negative = (bits >> np.uint64(63)).astype(bool)
+    return np.where(negative, ~bits, bits | _SIGN)
+
+
+def _decimal_as_int64(column: pl.Series) -> NDArray[np.int64] | None:
+    """The unscaled decimal values when all fit in 64 bits (precision ≤ 18 always does)."""
+    array = column.fill_null(0).to_arrow()
+    if hasattr(array, "combine_chunks"):
+        array = array.combine_chunks()
+    buffer = array.buffers()[1]
+    words = np.frombuffer(buffer, dtype=np.int64)[
+        2 * array.offset : 2 * (array.offset + len(array))
+    ]
+    low, high = words[0::2], words[1::2]
+    # A value fits in 64 bits when its high word is the sign extension of the low word.
+    if not np.array_equal(high, low >> np.int64(63)):
+        return None
+    return low.copy()
+
+
+def _ranks(column: pl.Series) -> SortKeys:
+    """Dense ranks in the sorted dictionary of distinct values (the generic sort's NKey)."""
+    distinct = column.drop_nulls().n_unique()
+    if distinct <= DICTIONARY_LIMIT and column.dtype == pl.String:
+        # A small dictionary: sort it (code-point order is UTF-8 byte order) and read each
+        # row's rank as its physical code in an Enum of the sorted values.
+        dictionary = sorted(column.drop_nulls().unique().to_list())
+        codes = column.cast(pl.Enum(dictionary)).to_physical()
+        encoding = "dictionary"
+    else:
+        codes = column.rank(method="dense")
+        encoding = "dictionary" if distinct <= DICTIONARY_LIMIT else "rank"
+    keys = _filled(codes, 0).astype(np.uint64)
+    bits = max(1, int(distinct).bit_length())
+    return SortKeys(keys, None, encoding, bits, int(distinct))

@@ -1,0 +1,382 @@
+"""Sort a real table by one column: NASCENT2's pipeline on Arrow tables read from and written
+to Parquet, on M devices.
+
+The stages are the paper's (spec §2.4, Flows A–C), whichever engine runs them:
+
+1. **keys** — the key column becomes order-preserving integers (`keys.sort_keys`): its
+   own integers, or its ranks in a sorted dictionary (the generic sort's renumbering).
+2. **argsort** — sorted indices, per device partition, concurrently:
+   - engine `host` (default): a stable LSD radix sort over only the key range's bits
+     (`ndp_sort::host`); a dictionary of ≤ 2¹⁶ values is one counting pass, O(n);
+   - engine `nascent2`: the bitonic sort kernel (spec §5) with the stable tie rule
+     `value_then_index`, returning the hardware counts of Eq. 2/3. It sorts 32- or 64-bit
+     integers and dictionary ranks; a non-integer key with more than 2¹⁶ distinct values
+     cannot be dictionary encoded on the device (spec §3.2) and is an error there.
+3. **merge** — optionally, the M sorted partitions merge into one global order
+   (`ndp_sort::host::merge_runs`; the paper leaves this global merge out of scope).
+4. **shuffle** — SortedTable[i] = Table[SortedIndices[i]] (Eq. 4): Arrow's gather.
+
+The tie rule is stable: rows with equal keys keep their original order, so the output is
+DuckDB's `ORDER BY key, <row position>`; nulls go last as DuckDB places them by default.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from ndpkit.errors import SpecError
+from ndpkit.files import replacing
+from ndpkit.nascent.bitonic import SortCounts
+from ndpkit.nascent.bitonic import argsort as bitonic_argsort
+from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
+
+_core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
+
+Engine = Literal["host", "nascent2"]
+ENGINES: tuple[Engine, ...] = ("host", "nascent2")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One device's rows [start, stop) and its sorted order (global row numbers, nulls
+    last); `counts` are the bitonic kernel's when engine `nascent2` sorted it."""
+
+    device: int
+    start: int
+    stop: int
+    order: NDArray[np.uint32] | None
+    counts: SortCounts | None = None
+
+    @property
+    def rows(self) -> int:
+        return self.stop - self.start
+
+
+@dataclass
+class SortReport:
+    """What a table sort did: sizes, the key encoding and the seconds of every stage."""
+
+    rows: int
+    columns: int
+    by: str
+    descending: bool
+    engine: Engine
+    devices: int
+    merged: bool
+    encoding: str
+    key_bits: int
+    distinct: int | None
+    already_sorted: bool
+    seconds: dict[str, float] = field(default_factory=dict)
+    counts: list[dict[str, int]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "columns": self.columns,
+            "by": self.by,
+            "descending": self.descending,
+            "engine": self.engine,
+            "devices": self.devices,
+            "merged": self.merged,
+            "key_encoding": self.encoding,
+            "key_bits": self.key_bits,
+            "distinct": self.distinct,
+            "already_sorted": self.already_sorted,
+            "seconds": dict(self.seconds),
+            "kernel_counts": list(self.counts),
+        }
+
+
+class _Clock:
+    def __init__(self, seconds: dict[str, float], progress: Progress | None) -> None:
+        self.seconds = seconds
+        self.progress = progress or (lambda _: None)
+
+    def stage(self, name: str) -> _Stage:
+        self.progress(name)
+        return _Stage(self.seconds, name)
+
+
+class _Stage:
+    def __init__(self, seconds: dict[str, float], name: str) -> None:
+        self.seconds, self.name = seconds, name
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds[self.name] = self.seconds.get(self.name, 0.0) + (
+            time.perf_counter() - self.start
+        )
+
+
+def partition_bounds(rows: int, devices: int) -> list[tuple[int, int]]:
+    """Contiguous, balanced row ranges, one per device, as the runtime shards tables."""
+    if devices < 1:
+        raise SpecError(f"need at least one device, got {devices}", field="devices")
+    edges = [rows * d // devices for d in range(devices + 1)]
+    return list(itertools.pairwise(edges))
+
+
+def _partition_order(
+    keys: SortKeys, device: int, start: int, stop: int, engine: Engine
+) -> Partition:
+    part = keys.keys[start:stop]
+    valid = None if keys.valid is None else keys.valid[start:stop]
+    if engine == "host":
+        local = _core.host_argsort(np.ascontiguousarray(part), valid)
+        if local is None:
+            return Partition(device, start, stop, None)
+        return Partition(device, start, stop, _shift(local, start))
+    return _bitonic_partition(keys, part, valid, device, start, stop)
+
+
+def _bitonic_partition(
+    keys: SortKeys,
+    part: NDArray[np.uint64],
+    valid: NDArray[np.bool_] | None,
+    device: int,
+    start: int,
+    stop: int,
+) -> Partition:
+    rows = np.arange(stop - start, dtype=np.uint32)
+    present = rows if valid is None else rows[valid]
+    values = part[present]
+    narrow = keys.key_bits <= 32 and (values.size == 0 or int(values.max()) < 1 << 32)
+    if narrow:
+        values = values.astype(np.uint32)
+    result = bitonic_argsort(values, tie_break="value_then_index")
+    local = present[result.indices]
+    if valid is not None:
+        local = np.concatenate([local, rows[~valid]])
+    return Partition(device, start, stop, _shift(local, start), result.counts)
+
+
+def _shift(local: NDArray[np.uint32], start: int) -> NDArray[np.uint32]:
+    return local + np.uint32(start) if start else local
+
+
+def _check_engine(engine: str, keys: SortKeys, by: str) -> Engine:
+    if engine not in ENGINES:
+        raise SpecError(
+            f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}", field="--engine"
+        )
+    if engine == "nascent2" and keys.encoding == "rank":
+        raise SpecError(
+            f"column {by!r} has {keys.distinct} distinct values: more than the {DICTIONARY_LIMIT} "
+            "a 16-bit dictionary can number, so NASCENT2 cannot sort it on the device "
+            "(spec §3.2); use --engine host",
+            field="--engine",
+        )
+    return "host" if engine == "host" else "nascent2"
+
+
+def argsort_partitions(
+    keys: SortKeys, devices: int, engine: Engine, workers: int | None = None
+) -> list[Partition]:
+    """Each device's partition sorted concurrently (the Rust kernels release the GIL)."""
+    bounds = partition_bounds(len(keys), devices)
+    jobs = [(keys, d, start, stop, engine) for d, (start, stop) in enumerate(bounds)]
+    threads = min(len(jobs), workers or os.cpu_count() or 1)
+    if threads <= 1:
+        return [_partition_order(*job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(lambda job: _partition_order(*job), jobs))
+
+
+def merge_partitions(keys: SortKeys, parts: Sequence[Partition]) -> NDArray[np.uint32] | None:
+    """One global order from the sorted partitions: a k-way merge of their valid rows, then
+    every null in row order. None when every partition is in order and the whole is too."""
+    if all(p.order is None for p in parts) and _in_order_across(keys, parts):
+        return None
+    runs, nulls = [], []
+    for p in parts:
+        order = p.order if p.order is not None else np.arange(p.start, p.stop, dtype=np.uint32)
+        n_valid = p.rows if keys.valid is None else int(keys.valid[p.start : p.stop].sum())
+        runs.append(np.ascontiguousarray(order[:n_valid]))
+        nulls.append(order[n_valid:])
+    merged = _core.host_merge_runs(keys.keys, runs)
+    return np.concatenate([merged, *nulls]) if keys.valid is not None else merged
+
+
+def _in_order_across(keys: SortKeys, parts: Sequence[Partition]) -> bool:
+    """Whether partitions that are each in order are also in order end to end."""
+    if keys.valid is not None and not keys.valid.all():
+        return _core.host_argsort(keys.keys, keys.valid) is None
+    edges = [(keys.keys[p.stop - 1], keys.keys[p.start]) for p in parts if p.rows]
+    return all(prev_last <= first for (prev_last, _), (_, first) in itertools.pairwise(edges))
+
+
+def gather(table: pl.DataFrame, order: NDArray[np.uint32] | None) -> pl.DataFrame:
+    """The shuffle (Eq. 4) as Arrow's gather. A contiguous table gathers several times
+    faster than a chunked one, so the chunks are joined first."""
+    if order is None:
+        return table
+    if table.n_chunks() > 1:
+        table = table.rechunk()
+    return table[pl.Series(order, dtype=pl.UInt32)]
+
+
+def sort_frame(
+    table: pl.DataFrame,
+    by: str,
+    *,
+    descending: bool = False,
+    devices: int = 1,
+    merge: bool = True,
+    engine: str = "host",
+    source: str = "table",
+    progress: Progress | None = None,
+) -> tuple[list[pl.DataFrame], SortReport]:
+    """Sort `table` by column `by`. With `merge` (or one device) the result is one table;
+    otherwise one sorted table per device partition, in device order."""
+    if by not in table.columns:
+        raise SpecError(
+            f"no column {by!r}; the table has {', '.join(table.columns)}",
+            source=source,
+            field="--by",
+        )
+    seconds: dict[str, float] = {}
+    clock = _Clock(seconds, progress)
+    with clock.stage("keys"):
+        keys = sort_keys(table[by], descending=descending, source=source)
+    checked = _check_engine(engine, keys, by)
+    with clock.stage("argsort"):
+        parts = argsort_partitions(keys, devices, checked)
+    merged = merge or devices == 1
+    outputs: list[pl.DataFrame]
+    if merged:
+        with clock.stage("merge"):
+            order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
+        with clock.stage("gather"):
+            outputs = [gather(table, order)]
+        already = order is None
+    else:
+        with clock.stage("gather"):
+            outputs = [gather(table.slice(p.start, p.rows), _local(p)) for p in parts]
+        already = all(p.order is None for p in parts)
+    report = SortReport(
+        rows=table.height,
+        columns=table.width,
+        by=by,
+        descending=descending,
+        engine=checked,
+        devices=devices,
+        merged=merged,
+        encoding=keys.encoding,
+        key_bits=keys.key_bits,
+        distinct=keys.distinct,
+        already_sorted=already,
+        seconds=seconds,
+        counts=[p.counts.as_dict() for p in parts if p.counts is not None],
+    )
+    return outputs, report
+
+
+def _local(p: Partition) -> NDArray[np.uint32] | None:
+    return None if p.order is None else p.order - np.uint32(p.start)
+
+
+def parquet_inputs(path: Path) -> list[Path]:
+    """A Parquet file, or every Parquet file under a directory in name order (a sharded
+    table such as a data set's device-NN/ directories)."""
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".parquet", ".pq"))
+        if not files:
+            raise SpecError("no .parquet files in this directory", source=str(path))
+        return files
+    if not path.exists():
+        raise SpecError("no such file", source=str(path))
+    return [path]
+
+
+def read_parquet(path: Path) -> pl.DataFrame:
+    """The whole table, with a clear error naming the file when it is not valid Parquet."""
+    files = parquet_inputs(path)
+    frames = []
+    for file in files:
+        try:
+            frames.append(pl.read_parquet(file))
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise SpecError(
+                f"not a readable Parquet file: {_first_line(exc)}", source=str(file)
+            ) from exc
+    if len(frames) == 1:
+        return frames[0]
+    try:
+        return pl.concat(frames, how="vertical", rechunk=False)
+    except pl.exceptions.PolarsError as exc:
+        raise SpecError(f"the files' schemas differ: {_first_line(exc)}", source=str(path)) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def part_paths(out: Path, devices: int) -> Iterator[Path]:
+    """Where an unmerged multi-device sort writes device d's partition."""
+    for d in range(devices):
+        yield out / f"device-{d:02d}" / "part-0000.parquet"
+
+
+def write_sorted(
+    outputs: Sequence[pl.DataFrame], out: Path, *, compression: str = "snappy"
+) -> None:
+    """Write one sorted table to the file `out`, or several device partitions under the
+    directory `out` (device-NN/part-0000.parquet); whole or not at all."""
+    with replacing(out) as tmp:
+        if len(outputs) == 1:
+            outputs[0].write_parquet(tmp, compression=compression)  # type: ignore[arg-type]
+            return
+        for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            frame.write_parquet(path, compression=compression)  # type: ignore[arg-type]
+
+
+def sort_parquet(
+    source: Path,
+    out: Path,
+    by: str,
+    *,
+    descending: bool = False,
+    devices: int = 1,
+    merge: bool = True,
+    engine: str = "host",
+    compression: str = "snappy",
+    progress: Progress | None = None,
+) -> SortReport:
+    """`ndpkit sort`: read Parquet, sort by `by`, write Parquet; the report's `seconds`
+    include the read and the write."""
+    seconds: dict[str, float] = {}
+    clock = _Clock(seconds, progress)
+    with clock.stage("read"):
+        table = read_parquet(source)
+    outputs, report = sort_frame(
+        table,
+        by,
+        descending=descending,
+        devices=devices,
+        merge=merge,
+        engine=engine,
+        source=str(source),
+        progress=progress,
+    )
+    with clock.stage("write"):
+        write_sorted(outputs, out, compression=compression)
+    ordered = ["read", *report.seconds, "write"]
+    report.seconds = {k: {**seconds, **report.seconds}[k] for k in ordered}
+    return report

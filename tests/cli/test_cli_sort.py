@@ -1,0 +1,88 @@
+"""`ndpkit sort` end to end, through the installed command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "in.parquet"
+    modes = ["RAIL", "AIR", None, "SHIP", "AIR", "MAIL", None, "RAIL"] * 50
+    pq.write_table(pa.table({"rid": list(range(len(modes))), "mode": modes}), path)
+    return path
+
+
+def test_sort_writes_what_duckdb_orders(ndpkit, table: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.parquet"
+    result = ndpkit("sort", str(table), "--by", "mode", "--desc", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "dictionary, 4 distinct" in result.stdout and "write" in result.stdout
+    expected = duckdb.sql(
+        f"SELECT rid FROM read_parquet('{table}', file_row_number=true) "
+        "ORDER BY mode DESC, file_row_number"
+    ).fetchall()
+    assert pq.read_table(out).column("rid").to_pylist() == [r[0] for r in expected]
+
+
+def test_sort_json_reports_stages_and_devices(ndpkit, table: Path, tmp_path: Path) -> None:
+    out = tmp_path / "parts"
+    result = ndpkit(
+        "sort",
+        str(table),
+        "--by",
+        "rid",
+        "--out",
+        str(out),
+        "--devices",
+        "3",
+        "--no-merge",
+        "--engine",
+        "nascent2",
+        "--format",
+        "json",
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["devices"], doc["merged"], doc["engine"]) == (3, False, "nascent2")
+    assert list(doc["seconds"]) == ["read", "keys", "argsort", "gather", "write"]
+    assert len(doc["kernel_counts"]) == 3
+    assert sorted(p.parent.name for p in out.glob("*/part-0000.parquet")) == [
+        "device-00",
+        "device-01",
+        "device-02",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--by", "nope"], "--by: no column 'nope'"),
+        (["--by", "mode", "--engine", "gpu"], "--engine: choose one of host, nascent2"),
+        (["--by", "mode", "--compression", "brotli"], "--compression"),
+        (["--by", "mode", "--devices", "0"], "--devices"),
+    ],
+)
+def test_bad_flags_exit_2(
+    ndpkit, table: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "out.parquet"
+    result = ndpkit("sort", str(table), *args, "--out", str(out))
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert not out.exists()
+
+
+def test_corrupt_input_exits_2_naming_the_file(ndpkit, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1garbage")
+    result = ndpkit("sort", str(bad), "--by", "x", "--out", str(tmp_path / "o.parquet"))
+    assert result.returncode == 2
+    assert str(bad) in result.stderr and "not a readable Parquet file" in result.stderr
+    assert "Traceback" not in result.stderr

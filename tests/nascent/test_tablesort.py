@@ -1,0 +1,250 @@
+"""`ndpkit sort`'s pipeline against DuckDB: the same rows in the same order as
+`ORDER BY key [DESC], file_row_number` (the documented stable tie rule), nulls where DuckDB
+puts them, for every key type; plus multi-device partitions, the NASCENT2 engine, and bad
+input."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from pathlib import Path
+
+import duckdb
+import hypothesis.strategies as st
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+
+from ndpkit.errors import SpecError
+from ndpkit.nascent.keys import sort_keys
+from ndpkit.nascent.tablesort import partition_bounds, sort_frame, sort_parquet
+
+ROWS = 3_000
+
+
+def _table(rows: int, seed: int) -> pa.Table:
+    """Every key type, each with nulls and many ties; `rid` is the original row number."""
+    rng = np.random.default_rng(seed)
+
+    def nulls(values: list[object], share: float = 0.1) -> list[object]:
+        return [None if rng.random() < share else v for v in values]
+
+    floats = rng.choice([-1.5, -0.0, 0.0, 2.25, np.inf, -np.inf, np.nan, 3.0e38], rows)
+    words = ["", "a", "ab", "B", "é", "zz", "Ünïcode", "a" * 40]
+    return pa.table(
+        {
+            "rid": pa.array(np.arange(rows), pa.int64()),
+            "i64": pa.array(nulls(rng.integers(-(2**62), 2**62, rows).tolist()), pa.int64()),
+            "i8": pa.array(nulls(rng.integers(-5, 5, rows).tolist()), pa.int8()),
+            "u32": pa.array(nulls(rng.integers(0, 2**32 - 1, rows).tolist()), pa.uint32()),
+            "f64": pa.array(nulls(floats.tolist()), pa.float64()),
+            "f32": pa.array(nulls(floats.astype(np.float32).tolist()), pa.float32()),
+            "low_str": pa.array(nulls(rng.choice(words, rows).tolist())),
+            "high_str": pa.array(nulls([f"k{v}" for v in rng.integers(0, 10**9, rows)])),
+            "day": pa.array(
+                nulls(
+                    [
+                        dt.date(2000, 1, 1) + dt.timedelta(days=int(d))
+                        for d in rng.integers(-400, 400, rows)
+                    ]
+                ),
+                pa.date32(),
+            ),
+            "price": pa.array(
+                nulls(
+                    [
+                        decimal.Decimal(int(c)).scaleb(-2)
+                        for c in rng.integers(-(10**6), 10**6, rows)
+                    ]
+                ),
+                pa.decimal128(15, 2),
+            ),
+            "wide": pa.array(
+                nulls([decimal.Decimal(int(c)) * 10**20 for c in rng.integers(-50, 50, rows)]),
+                pa.decimal128(38, 0),
+            ),
+            "flag": pa.array(nulls(rng.random(rows) < 0.5)),
+            "payload": pa.array(rng.random(rows)),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def table_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tables") / "t.parquet"
+    pq.write_table(_table(ROWS, seed=3), path, row_group_size=700)  # several row groups
+    return path
+
+
+def duckdb_order(path: Path, key: str, descending: bool) -> list[int]:
+    direction = "DESC" if descending else "ASC"
+    query = (
+        f"SELECT rid FROM read_parquet('{path}', file_row_number=true) "
+        f"ORDER BY {key} {direction}, file_row_number"
+    )
+    return [r[0] for r in duckdb.sql(query).fetchall()]
+
+
+KEYS = ["i64", "i8", "u32", "f64", "f32", "low_str", "high_str", "day", "price", "wide", "flag"]
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+@pytest.mark.parametrize("key", KEYS)
+def test_rows_match_duckdb_order_by(
+    table_file: Path, tmp_path: Path, key: str, descending: bool
+) -> None:
+    out = tmp_path / "sorted.parquet"
+    sort_parquet(table_file, out, key, descending=descending)
+    got = pq.read_table(out).column("rid").to_pylist()
+    assert got == duckdb_order(table_file, key, descending)
+
+
+@pytest.mark.parametrize("devices", [2, 5])
+def test_merged_devices_equal_one_device(table_file: Path, tmp_path: Path, devices: int) -> None:
+    for key in ("low_str", "f64", "price"):
+        out = tmp_path / f"{key}.parquet"
+        report = sort_parquet(table_file, out, key, devices=devices)
+        assert report.devices == devices and report.merged
+        assert pq.read_table(out).column("rid").to_pylist() == duckdb_order(table_file, key, False)
+
+
+def test_whole_rows_are_carried_unchanged(table_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sorted.parquet"
+    sort_parquet(table_file, out, "low_str", devices=3)
+    original = pl.read_parquet(table_file)
+    result = pl.read_parquet(out)
+    assert result.schema == original.schema
+    # Every row, all columns, is the original row its rid names.
+    back = original[result["rid"].to_numpy()]
+    assert result.equals(back, null_equal=True)
+
+
+def test_unmerged_partitions_are_each_sorted(table_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "parts"
+    report = sort_parquet(table_file, out, "i8", devices=3, merge=False, descending=True)
+    assert not report.merged
+    for d, (start, stop) in enumerate(partition_bounds(ROWS, 3)):
+        part = out / f"device-{d:02d}" / "part-0000.parquet"
+        rids = pq.read_table(part).column("rid").to_pylist()
+        query = (
+            f"SELECT rid FROM read_parquet('{table_file}') WHERE rid >= {start} AND rid < {stop} "
+            "ORDER BY i8 DESC, rid"
+        )
+        assert rids == [r[0] for r in duckdb.sql(query).fetchall()]
+
+
+@pytest.mark.parametrize("key", ["i64", "low_str", "day", "flag"])
+def test_nascent2_engine_gives_the_same_rows_and_counts(table_file: Path, key: str) -> None:
+    table = pl.read_parquet(table_file)
+    host, _ = sort_frame(table, key, devices=2)
+    device, report = sort_frame(table, key, devices=2, engine="nascent2")
+    assert device[0]["rid"].to_list() == host[0]["rid"].to_list()
+    assert len(report.counts) == 2
+    assert all(c["compare_swaps"] > 0 and c["elements"] > 0 for c in report.counts)
+
+
+def test_nascent2_rejects_what_a_16_bit_dictionary_cannot_hold() -> None:
+    table = pl.DataFrame({"s": [f"v{i:06d}" for i in range(70_000)][::-1]})
+    with pytest.raises(SpecError, match="70000 distinct values") as err:
+        sort_frame(table, "s", engine="nascent2")
+    assert err.value.field == "--engine"
+    small = table.head(65_536)  # exactly 2^16 distinct values still fit
+    frames, report = sort_frame(small, "s", engine="nascent2")
+    assert report.encoding == "dictionary" and report.distinct == 65_536
+    assert frames[0]["s"].to_list() == sorted(small["s"].to_list())
+
+
+def test_already_sorted_input_skips_the_gather(table_file: Path, tmp_path: Path) -> None:
+    report = sort_parquet(table_file, tmp_path / "o.parquet", "rid", devices=3)
+    assert report.already_sorted
+    assert pq.read_table(tmp_path / "o.parquet").column("rid").to_pylist() == list(range(ROWS))
+
+
+def test_empty_table(tmp_path: Path) -> None:
+    path = tmp_path / "empty.parquet"
+    pq.write_table(_table(0, seed=1), path)
+    sort_parquet(path, tmp_path / "o.parquet", "f64", devices=3)
+    assert pq.read_table(tmp_path / "o.parquet").num_rows == 0
+
+
+def test_a_directory_of_shards_is_one_table(table_file: Path, tmp_path: Path) -> None:
+    whole = pq.read_table(table_file)
+    for d, (start, stop) in enumerate(partition_bounds(ROWS, 3)):
+        shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
+        shard.parent.mkdir(parents=True)
+        pq.write_table(whole.slice(start, stop - start), shard)
+    sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "price")
+    got = pq.read_table(tmp_path / "o.parquet").column("rid").to_pylist()
+    assert got == duckdb_order(table_file, "price", False)
+
+
+def test_bad_inputs_name_the_file_and_field(table_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="--by") as err:
+        sort_parquet(table_file, tmp_path / "o.parquet", "nope")
+    assert str(table_file) in str(err.value)
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"PAR1 not really parquet")
+    with pytest.raises(SpecError, match="not a readable Parquet file") as err:
+        sort_parquet(corrupt, tmp_path / "o.parquet", "x")
+    assert str(corrupt) in str(err.value)
+    with pytest.raises(SpecError, match="no such file"):
+        sort_parquet(tmp_path / "missing.parquet", tmp_path / "o.parquet", "x")
+    nested = tmp_path / "nested.parquet"
+    pq.write_table(pa.table({"l": pa.array([[1], [2, 3]])}), nested)
+    with pytest.raises(SpecError, match="cannot sort by a column of type"):
+        sort_parquet(nested, tmp_path / "o.parquet", "l")
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_failed_write_leaves_the_old_output(
+    table_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "o.parquet"
+    out.write_bytes(b"previous result")
+
+    def broken(self: pl.DataFrame, path: Path, **kwargs: object) -> None:
+        Path(path).write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", broken)
+    with pytest.raises(SpecError, match="No space left"):
+        sort_parquet(table_file, out, "i8")
+    assert out.read_bytes() == b"previous result"
+    assert [p.name for p in tmp_path.iterdir()] == ["o.parquet"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.floats(allow_nan=True, width=64)), max_size=60),
+    descending=st.booleans(),
+)
+def test_float_keys_order_like_duckdb(values: list[float | None], descending: bool) -> None:
+    column = pl.Series("x", values, dtype=pl.Float64)
+    frames, _ = sort_frame(column.to_frame().with_row_index("rid"), "x", descending=descending)
+    direction = "DESC" if descending else "ASC"
+    arrow = pa.table(
+        {"rid": pa.array(range(len(values)), pa.int64()), "x": pa.array(values, pa.float64())}
+    )
+    con = duckdb.connect()
+    con.register("t", arrow)
+    expected = con.sql(f"SELECT rid FROM t ORDER BY x {direction}, rid").fetchall()
+    assert frames[0]["rid"].to_list() == [r[0] for r in expected]
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=80), descending=st.booleans())
+def test_integer_keys_are_order_preserving(values: list[int], descending: bool) -> None:
+    keys = sort_keys(pl.Series("x", values, dtype=pl.Int64), descending=descending).keys
+    order = np.argsort(keys, kind="stable")
+    reference = sorted(range(len(values)), key=lambda i: -values[i] if descending else values[i])
+    assert order.tolist() == reference
+
+
+def test_partition_bounds_tile_the_rows() -> None:
+    assert partition_bounds(10, 3) == [(0, 3), (3, 6), (6, 10)]
+    assert partition_bounds(0, 2) == [(0, 0), (0, 0)]
+    with pytest.raises(SpecError, match="at least one device"):
+        partition_bounds(5, 0)
