@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, choice, emit, size_flag, user_errors
+from ndpkit.cli.common import (
+    Format,
+    FormatOption,
+    choice,
+    emit,
+    size_flag,
+    stderr,
+    user_errors,
+)
 from ndpkit.errors import SpecError
 from ndpkit.report import Column, Table
 from ndpkit.runtime.dataset import (
@@ -18,6 +26,9 @@ from ndpkit.runtime.dataset import (
     import_dataset,
     open_dataset,
 )
+from ndpkit.tpc import GeneratedTable, generate_tpcc, generate_tpch
+from ndpkit.tpc.tpcc import DEFAULT_SEED
+from ndpkit.tpc.tpch import TPCH_TABLES, check_scale_factor, tpch_tables
 from ndpkit.units import Kind, format_si
 
 app = typer.Typer(
@@ -123,6 +134,81 @@ def show(
     with user_errors():
         dataset = open_dataset(directory, verify=verify)
     _show(dataset, fmt)
+
+
+TpcOutOpt = Annotated[Path, typer.Option("--out", "-o", help="The directory to write into.")]
+SfOpt = Annotated[float, typer.Option("--sf", help="Scale factor (> 0; fractions allowed).")]
+
+
+@app.command()
+def tpch(
+    sf: SfOpt,
+    out: TpcOutOpt,
+    tables: Annotated[
+        str | None,
+        typer.Option(
+            "--tables", help=f"Comma-separated, from {', '.join(TPCH_TABLES)} (default: all)."
+        ),
+    ] = None,
+    overwrite: OverwriteOpt = False,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Generate TPC-H tables as Parquet (OUT/<table>.parquet) with tpchgen-cli; files appear
+    only when every table is complete."""
+    with user_errors():
+        check_scale_factor(sf, field="--sf")
+        names = tpch_tables(
+            None if tables is None else _names("--tables", tables), field="--tables"
+        )
+        made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
+    _show_tables(made, sf, fmt)
+
+
+@app.command()
+def tpcc(
+    sf: SfOpt,
+    out: TpcOutOpt,
+    seed: Annotated[int, typer.Option("--seed", help="Generator seed (≥ 0).")] = DEFAULT_SEED,
+    overwrite: OverwriteOpt = False,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Generate the TPC-C ORDER-LINE table as Parquet (OUT/order_line.parquet); SF s is s × one
+    warehouse's orders (30,000 orders, ~300,000 rows), see docs/tpc.md."""
+    with user_errors():
+        check_scale_factor(sf, field="--sf")
+        if seed < 0:
+            raise SpecError(f"must be ≥ 0, got {seed}", source="command line", field="--seed")
+        made = generate_tpcc(sf, out, seed=seed, overwrite=overwrite, progress=_progress)
+    _show_tables([made], sf, fmt)
+
+
+def _progress(message: str) -> None:
+    stderr().print(message, highlight=False, markup=False)
+
+
+def _show_tables(made: list[GeneratedTable], sf: float, fmt: Format) -> None:
+    rows = [
+        {
+            "table": t.name,
+            "rows": t.rows,
+            "file_bytes": t.file_bytes,
+            "size": format_si(t.file_bytes, Kind.SIZE, binary=True),
+            "path": str(t.path),
+        }
+        for t in made
+    ]
+    columns = [
+        Column("table", "table", None),
+        Column("rows", "rows", 0),
+        Column("file_bytes", "file bytes", 0),
+        Column("size", "size", None),
+        Column("path", "path", None),
+    ]
+    emit(
+        [Table("tables", f"Tables written at SF {sf:g}", columns, rows)],
+        fmt,
+        {"sf": sf, "tables": rows},
+    )
 
 
 def _show(dataset: Dataset, fmt: Format) -> None:
