@@ -158,7 +158,7 @@ def tpch(
     with user_errors():
         check_scale_factor(sf, field="--sf")
         names = tpch_tables(
-            None if tables is None else _names("--tables", tables), field="--tables"
+            None if tables is None else [t.strip() for t in tables.split(",")], field="--tables"
         )
         made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
     _show_tables(made, sf, fmt)

@@ -68,6 +68,8 @@ def tpch_tables(names: Sequence[str] | None, *, field: str = "tables") -> tuple[
         return TPCH_TABLES
     chosen: list[str] = []
     for name in names:
+        if not name:
+            raise SpecError("an empty table name in the list", field=field)
         if name not in TPCH_TABLES:
             raise SpecError(
                 f"unknown TPC-H table {name!r}; known: {', '.join(TPCH_TABLES)}", field=field

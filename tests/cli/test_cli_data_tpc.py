@@ -1,0 +1,82 @@
+"""`ndpkit data tpch` and `ndpkit data tpcc` end to end: files, summary, errors as exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+
+def _one_error_line(result: Any) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return str(lines[0])
+
+
+def test_tpch_writes_tables_and_a_summary(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "tpch"
+    result = ndpkit("data", "tpch", "--sf", "0.01", "--tables", "nation,orders", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "generating TPC-H nation, orders at SF 0.01" in result.stderr  # progress on stderr
+    assert "orders" in result.stdout and "15000" in result.stdout
+    assert sorted(os.listdir(out)) == ["nation.parquet", "orders.parquet"]
+    again = ndpkit("data", "tpch", "--sf", "0.01", "--tables", "nation", "--out", str(out))
+    assert "already exists" in _one_error_line(again)
+    doc = json.loads(
+        ndpkit(
+            "data", "tpch", "--sf", "0.01", "--tables", "nation", "--out", str(out),
+            "--overwrite", "-f", "json",
+        ).stdout
+    )  # fmt: skip
+    assert doc["sf"] == 0.01
+    assert doc["tables"][0]["rows"] == 25
+    assert doc["tables"][0]["file_bytes"] == (out / "nation.parquet").stat().st_size
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--sf", "0"), "--sf: must be a number > 0"),
+        (("--sf", "-2"), "--sf: must be a number > 0"),
+        (("--sf", "1", "--tables", "lineitem,items"), "--tables: unknown TPC-H table 'items'"),
+        (("--sf", "1", "--tables", "lineitem,"), "--tables: an empty table name"),
+    ],
+)
+def test_tpch_bad_input_names_the_flag(
+    ndpkit, tmp_path: Path, args: tuple[str, ...], expected: str
+) -> None:
+    line = _one_error_line(ndpkit("data", "tpch", *args, "--out", str(tmp_path / "x")))
+    assert expected in line
+    assert not (tmp_path / "x").exists()
+
+
+def test_tpcc_writes_order_line(ndpkit, tmp_path: Path) -> None:
+    args = ("data", "tpcc", "--sf", "0.1", "--out", str(tmp_path), "--seed", "3", "-f", "json")
+    result = ndpkit(*args)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    table = pq.read_table(tmp_path / "order_line.parquet")
+    assert doc["tables"][0]["table"] == "order_line"
+    assert doc["tables"][0]["rows"] == table.num_rows
+    assert table.num_rows == pytest.approx(30_000, rel=0.03)
+    assert os.listdir(tmp_path) == ["order_line.parquet"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--sf", "0"), "--sf: must be a number > 0"),
+        (("--sf", "1", "--seed", "-1"), "--seed: must be ≥ 0"),
+    ],
+)
+def test_tpcc_bad_input_names_the_flag(
+    ndpkit, tmp_path: Path, args: tuple[str, ...], expected: str
+) -> None:
+    assert expected in _one_error_line(ndpkit("data", "tpcc", *args, "--out", str(tmp_path)))
+    assert os.listdir(tmp_path) == []

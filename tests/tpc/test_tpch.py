@@ -1,0 +1,108 @@
+"""TPC-H generation: the tables and row counts, atomicity, and input errors."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.tpc import TPCH_TABLES, generate_tpch, tpch
+from ndpkit.tpc.shape import LINEITEM_ROWS_AT_SF1
+
+# dbgen's fixed cardinalities per unit of SF (TPC-H clause 4.2.5); lineitem is random.
+ROWS_PER_SF = {
+    "supplier": 10_000,
+    "customer": 150_000,
+    "part": 200_000,
+    "partsupp": 800_000,
+    "orders": 1_500_000,
+}
+
+
+def test_all_tables_with_their_cardinalities(tpch_dir: Path) -> None:
+    files = sorted(p.name for p in tpch_dir.iterdir())
+    assert files == sorted(f"{t}.parquet" for t in TPCH_TABLES)  # no staging directory left
+    con = duckdb.connect()
+    counts = {
+        t: con.sql(f"select count(*) from '{tpch_dir / t}.parquet'").fetchall()[0][0]
+        for t in TPCH_TABLES
+    }
+    assert counts["region"] == 5 and counts["nation"] == 25
+    for table, per_sf in ROWS_PER_SF.items():
+        assert counts[table] == round(per_sf * 0.01), table
+    # Lineitem rows ≈ 6,001,215 × SF: within 1 % at SF 0.01 (60,175 rows, +0.27 %).
+    assert counts["lineitem"] == pytest.approx(LINEITEM_ROWS_AT_SF1 * 0.01, rel=0.01)
+    assert counts["lineitem"] == pq.read_metadata(tpch_dir / "lineitem.parquet").num_rows
+
+
+def test_summary_counts_rows_and_bytes(tmp_path: Path) -> None:
+    made = generate_tpch(0.01, tmp_path, ["nation", "region"])
+    assert [t.name for t in made] == ["nation", "region"]
+    assert [t.rows for t in made] == [25, 5]
+    assert all(t.file_bytes == t.path.stat().st_size > 0 for t in made)
+
+
+def test_existing_file_needs_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "region.parquet").write_bytes(b"old")
+    with pytest.raises(SpecError, match="already exists"):
+        generate_tpch(0.01, tmp_path, ["region"])
+    assert (tmp_path / "region.parquet").read_bytes() == b"old"
+    generate_tpch(0.01, tmp_path, ["region"], overwrite=True)
+    assert pq.read_metadata(tmp_path / "region.parquet").num_rows == 5
+
+
+def _fake_tool(tmp_path: Path) -> Path:
+    """A tpchgen-cli that writes one table's file halfway, then fails."""
+    script = tmp_path / "fake-tpchgen"
+    script.write_text(
+        "#!/bin/sh\n"
+        'while [ "$1" != "--output-dir" ]; do shift; done\n'
+        'printf PAR1 > "$2/region.parquet"\n'
+        "echo 'disk full' >&2\n"
+        "exit 3\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_failure_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tpch, "find_tpchgen", lambda: _fake_tool(tmp_path))
+    out = tmp_path / "out"
+    with pytest.raises(SpecError, match="disk full"):
+        generate_tpch(0.01, out, ["region", "nation"])
+    assert os.listdir(out) == []  # neither the partial file nor the staging directory
+
+
+def test_interrupt_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object) -> None:
+        (args[3] / "region.parquet").write_bytes(b"PAR1")  # type: ignore[operator]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tpch, "_run_tool", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        generate_tpch(0.01, tmp_path, ["region"])
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("sf", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_scale_factor(tmp_path: Path, sf: float) -> None:
+    with pytest.raises(SpecError, match="sf: must be a number > 0"):
+        generate_tpch(sf, tmp_path)
+
+
+def test_unknown_table_lists_the_known(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="unknown TPC-H table 'items'; known: region, nation"):
+        generate_tpch(0.01, tmp_path, ["lineitem", "items"])
+    assert not any(tmp_path.iterdir())
+
+
+def test_missing_tool_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tpch.sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SpecError, match=r"tpchgen-cli: not found .* `pip install tpchgen-cli`"):
+        tpch.find_tpchgen()
