@@ -347,7 +347,9 @@ def test_user_file_extends_a_shipped_device(tmp_path: Path) -> None:
         'version = 1\n[fast]\nextends = "smartssd"\n'
         's2f_bandwidth = { value = "6 GB/s", source = "[choice] a Gen4 link" }\n',
     )
-    fast = load_devices(path).fpga("fast")
+    devices = load_devices(path)
+    assert devices.names() == ["cpu", "fast", "smartssd", "u250"]
+    fast = devices.fpga("fast")
     assert fast.s2f_bytes_per_s == 6e9
     assert fast.d2f_bytes_per_s == SMARTSSD.d2f_bytes_per_s
     assert fast.sources["s2f_bytes_per_s"] == "[choice] a Gen4 link"

@@ -30,18 +30,18 @@ from ndpkit.cli.common import (
 )
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.plan.channels import ChannelRounding, Grouping
-from ndpkit.reproduce import REPRODUCTIONS, rans_rfns, risp
+from ndpkit.reproduce import REPRODUCTIONS, nascent2, rans_rfns, risp
 from ndpkit.units import Kind, UnitError, parse
 
 
 def reproduce_cmd(
-    paper: Annotated[str, typer.Argument(help="Which paper: rans-rfns or risp.")],
+    paper: Annotated[str, typer.Argument(help="Which paper: rans-rfns, risp or nascent2.")],
     tables: Annotated[
         str | None,
         typer.Option(
             "--tables",
-            help="Comma-separated table names to print, e.g. 9,11 (rans-rfns) or E4,E8 (risp); "
-            "default all.",
+            help="Comma-separated table names to print, e.g. 9,11 (rans-rfns) or E4,E8 (risp, "
+            "nascent2); default all.",
         ),
     ] = None,
     energy_form: EnergyFormOpt = None,
@@ -83,13 +83,21 @@ def reproduce_cmd(
             "'kmeans=2.1,sobel=4.9' (seconds).",
         ),
     ] = None,
+    full: Annotated[
+        bool,
+        typer.Option("--full", help="nascent2: the paper's sizes (default: scaled down)."),
+    ] = False,
+    devices: Annotated[
+        str | None,
+        typer.Option("--devices", help="nascent2: a device file (see docs/nascent2.md)."),
+    ] = None,
     option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Regenerate a paper's tables from its inputs through ndpkit's models and planner.
 
-    The defaults are each paper's conventions; docs/reproducing-rans-rfns.md and
-    docs/reproducing-risp.md say which option reproduces what.
+    The defaults are each paper's conventions; docs/reproducing-rans-rfns.md,
+    docs/reproducing-risp.md and docs/nascent2.md say which option reproduces what.
     """
     with user_errors():
         if paper not in REPRODUCTIONS:
@@ -100,6 +108,22 @@ def reproduce_cmd(
             console.print(f"[dim]{msg}…[/]", highlight=False)
 
         flags = locals()
+        if paper == "nascent2":
+            _only_for("rans-rfns", flags, _RANS_FLAGS)
+            _only_for("risp", flags, _RISP_FLAGS)
+            n2_settings = nascent2.settings_from_flags(full=full, devices=devices, options=option)
+            wanted = [t.strip() for t in (tables or "").split(",") if t.strip()]
+            missing = [w for w in wanted if w not in nascent2.TABLE_NAMES]
+            if missing:
+                raise UnknownNameError("table", missing[0], list(nascent2.TABLE_NAMES))
+            n2 = nascent2.reproduce(
+                n2_settings, tables=wanted or nascent2.TABLE_NAMES, progress=progress
+            )
+    if paper == "nascent2":
+        emit(n2, fmt, nascent2.document(n2))
+        return
+    with user_errors():
+        _only_for("nascent2", flags, _NASCENT2_FLAGS)
         module = risp if paper == "risp" else rans_rfns
         wanted = [t.strip() for t in (tables or "").split(",") if t.strip()]
         missing = [w for w in wanted if w not in module.TABLE_NAMES]
@@ -150,6 +174,7 @@ _RANS_FLAGS = {
     "improvement": "--improvement",
     "mux_port_cap": "--mux-port-cap",
 }
+_NASCENT2_FLAGS = {"full": "--full", "devices": "--devices"}
 _RISP_FLAGS = {
     "inputs": "--inputs",
     "channel_rounding": "--channel-rounding",

@@ -155,8 +155,8 @@ def load_devices(
     path: str | Path | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> DeviceSet:
-    """The shipped devices, or those of `path` (which may `extends` a shipped one), with
-    single entries replaced by `overrides` ({device: {key: value}})."""
+    """The shipped devices, plus or replaced by those of `path` (which may `extends` a
+    shipped one), with single entries replaced by `overrides` ({device: {key: value}})."""
     builtin = _read_builtin()
     if path is None:
         raw, source = builtin, BUILTIN
@@ -164,6 +164,9 @@ def load_devices(
         source = str(path)
         raw = _read_file(Path(path))
     raw = _resolve_extends(raw, builtin, source)
+    if path is not None:
+        # A user file adds devices or replaces shipped ones; the rest stay available.
+        raw = {**{k: v for k, v in builtin.items() if k not in raw}, **raw}
     for name, changes in (overrides or {}).items():
         if name not in raw:
             raise UnknownNameError("device", name, sorted(raw))

@@ -1,0 +1,80 @@
+"""`ndpkit reproduce nascent2` through typer's CliRunner: JSON shape, flag checks, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ndpkit.cli import app
+
+runner = CliRunner()
+
+
+def test_json_e6() -> None:
+    result = runner.invoke(app, ["reproduce", "nascent2", "--tables", "E6", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert list(doc) == ["E6"]
+    assert [r["devices"] for r in doc["E6"]] == list(range(1, 13))
+    assert {"speedup_vs_fpga", "speedup_vs_cpu", "energy_vs_fpga", "energy_vs_cpu"} <= set(
+        doc["E6"][0]
+    )
+
+
+def test_table_output() -> None:
+    result = runner.invoke(app, ["reproduce", "nascent2", "--tables", "E6"])
+    assert result.exit_code == 0
+    assert "E6 (Fig. 16)" in result.stdout
+
+
+def test_device_override_changes_the_model() -> None:
+    args = ["reproduce", "nascent2", "--tables", "E6", "--format", "json"]
+    base = json.loads(runner.invoke(app, args).stdout)["E6"][0]["nascent2_s"]
+    slow = runner.invoke(app, [*args, "-o", "smartssd.s2f_bandwidth=1 GB/s"])
+    assert slow.exit_code == 0
+    assert json.loads(slow.stdout)["E6"][0]["nascent2_s"] > base
+
+
+def test_other_papers_flags_are_errors() -> None:
+    for args, flag in (
+        (["reproduce", "nascent2", "--inputs", "binary"], "--inputs"),
+        (["reproduce", "nascent2", "--energy-form", "B"], "--energy-form"),
+        (["reproduce", "risp", "--full"], "--full"),
+        (["reproduce", "rans-rfns", "--devices", "x.toml"], "--devices"),
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        assert flag in result.output
+
+
+def test_bad_inputs_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "d.toml"
+    bad.write_text('version = 1\n[smartssd]\nextends = "smartssd"\nd2f_bandwidth = 3\n')
+    for args, needle in (
+        (["--tables", "E9"], "unknown table 'E9'"),
+        (["-o", "staging=tape"], "staging=tape"),
+        (["-o", "smartssd.d2f_bandwidth=-1 GB/s", "--tables", "E6"], "d2f_bandwidth"),
+        (["--devices", str(bad), "--tables", "E6"], "smartssd.d2f_bandwidth"),
+        (["--devices", str(tmp_path / "none.toml"), "--tables", "E6"], "cannot read"),
+    ):
+        result = runner.invoke(app, ["reproduce", "nascent2", *args])
+        assert result.exit_code == 2, args
+        assert needle in result.output
+        assert "Traceback" not in result.output
+
+
+def test_device_file_replaces_one_device(tmp_path: Path) -> None:
+    path = tmp_path / "d.toml"
+    path.write_text(
+        'version = 1\n[smartssd]\nextends = "smartssd"\n'
+        'power = { value = "15 W", source = "[choice] test" }\n'
+    )
+    args = ["reproduce", "nascent2", "--tables", "E6", "--format", "json"]
+    base = json.loads(runner.invoke(app, args).stdout)["E6"][0]
+    hot = runner.invoke(app, [*args, "--devices", str(path)])
+    assert hot.exit_code == 0, hot.output
+    row = json.loads(hot.stdout)["E6"][0]
+    assert row["energy_vs_fpga"] == pytest.approx(base["energy_vs_fpga"] / 2)

@@ -1,0 +1,144 @@
+"""`ndpkit.reproduce.nascent2`: E1–E8 run once (default, scaled sizes) and checked for their
+documented fields and the model's invariants; no published result appears here."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.reproduce import REPRODUCTIONS
+from ndpkit.reproduce.nascent2 import (
+    TABLE_NAMES,
+    Settings,
+    document,
+    e8_available,
+    reproduce,
+    settings_from_flags,
+)
+
+COMPARISON = ("speedup_vs_fpga", "speedup_vs_cpu", "energy_vs_fpga", "energy_vs_cpu")
+FAST = ("E1", "E2", "E3", "E4", "E5", "E6", "E7")
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict[str, Any]:
+    return document(reproduce(Settings(), tables=FAST))
+
+
+def test_registered() -> None:
+    assert REPRODUCTIONS["nascent2"] == "ndpkit.reproduce.nascent2"
+
+
+def test_top_level_keys(doc: dict[str, Any]) -> None:
+    assert list(doc) == list(FAST)
+    assert all(isinstance(rows, list) and rows for rows in doc.values())
+
+
+def test_e6_fields_and_scaling(doc: dict[str, Any]) -> None:
+    rows = doc["E6"]
+    assert [r["devices"] for r in rows] == list(range(1, 13))
+    for r in rows:
+        assert {"devices", *COMPARISON} <= set(r)
+    # NASCENT2 stays flat with 𝓜; the serial baselines grow, so the ratios grow.
+    assert len({r["nascent2_s"] for r in rows}) == 1
+    for a, b in pairwise(rows):
+        assert b["speedup_vs_fpga"] > a["speedup_vs_fpga"]
+        assert b["speedup_vs_cpu"] > a["speedup_vs_cpu"]
+        assert b["cpu_s"] == pytest.approx(a["cpu_s"] * b["devices"] / a["devices"])
+    # Energy charges each baseline over its serial runtime, so the ratio does not depend on 𝓜.
+    assert rows[0]["energy_vs_fpga"] == pytest.approx(rows[-1]["energy_vs_fpga"])
+
+
+def test_e7_fields(doc: dict[str, Any]) -> None:
+    rows = doc["E7"]
+    assert {r["table"] for r in rows} == {"lineitem", "order_line"}
+    assert sorted({r["sf"] for r in rows}) == [0.1, 1.0, 2.0, 5.0]
+    assert {r["key"] for r in rows} == {"l_orderkey", "l_shipdate", "ol_o_id", "ol_delivery_d"}
+    for r in rows:
+        assert {"table", "sf", "key", *COMPARISON} <= set(r)
+        assert all(r[k] > 0 for k in COMPARISON)
+    lineitem = {r["sf"]: r["rows"] for r in rows if r["key"] == "l_orderkey"}
+    assert lineitem[5.0] == pytest.approx(50 * lineitem[0.1], rel=1e-3)
+
+
+def test_e1_cases_and_chunks(doc: dict[str, Any]) -> None:
+    rows = doc["E1"]
+    assert {r["case"] for r in rows} == {"dram", "ssd"}
+    by = {(r["n"], r["case"]): r for r in rows}
+    assert by[131_072, "dram"]["chunks"] == 1
+    assert by[262_144, "dram"]["chunks"] == 2
+    assert by[131_072, "dram"]["dram_merge_s"] == 0 < by[262_144, "dram"]["dram_merge_s"]
+    for n in {r["n"] for r in rows}:
+        assert by[n, "ssd"]["nascent2_s"] >= by[n, "dram"]["nascent2_s"]
+        assert by[n, "ssd"]["cpu_single_s"] > by[n, "dram"]["cpu_single_s"]
+    assert {r["cpu_basis"] for r in rows} <= {"measured", "extrapolated"}
+
+
+def test_e2_bandwidth_caps(doc: dict[str, Any]) -> None:
+    rows = doc["E2"]
+    assert len(rows) == 12
+    for r in rows:
+        assert r["input_gb_per_s"] <= 3.0 + 1e-9
+        assert r["total_gb_per_s"] <= 19.0 + 1e-9
+        assert r["cpu_input_gb_per_s"] > 0
+    variable = [r for r in rows if r["output"].startswith("variable")]
+    # The functional decoder's mean length for lengths uniform in 1..L_Max is near (L+1)/2.
+    for r in variable:
+        l_max = int(r["output"].split("≤ ")[1].split(" ")[0])
+        assert r["mean_output_bytes"] == pytest.approx((l_max + 1) / 2, rel=0.1)
+        assert r["input_gb_per_s"] == pytest.approx(0.3 * r["key_bytes"])
+
+
+def test_e3_and_e4_breakdowns(doc: dict[str, Any]) -> None:
+    for r in doc["E3"]:
+        assert r["nascent2_s"] == pytest.approx(r["decode_s"] + r["sort_s"])
+    rows = doc["E4"]
+    assert len(rows) == 12
+    assert not [r for r in rows if r["rows"] >= 100_000 and r["columns"] > 10_000]
+    for r in rows:
+        assert r["nascent2_s"] >= r["shuffle_s"] + r["sort_s"] - 1e-12
+        # 4 GiB of FPGA DRAM: tables that do not fit run ssd_direct.
+        assert (r["staging"] == "ssd_direct") == (r["table_gb"] > 4.29)
+
+
+def test_e5_generic(doc: dict[str, Any]) -> None:
+    rows = doc["E5"]
+    assert {r["type"] for r in rows} == {"float32", "string ≤ 16 B", "string ≤ 32 B"}
+    for r in rows:
+        parts = r["host_s"] + r["map_s"] + r["sort_s"] + r["decode_s"]
+        assert r["nascent2_s"] == pytest.approx(parts)
+        assert r["cpu_basis"] == "measured"
+
+
+@pytest.mark.skipif(not e8_available(), reason="ndpkit.tpc.analysis not installed")
+def test_e8_listed() -> None:
+    assert "E8" in TABLE_NAMES
+
+
+def test_settings_from_flags() -> None:
+    s = settings_from_flags(
+        full=True,
+        options=[
+            "staging=ssd_direct",
+            "smartssd.dram_random_latency=200 ns",
+            "seed=7",
+            "merge_ways=4",
+        ],
+    )
+    assert s.full and s.seed == 7
+    assert (s.options.staging, s.options.merge_ways) == ("ssd_direct", 4)
+    assert s.overrides == {"smartssd": {"dram_random_latency": "200 ns"}}
+    for bad, field in (("x", "--option x"), ("overlap=never", "--option overlap=never")):
+        with pytest.raises(SpecError) as info:
+            settings_from_flags(options=[bad])
+        assert info.value.field == field
+    with pytest.raises(SpecError, match="unknown option"):
+        settings_from_flags(options=["speed=3"])
+
+
+def test_unknown_experiment() -> None:
+    with pytest.raises(SpecError, match="unknown experiment"):
+        reproduce(Settings(), tables=["E9"])
