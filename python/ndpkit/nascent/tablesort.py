@@ -47,6 +47,7 @@ _core: Any = import_module("ndpkit._core")  # the compiled extension has no type
 Engine = Literal["host", "nascent2"]
 ENGINES: tuple[Engine, ...] = ("host", "nascent2")
 Progress = Callable[[str], None]
+_STAGES = ("read", "keys", "argsort", "merge", "rechunk", "gather", "write")
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,20 @@ def gather(table: pl.DataFrame, order: NDArray[np.uint32] | None) -> pl.DataFram
     return table[pl.Series(order, dtype=pl.UInt32)]
 
 
-def sort_frame(
+@dataclass(frozen=True)
+class SortPlan:
+    """The sorted order of a table, before any row moves: one (start, stop, order) per
+    output table (order None: those rows are already in order)."""
+
+    outputs: list[tuple[int, int, NDArray[np.uint32] | None]]
+    report: SortReport
+
+    @property
+    def moves_rows(self) -> bool:
+        return any(order is not None for _, _, order in self.outputs)
+
+
+def plan_sort(
     table: pl.DataFrame,
     by: str,
     *,
@@ -241,9 +255,9 @@ def sort_frame(
     engine: str = "host",
     source: str = "table",
     progress: Progress | None = None,
-) -> tuple[list[pl.DataFrame], SortReport]:
-    """Sort `table` by column `by`. With `merge` (or one device) the result is one table;
-    otherwise one sorted table per device partition, in device order."""
+) -> SortPlan:
+    """Stages 1–3: keys, per-device argsort and the optional merge. With `merge` (or one
+    device) the plan has one output; otherwise one per device partition, in device order."""
     if by not in table.columns:
         raise SpecError(
             f"no column {by!r}; the table has {', '.join(table.columns)}",
@@ -258,17 +272,12 @@ def sort_frame(
     with clock.stage("argsort"):
         parts = argsort_partitions(keys, devices, checked)
     merged = merge or devices == 1
-    outputs: list[pl.DataFrame]
     if merged:
         with clock.stage("merge"):
             order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
-        with clock.stage("gather"):
-            outputs = [gather(table, order)]
-        already = order is None
+        outputs = [(0, table.height, order)]
     else:
-        with clock.stage("gather"):
-            outputs = [gather(table.slice(p.start, p.rows), _local(p)) for p in parts]
-        already = all(p.order is None for p in parts)
+        outputs = [(p.start, p.stop, _local(p)) for p in parts]
     report = SortReport(
         rows=table.height,
         columns=table.width,
@@ -280,11 +289,50 @@ def sort_frame(
         encoding=keys.encoding,
         key_bits=keys.key_bits,
         distinct=keys.distinct,
-        already_sorted=already,
+        already_sorted=all(order is None for _, _, order in outputs),
         seconds=seconds,
         counts=[p.counts.as_dict() for p in parts if p.counts is not None],
     )
-    return outputs, report
+    return SortPlan(outputs, report)
+
+
+def apply_plan(
+    table: pl.DataFrame, plan: SortPlan, progress: Progress | None = None
+) -> list[pl.DataFrame]:
+    """Stage 4, the shuffle: each output's rows in the planned order."""
+    with _Clock(plan.report.seconds, progress).stage("gather"):
+        return [
+            gather(
+                table if (start, stop) == (0, table.height) else table.slice(start, stop - start),
+                order,
+            )
+            for start, stop, order in plan.outputs
+        ]
+
+
+def sort_frame(
+    table: pl.DataFrame,
+    by: str,
+    *,
+    descending: bool = False,
+    devices: int = 1,
+    merge: bool = True,
+    engine: str = "host",
+    source: str = "table",
+    progress: Progress | None = None,
+) -> tuple[list[pl.DataFrame], SortReport]:
+    """Sort `table` by column `by` in memory: `plan_sort` then `apply_plan`."""
+    plan = plan_sort(
+        table,
+        by,
+        descending=descending,
+        devices=devices,
+        merge=merge,
+        engine=engine,
+        source=source,
+        progress=progress,
+    )
+    return apply_plan(table, plan, progress), plan.report
 
 
 def _local(p: Partition) -> NDArray[np.uint32] | None:
@@ -365,7 +413,7 @@ def sort_parquet(
     clock = _Clock(seconds, progress)
     with clock.stage("read"):
         table = read_parquet(source)
-    outputs, report = sort_frame(
+    plan = plan_sort(
         table,
         by,
         descending=descending,
@@ -375,8 +423,16 @@ def sort_parquet(
         source=str(source),
         progress=progress,
     )
+    if plan.moves_rows and table.n_chunks() > 1:
+        # Join the chunks here rather than in the gather so that the chunked copy is
+        # freed before the gathered one is made: two copies of the table at most.
+        with clock.stage("rechunk"):
+            table = table.rechunk()
+    outputs = apply_plan(table, plan, progress)
+    del table  # the gathered tables are copies; the input need not outlive the gather
+    report = plan.report
     with clock.stage("write"):
         write_sorted(outputs, out, compression=compression)
-    ordered = ["read", *report.seconds, "write"]
-    report.seconds = {k: {**seconds, **report.seconds}[k] for k in ordered}
+    stages = {**seconds, **report.seconds}
+    report.seconds = {k: stages[k] for k in _STAGES if k in stages}
     return report
