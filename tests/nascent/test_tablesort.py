@@ -136,14 +136,19 @@ def test_unmerged_partitions_are_each_sorted(table_file: Path, tmp_path: Path) -
         assert rids == [r[0] for r in duckdb.sql(query).fetchall()]
 
 
-@pytest.mark.parametrize("key", ["i64", "low_str", "day", "flag"])
+@pytest.mark.parametrize("key", ["i64", "low_str", "day", "flag", "f64"])
 def test_nascent2_engine_gives_the_same_rows_and_counts(table_file: Path, key: str) -> None:
     table = pl.read_parquet(table_file)
     host, _ = sort_frame(table, key, devices=2)
     device, report = sort_frame(table, key, devices=2, engine="nascent2")
     assert device[0]["rid"].to_list() == host[0]["rid"].to_list()
-    assert len(report.counts) == 2
-    assert all(c["compare_swaps"] > 0 and c["elements"] > 0 for c in report.counts)
+    assert [c["device"] for c in report.counts] == [0, 1]
+    flow = "A" if key in ("i64", "day", "flag") else "B"
+    for c in report.counts:
+        assert c["flow"] == flow
+        assert c["sort"]["compare_swaps"] > 0 and c["sort"]["elements"] > 0
+        if flow == "B":  # the decoder mapped every key and decoded every sorted NKey
+            assert c["map"]["keys"] == c["sort"]["elements"] == c["decode"]["keys"]
 
 
 def test_nascent2_rejects_what_a_16_bit_dictionary_cannot_hold() -> None:

@@ -36,10 +36,10 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import ModelError, SpecError
 from ndpkit.files import replacing
-from ndpkit.nascent.bitonic import SortCounts
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
+from ndpkit.nascent.generic import generic_sort
 from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -53,13 +53,14 @@ _STAGES = ("read", "keys", "argsort", "merge", "rechunk", "gather", "write")
 @dataclass(frozen=True)
 class Partition:
     """One device's rows [start, stop) and its sorted order (global row numbers, nulls
-    last); `counts` are the bitonic kernel's when engine `nascent2` sorted it."""
+    last); `counts` are the device kernels' (decoder map, sort, decode) when engine
+    `nascent2` sorted it."""
 
     device: int
     start: int
     stop: int
     order: NDArray[np.uint32] | None
-    counts: SortCounts | None = None
+    counts: dict[str, Any] | None = None
 
     @property
     def rows(self) -> int:
@@ -82,7 +83,7 @@ class SortReport:
     distinct: int | None
     already_sorted: bool
     seconds: dict[str, float] = field(default_factory=dict)
-    counts: list[dict[str, int]] = field(default_factory=list)
+    counts: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -157,14 +158,42 @@ def _bitonic_partition(
     rows = np.arange(stop - start, dtype=np.uint32)
     present = rows if valid is None else rows[valid]
     values = part[present]
-    narrow = keys.key_bits <= 32 and (values.size == 0 or int(values.max()) < 1 << 32)
-    if narrow:
-        values = values.astype(np.uint32)
-    result = bitonic_argsort(values, tie_break="value_then_index")
-    local = present[result.indices]
+    if keys.encoding in ("integer", "decimal"):
+        indices, counts = _flow_a(values, keys.key_bits)
+    else:
+        indices, counts = _flow_b(values)
+    local = present[indices]
     if valid is not None:
         local = np.concatenate([local, rows[~valid]])
-    return Partition(device, start, stop, _shift(local, start), result.counts)
+    return Partition(device, start, stop, _shift(local, start), {"device": device, **counts})
+
+
+def _flow_a(values: NDArray[np.uint64], key_bits: int) -> tuple[NDArray[np.uint32], dict[str, Any]]:
+    """Integer keys (spec Flow A): the sort kernel on 32-bit keys where they fit, else 64."""
+    if key_bits <= 32 and (values.size == 0 or int(values.max()) < 1 << 32):
+        values = values.astype(np.uint32)
+    result = bitonic_argsort(values, tie_break="value_then_index")
+    return result.indices, {"flow": "A", "sort": result.counts.as_dict()}
+
+
+def _flow_b(values: NDArray[np.uint64]) -> tuple[NDArray[np.uint32], dict[str, Any]]:
+    """Any other key (spec Flow B, the generic sort): dictionary encode, renumber through
+    the sorted dictionary, map on the decoder, sort the NKeys, decode them back. The
+    decoded keys must be the sorted keys: a check of the whole device pipeline."""
+    try:
+        result = generic_sort(values, tie_break="value_then_index")
+    except ModelError as exc:
+        raise SpecError(f"{exc}; use --engine host", field="--engine") from exc
+    if not np.array_equal(result.values, values[result.indices]):
+        raise ModelError("the decoder's output disagrees with the sorted keys")
+    counts = {
+        "flow": "B",
+        "decoder_placement": result.placement,
+        "map": result.map_counts.as_dict(),
+        "sort": result.sort_counts.as_dict(),
+        "decode": None if result.decode_counts is None else result.decode_counts.as_dict(),
+    }
+    return result.indices, counts
 
 
 def _shift(local: NDArray[np.uint32], start: int) -> NDArray[np.uint32]:
@@ -291,7 +320,7 @@ def plan_sort(
         distinct=keys.distinct,
         already_sorted=all(order is None for _, _, order in outputs),
         seconds=seconds,
-        counts=[p.counts.as_dict() for p in parts if p.counts is not None],
+        counts=[p.counts for p in parts if p.counts is not None],
     )
     return SortPlan(outputs, report)
 
