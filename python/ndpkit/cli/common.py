@@ -6,15 +6,16 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
-from typing import Annotated, Any, get_args
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 from rich.console import Console
 
 from ndpkit.errors import NdpkitError, SpecError
-from ndpkit.model import Options
 from ndpkit.report import Table, to_csv, to_json, to_rich
-from ndpkit.units import Kind, UnitError, parse
+
+if TYPE_CHECKING:  # the model and units pull in pint (0.2 s); `ndpkit sort` needs neither
+    from ndpkit.model import Options
 
 EXIT_USAGE = 2
 
@@ -144,6 +145,8 @@ def build_options(base: Options, flags: Mapping[str, Any]) -> Options:
             raise SpecError("expected KEY=VALUE", source="command line", field=f"--option {pair}")
         key, value = key.strip(), value.strip()
         chosen[key] = _flag_value(names.get(key), value)
+    from ndpkit.model import Options  # noqa: PLC0415 - see the TYPE_CHECKING import
+
     return Options.from_mapping({**names, **chosen}, source="command line")
 
 
@@ -166,6 +169,8 @@ def choice(flag: str, value: str, allowed: Any) -> Any:
 def size_flag(flag: str, text: str) -> float:
     """A size flag ('4 GiB', '1 MiB') in bytes; a bad or sub-byte one is an exit-2 error
     naming the flag."""
+    from ndpkit.units import Kind, UnitError, parse  # noqa: PLC0415 - see TYPE_CHECKING
+
     try:
         value = parse(text, Kind.SIZE)
     except UnitError as exc:

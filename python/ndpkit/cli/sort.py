@@ -13,6 +13,12 @@ from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
 
 _COMPRESSIONS = ("snappy", "zstd", "lz4", "gzip", "uncompressed")
+sort_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+"""`ndpkit sort` alone, so that it starts without the other commands' imports."""
 
 
 def sort_cmd(
@@ -113,3 +119,6 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
         rows,
     )
     return [summary, stages]
+
+
+sort_app.command()(sort_cmd)

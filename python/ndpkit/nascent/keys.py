@@ -115,28 +115,21 @@ def _float_keys(column: pl.Series) -> NDArray[np.uint64]:
 
 def _decimal_as_int64(column: pl.Series) -> NDArray[np.int64] | None:
     """The unscaled decimal values when all fit in 64 bits (precision ≤ 18 always does)."""
-    array = column.fill_null(0).to_arrow()
-    if hasattr(array, "combine_chunks"):
-        array = array.combine_chunks()
-    buffer = array.buffers()[1]
-    words = np.frombuffer(buffer, dtype=np.int64)[
-        2 * array.offset : 2 * (array.offset + len(array))
-    ]
-    low, high = words[0::2], words[1::2]
-    # A value fits in 64 bits when its high word is the sign extension of the low word.
-    if not np.array_equal(high, low >> np.int64(63)):
+    unscaled = column.to_physical()  # Int128
+    narrow = unscaled.cast(pl.Int64, strict=False)  # a value that does not fit turns null
+    if narrow.null_count() != unscaled.null_count():
         return None
-    return low.copy()
+    return _filled(narrow, 0)
 
 
 def _ranks(column: pl.Series) -> SortKeys:
     """Dense ranks in the sorted dictionary of distinct values (the generic sort's NKey)."""
-    distinct = column.drop_nulls().n_unique()
+    distinct_values = column.drop_nulls().unique()
+    distinct = distinct_values.len()
     if distinct <= DICTIONARY_LIMIT and column.dtype == pl.String:
         # A small dictionary: sort it (code-point order is UTF-8 byte order) and read each
         # row's rank as its physical code in an Enum of the sorted values.
-        dictionary = sorted(column.drop_nulls().unique().to_list())
-        codes = column.cast(pl.Enum(dictionary)).to_physical()
+        codes = column.cast(pl.Enum(distinct_values.sort())).to_physical()
         encoding = "dictionary"
     else:
         codes = column.rank(method="dense")
