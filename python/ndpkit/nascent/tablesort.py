@@ -418,6 +418,10 @@ def part_paths(out: Path, devices: int) -> Iterator[Path]:
         yield out / f"device-{d:02d}" / "part-0000.parquet"
 
 
+ROW_GROUP_ROWS = 122_880
+"""Rows per Parquet row group: DuckDB's default, so both tools' files have the same layout."""
+
+
 def write_sorted(
     outputs: Sequence[pl.DataFrame], out: Path, *, compression: str = "snappy"
 ) -> None:
@@ -425,11 +429,11 @@ def write_sorted(
     directory `out` (device-NN/part-0000.parquet); whole or not at all."""
     with replacing(out) as tmp:
         if len(outputs) == 1:
-            outputs[0].write_parquet(tmp, compression=compression)  # type: ignore[arg-type]
+            outputs[0].write_parquet(tmp, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
             return
         for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
-            frame.write_parquet(path, compression=compression)  # type: ignore[arg-type]
+            frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
 
 
 def sort_parquet(
