@@ -17,15 +17,15 @@ def main() -> None:
 
         sort_app(args=sys.argv[2:], prog_name="ndpkit sort")
         return
-    from ndpkit.cli.app import app  # noqa: PLC0415
+    from ndpkit.cli.commands import app  # noqa: PLC0415
 
     app()
 
 
 def __getattr__(name: str) -> typer.Typer:
-    """`ndpkit.cli.app`, the Typer app, for tests and embedding, loaded on first use."""
+    """`ndpkit.cli.app`: the whole Typer app (built in `cli.commands`), loaded on first use."""
     if name == "app":
-        from ndpkit.cli.app import app  # noqa: PLC0415
+        from ndpkit.cli.commands import app  # noqa: PLC0415
 
         return app
     raise AttributeError(name)
