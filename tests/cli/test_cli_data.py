@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_errors import one_error_line
 
 from ndpkit.kernels import Kernel
 from ndpkit.runtime import Dataset, generate_dataset, open_dataset
@@ -51,14 +52,6 @@ def dataset(tmp_path: Path) -> Dataset:
     return generate_dataset(Bytes(), 5000, 3, tmp_path / "ds", seed=4, shard_bytes=1024)
 
 
-def _one_error_line(result: Any) -> str:
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return str(lines[0])
-
-
 def test_help_lists_the_data_commands(ndpkit) -> None:
     result = ndpkit("data", "--help")
     assert result.returncode == 0
@@ -83,7 +76,7 @@ def test_show_verify_names_a_corrupt_shard(ndpkit, dataset: Dataset) -> None:
     raw[-3] ^= 0xFF
     victim.write_bytes(raw)
     assert ndpkit("data", "show", str(dataset.path)).returncode == 0
-    line = _one_error_line(ndpkit("data", "show", str(dataset.path), "--verify"))
+    line = one_error_line(ndpkit("data", "show", str(dataset.path), "--verify"))
     assert str(victim) in line and "CRC-32" in line
 
 
@@ -96,7 +89,7 @@ def test_show_verify_names_a_corrupt_shard(ndpkit, dataset: Dataset) -> None:
 )
 def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected: str) -> None:
     damage(dataset)
-    assert expected in _one_error_line(ndpkit("data", "show", str(dataset.path)))
+    assert expected in one_error_line(ndpkit("data", "show", str(dataset.path)))
 
 
 @pytest.mark.parametrize(
@@ -113,7 +106,7 @@ def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected:
 )
 def test_bad_input_is_one_line_exit_2(ndpkit, tmp_path: Path, args: Any, expected: str) -> None:
     args = tuple(str(tmp_path / a) if a in ("X", "MISSING") else a for a in args)
-    assert expected in _one_error_line(ndpkit("data", *args))
+    assert expected in one_error_line(ndpkit("data", *args))
     assert not (tmp_path / "X").exists()
 
 
@@ -127,7 +120,7 @@ def test_generate_lc_then_refuse_then_overwrite(ndpkit, tmp_path: Path) -> None:
     assert doc["app"] == "lc" and doc["data_bytes"] == 2**20 and doc["devices"] == 4
     ds = open_dataset(out, verify=True)
     assert all(s.records * 32 <= 100 * 1024 for s in ds.shards)
-    assert "already exists" in _one_error_line(ndpkit(*args))
+    assert "already exists" in one_error_line(ndpkit(*args))
     again = ndpkit(*args, "--seed", "1", "--overwrite", "-f", "json")
     assert again.returncode == 0 and open_dataset(out).seed == 1
 
@@ -145,7 +138,7 @@ def test_import_npy_for_lc(ndpkit, tmp_path: Path) -> None:
     assert np.array_equal(open_dataset(tmp_path / "ds").read_all(), points)
     wrong = tmp_path / "wrong.npy"
     np.save(wrong, points.astype(np.float64))
-    line = _one_error_line(
+    line = one_error_line(
         ndpkit("data", "import", str(wrong), "--app", "lc", "--out", str(tmp_path / "w"))
     )
     assert str(wrong) in line and "needs float32" in line
@@ -184,14 +177,14 @@ def test_import_parquet_bad_columns(ndpkit, tmp_path: Path, extra: Any, expected
         pa.table({"a": [1.0] * 4, "skip": [0] * 4, "b": [2.0] * 4}), tmp_path / "t.parquet"
     )
     args = ("import", str(tmp_path / "t.parquet"), "--app", "knn2", "--out", str(tmp_path / "X"))
-    assert expected in _one_error_line(ndpkit("data", *args, "--devices", "2", *extra))
+    assert expected in one_error_line(ndpkit("data", *args, "--devices", "2", *extra))
     assert not (tmp_path / "X").exists()
 
 
 def test_generate_bad_shard_format(ndpkit, tmp_path: Path) -> None:
     args = ("generate", "lc", "--size", "1MiB", "--out", str(tmp_path / "X"))
-    line = _one_error_line(ndpkit("data", *args, "--shard-format", "csv"))
+    line = one_error_line(ndpkit("data", *args, "--shard-format", "csv"))
     assert "--shard-format: must be one of npy, parquet" in line
     sobel = ("generate", "sobel", "--size", "1MiB", "--out", str(tmp_path / "X"))
-    line = _one_error_line(ndpkit("data", *sobel, "--shard-format", "parquet"))
+    line = one_error_line(ndpkit("data", *sobel, "--shard-format", "parquet"))
     assert "shard_format: app 'sobel' has records of shape (256, 256)" in line

@@ -5,18 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-
-
-def _one_error_line(result: Any) -> str:
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return str(lines[0])
+from cli_errors import one_error_line
 
 
 def test_tpch_writes_tables_and_a_summary(ndpkit, tmp_path: Path) -> None:
@@ -27,7 +19,7 @@ def test_tpch_writes_tables_and_a_summary(ndpkit, tmp_path: Path) -> None:
     assert "orders" in result.stdout and "15000" in result.stdout
     assert sorted(os.listdir(out)) == ["nation.parquet", "orders.parquet"]
     again = ndpkit("data", "tpch", "--sf", "0.01", "--tables", "nation", "--out", str(out))
-    assert "already exists" in _one_error_line(again)
+    assert "already exists" in one_error_line(again)
     doc = json.loads(
         ndpkit(
             "data", "tpch", "--sf", "0.01", "--tables", "nation", "--out", str(out),
@@ -51,7 +43,7 @@ def test_tpch_writes_tables_and_a_summary(ndpkit, tmp_path: Path) -> None:
 def test_tpch_bad_input_names_the_flag(
     ndpkit, tmp_path: Path, args: tuple[str, ...], expected: str
 ) -> None:
-    line = _one_error_line(ndpkit("data", "tpch", *args, "--out", str(tmp_path / "x")))
+    line = one_error_line(ndpkit("data", "tpch", *args, "--out", str(tmp_path / "x")))
     assert expected in line
     assert not (tmp_path / "x").exists()
 
@@ -78,5 +70,5 @@ def test_tpcc_writes_order_line(ndpkit, tmp_path: Path) -> None:
 def test_tpcc_bad_input_names_the_flag(
     ndpkit, tmp_path: Path, args: tuple[str, ...], expected: str
 ) -> None:
-    assert expected in _one_error_line(ndpkit("data", "tpcc", *args, "--out", str(tmp_path)))
+    assert expected in one_error_line(ndpkit("data", "tpcc", *args, "--out", str(tmp_path)))
     assert os.listdir(tmp_path) == []

@@ -37,7 +37,6 @@ one warehouse, ~300,000 rows, whatever the SF).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
+from ndpkit.files import replacing
 from ndpkit.tpc.tpch import GeneratedTable, Progress, check_scale_factor
 
 DISTRICTS_PER_WAREHOUSE = 10
@@ -126,20 +126,14 @@ def generate_tpcc(
             "already exists; pass overwrite (--overwrite) to replace it", source=str(target)
         )
     warehouses = math.ceil(order_count(sf) / ORDERS_PER_WAREHOUSE)
-    tmp = out / f".order_line.parquet.tmp-{os.getpid()}"
-    try:
+    # The table is written whole or not at all, also on Ctrl-C or a generator error.
+    with replacing(target) as tmp:
         out.mkdir(parents=True, exist_ok=True)
         with pq.ParquetWriter(tmp, SCHEMA) as writer:
             for number, batch in enumerate(order_line_batches(sf, seed), 1):
                 if progress is not None:
                     progress(f"generating TPC-C order_line: warehouse {number}/{warehouses}")
                 writer.write_batch(batch)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(target)) from None
-    finally:
-        # Also on Ctrl-C or a generator error: never a stray temporary file.
-        tmp.unlink(missing_ok=True)
     rows = pq.read_metadata(target).num_rows
     return GeneratedTable("order_line", target, rows, target.stat().st_size)
 
