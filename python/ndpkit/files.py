@@ -36,6 +36,8 @@ def replacing(path: Path) -> Iterator[Path]:
     try:
         yield tmp
         if path.is_dir() and not path.is_symlink():
+            if not tmp.is_dir():
+                raise SpecError("is a directory; a file cannot replace it", source=str(path))
             old = path.with_name(f".{path.name}.old-{os.getpid()}")
             os.replace(path, old)
             os.replace(tmp, path)
@@ -45,7 +47,7 @@ def replacing(path: Path) -> Iterator[Path]:
     except OSError as exc:
         _remove(tmp)
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
-    except BaseException:
+    except BaseException:  # SpecError, KeyboardInterrupt, a writer's own error
         _remove(tmp)
         raise
 

@@ -79,6 +79,14 @@ def test_bad_flags_exit_2(
     assert not out.exists()
 
 
+def test_out_must_differ_from_the_input(ndpkit, table: Path) -> None:
+    before = table.read_bytes()
+    result = ndpkit("sort", str(table), "--by", "mode", "--out", str(table))
+    assert result.returncode == 2
+    assert "--out: must differ from the input" in result.stderr
+    assert table.read_bytes() == before
+
+
 def test_corrupt_input_exits_2_naming_the_file(ndpkit, tmp_path: Path) -> None:
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1garbage")

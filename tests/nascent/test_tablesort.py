@@ -67,6 +67,7 @@ def _table(rows: int, seed: int) -> pa.Table:
                 pa.decimal128(38, 0),
             ),
             "flag": pa.array(nulls(rng.random(rows) < 0.5)),
+            "blob": pa.array(nulls([w.encode() for w in rng.choice(words, rows)]), pa.binary()),
             "payload": pa.array(rng.random(rows)),
         }
     )
@@ -88,7 +89,20 @@ def duckdb_order(path: Path, key: str, descending: bool) -> list[int]:
     return [r[0] for r in duckdb.sql(query).fetchall()]
 
 
-KEYS = ["i64", "i8", "u32", "f64", "f32", "low_str", "high_str", "day", "price", "wide", "flag"]
+KEYS = [
+    "i64",
+    "i8",
+    "u32",
+    "f64",
+    "f32",
+    "low_str",
+    "high_str",
+    "day",
+    "price",
+    "wide",
+    "flag",
+    "blob",
+]
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
@@ -202,6 +216,30 @@ def test_bad_inputs_name_the_file_and_field(table_file: Path, tmp_path: Path) ->
     with pytest.raises(SpecError, match="cannot sort by a column of type"):
         sort_parquet(nested, tmp_path / "o.parquet", "l")
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_out_never_destroys_what_a_sort_did_not_write(table_file: Path, tmp_path: Path) -> None:
+    precious = tmp_path / "home"
+    (precious / "docs").mkdir(parents=True)
+    (precious / "docs" / "thesis.tex").write_text("years of work")
+    for merge in (True, False):
+        with pytest.raises(SpecError, match="--out") as err:
+            sort_parquet(table_file, precious, "i8", devices=2, merge=merge)
+        assert str(precious) in str(err.value)
+    assert (precious / "docs" / "thesis.tex").read_text() == "years of work"
+    # a file where partitions would go is refused too
+    single = tmp_path / "single.parquet"
+    single.write_bytes(b"x")
+    with pytest.raises(SpecError, match="not a directory of partitions"):
+        sort_parquet(table_file, single, "i8", devices=2, merge=False)
+    assert single.read_bytes() == b"x"
+
+
+def test_partitions_replace_a_previous_run(table_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "parts"
+    sort_parquet(table_file, out, "i8", devices=3, merge=False)
+    sort_parquet(table_file, out, "i8", devices=2, merge=False)
+    assert sorted(p.parent.name for p in out.rglob("*.parquet")) == ["device-00", "device-01"]
 
 
 def test_a_failed_write_leaves_the_old_output(

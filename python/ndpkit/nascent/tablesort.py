@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -103,33 +105,22 @@ class SortReport:
         }
 
 
-class _Clock:
-    def __init__(self, seconds: dict[str, float], progress: Progress | None) -> None:
-        self.seconds = seconds
-        self.progress = progress or (lambda _: None)
-
-    def stage(self, name: str) -> _Stage:
-        self.progress(name)
-        return _Stage(self.seconds, name)
-
-
-class _Stage:
-    def __init__(self, seconds: dict[str, float], name: str) -> None:
-        self.seconds, self.name = seconds, name
-
-    def __enter__(self) -> None:
-        self.start = time.perf_counter()
-
-    def __exit__(self, *exc: object) -> None:
-        self.seconds[self.name] = self.seconds.get(self.name, 0.0) + (
-            time.perf_counter() - self.start
-        )
+@contextmanager
+def _stage(seconds: dict[str, float], name: str, progress: Progress | None) -> Iterator[None]:
+    """Time one stage into `seconds[name]`, announcing it first."""
+    if progress is not None:
+        progress(name)
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 def partition_bounds(rows: int, devices: int) -> list[tuple[int, int]]:
     """Contiguous, balanced row ranges, one per device, as the runtime shards tables."""
     if devices < 1:
-        raise SpecError(f"need at least one device, got {devices}", field="devices")
+        raise SpecError(f"need at least one device, got {devices}", field="--devices")
     edges = [rows * d // devices for d in range(devices + 1)]
     return list(itertools.pairwise(edges))
 
@@ -302,15 +293,14 @@ def plan_sort(
             field="--by",
         )
     seconds: dict[str, float] = {}
-    clock = _Clock(seconds, progress)
-    with clock.stage("keys"):
+    with _stage(seconds, "keys", progress):
         keys = sort_keys(table[by], descending=descending, source=source)
     checked = _check_engine(engine, keys, by)
-    with clock.stage("argsort"):
+    with _stage(seconds, "argsort", progress):
         parts = argsort_partitions(keys, devices, checked)
     merged = merge or devices == 1
     if merged:
-        with clock.stage("merge"):
+        with _stage(seconds, "merge", progress):
             order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
         outputs = [(0, table.height, order)]
     else:
@@ -337,7 +327,7 @@ def apply_plan(
     table: pl.DataFrame, plan: SortPlan, progress: Progress | None = None
 ) -> list[pl.DataFrame]:
     """Stage 4, the shuffle: each output's rows in the planned order."""
-    with _Clock(plan.report.seconds, progress).stage("gather"):
+    with _stage(plan.report.seconds, "gather", progress):
         return [
             gather(
                 table if (start, stop) == (0, table.height) else table.slice(start, stop - start),
@@ -418,6 +408,41 @@ def part_paths(out: Path, devices: int) -> Iterator[Path]:
         yield out / f"device-{d:02d}" / "part-0000.parquet"
 
 
+def check_output(out: Path, *, partitions: bool) -> None:
+    """Refuse, before any work, an `--out` whose replacement would destroy something that is
+    not a previous output of the same kind: a directory where one file goes, or a directory
+    holding anything but device-NN/part-*.parquet where partitions go."""
+    if not out.is_dir() or out.is_symlink():
+        if partitions and out.exists():
+            raise SpecError(
+                "exists and is not a directory of partitions", source=str(out), field="--out"
+            )
+        return
+    if not partitions:
+        raise SpecError(
+            "is a directory; name the sorted file to write", source=str(out), field="--out"
+        )
+    foreign = [p for p in out.rglob("*") if not _partition_entry(out, p)]
+    if foreign:
+        raise SpecError(
+            f"holds {foreign[0].relative_to(out)}, which no sort wrote; remove it or choose "
+            "another directory",
+            source=str(out),
+            field="--out",
+        )
+
+
+_PARTITION_DIR = re.compile(r"device-\d{2,}")
+
+
+def _partition_entry(out: Path, path: Path) -> bool:
+    """Whether `path` under `out` is what an unmerged sort writes: device-NN/*.parquet."""
+    parts = path.relative_to(out).parts
+    if not _PARTITION_DIR.fullmatch(parts[0]):
+        return False
+    return (len(parts) == 1 and path.is_dir()) or (len(parts) == 2 and path.suffix == ".parquet")
+
+
 ROW_GROUP_ROWS = 122_880
 """Rows per Parquet row group: DuckDB's default, so both tools' files have the same layout."""
 
@@ -450,9 +475,9 @@ def sort_parquet(
 ) -> SortReport:
     """`ndpkit sort`: read Parquet, sort by `by`, write Parquet; the report's `seconds`
     include the read and the write."""
+    check_output(out, partitions=devices > 1 and not merge)
     seconds: dict[str, float] = {}
-    clock = _Clock(seconds, progress)
-    with clock.stage("read"):
+    with _stage(seconds, "read", progress):
         table = read_parquet(source)
     plan = plan_sort(
         table,
@@ -467,7 +492,7 @@ def sort_parquet(
     outputs = apply_plan(table, plan, progress)
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
-    with clock.stage("write"):
+    with _stage(seconds, "write", progress):
         write_sorted(outputs, out, compression=compression)
     stages = {**seconds, **report.seconds}
     report.seconds = {k: stages[k] for k in _STAGES if k in stages}

@@ -1,0 +1,49 @@
+"""`ndpkit.files`: outputs are written whole or not at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.files import replacing, write_atomic
+
+
+def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    write_atomic(path, "old")
+    write_atomic(path, b"new")
+    assert path.read_bytes() == b"new"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_replacing_swaps_a_whole_directory(tmp_path: Path) -> None:
+    out = tmp_path / "parts"
+    (out / "a").mkdir(parents=True)
+    (out / "a" / "old.txt").write_text("old")
+    with replacing(out) as tmp:
+        (tmp / "b").mkdir(parents=True)
+        (tmp / "b" / "new.txt").write_text("new")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["b", "b/new.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["parts"]
+
+
+def test_an_error_keeps_the_old_content(tmp_path: Path) -> None:
+    out = tmp_path / "o.txt"
+    out.write_text("old")
+    with pytest.raises(KeyboardInterrupt), replacing(out) as tmp:
+        tmp.write_text("half")
+        raise KeyboardInterrupt
+    assert out.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["o.txt"]
+
+
+def test_a_file_never_replaces_a_directory(tmp_path: Path) -> None:
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "keep.txt").write_text("keep")
+    with pytest.raises(SpecError, match="is a directory"), replacing(out) as tmp:
+        tmp.write_text("file")
+    assert (out / "keep.txt").read_text() == "keep"
+    assert [p.name for p in tmp_path.iterdir()] == ["precious"]
