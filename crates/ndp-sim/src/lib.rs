@@ -9,6 +9,7 @@
 pub mod components;
 pub mod link;
 pub mod pipeline;
+pub mod smartssd;
 pub mod spec;
 pub mod states;
 pub mod timeline;
