@@ -1,7 +1,9 @@
 //! NASCENT2's sort kernels (`ndp-sort`): bitonic sort, shuffle, dictionary decoder.
 //! Arrays in, arrays and count dictionaries out; a kernel error raises ValueError.
 
-use ndp_sort::bitonic::{self, Geometry, Key, Order, SortConfig, SortCounts, TieBreak};
+use ndp_sort::bitonic::{
+    self, DramMerge, Geometry, Key, MergePass, Order, SortConfig, SortCounts, TieBreak,
+};
 use ndp_sort::decoder::{self, DecodeCounts, DictionaryTable, Mode};
 use ndp_sort::shuffle::{self, Accesses, Layout, ShuffleConfig, ShuffleCounts, Table};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
@@ -13,7 +15,23 @@ fn value_error(e: ndp_sort::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-fn sort_config(p: usize, l: usize, tie_break: &str, descending: bool) -> PyResult<SortConfig> {
+fn dram_merge(name: &str, ways: usize) -> PyResult<DramMerge> {
+    match name {
+        "bitonic_dram" => Ok(DramMerge::BitonicDram),
+        "merge_tree" => Ok(DramMerge::MergeTree { ways }),
+        other => Err(PyValueError::new_err(format!(
+            "dram_merge {other:?}: expected 'bitonic_dram' or 'merge_tree'"
+        ))),
+    }
+}
+
+fn sort_config(
+    p: usize,
+    l: usize,
+    tie_break: &str,
+    descending: bool,
+    dram_merge: DramMerge,
+) -> PyResult<SortConfig> {
     let tie_break = match tie_break {
         "value_only" => TieBreak::ValueOnly,
         "value_then_index" => TieBreak::ValueThenIndex,
@@ -33,6 +51,7 @@ fn sort_config(p: usize, l: usize, tie_break: &str, descending: bool) -> PyResul
         l,
         tie_break,
         order,
+        dram_merge,
     })
 }
 
@@ -70,13 +89,33 @@ fn sort_counts<'py>(py: Python<'py>, c: &SortCounts) -> PyResult<Bound<'py, PyDi
     d.set_item("bram_reads_m2", c.bram_reads[1])?;
     d.set_item("bram_writes_m1", c.bram_writes[0])?;
     d.set_item("bram_writes_m2", c.bram_writes[1])?;
+    d.set_item("merge_ways", c.merge_ways)?;
+    d.set_item("merge_elements_read", c.merge_elements_read)?;
+    d.set_item("merge_elements_written", c.merge_elements_written)?;
+    d.set_item("merger_comparisons", c.merger_comparisons)?;
     Ok(d)
+}
+
+fn merge_passes<'py>(py: Python<'py>, passes: &[MergePass]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    passes
+        .iter()
+        .map(|p| {
+            let d = PyDict::new(py);
+            d.set_item("runs_in", p.runs_in)?;
+            d.set_item("runs_out", p.runs_out)?;
+            d.set_item("elements_read", p.elements_read)?;
+            d.set_item("elements_written", p.elements_written)?;
+            d.set_item("comparisons", p.comparisons)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 type Sorted<'py, K> = (
     Bound<'py, PyArray1<K>>,
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyDict>,
+    Vec<Bound<'py, PyDict>>,
 );
 
 fn argsort<'py, K: Key + numpy::Element>(
@@ -89,17 +128,20 @@ fn argsort<'py, K: Key + numpy::Element>(
         .detach(|| bitonic::sort(slice, &config))
         .map_err(value_error)?;
     let counts = sort_counts(py, &out.counts)?;
+    let passes = merge_passes(py, &out.merge_passes)?;
     Ok((
         PyArray1::from_vec(py, out.keys),
         PyArray1::from_vec(py, out.indices),
         counts,
+        passes,
     ))
 }
 
 /// Bitonic sort kernel on a contiguous uint32 array: (sorted keys, original indices
-/// uint32, counts dict).
+/// uint32, counts dict, merge_tree pass dicts).
 #[pyfunction]
-#[pyo3(signature = (keys, p, l, tie_break, descending))]
+#[pyo3(signature = (keys, p, l, tie_break, descending, dram_merge="bitonic_dram", merge_ways=2))]
+#[allow(clippy::too_many_arguments)]
 fn bitonic_argsort_u32<'py>(
     py: Python<'py>,
     keys: PyReadonlyArray1<'py, u32>,
@@ -107,13 +149,17 @@ fn bitonic_argsort_u32<'py>(
     l: usize,
     tie_break: &str,
     descending: bool,
+    dram_merge: &str,
+    merge_ways: usize,
 ) -> PyResult<Sorted<'py, u32>> {
-    argsort(py, keys, sort_config(p, l, tie_break, descending)?)
+    let merge = self::dram_merge(dram_merge, merge_ways)?;
+    argsort(py, keys, sort_config(p, l, tie_break, descending, merge)?)
 }
 
 /// Bitonic sort kernel on a contiguous uint64 array (64-bit keys, half the capacity).
 #[pyfunction]
-#[pyo3(signature = (keys, p, l, tie_break, descending))]
+#[pyo3(signature = (keys, p, l, tie_break, descending, dram_merge="bitonic_dram", merge_ways=2))]
+#[allow(clippy::too_many_arguments)]
 fn bitonic_argsort_u64<'py>(
     py: Python<'py>,
     keys: PyReadonlyArray1<'py, u64>,
@@ -121,21 +167,40 @@ fn bitonic_argsort_u64<'py>(
     l: usize,
     tie_break: &str,
     descending: bool,
+    dram_merge: &str,
+    merge_ways: usize,
 ) -> PyResult<Sorted<'py, u64>> {
-    argsort(py, keys, sort_config(p, l, tie_break, descending)?)
+    let merge = self::dram_merge(dram_merge, merge_ways)?;
+    argsort(py, keys, sort_config(p, l, tie_break, descending, merge)?)
 }
 
-/// The closed-form counts of sorting n keys of `key_bytes` (4 or 8) with 𝒫 = p, ℒ = l.
+/// The closed-form counts of sorting n keys of `key_bytes` (4 or 8) with 𝒫 = p, ℒ = l and
+/// the O4 merge, and the closed form of each `merge_tree` pass.
 #[pyfunction]
-fn bitonic_expected_counts(
-    py: Python<'_>,
+#[pyo3(signature = (n, key_bytes, p, l, dram_merge="bitonic_dram", merge_ways=2))]
+fn bitonic_expected_counts<'py>(
+    py: Python<'py>,
     n: usize,
     key_bytes: usize,
     p: usize,
     l: usize,
-) -> PyResult<Bound<'_, PyDict>> {
+    dram_merge: &str,
+    merge_ways: usize,
+) -> PyResult<(Bound<'py, PyDict>, Vec<Bound<'py, PyDict>>)> {
     let g = Geometry::new(p, l, key_bytes).map_err(value_error)?;
-    sort_counts(py, &SortCounts::expected(n, &g))
+    let merge = self::dram_merge(dram_merge, merge_ways)?;
+    merge.check().map_err(value_error)?;
+    let passes = match merge {
+        DramMerge::BitonicDram => Vec::new(),
+        DramMerge::MergeTree { ways } => {
+            let plan = bitonic::ChunkPlan::merge_tree(n, &g);
+            bitonic::merge_tree::expected(&bitonic::merge_tree::run_lengths(&plan), ways)
+        }
+    };
+    Ok((
+        sort_counts(py, &SortCounts::expected_with(n, &g, merge))?,
+        merge_passes(py, &passes)?,
+    ))
 }
 
 /// Eq. 2 and Eq. 3 for (𝒫, ℒ, key bytes).

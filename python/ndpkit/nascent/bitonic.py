@@ -4,14 +4,25 @@ The kernel sorts (value, index) pairs: a 𝒫-sorter (a bitonic network of log�
 Eq. 2's n_CS = (𝒫/4)·log₂𝒫·(log₂𝒫 + 1) compare-and-swap modules) fills two sub-memories,
 M₁ with ascending 𝒫-arrays and M₂ with descending ones; PCS units and 2𝒫 mergers finish
 each on-chip chunk of up to C_BRAMs = 2,048·𝒫·ℒ 32-bit elements (Eq. 3; half as many
-64-bit ones). Larger inputs are sorted chunk by chunk and merged in DRAM by streaming
-compare-and-swap passes (option O4 `bitonic_dram`). The input is padded to a power of two
-with the type's maximum in the sort order and the pad index 0xFFFFFFFF; pads never reach
-the output.
+64-bit ones). Larger inputs are sorted chunk by chunk and merged in DRAM (option O4,
+`dram_merge`):
+
+- `"bitonic_dram"` (default): the network continues at chunk granularity, with streaming
+  compare-and-swap passes over DRAM; chunks alternate direction and the input is padded to
+  a power of two;
+- `"merge_tree"`: every chunk is sorted ascending, its pads dropped as it is stored, and a
+  k-way merger (`merge_ways`, default 2; a balanced tree of k − 1 two-input mergers)
+  merges k runs at a time through DRAM in ⌈log_k(chunks)⌉ passes, N pairs read and N
+  written per pass. Chunks are ⌈N / C_BRAMs⌉ full-size ones, the last one padded. The
+  merge is stable, so with `tie_break="value_then_index"` the output is a stable sort.
+
+Pads carry the type's maximum in the sort order and the pad index 0xFFFFFFFF; pads never
+reach the output.
 
 The Rust core (`ndp-sort`) counts what it does in the same pass that sorts: comparators,
 𝒫-sorter passes, PCS operations, 2𝒫 merges, DRAM passes, BRAM array accesses per
-sub-memory and DRAM bytes. `expected_counts` gives the closed forms of the same counts.
+sub-memory, DRAM bytes and, for `merge_tree`, each pass's runs, elements and merger
+comparisons. `expected_counts` and `expected_merge_passes` give the closed forms.
 
 Conventions:
 - `tie_break="value_only"` (the paper, option O3's default) compares values only, so equal
@@ -40,6 +51,8 @@ from ndpkit.errors import ModelError, SpecError
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
 TieBreak = Literal["value_only", "value_then_index"]
+DramMerge = Literal["bitonic_dram", "merge_tree"]
+"""Option O4, spelled as `ndpkit.nascent.timing.DramMerge` (which prices the same choice)."""
 PAPER_P = 8
 """𝒫 of the spec's default (option O2: 𝒫 = 8, ℒ = 8, so 𝒫·ℒ = 64 and C_BRAMs = 128 Ki)."""
 PAPER_L = 8
@@ -85,18 +98,38 @@ class SortCounts:
     bram_reads_m2: int
     bram_writes_m1: int
     bram_writes_m2: int
+    merge_ways: int
+    """k of the `merge_tree` merger; 0 for `bitonic_dram`."""
+    merge_elements_read: int
+    merge_elements_written: int
+    merger_comparisons: int
+    """Two-input merger comparisons of `merge_tree`: one per element per merger crossed."""
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
 
 
 @dataclass(frozen=True)
+class MergePass:
+    """One `merge_tree` pass through DRAM: runs before and after, (value, index) pairs read
+    and written, merger comparisons."""
+
+    runs_in: int
+    runs_out: int
+    elements_read: int
+    elements_written: int
+    comparisons: int
+
+
+@dataclass(frozen=True)
 class SortResult:
-    """Sorted keys (the input's dtype), each one's original index, and the counts."""
+    """Sorted keys (the input's dtype), each one's original index, the counts, and the
+    `merge_tree` passes (empty for `bitonic_dram` or a single chunk)."""
 
     keys: NDArray[Any]
     indices: NDArray[np.uint32]
     counts: SortCounts
+    merge_passes: tuple[MergePass, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +167,17 @@ def _check_power_of_two(name: str, value: int, minimum: int) -> None:
         )
 
 
+def _check_merge(dram_merge: str, merge_ways: int) -> None:
+    if dram_merge not in get_args(DramMerge):
+        raise SpecError(
+            f"must be one of {get_args(DramMerge)}, got {dram_merge!r}",
+            source=_SOURCE,
+            field="dram_merge",
+        )
+    if merge_ways < 2:
+        raise SpecError(f"must be ≥ 2, got {merge_ways}", source=_SOURCE, field="merge_ways")
+
+
 def _check_key_bits(key_bits: int) -> int:
     if key_bits not in (32, 64):
         raise SpecError(f"must be 32 or 64, got {key_bits}", source=_SOURCE, field="key_bits")
@@ -154,13 +198,42 @@ def expected_counts(
     key_bits: int = 32,
     p: int = PAPER_P,
     l: int = PAPER_L,  # noqa: E741
+    dram_merge: DramMerge = "bitonic_dram",
+    merge_ways: int = 2,
 ) -> SortCounts:
     """The closed-form counts of sorting n keys (independent of their values)."""
+    return _expected(n, key_bits, p, l, dram_merge, merge_ways)[0]
+
+
+def expected_merge_passes(
+    n: int,
+    *,
+    key_bits: int = 32,
+    p: int = PAPER_P,
+    l: int = PAPER_L,  # noqa: E741
+    merge_ways: int = 2,
+) -> tuple[MergePass, ...]:
+    """The closed form of each `merge_tree` pass for n keys: ⌈log_k(chunks)⌉ entries."""
+    return _expected(n, key_bits, p, l, "merge_tree", merge_ways)[1]
+
+
+def _expected(
+    n: int,
+    key_bits: int,
+    p: int,
+    l: int,  # noqa: E741
+    dram_merge: str,
+    merge_ways: int,
+) -> tuple[SortCounts, tuple[MergePass, ...]]:
     _check_power_of_two("p", p, 2)
     _check_power_of_two("l", l, 1)
+    _check_merge(dram_merge, merge_ways)
     if n < 0:
         raise SpecError(f"must be ≥ 0, got {n}", source=_SOURCE, field="n")
-    return SortCounts(**_core.bitonic_expected_counts(n, _check_key_bits(key_bits), p, l))
+    counts, passes = _core.bitonic_expected_counts(
+        n, _check_key_bits(key_bits), p, l, dram_merge, merge_ways
+    )
+    return SortCounts(**counts), tuple(MergePass(**q) for q in passes)
 
 
 def network(n: int) -> list[Comparator]:
@@ -176,6 +249,8 @@ def argsort(
     l: int = PAPER_L,  # noqa: E741
     tie_break: TieBreak = "value_only",
     descending: bool = False,
+    dram_merge: DramMerge = "bitonic_dram",
+    merge_ways: int = 2,
 ) -> SortResult:
     """Sort a one-dimensional array of 32- or 64-bit integers with the kernel.
 
@@ -191,6 +266,7 @@ def argsort(
             source=_SOURCE,
             field="tie_break",
         )
+    _check_merge(dram_merge, merge_ways)
     array = np.asarray(keys)
     if array.ndim != 1:
         raise ModelError(f"the sort kernel sorts one-dimensional keys, got shape {array.shape}")
@@ -210,9 +286,16 @@ def argsort(
         )
     fn = _core.bitonic_argsort_u32 if work.dtype == np.uint32 else _core.bitonic_argsort_u64
     try:
-        sorted_keys, indices, counts = fn(work, p, l, tie_break, descending)
+        sorted_keys, indices, counts, passes = fn(
+            work, p, l, tie_break, descending, dram_merge, merge_ways
+        )
     except ValueError as e:
         raise ModelError(str(e)) from e
     if dtype in _SIGNED:
         sorted_keys = (sorted_keys ^ sign).view(dtype)
-    return SortResult(keys=sorted_keys, indices=indices, counts=SortCounts(**counts))
+    return SortResult(
+        keys=sorted_keys,
+        indices=indices,
+        counts=SortCounts(**counts),
+        merge_passes=tuple(MergePass(**q) for q in passes),
+    )

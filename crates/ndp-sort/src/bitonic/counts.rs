@@ -1,10 +1,12 @@
 //! What the sort kernel does, counted: comparators, array operations, BRAM and DRAM
 //! traffic (spec §5.2–5.6), and the closed forms of the same counts.
 //!
-//! The kernel increments a [`SortCounts`] as it moves the data; [`SortCounts::expected`]
-//! derives every field from (N, 𝒫, ℒ, key width) alone. Tests hold one against the other.
+//! The kernel increments a [`SortCounts`] as it moves the data; [`SortCounts::expected_with`]
+//! derives every field from (N, 𝒫, ℒ, key width, O4 merge) alone. Tests hold one against
+//! the other.
 
 use super::geometry::{merger_comparators, sorter_comparators, Geometry};
+use super::merge_tree::{self, DramMerge};
 
 /// Index width of the (value, index) pairs (spec §3.5).
 pub const INDEX_BYTES: u64 = 4;
@@ -39,6 +41,31 @@ impl ChunkPlan {
             padded,
             chunk,
             chunks,
+        }
+    }
+
+    /// The chunks of O4 `merge_tree`: as [`ChunkPlan::new`] up to one chunk; past the
+    /// capacity, ⌈N / C_BRAMs⌉ full-size chunks, the last one padded. The merger needs no
+    /// power of two, so `padded` = chunks · N_c is one here, and [`ChunkPlan::logs`] and
+    /// [`ChunkPlan::dram_steps`] describe the bitonic plan only.
+    pub fn merge_tree(elements: usize, g: &Geometry) -> Self {
+        if elements <= g.capacity() {
+            return Self::new(elements, g);
+        }
+        let chunks = elements.div_ceil(g.capacity());
+        Self {
+            elements,
+            padded: chunks * g.capacity(),
+            chunk: g.capacity(),
+            chunks,
+        }
+    }
+
+    /// The plan of either O4 merge.
+    pub fn for_merge(elements: usize, g: &Geometry, merge: DramMerge) -> Self {
+        match merge {
+            DramMerge::BitonicDram => Self::new(elements, g),
+            DramMerge::MergeTree { .. } => Self::merge_tree(elements, g),
         }
     }
 
@@ -84,7 +111,8 @@ pub struct SortCounts {
     pub pcs_ops: u64,
     /// 2𝒫 merges (one array from M₁, one from M₂).
     pub merge_ops: u64,
-    /// Streaming element-wise compare-and-swap passes over DRAM (O4 `bitonic_dram`).
+    /// DRAM-level merge passes: `bitonic_dram`'s streaming element-wise compare-and-swap
+    /// passes, or `merge_tree`'s k-way merge passes, ⌈log_k(chunks)⌉.
     pub dram_passes: u64,
     /// On-chip merge passes after DRAM-level passes (one per DRAM-level step).
     pub onchip_merge_passes: u64,
@@ -106,6 +134,14 @@ pub struct SortCounts {
     pub dram_read_bytes: u64,
     /// Bytes written to FPGA DRAM (keys and indices; pads dropped from the final output).
     pub dram_write_bytes: u64,
+    /// k of the `merge_tree` merger; 0 for `bitonic_dram`.
+    pub merge_ways: u64,
+    /// (value, index) pairs the `merge_tree` passes read from DRAM, all passes together.
+    pub merge_elements_read: u64,
+    /// (value, index) pairs the `merge_tree` passes wrote to DRAM.
+    pub merge_elements_written: u64,
+    /// Comparisons of the `merge_tree` two-input mergers (not compare-and-swaps).
+    pub merger_comparisons: u64,
 }
 
 impl SortCounts {
@@ -115,9 +151,14 @@ impl SortCounts {
         self.cs_sorter + self.cs_pcs + self.cs_merge + self.cs_dram
     }
 
-    /// The closed form of every count for N elements in geometry `g`.
+    /// The closed form of every count for N elements in geometry `g` (O4 `bitonic_dram`).
     pub fn expected(elements: usize, g: &Geometry) -> Self {
-        let plan = ChunkPlan::new(elements, g);
+        Self::expected_with(elements, g, DramMerge::BitonicDram)
+    }
+
+    /// The closed form of every count for N elements in geometry `g` with the O4 `merge`.
+    pub fn expected_with(elements: usize, g: &Geometry, merge: DramMerge) -> Self {
+        let plan = ChunkPlan::for_merge(elements, g, merge);
         let e = g.key_bytes as u64;
         let mut c = Self {
             elements: elements as u64,
@@ -128,6 +169,7 @@ impl SortCounts {
             chunks: plan.chunks as u64,
             sorter_comparators: sorter_comparators(g.p),
             merger_comparators: merger_comparators(g.p),
+            merge_ways: merge.ways().unwrap_or(0) as u64,
             ..Self::default()
         };
         if plan.padded == 0 {
@@ -136,7 +178,11 @@ impl SortCounts {
         let chunks = plan.chunks as u64;
         let half_arrays = (plan.chunk / g.p / 2) as u64; // A/2
         let s_a = u64::from(plan.chunk.trailing_zeros() - g.log_p()); // log₂ A
-        let m = u64::from(plan.dram_steps());
+                                                                      // merge_tree sorts every chunk on chip once and never returns to the network.
+        let m = match merge {
+            DramMerge::BitonicDram => u64::from(plan.dram_steps()),
+            DramMerge::MergeTree { .. } => 0,
+        };
         let padded = plan.padded as u64;
 
         c.sorter_passes = padded / g.p as u64;
@@ -164,7 +210,27 @@ impl SortCounts {
         } else {
             padded * pair * (1 + c.dram_passes + m - 1) + n * pair
         };
+        if let Some(ways) = merge.ways() {
+            c.add_merge_tree(
+                ways,
+                &merge_tree::expected(&merge_tree::run_lengths(&plan), ways),
+            );
+        }
         c
+    }
+
+    /// Add the `merge_tree` passes: each moves (value, index) pairs DRAM to DRAM.
+    pub(crate) fn add_merge_tree(&mut self, ways: usize, passes: &[merge_tree::MergePass]) {
+        let pair = self.key_bytes + INDEX_BYTES;
+        debug_assert_eq!(self.merge_ways, ways as u64);
+        for p in passes {
+            self.dram_passes += 1;
+            self.merge_elements_read += p.elements_read;
+            self.merge_elements_written += p.elements_written;
+            self.merger_comparisons += p.comparisons;
+            self.dram_read_bytes += p.elements_read * pair;
+            self.dram_write_bytes += p.elements_written * pair;
+        }
     }
 }
 

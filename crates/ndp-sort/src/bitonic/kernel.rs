@@ -10,7 +10,9 @@
 //!    sub-memory) and one 2𝒫 merge per M₁/M₂ pair (d = 𝒫 … 1). Store keys and indices.
 //! 2. **DRAM-level merge** (O4 `bitonic_dram`), for each step i > log₂N_c: the sub-steps
 //!    with d ≥ N_c are streaming compare-and-swap passes over DRAM, the rest an on-chip
-//!    merge pass per chunk (PCS then merges, as above).
+//!    merge pass per chunk (PCS then merges, as above). With O4 `merge_tree` instead, every
+//!    chunk is sorted ascending, its pads are dropped as it is stored, and the chunks are
+//!    merged k at a time through DRAM ([`super::merge_tree`]).
 //!
 //! Elements are value ‖ index words (§5.5): the compare-and-swap units compare the value
 //! part (`ValueOnly`, the paper) or the whole word (`ValueThenIndex`, a stable sort) and
@@ -19,7 +21,8 @@
 //! each 𝒫-array ([`Geometry::location`]) is applied to every access that is counted.
 //!
 //! Directions follow the network of §4.2 over global positions, so chunks come out
-//! alternately ascending and descending and the final step is ascending. Descending order
+//! alternately ascending and descending and the final step is ascending; `merge_tree`
+//! measures positions from the chunk's start instead, so every chunk ends ascending. Descending order
 //! sorts the complemented keys ascending, which is the network with every comparator
 //! flipped. Pads \[choice, O16\] carry the type's maximum in the sort order (the maximum
 //! ascending, the minimum descending) and index [`PAD`]; they are dropped by index, so a
@@ -32,6 +35,7 @@ use std::marker::PhantomData;
 
 use super::counts::{ChunkPlan, SortCounts, INDEX_BYTES};
 use super::geometry::Geometry;
+use super::merge_tree::{self, DramMerge, MergePass};
 use super::network::{schedule, Comparator};
 use crate::error::Error;
 
@@ -126,23 +130,26 @@ pub enum Order {
     Descending,
 }
 
-/// Kernel parameters: 𝒫, ℒ (option O2) and the comparison rules.
+/// Kernel parameters: 𝒫, ℒ (option O2), the comparison rules and the DRAM merge (O4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SortConfig {
     pub p: usize,
     pub l: usize,
     pub tie_break: TieBreak,
     pub order: Order,
+    pub dram_merge: DramMerge,
 }
 
 impl SortConfig {
-    /// The spec's defaults: 𝒫 = 8, ℒ = 8 (C_BRAMs = 128 Ki), value-only ties, ascending.
+    /// The spec's defaults: 𝒫 = 8, ℒ = 8 (C_BRAMs = 128 Ki), value-only ties, ascending,
+    /// `bitonic_dram`.
     pub fn paper() -> Self {
         Self {
             p: 8,
             l: 8,
             tie_break: TieBreak::ValueOnly,
             order: Order::Ascending,
+            dram_merge: DramMerge::BitonicDram,
         }
     }
 }
@@ -153,19 +160,22 @@ pub struct SortOutput<K> {
     pub keys: Vec<K>,
     pub indices: Vec<u32>,
     pub counts: SortCounts,
+    /// The `merge_tree` passes, one entry each (empty for `bitonic_dram` or one chunk).
+    pub merge_passes: Vec<MergePass>,
 }
 
 /// Sort `keys` with the kernel; see the module documentation.
 pub fn sort<K: Key>(keys: &[K], config: &SortConfig) -> Result<SortOutput<K>, Error> {
     let geometry = Geometry::new(config.p, config.l, K::BYTES)?;
+    config.dram_merge.check()?;
     if keys.len() >= PAD as usize {
         return Err(Error::TooManyElements {
             elements: keys.len(),
         });
     }
     match config.tie_break {
-        TieBreak::ValueOnly => Kernel::<K, ValueOnly>::run(keys, geometry, config.order),
-        TieBreak::ValueThenIndex => Kernel::<K, ValueThenIndex>::run(keys, geometry, config.order),
+        TieBreak::ValueOnly => Kernel::<K, ValueOnly>::run(keys, geometry, config),
+        TieBreak::ValueThenIndex => Kernel::<K, ValueThenIndex>::run(keys, geometry, config),
     }
 }
 
@@ -233,18 +243,21 @@ fn ascending_at(k: usize, step: u32) -> bool {
 
 struct Kernel<K: Key, C> {
     g: Geometry,
+    merge: DramMerge,
     plan: ChunkPlan,
     sorter: Vec<Comparator>,
     merger: Vec<Comparator>,
     /// The elements (value ‖ index), padded; the model's DRAM image.
     elems: Vec<K::Element>,
     counts: SortCounts,
+    merge_passes: Vec<MergePass>,
     compare: PhantomData<C>,
 }
 
 impl<K: Key, C: Compare> Kernel<K, C> {
-    fn run(input: &[K], g: Geometry, order: Order) -> Result<SortOutput<K>, Error> {
-        let plan = ChunkPlan::new(input.len(), &g);
+    fn run(input: &[K], g: Geometry, config: &SortConfig) -> Result<SortOutput<K>, Error> {
+        let (order, merge) = (config.order, config.dram_merge);
+        let plan = ChunkPlan::for_merge(input.len(), &g, merge);
         let sorter = schedule(g.p)?;
         // The 2𝒫 merger is the last step of the 2𝒫 network: half-cleaners at 𝒫 … 1.
         let merger: Vec<Comparator> = schedule(2 * g.p)?
@@ -253,6 +266,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
             .collect();
         let mut kernel = Self {
             g,
+            merge,
             plan,
             counts: SortCounts {
                 elements: input.len() as u64,
@@ -263,20 +277,38 @@ impl<K: Key, C: Compare> Kernel<K, C> {
                 chunks: plan.chunks as u64,
                 sorter_comparators: sorter.len() as u64,
                 merger_comparators: merger.len() as u64,
+                merge_ways: merge.ways().unwrap_or(0) as u64,
                 ..SortCounts::default()
             },
             sorter,
             merger,
             elems: Vec::with_capacity(plan.padded),
+            merge_passes: Vec::new(),
             compare: PhantomData,
         };
         kernel.first_pass(input, order);
-        kernel.dram_merge();
+        match merge {
+            DramMerge::BitonicDram => kernel.dram_merge(),
+            DramMerge::MergeTree { ways } => kernel.merge_tree(ways),
+        }
         Ok(kernel.output(order))
     }
 
+    /// Whether the chunk pass writes the final output (and drops the pads): always for
+    /// `merge_tree`, whose merger needs no power of two.
     fn last_pass(&self) -> bool {
-        self.plan.dram_steps() == 0
+        match self.merge {
+            DramMerge::BitonicDram => self.plan.dram_steps() == 0,
+            DramMerge::MergeTree { .. } => true,
+        }
+    }
+
+    /// The direction of the array at `base` in `step`, for a chunk resident from `start`.
+    fn ascending(&self, start: usize, base: usize, step: u32) -> bool {
+        match self.merge {
+            DramMerge::BitonicDram => ascending_at(base, step),
+            DramMerge::MergeTree { .. } => ascending_at(base - start, step),
+        }
     }
 
     fn first_pass(&mut self, input: &[K], order: Order) {
@@ -314,7 +346,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         let mut tally = Tally::default();
         for a in 0..self.plan.chunk / p {
             let base = start + a * p;
-            let ascending = ascending_at(base, self.g.log_p());
+            let ascending = self.ascending(start, base, self.g.log_p());
             let array = &mut self.elems[base..base + p];
             for c in &self.sorter {
                 cs_at::<K, C>(array, c.lo, c.hi, c.ascending == ascending);
@@ -338,7 +370,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         let mut tally = Tally::default();
         for a in (0..self.plan.chunk / p).step_by(2) {
             let base = start + a * p;
-            let ascending = ascending_at(base, step);
+            let ascending = self.ascending(start, base, step);
             let pair = &mut self.elems[base..base + 2 * p];
             for c in &self.merger {
                 cs_at::<K, C>(pair, c.lo, c.hi, ascending);
@@ -360,8 +392,9 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         let mut tally = Tally::default();
         for run in (0..self.plan.chunk).step_by(2 * d) {
             let base = start + run;
+            let ascending = self.ascending(start, base, step);
             let (lo, hi) = self.elems[base..base + 2 * d].split_at_mut(d);
-            cs_lanes::<K, C>(lo, hi, ascending_at(base, step));
+            cs_lanes::<K, C>(lo, hi, ascending);
             self.counts.cs_pcs += d as u64;
             for a in run / p..run / p + span {
                 let (m_lo, m_hi) = (tally.read(&self.g, a), tally.read(&self.g, a + span));
@@ -431,6 +464,24 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         }
     }
 
+    /// O4 `merge_tree`: the chunks' real elements, as stored by the chunk pass, are the
+    /// runs; merge them k at a time until one run is left.
+    fn merge_tree(&mut self, ways: usize) {
+        if self.plan.chunks > 1 {
+            let mut runs = Vec::with_capacity(self.plan.elements);
+            let mut bounds = vec![0];
+            for chunk in self.elems.chunks(self.plan.chunk) {
+                runs.extend(chunk.iter().filter(|&&e| K::index(e) != PAD));
+                bounds.push(runs.len());
+            }
+            let (merged, passes) =
+                merge_tree::merge(runs, bounds, ways, |a, b| C::greater::<K>(a, b));
+            self.elems = merged;
+            self.merge_passes = passes;
+        }
+        self.counts.add_merge_tree(ways, &self.merge_passes);
+    }
+
     fn add(&mut self, tally: Tally) {
         for m in 0..2 {
             self.counts.bram_reads[m] += tally.reads[m];
@@ -452,6 +503,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
             keys,
             indices,
             counts: self.counts,
+            merge_passes: self.merge_passes,
         }
     }
 }

@@ -14,6 +14,14 @@ fn config(p: usize, l: usize, tie_break: TieBreak, order: Order) -> SortConfig {
         l,
         tie_break,
         order,
+        dram_merge: DramMerge::BitonicDram,
+    }
+}
+
+fn tree(p: usize, l: usize, tie_break: TieBreak, order: Order, ways: usize) -> SortConfig {
+    SortConfig {
+        dram_merge: DramMerge::MergeTree { ways },
+        ..config(p, l, tie_break, order)
     }
 }
 
@@ -229,4 +237,140 @@ fn bad_parameters_are_errors() {
     assert!(matches!(bad(1, 1), Err(Error::OutOfRange { .. })));
     let empty = sort::<u64>(&[], &SortConfig::paper()).unwrap();
     assert!(empty.keys.is_empty() && empty.counts.compare_swaps() == 0);
+}
+
+/// Sizes around the P = 2, L = 1 capacity of 4,096 32-bit (2,048 64-bit) keys.
+const TREE_SIZES: [usize; 16] = [
+    0, 1, 2, 3, 5, 8, 2047, 2048, 2049, 4095, 4096, 4097, 8192, 12_289, 20_000, 40_961,
+];
+
+#[test]
+fn merge_tree_equals_std_stable_sort_for_32_and_64_bit_keys() {
+    for (i, &n) in TREE_SIZES.iter().enumerate() {
+        for ways in [2, 3, 4, 7] {
+            for order in [Order::Ascending, Order::Descending] {
+                let cfg = tree(2, 1, TieBreak::ValueThenIndex, order, ways);
+                let range = [3, 1000, 1 << 32][i % 3];
+                let keys = random_u32(n, range, (n + ways) as u64);
+                let out = sort(&keys, &cfg).unwrap();
+                assert_eq!(out.indices, std_argsort(&keys, order), "n={n} k={ways}");
+                check_properties(&keys, &out, order);
+                let keys64 = random_u64(n, range.wrapping_mul(range), n as u64);
+                let out64 = sort(&keys64, &cfg).unwrap();
+                assert_eq!(out64.indices, std_argsort(&keys64, order), "u64 n={n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn merge_tree_counts_equal_the_closed_forms_and_log_k_passes() {
+    for (p, l) in [(2, 1), (4, 1), (8, 8)] {
+        for &n in TREE_SIZES.iter().chain(&[131_073, 300_000]) {
+            for ways in [2, 3, 4, 16] {
+                let g32 = Geometry::new(p, l, 4).unwrap();
+                let merge = DramMerge::MergeTree { ways };
+                let keys = random_u32(n, 1 << 20, n as u64);
+                let out = sort(
+                    &keys,
+                    &tree(p, l, TieBreak::ValueOnly, Order::Ascending, ways),
+                )
+                .unwrap();
+                let expected = SortCounts::expected_with(n, &g32, merge);
+                assert_eq!(out.counts, expected, "P={p} L={l} n={n} k={ways}");
+                let plan = ChunkPlan::merge_tree(n, &g32);
+                let lengths = merge_tree::run_lengths(&plan);
+                assert_eq!(out.merge_passes, merge_tree::expected(&lengths, ways));
+                // ⌈log_k(chunks)⌉, computed in floating point as the timing model does.
+                let chunks = n.div_ceil(g32.capacity()).max(1) as f64;
+                let passes = (chunks.ln() / (ways as f64).ln() - 1e-12).ceil().max(0.0);
+                assert_eq!(out.counts.dram_passes, passes as u64, "n={n} k={ways}");
+                for pass in &out.merge_passes {
+                    assert_eq!(
+                        (pass.elements_read, pass.elements_written),
+                        (n as u64, n as u64)
+                    );
+                }
+                assert_eq!(
+                    out.counts.merge_elements_read,
+                    n as u64 * out.counts.dram_passes
+                );
+                check_properties(&keys, &out, Order::Ascending);
+                if n <= 40_961 {
+                    let keys64 = random_u64(n, 0, n as u64);
+                    let g64 = Geometry::new(p, l, 8).unwrap();
+                    let cfg = tree(p, l, TieBreak::ValueOnly, Order::Ascending, ways);
+                    let out64 = sort(&keys64, &cfg).unwrap();
+                    assert_eq!(out64.counts, SortCounts::expected_with(n, &g64, merge));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn merge_tree_worked_example_of_five_chunks() {
+    // P = 2, L = 1: N = 20,000 is 5 chunks of 4,096 (the last holds 3,616 keys).
+    let keys = random_u32(20_000, 1 << 32, 9);
+    let out = sort(
+        &keys,
+        &tree(2, 1, TieBreak::ValueThenIndex, Order::Ascending, 2),
+    )
+    .unwrap();
+    let c = out.counts;
+    assert_eq!(
+        (c.chunks, c.chunk_elements, c.padded_elements),
+        (5, 4096, 20_480)
+    );
+    assert_eq!(
+        (c.dram_passes, c.merge_ways, c.onchip_merge_passes),
+        (3, 2, 0)
+    );
+    let runs: Vec<(u64, u64)> = out
+        .merge_passes
+        .iter()
+        .map(|p| (p.runs_in, p.runs_out))
+        .collect();
+    assert_eq!(runs, [(5, 3), (3, 2), (2, 1)]);
+    // Pass 1 merges (4096, 4096) twice; pass 2 (8192, 8192); pass 3 (16384, 3616).
+    let comparisons: Vec<u64> = out.merge_passes.iter().map(|p| p.comparisons).collect();
+    assert_eq!(comparisons, [16_384, 16_384, 20_000]);
+    // The on-chip work is the bitonic network on each 4,096-element chunk.
+    assert_eq!(c.compare_swaps(), 5 * compare_swap_count(4096));
+    assert_eq!((c.cs_dram, c.chunk_loads), (0, 5));
+    let pair = 8;
+    assert_eq!(c.dram_read_bytes, 20_000 * 4 + 3 * 20_000 * pair);
+    assert_eq!(c.dram_write_bytes, 4 * 20_000 * pair);
+    assert_eq!(out.indices, std_argsort(&keys, Order::Ascending));
+}
+
+#[test]
+fn merge_tree_value_only_sorts_with_ties_and_pad_valued_keys() {
+    for n in [9usize, 5000, 9000] {
+        for order in [Order::Ascending, Order::Descending] {
+            let mut keys = random_u32(n, 4, n as u64);
+            for k in keys.iter_mut().step_by(3) {
+                *k = if order == Order::Ascending {
+                    u32::MAX
+                } else {
+                    0
+                };
+            }
+            let out = sort(&keys, &tree(2, 1, TieBreak::ValueOnly, order, 3)).unwrap();
+            check_properties(&keys, &out, order);
+        }
+    }
+}
+
+#[test]
+fn merge_tree_counts_do_not_depend_on_the_data_and_k_below_two_is_an_error() {
+    let cfg = tree(2, 1, TieBreak::ValueOnly, Order::Ascending, 2);
+    let a = sort(&random_u32(9000, 10, 1), &cfg).unwrap();
+    let b = sort(&vec![7u32; 9000], &cfg).unwrap();
+    let c: Vec<u32> = (0..9000).rev().collect();
+    let c = sort(&c, &cfg).unwrap();
+    assert_eq!((a.counts, &a.merge_passes), (b.counts, &b.merge_passes));
+    assert_eq!((a.counts, &a.merge_passes), (c.counts, &c.merge_passes));
+    let bad = tree(2, 1, TieBreak::ValueOnly, Order::Ascending, 1);
+    assert!(matches!(sort(&[1u32], &bad), Err(Error::OutOfRange { .. })));
 }
