@@ -1,0 +1,367 @@
+"""NASCENT2's discrete-event simulation against its analytic model (spec §9, §10).
+
+Agreement: where the model's assumptions hold (steady state: every streamed phase moves at
+least ~100 chunks; phases one after another), the simulation is within TOLERANCE of the
+model for the table sort, the generic sort and 1 … 12 devices. Where they do not (a table
+of a few chunks, an Eq. 4 gather in output order), the difference is computed by hand.
+Properties (Hypothesis): never faster than the model or any link's bound, bytes conserved
+through the shuffle, more SmartSSDs never slower, serial baselines linear in 𝓜, and a
+shared PCIe path that sets the concurrent baselines' growth; energy never negative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ndpkit.errors import SpecError
+from ndpkit.nascent.des import (
+    DesOptions,
+    DevicesSimulation,
+    TableSortSimulation,
+    compare_with_model,
+    simulate_devices,
+    simulate_generic_sort,
+    simulate_table_sort,
+)
+from ndpkit.nascent.model import (
+    CpuPhases,
+    ModelOptions,
+    TableJob,
+    load_devices,
+    table_sort_time,
+)
+
+DEVICES = load_devices()
+SMARTSSD = DEVICES.fpga("smartssd")
+U250 = DEVICES.fpga("u250")
+CPU = DEVICES.cpu("cpu")
+MIB = 2**20
+TOLERANCE = 0.01
+"""Relative agreement where the model's assumptions hold (≥ ~100 chunks per stream)."""
+REL = 1e-9
+
+E6_JOB = TableJob(rows=1024, row_bytes=4096.0, encoded_key_bytes=2, dict_values=1024)
+# About lineitem at SF 1: 6M rows of ~130 B; a date key through the generic sort (Flow C).
+LINEITEM_SF1 = TableJob(
+    rows=6_000_000,
+    row_bytes=130.0,
+    encoded_key_bytes=2,
+    dict_values=2526,
+    key_kind="generic",
+)
+PLAIN_KEYS = TableJob(rows=6_000_000, row_bytes=130.0)
+CPU_WORK = CpuPhases(decode_s=0.01, sort_s=0.5, shuffle_s=0.2)
+# Small enough chunks that even the decoder's 12 MB of keys stream in ~190 chunks.
+FINE = DesOptions(chunk_bytes=64 * 1024)
+
+
+def within(sim: float, model: float, rel: float = TOLERANCE) -> bool:
+    return abs(sim - model) <= rel * model
+
+
+# Worked example: a table of four chunks, where the fill shows ---------------------------
+
+
+def test_e6_table_by_hand_one_chunk_of_fill_per_stream() -> None:
+    s = simulate_table_sort(SMARTSSD, E6_JOB)
+    f, s2f, d2f = 300e6, 3e9, 19e9
+    # Decoder: dictionary (1,024 × 4 B over P2P, then one cycle per value), then the only
+    # chunk (all 2 KiB of keys) is read, then decoded at 5 lanes × f; the model overlaps
+    # the read with the decode.
+    dictionary = 1024 * 4 / s2f + 1024 / f
+    read = 1024 * 2 / s2f
+    decode = 1024 / (5 * f)
+    assert s.phases_s()["decode"] == pytest.approx(dictionary + read + decode, rel=REL)
+    assert s.model.phases_s()["decode"] == pytest.approx(dictionary + max(read, decode), rel=REL)
+    # Shuffle: 4 MiB staged in 1 MiB chunks (256 rows); the six instances gather the last
+    # chunk after it lands: 2 MiB (read + write) through DRAM at 19 GB/s, since six at their
+    # own pace (2 × 11.3 GB/s each) would exceed it.
+    copy = 4 * MIB / s2f
+    last_gather = 2 * MIB / d2f
+    assert s.phases_s()["shuffle"] == pytest.approx(copy + last_gather, rel=REL)
+    assert s.model.phases_s()["shuffle"] == pytest.approx(copy, rel=REL)
+    diff = {d.quantity: d.difference_pct for d in compare_with_model(s)}
+    assert diff["shuffle_s"] == pytest.approx(100 * last_gather / copy, rel=REL)
+    assert 7.5 < diff["total_s"] < 8.5
+
+
+def test_the_fill_shrinks_with_the_chunk() -> None:
+    coarse = simulate_table_sort(SMARTSSD, E6_JOB, des=DesOptions(chunk_bytes=4 * MIB))
+    fine = simulate_table_sort(SMARTSSD, E6_JOB, des=DesOptions(chunk_bytes=64 * 1024))
+    model = coarse.model.total_s
+    assert coarse.total_s > fine.total_s > model
+    assert within(fine.total_s, model)
+
+
+# Agreement where the model's assumptions hold ------------------------------------------
+
+
+@pytest.mark.parametrize("device", [SMARTSSD, U250], ids=["smartssd", "u250"])
+@pytest.mark.parametrize("job", [LINEITEM_SF1, PLAIN_KEYS], ids=["generic_key", "plain_key"])
+@pytest.mark.parametrize("overlap", ["overlap", "serial"])
+def test_table_sort_agrees_with_the_model_phase_by_phase(
+    device: object, job: TableJob, overlap: str
+) -> None:
+    assert device is SMARTSSD or device is U250
+    options = ModelOptions(overlap=overlap)  # type: ignore[arg-type]
+    s = simulate_table_sort(device, job, options, des=FINE)
+    for d in compare_with_model(s):
+        assert within(d.simulated, d.model), d
+    assert s.total_s >= s.model.total_s * (1 - REL)
+
+
+def test_merge_tree_and_ssd_direct_agree_too() -> None:
+    options = ModelOptions(dram_merge="merge_tree", merge_ways=4, staging="ssd_direct")
+    s = simulate_table_sort(SMARTSSD, TableJob(rows=3_000_000, row_bytes=64.0), options)
+    assert s.model.sort.merge_tree_passes == 3
+    assert s.model.shuffle.staging == "ssd_direct"
+    for d in compare_with_model(s):
+        assert within(d.simulated, d.model), d
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{"width": 4}, {"mean_length": 12.0, "l_max": 16}],
+    ids=["fixed", "variable"],
+)
+def test_generic_sort_agrees_with_the_model(values: dict[str, float]) -> None:
+    s = simulate_generic_sort(
+        SMARTSSD, 4_000_000, dict_values=64_000, host_sort=0.002, des=FINE, **values
+    )
+    assert set(s.phases_s()) == {"host", "map", "sort", "decode"}
+    for d in compare_with_model(s):
+        assert within(d.simulated, d.model), d
+
+
+def test_generic_sort_host_fallback_decodes_on_the_host() -> None:
+    # 64,000 values of 100 B exceed the SmartSSD's 4.5 MB table memory (§8.3 fallback).
+    s = simulate_generic_sort(
+        SMARTSSD, 1_000_000, dict_values=64_000, width=100, host_decode_s=0.25, des=FINE
+    )
+    assert s.model.decode is None
+    assert s.machine.jobs[0].steps_s()["decode:host"] == pytest.approx(0.25, rel=REL)
+
+
+@pytest.mark.parametrize("m", range(1, 13))
+def test_devices_agree_with_the_model_for_1_to_12(m: int) -> None:
+    s = simulate_devices(m, LINEITEM_SF1, cpu_phases=CPU_WORK, des=FINE)
+    for d in compare_with_model(s):
+        assert within(d.simulated, d.model), d
+    assert s.devices == m and len(s.nascent2) == m
+    assert s.result.speedup_vs_fpga == pytest.approx(s.model.speedup_vs_fpga, rel=TOLERANCE)
+
+
+# Where simulation and model differ -------------------------------------------------------
+
+
+def test_a_gather_in_output_order_cannot_overlap_the_copy() -> None:
+    # Eq. 4 in output order over a random permutation: every output chunk has a row in the
+    # last input chunk, so the gather follows the copy, as the model's O10 `serial` says.
+    job = TableJob(rows=2_000_000, row_bytes=512.0)
+    gather = simulate_table_sort(SMARTSSD, job, des=DesOptions(shuffle_order="gather", seed=3))
+    serial = table_sort_time(SMARTSSD, job, ModelOptions(overlap="serial")).shuffle
+    overlap = gather.model.shuffle
+    assert within(gather.phases_s()["shuffle"], serial.copy_s + serial.gather_s)
+    assert gather.phases_s()["shuffle"] > 1.2 * overlap.total_s
+
+
+def test_same_seed_same_run() -> None:
+    job = TableJob(rows=200_000, row_bytes=256.0)
+    runs = [
+        simulate_table_sort(SMARTSSD, job, des=DesOptions(shuffle_order="gather", seed=s))
+        for s in (5, 5)
+    ]
+    assert runs[0].total_s == runs[1].total_s
+    assert runs[0].events == runs[1].events
+
+
+def test_concurrent_baselines_share_one_path_fairly_so_no_job_finishes_early() -> None:
+    # All reads start together and share the path equally, so they all end at 𝓜 × read;
+    # the CPU then works through the jobs one by one: the same as one after another.
+    m = 6
+    serial = simulate_devices(m, E6_JOB, cpu_phases=CPU_WORK)
+    shared = simulate_devices(
+        m, E6_JOB, cpu_phases=CPU_WORK, des=DesOptions(baseline_schedule="concurrent")
+    )
+    read = E6_JOB.table_bytes / CPU.ssd_read_bytes_per_s
+    first = [j.phases_s()["read"] for j in shared.cpu.jobs]
+    assert all(r == pytest.approx(m * read, rel=REL) for r in first)
+    assert shared.result.cpu_s == pytest.approx(serial.result.cpu_s, rel=REL)
+    # The board overlaps one job's sort with another's reads: a little faster than Σ.
+    assert shared.result.fpga_s < serial.result.fpga_s
+    assert shared.fpga.links["s2f"].utilisation > 0.9
+
+
+# Properties ------------------------------------------------------------------------------
+
+jobs = st.builds(
+    TableJob,
+    rows=st.integers(1, 400_000),
+    row_bytes=st.floats(16.0, 8192.0),
+    key_bits=st.sampled_from([32, 64]),
+    encoded_key_bytes=st.sampled_from([None, 1, 2]),
+    dict_values=st.integers(1, 4096),
+)
+des_options = st.builds(
+    DesOptions,
+    chunk_bytes=st.sampled_from([64 * 1024, 256 * 1024, MIB, 4 * MIB]),
+    shuffle_order=st.sampled_from(["scatter", "gather"]),
+    seed=st.integers(0, 2**32),
+)
+model_options = st.builds(
+    ModelOptions,
+    dram_merge=st.sampled_from(["bitonic_dram", "merge_tree"]),
+    overlap=st.sampled_from(["overlap", "serial"]),
+    staging=st.sampled_from(["auto", "ssd_direct"]),
+)
+
+
+def _link_bounds_hold(s: TableSortSimulation) -> None:
+    for name, link in s.machine.links.items():
+        assert link.bytes / link.capacity_bytes_per_s <= s.total_s * (1 + REL), name
+        assert link.busy_s <= s.total_s * (1 + REL), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    device=st.sampled_from([SMARTSSD, U250]),
+    job=jobs,
+    options=model_options,
+    des=des_options,
+)
+def test_never_faster_than_the_model_or_the_slowest_stage(
+    device: object, job: TableJob, options: ModelOptions, des: DesOptions
+) -> None:
+    assert device is SMARTSSD or device is U250
+    s = simulate_table_sort(device, job, options, des=des)
+    _link_bounds_hold(s)
+    # The model prices every stage at its bandwidth bound and overlaps them perfectly.
+    assert s.total_s >= s.model.total_s * (1 - REL)
+    decode = s.model.decode
+    if decode is not None:
+        assert s.phases_s()["decode"] >= decode.total_s * (1 - REL)
+    if s.model.shuffle.staging == "stage_in_dram":
+        copy_s = s.model.shuffle.table_bytes / device.s2f_bytes_per_s
+        assert s.phases_s()["shuffle"] >= copy_s * (1 - REL)
+    assert s.energy_j == pytest.approx(device.power_w * s.total_s, rel=REL)
+    assert s.energy_j >= 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 300_000),
+    row_bytes=st.floats(8.0, 16384.0),
+    des=des_options,
+    staging=st.sampled_from(["auto", "ssd_direct"]),
+)
+def test_bytes_are_conserved_through_the_shuffle(
+    rows: int, row_bytes: float, des: DesOptions, staging: str
+) -> None:
+    options = ModelOptions(staging=staging)  # type: ignore[arg-type]
+    s = simulate_table_sort(SMARTSSD, TableJob(rows=rows, row_bytes=row_bytes), options, des=des)
+    job = s.machine.jobs[0]
+    (shuffle,) = [p for p in job.phases if p.name.startswith("shuffle:")]
+    table = rows * row_bytes
+    assert shuffle.units_done == pytest.approx(rows, rel=REL)
+    moved = job.phase_bytes("shuffle")
+    if s.model.shuffle.staging == "stage_in_dram":
+        assert shuffle.units_read == pytest.approx(rows, rel=REL)
+        assert moved["s2f"] == pytest.approx(table, rel=REL)
+        assert moved["d2f"] == pytest.approx(2 * table, rel=REL)
+    else:
+        page = SMARTSSD.ssd_page_bytes
+        assert moved["s2f"] == pytest.approx(rows * math.ceil(row_bytes / page) * page, rel=REL)
+        assert moved["d2f"] == pytest.approx(table, rel=REL)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.integers(1_000, 2_000_000),
+    row_bytes=st.floats(32.0, 1024.0),
+    encoded=st.sampled_from([None, 2]),
+    m=st.integers(1, 11),
+)
+def test_more_smartssds_are_never_slower(
+    rows: int, row_bytes: float, encoded: int | None, m: int
+) -> None:
+    def run(devices: int, per_device: int) -> DevicesSimulation:
+        job = TableJob(rows=per_device, row_bytes=row_bytes, encoded_key_bytes=encoded)
+        return simulate_devices(devices, job)
+
+    # The same table on every SSD: the time does not depend on 𝓜 (§13.10) ...
+    assert run(m + 1, rows).result.nascent2_s == pytest.approx(run(m, rows).result.nascent2_s)
+    # ... and one table spread over more SmartSSDs is done no later.
+    fewer = run(m, math.ceil(rows / m)).result.nascent2_s
+    more = run(m + 1, math.ceil(rows / (m + 1))).result.nascent2_s
+    assert more <= fewer * (1 + REL)
+
+
+@settings(max_examples=20, deadline=None)
+@given(job=jobs, m=st.integers(2, 12), cpu=st.floats(0.0, 0.1))
+def test_serial_baselines_grow_linearly_and_a_shared_path_bounds_the_concurrent_ones(
+    job: TableJob, m: int, cpu: float
+) -> None:
+    work = CpuPhases(decode_s=cpu, sort_s=cpu, shuffle_s=cpu)
+    one = simulate_devices(1, job, cpu_phases=work)
+    serial = simulate_devices(m, job, cpu_phases=work)
+    assert serial.result.fpga_s == pytest.approx(m * one.result.fpga_s, rel=1e-6)
+    assert serial.result.cpu_s == pytest.approx(m * one.result.cpu_s, rel=1e-6)
+    shared = simulate_devices(
+        m, job, cpu_phases=work, des=DesOptions(baseline_schedule="concurrent")
+    )
+    for run, alone in ((shared.fpga, one.fpga), (shared.cpu, one.cpu)):
+        path = run.links["s2f"]
+        # Every job's reads cross the one path: it alone needs 𝓜 × a job's bytes / BW.
+        assert path.bytes == pytest.approx(m * alone.links["s2f"].bytes, rel=1e-6)
+        assert run.busy_s >= path.bytes / path.capacity_bytes_per_s * (1 - REL)
+    assert shared.result.fpga_s <= serial.result.fpga_s * (1 + 1e-6)
+    assert shared.result.cpu_s <= serial.result.cpu_s * (1 + 1e-6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(job=jobs, m=st.integers(1, 12), schedule=st.sampled_from(["serial", "concurrent"]))
+def test_energy_is_power_times_time_and_never_negative(
+    job: TableJob, m: int, schedule: str
+) -> None:
+    des = DesOptions(baseline_schedule=schedule)  # type: ignore[arg-type]
+    s = simulate_devices(m, job, cpu_phases=CPU_WORK, des=des)
+    r = s.result
+    assert min(r.nascent2_j, r.fpga_j, r.cpu_j) >= 0
+    assert r.nascent2_j == pytest.approx(SMARTSSD.power_w * sum(s.device_busy_s), rel=REL)
+    assert r.fpga_j == pytest.approx(U250.power_w * r.fpga_s, rel=REL)
+    assert r.cpu_j == pytest.approx(CPU.power_w * r.cpu_s, rel=REL)
+    for machine in (*s.nascent2, s.fpga, s.cpu):
+        for pool in machine.pools.values():
+            assert 0 <= pool.utilisation <= 1 + REL
+        for link in machine.links.values():
+            assert 0 <= link.utilisation <= 1 + REL
+
+
+# Bad input -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        (DesOptions(chunk_bytes=0), "chunk_bytes"),
+        (DesOptions(chunk_bytes=math.inf), "chunk_bytes"),
+        (DesOptions(baseline_schedule="sometimes"), "baseline_schedule"),  # type: ignore[arg-type]
+        (DesOptions(shuffle_order="random"), "shuffle_order"),  # type: ignore[arg-type]
+        (DesOptions(seed=-1), "seed"),
+    ],
+)
+def test_bad_options_name_their_field(options: DesOptions, field: str) -> None:
+    with pytest.raises(SpecError) as err:
+        simulate_table_sort(SMARTSSD, E6_JOB, des=options)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("m", [0, -3, 1.5, True])
+def test_device_count_must_be_a_whole_number(m: object) -> None:
+    with pytest.raises(SpecError) as err:
+        simulate_devices(m, E6_JOB)  # type: ignore[arg-type]
+    assert err.value.field == "devices"
