@@ -20,7 +20,15 @@ from hypothesis import given, settings
 
 from ndpkit.errors import SpecError
 from ndpkit.nascent.keys import sort_keys
-from ndpkit.nascent.tablesort import partition_bounds, sort_frame, sort_parquet
+from ndpkit.nascent.tablesort import (
+    GROUP_LIMIT,
+    KeyGroups,
+    key_groups,
+    partition_bounds,
+    plan_sort,
+    sort_frame,
+    sort_parquet,
+)
 
 ROWS = 3_000
 
@@ -180,6 +188,44 @@ def test_already_sorted_input_skips_the_gather(table_file: Path, tmp_path: Path)
     report = sort_parquet(table_file, tmp_path / "o.parquet", "rid", devices=3)
     assert report.already_sorted
     assert pq.read_table(tmp_path / "o.parquet").column("rid").to_pylist() == list(range(ROWS))
+
+
+@pytest.mark.parametrize("key", ["low_str", "flag", "blob"])
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_few_key_values_are_shuffled_by_filters(
+    table_file: Path, key: str, descending: bool
+) -> None:
+    """These keys span ≤ GROUP_LIMIT values, so the host shuffles by one filter per value;
+    the rows must still be DuckDB's, with one device or merged from several."""
+    table = pl.read_parquet(table_file)
+    for devices in (1, 3):
+        plan = plan_sort(table, key, descending=descending, devices=devices)
+        assert isinstance(plan.outputs[0][2], KeyGroups)
+        frames, _ = sort_frame(table, key, descending=descending, devices=devices)
+        assert frames[0]["rid"].to_list() == duckdb_order(table_file, key, descending)
+    engine_plan = plan_sort(table, key, descending=descending, engine="nascent2")
+    assert not isinstance(engine_plan.outputs[0][2], KeyGroups)  # the kernel's Eq. 4 gather
+
+
+def test_key_groups_rank_the_values_and_put_nulls_last() -> None:
+    column = pl.Series("k", [3, None, -1, 3, 0, None, -1], dtype=pl.Int16)
+    groups = key_groups(sort_keys(column))
+    assert groups is not None
+    assert groups.count == 6  # -1 … 3 span five keys; the nulls are a sixth group
+    assert groups.ids.tolist() == [4, 5, 0, 4, 1, 5, 0]
+    desc = key_groups(sort_keys(column, descending=True))
+    assert desc is not None and desc.ids.tolist() == [0, 5, 4, 0, 3, 5, 4]
+    wide = pl.Series("k", [0, GROUP_LIMIT])  # spans GROUP_LIMIT + 1 keys
+    assert key_groups(sort_keys(wide)) is None
+    assert key_groups(sort_keys(pl.Series("k", [None, None], dtype=pl.Int8))) is None
+
+
+def test_grouped_keys_already_in_order_skip_the_shuffle(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    pl.DataFrame({"k": ["a", "a", "b", None], "v": [1, 2, 3, 4]}).write_parquet(path)
+    report = sort_parquet(path, tmp_path / "o.parquet", "k")
+    assert report.already_sorted
+    assert pl.read_parquet(tmp_path / "o.parquet")["v"].to_list() == [1, 2, 3, 4]
 
 
 def test_empty_table(tmp_path: Path) -> None:

@@ -14,7 +14,12 @@ The stages are the paper's (spec §2.4, Flows A–C), whichever engine runs them
      cannot be dictionary encoded on the device (spec §3.2) and is an error there.
 3. **merge** — optionally, the M sorted partitions merge into one global order
    (`ndp_sort::host::merge_runs`; the paper leaves this global merge out of scope).
-4. **shuffle** — SortedTable[i] = Table[SortedIndices[i]] (Eq. 4): Arrow's gather.
+4. **shuffle** — SortedTable[i] = Table[SortedIndices[i]] (Eq. 4): Arrow's gather. When
+   the host engine merges to one output and the keys span at most `GROUP_LIMIT` values
+   (`l_shipmode`'s 7 strings, a flag, a day of the week), the shuffle is one filter per key
+   value instead, concatenated in key order: the same rows in the same order (a filter
+   keeps row order, which is the stable tie rule), without the gather's random reads or the
+   contiguous copy a gather needs first; with one device the argsort is then skipped too.
 
 The tie rule is stable: rows with equal keys keep their original order, so the output is
 DuckDB's `ORDER BY key, <row position>`; nulls go last as DuckDB places them by default.
@@ -264,12 +269,55 @@ def gather(
         return pl.DataFrame(list(pool.map(one, columns)))
 
 
+GROUP_LIMIT = 8
+"""Keys spanning at most this many values are shuffled by one filter per value. On TPC-H
+lineitem SF 1 a filter per value costs less CPU than the gather up to about 8 values and
+more from about 16 (`benchmarks/README.md`, "ndpkit sort")."""
+
+
+@dataclass(frozen=True)
+class KeyGroups:
+    """Each row's key as its rank among the key values (nulls after the last value): when
+    the keys span few values, the sorted table is each group's rows in row order."""
+
+    ids: NDArray[np.uint8]
+    count: int
+
+    def in_order(self) -> bool:
+        return bool(np.all(self.ids[1:] >= self.ids[:-1]))
+
+    def partition(self, table: pl.DataFrame) -> pl.DataFrame:
+        ids = pl.Series(self.ids)
+        return pl.concat([table.filter(ids == g) for g in range(self.count)], rechunk=False)
+
+
+def key_groups(keys: SortKeys) -> KeyGroups | None:
+    """The keys' groups when their values span at most GROUP_LIMIT keys, else None."""
+    present = keys.keys if keys.valid is None else keys.keys[keys.valid]
+    if len(present) == 0:
+        return None
+    low = present.min()
+    span = int(present.max() - low) + 1
+    if span > GROUP_LIMIT:
+        return None
+    # A null row's key is arbitrary and may lie below `low`; its wrapped id is overwritten.
+    ids = (keys.keys - low).astype(np.uint8)
+    if keys.valid is None:
+        return KeyGroups(ids, span)
+    ids[~keys.valid] = span
+    return KeyGroups(ids, span + 1)
+
+
+Order = NDArray[np.uint32] | KeyGroups | None
+"""How an output's rows are ordered: sorted indices, key groups, or None (already in order)."""
+
+
 @dataclass(frozen=True)
 class SortPlan:
     """The sorted order of a table, before any row moves: one (start, stop, order) per
-    output table (order None: those rows are already in order)."""
+    output table."""
 
-    outputs: list[tuple[int, int, NDArray[np.uint32] | None]]
+    outputs: list[tuple[int, int, Order]]
     report: SortReport
 
 
@@ -296,15 +344,24 @@ def plan_sort(
     with _stage(seconds, "keys", progress):
         keys = sort_keys(table[by], descending=descending, source=source)
     checked = _check_engine(engine, keys, by)
-    with _stage(seconds, "argsort", progress):
-        parts = argsort_partitions(keys, devices, checked)
     merged = merge or devices == 1
-    if merged:
-        with _stage(seconds, "merge", progress):
-            order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
-        outputs = [(0, table.height, order)]
+    groups = key_groups(keys) if merged and checked == "host" else None
+    outputs: list[tuple[int, int, Order]]
+    if groups is not None and devices == 1:
+        # The filters are the whole sort: no sorted indices are needed.
+        with _stage(seconds, "argsort", progress):
+            in_order = groups.in_order()
+        parts = [Partition(0, 0, table.height, None)]
+        outputs = [(0, table.height, None if in_order else groups)]
     else:
-        outputs = [(p.start, p.stop, _local(p)) for p in parts]
+        with _stage(seconds, "argsort", progress):
+            parts = argsort_partitions(keys, devices, checked)
+        if merged:
+            with _stage(seconds, "merge", progress):
+                order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
+            outputs = [(0, table.height, order if order is None or groups is None else groups)]
+        else:
+            outputs = [(p.start, p.stop, _local(p)) for p in parts]
     report = SortReport(
         rows=table.height,
         columns=table.width,
@@ -329,12 +386,18 @@ def apply_plan(
     """Stage 4, the shuffle: each output's rows in the planned order."""
     with _stage(plan.report.seconds, "gather", progress):
         return [
-            gather(
+            _shuffle(
                 table if (start, stop) == (0, table.height) else table.slice(start, stop - start),
                 order,
             )
             for start, stop, order in plan.outputs
         ]
+
+
+def _shuffle(table: pl.DataFrame, order: Order) -> pl.DataFrame:
+    if isinstance(order, KeyGroups):
+        return order.partition(table)
+    return gather(table, order)
 
 
 def sort_frame(
