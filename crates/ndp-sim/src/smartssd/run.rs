@@ -60,6 +60,8 @@ struct JobState {
     start_s: f64,
     end_s: f64,
     phases: Vec<PhaseResult>,
+    /// Bytes per link of the running phase (a map only in the result).
+    phase_bytes: [f64; LINKS],
 }
 
 struct Run<'a> {
@@ -119,6 +121,7 @@ impl<'a> Run<'a> {
                 start_s: 0.0,
                 end_s: 0.0,
                 phases: Vec::new(),
+                phase_bytes: [0.0; LINKS],
             })
             .collect();
         Self {
@@ -177,6 +180,7 @@ impl<'a> Run<'a> {
         state.subs_done = 0;
         state.waiting_unit = false;
         state.deps = deps;
+        state.phase_bytes = [0.0; LINKS];
         state.phases.push(PhaseResult {
             name: phase.name.clone(),
             start_s: now,
@@ -316,11 +320,7 @@ impl<'a> Run<'a> {
         shared.start(sched.now(), bytes, cap, activity);
         self.dirty.push((m as u32, link.index() as u8));
         self.activities[activity as usize].pending += 1;
-        *self
-            .phase_result(job)
-            .bytes
-            .entry(link.as_str())
-            .or_insert(0.0) += bytes;
+        self.jobs[job].phase_bytes[link.index()] += bytes;
     }
 
     /// An activity with nothing to do still ends through the queue, so that every
@@ -410,7 +410,14 @@ impl<'a> Run<'a> {
             return;
         }
         let now = sched.now();
-        self.phase_result(job).end_s = now;
+        let bytes = self.jobs[job].phase_bytes;
+        let result = self.phase_result(job);
+        result.end_s = now;
+        result.bytes = LinkName::ALL
+            .iter()
+            .filter(|l| bytes[l.index()] > 0.0)
+            .map(|l| (l.as_str(), bytes[l.index()]))
+            .collect();
         let phases = self.machine_spec(job).jobs[self.jobs_spec[job].1]
             .phases
             .len();
