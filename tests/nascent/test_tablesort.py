@@ -19,10 +19,11 @@ import pytest
 from hypothesis import given, settings
 
 from ndpkit.errors import SpecError
-from ndpkit.nascent.keys import sort_keys
+from ndpkit.nascent.keys import SortKeys, sort_keys
 from ndpkit.nascent.tablesort import (
     GROUP_LIMIT,
     KeyGroups,
+    in_key_order,
     key_groups,
     partition_bounds,
     plan_sort,
@@ -218,6 +219,31 @@ def test_key_groups_rank_the_values_and_put_nulls_last() -> None:
     wide = pl.Series("k", [0, GROUP_LIMIT])  # spans GROUP_LIMIT + 1 keys
     assert key_groups(sort_keys(wide)) is None
     assert key_groups(sort_keys(pl.Series("k", [None, None], dtype=pl.Int8))) is None
+
+
+@pytest.mark.parametrize(
+    ("values", "descending", "expected"),
+    [
+        ([1, 2, 2, 9], False, True),
+        ([1, 2, 2, 9], True, False),
+        ([9, 2, 2, 1], True, True),
+        ([1, 2, None, None], False, True),
+        ([1, None, 2, None], False, False),  # a null before a valid row is out of place
+        ([None, None], False, True),
+        ([], False, True),
+    ],
+)
+def test_in_key_order_is_the_stable_sorts_identity(
+    values: list[int | None], descending: bool, expected: bool
+) -> None:
+    keys = sort_keys(pl.Series("k", values, dtype=pl.Int64), descending=descending)
+    assert in_key_order(keys) is expected
+    order = np.lexsort((np.arange(len(keys)), keys.keys, ~_valid(keys)))
+    assert expected == bool(np.array_equal(order, np.arange(len(keys))))
+
+
+def _valid(keys: SortKeys) -> np.ndarray:
+    return np.ones(len(keys), bool) if keys.valid is None else keys.valid
 
 
 def test_grouped_keys_already_in_order_skip_the_shuffle(tmp_path: Path) -> None:

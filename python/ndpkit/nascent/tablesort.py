@@ -32,7 +32,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -283,9 +283,6 @@ class KeyGroups:
     ids: NDArray[np.uint8]
     count: int
 
-    def in_order(self) -> bool:
-        return bool(np.all(self.ids[1:] >= self.ids[:-1]))
-
     def partition(self, table: pl.DataFrame) -> pl.DataFrame:
         ids = pl.Series(self.ids)
         return pl.concat([table.filter(ids == g) for g in range(self.count)], rechunk=False)
@@ -319,6 +316,9 @@ class SortPlan:
 
     outputs: list[tuple[int, int, Order]]
     report: SortReport
+    contiguous: Future[pl.DataFrame] | None = None
+    """The table with every column in one chunk, when a gather will need it: made in the
+    background while the keys sort, so the copy costs no wall time of its own."""
 
 
 def plan_sort(
@@ -347,13 +347,16 @@ def plan_sort(
     merged = merge or devices == 1
     groups = key_groups(keys) if merged and checked == "host" else None
     outputs: list[tuple[int, int, Order]]
-    if groups is not None and devices == 1:
-        # The filters are the whole sort: no sorted indices are needed.
-        with _stage(seconds, "argsort", progress):
-            in_order = groups.in_order()
+    contiguous = None
+    with _stage(seconds, "argsort", progress):
+        in_order = devices == 1 and checked == "host" and in_key_order(keys)
+    if in_order or (groups is not None and devices == 1):
+        # Nothing moves, or the filters are the whole sort: no sorted indices are needed.
         parts = [Partition(0, 0, table.height, None)]
         outputs = [(0, table.height, None if in_order else groups)]
     else:
+        if groups is None:
+            contiguous = _rechunk_in_background(table)
         with _stage(seconds, "argsort", progress):
             parts = argsort_partitions(keys, devices, checked)
         if merged:
@@ -377,7 +380,29 @@ def plan_sort(
         seconds=seconds,
         counts=[p.counts for p in parts if p.counts is not None],
     )
-    return SortPlan(outputs, report)
+    return SortPlan(outputs, report, contiguous)
+
+
+def in_key_order(keys: SortKeys) -> bool:
+    """Whether the rows already are in the stable sort's order: keys non-decreasing and
+    every null after the last valid row."""
+    k = keys.keys
+    if keys.valid is not None:
+        n_valid = int(keys.valid.sum())
+        if not keys.valid[:n_valid].all():
+            return False
+        k = k[:n_valid]
+    return bool(np.all(k[1:] >= k[:-1]))
+
+
+def _rechunk_in_background(table: pl.DataFrame) -> Future[pl.DataFrame] | None:
+    if all(c.n_chunks() == 1 for c in table.get_columns()):
+        return None
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(table.rechunk)
+    finally:
+        pool.shutdown(wait=False)
 
 
 def apply_plan(
@@ -385,6 +410,8 @@ def apply_plan(
 ) -> list[pl.DataFrame]:
     """Stage 4, the shuffle: each output's rows in the planned order."""
     with _stage(plan.report.seconds, "gather", progress):
+        if plan.contiguous is not None:
+            table = plan.contiguous.result()
         return [
             _shuffle(
                 table if (start, stop) == (0, table.height) else table.slice(start, stop - start),
@@ -552,6 +579,10 @@ def sort_parquet(
         source=str(source),
         progress=progress,
     )
+    if plan.contiguous is not None:
+        # The contiguous copy replaces the input, so the table is never held three times.
+        with _stage(plan.report.seconds, "gather", progress):
+            table = plan.contiguous.result()
     outputs = apply_plan(table, plan, progress)
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
