@@ -11,6 +11,7 @@ from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.kernels import get_kernel
 from ndpkit.model import estimate
+from ndpkit.runtime.perf_event import CounterError, CounterReading, open_counters
 from ndpkit.runtime.profiling import EngineScaling, Measurement, measure, save, to_profile
 
 
@@ -86,3 +87,92 @@ def test_save_is_json_and_atomic(tmp_path) -> None:
     save([_measurement()], path)
     assert json.loads(path.read_text())[0]["alpha"] == 8
     assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
+
+
+class FakeCounters:
+    """Counts from a script: stop() k returns `cycles[k]` (and twice as many instructions);
+    a None entry raises CounterError, as a failing read would."""
+
+    def __init__(self, cycles: list[float | None]):
+        self.script = list(cycles)
+        self.started = self.stopped = 0
+        self.closed = False
+
+    def start(self) -> None:
+        self.started += 1
+
+    def stop(self) -> CounterReading:
+        self.stopped += 1
+        cycles = self.script.pop(0)
+        if cycles is None:
+            raise CounterError("perf counters never ran (test)")
+        return CounterReading(cycles, 2 * cycles)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _measure_lc(counters: object, repeat: int = 2) -> Measurement:
+    kernel = get_kernel("lc")
+    data = kernel.generate(1 << 20, seed=1)
+    return measure(
+        kernel, data, kernel.params(1), repeat=repeat, frequency_hz=3e9, counters=counters
+    )
+
+
+def test_perf_counts_give_cycles_per_byte_and_the_effective_clock() -> None:
+    # lc has one pass: stops alternate device, host, device, host over the two repeats.
+    fake = FakeCounters([5e6, 7e6, 3e6, 9e6])
+    m = _measure_lc(lambda: fake)
+    assert fake.started == fake.stopped == 4 and fake.closed
+    assert m.cpb_source == "perf"
+    # The fewest counts of the repeats, per part: device 3e6, host 7e6.
+    assert (m.device_cycles, m.host_cycles) == (3e6, 7e6)
+    assert (m.device_instructions, m.host_instructions) == (6e6, 14e6)
+    assert m.cycles_per_byte == pytest.approx(10e6 / m.input_bytes)
+    assert m.device_cycles_per_byte == pytest.approx(3e6 / m.input_bytes)
+    assert m.device_instructions_per_byte == pytest.approx(6e6 / m.input_bytes)
+    assert m.cpb_frequency_hz == pytest.approx(10e6 / (m.device_s + m.host_s))
+    document = m.as_dict()
+    assert document["cpb_source"] == "perf"
+    assert document["cpb_frequency_hz"] == pytest.approx(m.cpb_frequency_hz)
+    profile = to_profile(m)
+    assert profile.cycles_per_byte == pytest.approx(m.cycles_per_byte)
+    assert "perf counters" in profile.description
+
+
+def test_clock_when_the_counters_cannot_open() -> None:
+    def refuse() -> FakeCounters:
+        raise CounterError("perf_event_open(cycles): No such file or directory (ENOENT)")
+
+    m = _measure_lc(refuse)
+    assert m.cpb_source == "clock" and m.device_cycles is None
+    assert m.cpb_frequency_hz == 3e9
+    # CPB = f × seconds / bytes.
+    assert m.cycles_per_byte == pytest.approx(3e9 * (m.device_s + m.host_s) / m.input_bytes)
+    assert m.device_cycles_per_byte == pytest.approx(3e9 * m.device_s / m.input_bytes)
+    assert m.device_instructions_per_byte is None
+    assert any("ENOENT" in note for note in m.notes)
+    assert m.as_dict()["cpb_source"] == "clock"
+    assert "the clock at 3.00 GHz" in to_profile(m).description
+
+
+def test_a_counter_failing_part_way_falls_back_to_the_clock() -> None:
+    fake = FakeCounters([5e6, None])
+    m = _measure_lc(lambda: fake)
+    assert m.cpb_source == "clock" and m.host_cycles is None and fake.closed
+    assert fake.stopped == 2  # nothing asked of the counters after the failure
+    assert any("never ran" in note for note in m.notes)
+
+
+def test_no_counters_asked_for_means_the_clock() -> None:
+    m = _measure_lc(None, repeat=1)
+    assert m.cpb_source == "clock" and m.cpb_frequency_hz == 3e9
+
+
+def test_the_default_counters_never_stop_a_measurement() -> None:
+    """Whatever this machine supports: perf counts, or the clock with the reason noted."""
+    m = _measure_lc(open_counters, repeat=1)
+    assert m.cpb_source in ("perf", "clock") and m.cycles_per_byte > 0
+    if m.cpb_source == "clock":
+        assert any("perf_event_open" in note or "perf counters" in note for note in m.notes)

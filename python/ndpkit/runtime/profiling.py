@@ -7,9 +7,14 @@ host measurement onto target engines with an explicit scaling model (`EngineScal
 A platform's own per-engine throughput table always wins over the scaling rule, because
 `ndpkit.model` looks there first.
 
-Cycles per byte come from this host's documented clock (`/proc/cpuinfo`, or the
-`frequency_hz` argument): CPB = f_host / (bytes per second on one core). Hardware counters
-(`perf`) would be more exact; they are not read here.
+Cycles per byte (CPB, the whole kernel: device part then host part) come from the CPU's
+cycle counter where Linux lets this process read it (`perf_event_open`, see
+`ndpkit.runtime.perf_event`): CPB = counted cycles / input bytes, `cpb_source` "perf". Where
+it does not (no virtual PMU in a VM, paranoid level 3, not Linux), or a read fails part-way,
+they come from the clock: CPB = f × seconds / input bytes with f this host's documented
+frequency (`/proc/cpuinfo`, or the `frequency_hz` argument), `cpb_source` "clock". The
+measurement records the source and the frequency used (for perf, the effective one: counted
+cycles / seconds), and with perf the instruction counts too.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,6 +35,10 @@ from ndpkit.files import write_atomic
 from ndpkit.hw import Host
 from ndpkit.kernels.base import Kernel
 from ndpkit.profile import Profile
+from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
+
+CounterFactory = Callable[[], Counters]
+"""Opens the counters for one `measure` call, or raises `CounterError`."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,8 @@ class EngineScaling:
 
 @dataclass(frozen=True)
 class Measurement:
-    """What one profiling run measured (all rates over the raw input, one core)."""
+    """What one profiling run measured (all rates over the raw input, one core). The cycle
+    and instruction counts are set only when perf counters counted every part of every run."""
 
     app: str
     input_bytes: int
@@ -68,6 +80,10 @@ class Measurement:
     host_frequency_hz: float
     passes: int
     notes: list[str] = field(default_factory=list)
+    device_cycles: float | None = None
+    host_cycles: float | None = None
+    device_instructions: float | None = None
+    host_instructions: float | None = None
 
     @property
     def alpha(self) -> float:
@@ -87,8 +103,35 @@ class Measurement:
         return self.input_bytes / (self.device_s + self.host_s)
 
     @property
+    def cpb_source(self) -> Literal["perf", "clock"]:
+        counted = self.device_cycles is not None and self.host_cycles is not None
+        return "perf" if counted else "clock"
+
+    @property
+    def cpb_frequency_hz(self) -> float:
+        """The clock CPB stands for: counted cycles / seconds with perf, else the host's."""
+        if self.device_cycles is None or self.host_cycles is None:
+            return self.host_frequency_hz
+        return (self.device_cycles + self.host_cycles) / (self.device_s + self.host_s)
+
+    @property
     def cycles_per_byte(self) -> float:
-        return self.host_frequency_hz / self.host_only_bytes_per_s
+        """The whole kernel (device part then host part) on one core."""
+        if self.device_cycles is None or self.host_cycles is None:
+            return self.host_frequency_hz / self.host_only_bytes_per_s
+        return (self.device_cycles + self.host_cycles) / self.input_bytes
+
+    @property
+    def device_cycles_per_byte(self) -> float:
+        if self.device_cycles is None:
+            return self.host_frequency_hz / self.device_bytes_per_s
+        return self.device_cycles / self.input_bytes
+
+    @property
+    def device_instructions_per_byte(self) -> float | None:
+        if self.device_instructions is None:
+            return None
+        return self.device_instructions / self.input_bytes
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +141,10 @@ class Measurement:
             "host_part_bytes_per_s": self.host_part_bytes_per_s,
             "host_only_bytes_per_s": self.host_only_bytes_per_s,
             "cycles_per_byte": self.cycles_per_byte,
+            "device_cycles_per_byte": self.device_cycles_per_byte,
+            "device_instructions_per_byte": self.device_instructions_per_byte,
+            "cpb_source": self.cpb_source,
+            "cpb_frequency_hz": self.cpb_frequency_hz,
         }
 
 
@@ -124,47 +171,128 @@ def measure(
     chunk_records: int | None = None,
     frequency_hz: float | None = None,
     repeat: int = 3,
+    counters: CounterFactory | None = open_counters,
 ) -> Measurement:
-    """Time the device and host parts on one core over `data` (best of `repeat`)."""
+    """Time the device and host parts on one core over `data` (best of `repeat`), counting
+    their cycles and instructions with `counters` (None: the clock only) while they work."""
     if len(data) == 0:
         raise SpecError("cannot profile an empty data set", field=kernel.name)
     chunk = chunk_records or max(1, (4 << 20) // max(kernel.record_bytes, 1))
-    best_device, best_host = float("inf"), float("inf")
-    output_bytes, passes = 0, 0
-    for _ in range(max(repeat, 1)):
-        device_s, host_s, output_bytes, passes = _one_run(kernel, data, params, chunk)
-        best_device, best_host = min(best_device, device_s), min(best_host, host_s)
+    meter = _Meter.opened(counters)
+    try:
+        runs = [_one_run(kernel, data, params, chunk, meter) for _ in range(max(repeat, 1))]
+        counted = meter.counting
+    finally:
+        meter.close()
+    device, host = _best(r.device for r in runs), _best(r.host for r in runs)
     return Measurement(
         app=kernel.name,
-        input_bytes=int(data.nbytes) * passes,
-        output_bytes=output_bytes,
-        device_s=best_device,
-        host_s=best_host,
+        input_bytes=int(data.nbytes) * runs[-1].passes,
+        output_bytes=runs[-1].output_bytes,
+        device_s=device.seconds,
+        host_s=host.seconds,
         host_frequency_hz=frequency_hz or host_frequency_hz(),
-        passes=passes,
+        passes=runs[-1].passes,
+        notes=meter.notes,
+        device_cycles=device.cycles if counted else None,
+        host_cycles=host.cycles if counted else None,
+        device_instructions=device.instructions if counted else None,
+        host_instructions=host.instructions if counted else None,
     )
 
 
+@dataclass
+class _Part:
+    """One part (device or host) of one run: totals over its passes."""
+
+    seconds: float = 0.0
+    cycles: float = 0.0
+    instructions: float = 0.0
+
+
+@dataclass
+class _Run:
+    device: _Part
+    host: _Part
+    output_bytes: int
+    passes: int
+
+
+def _best(parts: Iterator[_Part]) -> _Part:
+    """The least disturbed of the repeats: the fewest seconds, and the fewest counts."""
+    found = list(parts)
+    return _Part(
+        min(p.seconds for p in found),
+        min(p.cycles for p in found),
+        min(p.instructions for p in found),
+    )
+
+
+class _Meter:
+    """Times parts of runs and, while its counters work, counts them; the first counter
+    failure stops counting for the rest of the measurement and is noted."""
+
+    def __init__(self, counters: Counters | None, notes: list[str]):
+        self.counters = counters
+        self.notes = notes
+
+    @classmethod
+    def opened(cls, factory: CounterFactory | None) -> _Meter:
+        if factory is None:
+            return cls(None, ["cycles per byte from the clock (counters not asked for)"])
+        try:
+            return cls(factory(), [])
+        except CounterError as e:
+            return cls(None, [f"cycles per byte from the clock: {e}"])
+
+    @property
+    def counting(self) -> bool:
+        return self.counters is not None
+
+    @contextmanager
+    def part(self, into: _Part) -> Iterator[None]:
+        self._counted(lambda c: c.start())
+        start = time.perf_counter()
+        yield
+        into.seconds += time.perf_counter() - start
+        reading = self._counted(lambda c: c.stop())
+        if reading is not None:
+            into.cycles += reading.cycles
+            into.instructions += reading.instructions
+
+    def _counted(self, action: Callable[[Counters], Any]) -> Any:
+        if self.counters is None:
+            return None
+        try:
+            return action(self.counters)
+        except CounterError as e:
+            self.notes.append(f"cycles per byte from the clock: {e}")
+            self.close()
+            return None
+
+    def close(self) -> None:
+        if self.counters is not None:
+            self.counters.close()
+            self.counters = None
+
+
 def _one_run(
-    kernel: Kernel, data: np.ndarray, params: dict[str, Any], chunk: int
-) -> tuple[float, float, int, int]:
+    kernel: Kernel, data: np.ndarray, params: dict[str, Any], chunk: int, meter: _Meter
+) -> _Run:
     state = kernel.init(params)
-    device_s = host_s = 0.0
-    output_bytes = passes = 0
+    run = _Run(_Part(), _Part(), output_bytes=0, passes=0)
     done = False
     while not done:
-        passes += 1
-        start = time.perf_counter()
-        partials = [
-            kernel.device(data[i : i + chunk], state, i) for i in range(0, len(data), chunk)
-        ]
-        merged = kernel.merge(partials)
-        device_s += time.perf_counter() - start
-        output_bytes += sum(kernel.output_bytes(p) for p in partials)
-        start = time.perf_counter()
-        state, done = kernel.host(merged, state)
-        host_s += time.perf_counter() - start
-    return device_s, host_s, output_bytes, passes
+        run.passes += 1
+        with meter.part(run.device):
+            partials = [
+                kernel.device(data[i : i + chunk], state, i) for i in range(0, len(data), chunk)
+            ]
+            merged = kernel.merge(partials)
+        run.output_bytes += sum(kernel.output_bytes(p) for p in partials)
+        with meter.part(run.host):
+            state, done = kernel.host(merged, state)
+    return run
 
 
 def to_profile(
@@ -188,7 +316,8 @@ def to_profile(
     return Profile.model_validate(
         {
             "app": m.app,
-            "description": f"measured on this host ({os.cpu_count()} cores), one core",
+            "description": f"measured on this host ({os.cpu_count()} cores), one core; "
+            f"CPB from {_cpb_origin(m)}",
             "data_bytes": float(data_bytes or m.input_bytes / m.passes),
             "alpha": m.alpha,
             "host_part_bytes_per_s": m.host_part_bytes_per_s * scale
@@ -200,6 +329,12 @@ def to_profile(
         },
         context={"si": True},
     )
+
+
+def _cpb_origin(m: Measurement) -> str:
+    if m.cpb_source == "perf":
+        return f"perf counters (effective clock {m.cpb_frequency_hz / 1e9:.2f} GHz)"
+    return f"the clock at {m.cpb_frequency_hz / 1e9:.2f} GHz"
 
 
 def save(measurements: list[Measurement], path: Path) -> None:
