@@ -139,6 +139,11 @@ def test_settings_from_flags() -> None:
         settings_from_flags(options=["speed=3"])
 
 
+def test_e8_scale_factor() -> None:
+    assert (Settings().e8_sf, Settings(full=True).e8_sf) == (0.1, 1.0)
+    assert Settings(full=True, e8_scale_factor=0.05).e8_sf == 0.05
+
+
 def test_unknown_experiment() -> None:
     with pytest.raises(SpecError, match="unknown experiment"):
         reproduce(Settings(), tables=["E9"])

@@ -1,0 +1,107 @@
+"""What a NASCENT2 reproduction runs with: devices, model options, sizes, and the command
+line's `--full`, `--devices` and `-o KEY=VALUE` read into them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+from ndpkit.errors import SpecError
+from ndpkit.nascent.system import ModelOptions
+from ndpkit.nascent.timing import DramMerge, Overlap, Staging
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run uses: devices (a file and per-entry overrides), model options, sizes."""
+
+    full: bool = False
+    devices_file: Path | None = None
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    options: ModelOptions = field(default_factory=ModelOptions)
+    seed: int = 2022
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    e8_scale_factor: float | None = None
+    """E8's TPC-H scale factor; None: SF 0.1, or SF 1 with `full`."""
+    e8_data_dir: Path | None = None
+    """E8 on `<dir>/<table>.parquet`, generated at E8's scale factor, instead of generating
+    the tables into a temporary directory."""
+
+    @property
+    def e1_sizes(self) -> list[int]:
+        if self.full:
+            return [1000, *(2**k for k in range(10, 23)), 8_000_000]
+        return [1000, 2**10, 2**12, 2**14, 2**16, 2**17, 2**18, 2**20, 2**22, 8_000_000]
+
+    @property
+    def cpu_sort_cap(self) -> int:
+        """The largest sort the CPU baseline runs here; larger ones are extrapolated."""
+        return 8_000_000 if self.full else 2**22
+
+    @property
+    def e2_keys(self) -> int:
+        return 2**26
+
+    @property
+    def cpu_decode_keys(self) -> int:
+        return 2**24 if self.full else 2**20
+
+    @property
+    def e5_sizes(self) -> list[int]:
+        return (
+            [1000, 10_000, 100_000, 1_000_000, 2_000_000] if self.full else [1000, 10_000, 100_000]
+        )
+
+    @property
+    def cpu_shuffle_cap_bytes(self) -> int:
+        return 2**30 if self.full else 2**26
+
+    @property
+    def e8_sf(self) -> float:
+        if self.e8_scale_factor is not None:
+            return self.e8_scale_factor
+        return 1.0 if self.full else 0.1
+
+
+_INT_SETTINGS = ("merge_ways", "seed", "threads")
+_CHOICES: dict[str, Any] = {"dram_merge": DramMerge, "overlap": Overlap, "staging": Staging}
+
+
+def settings_from_flags(
+    *, full: bool = False, devices: str | None = None, options: Sequence[str] | None = None
+) -> Settings:
+    """Settings from the command line: `--full`, `--devices FILE` and `-o KEY=VALUE` pairs,
+    where KEY is a model option (dram_merge, merge_ways, overlap, staging), seed, threads,
+    or DEVICE.ENTRY for a device entry (e.g. smartssd.dram_random_latency="200 ns")."""
+    model: dict[str, Any] = {}
+    run: dict[str, Any] = {}
+    overrides: dict[str, dict[str, Any]] = {}
+    for pair in options or []:
+        key, sep, value = (part.strip() for part in pair.partition("="))
+        flag = f"--option {pair}"
+        if not sep or not key or not value:
+            raise SpecError("expected KEY=VALUE", source="command line", field=flag)
+        device, dot, entry = key.partition(".")
+        if dot:
+            overrides.setdefault(device, {})[entry] = int(value) if value.isdigit() else value
+        elif key in _CHOICES:
+            allowed = get_args(_CHOICES[key])
+            if value not in allowed:
+                raise SpecError(
+                    f"must be one of {', '.join(allowed)}", source="command line", field=flag
+                )
+            model[key] = value
+        elif key in _INT_SETTINGS:
+            if not value.isdigit() or int(value) < 1:
+                raise SpecError("must be a whole number ≥ 1", source="command line", field=flag)
+            (model if key == "merge_ways" else run)[key] = int(value)
+        else:
+            known = ", ".join([*_CHOICES, *_INT_SETTINGS, "DEVICE.ENTRY"])
+            raise SpecError(f"unknown option; known: {known}", source="command line", field=flag)
+    path = Path(devices) if devices else None
+    return Settings(
+        full=full, devices_file=path, overrides=overrides, options=ModelOptions(**model), **run
+    )
