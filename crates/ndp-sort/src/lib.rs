@@ -4,7 +4,8 @@
 //!
 //! - [`bitonic`]: Batcher's network (spec §4) and the sort kernel (§5): a 𝒫-sorter on
 //!   (value, index) pairs, the M₁/M₂ sequence memory of Eq. 3, chunk-at-a-time sorting and
-//!   the DRAM-level bitonic merge, with comparator and memory-access counts (Eq. 2).
+//!   either DRAM-level merge of option O4 (the bitonic network continued over DRAM, or a
+//!   k-way merge tree of the sorted chunks), with comparator and memory-access counts (Eq. 2).
 //! - [`shuffle`]: SortedTable\[i\] = OriginalTable\[SortedIndices\[i\]\] (Eq. 4) over six
 //!   workers, for row-wise, column-wise and hybrid layouts, with the access accounting of §6.4.
 //! - [`decoder`]: the dictionary decoder of §7 (concatenated table, Eq. 5, two-row read,
