@@ -36,8 +36,7 @@ fn squared_distances_f32<'py>(
         )));
     }
     let slice = points.as_slice()?;
-    let mut out = vec![0.0f32; rows];
-    py.detach(|| ndp_kernels::squared_distances_f32(slice, q, &mut out));
+    let out = py.detach(|| ndp_kernels::distance::squared_distances_f32_vec(slice, q, rows));
     Ok(PyArray1::from_vec(py, out))
 }
 

@@ -17,6 +17,8 @@ use core::arch::x86_64::{
     _mm512_mul_ps, _mm512_permutex2var_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps,
 };
 
+use super::Out;
+
 /// Points per step: one 512-bit vector of f32.
 pub(super) const LANES: usize = 16;
 /// The widest row a gather plan handles: each feature comes from at most 8 vector pairs.
@@ -28,7 +30,7 @@ const MAX_PAIRS: usize = 8;
 /// # Safety
 /// The CPU must support AVX-512F.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn squared_distances_8(points: &[f32], query: &[f32], out: &mut [f32]) {
+pub(super) unsafe fn squared_distances_8(points: &[f32], query: &[f32], out: &mut Out) {
     // SAFETY: this CPU supports AVX-512F (the caller's contract).
     unsafe {
         let stages = BUTTERFLY.map(|index| load_index(&index));
@@ -44,7 +46,7 @@ pub(super) unsafe fn squared_distances_8(points: &[f32], query: &[f32], out: &mu
 pub(super) unsafe fn squared_distances_gathered<const D: usize>(
     points: &[f32],
     query: &[f32],
-    out: &mut [f32],
+    out: &mut Out,
 ) {
     let plan = GatherPlan::<D>::PLAN;
     // SAFETY: this CPU supports AVX-512F (the caller's contract).
@@ -65,7 +67,7 @@ pub(super) unsafe fn squared_distances_gathered<const D: usize>(
 unsafe fn each_step<const D: usize>(
     points: &[f32],
     query: &[f32],
-    out: &mut [f32],
+    out: &mut Out,
     features: impl Fn([__m512; D]) -> [__m512; D],
 ) {
     // SAFETY: the CPU supports AVX-512F (the caller's contract); each load reads 16 floats
@@ -84,7 +86,7 @@ unsafe fn each_step<const D: usize>(
                 let t = _mm512_sub_ps(x[j], q[j]);
                 acc = _mm512_add_ps(acc, _mm512_mul_ps(t, t));
             }
-            _mm512_storeu_ps(o.as_mut_ptr(), acc);
+            _mm512_storeu_ps(o.as_mut_ptr().cast(), acc);
         }
         super::fixed::<D>(tail, query, outs.into_remainder());
     }
