@@ -32,7 +32,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -316,9 +316,6 @@ class SortPlan:
 
     outputs: list[tuple[int, int, Order]]
     report: SortReport
-    contiguous: Future[pl.DataFrame] | None = None
-    """The table with every column in one chunk, when a gather will need it: made in the
-    background while the keys sort, so the copy costs no wall time of its own."""
 
 
 def plan_sort(
@@ -347,7 +344,6 @@ def plan_sort(
     merged = merge or devices == 1
     groups = key_groups(keys) if merged and checked == "host" else None
     outputs: list[tuple[int, int, Order]]
-    contiguous = None
     with _stage(seconds, "argsort", progress):
         in_order = devices == 1 and checked == "host" and in_key_order(keys)
     if in_order or (groups is not None and devices == 1):
@@ -355,8 +351,6 @@ def plan_sort(
         parts = [Partition(0, 0, table.height, None)]
         outputs = [(0, table.height, None if in_order else groups)]
     else:
-        if groups is None:
-            contiguous = _rechunk_in_background(table)
         with _stage(seconds, "argsort", progress):
             parts = argsort_partitions(keys, devices, checked)
         if merged:
@@ -380,7 +374,7 @@ def plan_sort(
         seconds=seconds,
         counts=[p.counts for p in parts if p.counts is not None],
     )
-    return SortPlan(outputs, report, contiguous)
+    return SortPlan(outputs, report)
 
 
 def in_key_order(keys: SortKeys) -> bool:
@@ -395,23 +389,11 @@ def in_key_order(keys: SortKeys) -> bool:
     return bool(np.all(k[1:] >= k[:-1]))
 
 
-def _rechunk_in_background(table: pl.DataFrame) -> Future[pl.DataFrame] | None:
-    if all(c.n_chunks() == 1 for c in table.get_columns()):
-        return None
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        return pool.submit(table.rechunk)
-    finally:
-        pool.shutdown(wait=False)
-
-
 def apply_plan(
     table: pl.DataFrame, plan: SortPlan, progress: Progress | None = None
 ) -> list[pl.DataFrame]:
     """Stage 4, the shuffle: each output's rows in the planned order."""
     with _stage(plan.report.seconds, "gather", progress):
-        if plan.contiguous is not None:
-            table = plan.contiguous.result()
         return [
             _shuffle(
                 table if (start, stop) == (0, table.height) else table.slice(start, stop - start),
@@ -579,10 +561,6 @@ def sort_parquet(
         source=str(source),
         progress=progress,
     )
-    if plan.contiguous is not None:
-        # The contiguous copy replaces the input, so the table is never held three times.
-        with _stage(plan.report.seconds, "gather", progress):
-            table = plan.contiguous.result()
     outputs = apply_plan(table, plan, progress)
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
