@@ -18,11 +18,23 @@ use crate::Error;
 const MAX_DIGIT_BITS: u32 = 11;
 /// A key range of at most this many bits is sorted by one counting pass.
 const COUNTING_BITS: u32 = 16;
+/// Below this many rows a pass is not split over threads: starting them costs more.
+pub const PARALLEL_MIN_ROWS: usize = 1 << 18;
 
 /// Stable ascending argsort of `keys`; rows whose `valid` entry is false come last, in
 /// their original order. `None` means the input is already in order (the identity
 /// permutation), which the caller can use to skip the gather.
 pub fn argsort(keys: &[u64], valid: Option<&[bool]>) -> Result<Option<Vec<u32>>, Error> {
+    argsort_threads(keys, valid, 1)
+}
+
+/// `argsort` with each radix pass split over up to `threads` threads (inputs of at least
+/// `PARALLEL_MIN_ROWS` rows): the same, stable result.
+pub fn argsort_threads(
+    keys: &[u64],
+    valid: Option<&[bool]>,
+    threads: usize,
+) -> Result<Option<Vec<u32>>, Error> {
     let n = keys.len();
     check_len(n)?;
     if let Some(v) = valid {
@@ -63,10 +75,10 @@ pub fn argsort(keys: &[u64], valid: Option<&[bool]>) -> Result<Option<Vec<u32>>,
             .iter()
             .map(|&r| (keys[r as usize] - lo) as u32)
             .collect();
-        sort_reduced(reduced, rows, bits)
+        sort_reduced(reduced, rows, bits, threads)
     } else {
         let reduced: Vec<u64> = rows.iter().map(|&r| keys[r as usize] - lo).collect();
-        sort_reduced(reduced, rows, bits)
+        sort_reduced(reduced, rows, bits, threads)
     };
     order.extend(nulls);
     Ok(Some(order))
@@ -80,7 +92,7 @@ fn check_len(n: usize) -> Result<(), Error> {
 }
 
 /// A reduced key: the original minus the minimum, narrowed when the range allows.
-trait Digits: Copy {
+trait Digits: Copy + Send + Sync {
     fn digit(self, shift: u32, mask: u64) -> usize;
 }
 
@@ -104,67 +116,163 @@ impl Digits for u64 {
 }
 
 /// Sorts `rows` by `keys` (parallel arrays, keys within `bits` bits), stably.
-fn sort_reduced<K: Digits + Default>(keys: Vec<K>, rows: Vec<u32>, bits: u32) -> Vec<u32> {
+fn sort_reduced<K: Digits + Default>(
+    keys: Vec<K>,
+    rows: Vec<u32>,
+    bits: u32,
+    threads: usize,
+) -> Vec<u32> {
     if bits == 0 {
         return rows;
     }
+    let threads = if rows.len() < PARALLEL_MIN_ROWS {
+        1
+    } else {
+        threads.max(1)
+    };
+    let mut rows_next = vec![0u32; rows.len()];
     if bits <= COUNTING_BITS {
-        return counting_pass(&keys, &rows, 0, bits);
+        pass(
+            &keys,
+            &rows,
+            Digit::new(0, bits),
+            threads,
+            None,
+            &mut rows_next,
+        );
+        return rows_next;
     }
     let passes = bits.div_ceil(MAX_DIGIT_BITS);
     let digit_bits = bits.div_ceil(passes);
     let (mut keys, mut rows) = (keys, rows);
     let mut keys_next = vec![K::default(); keys.len()];
-    let mut rows_next = vec![0u32; rows.len()];
-    for pass in 0..passes {
-        let shift = pass * digit_bits;
-        let width = digit_bits.min(bits - shift);
-        if pass + 1 == passes {
-            // The last pass needs only the rows, not the keys.
-            return counting_pass(&keys, &rows, shift, width);
-        }
-        let mut cursor = bucket_starts(&keys, shift, width);
-        let mask = (1u64 << width) - 1;
-        for (&k, &r) in keys.iter().zip(&rows) {
-            let d = k.digit(shift, mask);
-            let at = cursor[d];
-            keys_next[at] = k;
-            rows_next[at] = r;
-            cursor[d] = at + 1;
-        }
+    for p in 0..passes {
+        let shift = p * digit_bits;
+        let digit = Digit::new(shift, digit_bits.min(bits - shift));
+        // The last pass needs only the rows, not the keys.
+        let keys_out = (p + 1 < passes).then_some(keys_next.as_mut_slice());
+        pass(&keys, &rows, digit, threads, keys_out, &mut rows_next);
         std::mem::swap(&mut keys, &mut keys_next);
         std::mem::swap(&mut rows, &mut rows_next);
     }
     rows
 }
 
-/// Exclusive prefix sums of the digit histogram: where each bucket starts.
-fn bucket_starts<K: Digits>(keys: &[K], shift: u32, width: u32) -> Vec<usize> {
-    let mask = (1u64 << width) - 1;
-    let mut counts = vec![0usize; 1 << width];
-    for &k in keys {
-        counts[k.digit(shift, mask)] += 1;
+/// One radix digit: `width` bits from `shift`.
+#[derive(Clone, Copy)]
+struct Digit {
+    shift: u32,
+    mask: u64,
+    buckets: usize,
+}
+
+impl Digit {
+    fn new(shift: u32, width: u32) -> Self {
+        Digit {
+            shift,
+            mask: (1u64 << width) - 1,
+            buckets: 1 << width,
+        }
     }
-    let mut total = 0;
-    for c in &mut counts {
-        let here = *c;
-        *c = total;
-        total += here;
+
+    #[inline]
+    fn of<K: Digits>(self, k: K) -> usize {
+        k.digit(self.shift, self.mask)
+    }
+}
+
+/// One stable counting pass on `digit`: rows (and, if given, keys) move to `rows_out`
+/// (`keys_out`) in digit order. With several threads each takes a contiguous share of the
+/// input; thread t's rows of a bucket go after those of threads before it, which keeps
+/// the pass stable, and every thread writes only its own regions of the output.
+fn pass<K: Digits>(
+    keys: &[K],
+    rows: &[u32],
+    digit: Digit,
+    threads: usize,
+    keys_out: Option<&mut [K]>,
+    rows_out: &mut [u32],
+) {
+    let share = rows.len().div_ceil(threads.max(1)).max(1);
+    let shares: Vec<(&[K], &[u32])> = keys.chunks(share).zip(rows.chunks(share)).collect();
+    let counts: Vec<Vec<usize>> = if shares.len() == 1 {
+        vec![histogram(keys, digit)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = shares
+                .iter()
+                .map(|&(k, _)| s.spawn(move || histogram(k, digit)))
+                .collect();
+            handles.into_iter().map(join).collect()
+        })
+    };
+    let row_regions = regions(rows_out, &counts);
+    let key_regions = keys_out.map(|out| regions(out, &counts));
+    let mut work: Vec<_> = row_regions.into_iter().map(|r| (r, None)).collect();
+    if let Some(key_regions) = key_regions {
+        for (w, k) in work.iter_mut().zip(key_regions) {
+            w.1 = Some(k);
+        }
+    }
+    if work.len() == 1 {
+        let (r, k) = work.pop().expect("one share");
+        scatter(shares[0], digit, r, k);
+        return;
+    }
+    std::thread::scope(|s| {
+        for (&share, (r, k)) in shares.iter().zip(work) {
+            s.spawn(move || scatter(share, digit, r, k));
+        }
+    });
+}
+
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    match handle.join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+fn histogram<K: Digits>(keys: &[K], digit: Digit) -> Vec<usize> {
+    let mut counts = vec![0usize; digit.buckets];
+    for &k in keys {
+        counts[digit.of(k)] += 1;
     }
     counts
 }
 
-/// One stable counting pass on the digit at `shift`, returning only the rows.
-fn counting_pass<K: Digits>(keys: &[K], rows: &[u32], shift: u32, width: u32) -> Vec<u32> {
-    let mut cursor = bucket_starts(keys, shift, width);
-    let mask = (1u64 << width) - 1;
-    let mut out = vec![0u32; rows.len()];
-    for (&k, &r) in keys.iter().zip(rows) {
-        let d = k.digit(shift, mask);
-        out[cursor[d]] = r;
-        cursor[d] += 1;
+/// `out` cut into one region per (thread, bucket), sized by `counts[thread][bucket]`, in
+/// bucket-major order; returned per thread, indexed by bucket.
+fn regions<'a, T>(mut out: &'a mut [T], counts: &[Vec<usize>]) -> Vec<Vec<&'a mut [T]>> {
+    let buckets = counts.first().map_or(0, Vec::len);
+    let mut by_thread: Vec<Vec<&'a mut [T]>> =
+        counts.iter().map(|_| Vec::with_capacity(buckets)).collect();
+    for d in 0..buckets {
+        for (t, c) in counts.iter().enumerate() {
+            let (head, rest) = std::mem::take(&mut out).split_at_mut(c[d]);
+            by_thread[t].push(head);
+            out = rest;
+        }
     }
-    out
+    by_thread
+}
+
+fn scatter<K: Digits>(
+    (keys, rows): (&[K], &[u32]),
+    digit: Digit,
+    mut row_regions: Vec<&mut [u32]>,
+    mut key_regions: Option<Vec<&mut [K]>>,
+) {
+    let mut cursor = vec![0usize; digit.buckets];
+    for (&k, &r) in keys.iter().zip(rows) {
+        let d = digit.of(k);
+        let at = cursor[d];
+        row_regions[d][at] = r;
+        if let Some(regions) = key_regions.as_mut() {
+            regions[d][at] = k;
+        }
+        cursor[d] = at + 1;
+    }
 }
 
 /// Merges runs of row indices, each sorted by (key, row), into one sorted order. Runs are
@@ -267,6 +375,23 @@ mod tests {
                 reference(&keys, Some(&valid)),
                 "bits {bits} with nulls"
             );
+        }
+    }
+
+    #[test]
+    fn threaded_passes_equal_one_thread() {
+        let mut rng = SplitMix64::new(5);
+        let n = PARALLEL_MIN_ROWS + 1_001;
+        for bits in [3u32, 16, 24, 40] {
+            let keys: Vec<u64> = (0..n).map(|_| rng.next_u64() >> (64 - bits)).collect();
+            let valid: Vec<bool> = (0..n).map(|_| !rng.next_u64().is_multiple_of(5)).collect();
+            let want = reference(&keys, Some(&valid));
+            for threads in [2, 3, 8] {
+                let got = argsort_threads(&keys, Some(&valid), threads)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(got, want, "bits {bits}, {threads} threads");
+            }
         }
     }
 

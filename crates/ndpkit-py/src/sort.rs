@@ -442,18 +442,20 @@ fn decode<'py>(
 }
 
 /// Stable argsort of order-preserving uint64 keys (`ndp_sort::host`); rows whose `valid`
-/// is false go last. None when the keys are already in order (the identity).
+/// is false go last. None when the keys are already in order (the identity). Each radix
+/// pass runs on up to `threads` threads.
 #[pyfunction]
-#[pyo3(signature = (keys, valid=None))]
+#[pyo3(signature = (keys, valid=None, threads=1))]
 fn host_argsort<'py>(
     py: Python<'py>,
     keys: PyReadonlyArray1<'py, u64>,
     valid: Option<PyReadonlyArray1<'py, bool>>,
+    threads: usize,
 ) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
     let slice = keys.as_slice()?;
     let mask = valid.as_ref().map(|v| v.as_slice()).transpose()?;
     let order = py
-        .detach(|| ndp_sort::host::argsort(slice, mask))
+        .detach(|| ndp_sort::host::argsort_threads(slice, mask, threads))
         .map_err(value_error)?;
     Ok(order.map(|o| PyArray1::from_vec(py, o)))
 }

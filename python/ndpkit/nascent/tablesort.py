@@ -131,12 +131,12 @@ def partition_bounds(rows: int, devices: int) -> list[tuple[int, int]]:
 
 
 def _partition_order(
-    keys: SortKeys, device: int, start: int, stop: int, engine: Engine
+    keys: SortKeys, device: int, start: int, stop: int, engine: Engine, threads: int = 1
 ) -> Partition:
     part = keys.keys[start:stop]
     valid = None if keys.valid is None else keys.valid[start:stop]
     if engine == "host":
-        local = _core.host_argsort(np.ascontiguousarray(part), valid)
+        local = _core.host_argsort(np.ascontiguousarray(part), valid, threads)
         if local is None:
             return Partition(device, start, stop, None)
         return Partition(device, start, stop, _shift(local, start))
@@ -216,8 +216,11 @@ def argsort_partitions(
 ) -> list[Partition]:
     """Each device's partition sorted concurrently (the Rust kernels release the GIL)."""
     bounds = partition_bounds(len(keys), devices)
-    jobs = [(keys, d, start, stop, engine) for d, (start, stop) in enumerate(bounds)]
-    threads = min(len(jobs), workers or os.cpu_count() or 1)
+    cpus = workers or os.cpu_count() or 1
+    # Cores left over when there are fewer devices than cores split each radix pass.
+    per_device = max(1, cpus // devices)
+    jobs = [(keys, d, start, stop, engine, per_device) for d, (start, stop) in enumerate(bounds)]
+    threads = min(len(jobs), cpus)
     if threads <= 1:
         return [_partition_order(*job) for job in jobs]
     with ThreadPoolExecutor(max_workers=threads) as pool:
