@@ -15,16 +15,12 @@
 use core::arch::x86_64::{
     __m512, __m512i, _mm512_add_ps, _mm512_loadu_ps, _mm512_loadu_si512, _mm512_mask_blend_ps,
     _mm512_mul_ps, _mm512_permutex2var_ps, _mm512_set1_ps, _mm512_storeu_ps, _mm512_sub_ps,
-    _mm_prefetch, _MM_HINT_T0,
 };
 
 use super::Out;
 
 /// Points per step: one 512-bit vector of f32.
 pub(super) const LANES: usize = 16;
-/// How far ahead of the step being computed its lines are requested (measured best among
-/// 0.5-8 KiB: 2-4 KiB).
-const PREFETCH_BYTES: usize = 4096;
 /// The widest row a gather plan handles: each feature comes from at most 8 vector pairs.
 const MAX_PAIRS: usize = 8;
 
@@ -82,7 +78,7 @@ unsafe fn each_step<const D: usize>(
         let tail = steps.remainder();
         let mut outs = out.chunks_exact_mut(LANES);
         for (step, o) in steps.zip(&mut outs) {
-            prefetch_ahead(step);
+            super::prefetch_ahead(step);
             let rows = core::array::from_fn(|r| _mm512_loadu_ps(step[LANES * r..].as_ptr()));
             let x = features(rows);
             let first = _mm512_sub_ps(x[0], q[0]);
@@ -94,18 +90,6 @@ unsafe fn each_step<const D: usize>(
             _mm512_storeu_ps(o.as_mut_ptr().cast(), acc);
         }
         super::fixed::<D>(tail, query, outs.into_remainder());
-    }
-}
-
-/// Asks for the cache lines `PREFETCH_BYTES` past the start of `step`, one per line of the
-/// step. The hardware prefetchers stop at each 4 KiB page; without this the loop read
-/// 8-17 GB/s of a 64 MiB input, with it 17-22 GB/s (this machine, best of 7).
-#[inline(always)]
-fn prefetch_ahead(step: &[f32]) {
-    let ahead = step.as_ptr().cast::<i8>().wrapping_add(PREFETCH_BYTES);
-    for line in (0..step.len() * 4).step_by(64) {
-        // SAFETY: a prefetch is a hint: it never faults, even past the end of the points.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(line)) };
     }
 }
 
