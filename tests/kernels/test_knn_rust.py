@@ -38,3 +38,29 @@ def test_non_contiguous_and_float64_inputs_are_converted():
 def test_query_of_the_wrong_width_is_rejected():
     with pytest.raises(ValueError, match="query has 3 features, points have 2"):
         distances_sq(np.zeros((4, 2), np.float32), np.zeros(3, np.float32))
+
+
+@pytest.mark.parametrize("dims", [2, 6, 8])
+@pytest.mark.parametrize("start", [0, 1, 3, 15])
+def test_many_steps_from_any_alignment_equal_numpy_bit_for_bit(dims: int, start: int):
+    """Tens of thousands of points (whole 16-point steps, prefetches past the end) starting
+    at any row, so the vector loads meet every alignment."""
+    rng = np.random.default_rng(dims * 100 + start)
+    points = rng.standard_normal((40_013, dims)).astype(np.float32)[start:]
+    query = rng.standard_normal(dims).astype(np.float32)
+    fast, oracle = distances_sq(points, query), distances_sq_numpy(points, query)
+    np.testing.assert_array_equal(fast.view(np.uint32), oracle.view(np.uint32))
+
+
+@pytest.mark.parametrize("dims", [2, 6, 8])
+def test_special_values_equal_numpy_bit_for_bit(dims: int):
+    specials = np.array(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 3.4e38, 1e-40, -1e20, 1.0], dtype=np.float32
+    )
+    rng = np.random.default_rng(dims)
+    points = rng.choice(specials, size=(101, dims)).astype(np.float32)
+    query = rng.choice(specials, size=dims).astype(np.float32)
+    with np.errstate(all="ignore"):
+        oracle = distances_sq_numpy(points, query)
+    fast = distances_sq(points, query)
+    np.testing.assert_array_equal(fast.view(np.uint32), oracle.view(np.uint32))
