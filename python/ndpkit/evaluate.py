@@ -307,7 +307,13 @@ def tables(runs: list[AppRun]) -> list[Table]:
                 Column("alpha", "α", 2, "device input / device output"),
                 Column("device_gb_per_s", "device (GB/s)", 3, "device part, one core"),
                 Column("host_part_gb_per_s", "host part (GB/s)", 3, "over the raw input"),
-                Column("cycles_per_byte", "CPB", 2, "whole kernel, this host's clock"),
+                Column("cycles_per_byte", "CPB", 2, "whole kernel"),
+                Column(
+                    "cpb_source",
+                    "CPB from",
+                    None,
+                    "perf: counted cycles; clock: seconds × the documented frequency",
+                ),
                 Column("run_s", "run (s)", 3),
             ],
             measured,
@@ -370,6 +376,7 @@ def _measured_row(k: KernelRun, input_bytes: int) -> dict[str, Any]:
         "device_gb_per_s": m.device_bytes_per_s / 1e9,
         "host_part_gb_per_s": m.host_part_bytes_per_s / 1e9,
         "cycles_per_byte": m.cycles_per_byte,
+        "cpb_source": m.cpb_source,
         "run_s": k.run_s,
     }
 

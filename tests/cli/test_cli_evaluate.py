@@ -28,6 +28,11 @@ def test_evaluate_json_runs_verifies_and_models(ndpkit) -> None:
         assert app["plans"]["rfns"]["engines_on"] <= app["plans"]["rfns"]["engines_total"]
     # LC's device part emits one byte-sized label per 8 float32 features (α = 32/… ≥ 8).
     assert apps["lc"]["measurement"]["alpha"] >= 8
+    # CPB names its source: counted cycles where perf counters work, else the clock.
+    measurement = apps["lc"]["measurement"]
+    assert measurement["cpb_source"] in ("perf", "clock")
+    if measurement["cpb_source"] == "clock":
+        assert measurement["device_cycles"] is None and measurement["cpb_frequency_hz"] > 0
     # The modelled size is the paper's D (37 GiB for LC), not the 1 MiB that was run.
     assert apps["lc"]["model_bytes"] == pytest.approx(37 * 2**30)
 
