@@ -10,24 +10,33 @@
   buffers, fixed- and variable-length modes.
 - `dictionary`: dictionary encoding and the sorted-dictionary renumbering (§8).
 - `generic`: the generic sort of any key type (§8, Flow B), with the host fallback.
+- `tablefile` (with `pages`, `tablerows`): the on-disk TableFile of §3.1 (row-wise,
+  column-wise or hybrid layout; PLAIN or DICT key section) and the dictionary and data
+  pages of §3.3; `filesort` runs decoder, sort and shuffle on such a file.
+- `tablesort`: `ndpkit sort`, the same pipeline on real Parquet tables over M devices.
 
 The kernels run in the Rust crate `ndp-sort`; these modules check inputs, call it once and
 return typed results. They know nothing of platforms: timing and energy belong to the
-SmartSSD models.
+SmartSSD models, `timing`, `system` and `model` (analytic) and `des` (the discrete-event
+simulation, which agrees with the analytic model on large tables).
 """
 
 from ndpkit.nascent.bitonic import SortCounts, SortResult, argsort, expected_counts, geometry
 from ndpkit.nascent.decoder import Decoded, decode, dictionary_table
 from ndpkit.nascent.dictionary import encode, renumber
+from ndpkit.nascent.filesort import FileSortResult, sort_table_file
 from ndpkit.nascent.generic import GenericSortResult, generic_sort
 from ndpkit.nascent.shuffle import ShuffleResult, shuffle
+from ndpkit.nascent.tablefile import TableFile, read_table_file, write_table_file
 
 __all__ = [
     "Decoded",
+    "FileSortResult",
     "GenericSortResult",
     "ShuffleResult",
     "SortCounts",
     "SortResult",
+    "TableFile",
     "argsort",
     "decode",
     "dictionary_table",
@@ -35,6 +44,9 @@ __all__ = [
     "expected_counts",
     "generic_sort",
     "geometry",
+    "read_table_file",
     "renumber",
     "shuffle",
+    "sort_table_file",
+    "write_table_file",
 ]
