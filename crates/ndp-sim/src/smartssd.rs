@@ -27,7 +27,7 @@ mod run;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::SpecError;
+use crate::spec::{bad, non_negative, positive, SpecError};
 
 pub use run::simulate_nascent2;
 
@@ -238,32 +238,6 @@ pub struct Nascent2Spec {
     pub seed: u64,
 }
 
-fn bad(field: impl Into<String>, message: impl Into<String>) -> SpecError {
-    SpecError {
-        field: field.into(),
-        message: message.into(),
-    }
-}
-
-fn check_amount(field: &str, value: f64) -> Result<(), SpecError> {
-    if value >= 0.0 && value.is_finite() {
-        Ok(())
-    } else {
-        Err(bad(
-            field,
-            format!("must be a finite number >= 0, got {value}"),
-        ))
-    }
-}
-
-fn check_rate(field: &str, value: f64) -> Result<(), SpecError> {
-    if value > 0.0 && !value.is_nan() {
-        Ok(())
-    } else {
-        Err(bad(field, format!("must be > 0, got {value}")))
-    }
-}
-
 impl Nascent2Spec {
     /// Check every field a run depends on; the error names the first one at fault.
     pub fn validate(&self) -> Result<(), SpecError> {
@@ -281,7 +255,7 @@ impl Machine {
     fn validate(&self, at: &str) -> Result<(), SpecError> {
         for link in LinkName::ALL {
             if let Some(bps) = self.links.get(link) {
-                check_rate(&format!("{at}.links.{}_bps", link.as_str()), bps)?;
+                positive(&format!("{at}.links.{}_bps", link.as_str()), bps)?;
             }
         }
         for (j, job) in self.jobs.iter().enumerate() {
@@ -314,8 +288,8 @@ impl Phase {
         if self.steps.is_empty() {
             return Err(bad(format!("{at}.steps"), "needs at least one step"));
         }
-        check_amount(&format!("{at}.units"), self.units)?;
-        check_amount(&format!("{at}.item_units"), self.item_units)?;
+        non_negative(&format!("{at}.units"), self.units)?;
+        non_negative(&format!("{at}.item_units"), self.item_units)?;
         if let Some(pool) = self.pool {
             if machine.pools.get(pool) == 0 {
                 let message = format!("uses pool {} that the machine lacks", pool.as_str());
@@ -324,7 +298,7 @@ impl Phase {
         }
         if let Some(read) = &self.read {
             machine.check_link(read.link, &format!("{at}.read.link"))?;
-            check_amount(&format!("{at}.read.bytes_per_unit"), read.bytes_per_unit)?;
+            non_negative(&format!("{at}.read.bytes_per_unit"), read.bytes_per_unit)?;
         } else if self.wait == Wait::Gather {
             return Err(bad(format!("{at}.wait"), "gather needs a read"));
         }
@@ -345,10 +319,10 @@ impl Phase {
 
 impl Part {
     fn validate(&self, machine: &Machine, at: &str) -> Result<(), SpecError> {
-        check_amount(&format!("{at}.per_item"), self.per_item)?;
-        check_amount(&format!("{at}.per_unit"), self.per_unit)?;
+        non_negative(&format!("{at}.per_item"), self.per_item)?;
+        non_negative(&format!("{at}.per_unit"), self.per_unit)?;
         if let Some(cap) = self.cap_bps {
-            check_rate(&format!("{at}.cap_bps"), cap)?;
+            positive(&format!("{at}.cap_bps"), cap)?;
         }
         match self.link {
             Some(link) => machine.check_link(link, &format!("{at}.link")),

@@ -161,14 +161,14 @@ impl std::fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-fn bad(field: impl Into<String>, message: impl Into<String>) -> SpecError {
+pub(crate) fn bad(field: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError {
         field: field.into(),
         message: message.into(),
     }
 }
 
-fn positive(field: &str, value: f64) -> Result<(), SpecError> {
+pub(crate) fn positive(field: &str, value: f64) -> Result<(), SpecError> {
     if value > 0.0 && !value.is_nan() {
         Ok(())
     } else {
@@ -176,7 +176,7 @@ fn positive(field: &str, value: f64) -> Result<(), SpecError> {
     }
 }
 
-fn non_negative(field: &str, value: f64) -> Result<(), SpecError> {
+pub(crate) fn non_negative(field: &str, value: f64) -> Result<(), SpecError> {
     if value >= 0.0 && value.is_finite() {
         Ok(())
     } else {
