@@ -11,7 +11,7 @@ from ndpkit.cli import data, platforms
 from ndpkit.cli.evaluate import evaluate_cmd
 from ndpkit.cli.model import estimate_cmd, plan_cmd
 from ndpkit.cli.reproduce import reproduce_cmd
-from ndpkit.cli.simulate import simulate_cmd, sweep_cmd
+from ndpkit.cli.simulate import simulate_app, sweep_cmd
 from ndpkit.cli.sort import sort_cmd
 
 app = typer.Typer(
@@ -28,7 +28,7 @@ app.command("estimate")(estimate_cmd)
 app.command("plan")(plan_cmd)
 app.command("reproduce")(reproduce_cmd)
 app.command("evaluate")(evaluate_cmd)
-app.command("simulate")(simulate_cmd)
+app.add_typer(simulate_app, name="simulate")
 app.command("sweep")(sweep_cmd)
 app.command("sort")(sort_cmd)
 

@@ -91,6 +91,14 @@ def reproduce_cmd(
         str | None,
         typer.Option("--devices", help="nascent2: a device file (see docs/nascent2.md)."),
     ] = None,
+    simulate: Annotated[
+        bool,
+        typer.Option(
+            "--simulate",
+            help="nascent2: E6 and E7 also run the discrete-event simulation (sim_* columns; "
+            "-o des.chunk_bytes=…, des.baseline_schedule=…; docs/nascent2-simulation.md).",
+        ),
+    ] = False,
     option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
@@ -111,7 +119,9 @@ def reproduce_cmd(
         if paper == "nascent2":
             _only_for("rans-rfns", flags, _RANS_FLAGS)
             _only_for("risp", flags, _RISP_FLAGS)
-            n2_settings = nascent2.settings_from_flags(full=full, devices=devices, options=option)
+            n2_settings = nascent2.settings_from_flags(
+                full=full, devices=devices, options=option, simulate=simulate
+            )
             wanted = [t.strip() for t in (tables or "").split(",") if t.strip()]
             missing = [w for w in wanted if w not in nascent2.TABLE_NAMES]
             if missing:
@@ -174,7 +184,7 @@ _RANS_FLAGS = {
     "improvement": "--improvement",
     "mux_port_cap": "--mux-port-cap",
 }
-_NASCENT2_FLAGS = {"full": "--full", "devices": "--devices"}
+_NASCENT2_FLAGS = {"full": "--full", "devices": "--devices", "simulate": "--simulate"}
 _RISP_FLAGS = {
     "inputs": "--inputs",
     "channel_rounding": "--channel-rounding",

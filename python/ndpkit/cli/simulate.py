@@ -1,4 +1,8 @@
-"""`ndpkit simulate` and `ndpkit sweep`: the discrete-event simulator on the command line."""
+"""`ndpkit simulate` and `ndpkit sweep`: the discrete-event simulator on the command line.
+
+`ndpkit simulate -p PLATFORM -a APP` simulates an NDP server (RANS/RFNS and kin);
+`ndpkit simulate nascent2 …` (`cli.simulate_nascent2`) the NASCENT2 SmartSSDs. `simulate` is
+a group that runs its own options when no subcommand follows them."""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from ndpkit.cli.common import (
     user_errors,
 )
 from ndpkit.cli.model import AppOpt, PlatformOpt, ProfilesOpt, family_defaults, profile_for
+from ndpkit.cli.simulate_nascent2 import nascent2_cmd
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.files import write_atomic
 from ndpkit.hw import Platform, load_platform
@@ -70,9 +75,15 @@ CvOpt = Annotated[
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the jitter.")]
 
 
+# Optional here so that `ndpkit simulate nascent2` needs neither; required without it.
+_PlatformOpt = Annotated[str | None, PlatformOpt.__metadata__[0]]
+_AppOpt = Annotated[str | None, AppOpt.__metadata__[0]]
+
+
 def simulate_cmd(
-    platform: PlatformOpt,
-    app: AppOpt,
+    ctx: typer.Context,
+    platform: _PlatformOpt = None,
+    app: _AppOpt = None,
     profiles: ProfilesOpt = None,
     plan_name: Annotated[
         str,
@@ -111,8 +122,13 @@ def simulate_cmd(
     Shows what Eq. 1 cannot: pipeline fill and drain, a shared uplink, finite buffers,
     an engine serving two SSDs under mux-2, port caps, and engine power states. Without
     --profiles it uses the paper's published single-engine figures for the platform.
+    `ndpkit simulate nascent2 --help`: the NASCENT2 SmartSSDs instead.
     """
     with user_errors():
+        if ctx.invoked_subcommand is not None:
+            _nothing_before(ctx)
+            return
+        platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
         opts = build_options(family_defaults(spec), locals())
         profile = profile_for(spec, app, profiles)
@@ -131,6 +147,27 @@ def simulate_cmd(
             stderr().print(f"note: {note}", highlight=False, markup=False)
         if trace is not None:
             stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
+
+
+def _required(flag: str, value: str | None) -> str:
+    if value is None:
+        raise SpecError(
+            "required (or `ndpkit simulate nascent2 …`)", source="command line", field=flag
+        )
+    return value
+
+
+def _nothing_before(ctx: typer.Context) -> None:
+    """This command's options do not apply to a subcommand: an error, not silently ignored."""
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name or "")
+        if source is not None and source.name == "COMMANDLINE":
+            raise SpecError(
+                f"applies to `ndpkit simulate` without {ctx.invoked_subcommand!r}; give the "
+                f"subcommand's own flags after it",
+                source="command line",
+                field=param.opts[0],
+            )
 
 
 def sim_options(
@@ -228,6 +265,15 @@ def simulation_table(s: Simulation) -> Table:
         note=f"time {s.time_difference * 100:+.2f} %, energy {s.energy_difference * 100:+.2f} % "
         f"vs the model; GB = {gb:.0f} bytes",
     )
+
+
+simulate_app = typer.Typer(
+    invoke_without_command=True,
+    no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+simulate_app.callback()(simulate_cmd)
+simulate_app.command("nascent2")(nascent2_cmd)
 
 
 def sweep_cmd(

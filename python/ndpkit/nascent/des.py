@@ -50,6 +50,7 @@ from ndpkit.nascent.system import (
     MAPPED_KEY_BYTES,
     Comparison,
     CpuPhases,
+    CpuTime,
     GenericSortTime,
     HostSort,
     HostTime,
@@ -260,7 +261,8 @@ class DevicesSimulation:
     """𝓜 jobs on NASCENT2 (a SmartSSD each), the U250 baseline and the CPU baseline.
 
     `result` is a `Comparison` with simulated times and energies (the same fields and
-    ratios as the model's, which is kept as `model`)."""
+    ratios as the model's, which is kept as `model`); `job_models` keeps the model's answer
+    for one job on each of them, phase by phase."""
 
     devices: int
     result: Comparison
@@ -270,6 +272,7 @@ class DevicesSimulation:
     cpu: MachineRun
     events: int
     schedule: str
+    job_models: tuple[TableSortTime, TableSortTime, CpuTime]
 
     @property
     def device_busy_s(self) -> tuple[float, ...]:
@@ -731,4 +734,5 @@ def simulate_devices(
         cpu=cpu_run,
         events=events,
         schedule=schedule,
+        job_models=(n2, board, host),
     )

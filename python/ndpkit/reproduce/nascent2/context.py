@@ -1,4 +1,4 @@
-"""One reproduction run's state: its settings, the three devices, the one seeded RNG every
+"""One reproduction run's state: its settings, the devices, the one seeded RNG every
 experiment draws from (in the paper's order, so a seed fixes every input), and the CPU
 measurements made once per run."""
 
@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 
-from ndpkit.nascent.devices import CpuDevice, FpgaDevice, load_devices
+from ndpkit.nascent.devices import CpuDevice, DeviceSet, FpgaDevice, load_devices
 from ndpkit.reproduce.nascent2.settings import Settings
 
 Progress = Callable[[str], None]
@@ -25,6 +25,8 @@ class Context:
     cpu: CpuDevice
     rng: np.random.Generator
     report: Progress
+    devices: DeviceSet
+    """Every device loaded (the simulation takes them by name)."""
     cache: dict[tuple[str, int], float] = field(default_factory=dict)
     """Measurements made once per run: ("sort64", n), ("hostsort", U), ("shuffle", …)."""
 
@@ -39,4 +41,5 @@ def new_context(settings: Settings, progress: Progress | None = None) -> Context
         devices.cpu("cpu"),
         np.random.default_rng(settings.seed),
         progress or (lambda _: None),
+        devices,
     )

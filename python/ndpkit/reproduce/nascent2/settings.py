@@ -1,17 +1,21 @@
-"""What a NASCENT2 reproduction runs with: devices, model options, sizes, and the command
-line's `--full`, `--devices` and `-o KEY=VALUE` read into them."""
+"""What a NASCENT2 reproduction runs with: devices, model options, sizes, the simulation's
+options, and the command line's `--full`, `--devices`, `--simulate` and `-o KEY=VALUE` read
+into them."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
 
 from ndpkit.errors import SpecError
+from ndpkit.nascent.des import DesOptions, Schedule, ShuffleOrder
 from ndpkit.nascent.system import ModelOptions
 from ndpkit.nascent.timing import DramMerge, Overlap, Staging
+from ndpkit.units import Kind, UnitError, parse
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,10 @@ class Settings:
     e8_data_dir: Path | None = None
     """E8 on `<dir>/<table>.parquet`, generated at E8's scale factor, instead of generating
     the tables into a temporary directory."""
+    simulate: bool = False
+    """E6 and E7 rows also run the discrete-event simulation (`ndpkit.nascent.des`)."""
+    des: DesOptions = field(default_factory=DesOptions)
+    """The simulation's options (`-o des.KEY=VALUE`); used only with `simulate`."""
 
     @property
     def e1_sizes(self) -> list[int]:
@@ -68,16 +76,27 @@ class Settings:
 
 _INT_SETTINGS = ("merge_ways", "seed", "threads")
 _CHOICES: dict[str, Any] = {"dram_merge": DramMerge, "overlap": Overlap, "staging": Staging}
+DES_PREFIX = "des"
+"""`-o des.KEY=VALUE` sets the simulation's options, so no device may be called `des`."""
+_DES_CHOICES: dict[str, Any] = {"baseline_schedule": Schedule, "shuffle_order": ShuffleOrder}
+_DES_KEYS = ("chunk_bytes", *_DES_CHOICES, "seed")
 
 
 def settings_from_flags(
-    *, full: bool = False, devices: str | None = None, options: Sequence[str] | None = None
+    *,
+    full: bool = False,
+    devices: str | None = None,
+    options: Sequence[str] | None = None,
+    simulate: bool = False,
 ) -> Settings:
-    """Settings from the command line: `--full`, `--devices FILE` and `-o KEY=VALUE` pairs,
-    where KEY is a model option (dram_merge, merge_ways, overlap, staging), seed, threads,
-    or DEVICE.ENTRY for a device entry (e.g. smartssd.dram_random_latency="200 ns")."""
+    """Settings from the command line: `--full`, `--devices FILE`, `--simulate` and
+    `-o KEY=VALUE` pairs, where KEY is a model option (dram_merge, merge_ways, overlap,
+    staging), seed, threads, des.ENTRY for the simulation (des.chunk_bytes="64 KiB",
+    des.baseline_schedule, des.shuffle_order, des.seed; only with `simulate`), or
+    DEVICE.ENTRY for a device entry (e.g. smartssd.dram_random_latency="200 ns")."""
     model: dict[str, Any] = {}
     run: dict[str, Any] = {}
+    des: dict[str, Any] = {}
     overrides: dict[str, dict[str, Any]] = {}
     for pair in options or []:
         key, sep, value = (part.strip() for part in pair.partition("="))
@@ -85,23 +104,60 @@ def settings_from_flags(
         if not sep or not key or not value:
             raise SpecError("expected KEY=VALUE", source="command line", field=flag)
         device, dot, entry = key.partition(".")
-        if dot:
+        if dot and device == DES_PREFIX:
+            if not simulate:
+                raise SpecError("applies with --simulate only", source="command line", field=flag)
+            des[entry] = _des_value(entry, value, flag)
+        elif dot:
             overrides.setdefault(device, {})[entry] = int(value) if value.isdigit() else value
         elif key in _CHOICES:
-            allowed = get_args(_CHOICES[key])
-            if value not in allowed:
-                raise SpecError(
-                    f"must be one of {', '.join(allowed)}", source="command line", field=flag
-                )
-            model[key] = value
+            model[key] = _choice(value, _CHOICES[key], flag)
         elif key in _INT_SETTINGS:
             if not value.isdigit() or int(value) < 1:
                 raise SpecError("must be a whole number ≥ 1", source="command line", field=flag)
             (model if key == "merge_ways" else run)[key] = int(value)
         else:
-            known = ", ".join([*_CHOICES, *_INT_SETTINGS, "DEVICE.ENTRY"])
+            known = ", ".join([*_CHOICES, *_INT_SETTINGS, "des.ENTRY", "DEVICE.ENTRY"])
             raise SpecError(f"unknown option; known: {known}", source="command line", field=flag)
     path = Path(devices) if devices else None
     return Settings(
-        full=full, devices_file=path, overrides=overrides, options=ModelOptions(**model), **run
+        full=full,
+        devices_file=path,
+        overrides=overrides,
+        options=ModelOptions(**model),
+        simulate=simulate,
+        des=replace(DesOptions(), **des),
+        **run,
     )
+
+
+def _choice(value: str, allowed: Any, flag: str) -> str:
+    if value not in get_args(allowed):
+        raise SpecError(
+            f"must be one of {', '.join(get_args(allowed))}", source="command line", field=flag
+        )
+    return value
+
+
+def _des_value(entry: str, value: str, flag: str) -> Any:
+    """One `des.ENTRY=VALUE`: a size in bytes ('65536', '64 KiB'), a choice, or a seed."""
+    if entry in _DES_CHOICES:
+        return _choice(value, _DES_CHOICES[entry], flag)
+    if entry == "seed":
+        if not value.isdigit() or int(value) >= 2**64:
+            raise SpecError(
+                "must be a whole number in [0, 2^64)", source="command line", field=flag
+            )
+        return int(value)
+    if entry != "chunk_bytes":
+        known = ", ".join(f"{DES_PREFIX}.{k}" for k in _DES_KEYS)
+        raise SpecError(f"unknown option; known: {known}", source="command line", field=flag)
+    try:
+        size = float(value) if value.isdigit() else parse(value, Kind.SIZE)
+    except UnitError as exc:
+        raise SpecError(str(exc), source="command line", field=flag) from None
+    if not (size >= 1 and math.isfinite(size)):
+        raise SpecError(
+            f"must be at least 1 byte, got {value!r}", source="command line", field=flag
+        )
+    return size

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.util import find_spec
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -22,6 +22,12 @@ from ndpkit.reproduce.nascent2.cpu import (
     host_sort_s,
     key_dtype,
     shuffle_s,
+)
+from ndpkit.reproduce.nascent2.simulated import (
+    SIM_NOTE,
+    sim_columns,
+    simulate,
+    simulated_fields,
 )
 
 
@@ -61,6 +67,7 @@ def e6(ctx: Context) -> Table:
             "devices": m,
             **three_way_row(ctx, n2.total_s, fpga.total_s, cpu.total_s, m),
             "cpu_basis": cpu.phases.basis,
+            **_simulated(ctx, m, job, cpu.phases),
         }
         for m in range(1, 13)
     ]
@@ -74,11 +81,32 @@ def e6(ctx: Context) -> Table:
             Column("cpu_s", "CPU (s)", 5, "sum over SSDs"),
             *THREE_WAY_RATIOS,
             Column("cpu_basis", "CPU", None),
+            *_sim_columns(ctx, 5),
         ],
         rows,
         note="CPU per SSD: read 4 MiB at 3 GB/s, decode, quicksort argsort (one thread), "
-        "row gather; measured here.",
+        "row gather; measured here." + _sim_note(ctx),
     )
+
+
+def _simulated(
+    ctx: Context, m: int, job: TableJob, cpu_phases: CpuPhases, host_sort: float = 0.0
+) -> dict[str, Any]:
+    """The row's `--simulate` fields: `m` SSDs simulated with the row's own inputs."""
+    if not ctx.settings.simulate:
+        return {}
+    s = ctx.settings
+    return simulated_fields(
+        simulate(ctx.devices, m, job, s.options, s.des, cpu_phases, host_sort=host_sort)
+    )
+
+
+def _sim_columns(ctx: Context, digits: int) -> tuple[Column, ...]:
+    return sim_columns(digits) if ctx.settings.simulate else ()
+
+
+def _sim_note(ctx: Context) -> str:
+    return SIM_NOTE if ctx.settings.simulate else ""
 
 
 # E7: TPC-H lineitem and TPC-C order-line on 12 SSDs -------------------------------------
@@ -145,37 +173,49 @@ def table_shape(name: str, sf: float) -> tuple[int, float]:
     return int(shape.rows), float(shape.row_bytes)
 
 
+def e7_job(name: str, sf: float, key: KeySpec) -> TableJob:
+    """The table sort of `name` at `sf` on `key`, as E7 prices it."""
+    n, row_bytes = table_shape(name, sf)
+    return TableJob(
+        rows=n,
+        row_bytes=row_bytes,
+        encoded_key_bytes=key.encoded_key_bytes,
+        dict_values=key.dict_values(sf) if key.encoded_key_bytes else 0,
+        dict_value_bytes=key.dict_value_bytes,
+        key_kind=key.key_kind,
+    )
+
+
+def e7_cpu(ctx: Context, job: TableJob, sorts: CpuSorts) -> tuple[CpuPhases, float]:
+    """E7's measured CPU phases of `job` (multi-thread sort) and its host sort of the
+    dictionary (T_hostsort(U), for generic keys)."""
+    host_sort = host_sort_s(ctx, job.dict_values)
+    return _cpu_table_phases(ctx, job, sorts(job.rows).multi_s), host_sort
+
+
 def e7(ctx: Context) -> Table:
     sorts = CpuSorts(ctx)
     rows = []
     for name, keys in E7_KEYS.items():
         for sf in E7_SF:
-            n, row_bytes = table_shape(name, sf)
             for key in keys:
                 ctx.report(f"E7: {name} SF {sf:g}, key {key.column}")
-                job = TableJob(
-                    rows=n,
-                    row_bytes=row_bytes,
-                    encoded_key_bytes=key.encoded_key_bytes,
-                    dict_values=key.dict_values(sf) if key.encoded_key_bytes else 0,
-                    dict_value_bytes=key.dict_value_bytes,
-                    key_kind=key.key_kind,
-                )
-                host_sort = host_sort_s(ctx, job.dict_values)
+                job = e7_job(name, sf, key)
+                phases, host_sort = e7_cpu(ctx, job, sorts)
                 n2 = table_sort_time(ctx.smartssd, job, ctx.settings.options, host_sort=host_sort)
                 fpga = table_sort_time(ctx.fpga, job, ctx.settings.options, host_sort=host_sort)
-                phases = _cpu_table_phases(ctx, job, sorts(n).multi_s)
                 cpu = cpu_time(ctx.cpu, job.table_bytes, phases)
                 rows.append(
                     {
                         "table": name,
                         "sf": sf,
                         "key": key.column,
-                        "rows": n,
+                        "rows": job.rows,
                         "table_gb": job.table_bytes / 1e9,
                         **three_way_row(ctx, n2.total_s, fpga.total_s, cpu.total_s, E7_DEVICES),
                         "staging": n2.shuffle.staging,
                         "cpu_basis": phases.basis,
+                        **_simulated(ctx, E7_DEVICES, job, phases, host_sort),
                     }
                 )
     return Table(
@@ -193,10 +233,12 @@ def e7(ctx: Context) -> Table:
             *THREE_WAY_RATIOS,
             Column("staging", "staging", None),
             Column("cpu_basis", "CPU", None),
+            *_sim_columns(ctx, 4),
         ],
         rows,
         note="Rows and bytes per row from ndpkit.tpc.table_shape; TPC-C SF s = s × one warehouse "
-        "(O14). CPU: multi-thread sort; generic keys use the host sort of the dictionary.",
+        "(O14). CPU: multi-thread sort; generic keys use the host sort of the dictionary."
+        + _sim_note(ctx),
     )
 
 

@@ -1,0 +1,161 @@
+"""`ndpkit simulate nascent2`: the NASCENT2 discrete-event simulation of one E7-style table
+on 𝓜 SSDs (each SmartSSD, the U250 and the CPU baselines), figure by figure against the
+analytic model (`ndpkit.nascent.des`, docs/nascent2-simulation.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
+from ndpkit.errors import SpecError
+from ndpkit.nascent.des import DevicesSimulation
+from ndpkit.nascent.devices import load_devices
+from ndpkit.nascent.system import CpuPhases, TableJob
+from ndpkit.report import Table
+from ndpkit.reproduce.nascent2 import settings_from_flags
+from ndpkit.reproduce.nascent2.context import new_context
+from ndpkit.reproduce.nascent2.cpu import CpuSorts
+from ndpkit.reproduce.nascent2.settings import Settings
+from ndpkit.reproduce.nascent2.simulated import COMPARISON_COLUMNS, comparison_rows, simulate
+from ndpkit.reproduce.nascent2.tables import E7_KEYS, KeySpec, e7_cpu, e7_job
+
+_SOURCE = "command line"
+
+
+def nascent2_cmd(
+    devices: Annotated[
+        str, typer.Option("--devices", "-m", help="𝓜: SSDs, each with a copy of the table.")
+    ] = "12",
+    table: Annotated[
+        str, typer.Option("--table", help="lineitem (TPC-H) or order_line (TPC-C).")
+    ] = "lineitem",
+    sf: Annotated[
+        str, typer.Option("--sf", help="Scale factor (order_line: warehouses, O14).")
+    ] = "1",
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key",
+            help="Sort key (O14): l_orderkey or l_shipdate (lineitem), ol_o_id or "
+            "ol_delivery_d (order_line); default the table's first.",
+        ),
+    ] = None,
+    device_file: Annotated[
+        str | None,
+        typer.Option("--device-file", help="A NASCENT2 device file (see docs/nascent2.md)."),
+    ] = None,
+    measure_cpu: Annotated[
+        bool,
+        typer.Option(
+            "--measure-cpu",
+            help="Measure the CPU baseline's decode, sort and shuffle and the host sort here, "
+            "as E7 does (default: the CPU only reads the table, no host sort).",
+        ),
+    ] = False,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            help="KEY=VALUE, repeatable: des.chunk_bytes='64 KiB', des.baseline_schedule="
+            "serial|concurrent, des.shuffle_order=scatter|gather, des.seed; a model option "
+            "(dram_merge, merge_ways, overlap, staging); DEVICE.ENTRY (smartssd.clock='250 MHz').",
+        ),
+    ] = None,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Simulate NASCENT2 on 𝓜 SmartSSDs against the U250 and CPU baselines, one TPC table per
+    SSD, and compare every figure with the analytic model (E7's inputs)."""
+    with user_errors():
+        m = _devices(devices)
+        scale = _scale_factor(sf)
+        spec = _key(table, key)
+        settings = settings_from_flags(devices=device_file, options=option, simulate=True)
+        job = e7_job(table, scale, spec)
+        cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
+        found = load_devices(settings.devices_file, settings.overrides)
+        sim = simulate(found, m, job, settings.options, settings.des, cpu_phases, host_sort)
+    title = (
+        f"NASCENT2 simulated vs modelled — {table} SF {scale:g} by {spec.column}, "
+        f"{job.rows:,} rows of {job.row_bytes:.2f} B on each of {m} SSD{'s' * (m > 1)}"
+    )
+    rows = comparison_rows(sim)
+    result = Table("nascent2_simulation", title, COMPARISON_COLUMNS, rows, note=_note(sim))
+    document = _document(sim, settings, table, scale, spec, job) | {"rows": rows}
+    emit([result], fmt, {"nascent2_simulation": document})
+    if fmt is Format.table and not measure_cpu:
+        stderr().print(
+            "note: the CPU baseline reads only; --measure-cpu adds its measured work",
+            highlight=False,
+            markup=False,
+        )
+
+
+def _devices(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise SpecError(
+            f"must be a whole number ≥ 1, got {text!r}", source=_SOURCE, field="--devices"
+        )
+    return int(text)
+
+
+def _scale_factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise SpecError(f"must be a number > 0, got {text!r}", source=_SOURCE, field="--sf")
+    return value
+
+
+def _key(table: str, column: str | None) -> KeySpec:
+    if table not in E7_KEYS:
+        known = ", ".join(E7_KEYS)
+        raise SpecError(f"unknown table {table!r}; known: {known}", source=_SOURCE, field="--table")
+    keys = E7_KEYS[table]
+    for spec in keys:
+        if column in (None, spec.column):
+            return spec
+    known = ", ".join(k.column for k in keys)
+    raise SpecError(
+        f"unknown key {column!r} of {table}; known: {known}", source=_SOURCE, field="--key"
+    )
+
+
+def _cpu(settings: Settings, job: TableJob) -> tuple[CpuPhases, float]:
+    """The CPU phases and host sort measured as E7 measures them (seeded by -o seed)."""
+    ctx = new_context(settings, lambda msg: stderr().print(f"[dim]{msg}…[/]", highlight=False))
+    ctx.report("measuring the CPU baseline")
+    return e7_cpu(ctx, job, CpuSorts(ctx))
+
+
+def _note(sim: DevicesSimulation) -> str:
+    return (
+        f"smartssd: one of the {sim.devices} SmartSSDs (each runs the same job alone); "
+        f"{sim.fpga.name}, {sim.cpu.name}: a phase's mean over the {sim.devices} jobs on the one "
+        f"machine (baseline schedule {sim.schedule}); all: the whole run (§10.6–10.7). "
+        "Utilisation: bytes / (bandwidth × the machine's run time), busy unit-seconds / "
+        "(units × run time)."
+    )
+
+
+def _document(
+    sim: DevicesSimulation, settings: Settings, table: str, sf: float, spec: KeySpec, job: TableJob
+) -> dict[str, object]:
+    """What was simulated: the inputs, the simulation's and the model's options."""
+    return {
+        "table": table,
+        "sf": sf,
+        "key": spec.column,
+        "rows_per_ssd": job.rows,
+        "row_bytes": job.row_bytes,
+        "devices": sim.devices,
+        "des": asdict(settings.des),
+        "model_options": asdict(settings.options),
+        "events": sim.events,
+    }
