@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,19 @@ from ndpkit.errors import NdpkitError
 
 class KernelMismatchError(NdpkitError):
     """A kernel's answer differs from its independent reference."""
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """The one row a per-record kernel's device part emits for every record (LC: a float32
+    score, `RowSpec(np.dtype(np.float32))`)."""
+
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...] = ()
+
+    @property
+    def row_bytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
 
 class Kernel(ABC):
@@ -91,6 +105,28 @@ class Kernel(ABC):
     def output_bytes(self, partial: Any) -> int:
         """Bytes a device sends to the host for this partial (for the reduction ratio α)."""
         return _nbytes(partial)
+
+    # A per-record kernel may also write its rows in place. Its partials are 1/α of the
+    # input; merging and moving them between processes would cost the runtime more than the
+    # device part itself, so the runtime can instead give every engine its records' slice of
+    # one output array. Kernels that say nothing here keep the partial path.
+
+    def row_spec(self, state: Any) -> RowSpec | None:
+        """The row `device_into` writes per record, or None (the default): this kernel's
+        device part returns partials only."""
+        return None
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        """The device part over one chunk, writing the chunk's rows into `out` (shape
+        (len(chunk), *row_spec.shape)) instead of returning them. Only called when
+        `row_spec(state)` is not None."""
+        raise NotImplementedError(f"kernel {self.name!r} has no device_into")
+
+    def rows_merged(self, rows: np.ndarray, state: Any) -> Any:
+        """What `host` expects as the merged partial, from every record's row in record order
+        (what `merge` of the `device` partials would have given). Only called when
+        `row_spec(state)` is not None."""
+        raise NotImplementedError(f"kernel {self.name!r} has no rows_merged")
 
 
 def _nbytes(value: Any) -> int:

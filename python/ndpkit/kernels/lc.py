@@ -7,6 +7,9 @@ Conventions (the paper leaves f and the weights open):
   the paper's α = 8. The **host** applies f(s + b) as the exact comparison s > −b (a pass over
   1/8 of the data) and returns uint8 labels. Leaving b to the host saves the device a pass
   and a rounding; the device part is then exactly one BLAS sgemv.
+- The scores are **rows** (`row_spec`): a runtime may have the device write them in place
+  (`device_into`) into one output the host reads, with no merge or concatenation; the host
+  takes a single segment as it is.
 - Generated features and the seeded weights are **dyadic** (multiples of 1/16 and 1/64, bias a
   multiple of 1/1024): every product and partial sum is exact in float32, so the device's
   float32 BLAS labels equal the float64 reference bit for bit whatever the summation order.
@@ -25,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowSpec
 from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
 
 FEATURES = 8
@@ -67,12 +70,21 @@ class LinearClassifier(Kernel):
         dots: np.ndarray = _points(chunk) @ np.asarray(state["weights"], dtype=np.float32)
         return {offset: (dots,)}
 
+    def row_spec(self, state: Any) -> RowSpec:
+        return RowSpec(np.dtype(np.float32))
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        np.matmul(_points(chunk), np.asarray(state["weights"], dtype=np.float32), out=out)
+
+    def rows_merged(self, rows: np.ndarray, state: Any) -> Parts:
+        return {0: (rows,)}
+
     def merge(self, partials: list[Any]) -> Parts:
         return merge_by_offset(partials)
 
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
         """The step function of w·x + b, as w·x > −b: uint8 labels in record order."""
-        (dots,) = concat_by_offset(merged)
+        (dots,) = _in_order(merged)
         return (dots > -np.float32(state["bias"])).view(np.uint8), True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> Labels:
@@ -103,6 +115,14 @@ class LinearClassifier(Kernel):
 def _gamma(n: int) -> float:
     """Higham's γ_n for float32: the relative error bound of an n-term sum of products."""
     return n * _U32 / (1 - n * _U32)
+
+
+def _in_order(merged: Parts) -> tuple[np.ndarray, ...]:
+    """The scores in record order; one segment from the start is that already (and at 1/8
+    of the data set it is worth not copying)."""
+    if len(merged) == 1 and 0 in merged:
+        return merged[0]
+    return concat_by_offset(merged)
 
 
 def _points(chunk: np.ndarray) -> np.ndarray:

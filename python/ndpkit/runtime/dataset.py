@@ -44,6 +44,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import mmap
 import os
 import shutil
 import tempfile
@@ -914,16 +915,25 @@ def read_records(
     """Records [start, start + count) of a .npy file as a read-only window of its own mapping.
 
     Each window is mapped and unmapped on its own, so a process that walks a whole file keeps
-    only the current window resident (its RSS does not grow with the file)."""
-    record_bytes = math.prod(record_shape) * dtype.itemsize
-    window = np.memmap(
-        path,
-        dtype=dtype,
-        mode="r",
-        offset=data_offset + start * record_bytes,
-        shape=(count, *record_shape),
-    )
-    return window.view(np.ndarray)
+    only the current window resident (its RSS does not grow with the file). The window's
+    pages are mapped when it is (MAP_POPULATE, Linux): one system call instead of a page
+    fault every few pages while the kernel runs, which made LC's device part 20% slower."""
+    shape = (count, *record_shape)
+    items = math.prod(shape)
+    if items == 0:
+        return np.empty(shape, dtype)
+    at = data_offset + start * math.prod(record_shape) * dtype.itemsize
+    base = at - at % mmap.ALLOCATIONGRANULARITY
+    with path.open("rb") as f:
+        window = _map_read_only(f.fileno(), at - base + items * dtype.itemsize, base)
+    return np.frombuffer(window, dtype, items, at - base).reshape(shape)
+
+
+def _map_read_only(fileno: int, length: int, offset: int) -> mmap.mmap:
+    if not hasattr(mmap, "MAP_SHARED"):  # Windows
+        return mmap.mmap(fileno, length, access=mmap.ACCESS_READ, offset=offset)
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # populate: Linux only
+    return mmap.mmap(fileno, length, flags=flags, prot=mmap.PROT_READ, offset=offset)
 
 
 def _npy_sources(

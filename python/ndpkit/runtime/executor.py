@@ -22,11 +22,13 @@ Why it is built this way:
   running at once; when there are more engines than workers, engines queue for a free worker.
   Each worker limits its BLAS/OpenMP pools to cores // workers threads (threadpoolctl), so a
   run uses the cores a one-process run would, without oversubscribing them.
-- **Large partials bypass the pipe.** A per-record kernel (LC: a score per point) sends the
-  host 1/α of its input. Through a pipe every byte is copied four times (pickle, into the
-  kernel, out of it, unpickle); instead a worker pickles with protocol 5 and writes buffers
-  of 256 KiB or more to a spill file (in /dev/shm when there is one), which the parent maps
-  copy-on-write and unlinks: one copy. If the file cannot be written, the pipe is used.
+- **Large results bypass the pipe** (`ndpkit.runtime.transfer`). A per-record kernel (LC: a
+  score per point) sends the host 1/α of its input; when it declares its row
+  (`Kernel.row_spec`), every engine writes its records' rows into one output file per pass,
+  which the parent maps for the host part (`Kernel.rows_merged`): no merge, no copy in the
+  parent, and a worker still holds only a chunk. Other partials are pickled with their large
+  buffers in a spill file. Both live in the run's spill directory (in /dev/shm when there is
+  one), removed when the run ends.
 - **No partial answers.** A missing or corrupt shard is a `ShardError` naming the file, a
   worker that dies is a `WorkerDiedError` naming the engine and its shards, and a kernel bug is
   re-raised with the worker's traceback; in every case the other workers are stopped and no
@@ -37,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import mmap
 import multiprocessing
 import os
 import pickle
@@ -49,7 +50,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext, SpawnContext
@@ -62,9 +63,9 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels.base import Kernel
 from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
+from ndpkit.runtime.transfer import Rows, RowWriter, pack, spill_root, unpack
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
-_SPILL_MIN_BYTES = 256 * 2**10  # buffers at least this large travel in a spill file
 _PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]  # imported once, by the server
 
 Progress = Callable[[int, int], None]
@@ -199,6 +200,7 @@ class _Task:
     report_progress: bool
     verify: bool
     spill_dir: str | None
+    rows: Rows | None
 
 
 def engine_devices(
@@ -280,7 +282,7 @@ class LocalExecutor:
         spill_dir: str | None = None
         ok = False
         try:
-            spill_dir = tempfile.mkdtemp(prefix="ndpkit-run-", dir=_spill_root())
+            spill_dir = tempfile.mkdtemp(prefix="ndpkit-run-", dir=spill_root())
             run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill_dir)
             outcome = run.execute(pool, params)
             ok = True
@@ -299,12 +301,6 @@ class LocalExecutor:
             self._pool.close()
         self._pool = _Pool(size, threads=max(1, _usable_cpus() // size))
         return self._pool
-
-
-def _spill_root() -> str | None:
-    """/dev/shm keeps spilled partials in memory; elsewhere the default temporary directory."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
 def _usable_cpus() -> int:
@@ -365,12 +361,16 @@ class _Run:
 
     def _pass(self, pool: _Pool, state: Any) -> tuple[Any, bool]:
         start = time.perf_counter()
-        tasks = [self._task(engine, devices, state) for engine, devices in self.plan.items()]
+        rows = self._rows(state)
+        tasks = [self._task(engine, devices, state, rows) for engine, devices in self.plan.items()]
         total = self.dataset.total_bytes * (len(self.passes) + 1)
         on_bytes = None if self.progress is None else self._reporter(total)
         done = pool.run(tasks, on_bytes)
         host_start = time.perf_counter()
-        merged = self.kernel.merge([done[engine][0] for engine in self.plan])
+        if rows is None:
+            merged = self.kernel.merge([done[engine][0] for engine in self.plan])
+        else:
+            merged = self.kernel.rows_merged(rows.map(self.dataset.records), state)
         state, finished = self.kernel.host(merged, state)
         end = time.perf_counter()
         stats = tuple(done[engine][1] for engine in self.plan)
@@ -387,7 +387,16 @@ class _Run:
 
         return on_bytes
 
-    def _task(self, engine: int, devices: tuple[int, ...], state: Any) -> _Task:
+    def _rows(self, state: Any) -> Rows | None:
+        """This pass's output file, if the kernel writes rows and the spill directory has
+        room for them (else the kernel's partials are merged as usual)."""
+        spec = self.kernel.row_spec(state)
+        if spec is None or self.spill_dir is None:
+            return None
+        name = f"rows-{len(self.passes)}.bin"
+        return Rows.create(self.spill_dir, name, self.dataset.records, spec)
+
+    def _task(self, engine: int, devices: tuple[int, ...], state: Any, rows: Rows | None) -> _Task:
         ds = self.dataset
         shards = tuple(
             _Shard(str(ds.shard_path(s)), s.device, s.records, s.offset, s.file_bytes, s.crc32)
@@ -405,6 +414,7 @@ class _Run:
             report_progress=self.progress is not None,
             verify=self.verify,
             spill_dir=self.spill_dir,
+            rows=rows,
         )
 
 
@@ -501,7 +511,7 @@ class _Pool:
                 on_bytes(message[1])
         elif kind == "done":
             _, engine, packed, stats = message
-            results[engine] = (_unpack(packed), stats)
+            results[engine] = (unpack(packed), stats)
             worker.task = None
         else:
             _, error, remote_traceback = message
@@ -554,7 +564,7 @@ def _worker_main(conn: Connection, threads: int) -> None:
             return
         try:
             partial, stats = _run_task(task, conn)
-            packed = _pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
+            packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
             conn.send(("done", task.engine, packed, stats))
         except Exception as exc:
             conn.send(("error", _picklable(exc), traceback.format_exc()))
@@ -569,24 +579,29 @@ def _picklable(exc: Exception) -> Exception:
 
 
 def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
-    """One engine's pass: every chunk of its shards through the device part, merged."""
+    """One engine's pass: every chunk of its shards through the device part, merged (or,
+    for a kernel that writes rows, written to the pass's output file)."""
     _reset_peak_memory()
     (rss_start, _), start = _memory_bytes(), time.perf_counter()
     kernel, partials = task.kernel, []
     records = chunks = 0
-    for shard in task.shards:
-        stream = shard_chunks(
-            Path(shard.path), shard, task.layout, task.chunk_records, verify=task.verify
-        )
-        for offset, chunk in stream:
-            partials.append(kernel.device(chunk, task.state, offset))
-            records, chunks = records + len(chunk), chunks + 1
-            if task.report_progress:
-                conn.send(("progress", chunk.nbytes))
-            del chunk  # so the window is unmapped before the next one is mapped
-            if len(partials) >= _MERGE_EVERY:
-                partials = [kernel.merge(partials)]
-    partial = kernel.merge(partials)
+    with _writer(task) as writer:
+        for shard in task.shards:
+            stream = shard_chunks(
+                Path(shard.path), shard, task.layout, task.chunk_records, verify=task.verify
+            )
+            for offset, chunk in stream:
+                if writer is None:
+                    partials.append(kernel.device(chunk, task.state, offset))
+                else:
+                    writer.write(kernel, chunk, task.state, offset)
+                records, chunks = records + len(chunk), chunks + 1
+                if task.report_progress:
+                    conn.send(("progress", chunk.nbytes))
+                del chunk  # so the window is unmapped before the next one is mapped
+                if len(partials) >= _MERGE_EVERY:
+                    partials = [kernel.merge(partials)]
+    partial = None if task.rows else kernel.merge(partials)
     _, peak = _memory_bytes()
     stats = EngineStats(
         engine=task.engine,
@@ -595,7 +610,7 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
         records=records,
         chunks=chunks,
         bytes_in=records * task.layout.record_bytes,
-        bytes_out=kernel.output_bytes(partial),
+        bytes_out=records * task.rows.spec.row_bytes if task.rows else kernel.output_bytes(partial),
         seconds=time.perf_counter() - start,
         peak_rss_bytes=peak,
         rss_growth_bytes=peak - rss_start,
@@ -603,57 +618,13 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
     return partial, stats
 
 
-# -- moving partials from a worker to the parent ------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Packed:
-    """A pickled partial; its large buffers, if any, are in the file `path`, back to back."""
-
-    head: bytes
-    path: str | None = None
-    sizes: tuple[int, ...] = ()
-
-
-def _pack(value: Any, spill_dir: str | None, name: str) -> _Packed:
-    """Pickle `value` with buffers of at least _SPILL_MIN_BYTES written to a spill file."""
-    big: list[pickle.PickleBuffer] = []
-
-    def in_band(buffer: pickle.PickleBuffer) -> bool:
-        if spill_dir is None or buffer.raw().nbytes < _SPILL_MIN_BYTES:
-            return True
-        big.append(buffer)
-        return False
-
-    head = pickle.dumps(value, protocol=5, buffer_callback=in_band)
-    if not big or spill_dir is None:
-        return _Packed(head)
-    path = os.path.join(spill_dir, name)
-    try:
-        with open(path, "wb") as f:
-            for buffer in big:
-                f.write(buffer.raw())
-    except OSError:  # a small /dev/shm or a full disk: the pipe still works
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        return _Packed(pickle.dumps(value, protocol=5))
-    return _Packed(head, path, tuple(b.raw().nbytes for b in big))
-
-
-def _unpack(packed: _Packed) -> Any:
-    """The partial again; spilled arrays are views of a private mapping of the (unlinked)
-    file, which lives until the last of them is gone."""
-    if packed.path is None:
-        return pickle.loads(packed.head)
-    with open(packed.path, "rb") as f:
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-    os.unlink(packed.path)
-    view = memoryview(mapped)
-    buffers, start = [], 0
-    for size in packed.sizes:
-        buffers.append(view[start : start + size])
-        start += size
-    return pickle.loads(packed.head, buffers=buffers)
+@contextlib.contextmanager
+def _writer(task: _Task) -> Iterator[RowWriter | None]:
+    if task.rows is None:
+        yield None
+    else:
+        with task.rows.writer(task.chunk_records) as writer:
+            yield writer
 
 
 # -- memory -------------------------------------------------------------------------------

@@ -1,0 +1,187 @@
+"""LocalExecutor with kernels that write rows in place (`Kernel.row_spec`): the same answers as
+the partial path, over any routing and chunking, in bounded memory, and no file left behind.
+
+The kernels are defined here; worker processes import this module to unpickle them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.errors import NdpkitError
+from ndpkit.kernels import Kernel, get_kernel, run_in_memory
+from ndpkit.kernels.base import RowSpec
+from ndpkit.runtime import Dataset, EngineStats, LocalExecutor, WorkerDiedError, transfer
+
+
+class RowSums(Kernel):
+    """Per record: (its sum, its global index) as a float64 row of 2; the index column
+    catches a row written at the wrong place. `device` gives the same rows as partials."""
+
+    name = "rowsums"
+    dtype = np.dtype(np.float32)
+    record_shape = (4,)
+    merged_from_rows: list[int] = []  # noqa: RUF012  (filled in the parent by rows_merged)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        n = max(1, size_bytes // self.record_bytes)
+        return np.random.default_rng(seed).integers(0, 100, (n, 4)).astype(np.float32)
+
+    def _rows(self, chunk: np.ndarray, offset: int, bump: float) -> np.ndarray:
+        index = np.arange(offset, offset + len(chunk), dtype=np.float64)
+        return np.stack([chunk.sum(axis=1, dtype=np.float64) + bump, index], axis=1)
+
+    def init(self, params: dict[str, Any]) -> Any:
+        return {"passes": params.get("passes", 1), "done": 0, "first": None}
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[int, np.ndarray]:
+        return {offset: self._rows(chunk, offset, state["done"])}
+
+    def merge(self, partials: list[Any]) -> dict[int, np.ndarray]:
+        return {k: v for p in partials for k, v in p.items()}
+
+    def row_spec(self, state: Any) -> RowSpec:
+        return RowSpec(np.dtype(np.float64), (2,))
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        out[:] = self._rows(chunk, offset, state["done"])
+
+    def rows_merged(self, rows: np.ndarray, state: Any) -> dict[int, np.ndarray]:
+        RowSums.merged_from_rows.append(len(rows))
+        return {0: rows}
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        rows = np.concatenate([merged[k] for k in sorted(merged)])
+        rows += 0  # the host part may write to what it receives
+        first = rows if state["first"] is None else state["first"]
+        new = {"passes": state["passes"], "done": state["done"] + 1, "first": first}
+        return new | {"last": rows}, new["done"] == new["passes"]
+
+    def finish(self, state: Any) -> Any:
+        return np.concatenate([state["first"], state["last"]], axis=1)
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return run_in_memory(self, data, params, len(data))
+
+    def check(self, result: Any, expected: Any) -> None:
+        assert np.array_equal(result, expected)
+
+
+class KillsWhileWriting(RowSums):
+    """Dies by SIGKILL in the chunk holding record `kill_at`, after its first engines wrote."""
+
+    def __init__(self, kill_at: int) -> None:
+        self.kill_at = kill_at
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        if offset <= self.kill_at < offset + len(chunk):
+            os.kill(os.getpid(), signal.SIGKILL)
+        super().device_into(chunk, state, offset, out)
+
+
+@pytest.fixture(scope="module")
+def datasets(small_datasets: Callable[[Kernel], dict[int, Dataset]]) -> dict[int, Dataset]:
+    return small_datasets(RowSums())
+
+
+@pytest.mark.parametrize("devices", [1, 3, 8])
+@pytest.mark.parametrize("chunk_bytes", [16, 1000, 2**20])
+def test_rows_equal_the_partial_path(
+    executor: LocalExecutor,
+    datasets: dict[int, Dataset],
+    devices: int,
+    chunk_bytes: int,
+    no_spill_left: None,
+) -> None:
+    ds = datasets[devices]
+    RowSums.merged_from_rows.clear()
+    out = executor.run(RowSums(), ds, {}, chunk_bytes=chunk_bytes)
+    expected = run_in_memory(RowSums(), ds.read_all(), {}, 97)
+    assert np.array_equal(out.result, expected)
+    assert RowSums.merged_from_rows == [ds.records]  # the rows path was taken
+    assert out.bytes_out == ds.records * 16 == sum(e.bytes_out for e in out.engines)
+
+
+def test_rows_under_a_mux2_route_and_several_passes(
+    executor: LocalExecutor, datasets: dict[int, Dataset]
+) -> None:
+    ds = datasets[8]
+    RowSums.merged_from_rows.clear()
+    params = {"passes": 3}
+    out = executor.run(RowSums(), ds, params, active_devices=[1, 5], route=[1, 1, 1, 1, 5, 5, 5, 5])
+    assert np.array_equal(out.result, run_in_memory(RowSums(), ds.read_all(), params, 500))
+    assert out.passes == 3 and RowSums.merged_from_rows == [ds.records] * 3
+    assert [e.devices for e in out.engines] == [(0, 1, 2, 3), (4, 5, 6, 7)]
+
+
+def test_without_room_for_the_rows_partials_are_merged(
+    executor: LocalExecutor, datasets: dict[int, Dataset], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transfer, "free_bytes", lambda directory: 0)
+    RowSums.merged_from_rows.clear()
+    ds = datasets[3]
+    out = executor.run(RowSums(), ds, {}, chunk_bytes=1000)
+    assert np.array_equal(out.result, run_in_memory(RowSums(), ds.read_all(), {}, 97))
+    assert RowSums.merged_from_rows == []
+
+
+def test_progress_with_rows(executor: LocalExecutor, datasets: dict[int, Dataset]) -> None:
+    seen: list[tuple[int, int]] = []
+    ds = datasets[3]
+    executor.run(RowSums(), ds, {}, chunk_bytes=4000, progress=lambda *a: seen.append(a))
+    assert seen[-1] == (ds.total_bytes,) * 2
+
+
+def test_a_worker_killed_mid_write_leaves_no_file(
+    datasets: dict[int, Dataset], no_spill_left: None
+) -> None:
+    ds = datasets[8]
+    target = ds.shards_of(5)[1]
+    with pytest.raises(WorkerDiedError, match=r"engine 5 .*SIGKILL.*no result"):
+        LocalExecutor(2).run(KillsWhileWriting(target.offset + 2), ds, {}, chunk_bytes=160)
+
+
+def test_a_full_file_system_is_a_clear_error(tmp_path: Path) -> None:
+    """/dev/full answers every write with ENOSPC, like a full /dev/shm."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    rows = transfer.Rows("/dev/full", RowSpec(np.dtype(np.float64), (2,)))
+    chunk = np.ones((10, 4), np.float32)
+    expected = pytest.raises(NdpkitError, match="/dev/full: cannot write the kernel's output")
+    with rows.writer(10) as writer, expected:
+        writer.write(RowSums(), chunk, RowSums().init({}), 0)
+
+
+def test_a_rows_worker_holds_a_chunk_not_its_rows(
+    one_engine: Callable[[Kernel, int, int], EngineStats],
+) -> None:
+    """16 bytes of rows per 16-byte record: a worker that kept its rows would grow by the
+    data set's size; one that writes them out holds a chunk whatever the size."""
+    chunk_bytes = 256 * 2**10
+    small, large = (one_engine(RowSums(), size_mib, chunk_bytes) for size_mib in (4, 64))
+    assert large.bytes_out == 64 * 2**20
+    assert large.rss_growth_bytes < 16 * chunk_bytes
+    assert large.rss_growth_bytes < small.rss_growth_bytes + 4 * chunk_bytes
+
+
+def test_lc_device_into_writes_what_device_returns() -> None:
+    kernel = get_kernel("lc")
+    data = kernel.generate(50_000, seed=1)
+    state = kernel.init(kernel.params(1))
+    out = np.full(len(data), np.nan, np.float32)
+    kernel.device_into(data, state, 0, out)
+    ((dots,),) = kernel.device(data, state, 0).values()
+    assert np.array_equal(out, dots)
+    one = kernel.host(kernel.rows_merged(out, state), state)[0]
+    halves = kernel.merge(
+        [kernel.device(data[:700], state, 0), kernel.device(data[700:], state, 700)]
+    )
+    assert np.array_equal(one, kernel.host(halves, state)[0])
+    kernel.check(one, kernel.reference(data, kernel.params(1)))
