@@ -21,13 +21,38 @@ SmartSSD models, `timing`, `system` and `model` (analytic) and `des` (the discre
 simulation, which agrees with the analytic model on large tables).
 """
 
-from ndpkit.nascent.bitonic import SortCounts, SortResult, argsort, expected_counts, geometry
-from ndpkit.nascent.decoder import Decoded, decode, dictionary_table
-from ndpkit.nascent.dictionary import encode, renumber
-from ndpkit.nascent.filesort import FileSortResult, sort_table_file
-from ndpkit.nascent.generic import GenericSortResult, generic_sort
-from ndpkit.nascent.shuffle import ShuffleResult, shuffle
-from ndpkit.nascent.tablefile import TableFile, read_table_file, write_table_file
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ndpkit.nascent.bitonic import (
+        SortCounts,
+        SortResult,
+        argsort,
+        expected_counts,
+        geometry,
+    )
+    from ndpkit.nascent.decoder import Decoded, decode, dictionary_table
+    from ndpkit.nascent.dictionary import encode, renumber
+    from ndpkit.nascent.filesort import FileSortResult, sort_table_file
+    from ndpkit.nascent.generic import GenericSortResult, generic_sort
+    from ndpkit.nascent.shuffle import ShuffleResult, shuffle
+    from ndpkit.nascent.tablefile import TableFile, read_table_file, write_table_file
+
+# Names are imported on first use, so `ndpkit sort` (which needs only `tablesort`) does not
+# pay for the file formats' and kernels' imports at start-up.
+_HOMES = {
+    "bitonic": ("SortCounts", "SortResult", "argsort", "expected_counts", "geometry"),
+    "decoder": ("Decoded", "decode", "dictionary_table"),
+    "dictionary": ("encode", "renumber"),
+    "filesort": ("FileSortResult", "sort_table_file"),
+    "generic": ("GenericSortResult", "generic_sort"),
+    "shuffle": ("ShuffleResult", "shuffle"),
+    "tablefile": ("TableFile", "read_table_file", "write_table_file"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Decoded",
@@ -50,3 +75,10 @@ __all__ = [
     "sort_table_file",
     "write_table_file",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"ndpkit.nascent.{module}"), name)
