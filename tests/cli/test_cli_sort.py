@@ -10,6 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ndpkit.cli import _exit_code
+
 
 @pytest.fixture
 def table(tmp_path: Path) -> Path:
@@ -94,3 +96,16 @@ def test_corrupt_input_exits_2_naming_the_file(ndpkit, tmp_path: Path) -> None:
     assert result.returncode == 2
     assert str(bad) in result.stderr and "not a readable Parquet file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_exit_code_of_the_fast_sort_path(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ndpkit sort` leaves through os._exit with the status Click chose."""
+
+    def leave(code: object) -> None:
+        raise SystemExit(code)
+
+    assert _exit_code(lambda: leave(None)) == 0
+    assert _exit_code(lambda: leave(2)) == 2
+    assert _exit_code(lambda: None) == 0
+    assert _exit_code(lambda: leave("bad")) == 1
+    assert capsys.readouterr().err == "bad\n"

@@ -349,19 +349,17 @@ def plan_sort(
     outputs: list[tuple[int, int, Order]]
     with _stage(seconds, "argsort", progress):
         in_order = devices == 1 and checked == "host" and in_key_order(keys)
-    if in_order or (groups is not None and devices == 1):
-        # Nothing moves, or the filters are the whole sort: no sorted indices are needed.
-        parts = [Partition(0, 0, table.height, None)]
+        # Nothing moves, or the filters are the whole sort: then no sorted indices are needed.
+        skip = in_order or (groups is not None and devices == 1)
+        parts = [] if skip else argsort_partitions(keys, devices, checked)
+    if skip:
         outputs = [(0, table.height, None if in_order else groups)]
+    elif merged:
+        with _stage(seconds, "merge", progress):
+            order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
+        outputs = [(0, table.height, order if order is None or groups is None else groups)]
     else:
-        with _stage(seconds, "argsort", progress):
-            parts = argsort_partitions(keys, devices, checked)
-        if merged:
-            with _stage(seconds, "merge", progress):
-                order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
-            outputs = [(0, table.height, order if order is None or groups is None else groups)]
-        else:
-            outputs = [(p.start, p.stop, _local(p)) for p in parts]
+        outputs = [(p.start, p.stop, _local(p)) for p in parts]
     report = SortReport(
         rows=table.height,
         columns=table.width,
