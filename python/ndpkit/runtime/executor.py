@@ -579,30 +579,16 @@ def _picklable(exc: Exception) -> Exception:
 
 
 def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
-    """One engine's pass: every chunk of its shards through the device part, merged (or,
-    for a kernel that writes rows, written to the pass's output file)."""
+    """One engine's pass: its partial (None for a kernel that writes rows), and its stats."""
     _reset_peak_memory()
     (rss_start, _), start = _memory_bytes(), time.perf_counter()
-    kernel, partials = task.kernel, []
-    records = chunks = 0
     with _writer(task) as writer:
-        for shard in task.shards:
-            stream = shard_chunks(
-                Path(shard.path), shard, task.layout, task.chunk_records, verify=task.verify
-            )
-            for offset, chunk in stream:
-                if writer is None:
-                    partials.append(kernel.device(chunk, task.state, offset))
-                else:
-                    writer.write(kernel, chunk, task.state, offset)
-                records, chunks = records + len(chunk), chunks + 1
-                if task.report_progress:
-                    conn.send(("progress", chunk.nbytes))
-                del chunk  # so the window is unmapped before the next one is mapped
-                if len(partials) >= _MERGE_EVERY:
-                    partials = [kernel.merge(partials)]
-    partial = None if task.rows else kernel.merge(partials)
+        partial, records, chunks = _device_pass(task, conn, writer)
     _, peak = _memory_bytes()
+    if task.rows is None:
+        bytes_out = task.kernel.output_bytes(partial)
+    else:
+        bytes_out = records * task.rows.spec.row_bytes
     stats = EngineStats(
         engine=task.engine,
         devices=task.devices,
@@ -610,12 +596,35 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
         records=records,
         chunks=chunks,
         bytes_in=records * task.layout.record_bytes,
-        bytes_out=records * task.rows.spec.row_bytes if task.rows else kernel.output_bytes(partial),
+        bytes_out=bytes_out,
         seconds=time.perf_counter() - start,
         peak_rss_bytes=peak,
         rss_growth_bytes=peak - rss_start,
     )
     return partial, stats
+
+
+def _device_pass(task: _Task, conn: Connection, writer: RowWriter | None) -> tuple[Any, int, int]:
+    """Every chunk of the engine's shards through the device part, its rows written by
+    `writer` or its partials merged as they come: (merged partial or None, records, chunks)."""
+    kernel, partials = task.kernel, []
+    records = chunks = 0
+    for shard in task.shards:
+        stream = shard_chunks(
+            Path(shard.path), shard, task.layout, task.chunk_records, verify=task.verify
+        )
+        for offset, chunk in stream:
+            if writer is None:
+                partials.append(kernel.device(chunk, task.state, offset))
+            else:
+                writer.write(kernel, chunk, task.state, offset)
+            records, chunks = records + len(chunk), chunks + 1
+            if task.report_progress:
+                conn.send(("progress", chunk.nbytes))
+            del chunk  # so the window is unmapped before the next one is mapped
+            if len(partials) >= _MERGE_EVERY:
+                partials = [kernel.merge(partials)]
+    return (None if writer else kernel.merge(partials)), records, chunks
 
 
 @contextlib.contextmanager
