@@ -7,7 +7,7 @@ import pytest
 from skimage import data as samples
 
 from ndpkit.kernels import KernelMismatchError, run_in_memory
-from ndpkit.kernels.fft2d import SIDE, Spectra, kernels, spectrum
+from ndpkit.kernels.fft2d import SIDE, Spectra, kernels, spectra, spectrum
 
 KERNEL = kernels()["fft2d"]
 IMAGE_BYTES = SIDE * SIDE * 3
@@ -58,11 +58,19 @@ def test_error_is_far_inside_the_tolerance(photos):
 def test_rows_then_columns():
     """The device's order of 1-D passes: rows (axis 1 of a channel), then columns."""
     image = KERNEL.generate(IMAGE_BYTES, 4)[0]
-    out = np.empty((3, SIDE, SIDE), dtype=np.complex64)
-    spectrum(image, out)
+    out = np.empty((1, 3, SIDE, SIDE), dtype=np.complex64)
+    spectrum(image[None], out)
     channel = image[:, :, 1].astype(np.float64)
     rows_first = np.fft.fft(np.fft.fft(channel, axis=1), axis=0)
-    np.testing.assert_allclose(out[1], rows_first, rtol=0, atol=1e-6 * np.abs(rows_first).max())
+    np.testing.assert_allclose(out[0, 1], rows_first, rtol=0, atol=1e-6 * np.abs(rows_first).max())
+
+
+def test_batches_of_images_equal_one_image_at_a_time():
+    images = KERNEL.generate(7 * IMAGE_BYTES, 5)  # one batch of 4, then 3
+    one_by_one = np.empty((7, 3, SIDE, SIDE), dtype=np.complex64)
+    for i, image in enumerate(images):
+        spectrum(image[None], one_by_one[i : i + 1])
+    assert np.array_equal(spectra(images), one_by_one)
 
 
 def test_chunking_and_sharding_are_bitwise_invariant(images):

