@@ -6,6 +6,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import KernelMismatchError, get_kernel, run_in_memory
@@ -116,3 +118,119 @@ def test_device_rejects_data_of_the_wrong_shape_or_type() -> None:
         LC.device(np.zeros((4, 8)), LC.init(LC.params(0)), 0)
     with pytest.raises(NdpkitError, match="float32"):
         LC.device(np.zeros((4, 7), np.float32), LC.init(LC.params(0)), 0)
+
+
+# -- the Rust device part (ndp-kernels dot_f32) ---------------------------------------------
+
+GAMMA_8 = 8 * 2.0**-24 / (1 - 8 * 2.0**-24)  # Higham's γ₈ for float32, written out again
+
+
+def _scores(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    (dots,) = LC.device(points, {"weights": weights}, 0)[0]
+    assert dots.dtype == np.float32 and dots.shape == (len(points),)
+    return dots
+
+
+def _in_order(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The order the Rust loop promises, in numpy float32: x₀w₀, then + xⱼwⱼ one by one."""
+    acc = points[:, 0] * weights[0]
+    for j in range(1, 8):
+        acc = acc + points[:, j] * weights[j]
+    return acc
+
+
+def _assert_within_rounding(dots: np.ndarray, points: np.ndarray, weights: np.ndarray) -> None:
+    """|s − x·w| ≤ 2γ₈·(|x|·|w|) against float64, and the same distance from BLAS's sgemv."""
+    x64, w64 = points.astype(np.float64), weights.astype(np.float64)
+    bound = 2 * GAMMA_8 * (np.abs(x64) @ np.abs(w64))
+    assert np.all(np.abs(dots - x64 @ w64) <= bound)
+    assert np.all(np.abs(dots.astype(np.float64) - (points @ weights)) <= bound)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(0, 3000),
+    seed=st.integers(0, 2**32 - 1),
+    scale=st.sampled_from([1e-3, 1.0, 1e4]),
+)
+def test_rust_scores_are_within_the_rounding_bound_and_summed_in_order(
+    rows: int, seed: int, scale: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    points = (rng.standard_normal((rows, 8)) * scale).astype(np.float32)
+    weights = (rng.standard_normal(8) * scale).astype(np.float32)
+    dots = _scores(points, weights)
+    _assert_within_rounding(dots, points, weights)
+    np.testing.assert_array_equal(dots.view(np.uint32), _in_order(points, weights).view(np.uint32))
+
+
+@pytest.mark.parametrize("start", [0, 1, 3, 15])
+def test_many_steps_from_any_alignment_are_summed_in_order(start: int) -> None:
+    """Tens of thousands of points (whole 16-point steps, prefetches past the end) starting
+    at any row, so the vector loads meet every alignment."""
+    rng = np.random.default_rng(start)
+    points = rng.standard_normal((40_013, 8), dtype=np.float32)[start:]
+    weights = rng.standard_normal(8, dtype=np.float32)
+    dots = _scores(points, weights)
+    np.testing.assert_array_equal(dots.view(np.uint32), _in_order(points, weights).view(np.uint32))
+    _assert_within_rounding(dots, points, weights)
+
+
+def test_special_values_give_the_in_order_scores() -> None:
+    specials = np.array(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 3.4e38, 1e-40, -1e20, 1.0], dtype=np.float32
+    )
+    rng = np.random.default_rng(11)
+    points = rng.standard_normal((333, 8), dtype=np.float32)
+    sprinkled = rng.random((333, 8)) < 0.1
+    points[sprinkled] = rng.choice(specials, sprinkled.sum())
+    weights = np.array([1e20, -0.0, 0.5, 1e-38, -3.0, 1e-20, 2.0, 0.0], np.float32)
+    with np.errstate(all="ignore"):
+        expected = _in_order(points, weights)
+        dots = _scores(points, weights)
+    np.testing.assert_array_equal(dots, expected)  # NaN where the in-order sum is NaN
+    numbers = ~np.isnan(expected)  # a NaN's sign is the hardware's choice
+    assert np.array_equal(np.signbit(dots[numbers]), np.signbit(expected[numbers]))
+    assert 0 < numbers.sum() < len(points)
+    finite = np.isfinite(points).all(axis=1) & (np.abs(points) < 1e20).all(axis=1)
+    assert finite.sum() > 100
+    _assert_within_rounding(dots[finite], points[finite], weights)
+
+
+def test_non_contiguous_chunks_and_outputs_fall_back_to_blas() -> None:
+    rng = np.random.default_rng(12)
+    weights = rng.standard_normal(8, dtype=np.float32)
+    points = rng.standard_normal((2 * 1001, 16), dtype=np.float32)[::2, ::2]  # odd length
+    assert not points.flags.c_contiguous
+    dots = _scores(points, weights)
+    assert np.array_equal(dots, points @ weights)
+    _assert_within_rounding(dots, points, weights)
+    strided = np.full(2 * len(points), np.float32(7.0))
+    LC.device_into(points, {"weights": weights}, 0, strided[::2])
+    assert np.array_equal(strided[::2], points @ weights) and np.all(strided[1::2] == 7)
+
+
+def test_device_into_writes_the_device_scores_in_place() -> None:
+    data, state = _data(8), LC.init(LC.params(8))
+    out = np.full(len(data) + 5, np.float32(np.nan))
+    LC.device_into(data, state, 0, out[: len(data)])
+    (dots,) = LC.device(data, state, 0)[0]
+    assert np.array_equal(out[: len(data)], dots) and np.isnan(out[len(data) :]).all()
+    assert np.array_equal(dots, data.astype(np.float64) @ state["weights"].astype(np.float64))
+
+
+def test_device_into_a_contiguous_output_sums_in_order() -> None:
+    rng = np.random.default_rng(13)
+    points = rng.standard_normal((1003, 8), dtype=np.float32)
+    weights = rng.standard_normal(8, dtype=np.float32)
+    out = np.empty(len(points), np.float32)
+    LC.device_into(points, {"weights": weights}, 0, out)
+    np.testing.assert_array_equal(out.view(np.uint32), _in_order(points, weights).view(np.uint32))
+
+
+def test_weights_or_output_of_the_wrong_length_are_rejected() -> None:
+    points = np.zeros((4, 8), np.float32)
+    with pytest.raises(ValueError, match="weight vector has 7 features, points have 8"):
+        LC.device(points, {"weights": np.zeros(7, np.float32)}, 0)
+    with pytest.raises(ValueError, match="out has 3 values for 4 points"):
+        LC.device_into(points, {"weights": np.zeros(8, np.float32)}, 0, np.zeros(3, np.float32))

@@ -15,19 +15,18 @@
 use core::mem::MaybeUninit;
 
 #[cfg(target_arch = "x86_64")]
-mod avx512;
+pub(crate) mod avx512;
 
 /// The output as the paths see it: written, never read, so it may start uninitialised.
-type Out = [MaybeUninit<f32>];
+pub(crate) type Out = [MaybeUninit<f32>];
 
 /// `out[i] = Σ_j (points[i * d + j] - query[j])²` with d = `query.len()`.
 ///
 /// # Panics
 /// If `points.len()` is not `out.len() * query.len()`.
 pub fn squared_distances_f32(points: &[f32], query: &[f32], out: &mut [f32]) {
-    // SAFETY: same layout; `fill` writes only initialised values, so `out` stays initialised.
-    let out = unsafe { &mut *(core::ptr::from_mut(out) as *mut Out) };
-    fill(points, query, out);
+    // SAFETY: `fill` writes every element of its output, and only initialised values.
+    unsafe { fill_slice(points, query, out, fill) };
 }
 
 /// The same distances in a new vector of `rows` values. It is never zeroed first: a zeroed
@@ -37,9 +36,31 @@ pub fn squared_distances_f32(points: &[f32], query: &[f32], out: &mut [f32]) {
 /// # Panics
 /// If `points.len()` is not `rows * query.len()`.
 pub fn squared_distances_f32_vec(points: &[f32], query: &[f32], rows: usize) -> Vec<f32> {
+    // SAFETY: `fill` writes every element of its output, and only initialised values.
+    unsafe { fill_vec(points, query, rows, fill) }
+}
+
+/// A per-row kernel: points and one vector in, one value per row written to the output.
+pub(crate) type Fill = fn(&[f32], &[f32], &mut Out);
+
+/// Runs `fill` on an initialised output.
+///
+/// # Safety
+/// `fill` must write only initialised values.
+pub(crate) unsafe fn fill_slice(points: &[f32], vector: &[f32], out: &mut [f32], fill: Fill) {
+    // SAFETY: same layout; `fill` writes only initialised values, so `out` stays initialised.
+    let out = unsafe { &mut *(core::ptr::from_mut(out) as *mut Out) };
+    fill(points, vector, out);
+}
+
+/// Runs `fill` on a new vector of `rows` values.
+///
+/// # Safety
+/// `fill` must write every element of its output, and only initialised values.
+pub(crate) unsafe fn fill_vec(points: &[f32], vector: &[f32], rows: usize, fill: Fill) -> Vec<f32> {
     let mut out = Vec::with_capacity(rows);
-    fill(points, query, &mut out.spare_capacity_mut()[..rows]);
-    // SAFETY: `fill` wrote all `rows` values.
+    fill(points, vector, &mut out.spare_capacity_mut()[..rows]);
+    // SAFETY: `fill` wrote all `rows` values (the caller's contract).
     unsafe { out.set_len(rows) };
     out
 }
@@ -121,7 +142,7 @@ const PREFETCH_BYTES: usize = 4096;
 /// (Rust level, best of 7, this machine).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn prefetch_ahead(block: &[f32]) {
+pub(crate) fn prefetch_ahead(block: &[f32]) {
     use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     let ahead = block.as_ptr().cast::<i8>().wrapping_add(PREFETCH_BYTES);
     for line in (0..size_of_val(block)).step_by(64) {
@@ -159,7 +180,7 @@ fn any(points: &[f32], query: &[f32], out: &mut Out) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The definition, written out: features in order, separate roundings.
@@ -178,7 +199,7 @@ mod tests {
     }
 
     /// Values in [−scale, scale): SplitMix64's finaliser over a seeded counter.
-    fn pseudo_random(len: usize, seed: u64, scale: f32) -> Vec<f32> {
+    pub(crate) fn pseudo_random(len: usize, seed: u64, scale: f32) -> Vec<f32> {
         let mix = |i: u64| {
             let mut z = i
                 .wrapping_add(seed << 32)
@@ -188,6 +209,24 @@ mod tests {
         };
         (0..len as u64)
             .map(|i| ((mix(i) >> 40) as f32 / (1u64 << 23) as f32 - 1.0) * scale)
+            .collect()
+    }
+
+    /// `len` values cycling through zeros, infinities, NaN, the extremes and a subnormal.
+    pub(crate) fn special_points(len: usize) -> Vec<f32> {
+        let specials = [
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+            f32::MIN_POSITIVE / 3.0,
+            1e20,
+            -1e-20,
+        ];
+        (0..len)
+            .map(|i| specials[(i * 7) % specials.len()])
             .collect()
     }
 
@@ -273,20 +312,7 @@ mod tests {
 
     #[test]
     fn special_values_give_the_same_bits_on_every_path() {
-        let specials = [
-            0.0,
-            -0.0,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-            f32::MAX,
-            f32::MIN_POSITIVE / 3.0,
-            1e20,
-            -1e-20,
-        ];
-        let points: Vec<f32> = (0..8 * 40)
-            .map(|i| specials[(i * 7) % specials.len()])
-            .collect();
+        let points = special_points(8 * 40);
         let query = [1e20f32, -0.0, 0.5, f32::MIN_POSITIVE, -3.0, 1e-20, 2.0, 0.0];
         assert_every_path::<2>(&points, &query[..2], "special values");
         assert_every_path::<6>(&points[..6 * 40], &query[..6], "special values");

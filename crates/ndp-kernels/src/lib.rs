@@ -3,6 +3,7 @@
 
 pub mod binarize;
 pub mod distance;
+pub mod dot;
 pub mod histogram;
 pub mod remap;
 

@@ -27,17 +27,55 @@ fn squared_distances_f32<'py>(
     points: PyReadonlyArray2<'py, f32>,
     query: PyReadonlyArray1<'py, f32>,
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
-    let (rows, dims) = points.as_array().dim();
-    let q = query.as_slice()?;
-    if q.len() != dims {
-        return Err(PyValueError::new_err(format!(
-            "query has {} features, points have {dims}",
-            q.len()
-        )));
-    }
-    let slice = points.as_slice()?;
+    let (rows, slice, q) = rows_and_vector(&points, &query, "query")?;
     let out = py.detach(|| ndp_kernels::distance::squared_distances_f32_vec(slice, q, rows));
     Ok(PyArray1::from_vec(py, out))
+}
+
+/// Dot products of each row of a C-contiguous float32 (n, d) array with float32 weights of
+/// length d, summed feature by feature in order; returns float32[n], or writes them into
+/// `out` (a C-contiguous float32 array of n values) and returns it.
+#[pyfunction]
+#[pyo3(signature = (points, weights, out=None))]
+fn dot_f32<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<'py, f32>,
+    weights: PyReadonlyArray1<'py, f32>,
+    out: Option<Bound<'py, PyArray1<f32>>>,
+) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    let (rows, slice, w) = rows_and_vector(&points, &weights, "weight vector")?;
+    let Some(out) = out else {
+        let scores = py.detach(|| ndp_kernels::dot::dot_f32(slice, w, rows));
+        return Ok(PyArray1::from_vec(py, scores));
+    };
+    let mut written = out.try_readwrite()?;
+    let scores = written.as_slice_mut()?;
+    if scores.len() != rows {
+        return Err(PyValueError::new_err(format!(
+            "out has {} values for {rows} points",
+            scores.len()
+        )));
+    }
+    py.detach(|| ndp_kernels::dot::dot_f32_into(slice, w, scores));
+    drop(written);
+    Ok(out)
+}
+
+/// The row count and the contiguous points and vector, once their widths agree.
+fn rows_and_vector<'a>(
+    points: &'a PyReadonlyArray2<'_, f32>,
+    vector: &'a PyReadonlyArray1<'_, f32>,
+    name: &str,
+) -> PyResult<(usize, &'a [f32], &'a [f32])> {
+    let (rows, dims) = points.as_array().dim();
+    let v = vector.as_slice()?;
+    if v.len() != dims {
+        return Err(PyValueError::new_err(format!(
+            "{name} has {} features, points have {dims}",
+            v.len()
+        )));
+    }
+    Ok((rows, points.as_slice()?, v))
 }
 
 /// Per-row 256-bin histograms of a C-contiguous uint8 (n, m) array (n images of m pixels);
@@ -112,6 +150,7 @@ fn remap_u8<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_u8, m)?)?;
     m.add_function(wrap_pyfunction!(squared_distances_f32, m)?)?;
+    m.add_function(wrap_pyfunction!(dot_f32, m)?)?;
     m.add_function(wrap_pyfunction!(histograms_u8, m)?)?;
     m.add_function(wrap_pyfunction!(pack_above_u8, m)?)?;
     m.add_function(wrap_pyfunction!(remap_u8, m)?)?;

@@ -6,13 +6,18 @@ Conventions (the paper leaves f and the weights open):
 - The **device** emits each point's float32 dot product s = w·x: 4 bytes per 32-byte point,
   the paper's α = 8. The **host** applies f(s + b) as the exact comparison s > −b (a pass over
   1/8 of the data) and returns uint8 labels. Leaving b to the host saves the device a pass
-  and a rounding; the device part is then exactly one BLAS sgemv.
+  and a rounding.
+- The device computes s in Rust (`ndp-kernels` `dot_f32`, the k-NN distances' AVX-512
+  transpose and prefetch), summed **feature by feature in order**, s = ((x₀w₀ + x₁w₁) + x₂w₂)
+  + …, each product and sum rounded to float32 (no FMA). That is within Higham's bound
+  γ₈·Σ|xⱼwⱼ| of the exact dot, as BLAS's sgemv (another order) is. A chunk that is not
+  C-contiguous, or an output that is not, goes to BLAS instead.
 - The scores are **rows** (`row_spec`): a runtime may have the device write them in place
   (`device_into`) into one output the host reads, with no merge or concatenation; the host
   takes a single segment as it is.
 - Generated features and the seeded weights are **dyadic** (multiples of 1/16 and 1/64, bias a
   multiple of 1/1024): every product and partial sum is exact in float32, so the device's
-  float32 BLAS labels equal the float64 reference bit for bit whatever the summation order.
+  float32 labels equal the float64 reference bit for bit whatever the summation order.
   For other data, `reference` marks as uncertain the points whose float64 score lies within
   float32's rounding bound of 0, and `check` compares labels only outside that band.
 
@@ -23,6 +28,7 @@ concatenated by offset on the host, so merging is associative and commutative.
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -30,6 +36,8 @@ import numpy as np
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, RowSpec
 from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
+
+_core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
 FEATURES = 8
 _U32 = 2.0**-24  # unit roundoff of float32
@@ -65,16 +73,23 @@ class LinearClassifier(Kernel):
         return {"weights": weights, "bias": bias}
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
-        """w·x in float32: one BLAS sgemv, no temporaries. (Blocked, preallocated and
-        block-diagonal-GEMM variants measured no faster on this machine.)"""
-        dots: np.ndarray = _points(chunk) @ np.asarray(state["weights"], dtype=np.float32)
+        """w·x in float32, in one pass over the chunk (see the module doc for the order)."""
+        points, weights = _points(chunk), _weights(state)
+        if not points.flags.c_contiguous:
+            return {offset: (points @ weights,)}
+        dots: np.ndarray = _core.dot_f32(points, weights)
         return {offset: (dots,)}
 
     def row_spec(self, state: Any) -> RowSpec:
         return RowSpec(np.dtype(np.float32))
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
-        np.matmul(_points(chunk), np.asarray(state["weights"], dtype=np.float32), out=out)
+        points, weights = _points(chunk), _weights(state)
+        rust_ok = out.dtype == np.float32 and out.ndim == 1 and out.flags.c_contiguous
+        if rust_ok and points.flags.c_contiguous and out.flags.writeable:
+            _core.dot_f32(points, weights, out)
+        else:
+            np.matmul(points, weights, out=out)
 
     def rows_merged(self, rows: np.ndarray, state: Any) -> Parts:
         return {0: (rows,)}
@@ -131,6 +146,10 @@ def _points(chunk: np.ndarray) -> np.ndarray:
             f"lc expects float32 points of shape (n, {FEATURES}), got {chunk.dtype} {chunk.shape}"
         )
     return chunk
+
+
+def _weights(state: Any) -> np.ndarray:
+    return np.ascontiguousarray(state["weights"], dtype=np.float32)
 
 
 def kernels() -> dict[str, Kernel]:

@@ -20,7 +20,7 @@ use core::arch::x86_64::{
 use super::Out;
 
 /// Points per step: one 512-bit vector of f32.
-pub(super) const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 /// The widest row a gather plan handles: each feature comes from at most 8 vector pairs.
 const MAX_PAIRS: usize = 8;
 
@@ -96,7 +96,7 @@ unsafe fn each_step<const D: usize>(
 /// # Safety
 /// The CPU must support AVX-512F.
 #[inline(always)]
-unsafe fn load_index(index: &[i32; LANES]) -> __m512i {
+pub(crate) unsafe fn load_index(index: &[i32; LANES]) -> __m512i {
     // SAFETY: reads the 64 bytes of `index`.
     unsafe { _mm512_loadu_si512(index.as_ptr().cast()) }
 }
@@ -161,7 +161,7 @@ impl<const D: usize> GatherPlan<D> {
 /// and swaps that bit with one lane bit: stage 1 swaps p1 with j0, stage 2 p2 with j1, and
 /// stage 3 p3 with j2 while putting the lanes in point order. A stage's two outputs (the
 /// pair's vector with the bit 0, then with the bit 1) need one index each.
-pub(super) const BUTTERFLY: [[i32; LANES]; 6] = [
+pub(crate) const BUTTERFLY: [[i32; LANES]; 6] = [
     swap_lane_bit(0, 0),
     swap_lane_bit(0, 1),
     swap_lane_bit(1, 0),
@@ -204,7 +204,7 @@ const fn bit(value: usize, k: usize) -> i32 {
 /// # Safety
 /// The CPU must support AVX-512F.
 #[inline(always)]
-unsafe fn butterfly(rows: [__m512; 8], stages: &[__m512i; 6]) -> [__m512; 8] {
+pub(crate) unsafe fn butterfly(rows: [__m512; 8], stages: &[__m512i; 6]) -> [__m512; 8] {
     // SAFETY: the caller's CPU supports AVX-512F.
     let once = butterfly_stage::<0>(rows, stages[0], stages[1]);
     let twice = butterfly_stage::<1>(once, stages[2], stages[3]);
