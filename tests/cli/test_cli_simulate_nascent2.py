@@ -14,7 +14,17 @@ from ndpkit.nascent.devices import load_devices
 from ndpkit.nascent.system import TableJob, table_sort_time
 from ndpkit.tpc import table_shape
 
-LINEITEM = ("simulate", "nascent2", "--table", "lineitem", "--sf", "1", "--key", "l_shipdate")
+LINEITEM = (
+    "simulate",
+    "nascent2",
+    "--table",
+    "lineitem",
+    "--sf",
+    "1",
+    "--key",
+    "l_shipdate",
+    "--read-only-cpu",
+)
 TOLERANCE = 0.01
 """As tests/nascent/test_des.py, for a table of ~600 chunks."""
 DEVICES = load_devices()
@@ -103,7 +113,17 @@ def test_table_output(ndpkit: Any) -> None:
     assert result.returncode == 0, result.stderr
     assert "NASCENT2 simulated vs modelled — lineitem SF 1 by l_shipdate" in result.stdout
     assert "s2f link utilisation" in result.stdout
-    assert "--measure-cpu" in result.stderr
+    assert "--read-only-cpu" in result.stderr
+
+
+def test_the_cpu_baseline_is_measured_by_default(ndpkit: Any) -> None:
+    args = ("simulate", "nascent2", "--table", "order_line", "--sf", "0.1", "--devices", "2")
+    result = ndpkit(*args, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = _rows(result)
+    assert rows["cpu", "sort_s"]["simulated"] > 0
+    assert rows["cpu", "shuffle_s"]["simulated"] > 0
+    assert rows["cpu", "job_s"]["simulated"] > rows["cpu", "read_s"]["simulated"]
 
 
 def test_the_rans_rfns_simulator_is_still_simulate(ndpkit: Any) -> None:
