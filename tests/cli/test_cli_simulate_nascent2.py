@@ -120,6 +120,7 @@ def test_the_cpu_baseline_is_measured_by_default(ndpkit: Any) -> None:
     args = ("simulate", "nascent2", "--table", "order_line", "--sf", "0.1", "--devices", "2")
     result = ndpkit(*args, "--format", "json")
     assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["nascent2_simulation"]["cpu_measured"] is True
     rows = _rows(result)
     assert rows["cpu", "sort_s"]["simulated"] > 0
     assert rows["cpu", "shuffle_s"]["simulated"] > 0

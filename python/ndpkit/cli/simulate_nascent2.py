@@ -86,7 +86,7 @@ def nascent2_cmd(
     )
     rows = comparison_rows(sim)
     result = Table("nascent2_simulation", title, COMPARISON_COLUMNS, rows, note=_note(sim))
-    document = _document(sim, settings, table, scale, spec, job) | {"rows": rows}
+    document = _document(sim, settings, table, scale, spec, job, measure_cpu) | {"rows": rows}
     emit([result], fmt, {"nascent2_simulation": document})
     if fmt is Format.table and not measure_cpu:
         stderr().print(
@@ -147,11 +147,18 @@ def _note(sim: DevicesSimulation) -> str:
 
 
 def _document(
-    sim: DevicesSimulation, settings: Settings, table: str, sf: float, spec: KeySpec, job: TableJob
+    sim: DevicesSimulation,
+    settings: Settings,
+    table: str,
+    sf: float,
+    spec: KeySpec,
+    job: TableJob,
+    cpu_measured: bool,
 ) -> dict[str, object]:
     """What was simulated: the inputs, the simulation's and the model's options."""
     return {
         "table": table,
+        "cpu_measured": cpu_measured,
         "sf": sf,
         "key": spec.column,
         "rows_per_ssd": job.rows,
