@@ -492,3 +492,21 @@ def test_hybrid_fixed_rows_go_through_the_shuffle_kernel(tmp_path: Path) -> None
     # Rows gathered, plus the sort kernel's sorted keys copied rather than gathered.
     assert c.reads.bytes == 5_000 * (row_bytes + 4)
     assert c.reads.random_accesses == 5_000
+
+
+@pytest.mark.parametrize("dtype", [pl.Float32, pl.Float64])
+@pytest.mark.parametrize("descending", [False, True])
+def test_dict_floats_that_compare_equal_keep_their_row_order(
+    tmp_path: Path, dtype: pl.DataType, descending: bool
+) -> None:
+    """-0.0 and 0.0 are two dictionary entries but one key: their rows stay interleaved in
+    row order, as in a stable sort (and so do NaNs), and each row keeps its own bits."""
+    rng = np.random.default_rng(0)
+    keys = pl.Series("k", rng.choice([-1.5, 0.0, -0.0, 2.0, np.nan, np.inf], 300), dtype=dtype)
+    frame = pl.DataFrame({"k": keys, "row": np.arange(300)})
+    path = tmp_path / "f.tbl"
+    write_table_file(frame, "k", path, key_encoding="dict")
+    got = sort_table_file(path, options=SortOptions(descending=descending)).to_polars()
+    want = frame.sort("k", descending=descending, maintain_order=True, nulls_last=True)
+    assert got["row"].to_list() == want["row"].to_list()
+    assert np.array_equal(np.signbit(got["k"].to_numpy()), np.signbit(want["k"].to_numpy()))

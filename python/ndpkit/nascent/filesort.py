@@ -170,17 +170,20 @@ def _sort_through_dictionary(tf: TableFile, o: SortOptions) -> KeySort:
     key, page = tf.key, tf.dictionary
     renumbered = renumber(_dictionary_values(page, key))
     mapped, map_counts = map_keys(tf.data_page.keys, renumbered)
-    r = _argsort(mapped, o, o.descending)
+    # Sort by equality class: distinct dictionary entries that compare equal (-0.0 and 0.0,
+    # NaN payloads) share a class, so their rows keep their original order.
+    r = _argsort(_equality_classes(renumbered.sorted)[mapped], o, o.descending)
+    nkeys = mapped[r.indices]
     order = renumbered.mapping.argsort(kind="stable")  # NKey → original key
     sorted_page = DictionaryPage(tuple(page.values[i] for i in order), page.fixed_width, page.l_max)
     table = dictionary_table(sorted_page.values, sorted_page.l_max)
     copies = default_lanes(4) if page.fixed_width is not None else 1
     if placement(int(table.rows.nbytes), copies, URAM_BYTES) == "host":
-        keys = _page_array(sorted_page, key).take(pa.array(r.keys.astype(np.int64)))
+        keys = _page_array(sorted_page, key).take(pa.array(nkeys.astype(np.int64)))
         return KeySort(r.indices, keys, "C", r.counts, None, map_counts)
     decoded = decode(
         sorted_page.values,
-        r.keys,
+        nkeys,
         l_max=sorted_page.l_max,
         mode="fixed" if page.fixed_width is not None else "variable",
         width=page.fixed_width,
@@ -188,6 +191,17 @@ def _sort_through_dictionary(tf: TableFile, o: SortOptions) -> KeySort:
     )
     keys = arrow_array(key, _decoded_field(decoded, key), Fault(str(tf.path)))
     return KeySort(r.indices, keys, "C", r.counts, decoded.counts, map_counts)
+
+
+def _equality_classes(sorted_values: NDArray[Any]) -> NDArray[np.uint32]:
+    """Each sorted dictionary entry's class: entries that compare equal share one (for
+    floats -0.0 equals 0.0 and every NaN equals every other; other types are distinct)."""
+    n = len(sorted_values)
+    if n == 0 or sorted_values.dtype.kind != "f":
+        return np.arange(n, dtype=np.uint32)
+    v = sorted_values.astype(np.float64)
+    same = (v[1:] == v[:-1]) | (np.isnan(v[1:]) & np.isnan(v[:-1]))
+    return np.concatenate([[0], np.cumsum(~same)]).astype(np.uint32)
 
 
 def _dictionary_values(page: DictionaryPage, key: Column) -> NDArray[Any]:
