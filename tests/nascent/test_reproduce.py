@@ -137,6 +137,10 @@ def test_settings_from_flags() -> None:
         assert info.value.field == field
     with pytest.raises(SpecError, match="unknown option"):
         settings_from_flags(options=["speed=3"])
+    with pytest.raises(SpecError, match="≥ 2"):  # a merge of one run is no merge
+        settings_from_flags(options=["merge_ways=1"])
+    with pytest.raises(SpecError, match="≥ 1"):
+        settings_from_flags(options=["seed=0"])
 
 
 def test_e8_scale_factor() -> None:

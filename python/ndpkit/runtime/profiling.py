@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import SpecError
 from ndpkit.files import write_atomic
@@ -180,7 +181,10 @@ def measure(
     chunk = chunk_records or max(1, (4 << 20) // max(kernel.record_bytes, 1))
     meter = _Meter.opened(counters)
     try:
-        runs = [_one_run(kernel, data, params, chunk, meter) for _ in range(max(repeat, 1))]
+        # One core, as the figures claim: the counters see only this thread, so BLAS must
+        # not spread a part over others.
+        with threadpool_limits(limits=1):
+            runs = [_one_run(kernel, data, params, chunk, meter) for _ in range(max(repeat, 1))]
         counted = meter.counting
     finally:
         meter.close()

@@ -113,8 +113,11 @@ def settings_from_flags(
         elif key in _CHOICES:
             model[key] = _choice(value, _CHOICES[key], flag)
         elif key in _INT_SETTINGS:
-            if not value.isdigit() or int(value) < 1:
-                raise SpecError("must be a whole number ≥ 1", source="command line", field=flag)
+            least = 2 if key == "merge_ways" else 1  # a merge takes at least two runs
+            if not value.isdigit() or int(value) < least:
+                raise SpecError(
+                    f"must be a whole number ≥ {least}", source="command line", field=flag
+                )
             (model if key == "merge_ways" else run)[key] = int(value)
         else:
             known = ", ".join([*_CHOICES, *_INT_SETTINGS, "des.ENTRY", "DEVICE.ENTRY"])
