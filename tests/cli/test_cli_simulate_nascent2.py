@@ -151,6 +151,10 @@ def test_the_rans_rfns_simulator_is_still_simulate(ndpkit: Any) -> None:
         ),
         (("nascent2", "-o", "des.nosuch=1"), "--option des.nosuch=1"),
         (("nascent2", "-o", "smartssd.clock=-1 MHz"), "smartssd.clock"),
+        # Runs that would take hours are refused before they start.
+        (("nascent2", "--devices", "99999999", "--read-only-cpu"), "--devices/--sf"),
+        (("nascent2", "--sf", "1e9", "--read-only-cpu"), "--devices/--sf"),
+        (("nascent2", "-o", "des.chunk_bytes=1", "--read-only-cpu"), "--devices/--sf"),
         (("-p", "rfns", "nascent2"), "--platform"),
         ((), "--platform"),
         (("-p", "rfns"), "--app"),

@@ -77,6 +77,7 @@ def nascent2_cmd(
         spec = _key(table, key)
         settings = settings_from_flags(devices=device_file, options=option, simulate=True)
         job = e7_job(table, scale, spec)
+        _check_size(job, m, settings.des.chunk_bytes)
         cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
         found = load_devices(settings.devices_file, settings.overrides)
         sim = simulate(found, m, job, settings.options, settings.des, cpu_phases, host_sort)
@@ -94,6 +95,27 @@ def nascent2_cmd(
             "speedups over it are lower bounds",
             highlight=False,
             markup=False,
+        )
+
+
+MAX_EVENTS = 50_000_000
+"""About 10–20 s of simulation on this kind of machine (2.5–6.5 M events/s)."""
+_EVENTS_PER_CHUNK = 32
+"""An upper estimate of events per streamed chunk over the three machines (measured:
+12–27 at lineitem SF 1 and SF 100, l_orderkey and l_shipdate)."""
+
+
+def _check_size(job: TableJob, devices: int, chunk_bytes: float) -> None:
+    """Refuse, before it starts, a simulation that would run for minutes or hours."""
+    chunks = math.ceil(job.rows * job.row_bytes / chunk_bytes)
+    events = _EVENTS_PER_CHUNK * devices * chunks
+    if events > MAX_EVENTS:
+        raise SpecError(
+            f"would simulate about {events:.2g} events ({devices} SSDs × {chunks:,} chunks), "
+            f"more than {MAX_EVENTS:.0e}; lower --devices or --sf, or raise "
+            "-o des.chunk_bytes",
+            source="command line",
+            field="--devices/--sf",
         )
 
 
