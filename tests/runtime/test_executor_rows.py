@@ -1,4 +1,4 @@
-"""LocalExecutor with kernels that write rows in place (`Kernel.row_spec`): the same answers as
+"""LocalExecutor with kernels that write rows in place (`RowKernel`): the same answers as
 the partial path, over any routing and chunking, in bounded memory, and no file left behind.
 
 The kernels are defined here; worker processes import this module to unpickle them.
@@ -17,11 +17,11 @@ import pytest
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import Kernel, get_kernel, run_in_memory
-from ndpkit.kernels.base import RowSpec
+from ndpkit.kernels.base import RowKernel, RowSpec
 from ndpkit.runtime import Dataset, EngineStats, LocalExecutor, WorkerDiedError, transfer
 
 
-class RowSums(Kernel):
+class RowSums(RowKernel):
     """Per record: (its sum, its global index) as a float64 row of 2; the index column
     catches a row written at the wrong place. `device` gives the same rows as partials."""
 
@@ -155,8 +155,8 @@ def test_a_full_file_system_is_a_clear_error(tmp_path: Path) -> None:
     rows = transfer.Rows("/dev/full", RowSpec(np.dtype(np.float64), (2,)))
     chunk = np.ones((10, 4), np.float32)
     expected = pytest.raises(NdpkitError, match="/dev/full: cannot write the kernel's output")
-    with rows.writer(10) as writer, expected:
-        writer.write(RowSums(), chunk, RowSums().init({}), 0)
+    with rows.writer(RowSums(), 10) as writer, expected:
+        writer.write(chunk, RowSums().init({}), 0)
 
 
 def test_a_rows_worker_holds_a_chunk_not_its_rows(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from ndpkit.errors import UnknownNameError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, run_in_memory
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, run_in_memory
 
 _MODULES = {
     "lc": "lc",
@@ -57,6 +57,8 @@ __all__ = [
     "GROUPS",
     "Kernel",
     "KernelMismatchError",
+    "RowKernel",
+    "RowSpec",
     "expand",
     "get_kernel",
     "kernel_names",

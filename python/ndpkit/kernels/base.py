@@ -106,27 +106,28 @@ class Kernel(ABC):
         """Bytes a device sends to the host for this partial (for the reduction ratio α)."""
         return _nbytes(partial)
 
-    # A per-record kernel may also write its rows in place. Its partials are 1/α of the
-    # input; merging and moving them between processes would cost the runtime more than the
-    # device part itself, so the runtime can instead give every engine its records' slice of
-    # one output array. Kernels that say nothing here keep the partial path.
 
-    def row_spec(self, state: Any) -> RowSpec | None:
-        """The row `device_into` writes per record, or None (the default): this kernel's
-        device part returns partials only."""
-        return None
+class RowKernel(Kernel):
+    """A per-record kernel that can also write its rows in place (LC: a score per point).
 
+    Its partials are 1/α of the input; merging and moving them between processes would
+    cost the runtime more than the device part itself, so the runtime instead gives every
+    engine its records' slice of one output array. `device` and `merge` still give the same
+    answer as partials (the runtime falls back to them when there is no room for the rows)."""
+
+    @abstractmethod
+    def row_spec(self, state: Any) -> RowSpec:
+        """The row `device_into` writes per record."""
+
+    @abstractmethod
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
         """The device part over one chunk, writing the chunk's rows into `out` (shape
-        (len(chunk), *row_spec.shape)) instead of returning them. Only called when
-        `row_spec(state)` is not None."""
-        raise NotImplementedError(f"kernel {self.name!r} has no device_into")
+        (len(chunk), *row_spec.shape)) instead of returning them."""
 
+    @abstractmethod
     def rows_merged(self, rows: np.ndarray, state: Any) -> Any:
         """What `host` expects as the merged partial, from every record's row in record order
-        (what `merge` of the `device` partials would have given). Only called when
-        `row_spec(state)` is not None."""
-        raise NotImplementedError(f"kernel {self.name!r} has no rows_merged")
+        (what `merge` of the `device` partials would have given)."""
 
 
 def _nbytes(value: Any) -> int:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, RowSpec
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
 from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -50,7 +50,7 @@ class Labels(NamedTuple):
     uncertain: np.ndarray  # bool (n,)
 
 
-class LinearClassifier(Kernel):
+class LinearClassifier(RowKernel):
     name = "lc"
     description = "linear classifier, 8 float32 features, label = w·x + b > 0"
     dtype = np.dtype(np.float32)

@@ -42,7 +42,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.nascent.devices import CpuDevice, DeviceSet, FpgaDevice, load_devices
@@ -206,22 +206,27 @@ class MachineRun:
         return self.end_s - min((j.start_s for j in self.jobs), default=0.0)
 
 
+class _Phased(Protocol):
+    def phases_s(self) -> dict[str, float]: ...
+
+
+_Model = TypeVar("_Model", bound=_Phased)
+
+
 @dataclass(frozen=True)
-class _OneJob:
-    """One job on one device; the subclass keeps the model's answer for it."""
+class _OneJob(Generic[_Model]):
+    """One job on one device, with the model's answer for it as `model`."""
 
     device: str
     machine: MachineRun
     power_w: float
     events: int
-
-    def _model_phases_s(self) -> dict[str, float]:
-        raise NotImplementedError
+    model: _Model
 
     def phases_s(self) -> dict[str, float]:
         """Seconds per phase, under the model's phase names."""
         simulated = self.machine.jobs[0].phases_s()
-        return {k: simulated.get(k, 0.0) for k in self._model_phases_s()}
+        return {k: simulated.get(k, 0.0) for k in self.model.phases_s()}
 
     @property
     def total_s(self) -> float:
@@ -233,27 +238,19 @@ class _OneJob:
 
 
 @dataclass(frozen=True)
-class TableSortSimulation(_OneJob):
+class TableSortSimulation(_OneJob[TableSortTime]):
     """One table sort on one device (Flow A, or Flow C for a generic key); `phases_s()` and
     `total_s` as `TableSortTime`, which is kept as `model`."""
 
     job: TableJob
-    model: TableSortTime
-
-    def _model_phases_s(self) -> dict[str, float]:
-        return self.model.phases_s()
 
 
 @dataclass(frozen=True)
-class GenericSortSimulation(_OneJob):
+class GenericSortSimulation(_OneJob[GenericSortTime]):
     """One generic sort of a column (Flow B); `phases_s()` and `total_s` as
     `GenericSortTime`, which is kept as `model`."""
 
     elements: int
-    model: GenericSortTime
-
-    def _model_phases_s(self) -> dict[str, float]:
-        return self.model.phases_s()
 
 
 @dataclass(frozen=True)

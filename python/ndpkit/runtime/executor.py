@@ -24,8 +24,8 @@ Why it is built this way:
   run uses the cores a one-process run would, without oversubscribing them.
 - **Large results bypass the pipe** (`ndpkit.runtime.transfer`). A per-record kernel (LC: a
   score per point) sends the host 1/α of its input; when it declares its row
-  (`Kernel.row_spec`), every engine writes its records' rows into one output file per pass,
-  which the parent maps for the host part (`Kernel.rows_merged`): no merge, no copy in the
+  (`RowKernel.row_spec`), every engine writes its records' rows into one output file per pass,
+  which the parent maps for the host part (`RowKernel.rows_merged`): no merge, no copy in the
   parent, and a worker still holds only a chunk. Other partials are pickled with their large
   buffers in a spill file. Both live in the run's spill directory (in /dev/shm when there is
   one), removed when the run ends.
@@ -61,7 +61,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import NdpkitError, SpecError
-from ndpkit.kernels.base import Kernel
+from ndpkit.kernels.base import Kernel, RowKernel
 from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.transfer import Rows, RowWriter, pack, spill_root, unpack
 
@@ -367,10 +367,10 @@ class _Run:
         on_bytes = None if self.progress is None else self._reporter(total)
         done = pool.run(tasks, on_bytes)
         host_start = time.perf_counter()
-        if rows is None:
-            merged = self.kernel.merge([done[engine][0] for engine in self.plan])
-        else:
+        if rows is not None and isinstance(self.kernel, RowKernel):
             merged = self.kernel.rows_merged(rows.map(self.dataset.records), state)
+        else:
+            merged = self.kernel.merge([done[engine][0] for engine in self.plan])
         state, finished = self.kernel.host(merged, state)
         end = time.perf_counter()
         stats = tuple(done[engine][1] for engine in self.plan)
@@ -390,9 +390,9 @@ class _Run:
     def _rows(self, state: Any) -> Rows | None:
         """This pass's output file, if the kernel writes rows and the spill directory has
         room for them (else the kernel's partials are merged as usual)."""
-        spec = self.kernel.row_spec(state)
-        if spec is None or self.spill_dir is None:
+        if not isinstance(self.kernel, RowKernel) or self.spill_dir is None:
             return None
+        spec = self.kernel.row_spec(state)
         name = f"rows-{len(self.passes)}.bin"
         return Rows.create(self.spill_dir, name, self.dataset.records, spec)
 
@@ -617,7 +617,7 @@ def _device_pass(task: _Task, conn: Connection, writer: RowWriter | None) -> tup
             if writer is None:
                 partials.append(kernel.device(chunk, task.state, offset))
             else:
-                writer.write(kernel, chunk, task.state, offset)
+                writer.write(chunk, task.state, offset)
             records, chunks = records + len(chunk), chunks + 1
             if task.report_progress:
                 conn.send(("progress", chunk.nbytes))
@@ -629,10 +629,10 @@ def _device_pass(task: _Task, conn: Connection, writer: RowWriter | None) -> tup
 
 @contextlib.contextmanager
 def _writer(task: _Task) -> Iterator[RowWriter | None]:
-    if task.rows is None:
+    if task.rows is None or not isinstance(task.kernel, RowKernel):
         yield None
     else:
-        with task.rows.writer(task.chunk_records) as writer:
+        with task.rows.writer(task.kernel, task.chunk_records) as writer:
             yield writer
 
 

@@ -4,9 +4,9 @@ Both go through the run's spill directory (`spill_root`: /dev/shm when there is 
 bytes stay in memory), which the executor removes when the run ends, however it ends.
 
 - **Rows.** A per-record kernel (LC: a score per point) sends the host 1/α of its input.
-  When it declares its row (`Kernel.row_spec`), the parent makes one output file per pass
+  When it declares its row (`RowKernel.row_spec`), the parent makes one output file per pass
   (`Rows.create`, sized but not written), and every engine writes each chunk's rows at their
-  record index (`Rows.writer`: `Kernel.device_into` into a reused buffer that stays in the
+  record index (`Rows.writer`: `RowKernel.device_into` into a reused buffer that stays in the
   caches, then one pwrite). Nothing is merged, concatenated or pickled, and the rows never
   sit in a worker's memory. The parent maps the finished file once (`Rows.map`), with its
   pages mapped up front, and unlinks it. A pwrite costs one copy, but it was faster than
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, RowSpec
+from ndpkit.kernels.base import RowKernel, RowSpec
 
 SPILL_MIN_BYTES = 256 * 2**10
 """Buffers of a pickled partial at least this large travel in a spill file."""
@@ -84,9 +84,9 @@ class Rows:
         return cls(path, spec)
 
     @contextlib.contextmanager
-    def writer(self, chunk_records: int) -> Iterator[RowWriter]:
-        """A writer for chunks of up to `chunk_records` records, closed afterwards."""
-        writer = RowWriter(self, chunk_records)
+    def writer(self, kernel: RowKernel, chunk_records: int) -> Iterator[RowWriter]:
+        """`kernel`'s writer for chunks of up to `chunk_records` records, closed afterwards."""
+        writer = RowWriter(self, kernel, chunk_records)
         try:
             yield writer
         finally:
@@ -109,17 +109,18 @@ class Rows:
 class RowWriter:
     """Writes an engine's rows into the pass's output file, a chunk at a time."""
 
-    def __init__(self, rows: Rows, chunk_records: int):
+    def __init__(self, rows: Rows, kernel: RowKernel, chunk_records: int):
+        self.kernel = kernel
         self.path = rows.path
         self.row_bytes = rows.spec.row_bytes
         self.buffer = np.empty((chunk_records, *rows.spec.shape), rows.spec.dtype)
         self.fd = os.open(rows.path, os.O_WRONLY)
 
-    def write(self, kernel: Kernel, chunk: np.ndarray, state: Any, offset: int) -> None:
+    def write(self, chunk: np.ndarray, state: Any, offset: int) -> None:
         """The device part over `chunk` (whose first record is `offset`), its rows written
         at their place in the file."""
         out = self.buffer[: len(chunk)]
-        kernel.device_into(chunk, state, offset, out)
+        self.kernel.device_into(chunk, state, offset, out)
         data = out.reshape(-1).view(np.uint8).data
         at = offset * self.row_bytes
         try:
