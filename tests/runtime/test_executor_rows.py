@@ -6,16 +6,16 @@ The kernels are defined here; worker processes import this module to unpickle th
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from ndpkit.errors import NdpkitError
 from ndpkit.kernels import Kernel, get_kernel, run_in_memory
 from ndpkit.kernels.base import RowKernel, RowSpec
 from ndpkit.runtime import Dataset, EngineStats, LocalExecutor, WorkerDiedError, transfer
@@ -121,13 +121,21 @@ def test_rows_under_a_mux2_route_and_several_passes(
     assert [e.devices for e in out.engines] == [(0, 1, 2, 3), (4, 5, 6, 7)]
 
 
+@pytest.mark.parametrize("no_room", ["memory", "fallocate"])
 def test_without_room_for_the_rows_partials_are_merged(
-    executor: LocalExecutor, datasets: dict[int, Dataset], monkeypatch: pytest.MonkeyPatch
+    datasets: dict[int, Dataset], monkeypatch: pytest.MonkeyPatch, no_room: str
 ) -> None:
-    monkeypatch.setattr(transfer, "free_bytes", lambda directory: 0)
+    if no_room == "memory":
+        monkeypatch.setattr(transfer, "_room_bytes", lambda fd: 0)
+    else:
+
+        def full(fd: int, offset: int, length: int) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(transfer.os, "posix_fallocate", full)
     RowSums.merged_from_rows.clear()
     ds = datasets[3]
-    out = executor.run(RowSums(), ds, {}, chunk_bytes=1000)
+    out = LocalExecutor(2).run(RowSums(), ds, {}, chunk_bytes=1000)
     assert np.array_equal(out.result, run_in_memory(RowSums(), ds.read_all(), {}, 97))
     assert RowSums.merged_from_rows == []
 
@@ -139,7 +147,7 @@ def test_progress_with_rows(executor: LocalExecutor, datasets: dict[int, Dataset
     assert seen[-1] == (ds.total_bytes,) * 2
 
 
-def test_a_worker_killed_mid_write_leaves_no_file(
+def test_a_worker_killed_mid_write_leaves_no_file_and_no_result(
     datasets: dict[int, Dataset], no_spill_left: None
 ) -> None:
     ds = datasets[8]
@@ -148,27 +156,59 @@ def test_a_worker_killed_mid_write_leaves_no_file(
         LocalExecutor(2).run(KillsWhileWriting(target.offset + 2), ds, {}, chunk_bytes=160)
 
 
-def test_a_full_file_system_is_a_clear_error(tmp_path: Path) -> None:
-    """/dev/full answers every write with ENOSPC, like a full /dev/shm."""
-    if not os.path.exists("/dev/full"):
-        pytest.skip("no /dev/full here")
-    rows = transfer.Rows("/dev/full", RowSpec(np.dtype(np.float64), (2,)))
-    chunk = np.ones((10, 4), np.float32)
-    expected = pytest.raises(NdpkitError, match="/dev/full: cannot write the kernel's output")
-    with rows.writer(RowSums(), 10) as writer, expected:
-        writer.write(chunk, RowSums().init({}), 0)
+def test_kept_workers_write_into_the_same_arena(datasets: dict[int, Dataset]) -> None:
+    """A second run of a kept pool maps no new shared memory: its rows go into the pages the
+    first run's did. (A worker per engine: with fewer, which worker writes which engine's
+    rows, and so maps which pages, depends on who finishes first.)"""
+    ds = datasets[3]
+    expected = run_in_memory(RowSums(), ds.read_all(), {}, 97)
+    with LocalExecutor(3) as ex:
+        first = ex.run(RowSums(), ds, {}, chunk_bytes=1000)
+        second = ex.run(RowSums(), ds, {}, chunk_bytes=1000)
+    assert np.array_equal(first.result, expected) and np.array_equal(second.result, expected)
+    assert sum(e.shared_growth_bytes for e in first.engines) >= ds.records * 16
+    assert sum(e.shared_growth_bytes for e in second.engines) == 0
+
+
+class RowsAsResult(RowSums):
+    """Keeps views of the rows it is lent, in its state and in its result: every pass's rows
+    and the result must survive later passes and runs."""
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        (rows,) = merged.values()  # a view of the arena, not a copy
+        first = rows if state["first"] is None else state["first"]
+        new = {"passes": state["passes"], "done": state["done"] + 1, "first": first}
+        return new | {"last": rows}, new["done"] == new["passes"]
+
+    def finish(self, state: Any) -> Any:
+        return state["first"], state["last"]
+
+
+def test_rows_still_held_are_never_overwritten(datasets: dict[int, Dataset]) -> None:
+    ds = datasets[3]
+    data = ds.read_all()
+    with LocalExecutor(2) as ex:
+        results = [ex.run(RowsAsResult(), ds, {"passes": p}) for p in (2, 3, 1)]
+    for out, passes in zip(results, (2, 3, 1), strict=True):
+        first, last = out.result
+        assert np.array_equal(first, run_in_memory(RowSums(), data, {"passes": 1}, 97)[:, :2])
+        expected_last = run_in_memory(RowSums(), data, {"passes": passes}, 97)[:, 2:]
+        assert np.array_equal(last, expected_last)
 
 
 def test_a_rows_worker_holds_a_chunk_not_its_rows(
     one_engine: Callable[[Kernel, int, int], EngineStats],
 ) -> None:
     """16 bytes of rows per 16-byte record: a worker that kept its rows would grow by the
-    data set's size; one that writes them out holds a chunk whatever the size."""
+    data set's size; one that writes them into the shared arena holds a chunk of its own
+    whatever the size."""
     chunk_bytes = 256 * 2**10
     small, large = (one_engine(RowSums(), size_mib, chunk_bytes) for size_mib in (4, 64))
     assert large.bytes_out == 64 * 2**20
     assert large.rss_growth_bytes < 16 * chunk_bytes
     assert large.rss_growth_bytes < small.rss_growth_bytes + 4 * chunk_bytes
+    if sys.platform == "linux":  # the rows it wrote are in shared memory, the host's output
+        assert abs(large.shared_growth_bytes - 64 * 2**20) <= 2**20
 
 
 def test_lc_device_into_writes_what_device_returns() -> None:

@@ -24,11 +24,11 @@ Why it is built this way:
   run uses the cores a one-process run would, without oversubscribing them.
 - **Large results bypass the pipe** (`ndpkit.runtime.transfer`). A per-record kernel (LC: a
   score per point) sends the host 1/α of its input; when it declares its row
-  (`RowKernel.row_spec`), every engine writes its records' rows into one output file per pass,
-  which the parent maps for the host part (`RowKernel.rows_merged`): no merge, no copy in the
-  parent, and a worker still holds only a chunk. Other partials are pickled with their large
-  buffers in a spill file. Both live in the run's spill directory (in /dev/shm when there is
-  one), removed when the run ends.
+  (`RowKernel.row_spec`), every engine writes its records' rows straight into the pool's
+  rows arena, shared memory that the parent reads in place for the host part
+  (`RowKernel.rows_merged`): no merge, no copy. Other partials are pickled with their large
+  buffers in a spill file in the run's spill directory (in /dev/shm when there is one),
+  removed when the run ends.
 - **No partial answers.** A missing or corrupt shard is a `ShardError` naming the file, a
   worker that dies is a `WorkerDiedError` naming the engine and its shards, and a kernel bug is
   re-raised with the worker's traceback; in every case the other workers are stopped and no
@@ -50,7 +50,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext, SpawnContext
@@ -63,7 +63,16 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels.base import Kernel, RowKernel
 from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
-from ndpkit.runtime.transfer import Rows, RowWriter, pack, spill_root, unpack
+from ndpkit.runtime.transfer import (
+    ARENAS,
+    Rows,
+    RowsArena,
+    RowWriter,
+    pack,
+    send_arena,
+    spill_root,
+    unpack,
+)
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
 _PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]  # imported once, by the server
@@ -101,8 +110,13 @@ class EngineStats:
     peak_rss_bytes: int
     """The worker's peak resident set size while this engine ran."""
     rss_growth_bytes: int
-    """That peak minus the worker's resident size when the engine started: the memory the
-    run itself needed (chunks, partials), independent of what the process held before."""
+    """That peak minus the worker's resident size when the engine started, less the rows it
+    wrote into the rows arena (`shared_growth_bytes`): the memory the run itself needed
+    (chunks, partials), independent of what the process held before."""
+    shared_growth_bytes: int = 0
+    """Shared memory the worker mapped while this engine ran: the pages of the rows arena
+    it wrote for the first time. They are the host's output, mapped by both processes and
+    counted once in the machine's memory, but in both processes' resident sizes."""
 
     def plus(self, other: EngineStats) -> EngineStats:
         return replace(
@@ -114,6 +128,7 @@ class EngineStats:
             seconds=self.seconds + other.seconds,
             peak_rss_bytes=max(self.peak_rss_bytes, other.peak_rss_bytes),
             rss_growth_bytes=max(self.rss_growth_bytes, other.rss_growth_bytes),
+            shared_growth_bytes=self.shared_growth_bytes + other.shared_growth_bytes,
         )
 
 
@@ -361,14 +376,16 @@ class _Run:
 
     def _pass(self, pool: _Pool, state: Any) -> tuple[Any, bool]:
         start = time.perf_counter()
-        rows = self._rows(state)
+        rows = self._rows(pool, state)
         tasks = [self._task(engine, devices, state, rows) for engine, devices in self.plan.items()]
         total = self.dataset.total_bytes * (len(self.passes) + 1)
         on_bytes = None if self.progress is None else self._reporter(total)
         done = pool.run(tasks, on_bytes)
         host_start = time.perf_counter()
         if rows is not None and isinstance(self.kernel, RowKernel):
-            merged = self.kernel.rows_merged(rows.map(self.dataset.records), state)
+            lent = pool.arena.lend(rows, self.dataset.records)
+            merged = self.kernel.rows_merged(lent, state)
+            del lent
         else:
             merged = self.kernel.merge([done[engine][0] for engine in self.plan])
         state, finished = self.kernel.host(merged, state)
@@ -387,14 +404,12 @@ class _Run:
 
         return on_bytes
 
-    def _rows(self, state: Any) -> Rows | None:
-        """This pass's output file, if the kernel writes rows and the spill directory has
+    def _rows(self, pool: _Pool, state: Any) -> Rows | None:
+        """Where this pass's rows go, if the kernel writes rows and the pool's arena has
         room for them (else the kernel's partials are merged as usual)."""
-        if not isinstance(self.kernel, RowKernel) or self.spill_dir is None:
+        if not isinstance(self.kernel, RowKernel) or not ARENAS:
             return None
-        spec = self.kernel.row_spec(state)
-        name = f"rows-{len(self.passes)}.bin"
-        return Rows.create(self.spill_dir, name, self.dataset.records, spec)
+        return pool.arena.reserve(self.dataset.records, self.kernel.row_spec(state))
 
     def _task(self, engine: int, devices: tuple[int, ...], state: Any, rows: Rows | None) -> _Task:
         ds = self.dataset
@@ -423,6 +438,8 @@ class _Worker:
     process: BaseProcess
     conn: Connection
     task: _Task | None = None
+    arena: int = 0
+    """The generation of the rows arena this worker has mapped (0: none)."""
 
 
 class _Pool:
@@ -431,6 +448,7 @@ class _Pool:
 
     def __init__(self, size: int, threads: int):
         context = _context()
+        self.arena = RowsArena()
         self.workers: list[_Worker] = []
         for _ in range(size):
             parent_end, child_end = context.Pipe()
@@ -456,6 +474,7 @@ class _Pool:
                 w.process.join()
             w.conn.close()
         self.workers = []
+        self.arena.close()
 
     def run(
         self, tasks: list[_Task], on_bytes: Callable[[int], None] | None
@@ -480,6 +499,10 @@ class _Pool:
         worker.task = task
         try:
             worker.conn.send(task)
+            if task.rows is not None and worker.arena != task.rows.generation:
+                assert self.arena.fd is not None
+                send_arena(worker.conn, self.arena.fd, worker.process.pid)
+                worker.arena = task.rows.generation
         except (BrokenPipeError, ConnectionResetError):
             raise _died(worker) from None
 
@@ -581,10 +604,11 @@ def _picklable(exc: Exception) -> Exception:
 def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
     """One engine's pass: its partial (None for a kernel that writes rows), and its stats."""
     _reset_peak_memory()
-    (rss_start, _), start = _memory_bytes(), time.perf_counter()
-    with _writer(task) as writer:
-        partial, records, chunks = _device_pass(task, conn, writer)
-    _, peak = _memory_bytes()
+    (rss_start, _, shared_start), start = _memory_bytes(), time.perf_counter()
+    writer = _writer(task, conn)
+    partial, records, chunks = _device_pass(task, conn, writer)
+    _, peak, shared_end = _memory_bytes()
+    shared = max(0, shared_end - shared_start)
     if task.rows is None:
         bytes_out = task.kernel.output_bytes(partial)
     else:
@@ -599,7 +623,8 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
         bytes_out=bytes_out,
         seconds=time.perf_counter() - start,
         peak_rss_bytes=peak,
-        rss_growth_bytes=peak - rss_start,
+        rss_growth_bytes=peak - rss_start - shared,
+        shared_growth_bytes=shared,
     )
     return partial, stats
 
@@ -627,32 +652,31 @@ def _device_pass(task: _Task, conn: Connection, writer: RowWriter | None) -> tup
     return (None if writer else kernel.merge(partials)), records, chunks
 
 
-@contextlib.contextmanager
-def _writer(task: _Task) -> Iterator[RowWriter | None]:
+def _writer(task: _Task, conn: Connection) -> RowWriter | None:
     if task.rows is None or not isinstance(task.kernel, RowKernel):
-        yield None
-    else:
-        with task.rows.writer(task.kernel, task.chunk_records) as writer:
-            yield writer
+        return None
+    spans = [(shard.offset, shard.records) for shard in task.shards]
+    return RowWriter(task.rows, task.kernel, conn, spans)
 
 
 # -- memory -------------------------------------------------------------------------------
 
 
-def _memory_bytes() -> tuple[int, int]:
-    """(resident now, peak resident) of this process.
+def _memory_bytes() -> tuple[int, int, int]:
+    """(resident now, peak resident, shared memory resident now) of this process.
 
     On Linux from /proc/self/status: getrusage's ru_maxrss would not do, because it keeps the
     high-water mark of the parent's memory across the fork+exec that spawned this worker, which
-    hides a worker's own growth. Elsewhere, getrusage for both."""
+    hides a worker's own growth. Elsewhere, getrusage for the first two."""
     try:
         status = Path("/proc/self/status").read_text()
     except OSError:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         peak = int(peak if sys.platform == "darwin" else peak * 1024)
-        return peak, peak
+        return peak, peak, 0
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    return _kib(fields["VmRSS"]), _kib(fields["VmHWM"])
+    shared = _kib(fields["RssShmem"]) if "RssShmem" in fields else 0
+    return _kib(fields["VmRSS"]), _kib(fields["VmHWM"]), shared
 
 
 def _kib(text: str) -> int:

@@ -1,22 +1,27 @@
 """How a worker's results reach the parent process: rows written in place, partials pickled.
 
-Both go through the run's spill directory (`spill_root`: /dev/shm when there is one, so the
-bytes stay in memory), which the executor removes when the run ends, however it ends.
-
 - **Rows.** A per-record kernel (LC: a score per point) sends the host 1/α of its input.
-  When it declares its row (`RowKernel.row_spec`), the parent makes one output file per pass
-  (`Rows.create`, sized but not written), and every engine writes each chunk's rows at their
-  record index (`Rows.writer`: `RowKernel.device_into` into a reused buffer that stays in the
-  caches, then one pwrite). Nothing is merged, concatenated or pickled, and the rows never
-  sit in a worker's memory. The parent maps the finished file once (`Rows.map`), with its
-  pages mapped up front, and unlinks it. A pwrite costs one copy, but it was faster than
-  having the kernel write into a mapping of the file (page faults on fresh tmpfs pages, and
-  unmapping each window) and it reports a full file system as an error (a mapping would
-  die of SIGBUS).
+  When it declares its row (`RowKernel.row_spec`), every engine writes each chunk's rows
+  straight into their record's place in one shared array, the pool's **rows arena**
+  (`RowsArena`): an unlinked shared-memory file (memfd on Linux) that the parent and every
+  worker map once and keep. Nothing is merged, concatenated, copied or pickled, and the parent
+  reads the rows in place for the host part.
+
+  The arena outlives a pass, so later passes and runs write into pages that already exist.
+  That is where the time goes otherwise: on a machine whose shared memory comes in 4 KiB
+  pages (shmem transparent huge pages are off by default), allocating, zeroing and mapping a
+  fresh 256 MiB output per pass cost as much again as LC's device part writing it (see
+  benchmarks/README.md, runtime overhead). A pass's rows are only lent to the host part: if
+  anything still holds them afterwards (a result that is a view of them, a kernel state that
+  kept them), the arena is theirs and the pool starts a new one. The arena is sized and
+  allocated up front (`posix_fallocate`), so a worker can never die of SIGBUS writing into it;
+  if there is no room for it, the kernel's partials are merged as for any other kernel.
 - **Other partials.** Through a pipe every byte is copied four times (pickle, into the
   kernel, out of it, unpickle); instead a worker pickles with protocol 5 and writes buffers
-  of `SPILL_MIN_BYTES` or more to a spill file (`pack`), which the parent maps copy-on-write
-  and unlinks (`unpack`): one copy. If the file cannot be written, the pipe is used.
+  of `SPILL_MIN_BYTES` or more to a spill file (`pack`) in the run's spill directory
+  (`spill_root`: /dev/shm when there is one, so the bytes stay in memory), which the parent
+  maps copy-on-write and unlinks (`unpack`): one copy. If the file cannot be written, the
+  pipe is used.
 """
 
 from __future__ import annotations
@@ -25,20 +30,26 @@ import contextlib
 import mmap
 import os
 import pickle
-from collections.abc import Iterator
+import sys
+import tempfile
+import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
+from multiprocessing import reduction
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
-from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import RowKernel, RowSpec
 
 SPILL_MIN_BYTES = 256 * 2**10
 """Buffers of a pickled partial at least this large travel in a spill file."""
-ROOM_LEFT_BYTES = 64 * 2**20
-"""What an output file for rows must leave free in the spill directory's file system."""
-_MAP_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux only
+ROOM_LEFT_BYTES = 256 * 2**20
+"""What a rows arena must leave of the memory (or disk) it lives in."""
+_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23 if sys.platform == "linux" else None)
+ARENAS = hasattr(mmap, "MAP_SHARED") and getattr(reduction, "HAVE_SEND_HANDLE", False)
+"""Whether this platform can share a rows arena (it needs shared mappings and fd passing)."""
 
 
 def spill_root() -> str | None:
@@ -56,82 +67,180 @@ def free_bytes(directory: str) -> int:
     return stats.f_bavail * stats.f_frsize
 
 
+def available_memory_bytes() -> int | None:
+    """The kernel's estimate of memory available without swapping (Linux), else None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 # -- rows ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Rows:
-    """A pass's output file: the row of record i at byte i × row_bytes."""
+    """What a task tells its worker about the pass's rows: arena `generation` (of
+    `size_bytes`) holds the row of record i at byte i × row_bytes."""
 
-    path: str
+    generation: int
+    size_bytes: int
     spec: RowSpec
 
-    @classmethod
-    def create(cls, directory: str, name: str, records: int, spec: RowSpec) -> Rows | None:
-        """An empty output file for `records` rows, or None if the file system has no room
-        for them (or this platform has no shared mappings): the caller merges partials."""
+
+class RowsArena:
+    """The parent's side of a pool's rows arena (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+        self.generation = 0
+        self._mapping: mmap.mmap | None = None
+        self._size_bytes = 0
+        self._lent: weakref.ref[np.ndarray] | None = None
+
+    def reserve(self, records: int, spec: RowSpec) -> Rows | None:
+        """Room for `records` rows of `spec` (the arena grown if need be), or None if there
+        is none: the caller merges partials instead."""
         size_bytes = records * spec.row_bytes
-        if not hasattr(mmap, "MAP_SHARED") or (
-            free_bytes(directory) < size_bytes + ROOM_LEFT_BYTES
-        ):
+        if self._lent is not None and self._lent() is not None:
+            self._give_up()  # the last pass's rows are still in use
+        self._lent = None
+        if self._mapping is None or size_bytes > self._size_bytes:
+            self._replace(max(size_bytes, 1))
+        if self._mapping is None:
             return None
-        path = os.path.join(directory, name)
-        try:
-            with open(path, "wb") as f:
-                f.truncate(size_bytes)  # sparse: pages come as the engines write them
-        except OSError:
-            return None
-        return cls(path, spec)
+        return Rows(self.generation, self._size_bytes, spec)
 
-    @contextlib.contextmanager
-    def writer(self, kernel: RowKernel, chunk_records: int) -> Iterator[RowWriter]:
-        """`kernel`'s writer for chunks of up to `chunk_records` records, closed afterwards."""
-        writer = RowWriter(self, kernel, chunk_records)
-        try:
-            yield writer
-        finally:
-            os.close(writer.fd)
+    def lend(self, rows: Rows, records: int) -> np.ndarray:
+        """The pass's rows in record order, for the host part, until the next `reserve`."""
+        assert self._mapping is not None and rows.generation == self.generation
+        items = records * int(np.prod(rows.spec.shape, dtype=np.int64))
+        root = np.frombuffer(self._mapping, rows.spec.dtype, items)
+        self._lent = weakref.ref(root)
+        return root.reshape((records, *rows.spec.shape))
 
-    def map(self, records: int) -> np.ndarray:
-        """The finished file as an array of `records` rows: a shared mapping of the unlinked
-        file, whose memory goes when the array does."""
-        shape = (records, *self.spec.shape)
-        size_bytes = records * self.spec.row_bytes
-        with open(self.path, "r+b") as f:
-            flags = mmap.MAP_SHARED | _MAP_POPULATE
-            mapped = mmap.mmap(f.fileno(), size_bytes, flags=flags) if size_bytes else None
-        os.unlink(self.path)
-        if mapped is None:
-            return np.empty(shape, self.spec.dtype)
-        return np.frombuffer(mapped, self.spec.dtype).reshape(shape)
+    def close(self) -> None:
+        self._give_up()
+
+    def _replace(self, size_bytes: int) -> None:
+        """A new arena of `size_bytes` (the old one's pages are dropped), or none if the
+        memory it would live in cannot hold it."""
+        self._give_up()
+        fd = _shared_file()
+        if fd is None:
+            return
+        try:
+            room = _room_bytes(fd)
+            if room is not None and size_bytes + ROOM_LEFT_BYTES > room:
+                raise OSError("no room")
+            os.ftruncate(fd, size_bytes)
+            os.posix_fallocate(fd, 0, size_bytes)  # pages now: no SIGBUS mid-write later
+            mapping = mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
+        except (OSError, ValueError):
+            os.close(fd)
+            return
+        self.fd, self._mapping, self._size_bytes = fd, mapping, size_bytes
+        self.generation += 1
+
+    def _give_up(self) -> None:
+        """Forget the arena; its memory goes when the last mapping of it does (arrays still
+        lent out keep the parent's alive)."""
+        if self.fd is not None:
+            os.close(self.fd)
+        if self._mapping is not None:
+            with contextlib.suppress(BufferError):  # views of it still exist: they own it
+                self._mapping.close()
+        self.fd, self._mapping, self._size_bytes, self._lent = None, None, 0, None
+
+
+def send_arena(conn: Connection, fd: int, pid: int | None) -> None:
+    """Pass the arena's file descriptor to the worker at the other end of `conn`."""
+    reduction.send_handle(conn, fd, pid or 0)
+
+
+def _shared_file() -> int | None:
+    """An unlinked file in shared memory: a memfd, else a temporary file in /dev/shm or the
+    temporary directory."""
+    if hasattr(os, "memfd_create"):
+        with contextlib.suppress(OSError):
+            return os.memfd_create("ndpkit-rows", getattr(os, "MFD_CLOEXEC", 0))
+    try:
+        with tempfile.TemporaryFile(dir=spill_root()) as f:
+            return os.dup(f.fileno())
+    except OSError:
+        return None
+
+
+def _room_bytes(fd: int) -> int | None:
+    """How many bytes the file behind `fd` may grow to without exhausting its storage."""
+    stats = os.fstatvfs(fd)
+    if stats.f_blocks:  # a file system with a size: a temporary file
+        return stats.f_bavail * stats.f_frsize
+    return available_memory_bytes()  # a memfd lives in memory
 
 
 class RowWriter:
-    """Writes an engine's rows into the pass's output file, a chunk at a time."""
+    """A worker's side: each chunk's rows written by the kernel straight into their place in
+    the arena, which the worker maps once per arena and keeps."""
 
-    def __init__(self, rows: Rows, kernel: RowKernel, chunk_records: int):
+    def __init__(
+        self, rows: Rows, kernel: RowKernel, conn: Connection, spans: Iterable[tuple[int, int]]
+    ):
+        """`spans`: the (first record, records) this worker's task will write."""
+        mapping, new = _arena_mapping(rows, conn)
+        if new:
+            for first, records in spans:
+                _populate(mapping, first * rows.spec.row_bytes, records * rows.spec.row_bytes)
+        items = rows.size_bytes // rows.spec.dtype.itemsize
+        width = max(1, int(np.prod(rows.spec.shape, dtype=np.int64)))
+        flat = np.frombuffer(mapping, rows.spec.dtype, items - items % width)
+        self.rows = flat.reshape((-1, *rows.spec.shape))
         self.kernel = kernel
-        self.path = rows.path
-        self.row_bytes = rows.spec.row_bytes
-        self.buffer = np.empty((chunk_records, *rows.spec.shape), rows.spec.dtype)
-        self.fd = os.open(rows.path, os.O_WRONLY)
 
     def write(self, chunk: np.ndarray, state: Any, offset: int) -> None:
         """The device part over `chunk` (whose first record is `offset`), its rows written
-        at their place in the file."""
-        out = self.buffer[: len(chunk)]
-        self.kernel.device_into(chunk, state, offset, out)
-        data = out.reshape(-1).view(np.uint8).data
-        at = offset * self.row_bytes
-        try:
-            while data:
-                written = os.pwrite(self.fd, data, at)
-                data, at = data[written:], at + written
-        except OSError as exc:
-            raise NdpkitError(
-                f"{self.path}: cannot write the kernel's output rows ({exc.strerror}); "
-                "is the file system full?"
-            ) from None
+        at their place in the arena."""
+        self.kernel.device_into(chunk, state, offset, self.rows[offset : offset + len(chunk)])
+
+
+_mapped: dict[int, mmap.mmap] = {}
+"""A worker's mapping of the arena it was sent last, by generation."""
+
+
+def _arena_mapping(rows: Rows, conn: Connection) -> tuple[mmap.mmap, bool]:
+    """The arena of `rows`, and whether it is newly mapped: if so, the parent has sent it
+    right after the task (it sends a new arena to each worker once)."""
+    if rows.generation in _mapped:
+        return _mapped[rows.generation], False
+    for old in _mapped.values():
+        with contextlib.suppress(BufferError):  # views of it still exist: they own it
+            old.close()
+    _mapped.clear()
+    _mapped[rows.generation] = _map_sent_arena(conn, rows.size_bytes)
+    return _mapped[rows.generation], True
+
+
+def _populate(mapping: mmap.mmap, start: int, length: int) -> None:
+    """Map a new arena's pages for writing in one call instead of a fault per 4 KiB page
+    (Linux ≥ 5.14; 2.3× faster for 256 MiB). Pages mapped already would only be walked
+    again, so only a newly mapped arena is populated."""
+    if _MADV_POPULATE_WRITE is None or length <= 0:
+        return
+    aligned = start - start % mmap.PAGESIZE
+    with contextlib.suppress(OSError, ValueError):  # an older kernel: faults it is
+        mapping.madvise(_MADV_POPULATE_WRITE, aligned, min(len(mapping), start + length) - aligned)
+
+
+def _map_sent_arena(conn: Connection, size_bytes: int) -> mmap.mmap:
+    fd = reduction.recv_handle(conn)
+    try:
+        return mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
+    finally:
+        os.close(fd)
 
 
 # -- other partials -----------------------------------------------------------------------
