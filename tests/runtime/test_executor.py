@@ -317,7 +317,9 @@ def test_worker_memory_does_not_grow_with_the_data(
     chunk_bytes = 256 * 2**10
     small, large = (one_engine(SumCount(), size_mib, chunk_bytes) for size_mib in (4, 64))
     assert large.bytes_in == 64 * 2**20 and large.chunks == 64 * 4
-    assert large.rss_growth_bytes < 16 * chunk_bytes  # 4 MiB, a sixteenth of the data
+    assert (
+        large.rss_growth_bytes < 20 * chunk_bytes
+    )  # 5 MiB (a window is 4 chunks), 1/13 of the data
     assert large.rss_growth_bytes < small.rss_growth_bytes + 4 * chunk_bytes
 
 

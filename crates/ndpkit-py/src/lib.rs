@@ -36,12 +36,12 @@ fn squared_distances_f32<'py>(
     Ok(out)
 }
 
-/// A new float32 array of `n` values from numpy's allocator, which asks the kernel for
+/// A new float32 array of `n` zeros from numpy's allocator, which asks the kernel for
 /// transparent huge pages on large arrays: writing 256 MiB of results into a Rust `Vec` (4 KiB
-/// pages, a fault every page) cost LC's one-process run a third of its time.
+/// pages, a fault every page) cost LC's one-process run a third of its time. (numpy's calloc
+/// of a large array is fresh zero pages, so the zeros cost nothing extra there.)
 fn numpy_f32(py: Python<'_>, n: usize) -> Bound<'_, PyArray1<f32>> {
-    // SAFETY: every caller overwrites all n values before the array reaches Python.
-    unsafe { PyArray1::<f32>::new(py, [n], false) }
+    PyArray1::<f32>::zeros(py, [n], false)
 }
 
 /// Dot products of each row of a C-contiguous float32 (n, d) array with float32 weights of

@@ -61,13 +61,15 @@ from typing import Any
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import NdpkitError, SpecError
-from ndpkit.kernels.base import Kernel, RowKernel
+from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.transfer import (
     ARENAS,
     Rows,
     RowsArena,
     RowWriter,
+    adopt_arena,
+    forget_arenas,
     pack,
     send_arena,
     spill_root,
@@ -409,7 +411,7 @@ class _Run:
         room for them (else the kernel's partials are merged as usual)."""
         if not isinstance(self.kernel, RowKernel) or not ARENAS:
             return None
-        return pool.arena.reserve(self.dataset.records, self.kernel.row_spec(state))
+        return pool.reserve_rows(self.dataset.records, self.kernel.row_spec(state))
 
     def _task(self, engine: int, devices: tuple[int, ...], state: Any, rows: Rows | None) -> _Task:
         ds = self.dataset
@@ -460,6 +462,19 @@ class _Pool:
     def alive(self) -> bool:
         return all(w.process.is_alive() for w in self.workers)
 
+    def reserve_rows(self, records: int, spec: RowSpec) -> Rows | None:
+        """The arena's room for a pass's rows (`RowsArena.reserve`). Workers still mapping
+        an arena that was given up or replaced are told to let it go, so that its memory is
+        freed once nothing else holds it, even by workers this pass leaves idle."""
+        rows = self.arena.reserve(records, spec)
+        current = self.arena.generation if rows is not None else 0
+        for w in self.workers:
+            if w.arena not in (0, current):
+                with contextlib.suppress(OSError):
+                    w.conn.send(("forget",))
+                w.arena = 0
+        return rows
+
     def close(self, kill: bool = False) -> None:
         for w in self.workers:
             if kill:
@@ -497,10 +512,11 @@ class _Pool:
 
     def _send(self, worker: _Worker, task: _Task) -> None:
         worker.task = task
+        send_fd = task.rows is not None and worker.arena != task.rows.generation
         try:
-            worker.conn.send(task)
-            if task.rows is not None and worker.arena != task.rows.generation:
-                assert self.arena.fd is not None
+            worker.conn.send(("task", task, send_fd))
+            if send_fd:
+                assert self.arena.fd is not None and task.rows is not None
                 send_arena(worker.conn, self.arena.fd, worker.process.pid)
                 worker.arena = task.rows.generation
         except (BrokenPipeError, ConnectionResetError):
@@ -580,12 +596,18 @@ def _worker_main(conn: Connection, threads: int) -> None:
     threadpool_limits(limits=threads)  # kept for the life of the process
     while True:
         try:
-            task = conn.recv()
+            message = conn.recv()
         except (EOFError, OSError):
             return
-        if task is None:
+        if message is None:
             return
+        if message[0] == "forget":
+            forget_arenas()
+            continue
+        _, task, fd_follows = message
         try:
+            if fd_follows:  # read before anything can fail, so the pipe stays in step
+                adopt_arena(conn, task.rows.generation, task.rows.size_bytes)
             partial, stats = _run_task(task, conn)
             packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
             conn.send(("done", task.engine, packed, stats))
@@ -605,7 +627,7 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
     """One engine's pass: its partial (None for a kernel that writes rows), and its stats."""
     _reset_peak_memory()
     (rss_start, _, shared_start), start = _memory_bytes(), time.perf_counter()
-    writer = _writer(task, conn)
+    writer = _writer(task)
     partial, records, chunks = _device_pass(task, conn, writer)
     _, peak, shared_end = _memory_bytes()
     shared = max(0, shared_end - shared_start)
@@ -652,11 +674,11 @@ def _device_pass(task: _Task, conn: Connection, writer: RowWriter | None) -> tup
     return (None if writer else kernel.merge(partials)), records, chunks
 
 
-def _writer(task: _Task, conn: Connection) -> RowWriter | None:
+def _writer(task: _Task) -> RowWriter | None:
     if task.rows is None or not isinstance(task.kernel, RowKernel):
         return None
     spans = [(shard.offset, shard.records) for shard in task.shards]
-    return RowWriter(task.rows, task.kernel, conn, spans)
+    return RowWriter(task.rows, task.kernel, spans)
 
 
 # -- memory -------------------------------------------------------------------------------

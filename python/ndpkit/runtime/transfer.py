@@ -31,12 +31,12 @@ import mmap
 import os
 import pickle
 import sys
-import tempfile
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from multiprocessing import reduction
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,8 +48,13 @@ SPILL_MIN_BYTES = 256 * 2**10
 ROOM_LEFT_BYTES = 256 * 2**20
 """What a rows arena must leave of the memory (or disk) it lives in."""
 _MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23 if sys.platform == "linux" else None)
-ARENAS = hasattr(mmap, "MAP_SHARED") and getattr(reduction, "HAVE_SEND_HANDLE", False)
-"""Whether this platform can share a rows arena (it needs shared mappings and fd passing)."""
+ARENAS = (
+    sys.platform == "linux"
+    and hasattr(os, "memfd_create")
+    and getattr(reduction, "HAVE_SEND_HANDLE", False)
+)
+"""Whether this platform has rows arenas (Linux: memfd, posix_fallocate, fd passing);
+elsewhere row kernels' partials are merged like any other kernel's."""
 
 
 def spill_root() -> str | None:
@@ -68,14 +73,40 @@ def free_bytes(directory: str) -> int:
 
 
 def available_memory_bytes() -> int | None:
-    """The kernel's estimate of memory available without swapping (Linux), else None."""
+    """Memory available without swapping: the kernel's estimate (Linux), lowered to what
+    this process's cgroup may still use when it has a limit; None if unknown."""
     try:
         with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        available = int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return None
+    room = _cgroup_room_bytes()
+    return available if room is None else min(available, room)
+
+
+def _cgroup_room_bytes() -> int | None:
+    """The memory limit of this process's cgroup less its usage (v2, else v1), or None."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = [line.strip().split(":", 2) for line in f]
     except OSError:
-        pass
+        return None
+    for _, controllers, path in (line for line in lines if len(line) == 3):
+        if controllers == "":  # v2
+            files = (f"/sys/fs/cgroup{path}/memory.max", f"/sys/fs/cgroup{path}/memory.current")
+        elif "memory" in controllers.split(","):  # v1
+            base = f"/sys/fs/cgroup/memory{path}"
+            files = (f"{base}/memory.limit_in_bytes", f"{base}/memory.usage_in_bytes")
+        else:
+            continue
+        try:
+            limit, usage = (Path(name).read_text().strip() for name in files)
+            if limit == "max" or int(limit) >= 2**62:  # v1 writes "no limit" as a huge number
+                return None
+            return max(0, int(limit) - int(usage))
+        except (OSError, ValueError):
+            return None
     return None
 
 
@@ -163,38 +194,29 @@ def send_arena(conn: Connection, fd: int, pid: int | None) -> None:
 
 
 def _shared_file() -> int | None:
-    """An unlinked file in shared memory: a memfd, else a temporary file in /dev/shm or the
-    temporary directory."""
-    if hasattr(os, "memfd_create"):
-        with contextlib.suppress(OSError):
-            return os.memfd_create("ndpkit-rows", getattr(os, "MFD_CLOEXEC", 0))
+    """An unlinked file in shared memory (a memfd)."""
     try:
-        with tempfile.TemporaryFile(dir=spill_root()) as f:
-            return os.dup(f.fileno())
+        return os.memfd_create("ndpkit-rows", os.MFD_CLOEXEC)
     except OSError:
         return None
 
 
 def _room_bytes(fd: int) -> int | None:
-    """How many bytes the file behind `fd` may grow to without exhausting its storage."""
-    stats = os.fstatvfs(fd)
-    if stats.f_blocks:  # a file system with a size: a temporary file
-        return stats.f_bavail * stats.f_frsize
-    return available_memory_bytes()  # a memfd lives in memory
+    """How many bytes the memfd `fd` may grow to without exhausting memory."""
+    return available_memory_bytes()
 
 
 class RowWriter:
     """A worker's side: each chunk's rows written by the kernel straight into their place in
-    the arena, which the worker maps once per arena and keeps."""
+    the arena, which the worker was sent (`adopt_arena`) and keeps mapped."""
 
-    def __init__(
-        self, rows: Rows, kernel: RowKernel, conn: Connection, spans: Iterable[tuple[int, int]]
-    ):
+    def __init__(self, rows: Rows, kernel: RowKernel, spans: Iterable[tuple[int, int]]):
         """`spans`: the (first record, records) this worker's task will write."""
-        mapping, new = _arena_mapping(rows, conn)
-        if new:
-            for first, records in spans:
+        mapping = _mapped[rows.generation]
+        for first, records in spans:
+            if (first, records) not in _populated:
                 _populate(mapping, first * rows.spec.row_bytes, records * rows.spec.row_bytes)
+                _populated.add((first, records))
         items = rows.size_bytes // rows.spec.dtype.itemsize
         width = max(1, int(np.prod(rows.spec.shape, dtype=np.int64)))
         flat = np.frombuffer(mapping, rows.spec.dtype, items - items % width)
@@ -209,38 +231,39 @@ class RowWriter:
 
 _mapped: dict[int, mmap.mmap] = {}
 """A worker's mapping of the arena it was sent last, by generation."""
+_populated: set[tuple[int, int]] = set()
+"""The spans of that arena whose pages this worker has mapped for writing."""
 
 
-def _arena_mapping(rows: Rows, conn: Connection) -> tuple[mmap.mmap, bool]:
-    """The arena of `rows`, and whether it is newly mapped: if so, the parent has sent it
-    right after the task (it sends a new arena to each worker once)."""
-    if rows.generation in _mapped:
-        return _mapped[rows.generation], False
+def adopt_arena(conn: Connection, generation: int, size_bytes: int) -> None:
+    """In a worker: receive the arena the parent sends after a task, and map it in place of
+    any older one."""
+    fd = reduction.recv_handle(conn)
+    try:
+        forget_arenas()
+        _mapped[generation] = mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
+    finally:
+        os.close(fd)
+
+
+def forget_arenas() -> None:
+    """In a worker: unmap its arena, so that one the parent gave up can be freed."""
     for old in _mapped.values():
         with contextlib.suppress(BufferError):  # views of it still exist: they own it
             old.close()
     _mapped.clear()
-    _mapped[rows.generation] = _map_sent_arena(conn, rows.size_bytes)
-    return _mapped[rows.generation], True
+    _populated.clear()
 
 
 def _populate(mapping: mmap.mmap, start: int, length: int) -> None:
-    """Map a new arena's pages for writing in one call instead of a fault per 4 KiB page
-    (Linux ≥ 5.14; 2.3× faster for 256 MiB). Pages mapped already would only be walked
-    again, so only a newly mapped arena is populated."""
+    """Map an arena span's pages for writing in one call instead of a fault per 4 KiB page
+    (Linux ≥ 5.14; 2.3× faster for 256 MiB), once per span: pages mapped already would only
+    be walked again."""
     if _MADV_POPULATE_WRITE is None or length <= 0:
         return
     aligned = start - start % mmap.PAGESIZE
     with contextlib.suppress(OSError, ValueError):  # an older kernel: faults it is
         mapping.madvise(_MADV_POPULATE_WRITE, aligned, min(len(mapping), start + length) - aligned)
-
-
-def _map_sent_arena(conn: Connection, size_bytes: int) -> mmap.mmap:
-    fd = reduction.recv_handle(conn)
-    try:
-        return mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
-    finally:
-        os.close(fd)
 
 
 # -- other partials -----------------------------------------------------------------------
