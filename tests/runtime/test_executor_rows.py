@@ -128,7 +128,7 @@ def test_without_room_for_the_rows_partials_are_merged(
     datasets: dict[int, Dataset], monkeypatch: pytest.MonkeyPatch, no_room: str
 ) -> None:
     if no_room == "memory":
-        monkeypatch.setattr(transfer, "_room_bytes", lambda fd: 0)
+        monkeypatch.setattr(transfer, "available_memory_bytes", lambda: 0)
     else:
 
         def full(fd: int, offset: int, length: int) -> None:

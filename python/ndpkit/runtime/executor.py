@@ -385,9 +385,7 @@ class _Run:
         done = pool.run(tasks, on_bytes)
         host_start = time.perf_counter()
         if rows is not None and isinstance(self.kernel, RowKernel):
-            lent = pool.arena.lend(rows, self.dataset.records)
-            merged = self.kernel.rows_merged(lent, state)
-            del lent
+            merged = self.kernel.rows_merged(pool.arena.lend(rows, self.dataset.records), state)
         else:
             merged = self.kernel.merge([done[engine][0] for engine in self.plan])
         state, finished = self.kernel.host(merged, state)

@@ -46,7 +46,7 @@ from ndpkit.kernels.base import RowKernel, RowSpec
 SPILL_MIN_BYTES = 256 * 2**10
 """Buffers of a pickled partial at least this large travel in a spill file."""
 ROOM_LEFT_BYTES = 256 * 2**20
-"""What a rows arena must leave of the memory (or disk) it lives in."""
+"""What a rows arena must leave of the memory available."""
 _MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23 if sys.platform == "linux" else None)
 ARENAS = (
     sys.platform == "linux"
@@ -61,15 +61,6 @@ def spill_root() -> str | None:
     """/dev/shm keeps spilled results in memory; elsewhere the default temporary directory."""
     shm = "/dev/shm"
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-
-
-def free_bytes(directory: str) -> int:
-    """Room left for an unprivileged writer in the file system holding `directory`."""
-    try:
-        stats = os.statvfs(directory)
-    except OSError:
-        return 0
-    return stats.f_bavail * stats.f_frsize
 
 
 def available_memory_bytes() -> int | None:
@@ -161,13 +152,14 @@ class RowsArena:
         """A new arena of `size_bytes` (the old one's pages are dropped), or none if the
         memory it would live in cannot hold it."""
         self._give_up()
-        fd = _shared_file()
-        if fd is None:
+        room = available_memory_bytes()
+        if room is not None and size_bytes + ROOM_LEFT_BYTES > room:
             return
         try:
-            room = _room_bytes(fd)
-            if room is not None and size_bytes + ROOM_LEFT_BYTES > room:
-                raise OSError("no room")
+            fd = os.memfd_create("ndpkit-rows", os.MFD_CLOEXEC)
+        except OSError:
+            return
+        try:
             os.ftruncate(fd, size_bytes)
             os.posix_fallocate(fd, 0, size_bytes)  # pages now: no SIGBUS mid-write later
             mapping = mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
@@ -191,19 +183,6 @@ class RowsArena:
 def send_arena(conn: Connection, fd: int, pid: int | None) -> None:
     """Pass the arena's file descriptor to the worker at the other end of `conn`."""
     reduction.send_handle(conn, fd, pid or 0)
-
-
-def _shared_file() -> int | None:
-    """An unlinked file in shared memory (a memfd)."""
-    try:
-        return os.memfd_create("ndpkit-rows", os.MFD_CLOEXEC)
-    except OSError:
-        return None
-
-
-def _room_bytes(fd: int) -> int | None:
-    """How many bytes the memfd `fd` may grow to without exhausting memory."""
-    return available_memory_bytes()
 
 
 class RowWriter:
