@@ -155,6 +155,36 @@ fn remap_u8<'py>(
     Ok(out)
 }
 
+/// One Lloyd pass: per-cluster float64 sums (k, d) and int64 counts (k,) of the rows of a
+/// C-contiguous float32 (n, d) array assigned to the nearest row of a C-contiguous float64
+/// (k, d) array of centres (`ndp_kernels::kmeans` states the rule).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn cluster_sums_f32<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<'py, f32>,
+    centres: PyReadonlyArray2<'py, f64>,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)> {
+    let d = points.as_array().dim().1;
+    let (k, centre_d) = centres.as_array().dim();
+    if centre_d != d || k == 0 || d == 0 {
+        return Err(PyValueError::new_err(format!(
+            "centres of shape ({k}, {centre_d}) for points of {d} features"
+        )));
+    }
+    let slice = points.as_slice()?;
+    let c = centres.as_slice()?;
+    let mut sums = vec![0.0f64; k * d];
+    let mut counts = vec![0u64; k];
+    py.detach(|| ndp_kernels::cluster_sums_f32(slice, c, d, &mut sums, &mut counts));
+    let sums = PyArray1::from_vec(py, sums).reshape([k, d])?;
+    let counts: Vec<i64> = counts
+        .into_iter()
+        .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+        .collect();
+    Ok((sums, PyArray1::from_vec(py, counts)))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram_u8, m)?)?;
@@ -163,6 +193,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histograms_u8, m)?)?;
     m.add_function(wrap_pyfunction!(pack_above_u8, m)?)?;
     m.add_function(wrap_pyfunction!(remap_u8, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster_sums_f32, m)?)?;
     sim::register(m)?;
     sort::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -20,9 +20,14 @@ mixture for a runtime data set (whose shards have derived seeds).
 
 Exactness: generated coordinates lie on a 2⁻¹⁶ grid with |x| < 128, so float64 sums of up to
 2³⁰ points are exact, and sums merge bit-identically in any grouping: the answer does not depend
-on chunking or sharding (tested; it also assumes BLAS scores a point the same in any block,
-which holds here). Other data gets the same answer up to float64 rounding of the sums.
-Distances use ‖c‖² − 2 c·x in float64, as scikit-learn does.
+on chunking or sharding (tested). Other data gets the same answer up to float64 rounding of
+the sums. Distances use ‖c‖² − 2 c·x in float64, as scikit-learn does.
+
+The device pass is one Rust loop (`ndp_kernels::kmeans`, eight points per AVX-512 step) for
+float32 points: each score is a chain of fused multiply-adds from ‖c‖², in feature order, so a
+point gets the same score in any chunk and on every CPU path. The numpy formulation
+(`cluster_sums_numpy`: BLAS scores, one-hot sums) stays as its test oracle and for other
+dtypes; the two can differ only on a point whose two nearest scores are within rounding.
 
 Reference: `sklearn.cluster.KMeans(init=<the same centres>, n_init=1, algorithm="lloyd",
 tol=tol_sq / mean feature variance, max_iter=max_iter)` on float64 data (scikit-learn stops
@@ -33,6 +38,7 @@ when Σ_k ‖Δc_k‖² ≤ mean variance × tol, the same quantity). It centres
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from importlib import import_module
 from typing import Any
 
 import numpy as np
@@ -40,6 +46,8 @@ from numpy.typing import NDArray
 from sklearn.cluster import KMeans as SklearnKMeans  # type: ignore[import-untyped, unused-ignore]
 
 from ndpkit.kernels.base import Kernel, KernelMismatchError
+
+_core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
 D_FEATURES = 8
 K_CLUSTERS = 8
@@ -87,7 +95,24 @@ class KMeansResult:
 
 
 def cluster_sums(points: np.ndarray, centres: F64) -> ClusterSums:
-    """Per-cluster sums and counts of `points` assigned to their nearest centre."""
+    """Per-cluster sums and counts of `points` assigned to their nearest centre: one Rust pass
+    (`ndp-kernels`, AVX-512 where the CPU has it) for float32 points, the numpy formulation
+    below for anything else."""
+    k, d = centres.shape
+    points = np.asarray(points)
+    if points.dtype != np.float32 or len(points) == 0 or k == 0 or d == 0:
+        return cluster_sums_numpy(points, centres)
+    sums, counts = _core.cluster_sums_f32(
+        np.ascontiguousarray(points.reshape(-1, d)),
+        np.ascontiguousarray(centres, dtype=np.float64),
+    )
+    return ClusterSums(sums, counts)
+
+
+def cluster_sums_numpy(points: np.ndarray, centres: F64) -> ClusterSums:
+    """The numpy formulation (BLAS scores, one-hot sums): the Rust pass's test oracle. BLAS
+    may sum a score's products in another order, so a point at a near tie (scores within a
+    few ulps) may go the other way."""
     k, d = centres.shape
     points = np.asarray(points).reshape(-1, d)
     sums = np.zeros((k, d))

@@ -1,0 +1,77 @@
+"""The Rust Lloyd pass (`ndp-kernels`) against its numpy oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from ndpkit import _core
+from ndpkit.kernels.kmeans import cluster_sums, cluster_sums_numpy, kernels
+
+KERNEL = kernels()["kmeans"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+def test_generated_data_gives_the_oracle_bit_for_bit(seed: int):
+    """Generated points lie on a grid, so sums are exact and only a near tie could differ."""
+    data = KERNEL.generate(50_000 * KERNEL.record_bytes, seed)
+    centres = KERNEL.params(seed)["init_centres"]
+    fast, oracle = cluster_sums(data, centres), cluster_sums_numpy(data, centres)
+    assert fast.sums.dtype == np.float64 and fast.counts.dtype == np.int64
+    np.testing.assert_array_equal(fast.counts, oracle.counts)
+    np.testing.assert_array_equal(fast.sums, oracle.sums)
+    assert fast.counts.sum() == len(data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 2000),
+    dims=st.sampled_from([1, 2, 5, 8, 11]),
+    clusters=st.sampled_from([1, 3, 8, 10]),
+    seed=st.integers(0, 2**32 - 1),
+    scale=st.sampled_from([1e-3, 1.0, 1e4]),
+)
+def test_random_data_agrees_with_the_oracle_away_from_ties(
+    rows: int, dims: int, clusters: int, seed: int, scale: float
+):
+    rng = np.random.default_rng(seed)
+    points = (rng.standard_normal((rows, dims)) * scale).astype(np.float32)
+    centres = rng.standard_normal((clusters, dims)) * scale
+    # The oracle's BLAS may round a score differently: skip data with a near tie.
+    distances = ((points[:, None, :].astype(np.float64) - centres[None]) ** 2).sum(axis=2)
+    if clusters > 1:
+        two = np.sort(distances, axis=1)[:, :2]
+        assume(np.all(two[:, 1] - two[:, 0] > 1e-9 * (1 + two[:, 1])))
+    fast, oracle = cluster_sums(points, centres), cluster_sums_numpy(points, centres)
+    np.testing.assert_array_equal(fast.counts, oracle.counts)
+    np.testing.assert_array_equal(
+        fast.counts, np.bincount(distances.argmin(axis=1), minlength=clusters)
+    )
+    np.testing.assert_allclose(fast.sums, oracle.sums, rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_other_dtypes_take_the_numpy_formulation():
+    rng = np.random.default_rng(5)
+    points = rng.standard_normal((300, 8))
+    centres = rng.standard_normal((8, 8))
+    fast, oracle = cluster_sums(points, centres), cluster_sums_numpy(points, centres)
+    np.testing.assert_array_equal(fast.counts, oracle.counts)
+    np.testing.assert_array_equal(fast.sums, oracle.sums)
+
+
+def test_a_strided_chunk_is_made_contiguous():
+    rng = np.random.default_rng(6)
+    wide = rng.standard_normal((400, 16)).astype(np.float32)
+    centres = rng.standard_normal((4, 8))
+    strided = wide[:, ::2]
+    fast = cluster_sums(strided, centres)
+    oracle = cluster_sums_numpy(np.ascontiguousarray(strided), centres)
+    np.testing.assert_array_equal(fast.counts, oracle.counts)
+    np.testing.assert_allclose(fast.sums, oracle.sums, rtol=1e-12)
+
+
+def test_mismatched_centres_are_refused():
+    with pytest.raises(ValueError, match=r"centres of shape \(2, 3\) for points of 4 features"):
+        _core.cluster_sums_f32(np.zeros((5, 4), np.float32), np.zeros((2, 3)))
