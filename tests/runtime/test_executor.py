@@ -250,12 +250,29 @@ def _scramble_header(path: Path) -> None:
     path.write_bytes(raw)
 
 
+def _fortran_header(path: Path) -> None:
+    raw = path.read_bytes()
+    path.write_bytes(raw.replace(b"'fortran_order': False", b"'fortran_order': True ", 1))
+
+
+def _longer_header(path: Path) -> None:
+    """A header 64 bytes longer and the data 64 bytes shorter: the same file size."""
+    raw = path.read_bytes()
+    length = int.from_bytes(raw[8:10], "little")
+    header = raw[10 : 10 + length].rstrip(b"\n") + b" " * 64 + b"\n"
+    body = raw[:8] + len(header).to_bytes(2, "little") + header + raw[10 + length : -64]
+    assert len(body) == len(raw)
+    path.write_bytes(body)
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
         (_truncate, "truncated or corrupt"),
         (Path.unlink, "shard is missing"),
         (_scramble_header, r"not a readable \.npy shard"),
+        (_fortran_header, "Fortran order"),
+        (_longer_header, "fewer than the"),
     ],
 )
 def test_bad_shard_names_it(

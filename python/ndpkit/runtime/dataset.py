@@ -53,7 +53,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -511,20 +511,42 @@ def _npy_chunks(
 
 
 def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
-    """Check the .npy header's dtype and shape against the manifest; the data's file offset."""
+    """Check the .npy header's dtype, order and shape against the manifest and that the file
+    holds the data the header promises; the data's file offset. Only the header is read (a
+    whole-file `np.load` memmap per shard was 5% of LC's pass)."""
     try:
-        header = np.load(path, mmap_mode="r", allow_pickle=False)
-    except Exception as exc:  # np.load raises many kinds on a damaged file
+        with path.open("rb") as f:
+            shape, fortran, dtype = _read_npy_header(f)
+            data_offset = f.tell()
+    except Exception as exc:  # numpy raises many kinds on a damaged header
         raise ShardError(path, f"not a readable .npy shard ({exc})") from None
     expected = (shard.records, *layout.record_shape)
-    if not isinstance(header, np.memmap):
-        raise ShardError(path, "not a .npy shard")
-    if header.dtype != layout.dtype or header.shape != expected:
+    if dtype != layout.dtype or shape != expected:
+        raise ShardError(
+            path, f"holds {dtype} {shape}, the manifest says {layout.dtype} {expected}"
+        )
+    if fortran and len(shape) > 1:
+        raise ShardError(path, "is in Fortran order; shards are C order")
+    data_bytes = shard.records * layout.record_bytes
+    if data_offset + data_bytes > shard.file_bytes:
         raise ShardError(
             path,
-            f"holds {header.dtype} {header.shape}, the manifest says {layout.dtype} {expected}",
+            f"its header ends at byte {data_offset}, leaving room for fewer than the "
+            f"{shard.records} records it declares",
         )
-    return int(header.offset)
+    return data_offset
+
+
+def _read_npy_header(f: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        header = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        header = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError(f".npy format version {version[0]}.{version[1]} is not supported")
+    shape, fortran, dtype = header
+    return tuple(int(n) for n in shape), bool(fortran), np.dtype(dtype)
 
 
 def _header_crc(path: Path, data_offset: int) -> int:
