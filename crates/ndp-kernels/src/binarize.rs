@@ -183,7 +183,7 @@ fn packed_portable(block: &[u8; BLOCK], threshold: u8) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The definition, bit by bit.
@@ -197,7 +197,8 @@ mod tests {
         out
     }
 
-    fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
+    /// Bytes of every value, from a xorshift generator.
+    pub(crate) fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
         (0..len)
             .map(|_| {

@@ -145,6 +145,7 @@ fn count_into(data: &[u8], flush_bytes: usize, counts: &mut [u64; 256]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::binarize::tests::pseudo_random as random_bytes;
 
     fn naive(data: &[u8]) -> [u64; 256] {
         let mut h = [0u64; 256];
@@ -156,19 +157,6 @@ mod tests {
 
     fn pseudo_random(len: usize) -> Vec<u8> {
         (0..len as u32).map(|i| (i * 37 % 251) as u8).collect()
-    }
-
-    /// Every byte value, from a xorshift generator.
-    fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
-        let mut s = seed | 1;
-        (0..len)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 56) as u8
-            })
-            .collect()
     }
 
     /// Every path this CPU can run.

@@ -7,6 +7,8 @@ pub mod dot;
 pub mod histogram;
 pub mod kmeans;
 pub mod remap;
+#[cfg(target_arch = "x86_64")]
+mod transpose;
 
 pub use binarize::{pack_above_u8, pack_rows_above_u8};
 pub use distance::squared_distances_f32;

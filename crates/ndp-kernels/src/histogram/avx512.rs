@@ -14,10 +14,11 @@
 
 use core::arch::x86_64::{
     __m512i, _mm512_add_epi64, _mm512_gf2p8affine_epi64_epi8, _mm512_loadu_si512,
-    _mm512_permutex2var_epi64, _mm512_permutexvar_epi8, _mm512_popcnt_epi64,
-    _mm512_reduce_add_epi64, _mm512_set1_epi64, _mm512_setzero_si512, _mm512_ternarylogic_epi64,
-    _mm512_unpackhi_epi64, _mm512_unpacklo_epi64,
+    _mm512_permutexvar_epi8, _mm512_popcnt_epi64, _mm512_reduce_add_epi64, _mm512_set1_epi64,
+    _mm512_setzero_si512, _mm512_ternarylogic_epi64,
 };
+
+use crate::transpose::Transpose8;
 
 /// Bytes per block: eight 64-byte vectors, one 512-bit plane per bit.
 pub(super) const BLOCK: usize = 512;
@@ -43,7 +44,7 @@ pub(super) fn available() -> bool {
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vpopcntdq,gfni")]
 pub(super) unsafe fn count_blocks(data: &[u8], following: &[u8], counts: &mut [u64; 256]) -> usize {
     let blocks = data.len() / BLOCK;
-    let transpose = Transpose::new();
+    let transpose = Planes::new();
     let zero = _mm512_setzero_si512();
     let mut planes = [[zero; 8]; SPAN];
     let mut highs = [[zero; 16]; SPAN];
@@ -98,6 +99,19 @@ const fn equal_pair(a: u8, b: u8) -> i32 {
     3 << (4 * a + 2 * b)
 }
 
+/// `node ∧ (hi = b) ∧ (lo = c)` for (b, c) = (0, 0), (0, 1), (1, 0), (1, 1): the node's
+/// four children by two more bits.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn children(node: __m512i, hi: __m512i, lo: __m512i) -> [__m512i; 4] {
+    [
+        _mm512_ternarylogic_epi64::<{ and_equal(0, 0) }>(node, hi, lo),
+        _mm512_ternarylogic_epi64::<{ and_equal(0, 1) }>(node, hi, lo),
+        _mm512_ternarylogic_epi64::<{ and_equal(1, 0) }>(node, hi, lo),
+        _mm512_ternarylogic_epi64::<{ and_equal(1, 1) }>(node, hi, lo),
+    ]
+}
+
 /// The 16 masks of the bytes whose high four bits are h, h = 0…15.
 #[target_feature(enable = "avx512f")]
 #[inline]
@@ -108,14 +122,8 @@ fn high_patterns(p: &[__m512i; 8]) -> [__m512i; 16] {
         _mm512_ternarylogic_epi64::<{ equal_pair(1, 0) }>(p[7], p[6], p[6]),
         _mm512_ternarylogic_epi64::<{ equal_pair(1, 1) }>(p[7], p[6], p[6]),
     ];
-    let mut out = [pairs[0]; 16];
-    for (i, pair) in pairs.into_iter().enumerate() {
-        out[4 * i] = _mm512_ternarylogic_epi64::<{ and_equal(0, 0) }>(pair, p[5], p[4]);
-        out[4 * i + 1] = _mm512_ternarylogic_epi64::<{ and_equal(0, 1) }>(pair, p[5], p[4]);
-        out[4 * i + 2] = _mm512_ternarylogic_epi64::<{ and_equal(1, 0) }>(pair, p[5], p[4]);
-        out[4 * i + 3] = _mm512_ternarylogic_epi64::<{ and_equal(1, 1) }>(pair, p[5], p[4]);
-    }
-    out
+    let quads = pairs.map(|pair| children(pair, p[5], p[4]));
+    core::array::from_fn(|h| quads[h / 4][h % 4])
 }
 
 /// Adds to `acc[l]` the per-lane counts of the bytes of the block with high four bits
@@ -123,57 +131,33 @@ fn high_patterns(p: &[__m512i; 8]) -> [__m512i; 16] {
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
 #[inline]
 fn low_counts(high: __m512i, p: &[__m512i; 8], acc: &mut [__m512i; 16]) {
-    let mids = [
-        _mm512_ternarylogic_epi64::<{ and_equal(0, 0) }>(high, p[3], p[2]),
-        _mm512_ternarylogic_epi64::<{ and_equal(0, 1) }>(high, p[3], p[2]),
-        _mm512_ternarylogic_epi64::<{ and_equal(1, 0) }>(high, p[3], p[2]),
-        _mm512_ternarylogic_epi64::<{ and_equal(1, 1) }>(high, p[3], p[2]),
-    ];
-    for (i, mid) in mids.into_iter().enumerate() {
-        let leaves = [
-            _mm512_ternarylogic_epi64::<{ and_equal(0, 0) }>(mid, p[1], p[0]),
-            _mm512_ternarylogic_epi64::<{ and_equal(0, 1) }>(mid, p[1], p[0]),
-            _mm512_ternarylogic_epi64::<{ and_equal(1, 0) }>(mid, p[1], p[0]),
-            _mm512_ternarylogic_epi64::<{ and_equal(1, 1) }>(mid, p[1], p[0]),
-        ];
-        for (j, leaf) in leaves.into_iter().enumerate() {
+    for (i, mid) in children(high, p[3], p[2]).into_iter().enumerate() {
+        for (j, leaf) in children(mid, p[1], p[0]).into_iter().enumerate() {
             acc[4 * i + j] = _mm512_add_epi64(acc[4 * i + j], _mm512_popcnt_epi64(leaf));
         }
     }
 }
 
 /// The constants of the bit-plane transpose.
-struct Transpose {
+struct Planes {
     /// Byte j of each 64-bit lane is 2ʲ: the GFNI operand that makes byte j of the result
     /// bit j of the lane's eight bytes.
     bit_of_byte: __m512i,
     /// Byte 8j + q of the result is byte 8q + j of the source.
     gather_planes: __m512i,
-    quarter: [__m512i; 2],
-    half: [__m512i; 2],
+    lanes: Transpose8,
 }
 
-impl Transpose {
+impl Planes {
     #[target_feature(enable = "avx512f")]
     #[inline]
     fn new() -> Self {
         let bytes: [u8; 64] = core::array::from_fn(|i| ((i % 8) * 8 + i / 8) as u8);
-        let load = |i: [i64; 8]| {
-            // SAFETY: `i` holds 8 i64; every caller has AVX-512F.
-            unsafe { _mm512_loadu_si512(i.as_ptr().cast()) }
-        };
         Self {
             bit_of_byte: _mm512_set1_epi64(0x8040_2010_0804_0201_u64 as i64),
             // SAFETY: `bytes` holds 64 bytes; AVX-512F is enabled.
             gather_planes: unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) },
-            quarter: [
-                load([0, 1, 8, 9, 4, 5, 12, 13]),
-                load([2, 3, 10, 11, 6, 7, 14, 15]),
-            ],
-            half: [
-                load([0, 1, 2, 3, 8, 9, 10, 11]),
-                load([4, 5, 6, 7, 12, 13, 14, 15]),
-            ],
+            lanes: Transpose8::new(),
         }
     }
 
@@ -189,22 +173,6 @@ impl Transpose {
             let planes = _mm512_gf2p8affine_epi64_epi8::<0>(self.bit_of_byte, bytes);
             _mm512_permutexvar_epi8(self.gather_planes, planes)
         });
-        // out[j] lane i = rows[i] lane j: the 8 × 8 transpose of the k-means pass.
-        let t: [__m512i; 8] = core::array::from_fn(|i| {
-            let (a, b) = (rows[i & !1], rows[i | 1]);
-            if i % 2 == 0 {
-                _mm512_unpacklo_epi64(a, b)
-            } else {
-                _mm512_unpackhi_epi64(a, b)
-            }
-        });
-        let u: [__m512i; 8] = core::array::from_fn(|i| {
-            let (h, o, q) = (i / 4, (i / 2) % 2, i % 2);
-            _mm512_permutex2var_epi64(t[4 * h + o], self.quarter[q], t[4 * h + o + 2])
-        });
-        core::array::from_fn(|j| {
-            let (o, q, e) = (j % 2, (j / 2) % 2, j / 4);
-            _mm512_permutex2var_epi64(u[2 * o + q], self.half[e], u[4 + 2 * o + q])
-        })
+        self.lanes.apply(&rows)
     }
 }

@@ -12,14 +12,14 @@
 
 use core::arch::x86_64::{
     __m512d, __m512i, _mm256_loadu_ps, _mm512_add_pd, _mm512_castps512_ps256, _mm512_cmp_pd_mask,
-    _mm512_cvtps_pd, _mm512_fmadd_pd, _mm512_loadu_pd, _mm512_loadu_si512, _mm512_mask_mov_epi64,
-    _mm512_mask_mov_pd, _mm512_maskz_loadu_ps, _mm512_permutex2var_pd, _mm512_set1_epi64,
-    _mm512_set1_pd, _mm512_setzero_si512, _mm512_storeu_pd, _mm512_storeu_si512,
-    _mm512_unpackhi_pd, _mm512_unpacklo_pd, _CMP_LT_OQ, _CMP_UNORD_Q,
+    _mm512_cvtps_pd, _mm512_fmadd_pd, _mm512_loadu_pd, _mm512_mask_mov_epi64, _mm512_mask_mov_pd,
+    _mm512_maskz_loadu_ps, _mm512_set1_epi64, _mm512_set1_pd, _mm512_setzero_si512,
+    _mm512_storeu_pd, _mm512_storeu_si512, _CMP_LT_OQ, _CMP_UNORD_Q,
 };
 
 use super::{fold_copies, Scoring, COPIES};
 use crate::distance::prefetch_ahead;
+use crate::transpose::Transpose8;
 
 /// Scores of up to 8 centres are kept in registers, one vector each.
 pub(super) const MAX_CENTRES: usize = 8;
@@ -105,7 +105,7 @@ unsafe fn pass<const D: usize>(
             }
         }
     };
-    let transpose = Transpose::new();
+    let transpose = Transpose8::new();
     let mut table = Table {
         sums: [Row([0.0; MAX_FEATURES]); COPIES * MAX_CENTRES],
         counts: [0; COPIES * MAX_CENTRES],
@@ -117,7 +117,7 @@ unsafe fn pass<const D: usize>(
             prefetch_ahead(&points[start..points.len().min(start + BLOCK * D)]);
         }
         let rows: [__m512d; STEP] = core::array::from_fn(|p| widen(&step[p * D..]));
-        let features = transpose.apply(&rows);
+        let features = transpose.apply_pd(&rows);
         let mut labels = [0u64; STEP];
         let nearest = nearest_lanes::<D>(&features, scoring, k);
         let Some(nearest) = nearest else {
@@ -179,57 +179,4 @@ fn nearest_lanes<const D: usize>(
     }
     let nan = _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(total, total);
     (nan == 0).then_some(label)
-}
-
-/// Index vectors of an 8 × 8 f64 transpose: lane swaps within pairs, then pairs of pairs,
-/// then halves.
-struct Transpose {
-    quarter: [__m512i; 2],
-    half: [__m512i; 2],
-}
-
-impl Transpose {
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    fn new() -> Self {
-        let load = |i: [i64; 8]| {
-            // SAFETY: `i` holds 8 i64; every caller has AVX-512F.
-            unsafe { _mm512_loadu_si512(i.as_ptr().cast()) }
-        };
-        Self {
-            quarter: [
-                load([0, 1, 8, 9, 4, 5, 12, 13]),
-                load([2, 3, 10, 11, 6, 7, 14, 15]),
-            ],
-            half: [
-                load([0, 1, 2, 3, 8, 9, 10, 11]),
-                load([4, 5, 6, 7, 12, 13, 14, 15]),
-            ],
-        }
-    }
-
-    /// `out[j]` lane p = `rows[p]` lane j.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    fn apply(&self, rows: &[__m512d; STEP]) -> [__m512d; STEP] {
-        // t[2i] lanes: (r2i_0, r2i+1_0, r2i_2, r2i+1_2, …); t[2i+1]: the odd features.
-        let t: [__m512d; 8] = core::array::from_fn(|i| {
-            let (a, b) = (rows[i & !1], rows[i | 1]);
-            if i % 2 == 0 {
-                _mm512_unpacklo_pd(a, b)
-            } else {
-                _mm512_unpackhi_pd(a, b)
-            }
-        });
-        // u[4h + 2o + q]: points 4h..4h+3, features (o + 2q, o + 2q + 4) for parity o.
-        let u: [__m512d; 8] = core::array::from_fn(|i| {
-            let (h, o, q) = (i / 4, (i / 2) % 2, i % 2);
-            _mm512_permutex2var_pd(t[4 * h + o], self.quarter[q], t[4 * h + o + 2])
-        });
-        // Feature j = o + 2q + 4e: halves of u[2o + q] (points 0–3) and u[4 + 2o + q] (4–7).
-        core::array::from_fn(|j| {
-            let (o, q, e) = (j % 2, (j / 2) % 2, j / 4);
-            _mm512_permutex2var_pd(u[2 * o + q], self.half[e], u[4 + 2 * o + q])
-        })
-    }
 }
