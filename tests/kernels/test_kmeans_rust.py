@@ -75,3 +75,13 @@ def test_a_strided_chunk_is_made_contiguous():
 def test_mismatched_centres_are_refused():
     with pytest.raises(ValueError, match=r"centres of shape \(2, 3\) for points of 4 features"):
         _core.cluster_sums_f32(np.zeros((5, 4), np.float32), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_points_of_another_width_are_refused(dtype: type):
+    """(n, 6) points are not silently read as rows of 8 features."""
+    points = np.zeros((40, 6), dtype)
+    with pytest.raises(ValueError, match="points have 6 features, the centres 8"):
+        cluster_sums(points, np.zeros((3, 8)))
+    with pytest.raises(ValueError, match="points have 6 features, the centres 8"):
+        cluster_sums_numpy(points, np.zeros((3, 8)))

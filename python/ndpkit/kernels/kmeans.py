@@ -100,6 +100,7 @@ def cluster_sums(points: np.ndarray, centres: F64) -> ClusterSums:
     below for anything else."""
     k, d = centres.shape
     points = np.asarray(points)
+    _check_width(points, d)
     if points.dtype != np.float32 or len(points) == 0 or k == 0 or d == 0:
         return cluster_sums_numpy(points, centres)
     sums, counts = _core.cluster_sums_f32(
@@ -114,7 +115,9 @@ def cluster_sums_numpy(points: np.ndarray, centres: F64) -> ClusterSums:
     may sum a score's products in another order, so a point at a near tie (scores within a
     few ulps) may go the other way."""
     k, d = centres.shape
-    points = np.asarray(points).reshape(-1, d)
+    points = np.asarray(points)
+    _check_width(points, d)
+    points = points.reshape(-1, d)
     sums = np.zeros((k, d))
     counts = np.zeros(k)
     minus_2c, norms = -2.0 * centres, np.einsum("kd,kd->k", centres, centres)[:, None]
@@ -124,6 +127,12 @@ def cluster_sums_numpy(points: np.ndarray, centres: F64) -> ClusterSums:
         sums += one_hot @ block
         counts += one_hot.sum(axis=1)
     return ClusterSums(sums, counts.astype(np.int64))
+
+
+def _check_width(points: np.ndarray, d: int) -> None:
+    """Rows of points must have the centres' width (a flat array is read as rows of d)."""
+    if points.ndim > 1 and points.shape[-1] != d:
+        raise ValueError(f"points have {points.shape[-1]} features, the centres {d}")
 
 
 def _nearest_one_hot(scores: F64) -> F64:

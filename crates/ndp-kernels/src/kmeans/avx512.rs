@@ -7,8 +7,10 @@
 //! independent chains. (A point-per-step loop, one lane per centre and a horizontal minimum
 //! per point, reached about 60% of this speed on a 64 MiB pass.) The
 //! nearest centre is the first strict minimum, found by comparing each centre's scores with
-//! the best so far. A step with a NaN score (rare: only NaN or infinite data) is redone by the
-//! scalar rule. Each widened point is then added to its centre's row of its copy of the table.
+//! the best so far. A step with a NaN score is redone by the scalar rule: NaN or infinite data
+//! gives those, and so do centres so large that their norms overflow (about 1e154), which
+//! makes every step take the scalar rule: the same answer, more slowly. Each widened point is
+//! then added to its centre's row of its copy of the table.
 
 use core::arch::x86_64::{
     __m512d, __m512i, _mm256_loadu_ps, _mm512_add_pd, _mm512_castps512_ps256, _mm512_cmp_pd_mask,
@@ -166,8 +168,9 @@ fn nearest_lanes<const D: usize>(
         acc
     };
     let mut best = score(0);
-    // A NaN score makes the sum NaN (so does +inf with −inf, which only infinite data gives:
-    // that step is redone by the scalar rule too, with the same answer).
+    // A NaN score makes the sum NaN; so does +inf with −inf (from infinite data or
+    // overflowing scores), and that step is redone by the scalar rule too, with the same
+    // answer.
     let mut total = best;
     let mut label = _mm512_setzero_si512();
     for c in 1..k {

@@ -127,6 +127,93 @@ fn special_values_follow_the_rule() {
     }
 }
 
+/// Whole steps of eight points (so the vector path, not the scalar remainder, decides)
+/// that sit exactly on a duplicated centre, exactly between two centres, or at −0.0.
+#[test]
+fn ties_in_whole_steps_go_to_the_first_centre() {
+    let centres = [1.0, 2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 0.0];
+    let cycle = [
+        [1.0f32, 2.0],
+        [0.0, 0.0],
+        [1.0, 0.0],
+        [-0.0, -0.0],
+        [2.0, 1.0],
+    ];
+    let points: Vec<f32> = (0..64).flat_map(|i| cycle[i % cycle.len()]).collect();
+    check_every_path(&points, &centres, 2);
+    let mut sums = [0.0; 8];
+    let mut counts = [0; 4];
+    cluster_sums_f32(&points, &centres, 2, &mut sums, &mut counts);
+    // (1, 2) ties centres 0 and 2; (1, 0) is 4 from all four; (2, 1) is 2 from 0, 2 and 3.
+    assert_eq!(
+        counts[2] + counts[3],
+        0,
+        "a tie went to a later centre: {counts:?}"
+    );
+    assert_eq!(counts.iter().sum::<u64>(), 64);
+}
+
+/// Infinities, −0.0, subnormals and extremes without NaN data, so that the vector path
+/// compares them (a NaN score sends a step to the scalar rule), with centres whose norms
+/// overflow (1e200) or underflow (1e-300).
+#[test]
+fn extreme_values_in_whole_steps_follow_the_rule() {
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        f32::MIN_POSITIVE / 3.0,
+        1e20,
+        -1e20,
+        f32::MAX,
+        f32::MIN,
+        2.0,
+        f32::INFINITY,
+    ];
+    let centre_values = [
+        0.0f64, -0.0, 1.0, -1.0, 0.5, 1e200, -1e200, 1e-300, 2.0, 1e160,
+    ];
+    let mut seed = 7u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed as usize
+    };
+    for round in 0..4000 {
+        let (d, k, n) = (next() % 8 + 1, next() % 8 + 1, next() % 70);
+        // Half the rounds leave out +inf, so that most steps have no NaN score at all.
+        let kinds = if round % 2 == 0 { 11 } else { 12 };
+        let points: Vec<f32> = (0..n * d).map(|_| specials[next() % kinds]).collect();
+        let centres: Vec<f64> = (0..k * d)
+            .map(|_| centre_values[next() % centre_values.len()])
+            .collect();
+        check_every_path(&points, &centres, d);
+    }
+}
+
+/// Pairs of centres a few ulps apart: whether a point goes to one or the other depends on
+/// the last bit of its scores, so any change to the order or rounding of the score shows.
+#[test]
+fn near_ties_follow_the_rule() {
+    for d in [1, 2, 5, 8] {
+        let base = centres_from(&pseudo_random(4 * d, 31, 2.0));
+        let mut centres = base.clone();
+        for (i, c) in base.iter().enumerate() {
+            centres.push(c * (1.0 + 4.0 * f64::EPSILON) + if i % 2 == 0 { 1e-15 } else { 0.0 });
+        }
+        let points = pseudo_random(4000 * d, 32, 2.0);
+        check_every_path(&points, &centres, d);
+        let (_, counts) = definition(&points, &centres, d);
+        assert!(
+            counts[4..].iter().sum::<u64>() > 0 && counts[..4].iter().sum::<u64>() > 0,
+            "both members of the near pairs win points, d {d}: {counts:?}"
+        );
+    }
+}
+
 #[test]
 fn ties_go_to_the_first_centre() {
     let centres = [1.0, 2.0, 1.0, 2.0, -1.0, 0.0, 1.0, 2.0];
