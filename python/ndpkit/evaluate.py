@@ -332,7 +332,7 @@ def tables(runs: list[AppRun]) -> list[Table]:
                 Column("speedup_vs_cns", "× CNS (time)", 2),
                 Column("ee_vs_cns", "× CNS (MB/J)", 2),
                 Column("plan", "plan", None, "engines on after reconfiguration"),
-                Column("plan_saving_pct", "saving (%)", 1),
+                Column("plan_saving_pct", "saving (%)", 2),
                 Column("note", "note", None),
             ],
             predicted,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -31,8 +32,16 @@ FormatOption = Annotated[
 ]
 
 
+PIPED_WIDTH = 400
+"""Columns when stdout is not a terminal and COLUMNS is unset: a table printed to a pipe or a
+log keeps its natural width instead of being split to fit Rich's default of 80."""
+
+
 def stdout() -> Console:
-    return Console(soft_wrap=False)
+    console = Console(soft_wrap=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(soft_wrap=False, width=PIPED_WIDTH)
+    return console
 
 
 def stderr() -> Console:
@@ -58,8 +67,10 @@ def emit(tables: list[Table], fmt: Format, document: dict[str, Any] | None = Non
         sys.stdout.write(to_csv(tables))
     else:
         console = stdout()
+        width = console.width if console.is_terminal or "COLUMNS" in os.environ else None
         for table in tables:
-            console.print(to_rich(table))
+            for part in to_rich(table, width):
+                console.print(part)
 
 
 def _doc(tables: list[Table]) -> dict[str, Any]:

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.console import RenderableType
 from rich.table import Table as RichTable
+from rich.text import Text
 
 
 @dataclass(frozen=True)
@@ -43,22 +45,117 @@ def cell(value: Any, digits: int | None) -> str:
     if isinstance(value, float):
         if math.isinf(value):
             return "+∞" if value > 0 else "−∞"
-        if digits is not None:
-            return f"{value:,.{digits}f}"
-        return f"{value:g}"
+        text = f"{value:,.{digits}f}" if digits is not None else f"{value:g}"
+        if text.startswith("-") and not text.strip("-0.,"):
+            return text[1:]  # a value that rounds to zero shows no sign
+        return text
     if isinstance(value, list | tuple):
         return " ".join(str(v) for v in value)
     return str(value)
 
 
-def to_rich(table: Table) -> RichTable:
-    out = RichTable(title=table.title, caption=table.note or None, title_justify="left")
-    for column in table.columns:
-        numeric = column.digits is not None
-        out.add_column(column.header, justify="right" if numeric else "left")
-    for row in table.rows:
-        out.add_row(*(cell(row.get(c.key), c.digits) for c in table.columns))
+SHORT_TEXT = 16
+"""In a table too wide for the terminal, text longer than this (a note, an explanation)
+goes under the table as a numbered footnote."""
+BORDER = 3
+"""Characters a column adds to a table's width: its padding and one rule."""
+
+
+def to_rich(table: Table, width: int | None = None) -> list[RenderableType]:
+    """The table for a terminal of `width` columns (None: as wide as it needs).
+
+    Cells are never cut. A table wider than `width` first moves long text (notes) under
+    itself as numbered footnotes, then is split into several tables, each repeating the
+    columns that name the row (the text columns before the first number)."""
+    cells = [[cell(row.get(c.key), c.digits) for c in table.columns] for row in table.rows]
+    keys = _key_columns(table)
+    notes: dict[str, int] = {}
+    if width is not None and _width(table, cells, range(len(table.columns))) > width:
+        notes = _footnotes(table, cells, keys)
+    widths = [
+        max([len(column.header), *(len(r[i]) for r in cells)])
+        for i, column in enumerate(table.columns)
+    ]
+    groups = _column_groups(widths, keys, width)
+    out: list[RenderableType] = []
+    for g, group in enumerate(groups):
+        last = g == len(groups) - 1
+        rich = RichTable(
+            title=table.title if g == 0 else "(continued)",
+            caption=table.note if last and table.note else None,
+            title_justify="left",
+            caption_justify="left",
+        )
+        for i in group:
+            column = table.columns[i]
+            numeric = column.digits is not None
+            rich.add_column(
+                column.header,
+                justify="right" if numeric else "left",
+                no_wrap=True,
+                min_width=widths[i],
+            )
+        for row in cells:
+            rich.add_row(*(row[i] for i in group))
+        out.append(rich)
+    if notes:
+        out.append(Text("\n".join(f"[{n}] {text}" for text, n in notes.items())))
     return out
+
+
+def _key_columns(table: Table) -> list[int]:
+    """The text columns before the first number: what names a row (app, platform, …)."""
+    keys = []
+    for i, column in enumerate(table.columns):
+        if column.digits is not None:
+            break
+        keys.append(i)
+    return keys
+
+
+def _width(table: Table, cells: list[list[str]], columns: Iterable[int]) -> int:
+    return 1 + sum(
+        max([len(table.columns[i].header), *(len(r[i]) for r in cells)]) + BORDER for i in columns
+    )
+
+
+def _footnotes(table: Table, cells: list[list[str]], keys: list[int]) -> dict[str, int]:
+    """Replaces long text cells (outside the key columns) by "[n]" in place; returns each
+    text's number."""
+    notes: dict[str, int] = {}
+    for i, column in enumerate(table.columns):
+        if i in keys or column.digits is not None:
+            continue
+        if all(len(r[i]) <= SHORT_TEXT for r in cells):
+            continue
+        for row in cells:
+            if len(row[i]) > 1:  # "–" stays as it is
+                row[i] = f"[{notes.setdefault(row[i], len(notes) + 1)}]"
+    return notes
+
+
+def _column_groups(widths: list[int], keys: list[int], width: int | None) -> list[list[int]]:
+    """Indices of the columns of each printed table: all in one if they fit in `width`."""
+    every = list(range(len(widths)))
+    if width is None or 1 + sum(w + BORDER for w in widths) <= width:
+        return [every]
+    keys = keys or [0]
+    room = width - 1 - sum(widths[i] + BORDER for i in keys)
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for i in every:
+        if i in keys:
+            continue
+        need = widths[i] + BORDER
+        if current and used + need > room:
+            groups.append(current)
+            current, used = [], 0
+        current.append(i)
+        used += need
+    if current:
+        groups.append(current)
+    return [keys + group for group in groups] or [every]
 
 
 def jsonable(value: Any) -> Any:
