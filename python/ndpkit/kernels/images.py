@@ -90,7 +90,8 @@ def pixel_rows(images: np.ndarray) -> np.ndarray:
 
 
 def histograms(images: np.ndarray) -> np.ndarray:
-    """(n, 256) uint64 counts of each image's grey levels (Rust, eight sub-tables)."""
+    """(n, 256) uint64 counts of each image's grey levels (Rust: bit planes with AVX-512, else
+    eight sub-tables)."""
     counts: np.ndarray = _core.histograms_u8(_rows(images))
     return counts
 
