@@ -34,7 +34,7 @@ FormatOption = Annotated[
 
 PIPED_WIDTH = 400
 """Columns when stdout is not a terminal and COLUMNS is unset: a table printed to a pipe or a
-log keeps its natural width instead of being split to fit Rich's default of 80."""
+log keeps its natural width (up to this) instead of being split to fit Rich's default of 80."""
 
 
 def stdout() -> Console:
@@ -67,9 +67,8 @@ def emit(tables: list[Table], fmt: Format, document: dict[str, Any] | None = Non
         sys.stdout.write(to_csv(tables))
     else:
         console = stdout()
-        width = console.width if console.is_terminal or "COLUMNS" in os.environ else None
         for table in tables:
-            for part in to_rich(table, width):
+            for part in to_rich(table, console.width):
                 console.print(part)
 
 

@@ -70,12 +70,10 @@ def to_rich(table: Table, width: int | None = None) -> list[RenderableType]:
     cells = [[cell(row.get(c.key), c.digits) for c in table.columns] for row in table.rows]
     keys = _key_columns(table)
     notes: dict[str, int] = {}
-    if width is not None and _width(table, cells, range(len(table.columns))) > width:
+    widths = _widths(table, cells)
+    if not _fits(widths, width):
         notes = _footnotes(table, cells, keys)
-    widths = [
-        max([len(column.header), *(len(r[i]) for r in cells)])
-        for i, column in enumerate(table.columns)
-    ]
+        widths = _widths(table, cells)
     groups = _column_groups(widths, keys, width)
     out: list[RenderableType] = []
     for g, group in enumerate(groups):
@@ -113,10 +111,16 @@ def _key_columns(table: Table) -> list[int]:
     return keys
 
 
-def _width(table: Table, cells: list[list[str]], columns: Iterable[int]) -> int:
-    return 1 + sum(
-        max([len(table.columns[i].header), *(len(r[i]) for r in cells)]) + BORDER for i in columns
-    )
+def _widths(table: Table, cells: list[list[str]]) -> list[int]:
+    """Each column's widest text: its header or a cell."""
+    return [
+        max([len(column.header), *(len(r[i]) for r in cells)])
+        for i, column in enumerate(table.columns)
+    ]
+
+
+def _fits(widths: Iterable[int], width: int | None) -> bool:
+    return width is None or 1 + sum(w + BORDER for w in widths) <= width
 
 
 def _footnotes(table: Table, cells: list[list[str]], keys: list[int]) -> dict[str, int]:
@@ -137,7 +141,7 @@ def _footnotes(table: Table, cells: list[list[str]], keys: list[int]) -> dict[st
 def _column_groups(widths: list[int], keys: list[int], width: int | None) -> list[list[int]]:
     """Indices of the columns of each printed table: all in one if they fit in `width`."""
     every = list(range(len(widths)))
-    if width is None or 1 + sum(w + BORDER for w in widths) <= width:
+    if width is None or _fits(widths, width):
         return [every]
     keys = keys or [0]
     room = width - 1 - sum(widths[i] + BORDER for i in keys)

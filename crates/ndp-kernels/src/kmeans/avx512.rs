@@ -120,14 +120,13 @@ unsafe fn pass<const D: usize>(
         }
         let rows: [__m512d; STEP] = core::array::from_fn(|p| widen(&step[p * D..]));
         let features = transpose.apply_pd(&rows);
-        let mut labels = [0u64; STEP];
-        let nearest = nearest_lanes::<D>(&features, scoring, k);
-        let Some(nearest) = nearest else {
+        let Some(nearest) = nearest_lanes::<D>(&features, scoring) else {
             for (p, x) in step.chunks_exact(D).enumerate() {
                 table.add(p % COPIES, scoring.nearest(x), rows[p]);
             }
             continue;
         };
+        let mut labels = [0u64; STEP];
         // SAFETY: `labels` holds 8 u64; AVX-512F is enabled.
         unsafe { _mm512_storeu_si512(labels.as_mut_ptr().cast(), nearest) };
         for (p, row) in rows.into_iter().enumerate() {
@@ -154,11 +153,7 @@ unsafe fn pass<const D: usize>(
 /// The nearest centre of each lane's point, or None if any score is NaN.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn nearest_lanes<const D: usize>(
-    features: &[__m512d; STEP],
-    scoring: &Scoring,
-    k: usize,
-) -> Option<__m512i> {
+fn nearest_lanes<const D: usize>(features: &[__m512d; STEP], scoring: &Scoring) -> Option<__m512i> {
     let score = |c: usize| {
         let m = &scoring.minus_2c[c * D..(c + 1) * D];
         let mut acc = _mm512_set1_pd(scoring.norms[c]);
@@ -173,7 +168,7 @@ fn nearest_lanes<const D: usize>(
     // answer.
     let mut total = best;
     let mut label = _mm512_setzero_si512();
-    for c in 1..k {
+    for c in 1..scoring.k() {
         let s = score(c);
         total = _mm512_add_pd(total, s);
         let nearer = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(s, best);
