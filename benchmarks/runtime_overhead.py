@@ -142,7 +142,8 @@ def main() -> None:
         names = [n for n in names if n != "lc"]
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"{platform.machine()}, {cpus} usable CPUs, {args.size} over {args.devices} devices,")
-    print(f"{args.workers} workers, chunks of {args.chunk_size}; times are best of {args.repeat}\n")
+    print(f"{args.workers} workers, chunks of {args.chunk_size}; times are best of {args.repeat};")
+    print(f"transparent huge pages (anonymous / shared memory): {timing.huge_page_settings()}\n")
     print("ratios: executor time / one-process time, with the array in memory | mapped\n")
     header = ("kernel", "one process", "mapped", "new workers", "ratios", "kept", "ratios")
     print("{:8} {:>11} {:>8} {:>11} {:>11} {:>7} {:>11}".format(*header))

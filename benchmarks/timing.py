@@ -1,9 +1,10 @@
-"""Timing helper shared by the benchmark scripts."""
+"""Timing and machine-description helpers shared by the benchmark scripts."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def best_of(fn: Callable[[], object], repeat: int, *, warm_up: bool = True) -> float:
@@ -17,3 +18,16 @@ def best_of(fn: Callable[[], object], repeat: int, *, warm_up: bool = True) -> f
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def huge_page_settings() -> str:
+    """This machine's transparent huge page settings for anonymous and shared memory (the
+    arrays of a one-process run, and the executor's rows arena), e.g. "madvise / advise"."""
+    chosen = []
+    for name in ("enabled", "shmem_enabled"):
+        try:
+            text = Path(f"/sys/kernel/mm/transparent_hugepage/{name}").read_text()
+        except OSError:
+            return "unknown"
+        chosen.append(text.split("[")[1].split("]")[0] if "[" in text else text.strip())
+    return " / ".join(chosen)

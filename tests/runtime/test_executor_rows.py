@@ -7,6 +7,7 @@ The kernels are defined here; worker processes import this module to unpickle th
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 import signal
 import sys
@@ -123,23 +124,124 @@ def test_rows_under_a_mux2_route_and_several_passes(
     assert [e.devices for e in out.engines] == [(0, 1, 2, 3), (4, 5, 6, 7)]
 
 
-@pytest.mark.parametrize("no_room", ["memory", "fallocate"])
+class _FullOnPopulate(mmap.mmap):
+    """A mapping whose pages cannot all be had: populating it fails as the kernel does when
+    memory runs out."""
+
+    def madvise(self, option: int, start: int = 0, length: int = 0) -> None:
+        if option == transfer._MADV_POPULATE_WRITE:
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        super().madvise(option, start, length)
+
+
+def _no_fallocate_room(fd: int, offset: int, length: int) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+_OLD_KERNEL_ADVICE = 10**6
+"""An advice no kernel knows: madvise fails with EINVAL, as MADV_POPULATE_WRITE does
+before Linux 5.14."""
+
+
+def _rows_merged_in_a_run(ds: Dataset) -> list[int]:
+    """Run RowSums over `ds` with new workers, check its answer, and say how many rows each
+    pass's host part read from an arena (none: the partials were merged)."""
+    RowSums.merged_from_rows.clear()
+    out = LocalExecutor(2).run(RowSums(), ds, {}, chunk_bytes=1000)
+    assert np.array_equal(out.result, run_in_memory(RowSums(), ds.read_all(), {}, ds.records))
+    return list(RowSums.merged_from_rows)
+
+
+@pytest.mark.parametrize("no_room", ["memory", "populate", "fallocate"])
 def test_without_room_for_the_rows_partials_are_merged(
     datasets: dict[int, Dataset], monkeypatch: pytest.MonkeyPatch, no_room: str
 ) -> None:
     if no_room == "memory":
         monkeypatch.setattr(transfer, "available_memory_bytes", lambda: 0)
-    else:
+    elif no_room == "populate":
+        monkeypatch.setattr(transfer.mmap, "mmap", _FullOnPopulate)
+    else:  # a kernel without MADV_POPULATE_WRITE, and fallocate finds no room
+        monkeypatch.setattr(transfer, "_MADV_POPULATE_WRITE", _OLD_KERNEL_ADVICE)
+        monkeypatch.setattr(transfer.os, "posix_fallocate", _no_fallocate_room)
+    assert _rows_merged_in_a_run(datasets[3]) == []
 
-        def full(fd: int, offset: int, length: int) -> None:
-            raise OSError(errno.ENOSPC, "No space left on device")
 
-        monkeypatch.setattr(transfer.os, "posix_fallocate", full)
-    RowSums.merged_from_rows.clear()
+def test_without_populate_the_arena_is_allocated_by_fallocate(
+    datasets: dict[int, Dataset], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    allocated: list[int] = []
+    real_fallocate = os.posix_fallocate
+
+    def fallocate(fd: int, offset: int, length: int) -> None:
+        allocated.append(length)
+        real_fallocate(fd, offset, length)
+
+    monkeypatch.setattr(transfer, "_MADV_POPULATE_WRITE", _OLD_KERNEL_ADVICE)
+    monkeypatch.setattr(transfer.os, "posix_fallocate", fallocate)
     ds = datasets[3]
-    out = LocalExecutor(2).run(RowSums(), ds, {}, chunk_bytes=1000)
-    assert np.array_equal(out.result, run_in_memory(RowSums(), ds.read_all(), {}, 97))
-    assert RowSums.merged_from_rows == []
+    assert _rows_merged_in_a_run(ds) == [ds.records]  # the rows went through the arena
+    assert allocated == [ds.records * 16]
+
+
+class _Recording(mmap.mmap):
+    advice: list[int] = []  # noqa: RUF012
+
+    def madvise(self, option: int, start: int = 0, length: int = 0) -> None:
+        _Recording.advice.append(option)
+        super().madvise(option, start, length)
+
+
+def test_the_arena_asks_for_huge_pages_before_it_is_allocated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pages allocated before the mapping asks for huge ones would be 4 KiB ones wherever
+    shared memory has huge pages only on request (shmem_enabled=advise)."""
+    _Recording.advice.clear()
+    monkeypatch.setattr(transfer.mmap, "mmap", _Recording)
+    arena = transfer.RowsArena()
+    try:
+        assert arena.reserve(2**20, RowSpec(np.dtype(np.float32))) is not None
+    finally:
+        arena.close()
+    assert _Recording.advice[:2] == [mmap.MADV_HUGEPAGE, transfer._MADV_POPULATE_WRITE]
+
+
+def _shmem_huge_pages_setting() -> str:
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/shmem_enabled").read_text()
+    except OSError:
+        return "none"
+    return text.split("[")[1].split("]")[0] if "[" in text else "none"
+
+
+@pytest.mark.skipif(
+    _shmem_huge_pages_setting() not in ("advise", "always", "within_size", "force"),
+    reason="this machine gives shared memory no transparent huge pages",
+)
+def test_where_shared_memory_has_huge_pages_the_arena_gets_them() -> None:
+    def pmd_mapped_bytes() -> int:
+        text = Path("/proc/self/smaps_rollup").read_text()
+        return next(int(x.split()[1]) for x in text.splitlines() if x.startswith("ShmemPmd")) * 1024
+
+    before = pmd_mapped_bytes()
+    arena = transfer.RowsArena()
+    try:
+        assert arena.reserve(16 * 2**20, RowSpec(np.dtype(np.float32))) is not None
+        # memory too fragmented for a few huge pages would fail this: rare on a test machine
+        assert pmd_mapped_bytes() - before >= 32 * 2**20
+    finally:
+        arena.close()
+
+
+def test_the_arena_is_allocated_up_front() -> None:
+    arena = transfer.RowsArena()
+    try:
+        assert arena.reserve(3 * 2**20, RowSpec(np.dtype(np.float32))) is not None
+        assert arena.fd is not None
+        # every page is there before any worker writes: none can fault in and find no memory
+        assert os.fstat(arena.fd).st_blocks * 512 >= 12 * 2**20
+    finally:
+        arena.close()
 
 
 def test_progress_with_rows(executor: LocalExecutor, datasets: dict[int, Dataset]) -> None:

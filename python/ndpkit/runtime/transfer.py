@@ -14,8 +14,11 @@
   benchmarks/README.md, runtime overhead). A pass's rows are only lent to the host part: if
   anything still holds them afterwards (a result that is a view of them, a kernel state that
   kept them), the arena is theirs and the pool starts a new one. The arena is sized and
-  allocated up front (`posix_fallocate`), so a worker can never die of SIGBUS writing into it;
-  if there is no room for it, the kernel's partials are merged as for any other kernel.
+  allocated up front, so a worker can never die of SIGBUS writing into it; if there is no
+  room for it, the kernel's partials are merged as for any other kernel. It is allocated
+  through the parent's mapping after asking for huge pages (`_allocate`): where shared memory
+  has them on request (`shmem_enabled=advise`), a new pool's run of LC took 1.15× instead of
+  1.6× the one-process time.
 - **Other partials.** Through a pipe every byte is copied four times (pickle, into the
   kernel, out of it, unpickle); instead a worker pickles with protocol 5 and writes buffers
   of `SPILL_MIN_BYTES` or more to a spill file (`pack`) in the run's spill directory
@@ -27,6 +30,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import mmap
 import os
 import pickle
@@ -53,7 +57,7 @@ ARENAS = (
     and hasattr(os, "memfd_create")
     and getattr(reduction, "HAVE_SEND_HANDLE", False)
 )
-"""Whether this platform has rows arenas (Linux: memfd, posix_fallocate, fd passing);
+"""Whether this platform has rows arenas (Linux: memfd, fd passing);
 elsewhere row kernels' partials are merged like any other kernel's."""
 
 
@@ -161,9 +165,12 @@ class RowsArena:
             return
         try:
             os.ftruncate(fd, size_bytes)
-            os.posix_fallocate(fd, 0, size_bytes)  # pages now: no SIGBUS mid-write later
             mapping = mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
         except (OSError, ValueError):
+            os.close(fd)
+            return
+        if not _allocate(fd, mapping, size_bytes):
+            mapping.close()
             os.close(fd)
             return
         self.fd, self._mapping, self._size_bytes = fd, mapping, size_bytes
@@ -178,6 +185,29 @@ class RowsArena:
             with contextlib.suppress(BufferError):  # views of it still exist: they own it
                 self._mapping.close()
         self.fd, self._mapping, self._size_bytes, self._lent = None, None, 0, None
+
+
+def _allocate(fd: int, mapping: mmap.mmap, size_bytes: int) -> bool:
+    """Give the arena all its pages now, so that no worker can die of SIGBUS writing into it
+    later; False if there is no memory for them.
+
+    Through the mapping, asked for huge pages first: where shared memory may come in 2 MiB
+    pages only when asked (`shmem_enabled=advise`), pages allocated by `posix_fallocate`
+    (no mapping, so no asking) would be 4 KiB ones."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        mapping.madvise(mmap.MADV_HUGEPAGE)
+    if _MADV_POPULATE_WRITE is not None:
+        try:
+            mapping.madvise(_MADV_POPULATE_WRITE, 0, size_bytes)
+            return True
+        except OSError as e:
+            if e.errno != errno.EINVAL:  # EINVAL: a kernel older than 5.14
+                return False
+    try:
+        os.posix_fallocate(fd, 0, size_bytes)
+    except OSError:
+        return False
+    return True
 
 
 def send_arena(conn: Connection, fd: int, pid: int | None) -> None:
