@@ -12,6 +12,7 @@ apart.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from functools import cache
 from typing import Any
@@ -60,7 +61,7 @@ def parse(text: Any, kind: Kind) -> float:
     try:
         quantity: Any = ureg.Quantity(text.strip())
     except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
-        raise UnitError(f"{text!r}: unknown unit ({exc})") from None
+        raise UnitError(f"{text!r}: unknown unit ({exc}){_did_you_mean(text, kind)}") from None
     except Exception as exc:  # pint's tokenizer raises plain errors on garbage
         raise UnitError(f"{text!r} is not a quantity ({exc})") from None
     if not isinstance(quantity, pint.Quantity) or quantity.unitless:
@@ -69,10 +70,41 @@ def parse(text: Any, kind: Kind) -> float:
     if str(base.units) != kind.base:
         raise UnitError(
             f"{text!r} is not a {kind.name.lower()} (expected a unit like {kind.example!r})"
+            + _did_you_mean(text, kind)
         )
     value = float(base.magnitude)
     # pint's base unit for information is the bit; ndpkit counts bytes.
     return value / 8.0 if kind in (Kind.SIZE, Kind.BANDWIDTH) else value
+
+
+_SIZE_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB", "PiB")
+_SPELLINGS: dict[Kind, tuple[str, ...]] = {
+    Kind.SIZE: _SIZE_UNITS,
+    Kind.BANDWIDTH: (
+        *(f"{u}/s" for u in _SIZE_UNITS),
+        *("bps", "kbps", "Mbps", "Gbps", "Tbps"),
+    ),
+    Kind.TIME: ("s", "ms", "us", "µs", "ns", "min", "h"),
+    Kind.POWER: ("W", "mW", "µW", "kW"),
+    Kind.ENERGY: ("J", "mJ", "µJ", "nJ", "pJ", "kJ"),
+    Kind.FREQUENCY: ("Hz", "kHz", "MHz", "GHz"),
+}
+"""The usual spellings of each kind's units, for suggestions."""
+_NUMBER_AND_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S.*?)\s*")
+
+
+def _did_you_mean(text: str, kind: Kind) -> str:
+    """ "; did you mean '4 MB'?" when `text`'s unit is a usual spelling of `kind` in the
+    wrong case or spacing ("4mb", "1 GIB", "3 gb / s"), else ""."""
+    match = _NUMBER_AND_UNIT.fullmatch(text)
+    if match is None:
+        return ""
+    number, unit = match.groups()
+    typed = unit.replace(" ", "").casefold()
+    for spelling in _SPELLINGS[kind]:
+        if spelling.casefold() == typed and spelling != unit:
+            return f"; did you mean '{number} {spelling}'?"
+    return ""
 
 
 def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3) -> str:
