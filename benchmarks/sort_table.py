@@ -142,7 +142,8 @@ def main() -> None:
         out = data / f"out-{key}.parquet"
         fill = {"src": src, "key": key, "out": out, "threads": THREADS}
         ours = best(
-            [str(BIN / "ndpkit"), "sort", str(src), "--by", key, "--out", str(out)], args.repeat
+            [str(BIN / "ndpkit"), "sort", str(src), "--by", key, "--out", str(out), "--overwrite"],
+            args.repeat,
         )
         check(out, src, key, exact=True)
         duck = best([py, "-c", DUCKDB.format(**fill)], args.repeat)

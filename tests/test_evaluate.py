@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 
 from ndpkit import evaluate as ev
+from ndpkit.errors import SpecError
 from ndpkit.kernels import KernelMismatchError
 from ndpkit.kernels.lc import LinearClassifier
+from ndpkit.model import Estimate
 from ndpkit.runtime import Dataset, generate_dataset
+from ndpkit.runtime.dataset import ShardError
 
 
 @pytest.fixture
@@ -78,3 +81,56 @@ def test_apps_without_other_splits_have_no_split_table() -> None:
     assert run.other_splits == [] and run.splits == {}
     assert [t.name for t in ev.tables([run])] == ["measured", "predicted"]
     assert "splits" not in ev.document([run])["apps"][0]
+
+
+def test_shards_are_checked_before_anything_runs(
+    lc_data: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each step is reported; the CRC-32 check comes first, and `verify_shards=False` skips
+    it (a changed shard then goes unnoticed: the reference reads the same data)."""
+    victim = lc_data.shard_path(lc_data.shards[1])
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 0x01
+    steps: list[str] = []
+    kwargs: dict[str, Any] = {"platforms": ["cns"], "workers": 1, "size_bytes": 100_000}
+    ev.evaluate(data=lc_data.path, progress=steps.append, **kwargs)
+    checks = steps[: steps.index("lc: running")]
+    mib = f"{lc_data.file_bytes / 2**20:,.1f} MiB"
+    assert checks[0] == f"checking shard CRC-32s: 0% of {mib}"
+    assert checks[-1] == f"checking shard CRC-32s: 100% of {mib}"
+    steps.clear()
+    ev.evaluate(data=lc_data.path, progress=steps.append, verify_shards=False, **kwargs)
+    assert steps[0] == "lc: running"
+    victim.write_bytes(raw)
+    with pytest.raises(ShardError, match=r"CRC-32 is .*: corrupt"):
+        ev.evaluate(data=lc_data.path, **kwargs)
+
+
+def test_apps_other_than_the_data_sets_need_its_layout(lc_data: Dataset) -> None:
+    (run,) = ev.evaluate(["kmeans"], ["cns"], data=lc_data, workers=1, verify_shards=False)
+    assert run.app == "kmeans" and run.verification.method == "streamed Lloyd"
+    with pytest.raises(SpecError, match=r"holds 'lc' data .*app 'he' needs uint8"):
+        ev.evaluate(["lc", "he"], ["cns"], data=lc_data)
+
+
+def test_the_seed_given_wins_over_the_data_sets(lc_data: Dataset) -> None:
+    assert lc_data.seed == 9
+    assert ev._params_seed(None, lc_data) == 9
+    assert ev._params_seed(0, lc_data) == 0  # an explicit 0 is not "no seed"
+    assert ev._params_seed(None, None) == 0
+
+
+def test_the_predicted_table_says_which_time_it_shows() -> None:
+    """CNS is link-bound, yet the paper's time (T_NDP + T_CPU) leaves the link out: the
+    table must name that time and show D at the bottleneck's rate beside it."""
+    (run,) = ev.evaluate(["lc"], ["cns", "rfns"], size_bytes=1 << 20)
+    predicted = {t.name: t for t in ev.tables([run])}["predicted"]
+    headers = {c.key: c.header for c in predicted.columns}
+    assert headers["time_s"] == "paper time (s)" and headers["stream_s"] == "D/perf (s)"
+    assert "T_NDP + T_CPU" in predicted.note and "D/perf" in predicted.note
+    rows = {r["platform"]: r for r in predicted.rows}
+    cns = run.estimates["cns"]
+    assert isinstance(cns, Estimate) and cns.bottleneck == "link"
+    assert rows["cns"]["time_s"] == cns.t_ndp_s + cns.t_cpu_s
+    assert rows["cns"]["stream_s"] == pytest.approx(run.model_bytes / (36 * 2**30))
+    assert rows["cns"]["model_gb"] == pytest.approx(cns.data_bytes / 1e9)

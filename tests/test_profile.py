@@ -54,3 +54,77 @@ def test_bad_profiles(tmp_path: Path, body: str, message: str) -> None:
 def test_unknown_app_lists_known() -> None:
     with pytest.raises(UnknownNameError, match="knn8"):
         load_profile("knn9")
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ('engine = { arm = "inf GB/s" }', "apps.x.engine.arm", "not a finite number"),
+        ('engine = { arm = "3e400 GB/s" }', "apps.x.engine.arm", "not a finite number"),
+        ('engine = { arm = "GB/s" }', "apps.x.engine.arm", "has no number"),
+        ('host_part = "0 GB/s"', "apps.x.host_part", "greater than zero"),
+        ('host_only = "nan GB/s"', "apps.x.host_only", "not a finite number"),
+        ("cycles_per_byte = inf", "apps.x.cycles_per_byte", "finite number"),
+        ("cycles_per_byte = 1e-300", "apps.x.cycles_per_byte", "between"),
+        ('published_ndp_time = { rans = "0 s" }', "apps.x.published_ndp_time.rans", "than zero"),
+        ("fpga_cell = { bytes_per_cycle = inf }", "apps.x.fpga_cell.bytes_per_cycle", "finite"),
+    ],
+)
+def test_a_value_that_cannot_be_right_is_an_error(
+    tmp_path: Path, body: str, field: str, message: str
+) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(f'[apps.x]\ndata_size = "1 GB"\nalpha = 2\n{body}\n')
+    with pytest.raises(SpecError) as info:
+        load_profiles(path)
+    assert (info.value.source, info.value.field) == (str(path), field)
+    assert message in info.value.detail
+
+
+def test_toml_inf_and_json_infinity_are_no_alpha(tmp_path: Path) -> None:
+    toml = tmp_path / "p.toml"
+    toml.write_text('[apps.x]\ndata_size = "1 GB"\nalpha = inf\n')
+    json = tmp_path / "p.json"
+    json.write_text('{"apps": {"x": {"data_size": "1 GB", "alpha": Infinity}}}')
+    for path in (toml, json):
+        with pytest.raises(SpecError, match=r"apps\.x\.alpha: Input should be a finite number"):
+            load_profiles(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("p.toml", '[apps.x]\ndata_size = "1 GB"\nalpha = 2\n'),
+        ("p.json", '{"apps": {"x": {"data_size": "1 GB", "alpha": 2}}}'),
+    ],
+)
+def test_a_byte_order_mark_is_accepted(tmp_path: Path, name: str, body: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert load_profile("x", path).alpha == 2
+
+
+def test_a_file_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_bytes(b"[apps.x]\ndescription = '\xff'\n")
+    with pytest.raises(SpecError, match="not UTF-8"):
+        load_profiles(path)
+
+
+def test_an_unknown_key_lists_the_profile_keys(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('[apps.x]\ndata_size = "1 GB"\nalpha = 2\nturbo = 1\n')
+    with pytest.raises(SpecError) as info:
+        load_profiles(path)
+    assert info.value.field == "apps.x.turbo"
+    assert "valid keys here: alpha, app, cpi" in info.value.detail
+    assert "platforms show" not in info.value.detail
+
+
+def test_a_misspelt_key_gets_the_closest(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text('[apps.x]\ndata_size = "1 GB"\nalpha = 2\nhost_prat = "1 GB/s"\n')
+    with pytest.raises(
+        SpecError, match=r"apps\.x\.host_prat: unknown field; did you mean 'host_part'"
+    ):
+        load_profiles(path)

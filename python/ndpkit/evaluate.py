@@ -17,10 +17,20 @@ too, on the same data, verified and profiled the same way; on every platform
 (least energy without a longer time), under the staged time basis unless `options` are
 given (the paper's basis does not see the link to the host, which the splits change).
 
-**Data sets.** With `data`, the kernels run out of core through `LocalExecutor`, verification
-streams the data set (`runtime.verify`: exact per chunk for the per-record kernels, a merged
-per-chunk reference for k-NN, a streamed Lloyd for K-Means), and profiling measures the
-first `size_bytes` of it, so memory stays bounded whatever the data set's size.
+**Data sets.** With `data`, every shard's CRC-32 is first checked against the manifest
+(`verify_shards`): the reference is computed from the same data, so without this check a
+shard changed since it was written would go unnoticed. The kernels then run out of core
+through `LocalExecutor`, verification streams the data set (`runtime.verify`: exact per chunk
+for the per-record kernels, a merged per-chunk reference for k-NN, a streamed Lloyd for
+K-Means), and profiling measures the first `size_bytes` of it, so memory stays bounded
+whatever the data set's size. The apps default to the data set's own; any app whose records
+have the data set's layout (dtype and record shape: k-NN_8 and K-Means on LC's 8 float32
+features) may run on it instead, and any other is an error naming both layouts.
+
+**Time.** `Estimate.time_s` follows the time basis of the options (the paper's by default:
+the NDP and host stage times added, T_NDP + T_CPU). That basis leaves out the stages it does
+not time, such as CNS's SSDs and link, so it can be shorter than D at the bottleneck's rate;
+the predicted table shows that rate's time (D / Eq. (1) performance) beside it.
 """
 
 from __future__ import annotations
@@ -35,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.kernels import Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
@@ -105,37 +115,42 @@ def split_variants(app: str) -> list[str]:
 
 
 def evaluate(
-    apps: Sequence[str] = DEFAULT_APPS,
+    apps: Sequence[str] | None = None,
     platforms: Sequence[str] = DEFAULT_PLATFORMS,
     *,
     size_bytes: int = DEFAULT_SIZE_BYTES,
-    seed: int = 0,
-    data: Path | None = None,
+    seed: int | None = None,
+    data: Path | Dataset | None = None,
     workers: int | None = None,
     model_bytes: float | None = None,
     options: Options | None = None,
     scaling: EngineScaling | None = None,
     progress: Progress | None = None,
     split_tolerance: float = 0.0,
+    verify_shards: bool = True,
 ) -> list[AppRun]:
-    """Run, verify, profile and model each app (or the app of the data set at `data`).
+    """Run, verify, profile and model each app (default: all nine, or the data set's app).
 
-    Without `data`, `size_bytes` of each app's data are generated in memory. With `data`,
-    the data set's app runs out of core and `size_bytes` is the sample that is profiled."""
+    Without `data`, `size_bytes` of each app's data are generated in memory from `seed`
+    (default 0). With `data`, the apps run out of core on it (each must have the data set's
+    record layout), `size_bytes` is the sample that is profiled, and `seed` (default: the
+    data set's) only makes the apps' parameters. `verify_shards` checks every shard's CRC-32
+    against the manifest first."""
     report = progress or (lambda _: None)
     specs = {name: load_platform(name) for name in platforms}
     runs = []
-    dataset = None if data is None else open_dataset(data)
-    if dataset is not None:
-        apps = [dataset.app]
+    dataset = open_dataset(data) if isinstance(data, Path) else data
+    names = _apps(apps, dataset)
+    if dataset is not None and verify_shards:
+        check_shards(dataset, report)
     with LocalExecutor(workers) as executor:
-        for app in apps:
+        for app in names:
             kernel = get_kernel(app)
             if dataset is None:
-                source: _Source = _InMemory(kernel.generate(size_bytes, seed))
+                source: _Source = _InMemory(kernel.generate(size_bytes, seed or 0))
             else:
                 source = _OnDisk(dataset, executor, size_bytes)
-            seed_used = seed if dataset is None else (dataset.seed or seed)
+            seed_used = _params_seed(seed, dataset)
             main = _run(kernel, source, seed_used, report)
             others = [
                 _run(get_kernel(name), source, seed_used, report) for name in split_variants(app)
@@ -165,6 +180,46 @@ def evaluate(
                     )
             runs.append(app_run)
     return runs
+
+
+def _apps(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
+    """The apps to run: the default ones, or the data set's; a requested app must read the
+    data set's records as they are stored, or its answer (and profile) would be garbage."""
+    if apps is None:
+        return list(DEFAULT_APPS) if dataset is None else [dataset.app]
+    if dataset is None:
+        return list(apps)
+    layout = f"{dataset.dtype} records of shape {dataset.record_shape}"
+    for app in apps:
+        kernel = get_kernel(app)
+        if kernel.dtype != dataset.dtype or tuple(kernel.record_shape) != dataset.record_shape:
+            raise SpecError(
+                f"holds {dataset.app!r} data ({layout}); app {app!r} needs {kernel.dtype} "
+                f"records of shape {tuple(kernel.record_shape)}, so it cannot run on it",
+                source=str(dataset.path),
+            )
+    return list(apps)
+
+
+def _params_seed(seed: int | None, dataset: Dataset | None) -> int:
+    """The seed of the apps' parameters: the one given, else the data set's, else 0."""
+    if seed is not None:
+        return seed
+    if dataset is not None and dataset.seed is not None:
+        return dataset.seed
+    return 0
+
+
+def check_shards(dataset: Dataset, report: Progress) -> None:
+    """Every shard's CRC-32 against the manifest (a `ShardError` naming a corrupt shard).
+    Reads the whole data set once, which takes a while on a big one: `report` hears how far
+    it got, at the start and then every `PROGRESS_BYTES` or so."""
+
+    def step(checked_bytes: int, total_bytes: int) -> None:
+        percent = 100 * checked_bytes / max(total_bytes, 1)
+        report(f"checking shard CRC-32s: {percent:.0f}% of {total_bytes / 2**20:,.1f} MiB")
+
+    dataset.verify(progress=step)
 
 
 class _Source(ABC):
@@ -264,6 +319,18 @@ def _model(run: AppRun, spec: Platform, profile: Profile, opts: Options) -> None
     }
 
 
+PAPER_TIME = "the NDP and host stage times added (T_NDP + T_CPU), the models' time basis"
+PREDICTED_NOTE = (
+    "paper time: the papers' convention, the NDP and host stage times added (T_NDP + T_CPU; "
+    "RISP: its own stages); the × CNS (time) column compares it. It leaves out the stages "
+    "it does not time (on CNS the SSDs and the link), so it can be shorter than D/perf, the "
+    "time at the Eq. (1) performance of the bottleneck stage. The splits table times the "
+    "device side at its slowest stage, so its times differ."
+)
+"""Says which time the predicted table shows: without it, CNS's link bottleneck beside a
+time shorter than D over the link reads as an error."""
+
+
 def tables(runs: list[AppRun]) -> list[Table]:
     """A verification/profile table, a per-platform prediction table, and (for apps with
     other splits) the comparison of the splits per platform."""
@@ -281,6 +348,7 @@ def tables(runs: list[AppRun]) -> list[Table]:
             else:
                 row.update(
                     time_s=e.time_s,
+                    stream_s=_stream_s(e),
                     bottleneck=e.bottleneck,
                     energy_j=e.energy_j,
                     ee_mb_per_j=e.ee_mb_per_j,
@@ -324,8 +392,9 @@ def tables(runs: list[AppRun]) -> list[Table]:
             [
                 Column("app", "app", None),
                 Column("platform", "platform", None),
-                Column("model_gb", "D (GB)", 2),
-                Column("time_s", "time (s)", 3),
+                Column("model_gb", "D (GB)", 2, "10^9 bytes"),
+                Column("time_s", "paper time (s)", 3, PAPER_TIME),
+                Column("stream_s", "D/perf (s)", 3, "D at the Eq. (1) performance"),
                 Column("bottleneck", "bottleneck", None),
                 Column("energy_j", "energy (J)", 1),
                 Column("ee_mb_per_j", "MB/J", 2),
@@ -336,6 +405,7 @@ def tables(runs: list[AppRun]) -> list[Table]:
                 Column("note", "note", None),
             ],
             predicted,
+            note=PREDICTED_NOTE,
         ),
     ]
     split_rows = [_split_row(r.app, c) for r in runs for c in r.splits.values()]
@@ -362,6 +432,12 @@ def tables(runs: list[AppRun]) -> list[Table]:
             )
         )
     return found
+
+
+def _stream_s(e: Estimate) -> float:
+    """D at the Eq. (1) performance: the bottleneck stage's time for the whole data."""
+    rate = e.performance_bytes_per_s
+    return e.data_bytes / rate if rate > 0 else float("inf")
 
 
 def _measured_row(k: KernelRun, input_bytes: int) -> dict[str, Any]:

@@ -29,22 +29,24 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import SpecError, UnknownNameError
-from ndpkit.hw.quantity import Frequency, Power, Rate, Size, Time
+from ndpkit.hw.quantity import Cycles, Duration, Frequency, PositiveNumber, Power, Rate, Size
 from ndpkit.hw.spec import spec_error
 
 _PROFILES = "ndpkit.profiles"
 NO_HOST_STAGE = math.inf
 CPB_DECIMALS = 4
 """RISP Table I prints CPB to 4 decimals; the derived value is rounded the same way."""
+_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
+"""Unknown keys are typos; TOML's `inf` and JSON's `Infinity` are no measurement."""
 
 
 class FpgaCell(BaseModel):
     """A kernel's FPGA cell design: bytes per cycle (α), fill latency, power per cell."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = _CONFIG
 
-    bytes_per_cycle: float = Field(gt=0, description="bytes taken per clock (RISP's α)")
-    pipeline_delay_cycles: int = Field(0, ge=0, alias="pipeline_delay")
+    bytes_per_cycle: PositiveNumber = Field(description="bytes taken per clock (RISP's α)")
+    pipeline_delay_cycles: Cycles = Field(0, alias="pipeline_delay")
     power_w: Power | None = Field(None, alias="power", description="one cell, while computing")
     power_fixed_w: Power | None = Field(
         None, alias="power_fixed", description="the RU's fixed part (public cell, static power)"
@@ -56,7 +58,7 @@ class PublishedFit(BaseModel):
     (through the origin) against the number of channels (RISP Eqs. 13-14): inputs to
     channel selection with `fit = paper`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = _CONFIG
 
     power_intercept_w: Power = Field(alias="power_intercept")
     power_slope_w: Power = Field(alias="power_slope", description="watts per channel")
@@ -67,12 +69,12 @@ class PublishedFit(BaseModel):
 class Profile(BaseModel):
     """Measured facts of one application (kernel) on the host it was profiled on."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = _CONFIG
 
     app: str = Field(min_length=1)
     description: str = ""
     data_bytes: Size = Field(alias="data_size", description="raw input size D")
-    alpha: float = Field(gt=0, description="reduction ratio: device input / device output")
+    alpha: PositiveNumber = Field(description="reduction ratio: device input / device output")
     host_part_bytes_per_s: Rate | None = Field(
         None,
         alias="host_part",
@@ -84,18 +86,18 @@ class Profile(BaseModel):
     engine_bytes_per_s: dict[str, Rate] = Field(
         default_factory=dict, alias="engine", description="measured single-engine rate by kind"
     )
-    published_ndp_time_s: dict[str, Time] = Field(
+    published_ndp_time_s: dict[str, Duration] = Field(
         default_factory=dict,
         alias="published_ndp_time",
         description="NDP-stage wall time published for a platform (used with wall_times=printed)",
     )
-    cycles_per_byte: float | None = Field(
-        None, gt=0, description="host CPU cycles per input byte (CPB); or give cpi, ipb, ..."
+    cycles_per_byte: PositiveNumber | None = Field(
+        None, description="host CPU cycles per input byte (CPB); or give cpi, ipb, ..."
     )
-    cpi: float | None = Field(None, gt=0, description="profiler: cycles per instruction")
-    ipb: float | None = Field(None, gt=0, description="profiler: instructions per byte")
-    frequency_ratio: float | None = Field(
-        None, gt=0, description="profiler: actual / nominal CPU frequency (turbo > 1)"
+    cpi: PositiveNumber | None = Field(None, description="profiler: cycles per instruction")
+    ipb: PositiveNumber | None = Field(None, description="profiler: instructions per byte")
+    frequency_ratio: PositiveNumber | None = Field(
+        None, description="profiler: actual / nominal CPU frequency (turbo > 1)"
     )
     fpga_cell: FpgaCell | None = Field(None, description="the kernel's FPGA cell design")
     published_fit: PublishedFit | None = Field(
@@ -136,7 +138,7 @@ class Profile(BaseModel):
 class ProfileSet(BaseModel):
     """A file of profiles: one table per application."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     version: int = Field(1, ge=1, le=1)
     source: str = ""
@@ -154,9 +156,12 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     if path.suffix in (".toml", ".json") or path.exists():
         source = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML or JSON.
+            text = path.read_text(encoding="utf-8-sig")
         except OSError as exc:
             raise SpecError(f"cannot read file ({exc.strerror or exc})", source=source) from None
+        except UnicodeDecodeError as exc:
+            raise SpecError(f"cannot read file: not UTF-8 ({exc})", source=source) from None
     elif str(name_or_path) in profile_set_names():
         source = f"profiles {name_or_path}"
         text = resources.files(_PROFILES).joinpath(f"{name_or_path}.toml").read_text("utf-8")
@@ -171,7 +176,7 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     try:
         return ProfileSet.model_validate(data)
     except ValidationError as exc:
-        raise spec_error(exc, source) from None
+        raise spec_error(exc, source, model=ProfileSet) from None
 
 
 def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:

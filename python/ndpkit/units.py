@@ -12,6 +12,7 @@ apart.
 
 from __future__ import annotations
 
+import math
 import re
 from enum import Enum
 from functools import cache
@@ -54,7 +55,11 @@ def registry() -> Any:
 
 
 def parse(text: Any, kind: Kind) -> float:
-    """Parse `text` (e.g. "3 GB/s") as a quantity of `kind`; return it in SI units."""
+    """Parse `text` (e.g. "3 GB/s") as a quantity of `kind`; return it in SI units.
+
+    The value must be written with a number and be finite, and unless it is zero its
+    size in SI units must lie within [MIN_SI, MAX_SI]: a value outside cannot be right,
+    and once inside the models it would overflow or divide by zero."""
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"expected a quantity with a unit, such as {kind.example!r}, got {text!r}")
     ureg = registry()
@@ -64,25 +69,60 @@ def parse(text: Any, kind: Kind) -> float:
         raise UnitError(f"{text!r}: unknown unit ({exc}){_did_you_mean(text, kind)}") from None
     except Exception as exc:  # pint's tokenizer raises plain errors on garbage
         raise UnitError(f"{text!r} is not a quantity ({exc})") from None
+    if isinstance(quantity, pint.Quantity):
+        # As a float, so that a huge integer overflows to inf here rather than raise later.
+        quantity = _finite(text, quantity.magnitude, kind) * quantity.units
     if not isinstance(quantity, pint.Quantity) or quantity.unitless:
         raise UnitError(f"{text!r} has no unit; write it like {kind.example!r}")
+    if _LEADING_NUMBER.match(text) is None:
+        # pint reads a bare unit as 1 of it ("GB/s" = 1 GB/s): never what the author meant.
+        raise UnitError(f"{text!r} has no number; write it like {kind.example!r}")
     base = quantity.to_base_units()
     if str(base.units) != kind.base:
         raise UnitError(
             f"{text!r} is not a {kind.name.lower()} (expected a unit like {kind.example!r})"
             + _did_you_mean(text, kind)
         )
-    value = float(base.magnitude)
+    value = _finite(text, base.magnitude, kind)  # "1e300 TB" overflows only in bits
     # pint's base unit for information is the bit; ndpkit counts bytes.
-    return value / 8.0 if kind in (Kind.SIZE, Kind.BANDWIDTH) else value
+    value = value / 8.0 if kind in (Kind.SIZE, Kind.BANDWIDTH) else value
+    if value != 0 and not MIN_SI <= abs(value) <= MAX_SI:
+        raise UnitError(
+            f"{text!r} is {abs(value):.3g} {kind.si_name}, out of range: a "
+            f"{kind.name.lower()} is 0 or between {MIN_SI:g} and {MAX_SI:g} {kind.si_name}"
+        )
+    return value
+
+
+MAX_SI = 1e24
+"""The largest magnitude a quantity may have in SI units (a yottabyte, 10^24 J, ...)."""
+MIN_SI = 1e-24
+"""The smallest non-zero magnitude (a yoctosecond); smaller ones underflow to zero later."""
+_LEADING_NUMBER = re.compile(r"\s*\(?\s*[-+]?\.?\d")
+
+
+def _finite(text: str, magnitude: Any, kind: Kind) -> float:
+    """`magnitude` as a float, or a UnitError if it is infinite, NaN or overflows one."""
+    try:
+        value = float(magnitude)
+    except OverflowError:  # an integer beyond a float's range
+        value = math.inf
+    if not math.isfinite(value):
+        raise UnitError(
+            f"{text!r} is not a finite number (infinite, NaN, or too large); "
+            f"write it like {kind.example!r}"
+        )
+    return value
 
 
 _SIZE_UNITS = ("B", "kB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB", "PiB")
+_BIT_UNITS = ("bit", "kbit", "Mbit", "Gbit", "Tbit")
 _SPELLINGS: dict[Kind, tuple[str, ...]] = {
-    Kind.SIZE: _SIZE_UNITS,
+    Kind.SIZE: (*_SIZE_UNITS, *_BIT_UNITS),
     Kind.BANDWIDTH: (
         *(f"{u}/s" for u in _SIZE_UNITS),
         *("bps", "kbps", "Mbps", "Gbps", "Tbps"),
+        *(f"{u}/s" for u in _BIT_UNITS),
     ),
     Kind.TIME: ("s", "ms", "us", "µs", "ns", "min", "h"),
     Kind.POWER: ("W", "mW", "µW", "kW"),
@@ -90,21 +130,46 @@ _SPELLINGS: dict[Kind, tuple[str, ...]] = {
     Kind.FREQUENCY: ("Hz", "kHz", "MHz", "GHz"),
 }
 """The usual spellings of each kind's units, for suggestions."""
+_ALIASES: dict[Kind, dict[str, str]] = {
+    # pint reads "Gb" as gilbert and "Mb" as megabarn, never as bits.
+    Kind.SIZE: {u.replace("bit", "b"): u for u in _BIT_UNITS},
+    Kind.BANDWIDTH: {
+        **{f"{u}ps": f"{u}/s" for u in _SIZE_UNITS},  # "GBps": no such unit in pint
+        **{f"{u.replace('bit', 'b')}/s": f"{u}/s" for u in _BIT_UNITS},
+    },
+}
+"""Common ways of writing a unit that pint does not read so, and the spelling it reads."""
 _NUMBER_AND_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S.*?)\s*")
 
 
+def _case_key(unit: str) -> str:
+    """`unit` without spaces and case, except for b (bit) and B (byte): their case is
+    their meaning, so a suggestion must never change it (an 8x error)."""
+    return "".join(c if c in "bB" else c.casefold() for c in unit.replace(" ", ""))
+
+
+@cache
+def _suggestions(kind: Kind) -> dict[str, str]:
+    """Case key of each usual spelling or alias of `kind`'s units -> the spelling."""
+    spellings = {spelling: spelling for spelling in _SPELLINGS[kind]}
+    return {
+        _case_key(typed): unit for typed, unit in {**_ALIASES.get(kind, {}), **spellings}.items()
+    }
+
+
 def _did_you_mean(text: str, kind: Kind) -> str:
-    """ "; did you mean '4 MB'?" when `text`'s unit is a usual spelling of `kind` in the
-    wrong case or spacing ("4mb", "1 GIB", "3 gb / s"), else ""."""
+    """ "; did you mean '1 GiB'?" when `text`'s unit is a usual spelling of `kind` in the
+    wrong case or spacing, or a common alias ("1 GIB", "3 GBps", "3 Gb/s"), else "".
+    The case of b and B is kept: "3 gb/s" gets "3 Gbit/s", never "3 GB/s"."""
     match = _NUMBER_AND_UNIT.fullmatch(text)
     if match is None:
         return ""
     number, unit = match.groups()
-    typed = unit.replace(" ", "").casefold()
-    for spelling in _SPELLINGS[kind]:
-        if spelling.casefold() == typed and spelling != unit:
-            return f"; did you mean '{number} {spelling}'?"
-    return ""
+    suggestion = _suggestions(kind).get(_case_key(unit))
+    if suggestion is None or suggestion == unit:
+        return ""
+    note = " (b is a bit, B a byte)" if "b" in suggestion else ""
+    return f"; did you mean '{number} {suggestion}'?{note}"
 
 
 def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3) -> str:

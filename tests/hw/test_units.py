@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ndpkit.units import _SPELLINGS, Kind, UnitError, format_si, parse
+from ndpkit.units import _ALIASES, _SPELLINGS, Kind, UnitError, _case_key, format_si, parse
 
 
 @pytest.mark.parametrize(
@@ -66,17 +66,39 @@ def test_format_si_small_values(value: float, kind: Kind, text: str) -> None:
     ("text", "kind", "suggestion"),
     [
         ("1GIB", Kind.SIZE, "'1 GiB'"),
-        ("4mb", Kind.SIZE, "'4 MB'"),  # pint reads millibarns: the wrong kind
-        ("3 gb/s", Kind.BANDWIDTH, "'3 GB/s'"),
-        ("20 GBPS", Kind.BANDWIDTH, "'20 Gbps'"),
+        ("4MB ", Kind.BANDWIDTH, None),  # a size, not a bandwidth: no spelling of it fits
+        ("3 kb", Kind.SIZE, "'3 kbit'"),
+        ("3 KB", Kind.SIZE, "'3 kB'"),
+        ("4mb", Kind.SIZE, "'4 Mbit'"),  # pint reads millibarns; b is a bit, never a byte
+        ("3 gb/s", Kind.BANDWIDTH, "'3 Gbit/s'"),
+        ("3 Gb/s", Kind.BANDWIDTH, "'3 Gbit/s'"),  # pint reads gilberts per second
+        ("3 Mb/s", Kind.BANDWIDTH, "'3 Mbit/s'"),  # and megabarns
+        ("3GBps", Kind.BANDWIDTH, "'3 GB/s'"),
+        ("3 MBps", Kind.BANDWIDTH, "'3 MB/s'"),
+        ("3 kBps", Kind.BANDWIDTH, "'3 kB/s'"),
+        ("3 TBps", Kind.BANDWIDTH, "'3 TB/s'"),
+        ("3 GiBps", Kind.BANDWIDTH, "'3 GiB/s'"),
+        ("20 GBPS", Kind.BANDWIDTH, "'20 GB/s'"),
+        ("20 gbps", Kind.BANDWIDTH, "'20 Gbps'"),
         ("5 w", Kind.POWER, "'5 W'"),
         ("1.1 ghz", Kind.FREQUENCY, "'1.1 GHz'"),
         ("10 MS", Kind.TIME, "'10 ms'"),
     ],
 )
-def test_a_unit_in_the_wrong_case_gets_a_suggestion(text: str, kind: Kind, suggestion: str) -> None:
-    with pytest.raises(UnitError, match=f"did you mean {suggestion}"):
+def test_a_unit_in_the_wrong_case_gets_a_suggestion(
+    text: str, kind: Kind, suggestion: str | None
+) -> None:
+    with pytest.raises(UnitError) as info:
         parse(text, kind)
+    if suggestion is None:
+        assert "did you mean" not in str(info.value)
+    else:
+        assert f"did you mean {suggestion}?" in str(info.value)
+
+
+def test_a_suggestion_in_bits_says_so() -> None:
+    with pytest.raises(UnitError, match=r"'3 Gbit/s'\? \(b is a bit, B a byte\)"):
+        parse("3 Gb/s", Kind.BANDWIDTH)
 
 
 def test_no_suggestion_for_a_unit_that_is_no_spelling_of_the_kind() -> None:
@@ -87,8 +109,20 @@ def test_no_suggestion_for_a_unit_that_is_no_spelling_of_the_kind() -> None:
 
 @pytest.mark.parametrize("kind", list(Kind))
 def test_every_suggested_spelling_parses_as_its_kind(kind: Kind) -> None:
-    for spelling in _SPELLINGS[kind]:
+    for spelling in (*_SPELLINGS[kind], *_ALIASES.get(kind, {}).values()):
         assert parse(f"1 {spelling}", kind) > 0
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+def test_no_two_spellings_differ_only_in_case_other_than_b(kind: Kind) -> None:
+    """Else which one a typo gets would depend on the order of the table."""
+    typed = [*_SPELLINGS[kind], *_ALIASES.get(kind, {})]
+    assert len({_case_key(unit) for unit in typed}) == len(typed)
+
+
+def _bits_and_bytes(unit: str) -> tuple[bool, bool]:
+    """Whether `unit` names bits (a b) and bytes (a B)."""
+    return "b" in unit, "B" in unit
 
 
 @given(
@@ -98,17 +132,65 @@ def test_every_suggested_spelling_parses_as_its_kind(kind: Kind) -> None:
 def test_a_case_typo_is_an_error_that_suggests_the_same_quantity(
     kind: Kind, data: st.DataObject
 ) -> None:
-    spelling = data.draw(st.sampled_from(_SPELLINGS[kind]))
+    """Any letter may be typed in the wrong case. The author plausibly meant the
+    spelling with their own b and B (a bit is a b, a byte a B: "GBps" is gigabytes per
+    second even if "Gbps" was drawn), so a suggestion is worth exactly that: flipping a
+    b to B means 8 times as much, B to b an eighth."""
+    spelling = data.draw(st.sampled_from((*_SPELLINGS[kind], *_ALIASES.get(kind, {}))))
     flips = data.draw(st.lists(st.booleans(), min_size=len(spelling), max_size=len(spelling)))
     typed = "".join(c.swapcase() if f else c for c, f in zip(spelling, flips, strict=True))
+    meant_unit = _ALIASES.get(kind, {}).get(spelling, spelling)
+    meant = parse(f"7 {meant_unit}", kind) * 8.0 ** (
+        sum(c == "b" and t == "B" for c, t in zip(spelling, typed, strict=True))
+        - sum(c == "B" and t == "b" for c, t in zip(spelling, typed, strict=True))
+    )
     text = f"7{typed}"
     try:
         value = parse(text, kind)
     except UnitError as exc:
         suggested = re.search(r"did you mean '([^']*)'", str(exc))
-        assert suggested is not None, str(exc)
-        assert parse(suggested.group(1), kind) > 0
-        # the suggestion is the one spelling that matches regardless of case
-        assert suggested.group(1).split()[1].casefold() == typed.casefold()
+        if suggested is None:
+            # Only a b/B typo may go without a suggestion ("GBit": bits or bytes?).
+            assert _bits_and_bytes(typed) != _bits_and_bytes(spelling), str(exc)
+            return
+        assert parse(suggested.group(1), kind) == pytest.approx(meant, rel=1e-12)
+        assert _bits_and_bytes(suggested.group(1)) == _bits_and_bytes(typed)
     else:  # the typo is itself a unit of this kind ("4 MJ" is a megajoule)
         assert value > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "fragment"),
+    [
+        ("inf GB/s", Kind.BANDWIDTH, "not a finite number"),
+        ("-inf W", Kind.POWER, "not a finite number"),
+        ("nan GB/s", Kind.BANDWIDTH, "not a finite number"),
+        ("3e400 GB/s", Kind.BANDWIDTH, "not a finite number"),
+        ("1e300 TB/s", Kind.BANDWIDTH, "not a finite number"),  # finite until in bits
+        ("1" + "0" * 400 + " GB", Kind.SIZE, "not a finite number"),  # an integer
+        ("1e25 B", Kind.SIZE, "out of range"),
+        ("1e-320 GB/s", Kind.BANDWIDTH, "out of range"),  # divides to inf, or to 0
+        ("GB/s", Kind.BANDWIDTH, "'GB/s' has no number; write it like '3 GB/s'"),
+        ("W", Kind.POWER, "has no number"),
+        (" s", Kind.TIME, "has no number"),
+    ],
+)
+def test_rejects_what_cannot_be_right(text: str, kind: Kind, fragment: str) -> None:
+    with pytest.raises(UnitError) as info:
+        parse(text, kind)
+    assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("0 W", Kind.POWER, 0.0),
+        (".5 W", Kind.POWER, 0.5),
+        ("(3) GB", Kind.SIZE, 3e9),
+        ("1e24 B", Kind.SIZE, 1e24),
+        ("1 ys", Kind.TIME, 1e-24),
+        ("-3 W", Kind.POWER, -3.0),  # a sign is the field's business (Power is >= 0)
+    ],
+)
+def test_accepts_the_edges(text: str, kind: Kind, expected: float) -> None:
+    assert parse(text, kind) == pytest.approx(expected, rel=1e-12)

@@ -188,3 +188,22 @@ def test_out_of_range_engine_counts_raise(n, data):
     bad = data.draw(st.one_of(st.integers(-5, low - 1), st.integers(n + 1, n + 20)))
     with pytest.raises(ModelError):
         activate(n, k, bad)
+
+
+@SETTINGS
+@given(layouts())
+def test_every_ssd_goes_to_the_nearest_engine_on_at_or_left_of_it(layout):
+    n, k, on = layout
+    mapping = activate(n, k, on)
+    active = set(mapping.active)
+    for ssd, engine in enumerate(mapping.route):
+        module_first = ssd - ssd % k
+        assert engine == max(e for e in range(module_first, ssd + 1) if e in active)
+
+
+def test_the_engines_on_are_spread_evenly_inside_a_module():
+    # a module of 8 with 3 engines: positions floor(i*8/3) = 0, 2, 5
+    assert activate(8, 8, 3).active == (0, 2, 5)
+    assert activate(8, 8, 3).route == (0, 0, 2, 2, 2, 5, 5, 5)
+    # 10 SSDs in modules of 4, 4, 2; 5 engines: extras go to modules 0 and 1
+    assert activate(10, 4, 5).active == (0, 2, 4, 6, 8)

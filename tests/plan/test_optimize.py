@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import Options
 from ndpkit.plan import minimum_engines, optimise, plan
+from ndpkit.plan.optimize import OPTIMAL_MAX_DEVICES
 from ndpkit.profile import Profile, load_profile
 
 APPS = ("lc", "he", "fft2d", "knn2", "knn6", "knn8")
@@ -176,3 +178,14 @@ def test_conventional_server_has_only_the_host():
 def test_negative_tolerance_is_rejected(tolerance):
     with pytest.raises(ModelError):
         optimise(platform("rfns"), base_profile("he"), Options(), tolerance=tolerance)
+
+
+def test_the_optimal_search_refuses_a_server_too_large_to_search(tmp_path: Path) -> None:
+    n = OPTIMAL_MAX_DEVICES + 2
+    spec = tmp_path / "huge.toml"
+    spec.write_text(
+        f'version = 1\nextends = "rans"\nname = "huge"\n[storage]\ncount = {n}\n'
+        f"[engines]\ncount = {n}\n"
+    )
+    with pytest.raises(ModelError, match=r"more than its 10,000"):
+        optimise(load_platform(spec), base_profile("knn8"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
@@ -270,3 +271,18 @@ def test_switch_power_scales_with_the_number_of_mux_elements(devices):
     per_element_36 = p36.switch_energy_j / p36.planned.t_ndp_s / 18
     per_element = scaled.switch_energy_j / scaled.planned.t_ndp_s / (devices // 2)
     assert per_element == pytest.approx(per_element_36, rel=1e-9)
+
+
+def test_a_platform_that_draws_no_power_has_nothing_to_save(tmp_path: Path) -> None:
+    spec = tmp_path / "zero.toml"
+    spec.write_text(
+        'version = 1\nextends = "rans"\nname = "zero"\n'
+        '[host]\npower_active = "0 W"\npower_idle = "0 W"\n'
+        '[engines]\npower_active = "0 W"\n'
+        '[switch_layer]\npower_total = "0 W"\nelement_power = "0 W"\n'
+    )
+    zero = load_platform(spec)
+    for improvement in ("reduction", "ee_gain"):
+        result = plan(zero, load_profile("he"), Options(improvement=improvement))
+        assert result.baseline.energy_j == 0
+        assert result.improvement_pct == 0.0

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
@@ -19,6 +23,7 @@ from ndpkit.runtime import (
     import_dataset,
     open_dataset,
 )
+from ndpkit.runtime import dataset as dataset_module
 from ndpkit.runtime.dataset import MANIFEST, shard_seed
 
 
@@ -201,6 +206,66 @@ def test_verify_catches_a_flipped_bit_that_sizes_cannot(tmp_path: Path) -> None:
     assert caught.value.source == str(path)
 
 
+def _flip_byte(path: Path, at: int) -> None:
+    with path.open("r+b") as f:
+        f.seek(at)
+        value = f.read(1)[0]
+        f.seek(at)
+        f.write(bytes([value ^ 0xFF]))
+
+
+def test_verify_names_the_first_bad_shard_in_record_order(tmp_path: Path) -> None:
+    ds = _make(tmp_path)
+    for index in (5, 2):
+        _flip_byte(ds.shard_path(ds.shards[index]), 200)
+    with pytest.raises(ShardError, match=r"CRC-32 is [0-9a-f]{8}, the manifest says") as caught:
+        ds.verify()
+    assert caught.value.source == str(ds.shard_path(ds.shards[2]))
+
+
+def test_verify_reports_progress_from_zero_to_the_total(tmp_path: Path) -> None:
+    ds = _make(tmp_path)
+    calls: list[tuple[int, int]] = []
+    open_dataset(ds.path, verify=True, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, ds.file_bytes), (ds.file_bytes, ds.file_bytes)]
+
+
+def test_verify_reports_progress_at_least_every_progress_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scaled down: 300-byte blocks and a report at least every 1000 bytes stand for 8 MiB
+    # blocks and 64 MiB, over shards of ~1000 bytes that do not divide into blocks.
+    monkeypatch.setattr(dataset_module, "_CRC_BLOCK_BYTES", 300)
+    monkeypatch.setattr(dataset_module, "PROGRESS_BYTES", 1000)
+    ds = _make(tmp_path)
+    calls: list[tuple[int, int]] = []
+    ds.verify(progress=lambda done, total: calls.append((done, total)))
+    done = [d for d, _ in calls]
+    assert {t for _, t in calls} == {ds.file_bytes}
+    assert done[0] == 0 and done[-1] == ds.file_bytes and done == sorted(set(done))
+    assert max(b - a for a, b in itertools.pairwise(done)) <= 1000
+    assert len(calls) < ds.file_bytes / 500  # not a call per block
+
+
+def test_verify_checks_sizes_before_reading(tmp_path: Path) -> None:
+    ds = _make(tmp_path)
+    _truncate(ds.shard_path(ds.shards[3]))
+    with pytest.raises(ShardError, match="truncated or corrupt") as caught:
+        ds.verify()
+    assert caught.value.source == str(ds.shard_path(ds.shards[3]))
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_a_data_set_directory_gets_the_umask_mode(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        ds = _make(tmp_path)
+    finally:
+        os.umask(old)
+    assert ds.path.stat().st_mode & 0o777 == 0o777 & ~umask
+    assert ds.shard_path(ds.shards[0]).parent.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
 def test_not_a_directory(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="no such data set directory"):
         open_dataset(tmp_path / "nowhere")
@@ -230,7 +295,7 @@ def test_import_npy_splits_contiguously_and_keeps_order(tmp_path: Path) -> None:
     assert np.array_equal(np.load(ds.shard_path(ds.shards_of(1)[0]))[0], source[251])
 
 
-def test_import_npy_reshapes_to_the_apps_records(tmp_path: Path) -> None:
+def test_import_npy_of_scalar_records_takes_any_shape(tmp_path: Path) -> None:
     image = np.random.default_rng(0).integers(0, 256, (30, 40), dtype=np.uint8)
     np.save(tmp_path / "image.npy", image)
     ds = import_dataset(tmp_path / "image.npy", 3, tmp_path / "ds", Pixels())
@@ -242,7 +307,11 @@ def test_import_npy_reshapes_to_the_apps_records(tmp_path: Path) -> None:
     ("array", "message"),
     [
         (np.zeros((10, 4), np.float64), "holds float64, app 'ints' needs float32"),
-        (np.zeros((10, 3), np.float32), "is not whole ints records"),
+        (np.zeros((10, 3), np.float32), r"has shape \(10, 3\); app 'ints' needs \(n, 4\)"),
+        (np.zeros(40, np.float32), r"has shape \(40,\); app 'ints' needs \(n, 4\)"),
+        (np.zeros((10, 2, 2), np.float32), r"has shape \(10, 2, 2\)"),
+        (np.zeros((4,), np.float32), r"has shape \(4,\)"),
+        (np.zeros((10, 4), np.float32, order="F"), "Fortran order"),
         (np.zeros((2, 4), np.float32), "fewer than 3 devices"),
     ],
 )
@@ -253,6 +322,21 @@ def test_import_npy_rejects_data_the_app_cannot_read(
     with pytest.raises(SpecError, match=message):
         import_dataset(tmp_path / "bad.npy", 3, tmp_path / "ds", Ints())
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("suffix", [".npy", ".parquet"])
+def test_import_refuses_points_that_are_not_finite(tmp_path: Path, bad: float, suffix: str) -> None:
+    points = np.random.default_rng(0).standard_normal((5000, 8)).astype(np.float32)
+    points[4321, 5] = bad  # past the first piece's start, in the second device's half
+    src = tmp_path / f"points{suffix}"
+    if suffix == ".npy":
+        np.save(src, points)
+    else:
+        pq.write_table(pa.table({f"f{i}": points[:, i] for i in range(8)}), src)
+    with pytest.raises(SpecError, match=r"record 4321 holds NaN or ±inf"):
+        import_dataset(src, 2, tmp_path / "ds", "knn8", shard_bytes=2**14)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]  # nothing half-written
 
 
 def test_import_of_a_file_that_is_not_npy(tmp_path: Path) -> None:

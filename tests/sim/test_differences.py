@@ -24,11 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from ndpkit.hw import Platform
+from ndpkit.errors import ModelError
+from ndpkit.hw import Platform, load_platform
 from ndpkit.model import Configuration, Options, estimate
-from ndpkit.profile import Profile
+from ndpkit.profile import Profile, load_profile
 from ndpkit.sim import SimOptions, Simulation, simulate
-from ndpkit.sim.simulation import explain
+from ndpkit.sim.simulation import MAX_CHUNKS, explain
 from ndpkit.sim.spec import build_spec
 from ndpkit.sim.sweep import configuration
 
@@ -339,3 +340,13 @@ def test_each_ssd_has_its_own_input_slots(tmp_path: Path) -> None:
     during_wake = [sum(1 for e in reads if e["tid"] == i and e["ts"] < 10_000) for i in (0, 1)]
     assert during_wake == [2, 2]
     assert s.time_s == pytest.approx(0.0183 + 0.0001 + 1e-6, rel=REL)
+
+
+def test_a_run_of_too_many_chunks_is_refused_before_it_starts() -> None:
+    rfns, he = load_platform("rfns"), load_profile("he")
+    chunk = he.data_bytes / (MAX_CHUNKS * 1.5)
+    with pytest.raises(ModelError, match=r"chunks of .* is more than 100,000,000"):
+        simulate(rfns, he, sim=SimOptions(chunk_bytes=chunk))
+    # below the limit a run goes ahead: 36 SSDs x 10 chunks
+    small = SimOptions(chunk_bytes=2**20, data_bytes=36 * 10 * 2**20)
+    assert simulate(rfns, he, sim=small).chunks == 360

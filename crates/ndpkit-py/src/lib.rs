@@ -5,6 +5,7 @@ use numpy::{PyArray2, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod checksum;
 mod sim;
 mod sort;
 
@@ -194,6 +195,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack_above_u8, m)?)?;
     m.add_function(wrap_pyfunction!(remap_u8, m)?)?;
     m.add_function(wrap_pyfunction!(cluster_sums_f32, m)?)?;
+    checksum::register(m)?;
     sim::register(m)?;
     sort::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

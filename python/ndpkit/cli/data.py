@@ -25,6 +25,7 @@ from ndpkit.runtime.dataset import (
     generate_dataset,
     import_dataset,
     open_dataset,
+    resolve_kernel,
 )
 from ndpkit.tpc import GeneratedTable, generate_tpcc, generate_tpch
 from ndpkit.tpc.tpcc import DEFAULT_SEED
@@ -41,8 +42,15 @@ DevicesOpt = Annotated[
     int, typer.Option("--devices", "-d", help="Devices to shard over (one dir each).")
 ]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="The data set directory to create.")]
+MIN_SHARD_BYTES = 64 * 2**10
+"""The smallest --shard-size: every shard is a file, and below this the files only multiply
+(1 B shards made 32,768 files of one record each for 1 MiB of lc)."""
 ShardSizeOpt = Annotated[
-    str, typer.Option("--shard-size", help="Largest shard file, e.g. 64MiB (a device has many).")
+    str,
+    typer.Option(
+        "--shard-size",
+        help="Largest shard file, e.g. 64MiB (a device has many); at least 64KiB and one record.",
+    ),
 ]
 OverwriteOpt = Annotated[
     bool, typer.Option("--overwrite", help="Replace an existing data set at --out.")
@@ -51,6 +59,25 @@ OverwriteOpt = Annotated[
 
 def _size(flag: str, text: str) -> int:
     return int(size_flag(flag, text))
+
+
+def _shard_bytes(text: str, app_name: str) -> int:
+    """--shard-size in bytes, refused below MIN_SHARD_BYTES or one of the app's records."""
+    shard_bytes = _size("--shard-size", text)
+    kernel = resolve_kernel(app_name)
+    least = max(MIN_SHARD_BYTES, kernel.record_bytes)
+    if shard_bytes < least:
+        why = (
+            f"one {kernel.name} record"
+            if least > MIN_SHARD_BYTES
+            else "smaller shards only add files"
+        )
+        raise SpecError(
+            f"must be at least {format_si(least, Kind.SIZE, binary=True)} ({why}), got {text!r}",
+            source="command line",
+            field="--shard-size",
+        )
+    return shard_bytes
 
 
 @app.command()
@@ -79,7 +106,7 @@ def generate(
             devices,
             out,
             seed=seed,
-            shard_bytes=_size("--shard-size", shard_size),
+            shard_bytes=_shard_bytes(shard_size, app_name),
             overwrite=overwrite,
             shard_format=choice("--shard-format", shard_format, ShardFormat),
         )
@@ -115,7 +142,7 @@ def import_(
             devices,
             out,
             app_name,
-            shard_bytes=_size("--shard-size", shard_size),
+            shard_bytes=_shard_bytes(shard_size, app_name),
             overwrite=overwrite,
             columns=None if columns is None else _names("--columns", columns),
         )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -10,49 +13,94 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ndpkit import evaluate as ev
 from ndpkit.cli.common import Format, FormatOption, emit, size_flag, stderr, user_errors
+from ndpkit.errors import SpecError
 from ndpkit.kernels import expand, get_kernel
+from ndpkit.runtime import Dataset, open_dataset
+from ndpkit.runtime.transfer import available_memory_bytes
+from ndpkit.units import Kind, format_si
+
+MIN_SIZE_BYTES = 2**20
+"""Smallest --size: below it a kernel's measured rates are mostly fixed per-call costs (LC's
+device part measures 0.004 GB/s on one record, 8 GB/s on 64 KiB, 29 GB/s on 1 MiB), and the
+predictions extrapolate them to the paper's D (37 GiB for LC)."""
+MEMORY_PER_SAMPLE_BYTE = 8
+"""Memory the measured data takes per byte: the data, the kernel's partials and answer, the
+reference's, and the profiler's runs (about 6 bytes for most apps at 64 MiB)."""
+MAX_MODEL_BYTES = 2**60
+"""Largest --model-size (1 EiB): beyond any server these models describe, and an infinite
+one would make every figure inf or nan."""
+COMMAND_LINE = "command line"
 
 
 def evaluate_cmd(
     apps: Annotated[
         list[str] | None,
-        typer.Argument(help="Apps (default: all nine): lc he knn2 knn6 knn8 (or knn) fft2d ..."),
+        typer.Argument(
+            help="Apps (default: all nine; with --data, the data set's app): lc he knn2 knn6 "
+            "knn8 (or knn) fft2d kmeans binarize sobel. With --data, any app whose records "
+            "have the data set's dtype and shape (knn8 and kmeans on lc's 8 float32 features) "
+            "runs on it; any other is an error.",
+        ),
     ] = None,
     platforms: Annotated[
         str,
-        typer.Option("--platforms", help="Comma-separated presets or platform files to model."),
+        typer.Option(
+            "--platforms", help="Comma-separated presets or platform files to model (one or more)."
+        ),
     ] = ",".join(ev.DEFAULT_PLATFORMS),
     size: Annotated[
         str,
         typer.Option(
             "--size",
             help="Generated data per app, e.g. '8 MiB', '4 GiB' (with --data: the part of the "
-            "data set that is profiled).",
+            "data set that is profiled). At least 1 MiB: smaller samples measure fixed costs, "
+            "not the kernel; at most an eighth of the free memory (it is held in memory).",
         ),
     ] = "8 MiB",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the generated data.")] = 0,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed (≥ 0) of the generated data and the apps' parameters (default 0; with "
+            "--data only the parameters, default: the data set's seed).",
+        ),
+    ] = None,
     data: Annotated[
         Path | None,
         typer.Option(
             "--data",
             help="A data set from `ndpkit data generate/import` instead (.npy or Parquet "
-            "shards); it runs and is verified out of core, in bounded memory.",
+            "shards); its shards' CRC-32s are checked, then it runs and is verified out of "
+            "core, in bounded memory.",
         ),
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Worker processes for --data.")
+        int | None,
+        typer.Option(
+            "--workers", help="Worker processes for --data (≥ 1; at most one per device is used)."
+        ),
+    ] = None,
+    verify_shards: Annotated[
+        bool | None,
+        typer.Option(
+            "--verify-shards/--no-verify-shards",
+            help="With --data: check every shard's CRC-32 against the manifest before running "
+            "(default; reads the data set once more). With --no-verify-shards a shard changed "
+            "since it was written goes unnoticed: the reference is computed from the same data.",
+        ),
     ] = None,
     model_size: Annotated[
         str | None,
-        typer.Option("--model-size", help="D to model (default: the paper's D for its apps)."),
+        typer.Option(
+            "--model-size", help="D to model, up to 1 EiB (default: the paper's D for its apps)."
+        ),
     ] = None,
     split_tolerance: Annotated[
         float,
         typer.Option(
             "--split-tolerance",
-            min=0.0,
-            help="k-NN's splits: how much longer (a fraction, e.g. 0.05) the picked split may "
-            "take than the fastest, for less energy (default 0).",
+            help="k-NN's splits: how much longer (a fraction ≥ 0, e.g. 0.05) the picked split "
+            "may take than the fastest, for less energy (default 0).",
         ),
     ] = 0.0,
     fmt: FormatOption = Format.table,
@@ -62,30 +110,157 @@ def evaluate_cmd(
     k-NN apps also run the device-side top-k split, and each platform says which split the
     planner picks."""
     with user_errors():
-        names = expand(apps or list(ev.DEFAULT_APPS))
-        for name in names:
+        names = expand(apps) if apps else None
+        for name in names or ():
             get_kernel(name)  # an unknown app fails here, before any work
-        size_bytes = int(size_flag("--size", size))
-        model_bytes = None if model_size is None else size_flag("--model-size", model_size)
-        wanted = [p.strip() for p in platforms.split(",") if p.strip()]
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=stderr(),
-            transient=True,
-            disable=fmt is not Format.table,
-        ) as bar:
-            task = bar.add_task("evaluating", total=None)
+        wanted = _platforms(platforms)
+        size_bytes = _size_bytes(size)
+        model_bytes = None if model_size is None else _model_bytes(model_size)
+        _check_seed(seed)
+        _check_tolerance(split_tolerance)
+        dataset = _dataset(data, workers, verify_shards)
+        _check_sample(size_bytes, dataset)
+        with _progress(fmt) as report, _out_of_memory():
             runs = ev.evaluate(
                 names,
                 wanted,
                 size_bytes=size_bytes,
                 seed=seed,
-                data=data,
+                data=dataset,
                 workers=workers,
                 model_bytes=model_bytes,
-                progress=lambda msg: bar.update(task, description=msg),
+                progress=report,
                 split_tolerance=split_tolerance,
+                verify_shards=verify_shards is not False,
             )
     emit(ev.tables(runs), fmt, ev.document(runs))
+
+
+@contextmanager
+def _out_of_memory() -> Iterator[None]:
+    """The memory check before the run is an estimate: an allocation that fails anyway is
+    an error naming --size, not a traceback."""
+    try:
+        yield
+    except MemoryError:
+        raise SpecError(
+            "ran out of memory: give a smaller --size (or run on a data set with --data)",
+            source=COMMAND_LINE,
+            field="--size",
+        ) from None
+
+
+def _platforms(text: str) -> list[str]:
+    wanted = [p.strip() for p in text.split(",") if p.strip()]
+    if not wanted:
+        raise SpecError(
+            f"names no platform, got {text!r}; give one or more, e.g. "
+            f"{','.join(ev.DEFAULT_PLATFORMS)}",
+            source=COMMAND_LINE,
+            field="--platforms",
+        )
+    return wanted
+
+
+def _size_bytes(text: str) -> int:
+    value = size_flag("--size", text)
+    if not math.isfinite(value):
+        raise SpecError(f"must be finite, got {text!r}", source=COMMAND_LINE, field="--size")
+    if value < MIN_SIZE_BYTES:
+        raise SpecError(
+            f"{text!r} is too small to measure: below {_si(MIN_SIZE_BYTES)} the measured "
+            "rates are mostly fixed per-call costs, which the predictions would extrapolate "
+            f"to the paper's D; give at least {_si(MIN_SIZE_BYTES)}",
+            source=COMMAND_LINE,
+            field="--size",
+        )
+    return int(value)
+
+
+def _model_bytes(text: str) -> float:
+    value = size_flag("--model-size", text)
+    if not math.isfinite(value) or value > MAX_MODEL_BYTES:
+        raise SpecError(
+            f"must be at most 1 EiB, got {text!r}",
+            source=COMMAND_LINE,
+            field="--model-size",
+        )
+    return value
+
+
+def _check_seed(seed: int | None) -> None:
+    if seed is not None and seed < 0:
+        raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
+
+
+def _check_tolerance(tolerance: float) -> None:
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise SpecError(
+            f"must be a finite fraction ≥ 0 (e.g. 0.05), got {tolerance}",
+            source=COMMAND_LINE,
+            field="--split-tolerance",
+        )
+
+
+def _dataset(data: Path | None, workers: int | None, verify_shards: bool | None) -> Dataset | None:
+    """The data set (its manifest and shard sizes checked), after the flags that need one."""
+    if data is None:
+        for flag, given in (
+            ("--workers", workers is not None),
+            (
+                "--verify-shards" if verify_shards else "--no-verify-shards",
+                verify_shards is not None,
+            ),
+        ):
+            if given:
+                raise SpecError(
+                    "only applies to --data (generated data runs in this process)",
+                    source=COMMAND_LINE,
+                    field=flag,
+                )
+        return None
+    if workers is not None and workers < 1:
+        raise SpecError(f"must be ≥ 1, got {workers}", source=COMMAND_LINE, field="--workers")
+    return open_dataset(data)
+
+
+def _check_sample(size_bytes: int, dataset: Dataset | None) -> None:
+    """The measured sample must fit in memory; one under MIN_SIZE_BYTES (a small data set)
+    is measured anyway, with a warning."""
+    sample_bytes = size_bytes if dataset is None else min(size_bytes, dataset.total_bytes)
+    available = available_memory_bytes()
+    if available is not None and sample_bytes * MEMORY_PER_SAMPLE_BYTE > available:
+        raise SpecError(
+            f"{_si(sample_bytes)} is held in memory and needs about "
+            f"{_si(sample_bytes * MEMORY_PER_SAMPLE_BYTE)}; {_si(available)} is available. "
+            "Give a smaller --size"
+            + ("" if dataset else ", or make a data set (`ndpkit data generate`) for --data"),
+            source=COMMAND_LINE,
+            field="--size",
+        )
+    if dataset is not None and sample_bytes < MIN_SIZE_BYTES:
+        stderr().print(
+            f"warning: {dataset.path} holds only {_si(sample_bytes)}: the profile measures "
+            f"mostly fixed costs below {_si(MIN_SIZE_BYTES)}, so the predictions are unreliable",
+            style="bold yellow",
+            highlight=False,
+            markup=False,
+        )
+
+
+@contextmanager
+def _progress(fmt: Format) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr naming the step, for a person at a terminal only: Rich ends a
+    display on any other console with an empty line, which would come before an error."""
+    console = stderr()
+    if fmt is not Format.table or not console.is_terminal:
+        yield lambda _: None
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("evaluating", total=None)
+        yield lambda message: bar.update(task, description=message)
+
+
+def _si(size_bytes: float) -> str:
+    return format_si(size_bytes, Kind.SIZE, binary=True)

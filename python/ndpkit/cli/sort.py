@@ -56,6 +56,9 @@ def sort_cmd(
     compression: Annotated[
         str, typer.Option("--compression", help="Parquet codec: " + ", ".join(_COMPRESSIONS))
     ] = "snappy",
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing file or partitions at --out.")
+    ] = False,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Sort a table by one column: Parquet in, Parquet out, row for row what DuckDB's
@@ -71,6 +74,10 @@ def sort_cmd(
             raise SpecError(f"choose one of {', '.join(_COMPRESSIONS)}", field="--compression")
         if out.resolve() == source.resolve():
             raise SpecError("must differ from the input", source=str(out), field="--out")
+        if not overwrite and (out.exists() or out.is_symlink()):
+            raise SpecError(
+                "already exists; pass --overwrite to replace it", source=str(out), field="--out"
+            )
         console = stderr()
         quiet = fmt is not Format.table
         report = sort_parquet(

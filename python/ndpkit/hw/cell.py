@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ndpkit.hw.quantity import Frequency, Power, Size
+from ndpkit.hw.quantity import Count, Frequency, Power, Size
 from ndpkit.hw.spec import Spec
 
 
@@ -24,9 +24,8 @@ class PublicCell(Spec):
     power_idle_w: Power = Field(
         0.0, alias="power_idle", description="the whole RU's power while it is not computing"
     )
-    reference_cells: int = Field(
+    reference_cells: Count = Field(
         16,
-        ge=1,
         description="cells at which the per-app power was estimated (RISP Table IV: 16)",
     )
 

@@ -9,13 +9,23 @@ bytes_per_cycle x frequency.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from ndpkit.errors import ModelError
 from ndpkit.hw.cell import Reconfiguration
-from ndpkit.hw.quantity import Bandwidth, Energy, Frequency, Power, Rate, Time
+from ndpkit.hw.quantity import (
+    Bandwidth,
+    Count,
+    Cycles,
+    Energy,
+    Frequency,
+    PositiveNumber,
+    Power,
+    Rate,
+    Time,
+)
 from ndpkit.hw.spec import Spec
 
 EngineKind = Literal["arm", "fpga", "cpu"]
@@ -33,11 +43,11 @@ class Engine(Spec):
 
     description: str = ""
     kind: EngineKind
-    count: int = Field(ge=1, description="number of engines")
+    count: Count = Field(description="number of engines")
     placement: Placement = Field(
         "device", description="one engine per storage device, or one per flash channel (RISP)"
     )
-    cores: int = Field(1, ge=1, description="cores per engine (ARM/CPU)")
+    cores: Count = Field(1, description="cores per engine (ARM/CPU)")
     frequency_hz: Frequency | None = Field(None, alias="frequency")
     power_active_w: Power = Field(alias="power_active", description="power while on")
     power_idle_w: Power | None = Field(
@@ -50,7 +60,7 @@ class Engine(Spec):
     throughput: dict[str, Rate] = Field(
         default_factory=dict, description="single-engine bandwidth per application"
     )
-    bytes_per_cycle: dict[str, Annotated[float, Field(gt=0)]] = Field(
+    bytes_per_cycle: dict[str, PositiveNumber] = Field(
         default_factory=dict, description="FPGA cell design: bytes taken per clock, per app (α)"
     )
     reconfiguration: Reconfiguration | None = Field(
@@ -68,7 +78,7 @@ class Engine(Spec):
         description="each engine's own port to the PCIe switch, e.g. '4 GB/s' (simulator); "
         "unset = not a limit",
     )
-    pipeline_delay_cycles: dict[str, Annotated[int, Field(ge=0)]] = Field(
+    pipeline_delay_cycles: dict[str, Cycles] = Field(
         default_factory=dict,
         alias="pipeline_delay",
         description="FPGA cell design: cycles from first input to first output, per app",

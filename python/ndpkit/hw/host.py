@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ndpkit.hw.quantity import Energy, Frequency, Power, Size
+from ndpkit.hw.quantity import Count, Energy, Frequency, Power, Size
 from ndpkit.hw.spec import Spec
 
 
@@ -18,9 +18,9 @@ class Host(Spec):
     """
 
     description: str = ""
-    sockets: int = Field(1, ge=1, description="CPU sockets")
-    cores_per_socket: int = Field(ge=1, description="physical cores per socket")
-    threads_per_core: int = Field(1, ge=1, description="hardware threads per core")
+    sockets: Count = Field(1, description="CPU sockets")
+    cores_per_socket: Count = Field(description="physical cores per socket")
+    threads_per_core: Count = Field(1, description="hardware threads per core")
     frequency_hz: Frequency = Field(alias="frequency", description="core clock, e.g. '3.0 GHz'")
     dram_bytes: Size | None = Field(None, alias="dram", description="host DRAM, e.g. '128 GiB'")
     power_active_w: Power = Field(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ndpkit.hw.quantity import Bandwidth, Power, Time
+from ndpkit.hw.quantity import Bandwidth, Count, Power, Time
 from ndpkit.hw.spec import Spec
 
 
@@ -14,7 +14,7 @@ class Link(Spec):
     description: str = ""
     bandwidth_bytes_per_s: Bandwidth = Field(alias="bandwidth", description="e.g. '36 GB/s'")
     latency_s: Time = Field(0.0, alias="latency", description="one-way latency, e.g. '1 us'")
-    lanes: int | None = Field(None, ge=1, description="PCIe lanes, informative")
+    lanes: Count | None = Field(None, description="PCIe lanes, informative")
     power_active_w: Power = Field(
         0.0, alias="power_active", description="interface power while moving data (RISP P_IO)"
     )

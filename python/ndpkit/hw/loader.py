@@ -29,62 +29,96 @@ def preset_names() -> list[str]:
 
 def load_platform(name_or_path: str | Path) -> Platform:
     """Load a preset by name (`"rfns"`) or a TOML file by path."""
-    data = _resolve(name_or_path, seen=())
-    source = _describe(name_or_path)
-    return validate_platform(data, source=source)
+    layers = _layers(name_or_path, seen=(), named_by=None)
+    data: dict[str, Any] = {}
+    for _, layer in reversed(layers):
+        data = _merge(data, layer)
+    return _validate(data, layers)
 
 
 def validate_platform(data: dict[str, Any], *, source: str) -> Platform:
     """Validate a parsed platform table, turning pydantic's report into one SpecError."""
+    return _validate(data, [(source, data)])
+
+
+Layer = tuple[str, dict[str, Any]]
+"""One file of an `extends` chain: its name for messages and its table."""
+
+
+def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
+    """Validate the merged table; an error names the file of the chain (child first)
+    that wrote the bad value, not the file that was loaded."""
     data = {k: v for k, v in data.items() if k != "extends"}
     if "host_link" in data:
         data["host_link"] = expand_interface(data["host_link"])
     try:
         return Platform.model_validate(data)
     except ValidationError as exc:
-        raise spec_error(exc, source) from None
+        loc = exc.errors()[0]["loc"]
+        source = next((name for name, layer in layers if _has(layer, loc)), layers[0][0])
+        raise spec_error(exc, source, model=Platform) from None
 
 
-def _describe(name_or_path: str | Path) -> str:
+def _has(table: dict[str, Any], loc: tuple[str | int, ...]) -> bool:
+    node: Any = table
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _layers(
+    name_or_path: str | Path, seen: tuple[tuple[str, str], ...], named_by: str | None
+) -> list[Layer]:
+    """The chain of tables from `name_or_path` up its `extends`, child first.
+
+    `seen` holds (identity, name) of the files below; `named_by` is the file whose
+    `extends` names this one: errors in resolving the name are that file's."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return str(path)
-    return f"preset {name_or_path}"
-
-
-def _resolve(name_or_path: str | Path, seen: tuple[str, ...]) -> dict[str, Any]:
-    key = str(name_or_path)
-    if key in seen:
-        raise SpecError(f"'extends' forms a cycle: {' -> '.join((*seen, key))}", field="extends")
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        data = _read_file(path)
-        base_dir = path.parent
-    elif key in preset_names():
-        text = resources.files(_PRESETS).joinpath(f"{key}.toml").read_text(encoding="utf-8")
-        data = _parse(text, f"preset {key}")
-        base_dir = None
+    is_file = path.suffix == ".toml" or path.exists()
+    # A file is the same file however it is reached ("a.toml", "../d/a.toml").
+    key = str(path.resolve()) if is_file else str(name_or_path)
+    if key in (identity for identity, _ in seen):
+        chain = " -> ".join((*(name for _, name in seen), str(name_or_path)))
+        raise SpecError(f"forms a cycle: {chain}", source=named_by, field="extends")
+    if is_file:
+        source, data = str(path), _read_file(path, named_by)
+    elif str(name_or_path) in preset_names():
+        source = f"preset {name_or_path}"
+        text = resources.files(_PRESETS).joinpath(f"{name_or_path}.toml").read_text("utf-8")
+        data = _parse(text, source)
+    elif named_by is None:
+        raise UnknownNameError("platform", str(name_or_path), preset_names())
     else:
-        raise UnknownNameError("platform", key, preset_names())
+        raise SpecError(
+            str(UnknownNameError("platform", str(name_or_path), preset_names())),
+            source=named_by,
+            field="extends",
+        )
     if "host_link" in data:
         # Expanded per file, so that a child's `[host_link]` overrides merge into a
         # parent's named interface.
         data["host_link"] = expand_interface(data["host_link"])
+    layers = [(source, data)]
     parent = data.get("extends")
     if parent is None:
-        return data
+        return layers
     if not isinstance(parent, str):
-        raise SpecError("must be a preset name or a path", source=_describe(key), field="extends")
+        raise SpecError("must be a preset name or a path", source=source, field="extends")
     parent_ref: str | Path = parent
-    if base_dir is not None and parent.endswith(".toml"):
-        parent_ref = base_dir / parent
-    return _merge(_resolve(parent_ref, (*seen, key)), data)
+    if is_file and parent.endswith(".toml"):
+        parent_ref = path.parent / parent
+    return layers + _layers(parent_ref, (*seen, (key, str(name_or_path))), named_by=source)
 
 
-def _read_file(path: Path) -> dict[str, Any]:
+def _read_file(path: Path, named_by: str | None) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML.
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
+        if named_by is not None:
+            raise SpecError(f"file not found: {path}", source=named_by, field="extends") from None
         raise SpecError("file not found", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read file ({exc})", source=str(path)) from None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
+
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ndpkit.errors import SpecError
@@ -15,19 +19,69 @@ class Spec(BaseModel):
         frozen=True,
         populate_by_name=True,
         validate_default=False,
+        # TOML's inf and nan are floats; no hardware has an infinite or undefined figure.
+        allow_inf_nan=False,
     )
 
 
-def spec_error(exc: ValidationError, source: str) -> SpecError:
-    """Pydantic's report as one SpecError naming the first bad field (and how many more)."""
+def spec_error(
+    exc: ValidationError, source: str, *, model: type[BaseModel] | None = None
+) -> SpecError:
+    """Pydantic's report as one SpecError naming the first bad field (and how many more).
+
+    With the `model` that was validated, an unknown key gets the closest valid key, or
+    the list of valid keys at that place."""
     first = exc.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "(top level)"
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "missing":
         message = "required field is missing"
     elif first["type"] == "extra_forbidden":
-        message = "unknown field (check the spelling; `ndpkit platforms show rans` lists fields)"
+        message = "unknown field" + _unknown_key_hint(model, first["loc"])
     more = len(exc.errors()) - 1
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"
     return SpecError(message, source=source, field=field)
+
+
+def _unknown_key_hint(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
+    keys = None if model is None or not loc else _keys_at(model, loc[:-1])
+    if not keys:
+        return " (check the spelling)"
+    close = difflib.get_close_matches(str(loc[-1]), keys, n=1)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; valid keys here: {', '.join(keys)}"
+
+
+def _keys_at(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str] | None:
+    """The keys a file may write in the table at `path` inside `model` (None if that is
+    not a table of known keys, e.g. a free `throughput` table)."""
+    node: Any = model
+    for part in path:
+        node = _unwrap(node)
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            fields = node.model_fields
+            name = next((n for n, f in fields.items() if part in (n, f.alias)), None)
+            if name is None:
+                return None
+            node = fields[name].annotation
+        elif get_origin(node) is dict:
+            node = get_args(node)[1]
+        else:
+            return None
+    node = _unwrap(node)
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return sorted(f.alias or n for n, f in node.model_fields.items())
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """`X` from `Annotated[X, ...]` and from `X | None`."""
+    if get_origin(annotation) is Annotated:
+        return _unwrap(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, types.UnionType):
+        options = [a for a in get_args(annotation) if a is not type(None)]
+        if len(options) == 1:
+            return _unwrap(options[0])
+    return annotation

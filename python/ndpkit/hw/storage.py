@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from ndpkit.hw.link import Link
-from ndpkit.hw.quantity import Bandwidth, Frequency, Power, Size
+from ndpkit.hw.quantity import Bandwidth, Count, Frequency, Power, Size
 from ndpkit.hw.spec import Spec
 
 
@@ -28,7 +28,7 @@ class Controller(Spec):
     """The SSD controller: embedded CPU(s) running the FTL, and the SSD chipset."""
 
     description: str = ""
-    cores: int = Field(1, ge=1, description="embedded CPU cores (informative)")
+    cores: Count = Field(1, description="embedded CPU cores (informative)")
     frequency_hz: Frequency | None = Field(None, alias="frequency")
     power_active_w: Power = Field(0.0, alias="power_active")
     power_idle_w: Power = Field(0.0, alias="power_idle")
@@ -38,7 +38,7 @@ class StorageDevice(Spec):
     """An SSD model and how many of them the platform holds (`count`)."""
 
     description: str = ""
-    count: int = Field(ge=1, description="number of identical devices")
+    count: Count = Field(description="number of identical devices")
     read_bandwidth_bytes_per_s: Bandwidth | None = Field(
         None,
         alias="read_bandwidth",
@@ -46,7 +46,7 @@ class StorageDevice(Spec):
     )
     write_bandwidth_bytes_per_s: Bandwidth | None = Field(None, alias="write_bandwidth")
     capacity_bytes: Size | None = Field(None, alias="capacity")
-    channels: int | None = Field(None, ge=1, description="flash channels per device")
+    channels: Count | None = Field(None, description="flash channels per device")
     channel_bandwidth_bytes_per_s: Bandwidth | None = Field(
         None, alias="channel_bandwidth", description="read bandwidth of one flash channel (b_ch)"
     )

@@ -13,7 +13,7 @@ import re
 
 from pydantic import Field, field_validator
 
-from ndpkit.hw.quantity import Bandwidth, Power
+from ndpkit.hw.quantity import Bandwidth, Count, Power
 from ndpkit.hw.spec import Spec
 
 _SCHEME = re.compile(r"^mux([1-9][0-9]*|n)$")
@@ -23,8 +23,8 @@ class PcieSwitch(Spec):
     """The PCIe switch between the devices/engines and the host's lanes."""
 
     description: str = ""
-    lanes_device_side: int | None = Field(None, ge=1)
-    lanes_host_side: int | None = Field(None, ge=1)
+    lanes_device_side: Count | None = None
+    lanes_host_side: Count | None = None
     power_w: Power = Field(0.0, alias="power")
 
 

@@ -156,11 +156,13 @@ def _check_mapping(platform: Platform, active: tuple[int, ...], routes: tuple[in
         raise ModelError("a device split needs at least one active engine")
     if len(routes) != n:
         raise ModelError(f"route must name an engine for each of the {n} SSDs, got {len(routes)}")
-    bad = [e for e in active if not 0 <= e < n]
-    if bad:
+    # set and min/max checks first: `plan --optimal` checks a mapping per engine count
+    if min(active) < 0 or max(active) >= n:
+        bad = [e for e in active if not 0 <= e < n]
         raise ModelError(f"active engine ids {bad} are outside 0..{n - 1}")
-    orphans = [ssd for ssd, engine in enumerate(routes) if engine not in set(active)]
-    if orphans:
+    on = set(active)
+    if not on.issuperset(routes):
+        orphans = [ssd for ssd, engine in enumerate(routes) if engine not in on]
         raise ModelError(f"SSDs {orphans} are routed to engines that are off")
 
 

@@ -331,7 +331,7 @@ def plan_channels(
     baseline = estimate(platform, profile, FULL_GEAR, options)
     planned = estimate(platform, profile, config, options)
     if never_worse and binding.policy == "host" and planned.energy_j > baseline.energy_j:
-        extra = (planned.energy_j / baseline.energy_j - 1) * 100
+        extra = (planned.energy_j / baseline.energy_j - 1) * 100 if baseline.energy_j else math.inf
         planned = replace(
             baseline,
             notes=[

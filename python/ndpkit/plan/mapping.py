@@ -15,8 +15,12 @@ Example: `activate(8, 2, 5)` → (0, 1, 2, 4, 6); routes 0→0, 1→1, 2→2, 3�
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
 
 from ndpkit.errors import ModelError
 
@@ -69,29 +73,43 @@ def activate(devices: int, module_size: int, engines_on: int) -> Mapping:
         raise ModelError(
             f"mux{k} over {devices} SSDs can run {low}..{devices} engines, not {engines_on}"
         )
-    sizes = [min(k, devices - first) for first in range(0, devices, k)]
+    modules = math.ceil(devices / k)
+    sizes = np.full(modules, k, dtype=np.int64)
+    sizes[-1] = devices - (modules - 1) * k
     counts = _per_module_counts(sizes, engines_on)
-    active: list[int] = []
-    route: list[int] = []
-    for module, (size, count) in enumerate(zip(sizes, counts, strict=True)):
-        first = module * k
-        positions = sorted({(i * size) // count for i in range(count)})
-        active.extend(first + p for p in positions)
-        for offset in range(size):
-            left = max(p for p in positions if p <= offset)
-            route.append(first + left)
-    return Mapping(devices, k, tuple(sorted(active)), tuple(route))
+    # Modules come in at most three runs of one (size, count), each laid out at once:
+    # `plan --optimal` maps every engine count, n²/2 SSDs in all
+    changes = np.flatnonzero((np.diff(sizes) != 0) | (np.diff(counts) != 0)) + 1
+    bounds = [0, *changes.tolist(), modules]
+    active: list[np.ndarray] = []
+    route: list[np.ndarray] = []
+    for start, stop in itertools.pairwise(bounds):
+        firsts = k * np.arange(start, stop)
+        positions, routed = _module_layout(int(sizes[start]), int(counts[start]))
+        active.append(np.add.outer(firsts, positions).ravel())
+        route.append(np.add.outer(firsts, routed).ravel())
+    return Mapping(
+        devices, k, tuple(np.concatenate(active).tolist()), tuple(np.concatenate(route).tolist())
+    )
 
 
-def _per_module_counts(sizes: list[int], engines_on: int) -> list[int]:
+@cache
+def _module_layout(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inside a module of `size` with `count` engines on: their positions, and the position
+    each SSD is routed to (the nearest engine at or to its left)."""
+    positions = sorted({(i * size) // count for i in range(count)})  # starts at 0
+    routed = [
+        p for p, end in zip(positions, [*positions[1:], size], strict=True) for _ in range(p, end)
+    ]
+    return np.array(positions, dtype=np.int64), np.array(routed, dtype=np.int64)
+
+
+def _per_module_counts(sizes: np.ndarray, engines_on: int) -> np.ndarray:
     """One engine per module, then one more per module in ascending order, round by round."""
-    counts = [1] * len(sizes)
+    counts = np.ones_like(sizes)
     left = engines_on - len(sizes)
-    while left > 0:
-        for module, size in enumerate(sizes):
-            if left == 0:
-                break
-            if counts[module] < size:
-                counts[module] += 1
-                left -= 1
+    while left > 0:  # at most k rounds
+        taking = np.flatnonzero(counts < sizes)[:left]
+        counts[taking] += 1
+        left -= len(taking)
     return counts

@@ -78,8 +78,11 @@ class Plan:
         """Energy reduction vs the baseline (O7 'reduction'), or the MB/J gain ('ee_gain')."""
         opts = self.planned.options
         if opts.improvement == "ee_gain":
-            return (self.planned.ee_mb_per_j / self.baseline.ee_mb_per_j - 1) * 100
-        return self.net_saving_j / opts.round_energy(self.baseline.energy_j) * 100
+            gain = (self.planned.ee_mb_per_j / self.baseline.ee_mb_per_j - 1) * 100
+            return gain if math.isfinite(gain) else 0.0  # a platform of 0 W: +∞ MB/J each
+        base_j = opts.round_energy(self.baseline.energy_j)
+        # a platform that draws no power has no energy to save
+        return self.net_saving_j / base_j * 100 if base_j > 0 else 0.0
 
     @property
     def performance_loss_pct(self) -> float:

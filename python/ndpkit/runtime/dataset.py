@@ -23,9 +23,10 @@ order gives the source again.
 
 **Writing is atomic.** Everything is written into a sibling temporary directory
 (`DIR.tmp-` plus a random suffix), the manifest last, and then renamed onto DIR with
-`os.replace`; a failure (or Ctrl-C) removes the temporary directory, so DIR either holds a
-complete data set or does not exist. An existing DIR is replaced only with
-`overwrite=True`, and only if it is a data set or empty.
+`os.replace`; a failure (or Ctrl-C, or SIGTERM under the `ndpkit` command) removes the
+temporary directory, so DIR either holds a complete data set or does not exist. DIR has the
+mode `mkdir` gives. An existing DIR is replaced only with `overwrite=True`, and only if it is
+a data set or empty.
 
 **Memory stays bounded.** Generation makes one shard at a time (at most `shard_bytes`) with a
 seed derived from (seed, device, shard); imports copy the source in pieces through
@@ -46,12 +47,13 @@ import json
 import math
 import mmap
 import os
+import secrets
 import shutil
 import tempfile
-import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol
 
@@ -75,6 +77,15 @@ WINDOW_CHUNKS = 4
 (a system call pair and its page-table work per 8 MiB), and a worker still holds only a few
 chunks of the shard."""
 _PIECE_BYTES = 16 * 2**20  # how much of a source an import copies at once
+_CRC_BLOCK_BYTES = 8 * 2**20
+"""What a CRC check reads at once, into one reused buffer: large enough that the per-read
+system call and Python call vanish, small enough to stay in the caches."""
+PROGRESS_BYTES = 64 * 2**20
+"""`Dataset.verify` reports its progress at least this often (and at the end)."""
+_core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
+_crc32: Callable[..., int] = _core.crc32
+"""zlib's CRC-32 (same polynomial and result: manifests store zlib CRCs), 5x faster than
+`zlib.crc32` here (11.5 against 2.3 GB/s, see benchmarks/README.md)."""
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 ROW_GROUP_BYTES = 8 * 2**20
@@ -237,6 +248,36 @@ class RecordLayout:
         return math.prod(self.record_shape) * self.dtype.itemsize
 
 
+Progress = Callable[[int, int], None]
+"""Called with (bytes checked so far, total bytes)."""
+
+
+class _Meter:
+    """Counts checked bytes and passes them on to a `Progress`: never more than PROGRESS_BYTES
+    apart (bytes arrive in blocks of at most _CRC_BLOCK_BYTES), so a display is neither
+    starved nor flooded."""
+
+    def __init__(self, total_bytes: int, progress: Progress | None):
+        self.total_bytes = total_bytes
+        self.checked_bytes = 0
+        self._progress = progress
+        self._reported_bytes = 0
+        if progress is not None:
+            progress(0, total_bytes)
+
+    def add(self, n_bytes: int) -> None:
+        self.checked_bytes += n_bytes
+        if self._progress is not None and (
+            self.checked_bytes - self._reported_bytes > PROGRESS_BYTES - _CRC_BLOCK_BYTES
+        ):
+            self._reported_bytes = self.checked_bytes
+            self._progress(self.checked_bytes, self.total_bytes)
+
+    def finish(self) -> None:
+        if self._progress is not None and self._reported_bytes != self.checked_bytes:
+            self._progress(self.checked_bytes, self.total_bytes)
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A validated data set on disk. Build one with `open_dataset` or the writers below."""
@@ -330,11 +371,17 @@ class Dataset:
         """The whole data set in record order, in memory: for tests and small data only."""
         return np.concatenate([np.array(chunk) for _, chunk in self.chunks()])
 
-    def verify(self) -> None:
-        """Check every shard's CRC-32 (reads the whole data set)."""
+    def verify(self, *, progress: Progress | None = None) -> None:
+        """Check every shard's size and CRC-32 in record order (reads the whole data set); the
+        first bad shard is a `ShardError` naming it. `progress(checked_bytes, total_bytes)` is
+        called at the start, at least every `PROGRESS_BYTES` and at the end."""
+        buffer = bytearray(_CRC_BLOCK_BYTES)
+        meter = _Meter(self.file_bytes, progress)
         for shard in self.shards:
             path = self.shard_path(shard)
-            _check_crc(path, _file_crc(path), shard.crc32)
+            check_shard_size(path, shard.file_bytes)
+            _check_crc(path, _file_crc(path, buffer, meter.add), shard.crc32)
+        meter.finish()
 
     def summary(self) -> dict[str, Any]:
         m = self.manifest
@@ -376,11 +423,14 @@ class Dataset:
 # -- opening ------------------------------------------------------------------------------
 
 
-def open_dataset(path: str | Path, *, verify: bool = False) -> Dataset:
+def open_dataset(
+    path: str | Path, *, verify: bool = False, progress: Progress | None = None
+) -> Dataset:
     """Read and validate DIR/manifest.json and check that every shard is there, whole.
 
     Sizes are always checked (a stat per shard); `verify=True` also reads every shard to check
-    its CRC-32. Any problem is a SpecError naming the manifest or the shard.
+    its CRC-32, reporting to `progress` as `Dataset.verify` does. Any problem is a SpecError
+    naming the manifest or the shard.
     """
     root = Path(path)
     manifest_path = root / MANIFEST
@@ -395,7 +445,7 @@ def open_dataset(path: str | Path, *, verify: bool = False) -> Dataset:
     for shard in dataset.shards:
         check_shard_size(dataset.shard_path(shard), shard.file_bytes)
     if verify:
-        dataset.verify()
+        dataset.verify(progress=progress)
     return dataset
 
 
@@ -426,14 +476,21 @@ def check_shard_size(path: Path, file_bytes: int) -> None:
         )
 
 
-def _file_crc(path: Path) -> str:
+def _file_crc(
+    path: Path, buffer: bytearray | None = None, on_read: Callable[[int], None] | None = None
+) -> str:
+    """The CRC-32 of a whole file, read block by block into `buffer` (reused across files by
+    `Dataset.verify`: a fresh 8 MiB buffer per shard is 2,048 page faults); `on_read(n)` after
+    each block of n bytes."""
     crc = 0
-    buffer = bytearray(_PIECE_BYTES)
-    view = memoryview(buffer)
+    block = buffer if buffer is not None else bytearray(_CRC_BLOCK_BYTES)
+    view = memoryview(block)
     try:
-        with path.open("rb") as f:
-            while n := f.readinto(buffer):
-                crc = zlib.crc32(view[:n], crc)
+        with path.open("rb", buffering=0) as f:
+            while n := f.readinto(block):
+                crc = _crc32(view[:n], crc)
+                if on_read is not None:
+                    on_read(n)
     except OSError as exc:
         raise ShardError(path, f"cannot read shard ({exc.strerror})") from None
     return f"{crc:08x}"
@@ -502,7 +559,7 @@ def _npy_chunks(
         for start in range(0, count, chunk_records):
             chunk = window[start : start + chunk_records]
             if verify:
-                crc = zlib.crc32(chunk.reshape(-1).view(np.uint8).data, crc)
+                crc = _crc32(chunk, crc)
             yield shard.offset + first + start, chunk
             del chunk
         del window  # with the caller's chunks gone, the window is unmapped here
@@ -551,7 +608,7 @@ def _read_npy_header(f: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]]
 
 def _header_crc(path: Path, data_offset: int) -> int:
     with path.open("rb") as f:
-        return zlib.crc32(f.read(data_offset))
+        return _crc32(f.read(data_offset))
 
 
 def _parquet_chunks(
@@ -717,11 +774,12 @@ def import_dataset(
 ) -> Dataset:
     """Shard an existing .npy file, Parquet table or directory of PNG/JPEG images for `app`.
 
-    A .npy must hold the app's dtype in C order; it is reshaped to the app's records (so a
-    (H, W) image is a stream of pixels for a per-pixel app) and split contiguously. A Parquet
-    table (`.parquet`, `.pq`) gives one record per row from `columns` (default: all of its
-    columns), which must be numeric and as many as the app's features; the values are cast to
-    the app's dtype and the shards are Parquet tables with those columns. Images: see
+    A .npy must hold the app's dtype in C order with shape (n, *record shape), e.g. (n, 8) for
+    lc and knn8 or (n, 256, 256) for sobel: n records, split contiguously (an app whose records
+    are scalars takes the elements of any shape, in C order). A Parquet table (`.parquet`,
+    `.pq`) gives one record per row from `columns` (default: all of its columns), which must
+    be numeric and as many as the app's features; the values are cast to the app's dtype and
+    the shards are Parquet tables with those columns. Images: see
     `_image_sources`.
     """
     kernel = resolve_kernel(app)
@@ -836,14 +894,14 @@ def write_npy(
         {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape},
     )
     head = header.getvalue()
-    crc = zlib.crc32(head)
+    crc = _crc32(head)
     expected = len(head) + math.prod(shape) * dtype.itemsize
     written = len(head)
     with path.open("xb") as f:
         f.write(head)
         for piece in pieces:
             raw = np.ascontiguousarray(piece, dtype=dtype).reshape(-1).view(np.uint8)
-            crc = zlib.crc32(raw.data, crc)
+            crc = _crc32(raw, crc)
             f.write(raw.data)
             written += raw.nbytes
     if written != expected:
@@ -889,13 +947,26 @@ def _staging(path: Path, overwrite: bool) -> Iterator[Path]:
     """A temporary sibling of `path` that becomes `path` on success and vanishes on failure."""
     _check_target(path, overwrite)
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{path.name}.tmp-", dir=path.parent))
+    staging = _new_sibling_dir(path, "tmp")
     try:
         yield staging
         _publish(staging, path)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _new_sibling_dir(path: Path, kind: str) -> Path:
+    """A new, empty directory `PATH.KIND-XXXXXXXX` beside `path`, made as `mkdir` makes one
+    (0777 less the umask): it becomes the data set, which `tempfile.mkdtemp`'s 0700 would
+    hide from every other user."""
+    while True:
+        candidate = path.with_name(f"{path.name}.{kind}-{secrets.token_hex(4)}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
 
 
 def _check_target(path: Path, overwrite: bool) -> None:
@@ -978,14 +1049,20 @@ def _npy_sources(
         raise SpecError(
             f"holds {array.dtype}, app {kernel.name!r} needs {kernel.dtype}", source=str(src)
         )
-    record_elements = math.prod(kernel.record_shape)
-    if not array.flags.c_contiguous or array.size % record_elements:
+    # Scalar records (a per-pixel app) are a stream of any array's elements. Other records
+    # must be the array's rows: reshaping would make records of unrelated values, a (1000, 3)
+    # array as 375 knn8 points each taking features from three different rows.
+    scalar = kernel.record_shape == ()
+    if not scalar and array.shape[1:] != kernel.record_shape:
+        expected = ", ".join(["n", *map(str, kernel.record_shape)])
         raise SpecError(
-            f"shape {array.shape} (C order required) is not whole {kernel.name} records of "
+            f"has shape {array.shape}; app {kernel.name!r} needs ({expected}): n records of "
             f"shape {kernel.record_shape}",
             source=str(src),
         )
-    total = array.size // record_elements
+    if not array.flags.c_contiguous:
+        raise SpecError("is in Fortran order; C order is required", source=str(src))
+    total = array.size if scalar else len(array)
     if total < devices:
         raise SpecError(f"holds {total} records, fewer than {devices} devices", source=str(src))
     return _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes)
@@ -999,15 +1076,31 @@ def _npy_shards(
 
     def read(start: int, count: int) -> Iterator[np.ndarray]:
         for offset, n in pieces(count, per_piece):
-            yield read_records(
+            piece = read_records(
                 src, data_offset, kernel.dtype, kernel.record_shape, start + offset, n
             )
+            yield _finite(piece, src, start + offset)
 
     first = 0
     for device, count in enumerate(even_split(total, devices)):
         for index, (start, n) in enumerate(pieces(count, per_shard)):
             yield _ShardSource(device, index, n, read(first + start, n))
         first += count
+
+
+def _finite(records: np.ndarray, src: Path, first: int) -> np.ndarray:
+    """`records` (the first is record `first` of `src`), refused if a float one holds NaN or
+    ±inf: every kernel's reference (scikit-learn's k-NN and K-Means first) rejects them, so
+    the data set would fail at its first run instead of here."""
+    if records.dtype.kind == "f":
+        finite = np.isfinite(records.reshape(len(records), -1)).all(axis=1)
+        if not finite.all():
+            at = first + int(np.argmin(finite))
+            raise SpecError(
+                f"record {at} holds NaN or ±inf; the apps' kernels need finite values",
+                source=str(src),
+            )
+    return records
 
 
 def _open_npy(src: Path) -> np.memmap[Any, Any]:
@@ -1044,13 +1137,16 @@ def _parquet_sources(
     per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
 
     def blocks() -> Iterator[np.ndarray]:
+        first = 0
         with table:
             batches = table.iter_batches(batch_size=per_piece, columns=list(chosen))
             for batch in batches:
                 try:
-                    yield batch_to_records(batch, kernel.dtype)
+                    records = batch_to_records(batch, kernel.dtype)
                 except ValueError as exc:
                     raise SpecError(str(exc), source=str(src)) from None
+                yield _finite(records, src, first)
+                first += len(records)
 
     per_shard = max(1, shard_bytes // kernel.record_bytes)
     rows = _Rows(blocks())

@@ -144,6 +144,23 @@ def matching_basis(host_mode: str) -> str:
     return "staged" if host_mode == "after" else "pipeline"
 
 
+MAX_CHUNKS = 100_000_000
+"""The most chunks one simulation moves: about three events each, at about 10 M events/s
+on this machine, so about 30 s (benchmarks/README.md)."""
+
+
+def _check_chunks(spec: dict[str, Any]) -> None:
+    """Refuse a run whose chunk count would keep the simulator busy for minutes or more
+    (1-byte chunks of a 37 GiB data set are 4e10 of them)."""
+    chunk = float(spec["chunk_bytes"])
+    chunks = sum(math.ceil(float(s["bytes"]) / chunk) for s in spec["ssds"])
+    if chunks > MAX_CHUNKS:
+        raise ModelError(
+            f"simulator: {chunks:.3g} chunks of {chunk:g} B is more than {MAX_CHUNKS:,} "
+            "(about 30 s of simulation); use larger chunks or less data"
+        )
+
+
 def simulate(
     platform: Platform,
     profile: Profile,
@@ -159,6 +176,7 @@ def simulate(
     options = options or Options()
     sim = sim or SimOptions()
     spec = build_spec(platform, profile, config, options, sim)
+    _check_chunks(spec)
     try:
         raw, trace = _core.simulate_pipeline(json.dumps(spec))
     except ValueError as exc:  # the Rust side names the field of the spec at fault

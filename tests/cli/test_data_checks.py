@@ -1,0 +1,104 @@
+"""`ndpkit data`: a .npy import of the wrong record shape, a tiny --shard-size and a corrupt
+Parquet shard are each one error line (exit 2) that names what is wrong; nothing is written."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_errors import one_error_line
+
+
+@pytest.mark.parametrize(
+    ("app", "array", "expected"),
+    [
+        ("knn8", np.zeros((1000, 3), np.float32), "has shape (1000, 3); app 'knn8' needs (n, 8)"),
+        ("knn8", np.zeros(1000, np.float32), "has shape (1000,); app 'knn8' needs (n, 8)"),
+        ("lc", np.zeros((100, 2, 4), np.float32), "has shape (100, 2, 4); app 'lc' needs (n, 8)"),
+        (
+            "sobel",
+            np.zeros((512, 256), np.uint8),
+            "has shape (512, 256); app 'sobel' needs (n, 256, 256)",
+        ),
+        (
+            "fft2d",
+            np.zeros((2, 256, 256), np.uint8),
+            "has shape (2, 256, 256); app 'fft2d' needs (n, 256, 256, 3)",
+        ),
+    ],
+)
+def test_npy_import_of_the_wrong_record_shape(
+    ndpkit, tmp_path: Path, app: str, array: np.ndarray, expected: str
+) -> None:
+    source = tmp_path / "points.npy"
+    np.save(source, array)
+    args = ("import", str(source), "--app", app, "--devices", "1", "--out", str(tmp_path / "X"))
+    line = one_error_line(ndpkit("data", *args))
+    assert f"error: {source}: {expected}" in line
+    assert not (tmp_path / "X").exists()
+
+
+def test_npy_import_of_images_of_the_record_shape(ndpkit, tmp_path: Path) -> None:
+    images = np.random.default_rng(0).integers(0, 256, (3, 256, 256), dtype=np.uint8)
+    np.save(tmp_path / "images.npy", images)
+    args = ("import", str(tmp_path / "images.npy"), "--app", "sobel", "--devices", "2")
+    result = ndpkit("data", *args, "--out", str(tmp_path / "ds"), "-f", "json")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("app", "size", "expected"),
+    [
+        ("lc", "1B", "--shard-size: must be at least 64 KiB (smaller shards only add files)"),
+        ("lc", "65535B", "--shard-size: must be at least 64 KiB"),
+        ("fft2d", "100KiB", "--shard-size: must be at least 192 KiB (one fft2d record)"),
+    ],
+)
+def test_a_shard_size_below_the_minimum(
+    ndpkit, tmp_path: Path, app: str, size: str, expected: str
+) -> None:
+    args = ("generate", app, "--size", "1MiB", "--out", str(tmp_path / "X"), "--shard-size", size)
+    assert expected in one_error_line(ndpkit("data", *args))
+    assert not (tmp_path / "X").exists()
+
+
+def test_an_import_with_a_shard_size_below_the_minimum(ndpkit, tmp_path: Path) -> None:
+    source = tmp_path / "points.npy"
+    np.save(source, np.zeros((100, 8), np.float32))
+    args = ("import", str(source), "--app", "lc", "--out", str(tmp_path / "X"))
+    assert "--shard-size: must be at least" in one_error_line(
+        ndpkit("data", *args, "--shard-size", "1B")
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.npy"]
+
+
+def test_the_smallest_shard_size_is_accepted(ndpkit, tmp_path: Path) -> None:
+    args = ("generate", "lc", "--size", "256KiB", "--devices", "1", "--out", str(tmp_path / "ds"))
+    result = ndpkit("data", *args, "--shard-size", "64KiB", "-f", "json")
+    assert result.returncode == 0, result.stderr
+    assert len(list((tmp_path / "ds" / "device-00").iterdir())) == 4
+
+
+def test_a_generated_data_set_has_a_normal_directory_mode(ndpkit, tmp_path: Path) -> None:
+    args = ("generate", "knn2", "--size", "64KiB", "--devices", "1", "--out", str(tmp_path / "ds"))
+    assert ndpkit("data", *args, "-f", "json").returncode == 0
+    umask = os.umask(0)
+    os.umask(umask)  # the test runs under the same umask as the command it started
+    assert stat.S_IMODE((tmp_path / "ds").stat().st_mode) == 0o777 & ~umask
+
+
+def test_show_verify_catches_a_parquet_shard_without_its_magic(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    args = ("generate", "knn2", "--size", "256KiB", "--devices", "2", "--out", str(out))
+    assert ndpkit("data", *args, "--shard-format", "parquet", "-f", "json").returncode == 0
+    victim = out / "device-01" / "shard-0000.parquet"
+    with victim.open("r+b") as f:
+        assert f.read(4) == b"PAR1"
+        f.seek(0)
+        f.write(b"XXXX")  # readers go by the footer: only the CRC sees this
+    assert ndpkit("data", "show", str(out)).returncode == 0
+    line = one_error_line(ndpkit("data", "show", str(out), "--verify"))
+    assert f"error: {victim}: CRC-32 is " in line and "corrupt" in line

@@ -1,0 +1,137 @@
+"""`ndpkit evaluate`'s inputs through the installed command: shards checked against their
+CRC-32s, apps against a data set's record layout, every numeric flag, and a stderr that holds
+nothing but the one error line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_errors import one_error_line
+from typer.testing import CliRunner
+
+from ndpkit import evaluate as ev
+from ndpkit.cli.commands import app
+from ndpkit.runtime import Dataset, generate_dataset
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def _lc_data(tmp_path: Path, size_bytes: int = 2 << 20) -> Dataset:
+    return generate_dataset("lc", size_bytes, 4, tmp_path / "lc", seed=3, shard_bytes=300_000)
+
+
+def _error(result: subprocess.CompletedProcess[str]) -> str:
+    """The one error line, which must also be stderr's first (no empty line before it)."""
+    line = one_error_line(result)
+    assert result.stderr.startswith("error: "), repr(result.stderr)
+    return line
+
+
+def test_a_changed_shard_is_an_error_naming_it(ndpkit: Run, tmp_path: Path) -> None:
+    """64 bytes overwritten in place (same size; still valid floats, so the kernel and its
+    reference agree on the changed data): only the CRC-32 can tell."""
+    data = _lc_data(tmp_path)
+    victim = data.shard_path(data.shards_of(1)[0])
+    size_bytes = victim.stat().st_size
+    with victim.open("r+b") as f:
+        f.seek(size_bytes // 2)
+        f.write(bytes(range(64)))
+    assert victim.stat().st_size == size_bytes
+    line = _error(ndpkit("evaluate", "lc", "--data", str(data.path), "--platforms", "cns"))
+    assert line.startswith(f"error: {victim}: CRC-32 is ") and line.endswith("corrupt")
+    # The documented opt-out: the change then goes unnoticed.
+    skipped = ndpkit(
+        "evaluate",
+        "--data",
+        str(data.path),
+        "--no-verify-shards",
+        "--platforms",
+        "cns",
+        "-f",
+        "json",
+    )
+    assert skipped.returncode == 0, skipped.stderr
+    assert json.loads(skipped.stdout)["apps"][0]["verified"] is True
+
+
+def test_an_app_with_the_data_sets_layout_runs_on_it(ndpkit: Run, tmp_path: Path) -> None:
+    """k-NN_8 reads LC's 8 float32 features; any --workers count is capped at the devices."""
+    data = _lc_data(tmp_path)
+    result = ndpkit(
+        "evaluate", "knn8", "--data", str(data.path), "--workers", str(10**21),
+        "--platforms", "cns", "-f", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run,) = json.loads(result.stdout)["apps"]
+    assert run["app"] == "knn8" and run["verified"] is True
+    assert run["verification"]["method"] == "merged top-k"
+    assert [o["app"] for o in run["other_splits"]] == ["knn8-topk"]
+
+
+def test_an_app_of_another_layout_is_an_error_naming_both(ndpkit: Run, tmp_path: Path) -> None:
+    data = _lc_data(tmp_path)
+    line = _error(ndpkit("evaluate", "knn", "--data", str(data.path)))
+    assert line.startswith(f"error: {data.path}: holds 'lc' data")
+    assert "float32 records of shape (8,)" in line
+    assert "app 'knn2' needs float32 records of shape (2,)" in line
+
+
+def test_a_data_set_under_a_mib_is_measured_with_a_warning(ndpkit: Run, tmp_path: Path) -> None:
+    data = _lc_data(tmp_path, 256 << 10)
+    result = ndpkit("evaluate", "--data", str(data.path), "--platforms", "cns", "-f", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith(f"warning: {data.path} holds only 256 KiB")
+
+
+def test_workers_below_one_with_data(ndpkit: Run, tmp_path: Path) -> None:
+    data = _lc_data(tmp_path)
+    assert "--workers: must be ≥ 1, got 0" in _error(
+        ndpkit("evaluate", "--data", str(data.path), "--workers", "0")
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--seed", "-5"), "--seed: must be ≥ 0, got -5"),
+        (("--workers", "2"), "--workers: only applies to --data"),
+        (("--no-verify-shards",), "--no-verify-shards: only applies to --data"),
+        (("--size", "0B"), "--size: must be at least 1 byte"),
+        (("--size", "1B"), "--size: '1B' is too small to measure"),
+        (("--size", "1023KiB"), "give at least 1 MiB"),
+        (("--size", "1e400B"), "'1e400B'"),
+        (("--size", "1PiB"), "--size: 1 PiB is held in memory and needs about 8 PiB"),
+        (("--model-size", "0B"), "--model-size: must be at least 1 byte"),
+        (("--model-size", "1e400B"), "'1e400B'"),
+        (("--model-size", "2EiB"), "--model-size: must be at most 1 EiB, got '2EiB'"),
+        (("--split-tolerance", "-0.5"), "--split-tolerance: must be a finite fraction ≥ 0"),
+        (("--split-tolerance", "nan"), "--split-tolerance: must be a finite fraction ≥ 0"),
+        (("--split-tolerance", "inf"), "--split-tolerance: must be a finite fraction ≥ 0"),
+        (("--platforms", ""), "--platforms: names no platform, got ''"),
+        (("--platforms", " , "), "--platforms: names no platform"),
+    ],
+)
+def test_bad_numbers_and_lists_exit_2(ndpkit: Run, args: tuple[str, ...], needle: str) -> None:
+    line = _error(ndpkit("evaluate", "lc", *args))
+    assert f"error: command line: {args[0]}: " in line and needle in line
+
+
+def test_a_table_run_writes_nothing_to_stderr(ndpkit: Run) -> None:
+    result = ndpkit("evaluate", "lc", "--size", "1MiB", "--platforms", "cns")
+    assert result.returncode == 0 and result.stderr == "", repr(result.stderr)
+
+
+def test_running_out_of_memory_is_an_error_naming_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory check before the run is an estimate; a failed allocation is still exit 2."""
+
+    def no_memory(*_: object, **__: object) -> list[ev.AppRun]:
+        raise MemoryError
+
+    monkeypatch.setattr(ev, "evaluate", no_memory)
+    result = CliRunner().invoke(app, ["evaluate", "lc", "--platforms", "cns"])
+    assert result.exit_code == 2, result.output
+    assert "--size: ran out of memory" in result.output

@@ -1,0 +1,182 @@
+"""Platform files: values that cannot be right are rejected, and every error names the
+file that holds the bad value."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.hw import load_platform, preset_names
+from ndpkit.hw.quantity import MAX_COUNT
+
+
+def _load_error(tmp_path: Path, body: str, name: str = "mine.toml") -> SpecError:
+    path = tmp_path / name
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(SpecError) as info:
+        load_platform(path)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "value", "message"),
+    [
+        ("storage", "read_bandwidth", '"inf GB/s"', "not a finite number"),
+        ("storage", "read_bandwidth", '"3e400 GB/s"', "not a finite number"),
+        ("storage", "read_bandwidth", '"nan GB/s"', "not a finite number"),
+        ("storage", "read_bandwidth", '"GB/s"', "'GB/s' has no number"),
+        ("storage", "read_bandwidth", '"1e-400 GB/s"', "greater than zero"),  # underflows to 0
+        ("storage", "read_bandwidth", '"1e-320 GB/s"', "out of range"),  # would divide to 0
+        ("host_link", "bandwidth", '"inf GB/s"', "not a finite number"),
+        ("host_link", "bandwidth", '"0 GB/s"', "greater than zero"),
+        ("engines.throughput", "lc", '"inf GB/s"', "not a finite number"),
+        ("engines.throughput", "lc", '{ size = "37 GiB", time = "0 s" }', "positive"),
+        ("engines.throughput", "lc", '{ size = "inf GiB", time = "1 s" }', "not a finite"),
+        ("engines", "power_active", '"inf W"', "not a finite number"),
+        ("engines", "power_active", '"W"', "has no number"),
+        ("engines.bytes_per_cycle", "lc", "inf", "finite number"),  # TOML's inf is a float
+        ("engines.bytes_per_cycle", "lc", "nan", "finite number"),
+        ("engines.bytes_per_cycle", "lc", "0.0", "greater than 0"),
+        ("engines.bytes_per_cycle", "lc", "1e300", "between"),
+        ("engines.pipeline_delay", "lc", "1_000_000_000_000_000_000", "less than or equal"),
+        ("host", "frequency", '"0 GHz"', "greater than zero"),
+        ("host", "cores_per_socket", "0", "greater than or equal to 1"),
+        ("host", "cores_per_socket", "1_000_000_000_000_000_000_000", "less than or equal"),
+        ("storage", "capacity", '"1e30 GB"', "out of range"),
+    ],
+)
+def test_a_value_that_cannot_be_right_is_an_error(
+    tmp_path: Path, table: str, key: str, value: str, message: str
+) -> None:
+    error = _load_error(tmp_path, f'extends = "rans"\n[{table}]\n{key} = {value}\n')
+    assert error.source == str(tmp_path / "mine.toml")
+    assert error.field == f"{table}.{key}"
+    assert message in error.detail
+
+
+def test_a_count_beyond_the_limit_is_an_error(tmp_path: Path) -> None:
+    count = MAX_COUNT + 1
+    body = f'extends = "rans"\n[storage]\ncount = {count}\n[engines]\ncount = {count}\n'
+    error = _load_error(tmp_path, body)
+    assert error.field in ("storage.count", "engines.count")
+    assert f"less than or equal to {MAX_COUNT}" in error.detail
+
+
+def test_a_count_at_the_limit_loads(tmp_path: Path) -> None:
+    path = tmp_path / "big.toml"
+    path.write_text(
+        f'extends = "rans"\n[storage]\ncount = {MAX_COUNT}\n[engines]\ncount = {MAX_COUNT}\n'
+    )
+    assert load_platform(path).devices == MAX_COUNT
+
+
+def test_an_error_in_the_parent_names_the_parent(tmp_path: Path) -> None:
+    (tmp_path / "bad-unit.toml").write_text(
+        'extends = "rans"\n[storage]\nread_bandwidth = "3 GHz"\n'
+    )
+    error = _load_error(tmp_path, 'extends = "bad-unit.toml"\nname = "child"\n', "child.toml")
+    assert error.source == str(tmp_path / "bad-unit.toml")
+    assert error.field == "storage.read_bandwidth"
+    assert "not a bandwidth" in error.detail
+
+
+def test_an_error_in_the_child_names_the_child_even_if_the_parent_sets_the_key(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "parent.toml").write_text('extends = "rans"\n[host_link]\nbandwidth = "1 GB/s"\n')
+    error = _load_error(
+        tmp_path, 'extends = "parent.toml"\n[host_link]\nbandwidth = "inf GB/s"\n', "child.toml"
+    )
+    assert error.source == str(tmp_path / "child.toml")
+    assert error.field == "host_link.bandwidth"
+
+
+def test_an_error_in_a_grandparent_names_it(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text('extends = "rans"\n[engines]\npower_idle = "-1 W"\n')
+    (tmp_path / "b.toml").write_text('extends = "a.toml"\nname = "b"\n')
+    error = _load_error(tmp_path, 'extends = "b.toml"\nname = "c"\n', "c.toml")
+    assert error.source == str(tmp_path / "a.toml")
+
+
+def test_a_missing_field_names_the_file_that_was_loaded(tmp_path: Path) -> None:
+    (tmp_path / "parent.toml").write_text('name = "p"\n[storage]\ncount = 1\n')
+    error = _load_error(tmp_path, 'extends = "parent.toml"\n', "child.toml")
+    assert error.source == str(tmp_path / "child.toml")
+    assert "required field is missing" in error.detail
+
+
+def test_an_unknown_extends_names_the_file_and_lists_every_preset(tmp_path: Path) -> None:
+    error = _load_error(tmp_path, 'extends = "ransx"\n', "bad-extends.toml")
+    assert error.source == str(tmp_path / "bad-extends.toml")
+    assert error.field == "extends"
+    assert "unknown platform 'ransx'" in error.detail
+    assert f"known: {', '.join(preset_names())}" in error.detail
+    assert {"risp-64ch", "risp-baseline"} <= set(preset_names())
+
+
+def test_an_unknown_preset_on_the_command_line_is_still_an_unknown_name() -> None:
+    with pytest.raises(UnknownNameError, match="risp-64ch, risp-baseline"):
+        load_platform("ransx")
+
+
+def test_a_missing_parent_file_names_the_file_that_extends_it(tmp_path: Path) -> None:
+    error = _load_error(tmp_path, 'extends = "nope.toml"\n', "child.toml")
+    assert error.source == str(tmp_path / "child.toml")
+    assert error.field == "extends"
+    assert "file not found" in error.detail and "nope.toml" in error.detail
+
+
+def test_a_cycle_names_the_file_that_closes_it(tmp_path: Path) -> None:
+    (tmp_path / "b.toml").write_text('extends = "a.toml"\n')
+    error = _load_error(tmp_path, 'extends = "b.toml"\n', "a.toml")
+    assert error.source == str(tmp_path / "b.toml")
+    assert error.field == "extends"
+    assert "a.toml -> " in error.detail and "b.toml -> " in error.detail
+
+
+def test_a_cycle_through_another_spelling_of_the_path_is_found(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    error = _load_error(tmp_path, 'extends = "../d/a.toml"\n', "d/a.toml")
+    assert error.field == "extends"
+    assert error.detail.startswith("forms a cycle")
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b'\xef\xbb\xbfextends = "rans"\nname = "bom"\n')
+    assert load_platform(path).name == "bom"
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        (
+            'extends = "rans"\n[engines]\npower_activ = "5 W"\n',
+            "engines.power_activ",
+            "'power_active'",
+        ),
+        ('extends = "rans"\n[host]\nfrequency_hz = "5 GHz"\n', "host.frequency_hz", "'frequency'"),
+        ('extends = "rans"\nturbo = 1\n', "turbo", "valid keys here: description, engines"),
+        (
+            'extends = "rans"\n[storage.link]\nbandwith = "1 GB/s"\n',
+            "storage.link.bandwith",
+            "'bandwidth'",
+        ),
+    ],
+)
+def test_an_unknown_key_gets_the_valid_ones(
+    tmp_path: Path, body: str, field: str, message: str
+) -> None:
+    error = _load_error(tmp_path, body)
+    assert error.field == field
+    assert error.detail.startswith("unknown field")
+    assert message in error.detail
+    assert "platforms show" not in error.detail
+
+
+def test_a_derived_platform_refuses_an_infinite_value() -> None:
+    """Values computed by code (here a cell clock) are checked too: no inf reaches the
+    models or the simulator's JSON spec."""
+    with pytest.raises(SpecError, match="finite number"):
+        load_platform("risp-64ch").with_cell_clock(math.inf)
