@@ -497,6 +497,24 @@ def test_plan_channels_needs_per_channel_cells(name):
         plan_channels(load_platform(name), prof)
 
 
+@SETTINGS
+@given(
+    st.sampled_from(APPS),
+    st.sampled_from(INTERFACES),
+    st.floats(2.0, 8.0),
+    st.sampled_from(["floor", "search"]),
+)
+def test_both_policies_obey_the_budget_even_when_the_host_choice_is_not_taken(
+    app, interface, budget, rounding
+):
+    """The never-worse rule may refuse the host policy's cell count; falling back to all
+    cells on would then break the budget (K-Means on risp-64ch under 2.5 W drew 2.81 W)."""
+    p = plan_channels(
+        platform(interface), profile(app), policy="both", budget_w=budget, rounding=rounding
+    )
+    assert p.details["planned_power_w"] <= budget * (1 + 1e-9)
+
+
 def test_policy_a_mapping_routes_only_to_enabled_cells():
     p = plan_channels(platform(), profile("sobel"), policy="power", budget_w=3.0)
     assert p.mapping is not None

@@ -43,7 +43,7 @@ from ndpkit.plan.channels import (
     reduced_cells_config,
 )
 from ndpkit.profile import Profile, load_profile
-from ndpkit.report import Column, Table, to_json
+from ndpkit.report import Column, Table, cell, to_json
 from ndpkit.units import Kind, UnitError, parse
 
 PlatformOpt = Annotated[
@@ -348,21 +348,22 @@ def plan_table(p: Plan) -> Table:
         {"item": "SSD → engine", "value": " ".join(map(str, d["route"]))},
         {
             "item": "max SSDs per engine (imbalance)",
-            "value": f"{d['max_shards_per_engine']} ({d['load_imbalance']:.2f}x)",
+            "value": f"{d['max_shards_per_engine']} ({cell(d['load_imbalance'], 2)}x)",
         },
         {
             "item": "performance (GB/s) baseline → plan",
-            "value": f"{p.baseline.performance_bytes_per_s / gb:.2f} → "
-            f"{p.planned.performance_bytes_per_s / gb:.2f}",
+            "value": _change(
+                p.baseline.performance_bytes_per_s / gb, p.planned.performance_bytes_per_s / gb, 2
+            ),
         },
         {
             "item": "energy (J) baseline → plan",
-            "value": f"{d['baseline_energy_j']:.2f} → {d['planned_energy_j']:.2f}",
+            "value": _change(d["baseline_energy_j"], d["planned_energy_j"], 2),
         },
-        {"item": "gross saving (J)", "value": f"{d['gross_saving_j']:.4f}"},
-        {"item": "switch layer energy (J)", "value": f"{d['switch_energy_j']:.5f}"},
-        {"item": "net saving (J)", "value": f"{d['net_saving_j']:.4f}"},
-        {"item": "improvement (%)", "value": f"{d['improvement_pct']:.2f}"},
+        {"item": "gross saving (J)", "value": cell(d["gross_saving_j"], 4)},
+        {"item": "switch layer energy (J)", "value": cell(d["switch_energy_j"], 5)},
+        {"item": "net saving (J)", "value": cell(d["net_saving_j"], 4)},
+        {"item": "improvement (%)", "value": cell(d["improvement_pct"], 2)},
     ]
     return Table(
         "plan",
@@ -376,21 +377,17 @@ def plan_table(p: Plan) -> Table:
 def channel_plan_table(p: Plan) -> Table:
     d = p.as_dict()
     gb = p.planned.options.gb
-    groups: dict[int, list[int]] = {}
-    for channel, cell in enumerate(d["route"]):
-        groups.setdefault(cell, []).append(channel)
-    shown = [f"{c}:{g[0]}-{g[-1]}" for c, g in groups.items() if c in set(d["active_engines"])]
     budget = d["power_budget_w"]
     rows = [
         {"item": "policy (binding)", "value": f"{d['policy']} ({d['binding_policy']})"},
         {"item": "fit / rounding", "value": f"{d['fit']} / {d['rounding']}"},
         {
             "item": "power fit (W)",
-            "value": f"{d['power_fit_w'][0]:.4f} + {d['power_fit_w'][1]:.4f} n",
+            "value": f"{cell(d['power_fit_w'][0], 4)} + {cell(d['power_fit_w'][1], 4)} n",
         },
         {
             "item": "bandwidth fit (GB/s)",
-            "value": f"{d['bandwidth_fit_gb_per_s_per_channel']:.4f} n",
+            "value": f"{cell(d['bandwidth_fit_gb_per_s_per_channel'], 4)} n",
         },
         *[
             {"item": f"n_{pol} exact / floor / ceil / search", "value": _ns(d, pol)}
@@ -400,26 +397,24 @@ def channel_plan_table(p: Plan) -> Table:
         {"item": "time model", "value": d["time_model"]},
         {"item": "channels on / total", "value": f"{d['channels_on']} / {d['engines_total']}"},
         {"item": "cells on", "value": str(d["cells_on"])},
-        {
-            "item": "cell:channels",
-            "value": " ".join(shown[:16]) + (" …" if len(shown) > 16 else ""),
-        },
+        {"item": "cell groups", "value": cell_groups(d["route"], d["active_engines"])},
         {
             "item": "performance (GB/s) all on → plan",
-            "value": f"{p.baseline.performance_bytes_per_s / gb:.3f} → "
-            f"{p.planned.performance_bytes_per_s / gb:.3f} "
-            f"(loss {d['performance_loss_pct']:.2f}%)",
+            "value": _change(
+                p.baseline.performance_bytes_per_s / gb, p.planned.performance_bytes_per_s / gb, 3
+            )
+            + f" (loss {cell(d['performance_loss_pct'], 2)}%)",
         },
         {
             "item": "power (W) all on → plan",
-            "value": f"{d['baseline_power_w']:.3f} → {d['planned_power_w']:.3f}"
+            "value": _change(d["baseline_power_w"], d["planned_power_w"], 3)
             + ("" if budget is None else f" (budget {budget:g})"),
         },
         {
             "item": "energy (J) all on → plan",
-            "value": f"{d['baseline_energy_j']:.4f} → {d['planned_energy_j']:.4f}",
+            "value": _change(d["baseline_energy_j"], d["planned_energy_j"], 4),
         },
-        {"item": "saving (%)", "value": f"{d['improvement_pct']:.2f}"},
+        {"item": "saving (%)", "value": cell(d["improvement_pct"], 2)},
     ]
     return Table(
         "plan",
@@ -430,10 +425,46 @@ def channel_plan_table(p: Plan) -> Table:
     )
 
 
+def _change(before: float, after: float, digits: int) -> str:
+    return f"{cell(before, digits)} → {cell(after, digits)}"
+
+
+def cell_groups(route: list[int], active: list[int]) -> str:
+    """Which channels each active cell serves, e.g. '4 cells × 4 channels (0-15), 16 cells ×
+    3 channels (16-63)': runs of cells serving equally many consecutive channels, each cell
+    on its group's first channel (§7.4). Any other layout is listed cell by cell, as
+    'cell:channel,channel,…'."""
+    groups: dict[int, list[int]] = {}
+    for channel, cell_id in enumerate(route):
+        groups.setdefault(cell_id, []).append(channel)
+    served = [(c, g) for c, g in groups.items() if c in set(active)]
+    channels = [ch for _, g in served for ch in g]
+    if channels != list(range(len(channels))) or any(c != g[0] for c, g in served):
+        return " ".join(f"{c}:{','.join(map(str, g))}" for c, g in served)
+    runs: list[list[int]] = []  # [cells, channels each, first channel]
+    for c, g in served:
+        if runs and runs[-1][1] == len(g):
+            runs[-1][0] += 1
+        else:
+            runs.append([1, len(g), c])
+    return ", ".join(
+        f"{_count(n, 'cell')} × {_count(k, 'channel')} ({_span(first, first + n * k - 1)})"
+        for n, k, first in runs
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}-{last}"
+
+
 def _ns(d: dict[str, Any], policy: str) -> str:
     exact = d[f"n_{policy}_exact"]
     rest = " / ".join(str(d[f"n_{policy}_{how}"]) for how in ("floor", "ceil", "search"))
-    return f"{exact:.2f} / {rest}"
+    return f"{cell(exact, 2)} / {rest}"
 
 
 def candidates_table(p: Plan) -> Table:

@@ -332,16 +332,31 @@ def plan_channels(
     planned = estimate(platform, profile, config, options)
     if never_worse and binding.policy == "host" and planned.energy_j > baseline.energy_j:
         extra = (planned.energy_j / baseline.energy_j - 1) * 100 if baseline.energy_j else math.inf
-        planned = replace(
-            baseline,
-            notes=[
-                *baseline.notes,
-                f"the host policy's {binding.chosen} cells ({model}) would use {extra:.1f}% "
-                f"more energy than all on under these conventions (ru_time="
-                f"{options.ru_time}); every cell stays on. See docs/reproducing-risp.md.",
-            ],
+        why = (
+            f"the host policy's {binding.chosen} cells ({model}) would use {extra:.1f}% "
+            f"more energy than all on under these conventions (ru_time={options.ru_time})"
         )
-        mapping, config = _config(n_total, n_total, model, grouping)
+        all_on_w = baseline.energy_j / baseline.time_s
+        within_budget = [c for c in choices if c.policy == "power"]
+        if within_budget and budget_w is not None and all_on_w > budget_w:
+            # all on would break the budget, a constraint: the budget's count instead
+            binding = within_budget[0]
+            model = time_model or "channels_off"
+            mapping, config = _config(n_total, binding.chosen, model, grouping)
+            planned = estimate(platform, profile, config, options)
+            planned.notes.append(
+                f"{why}; the power budget's {binding.chosen} channels are used instead. "
+                "See docs/reproducing-risp.md."
+            )
+        else:
+            planned = replace(
+                baseline,
+                notes=[
+                    *baseline.notes,
+                    f"{why}; every cell stays on. See docs/reproducing-risp.md.",
+                ],
+            )
+            mapping, config = _config(n_total, n_total, model, grouping)
     details: dict[str, Any] = {
         "policy": policy,
         "binding_policy": binding.policy,

@@ -37,7 +37,19 @@ class Table:
     note: str = ""
 
 
+SIGNIFICANT = 3
+"""A number below 1 keeps this many significant digits, however few decimals its column
+shows (0.000123 s, not 0.000 s)."""
+MAX_DECIMALS = 6
+"""Numbers needing more decimals than this are shown in scientific notation (1.23e-07)."""
+NOISE = 1e-9
+"""Below this magnitude a number is floating-point rounding noise, shown as zero without a
+sign: no seconds, joules, gigabytes or percentages in these tables are that small."""
+
+
 def cell(value: Any, digits: int | None) -> str:
+    """A value as the terminal shows it: `digits` decimals (None: text or `g` format), more
+    for a small number so that it keeps `SIGNIFICANT` digits."""
     if value is None:
         return "–"
     if isinstance(value, bool):
@@ -45,7 +57,9 @@ def cell(value: Any, digits: int | None) -> str:
     if isinstance(value, float):
         if math.isinf(value):
             return "+∞" if value > 0 else "−∞"
-        text = f"{value:,.{digits}f}" if digits is not None else f"{value:g}"
+        if abs(value) < NOISE:
+            value = 0.0
+        text = f"{value:g}" if digits is None else _number(value, digits)
         if text.startswith("-") and not text.strip("-0.,"):
             return text[1:]  # a value that rounds to zero shows no sign
         return text
@@ -54,11 +68,23 @@ def cell(value: Any, digits: int | None) -> str:
     return str(value)
 
 
+def _number(value: float, digits: int) -> str:
+    decimals = digits
+    if 0 < abs(value) < 1:
+        decimals = max(digits, SIGNIFICANT - 1 - math.floor(math.log10(abs(value))))
+    if decimals > MAX_DECIMALS:
+        return f"{value:.{SIGNIFICANT - 1}e}"
+    return f"{value:,.{decimals}f}"
+
+
 SHORT_TEXT = 16
 """In a table too wide for the terminal, text longer than this (a note, an explanation)
 goes under the table as a numbered footnote."""
 BORDER = 3
 """Characters a column adds to a table's width: its padding and one rule."""
+FOLD = 8
+"""A text column too narrow for its longest word folds words, but keeps this many
+characters before the columns that name the row do."""
 
 
 def to_rich(table: Table, width: int | None = None) -> list[RenderableType]:
@@ -66,7 +92,9 @@ def to_rich(table: Table, width: int | None = None) -> list[RenderableType]:
 
     Cells are never cut. A table wider than `width` first moves long text (notes) under
     itself as numbered footnotes, then is split into several tables, each repeating the
-    columns that name the row (the text columns before the first number)."""
+    columns that name the row (the text columns before the first number); a part still too
+    wide wraps its text cells onto more lines, the row names last. The title and caption are
+    lines of their own, wrapped at the terminal's width, not the table's."""
     cells = [[cell(row.get(c.key), c.digits) for c in table.columns] for row in table.rows]
     keys = _key_columns(table)
     notes: dict[str, int] = {}
@@ -74,31 +102,70 @@ def to_rich(table: Table, width: int | None = None) -> list[RenderableType]:
     if not _fits(widths, width):
         notes = _footnotes(table, cells, keys)
         widths = _widths(table, cells)
-    groups = _column_groups(widths, keys, width)
-    out: list[RenderableType] = []
-    for g, group in enumerate(groups):
-        last = g == len(groups) - 1
-        rich = RichTable(
-            title=table.title if g == 0 else "(continued)",
-            caption=table.note if last and table.note else None,
-            title_justify="left",
-            caption_justify="left",
-        )
-        for i in group:
-            column = table.columns[i]
-            numeric = column.digits is not None
-            rich.add_column(
-                column.header,
-                justify="right" if numeric else "left",
-                no_wrap=True,
-                min_width=widths[i],
-            )
-        for row in cells:
-            rich.add_row(*(row[i] for i in group))
-        out.append(rich)
+    out: list[RenderableType] = [Text(table.title, style="table.title")] if table.title else []
+    for g, group in enumerate(_column_groups(widths, keys, width)):
+        if g:
+            out.append(Text("(continued)", style="table.title"))
+        fitted = _wrapped_widths(table, cells, widths, group, keys, width)
+        out.append(_part(table, cells, fitted))
+    if table.note:
+        out.append(Text(table.note, style="table.caption"))
     if notes:
         out.append(Text("\n".join(f"[{n}] {text}" for text, n in notes.items())))
     return out
+
+
+def _part(table: Table, cells: list[list[str]], widths: dict[int, int]) -> RichTable:
+    """One printed table: the columns in `widths`, each exactly that wide. Text folds onto
+    more lines rather than being cut; a table of unnamed columns has no header row."""
+    group = list(widths)
+    rich = RichTable(show_header=any(table.columns[i].header for i in group))
+    for i in group:
+        column = table.columns[i]
+        rich.add_column(
+            Text(column.header),
+            justify="left" if column.digits is None else "right",
+            width=widths[i],
+            overflow="fold",
+        )
+    for row in cells:
+        # Text, not str: a cell such as "[engines]" is data, not Rich markup.
+        rich.add_row(*(Text(row[i]) for i in group))
+    return rich
+
+
+def _wrapped_widths(
+    table: Table,
+    cells: list[list[str]],
+    widths: list[int],
+    group: list[int],
+    keys: list[int],
+    width: int | None,
+) -> dict[int, int]:
+    """The widths of `group`'s columns narrowed, one character at a time, until the part
+    fits in `width`. Text wraps at spaces first: the widest notes, then the row names, the
+    first (which names the row) last, each down to its longest word. Then words fold, in
+    the same order, down to `FOLD` characters, then to one. Numbers are never narrowed."""
+    fitted = {i: widths[i] for i in group}
+    if width is None:
+        return fitted
+    excess = 1 + sum(w + BORDER for w in fitted.values()) - width
+    text = [i for i in group if table.columns[i].digits is None]
+    word = {i: _longest_word(table.columns[i].header, [r[i] for r in cells]) for i in text}
+    order = [[i for i in text if i not in keys], *([i] for i in reversed(text) if i in keys)]
+    for floor in (word, {i: min(w, FOLD) for i, w in word.items()}, dict.fromkeys(text, 1)):
+        for candidates in order:
+            while excess > 0:
+                room = [i for i in candidates if fitted[i] > floor[i]]
+                if not room:
+                    break
+                fitted[max(room, key=fitted.__getitem__)] -= 1
+                excess -= 1
+    return fitted
+
+
+def _longest_word(header: str, texts: list[str]) -> int:
+    return max(len(word) for text in [header, *texts] for word in [*text.split(" "), ""])
 
 
 def _key_columns(table: Table) -> list[int]:
