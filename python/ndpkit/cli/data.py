@@ -61,6 +61,12 @@ def _size(flag: str, text: str) -> int:
     return int(size_flag(flag, text))
 
 
+def _devices(devices: int) -> int:
+    if devices < 1:
+        raise SpecError(f"must be ≥ 1, got {devices}", source="command line", field="--devices")
+    return devices
+
+
 def _shard_bytes(text: str, app_name: str) -> int:
     """--shard-size in bytes, refused below MIN_SHARD_BYTES or one of the app's records."""
     shard_bytes = _size("--shard-size", text)
@@ -103,7 +109,7 @@ def generate(
         dataset = generate_dataset(
             app_name,
             _size("--size", size),
-            devices,
+            _devices(devices),
             out,
             seed=seed,
             shard_bytes=_shard_bytes(shard_size, app_name),
@@ -139,7 +145,7 @@ def import_(
     with user_errors():
         dataset = import_dataset(
             path,
-            devices,
+            _devices(devices),
             out,
             app_name,
             shard_bytes=_shard_bytes(shard_size, app_name),

@@ -136,11 +136,13 @@ def estimate_cmd(
     interface: InterfaceOpt = None,
     cell_clock_mhz: CellClockOpt = None,
     split: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--split", help="device (NDP: device part on engines) or host (whole kernel on host)."
+            "--split",
+            help="device (NDP: device part on engines) or host (whole kernel on host); "
+            "default device, or host on a platform without engines.",
         ),
-    ] = "device",
+    ] = None,
     energy_form: EnergyFormOpt = None,
     wall_times: WallTimesOpt = None,
     time_basis: TimeBasisOpt = None,
@@ -163,8 +165,13 @@ def estimate_cmd(
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         opts = build_options(family_defaults(spec), locals())
         profile = profile_for(spec, app, profiles)
-        if split not in ("device", "host"):
+        if split not in (None, "device", "host"):
             raise ModelError(f"--split must be device or host, got {split!r}")
+        if split == "device" and spec.engines is None:
+            raise ModelError(
+                f"--split device: platform {spec.name!r} has no NDP engines or cells; "
+                "its only split is host"
+            )
         if split == "host":
             config = HOST_ONLY
         elif engines is None:
@@ -282,6 +289,8 @@ def plan_cmd(
             base = base.with_(host_stage="with_host_stage")
         opts = build_options(base, locals())
         profile = profile_for(spec, app, profiles)
+        if tolerance and not optimal:
+            raise ModelError("--tolerance applies to the --optimal search; add --optimal")
         if spec.is_in_storage:
             if spec.engines is None:
                 raise ModelError(
@@ -307,6 +316,9 @@ def plan_cmd(
                 else choice("--time-model", time_model, TimeModel),
             )
         else:
+            _no_channel_flags(
+                spec.name, policy=policy, power_budget=power_budget, time_model=time_model
+            )
             if spec.engines is None and not optimal:
                 raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
             result = (
@@ -323,6 +335,16 @@ def plan_cmd(
         emit([candidates_table(result)], fmt)
     for note in result.planned.notes if fmt is Format.table else []:
         stderr().print(f"note: {note}", highlight=False)
+
+
+def _no_channel_flags(platform: str, **given: str | None) -> None:
+    """Channel-plan flags on an NDP server would be ignored: say so instead."""
+    used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value is not None]
+    if used:
+        raise ModelError(
+            f"{', '.join(used)}: for in-storage platforms (channel plans, e.g. risp-64ch); "
+            f"{platform!r} is an NDP server, planned by engines"
+        )
 
 
 def _power(text: str) -> float:

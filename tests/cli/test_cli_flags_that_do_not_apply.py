@@ -1,0 +1,49 @@
+"""A flag that would change nothing for the platform or mode asked for is an error, not
+silently ignored."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cli_errors import one_error_line
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (
+            ("plan", "-p", "rfns", "-a", "he", "--power-budget", "3W"),
+            "--power-budget: for in-storage",
+        ),
+        (("plan", "-p", "rans", "-a", "lc", "--policy", "power"), "--policy: for in-storage"),
+        (("plan", "-p", "rfns", "-a", "he", "--time-model", "channels_off"), "--time-model"),
+        (("plan", "-p", "rfns", "-a", "he", "--tolerance", "0.5"), "add --optimal"),
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--tolerance", "0.1"), "add --optimal"),
+        (("estimate", "-p", "cns", "-a", "he", "--split", "device"), "its only split is host"),
+    ],
+)
+def test_a_flag_that_does_not_apply_is_an_error(
+    ndpkit: Run, args: tuple[str, ...], fragment: str
+) -> None:
+    assert fragment in one_error_line(ndpkit(*args))
+
+
+def test_without_split_a_platform_without_engines_estimates_the_host_split(ndpkit: Run) -> None:
+    result = ndpkit("estimate", "-p", "cns", "-a", "he", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert '"split": "host"' in result.stdout
+
+
+@pytest.mark.parametrize("command", ["generate", "import"])
+def test_a_bad_device_count_names_the_flag(ndpkit: Run, command: str, tmp_path: Path) -> None:
+    source = "lc" if command == "generate" else str(tmp_path / "missing.npy")
+    args = ("data", command, source, "--devices", "0", "-o", str(tmp_path / "ds"))
+    extra = ("--size", "1MiB") if command == "generate" else ("--app", "lc")
+    line = one_error_line(ndpkit(*args, *extra))
+    assert "--devices: must be ≥ 1, got 0" in line
+    assert not (tmp_path / "ds").exists()
