@@ -228,3 +228,14 @@ def test_sweep_over_nothing_exits_2(ndpkit, args: tuple[str, ...]) -> None:
     result = ndpkit("sweep", *flat)
     assert result.returncode == 2, result.stdout
     assert args[0] in result.stderr
+
+
+def test_a_logged_sweep_leaves_stderr_empty(ndpkit) -> None:
+    """Eight points or more get a progress bar in a terminal; in a log, rich would leave an
+    empty line where the bar was."""
+    result = ndpkit(
+        "sweep", "--platforms", "rfns", "--apps", "he,lc", "--engines", "18,20,22,24",
+        "--chunks", "1 MiB",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""

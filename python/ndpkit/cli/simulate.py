@@ -342,7 +342,8 @@ def sweep_cmd(
             TimeElapsedColumn(),
             console=stderr(),
             transient=True,
-            disable=len(points) < 8,
+            # not in a log: rich would leave an empty line there where the bar was
+            disable=len(points) < 8 or not stderr().is_terminal,
         ) as bar:
             task = bar.add_task("sweep", total=len(points))
             rows = sweep(
