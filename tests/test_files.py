@@ -47,3 +47,15 @@ def test_a_file_never_replaces_a_directory(tmp_path: Path) -> None:
         tmp.write_text("file")
     assert (out / "keep.txt").read_text() == "keep"
     assert [p.name for p in tmp_path.iterdir()] == ["precious"]
+
+
+def test_an_output_in_a_missing_directory_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "missing" / "out.parquet"
+    with (
+        pytest.raises(SpecError, match=r"cannot write: no directory .*missing'") as info,
+        replacing(target),
+    ):
+        pytest.fail("the writer must not run")
+    assert "tmp-" not in str(info.value)  # no temporary name in what the user reads

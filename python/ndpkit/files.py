@@ -31,6 +31,8 @@ def replacing(path: Path) -> Iterator[Path]:
     """A temporary sibling of `path` to build a file or a directory in. On success it takes
     `path`'s place with a rename (an old directory there is removed after); on any error
     it is deleted, so `path` is either the old content or the whole new one."""
+    if not path.parent.is_dir():  # before a writer names its temporary file in an error
+        raise SpecError(f"cannot write: no directory {str(path.parent)!r}", source=str(path))
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     _remove(tmp)
     try:

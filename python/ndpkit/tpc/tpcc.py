@@ -127,13 +127,12 @@ def generate_tpcc(
         )
     warehouses = math.ceil(order_count(sf) / ORDERS_PER_WAREHOUSE)
     # The table is written whole or not at all, also on Ctrl-C or a generator error.
-    with replacing(target) as tmp:
-        out.mkdir(parents=True, exist_ok=True)
-        with pq.ParquetWriter(tmp, SCHEMA) as writer:
-            for number, batch in enumerate(order_line_batches(sf, seed), 1):
-                if progress is not None:
-                    progress(f"generating TPC-C order_line: warehouse {number}/{warehouses}")
-                writer.write_batch(batch)
+    out.mkdir(parents=True, exist_ok=True)
+    with replacing(target) as tmp, pq.ParquetWriter(tmp, SCHEMA) as writer:
+        for number, batch in enumerate(order_line_batches(sf, seed), 1):
+            if progress is not None:
+                progress(f"generating TPC-C order_line: warehouse {number}/{warehouses}")
+            writer.write_batch(batch)
     rows = pq.read_metadata(target).num_rows
     return GeneratedTable("order_line", target, rows, target.stat().st_size)
 
