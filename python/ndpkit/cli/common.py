@@ -55,7 +55,9 @@ def user_errors() -> Iterator[None]:
         yield
     except NdpkitError as exc:
         # markup=False: messages quote TOML tables such as [engines], which Rich would eat.
-        stderr().print(f"error: {exc}", style="bold red", highlight=False, markup=False)
+        # one line even when a library's message has several (Arrow's Thrift errors)
+        message = " ".join(str(exc).split())
+        stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
         raise typer.Exit(EXIT_USAGE) from None
 
 
