@@ -243,6 +243,15 @@ def test_reproduce_measured_fills_error_pct(run) -> None:
     assert rows["sobel"]["error_pct"] is None and rows["binarize"]["measured_time_s"] is None
 
 
+@pytest.mark.parametrize(("args", "hint"), [((), True), (("--measured", "kmeans=2.0"), False)])
+def test_the_validation_note_asks_for_measured_times_only_without_them(
+    run, args: tuple[str, ...], hint: bool
+) -> None:
+    result = run("reproduce", "risp", "--tables", "V0", *args)
+    assert result.returncode == 0, result.stderr
+    assert ("pass --measured" in result.stdout) is hint
+
+
 @pytest.mark.parametrize(
     ("measured", "needles"),
     [

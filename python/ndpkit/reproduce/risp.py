@@ -207,8 +207,12 @@ def table_validation(
         ],
         rows,
         note=(
-            "The paper publishes errors only, not its measured or modelled times; pass "
-            "--measured kmeans=SECONDS,... to validate against your own runs."
+            "The paper publishes errors only, not its measured or modelled times; "
+            + (
+                "the error column compares the model with the times given by --measured."
+                if measured_s
+                else "pass --measured kmeans=SECONDS,... to validate against your own runs."
+            )
         ),
     )
 
