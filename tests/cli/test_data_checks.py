@@ -98,7 +98,7 @@ def test_show_verify_catches_a_parquet_shard_without_its_magic(ndpkit, tmp_path:
     with victim.open("r+b") as f:
         assert f.read(4) == b"PAR1"
         f.seek(0)
-        f.write(b"XXXX")  # readers go by the footer: only the CRC sees this
+        f.write(b"JUNK")  # readers go by the footer: only the CRC sees this
     assert ndpkit("data", "show", str(out)).returncode == 0
     line = one_error_line(ndpkit("data", "show", str(out), "--verify"))
     assert f"error: {victim}: CRC-32 is " in line and "corrupt" in line

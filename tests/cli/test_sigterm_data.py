@@ -47,4 +47,4 @@ def test_sigterm_mid_generation_removes_the_staging_directory(tmp_path: Path) ->
     assert process.returncode == EXIT_TERMINATED == 143
     assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr
     assert stdout == ""
-    assert list(tmp_path.iterdir()) == []  # neither ds nor ds.tmp-XXXX
+    assert list(tmp_path.iterdir()) == []  # neither ds nor its ds.tmp-* staging directory

@@ -957,9 +957,9 @@ def _staging(path: Path, overwrite: bool) -> Iterator[Path]:
 
 
 def _new_sibling_dir(path: Path, kind: str) -> Path:
-    """A new, empty directory `PATH.KIND-XXXXXXXX` beside `path`, made as `mkdir` makes one
-    (0777 less the umask): it becomes the data set, which `tempfile.mkdtemp`'s 0700 would
-    hide from every other user."""
+    """A new, empty directory beside `path`, named `PATH.KIND-` and 8 random hex digits,
+    made as `mkdir` makes one (0777 less the umask): it becomes the data set, which
+    `tempfile.mkdtemp`'s 0700 would hide from every other user."""
     while True:
         candidate = path.with_name(f"{path.name}.{kind}-{secrets.token_hex(4)}")
         try:
