@@ -21,6 +21,7 @@ from ndpkit.errors import SpecError
 from ndpkit.nascent.des import (
     DesOptions,
     DevicesSimulation,
+    Difference,
     TableSortSimulation,
     compare_with_model,
     simulate_devices,
@@ -365,3 +366,12 @@ def test_device_count_must_be_a_whole_number(m: object) -> None:
     with pytest.raises(SpecError) as err:
         simulate_devices(m, E6_JOB)  # type: ignore[arg-type]
     assert err.value.field == "devices"
+
+
+def test_difference_of_one_figure_summed_in_another_order_is_zero() -> None:
+    model = 0.1 + 0.2 + 0.3  # 0.6000000000000001
+    simulated = 0.3 + 0.2 + 0.1  # 0.6
+    assert simulated != model
+    assert Difference("job_s", simulated, model).difference_pct == 0.0
+    real = Difference("job_s", 0.6006, 0.6).difference_pct
+    assert real == pytest.approx(0.1)

@@ -29,7 +29,7 @@ from ndpkit.hw import Platform, load_platform
 from ndpkit.model import Configuration, Options, estimate
 from ndpkit.profile import Profile, load_profile
 from ndpkit.sim import SimOptions, Simulation, simulate
-from ndpkit.sim.simulation import MAX_CHUNKS, explain
+from ndpkit.sim.simulation import MAX_CHUNKS, _relative, explain
 from ndpkit.sim.spec import build_spec
 from ndpkit.sim.sweep import configuration
 
@@ -350,3 +350,10 @@ def test_a_run_of_too_many_chunks_is_refused_before_it_starts() -> None:
     # below the limit a run goes ahead: 36 SSDs x 10 chunks
     small = SimOptions(chunk_bytes=2**20, data_bytes=36 * 10 * 2**20)
     assert simulate(rfns, he, sim=small).chunks == 360
+
+
+def test_relative_difference_ignores_rounding_but_not_differences() -> None:
+    assert 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1
+    assert _relative(0.3 + 0.2 + 0.1, 0.1 + 0.2 + 0.3) == 0.0
+    assert _relative(1.000001, 1.0) == pytest.approx(1e-6)
+    assert _relative(1.0, 0.0) == float("inf")

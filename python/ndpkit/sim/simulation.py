@@ -223,6 +223,8 @@ def simulate(
 def _relative(value: float, reference: float) -> float:
     if reference == 0:
         return 0.0 if value == 0 else math.inf
+    if math.isclose(value, reference, rel_tol=1e-12):
+        return 0.0  # the same figure summed in another order, not a difference
     return value / reference - 1
 
 
