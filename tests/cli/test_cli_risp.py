@@ -604,3 +604,22 @@ def test_platforms_list_and_show_risp(run) -> None:
     assert "public_cell.power_active_w" in shown.stdout and "1.358 W" in shown.stdout
     spec = ok_json(run("platforms", "show", "risp-64ch", "-f", "json"))
     assert spec["name"] == "risp-64ch" and spec["storage"]["channels"] == 64
+
+
+@pytest.mark.parametrize(
+    ("paper", "pair", "owner"),
+    [
+        ("rans-rfns", "cpu_energy=instructions", "risp"),
+        ("rans-rfns", "cell_load=max_group", "risp"),
+        ("risp", "energy_form=B", "rans-rfns"),
+        ("risp", "time_basis=pipeline", "rans-rfns"),
+    ],
+)
+def test_option_of_the_other_paper_is_refused_not_recorded(run, paper, pair, owner) -> None:
+    """Accepted, it would appear in the output's `options` although no model read it."""
+    key = pair.partition("=")[0]
+    assert_usage_error(run("reproduce", paper, "-o", pair), f"--option {key}", owner)
+
+
+def test_units_option_is_read_by_both_papers(run) -> None:
+    assert ok_json(run("reproduce", "risp", "-o", "units=decimal", "--format", "json"))

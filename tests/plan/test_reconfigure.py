@@ -120,6 +120,15 @@ def test_he_on_rans_needs_21_engines():
         assert p.engines_on == 21, "nane > n/2, so mux2 keeps nane"
 
 
+def test_eq2_rounding_is_in_the_papers_gb_whatever_the_reporting_units():
+    """O3 rounds the paper's printed GB/s (binary): 36 / 1.72 = 20.93 -> 21. Rounding in
+    decimal GB instead (38.65 / 1.84 = 21.005) would give 22 under `--units decimal`."""
+    for units in ("binary", "decimal"):
+        opts = Options(eq_rounding="rounded_2dp", units=units)
+        p = plan(platform("rans"), base_profile("he"), opts)
+        assert p.engines_required == 21, f"HE on RANS, rounded_2dp, {units} units"
+
+
 @pytest.mark.parametrize(
     ("app", "nane"), [("he", 13), ("knn2", 31), ("knn6", 29), ("knn8", 28), ("lc", 36)]
 )

@@ -145,18 +145,28 @@ ModelOptionOpt = Annotated[
 ]
 
 
-def build_options(base: Options, flags: Mapping[str, Any]) -> Options:
+def build_options(
+    base: Options, flags: Mapping[str, Any], unread: tuple[frozenset[str], str] | None = None
+) -> Options:
     """Options from a command's flags (pass its `locals()`): unset flags keep `base`,
     `--option KEY=VALUE` pairs come last, other parameters are ignored, and a bad value
-    is a clear exit-2 error."""
+    is a clear exit-2 error. `unread` is (conventions the run's model does not read, why):
+    setting one is an error, since the output would record it as if it had been used."""
     names = base.as_dict()
     chosen = {k: v for k, v in flags.items() if k in names and v is not None}
+    given = {k: "--" + k.replace("_", "-") for k, v in chosen.items() if v is not False}
     for pair in flags.get("option") or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise SpecError("expected KEY=VALUE", source="command line", field=f"--option {pair}")
         key, value = key.strip(), value.strip()
         chosen[key] = _flag_value(names.get(key), value)
+        given[key] = f"--option {key}"
+    if unread is not None:
+        keys, why = unread
+        for key, flag in given.items():
+            if key in keys:
+                raise SpecError(why, source="command line", field=flag)
     from ndpkit.model import Options  # noqa: PLC0415 - see the TYPE_CHECKING import
 
     return Options.from_mapping({**names, **chosen}, source="command line")

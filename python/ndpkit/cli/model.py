@@ -31,6 +31,7 @@ from ndpkit.cli.common import (
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
+from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
 from ndpkit.plan import Plan, activate, configuration_of, optimise, plan
 from ndpkit.plan.channels import (
     ChannelRounding,
@@ -90,6 +91,15 @@ CellClockOpt = Annotated[
 def family_defaults(spec: Platform) -> Options:
     """The conventions a platform's paper uses: RISP reports decimal GB (R2)."""
     return Options(units="decimal") if spec.is_in_storage else Options()
+
+
+def unread_options(spec: Platform) -> tuple[frozenset[str], str]:
+    """The conventions the model of a platform's family does not read, and why."""
+    if spec.is_in_storage:
+        return SERVER_ONLY, (
+            f"is an NDP-server (RANS/RFNS) convention; {spec.name!r} is an in-storage platform"
+        )
+    return RISP_ONLY, f"is an in-storage (RISP) convention; {spec.name!r} is an NDP server"
 
 
 def in_storage_variant(
@@ -163,7 +173,7 @@ def estimate_cmd(
     with user_errors():
         spec = load_platform(platform)
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
-        opts = build_options(family_defaults(spec), locals())
+        opts = build_options(family_defaults(spec), locals(), unread_options(spec))
         profile = profile_for(spec, app, profiles)
         if split not in (None, "device", "host"):
             raise ModelError(f"--split must be device or host, got {split!r}")
@@ -287,7 +297,7 @@ def plan_cmd(
         base = family_defaults(spec)
         if spec.is_in_storage:
             base = base.with_(host_stage="with_host_stage")
-        opts = build_options(base, locals())
+        opts = build_options(base, locals(), unread_options(spec))
         profile = profile_for(spec, app, profiles)
         if tolerance and not optimal:
             raise ModelError("--tolerance applies to the --optimal search; add --optimal")

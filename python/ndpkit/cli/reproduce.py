@@ -29,6 +29,7 @@ from ndpkit.cli.common import (
     user_errors,
 )
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
 from ndpkit.plan.channels import ChannelRounding, Grouping
 from ndpkit.reproduce import REPRODUCTIONS, nascent2, rans_rfns, risp
 from ndpkit.units import Kind, UnitError, parse
@@ -141,7 +142,7 @@ def reproduce_cmd(
             raise UnknownNameError("table", missing[0], list(module.TABLE_NAMES))
         if paper == "risp":
             _only_for("rans-rfns", flags, _RANS_FLAGS)
-            opts = build_options(risp.DEFAULT_OPTIONS, flags)
+            opts = build_options(risp.DEFAULT_OPTIONS, flags, _only_read_by("rans-rfns"))
             if opts.units != "decimal":
                 raise SpecError(
                     "risp reports decimal GB (R2); read the inputs as binary with --inputs binary",
@@ -161,7 +162,7 @@ def reproduce_cmd(
             )
         else:
             _only_for("risp", flags, _RISP_FLAGS)
-            opts = build_options(rans_rfns.DEFAULT_OPTIONS, flags)
+            opts = build_options(rans_rfns.DEFAULT_OPTIONS, flags, _only_read_by("risp"))
             result = rans_rfns.reproduce(opts, progress=progress)
         if wanted:
             result = [t for t in result if t.name in wanted]
@@ -201,6 +202,15 @@ def _only_for(paper: str, flags: dict[str, object], names: dict[str, str]) -> No
             raise SpecError(
                 f"applies to `ndpkit reproduce {paper}` only", source="command line", field=flag
             )
+
+
+def _only_read_by(paper: str) -> tuple[frozenset[str], str]:
+    """The conventions only the other paper's model reads."""
+    keys = RISP_ONLY if paper == "risp" else SERVER_ONLY
+    return (
+        keys,
+        f"is a convention of `ndpkit reproduce {paper}` only; this paper's model does not read it",
+    )
 
 
 def _seconds(text: str) -> float:

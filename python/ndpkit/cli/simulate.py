@@ -31,7 +31,14 @@ from ndpkit.cli.common import (
     stderr,
     user_errors,
 )
-from ndpkit.cli.model import AppOpt, PlatformOpt, ProfilesOpt, family_defaults, profile_for
+from ndpkit.cli.model import (
+    AppOpt,
+    PlatformOpt,
+    ProfilesOpt,
+    family_defaults,
+    profile_for,
+    unread_options,
+)
 from ndpkit.cli.simulate_nascent2 import nascent2_cmd
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.files import write_atomic
@@ -130,7 +137,7 @@ def simulate_cmd(
             return
         platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
-        opts = build_options(family_defaults(spec), locals())
+        opts = build_options(family_defaults(spec), locals(), unread_options(spec))
         profile = profile_for(spec, app, profiles)
         sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
         sim = sim.with_(trace=trace is not None)
@@ -315,7 +322,7 @@ def sweep_cmd(
             )
         if any(p.is_in_storage for p in specs):
             raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
-        opts = build_options(Options(), locals())
+        opts = build_options(Options(), locals(), unread_options(specs[0]))
         names = [a.strip() for a in apps.split(",") if a.strip()]
         chosen = [profile_for(specs[0], a, profiles) for a in names]
         counts = None if engines is None else _counts(engines)

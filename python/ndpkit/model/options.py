@@ -134,6 +134,23 @@ class Options:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+RISP_ONLY = frozenset(
+    {
+        "cpu_energy",
+        "attribution",
+        "nvm_power",
+        "ru_power",
+        "host_stage",
+        "reconfiguration",
+        "ru_time",
+        "cell_load",
+    }
+)
+"""Conventions only the in-storage (RISP) model reads."""
+SERVER_ONLY = frozenset(f.name for f in fields(Options)) - RISP_ONLY - {"units"}
+"""Conventions only the NDP-server (RANS/RFNS) model reads; `units` is read by both."""
+
+
 _ANNOTATIONS: dict[str, Any] = {
     "energy_form": EnergyForm,
     "wall_times": WallTimes,

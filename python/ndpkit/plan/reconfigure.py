@@ -26,6 +26,7 @@ from typing import Any
 
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
+from ndpkit.model.options import GIB
 from ndpkit.model.pipeline import NDP
 from ndpkit.plan.mapping import Mapping, activate, minimum_engines
 from ndpkit.profile import Profile
@@ -127,7 +128,7 @@ def required_engines(full: Estimate) -> int:
     bound = pipe.performance_bytes_per_s
     single = pipe.engine_bytes_per_s
     if full.options.eq_rounding == "rounded_2dp":
-        gb = full.options.gb
+        gb = float(GIB)  # the paper's printed GB/s are binary (O3), whatever --units reports
         bound, single = round(bound / gb, 2) * gb, round(single / gb, 2) * gb
         if single == 0:  # an engine slower than 0.005 GB/s: the ratio is +inf, clamp to n
             return n
