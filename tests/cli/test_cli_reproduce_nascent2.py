@@ -78,3 +78,16 @@ def test_device_file_replaces_one_device(tmp_path: Path) -> None:
     assert hot.exit_code == 0, hot.output
     row = json.loads(hot.stdout)["E6"][0]
     assert row["energy_vs_fpga"] == pytest.approx(base["energy_vs_fpga"] / 2)
+
+
+def test_sorter_width_below_two_is_a_device_error() -> None:
+    # A 1-wide 𝒫-sorter has no comparator: the device loader refuses it before any run.
+    for width in ("1", "6"):
+        result = runner.invoke(
+            app, ["reproduce", "nascent2", "--tables", "E6", "-o", f"smartssd.sorter_width={width}"]
+        )
+        assert result.exit_code == 2
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert len(lines) == 1, result.output
+        assert "smartssd.sorter_width" in lines[0]
+        assert f"must be a power of two ≥ 2, got {width}" in lines[0]

@@ -27,6 +27,15 @@ def test_fig5b_steps_one_by_one() -> None:
     assert decoded.values() == [b"Brazil", b"Croatia", b"Ghana", b"Iran", b"USA"]
 
 
+def test_largest_key_mapping_table_is_128_kib() -> None:
+    # §3.4: u16[U] with U ≤ 2^16, so at most 2^16 × 2 B = 128 KiB (one value more is refused,
+    # test_more_than_2_16_distinct_values_is_a_model_error).
+    values = np.random.default_rng(3).permutation(MAX_DISTINCT).astype(np.float64)
+    r = renumber(values)
+    assert r.mapping_bytes == 128 * 1024
+    assert r.mapping.dtype == np.uint16 and r.mapping[values.argmax()] == MAX_DISTINCT - 1
+
+
 def test_fig5b_through_generic_sort() -> None:
     column = DICTIONARY[[0, 2, 4, 1, 3]]
     r = generic_sort(column)

@@ -3,7 +3,8 @@ documented fields and the model's invariants; no published result appears here."
 
 from __future__ import annotations
 
-from itertools import pairwise
+from itertools import count, pairwise
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from ndpkit.reproduce import REPRODUCTIONS
 from ndpkit.reproduce.nascent2 import (
     TABLE_NAMES,
     Settings,
+    cpu,
     document,
     e8_available,
     reproduce,
@@ -25,7 +27,7 @@ FAST = ("E1", "E2", "E3", "E4", "E5", "E6", "E7")
 
 @pytest.fixture(scope="module")
 def doc() -> dict[str, Any]:
-    return document(reproduce(Settings(), tables=FAST))
+    return document(reproduce(Settings(), tables=[*FAST, "headline"]))
 
 
 def test_registered() -> None:
@@ -33,7 +35,7 @@ def test_registered() -> None:
 
 
 def test_top_level_keys(doc: dict[str, Any]) -> None:
-    assert list(doc) == list(FAST)
+    assert list(doc) == [*FAST, "headline"]
     assert all(isinstance(rows, list) and rows for rows in doc.values())
 
 
@@ -151,3 +153,54 @@ def test_e8_scale_factor() -> None:
 def test_unknown_experiment() -> None:
     with pytest.raises(SpecError, match="unknown experiment"):
         reproduce(Settings(), tables=["E9"])
+
+
+def test_headline_is_the_largest_ratio_of_its_rows(doc: dict[str, Any]) -> None:
+    claims = {r["claim"]: r for r in doc["headline"]}
+    e5, e7 = doc["E5"], doc["E7"]
+    (e6,) = [r for r in doc["E6"] if r["devices"] == 12]
+    expected = {
+        "generic sort: speedup vs CPU": max(r["speedup_vs_cpu"] for r in e5),
+        "generic sort: energy efficiency vs CPU": max(r["energy_vs_cpu"] for r in e5),
+    }
+    for what, key in (
+        ("speedup vs U250", "speedup_vs_fpga"),
+        ("speedup vs CPU", "speedup_vs_cpu"),
+        ("energy efficiency vs U250", "energy_vs_fpga"),
+        ("energy efficiency vs CPU", "energy_vs_cpu"),
+    ):
+        expected[f"12 SmartSSDs: {what}"] = e6[key]
+        expected[f"12 SmartSSDs, TPC tables: {what}"] = max(r[key] for r in e7)
+    assert {c: r["value"] for c, r in claims.items()} == expected
+    best = max(e5, key=lambda r: r["speedup_vs_cpu"])
+    assert claims["generic sort: speedup vs CPU"]["source"] == (
+        f"E5, largest of {len(e5)} rows: {best['type']}, n = {best['n']:,}"
+    )
+    assert claims["12 SmartSSDs: speedup vs U250"]["source"] == "E6: 𝓜 = 12"
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every CPU measurement takes 2^-10 s (exactly, however many ticks went before), so a
+    row depends only on the run's inputs."""
+    ticks = count()
+    monkeypatch.setattr(cpu, "time", SimpleNamespace(perf_counter=lambda: next(ticks) / 1024))
+
+
+@pytest.mark.usefixtures("fixed_clock")
+def test_a_table_does_not_depend_on_the_tables_before_it() -> None:
+    # E2's variable-length means and E5's string lengths come from the run's RNG: each
+    # experiment has its own stream, so running E1 (or E2) first changes nothing.
+    together = document(reproduce(Settings(), tables=["E1", "E2", "E5"]))
+    for name in ("E2", "E5"):
+        assert document(reproduce(Settings(), tables=[name]))[name] == together[name], name
+
+
+@pytest.mark.usefixtures("fixed_clock")
+def test_headline_alone_runs_its_inputs_and_returns_only_itself() -> None:
+    progress: list[str] = []
+    alone = document(reproduce(Settings(), tables=["headline"], progress=progress.append))
+    assert list(alone) == ["headline"]
+    assert len(alone["headline"]) == 10
+    ran = list(dict.fromkeys(m.split(":")[0] for m in progress))
+    assert ran == ["E5", "E6", "E7", "headline"]

@@ -7,7 +7,7 @@ import pytest
 
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.nascent.bitonic import argsort
-from ndpkit.nascent.shuffle import BURST_BYTES, Layout, shuffle
+from ndpkit.nascent.shuffler import BURST_BYTES, Layout, shuffle
 
 LAYOUTS: tuple[Layout, ...] = ("row", "column", "hybrid")
 

@@ -4,8 +4,10 @@
 - `bitonic`: the bitonic network (§4) and the sort kernel (§5): (value, index) pairs, a
   𝒫-sorter, M₁/M₂ sequence memory of capacity 2,048·𝒫·ℒ (Eq. 3), chunks merged in DRAM;
   comparator and memory-access counts (Eq. 2).
-- `shuffle`: SortedTable[i] = OriginalTable[SortedIndices[i]] (Eq. 4) over six kernels, for
-  row-wise, column-wise and hybrid layouts, with sequential/random access counts (§6.4).
+- `shuffler`: the shuffle kernel, SortedTable[i] = OriginalTable[SortedIndices[i]] (Eq. 4)
+  over six kernels, for row-wise, column-wise and hybrid layouts, with sequential/random
+  access counts (§6.4). The module is not called `shuffle` so that the package's `shuffle`
+  stays the function whichever submodules were imported first.
 - `decoder`: the dictionary decoder (§7): concatenated table, Eq. 5, two-row read, B output
   buffers, fixed- and variable-length modes.
 - `dictionary`: dictionary encoding and the sorted-dictionary renumbering (§8).
@@ -38,18 +40,20 @@ if TYPE_CHECKING:
     from ndpkit.nascent.dictionary import encode, renumber
     from ndpkit.nascent.filesort import FileSortResult, sort_table_file
     from ndpkit.nascent.generic import GenericSortResult, generic_sort
-    from ndpkit.nascent.shuffle import ShuffleResult, shuffle
+    from ndpkit.nascent.shuffler import ShuffleResult, shuffle
     from ndpkit.nascent.tablefile import TableFile, read_table_file, write_table_file
 
 # Names are imported on first use, so `ndpkit sort` (which needs only `tablesort`) does not
-# pay for the file formats' and kernels' imports at start-up.
+# pay for the file formats' and kernels' imports at start-up. No submodule may share a name
+# exported here: importing a submodule binds it as a package attribute, which would then
+# shadow the function of the same name.
 _HOMES = {
     "bitonic": ("SortCounts", "SortResult", "argsort", "expected_counts", "geometry"),
     "decoder": ("Decoded", "decode", "dictionary_table"),
     "dictionary": ("encode", "renumber"),
     "filesort": ("FileSortResult", "sort_table_file"),
     "generic": ("GenericSortResult", "generic_sort"),
-    "shuffle": ("ShuffleResult", "shuffle"),
+    "shuffler": ("ShuffleResult", "shuffle"),
     "tablefile": ("TableFile", "read_table_file", "write_table_file"),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}

@@ -8,8 +8,9 @@ for a quantity ("3 GB/s") or an integer for a count, and where it comes from ([p
 A user file has the same shape and may write `extends = "smartssd"` to inherit every entry
 it does not set. `overrides` replace single entries, e.g.
 `{"smartssd": {"dram_random_latency": "200 ns"}}`. Unknown keys, missing keys, a quantity of
-the wrong kind, a negative or zero quantity and a non-positive count are errors naming the
-file and the field.
+the wrong kind, a negative or zero quantity, a non-positive count and a 𝒫 (`sorter_width`)
+or ℒ (`bram_rows`) that is not a power of two (𝒫 ≥ 2) are errors naming the file and the
+field.
 
 Example:
     >>> devices = load_devices()
@@ -64,7 +65,9 @@ _CPU_KEYS: dict[str, tuple[str, Kind | None]] = {
     "ssd_read_bandwidth": ("ssd_read_bytes_per_s", Kind.BANDWIDTH),
     "power": ("power_w", Kind.POWER),
 }
-_POWER_OF_TWO = ("sorter_width", "bram_rows")
+_POWER_OF_TWO = {"sorter_width": 2, "bram_rows": 1}
+"""Entries that must be a power of two, with their least value: a 1-wide sorter has no
+comparator, and the sort kernel rejects it (spec §4, 𝒫 = 2^m, m ≥ 1)."""
 
 
 @dataclass(frozen=True)
@@ -254,9 +257,12 @@ def _device(name: str, table: dict[str, Any], source: str) -> Device:
         if key not in table:
             raise SpecError("missing", source=source, field=f"{name}.{key}")
         value, note = _entry(table[key], quantity, source, f"{name}.{key}")
-        if key in _POWER_OF_TWO and value & (value - 1):
+        least = _POWER_OF_TWO.get(key)
+        if least is not None and (value & (value - 1) or value < least):
             raise SpecError(
-                f"must be a power of two, got {value}", source=source, field=f"{name}.{key}"
+                f"must be a power of two ≥ {least}, got {value}",
+                source=source,
+                field=f"{name}.{key}",
             )
         values[attr] = value
         sources[attr] = note

@@ -49,7 +49,7 @@ from ndpkit.nascent.decoder import DecodeCounts, Decoded, decode, default_lanes,
 from ndpkit.nascent.dictionary import URAM_BYTES, map_keys, placement, renumber
 from ndpkit.nascent.keys import sort_keys
 from ndpkit.nascent.pages import DictionaryPage, Fault
-from ndpkit.nascent.shuffle import ShuffleCounts, shuffle
+from ndpkit.nascent.shuffler import ShuffleCounts, shuffle
 from ndpkit.nascent.tablefile import TableFile, read_table_file, write_table_file
 from ndpkit.nascent.tablerows import Column, Field, arrow_array, parse_rows, spread
 

@@ -69,7 +69,7 @@ from ndpkit.nascent.pages import (
     encode_data_page,
     encode_dictionary_page,
 )
-from ndpkit.nascent.shuffle import Layout
+from ndpkit.nascent.shuffler import Layout
 from ndpkit.nascent.tablerows import (
     TYPES,
     Column,

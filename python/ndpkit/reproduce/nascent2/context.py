@@ -1,11 +1,13 @@
-"""One reproduction run's state: its settings, the devices, the one seeded RNG every
-experiment draws from (in the paper's order, so a seed fixes every input), and the CPU
-measurements made once per run."""
+"""One reproduction run's state: its settings, the devices, a seeded RNG per experiment and
+the CPU measurements made once per run.
+
+Each experiment draws from its own stream, `default_rng([seed, stream])`, so its inputs (and
+every number computed from them) are the same whether it runs alone or after others."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -28,7 +30,13 @@ class Context:
     devices: DeviceSet
     """Every device loaded (the simulation takes them by name)."""
     cache: dict[tuple[str, int], float] = field(default_factory=dict)
-    """Measurements made once per run: ("sort64", n), ("hostsort", U), ("shuffle", …)."""
+    """Measurements made once per run: ("sort64", n), ("hostsort", U), ("shuffle", …).
+    Shared by every experiment: they are times, whatever random data they were taken on."""
+
+    def for_experiment(self, stream: int) -> Context:
+        """This run for one experiment: the same devices and measurements, and an RNG of
+        its own seeded with (seed, `stream`); `stream` must be fixed per experiment."""
+        return replace(self, rng=np.random.default_rng([self.settings.seed, stream]))
 
 
 def new_context(settings: Settings, progress: Progress | None = None) -> Context:
