@@ -201,18 +201,85 @@ def test_reproduce_channel_rounding_ceil(run) -> None:
         "binarize": 60,
         "sobel": 20,
     }
-    assert all(
-        r["channels_enabled"] == r["cells_floor_ceil_search"][1] for r in rows
-    )  # ceil column
+    assert all(r["channels_enabled"] == r["cells_by_rounding"][1] for r in rows)  # ceil column
 
 
-def test_reproduce_binary_inputs_move_the_saturation_note(run) -> None:
-    decimal = run("reproduce", "risp", "--tables", "E4b")
-    binary = run("reproduce", "risp", "--tables", "E4b", "--inputs", "binary")
-    assert decimal.returncode == 0 and binary.returncode == 0
-    # R16: b_ch / α = 400 MB/s / 1 B = 400 MHz; binary MB: 400 x 1.048576 = 419.4 MHz.
-    assert "400.0 MHz" in decimal.stdout and "419.4 MHz" not in decimal.stdout
-    assert "419.4 MHz" in binary.stdout and "400.0 MHz" not in binary.stdout
+def test_reproduce_e8_reports_every_rounding(risp_doc) -> None:
+    """R8 "always report all three": floor, ceil, nearest (and search). nearest(17.96) = 18,
+    nearest(59.10) = 59, nearest(19.70) = 20."""
+    first = risp_doc["reconfiguration"][:3]
+    assert [r["cells_by_rounding"][:3] for r in first] == [[17, 18, 18], [59, 60, 59], [19, 20, 20]]
+    assert first[0]["cells_by_rounding"][3] == 8  # K-Means: 8 cells of 900 MB/s keep up
+
+
+@pytest.mark.parametrize(
+    ("rounding", "raw"), [("floor", 35), ("ceil", 36), ("nearest", 36), ("search", 35)]
+)
+def test_reproduce_e7_obeys_the_budget_whatever_the_rounding(run, rounding: str, raw: int) -> None:
+    """§7.2 with Eq. (8) alone: n = (3 - 1.858) / 0.032 = 35.69. ceil and nearest give 36
+    channels at 1.858 + 0.032 x 36 = 3.010 W, over 3 W: E7 steps down to 35 (2.978 W) and its
+    note names the rounding and the budget; every rounding is still reported."""
+    result = run("reproduce", "risp", "--tables", "E7", "--channel-rounding", rounding)
+    assert result.returncode == 0, result.stderr
+    rows = reproduce_table(run, "E7", "--channel-rounding", rounding)
+    for r in rows:
+        assert r["channels_by_rounding"] == [35, 36, 36, 35]
+        assert (r["channels_active"], r["channels_off"]) == (35, 29)
+        assert r["model_power_w"] <= 3.0
+    stepped = raw != 35
+    assert (f"R8 rounding {rounding}" in result.stdout) is stepped
+    assert ("3 W power budget" in result.stdout) is stepped
+
+
+def test_reproduce_e4b_reports_both_readings(run) -> None:
+    """R2's default: decimal, and binary for the f_RU experiments (E3, E4b), in the
+    default run. R16: b_ch / α = 400 MB/s / 1 B = 400 MHz; binary MB: 400 x 1.048576 =
+    419.4 MHz, so under the binary reading the speedup still rises from 400 to 500 MHz."""
+    result = run("reproduce", "risp", "--tables", "E4b")
+    assert result.returncode == 0, result.stderr
+    assert "400.0 MHz (decimal)" in result.stdout and "419.4 MHz (binary)" in result.stdout
+    rows = reproduce_table(run, "E4b")
+    assert [r["inputs"] for r in rows] == ["decimal"] * 5 + ["binary"] * 5
+    speedup = {(r["inputs"], r["f_ru_mhz"]): r["value"] for r in rows}
+    assert speedup["decimal", 500] == pytest.approx(speedup["decimal", 400], rel=1e-6)
+    assert speedup["binary", 500] > speedup["binary", 400]
+    # --inputs sets the other tables' reading; E4b prints both either way.
+    assert reproduce_table(run, "E4b", "--inputs", "binary") == rows
+
+
+def test_reproduce_e3_reports_both_readings_and_its_note(run) -> None:
+    """Binarization, 4 channels: at 200 MHz compute binds, t_RUComp = D / (α n f) =
+    1.4e9 / (4 x 2e8) = 1.75 s; at 500 MHz the channels bind, D / (n b_ch) = 1.4e9 / 1.6e9
+    = 0.875 s: 50.0 % less. Binary: D = 1.4 x 1.073741824 GB, b_ch = 400 x 1.048576 MB/s,
+    so 1 - (1 / 419.4304e6) / (1 / 200e6) = 52.3 % less."""
+    result = run("reproduce", "risp", "--tables", "E3")
+    assert result.returncode == 0, result.stderr
+    assert "50.0% (decimal) and 52.3% (binary) less time" in result.stdout
+    rows = reproduce_table(run, "E3")
+    assert len(rows) == 2 * 2 * 3 * 16  # readings x clocks x apps x channel counts
+    t = {
+        (r["inputs"], r["f_ru_mhz"]): r["time_s"]
+        for r in rows
+        if (r["app"], r["channels"]) == ("binarize", 4)
+    }
+    assert t["decimal", 200] == pytest.approx(1.4e9 / (4 * 2e8), rel=1e-6)
+    assert t["decimal", 500] == pytest.approx(1.4e9 / (4 * B_CH), rel=1e-6)
+    assert 1 - t["binary", 500] / t["binary", 200] == pytest.approx(
+        1 - 200e6 / (400 * 2**20), rel=1e-6
+    )
+
+
+def test_reproduce_e2_note_is_computed(run) -> None:
+    """Fig. 4: b_hostIO / b_ch = 1.97 / 0.4 = 4.925 → 4.92 channels, no gain beyond 5.
+    Binarization at 16 channels: transfer D / 1.97 GB/s = 0.7107 s of T = 0.7107 +
+    CPB D / (f n_cpu) = 16.4822 x 1.4e9 / 12.4e9 = 1.8609 s: 27.6 %."""
+    result = run("reproduce", "risp", "--tables", "E2")
+    assert result.returncode == 0, result.stderr
+    transfer = 1.4e9 / SATA
+    share = transfer / (transfer + 16.4822 * 1.4e9 / HOST_HZ) * 100
+    assert f"{share:.1f}" == "27.6"
+    assert "= 4.92 channels: no further improvement beyond 5" in result.stdout
+    assert "Binarization's transfer share at 16 channels: 27.6%" in result.stdout
 
 
 def test_reproduce_n_cpu_shortens_the_baseline(run) -> None:
@@ -233,6 +300,52 @@ def test_reproduce_n_cpu_shortens_the_baseline(run) -> None:
         for r in reproduce_table(run, "E4", "--n-cpu", "8")
     }
     assert all(base8[k] < base4[k] for k in base4)
+
+
+def test_reproduce_v0_derives_sobels_error(run) -> None:
+    """§10.1: if the published 5.68 % is the arithmetic mean of three errors,
+    Sobel's is 3 x 5.68 - 9.39 - 0.66 = 6.99 %."""
+    rows = {r["app"]: r for r in reproduce_table(run, "V0")}
+    assert rows["sobel"]["derived_error_pct"] == pytest.approx(6.99, abs=1e-9)
+    assert rows["kmeans"]["published_error_pct"] == 9.39
+    assert rows["binarize"]["published_error_pct"] == 0.66
+    assert rows["kmeans"]["derived_error_pct"] is None
+    assert rows["binarize"]["derived_error_pct"] is None
+
+
+def test_reproduce_json_records_the_n_cpu_used(run) -> None:
+    assert (
+        ok_json(run("reproduce", "risp", "-f", "json", "--tables", "I"))["settings"]["n_cpu"] == 4
+    )  # the preset's (R1)
+    doc = ok_json(run("reproduce", "risp", "-f", "json", "--tables", "I", "--n-cpu", "8"))
+    assert doc["settings"]["n_cpu"] == 8
+
+
+def test_reproduce_v0_calibrates_n_cpu(run) -> None:
+    """R1's calibration mode. Times made by Eq. (5) with 2 CPUs: T = D / 1.97 GB/s +
+    CPB D / (3.1 GHz x 2). The fit recovers n_cpu = 2 with no error left."""
+    cpb = {"kmeans": 72.3757, "binarize": 16.4822, "sobel": 106.5680}
+    times = {a: DATA_BYTES[a] / SATA + cpb[a] * DATA_BYTES[a] / (3.1e9 * 2) for a in APPS}
+    measured = ",".join(f"{a}={t!r}" for a, t in times.items())
+    result = run("reproduce", "risp", "--tables", "V0", "--measured", measured)
+    assert result.returncode == 0, result.stderr
+    assert "R1 calibration: n_cpu = 2 fits them best" in result.stdout
+    rows = reproduce_table(run, "V0", "--measured", measured)
+    for r in rows:
+        assert r["fit_n_cpu"] == 2
+        assert r["fit_error_pct"] == pytest.approx(0, abs=1e-6)
+        assert r["error_pct"] < -40  # the preset's 4 CPUs are about twice as fast
+    # One app measured at 3 CPUs' time is fitted exactly too.
+    three = DATA_BYTES["sobel"] / SATA + cpb["sobel"] * DATA_BYTES["sobel"] / (3.1e9 * 3)
+    only = reproduce_table(run, "V0", "--measured", f"sobel={three!r}")
+    assert [r["fit_n_cpu"] for r in only] == [None, None, 3]
+    # Faster than the transfer alone: no CPU count fits, and the note says so.
+    fast = run("reproduce", "risp", "--tables", "V0", "--measured", "sobel=0.1")
+    assert fast.returncode == 0, fast.stderr
+    assert "no CPU count fits" in fast.stdout
+    assert all(
+        r["fit_n_cpu"] is None for r in reproduce_table(run, "V0", "--measured", "sobel=0.1")
+    )
 
 
 def test_reproduce_measured_fills_error_pct(run) -> None:
@@ -259,10 +372,25 @@ def test_the_validation_note_asks_for_measured_times_only_without_them(
         ("kmeans=-1", ("--measured", "kmeans=-1")),
         ("kmeans", ("--measured", "'kmeans'")),
         ("kmeans=abc", ("--measured",)),
+        ("kmeans=inf", ("--measured", "finite", "kmeans=inf")),
+        ("kmeans=nan", ("--measured", "finite", "kmeans=nan")),
+        ("kmeans=1e400", ("--measured", "finite")),
+        ("kmeans=inf s", ("--measured", "finite")),
+        ("kmeans=1,kmeans=2", ("--measured", "kmeans is given twice")),
     ],
 )
 def test_reproduce_bad_measured(run, measured: str, needles: tuple[str, ...]) -> None:
     assert_usage_error(run("reproduce", "risp", "--measured", measured), *needles)
+
+
+@pytest.mark.parametrize("n_cpu", ["65537", "0", "-1"])
+def test_reproduce_bad_n_cpu_is_one_line(run, n_cpu: str) -> None:
+    """A count a platform file cannot hold (1..65536) names the flag, before anything runs
+    (65537 gave a pydantic traceback, exit 1)."""
+    line = assert_usage_error(
+        run("reproduce", "risp", "--tables", "I", "--n-cpu", n_cpu), "--n-cpu"
+    )
+    assert "65536" in line and n_cpu in line
 
 
 def test_reproduce_risp_rejects_units(run) -> None:
@@ -466,6 +594,38 @@ def test_plan_power_budget_35_channels(run, extra: tuple[str, ...]) -> None:
     assert p["time_model"] == "channels_off"
     assert p["channels_on"] == p["cells_on"] == 35
     assert p["planned_power_w"] <= 3.0
+
+
+@pytest.mark.parametrize("rounding", ["ceil", "nearest"])
+def test_plan_power_budget_is_hard_whatever_the_rounding(run, rounding: str) -> None:
+    """The audit's command: without the host stage, ceil/nearest of 35.69 = 36 channels draw
+    3.010 W; the plan steps down to 35 (2.978 W) with a note naming rounding and budget."""
+    args = ("-p", "risp-64ch", "-a", "sobel", "--power-budget", "3W", "--policy", "power")
+    extra = ("--channel-rounding", rounding, "-o", "host_stage=eq8_only")
+    p = plan(run, *args, *extra)
+    assert p["channels_on"] == 35 and p[f"n_power_{rounding}"] == 36
+    assert p["planned_power_w"] <= 3.0
+    assert any(f"R8 rounding {rounding}" in n and "3 W power budget" in n for n in p["notes"])
+    table = run("plan", *args, *extra)
+    assert table.returncode == 0, table.stderr
+    assert "36 channels, which draw 3.010 W" in table.stderr
+
+
+def test_plan_note_names_the_cells_configured(run) -> None:
+    """--grouping ceil: 19 cells make groups of ceil(64/19) = 4 channels, so 16 cells."""
+    result = run(
+        "plan",
+        "-p",
+        "risp-64ch",
+        "-a",
+        "sobel",
+        "--grouping",
+        "ceil",
+        "--channel-rounding",
+        "floor",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "the host policy's 16 cells" in result.stderr
 
 
 def test_plan_ru_time_configured_channels_off_saves(run) -> None:

@@ -297,10 +297,16 @@ def test_policy_a_with_the_papers_fit():
 
 
 def test_policy_a_rounding_variants():
+    """ceil(35.69) = 36 channels draw 1.858 + 0.032 x 36 = 3.010 W by the model: over the
+    3 W budget, so the choice steps down to 35 and says why; the roundings stay reported."""
     fit = characteristic(platform(), profile("sobel"), DECIMAL)
     choice = power_budget_channels(platform(), profile("sobel"), fit, 3.0, DECIMAL, "ceil")
-    assert choice.policy == "power" and choice.chosen == 36
+    assert choice.policy == "power" and choice.chosen == 35
     assert choice.by_rounding == {"floor": 35, "ceil": 36, "nearest": 36, "search": 35}
+    assert "rounding ceil" in choice.note and "36 channels" in choice.note
+    assert "3.010 W" in choice.note and "3 W power budget" in choice.note
+    floor = power_budget_channels(platform(), profile("sobel"), fit, 3.0, DECIMAL, "floor")
+    assert floor.chosen == 35 and floor.note == ""
     # A budget above every channel count's power keeps all 64.
     assert power_budget_channels(platform(), profile("sobel"), fit, 100.0, DECIMAL).chosen == 64
 
@@ -331,6 +337,73 @@ def test_policy_a_search_obeys_the_budget(app, interface, budget, fit):
         )
         assert e.energy_j / e.time_s > budget
     assert p.improvement_pct <= 100.0
+
+
+@pytest.mark.parametrize("rounding", ["ceil", "nearest"])
+def test_policy_a_rounding_up_steps_down_to_the_budget_with_a_note(rounding):
+    """The audit's case: Sobel, Eq. (8) alone (as E7 runs it), 3 W: ceil and nearest of
+    35.69 give 36 channels at 3.010 W; the plan takes 35 (2.978 W) and names the rounding
+    and the budget."""
+    p = plan_channels(
+        platform(), profile("sobel"), DECIMAL, policy="power", budget_w=3.0, rounding=rounding
+    )
+    assert p.engines_required == p.engines_on == 35
+    assert p.details[f"n_power_{rounding}"] == 36
+    assert p.details["planned_power_w"] == pytest.approx(2.978, rel=1e-6)
+    (note,) = [n for n in p.planned.notes if "power budget" in n]
+    assert f"rounding {rounding}" in note and "3 W power budget" in note and "35" in note
+
+
+@SETTINGS
+@given(
+    st.sampled_from(APPS),
+    st.sampled_from(INTERFACES),
+    st.floats(1.9, 8.0),
+    st.sampled_from(["floor", "ceil", "nearest", "search"]),
+    st.sampled_from(["power", "both"]),
+    st.sampled_from([None, "reduced_cells", "channels_off"]),
+    st.sampled_from(["eq8_only", "with_host_stage"]),
+)
+def test_a_power_budget_is_never_exceeded_whatever_the_rounding(
+    app, interface, budget, rounding, policy, time_model, host_stage
+):
+    """The budget is a constraint (§7.2): the planned power stays within it for every R8
+    rounding, time model and host stage, or the plan is refused because even one channel
+    breaks it. (Before the fix, ceil drew 3.010 W under 3 W for Sobel, and floor under
+    reduced_cells drew 6.6 W under 3.3 W for K-Means.)"""
+    options = Options(units="decimal", host_stage=host_stage)
+    try:
+        p = plan_channels(
+            platform(interface),
+            profile(app),
+            options,
+            policy=policy,
+            budget_w=budget,
+            rounding=rounding,
+            time_model=time_model,
+        )
+    except ModelError as e:
+        assert "even one channel" in str(e)
+        return
+    assert p.details["planned_power_w"] <= budget * (1 + 1e-9)
+
+
+def test_both_policies_refuse_a_host_plan_over_the_budget():
+    """K-Means, Eq. (8) alone, reduced cells, 3.3 W: the host policy's 17 cells on 64 read
+    channels draw more than 3.3 W, so the budget's count is used, with a note."""
+    p = plan_channels(
+        platform(),
+        profile("kmeans"),
+        DECIMAL,
+        policy="both",
+        budget_w=3.3,
+        rounding="floor",
+        time_model="reduced_cells",
+        never_worse=False,
+    )
+    assert p.details["binding_policy"] == "power"
+    assert p.details["planned_power_w"] <= 3.3
+    assert any("power budget" in n and "used instead" in n for n in p.planned.notes)
 
 
 # --- Policy B: host-interface bandwidth ------------------------------------------------------
@@ -460,6 +533,17 @@ def test_never_worse_keeps_all_cells_when_fewer_would_cost_more():
     assert kept.engines_on == 64 and kept.engines_required == 19
     assert kept.planned.energy_j == pytest.approx(kept.baseline.energy_j, rel=1e-12)
     assert any("more energy" in note for note in kept.planned.notes)
+
+
+def test_never_worse_note_counts_the_cells_actually_configured():
+    """--grouping ceil with 19 cells makes groups of ceil(64/19) = 4 channels: 16 cells, and
+    the note names those 16, not the 19 the rounding asked for."""
+    p = plan_channels(
+        platform(), profile("sobel"), policy="host", rounding="floor", grouping="ceil"
+    )
+    assert p.engines_required == 19
+    (note,) = [n for n in p.planned.notes if "more energy" in n]
+    assert "16 cells" in note and "19 cells" not in note
 
 
 # --- dispatch and errors ---------------------------------------------------------------------

@@ -422,7 +422,7 @@ def channel_plan_table(p: Plan) -> Table:
             "value": f"{cell(d['bandwidth_fit_gb_per_s_per_channel'], 4)} n",
         },
         *[
-            {"item": f"n_{pol} exact / floor / ceil / search", "value": _ns(d, pol)}
+            {"item": f"n_{pol} exact / floor / ceil / nearest / search", "value": _ns(d, pol)}
             for pol in ("power", "host")
             if f"n_{pol}_exact" in d
         ],
@@ -495,7 +495,7 @@ def _span(first: int, last: int) -> str:
 
 def _ns(d: dict[str, Any], policy: str) -> str:
     exact = d[f"n_{policy}_exact"]
-    rest = " / ".join(str(d[f"n_{policy}_{how}"]) for how in ("floor", "ceil", "search"))
+    rest = " / ".join(str(d[f"n_{policy}_{how}"]) for how in ("floor", "ceil", "nearest", "search"))
     return f"{cell(exact, 2)} / {rest}"
 
 

@@ -29,6 +29,7 @@ from ndpkit.cli.common import (
     user_errors,
 )
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
 from ndpkit.plan.channels import ChannelRounding, Grouping
 from ndpkit.reproduce import REPRODUCTIONS, nascent2, rans_rfns, risp
@@ -59,7 +60,9 @@ def reproduce_cmd(
     inputs: Annotated[
         str | None,
         typer.Option(
-            "--inputs", help="risp, R2: read the paper's MB/GB as decimal (default) or binary."
+            "--inputs",
+            help="risp, R2: read the paper's MB/GB as decimal (default) or binary; E3 and E4b "
+            "print both.",
         ),
     ] = None,
     channel_rounding: Annotated[
@@ -74,14 +77,14 @@ def reproduce_cmd(
     ] = None,
     n_cpu: Annotated[
         int | None,
-        typer.Option("--n-cpu", min=1, help="risp, R1: host CPUs (blank in Table II; preset 4)."),
+        typer.Option("--n-cpu", help="risp, R1: host CPUs, 1-65536 (blank in Table II; preset 4)."),
     ] = None,
     measured: Annotated[
         str | None,
         typer.Option(
             "--measured",
             help="risp: your measured Baseline times to validate Eq. 5, e.g. "
-            "'kmeans=2.1,sobel=4.9' (seconds).",
+            "'kmeans=2.1,sobel=4.9' (seconds); V0 also fits n_cpu to them (R1).",
         ),
     ] = None,
     full: Annotated[
@@ -155,11 +158,13 @@ def reproduce_cmd(
                     "--channel-rounding", channel_rounding or "floor", ChannelRounding
                 ),
                 "grouping": choice("--grouping", grouping or "balanced", Grouping),
-                "n_cpu": n_cpu,
+                "n_cpu": _n_cpu(n_cpu),
             }
             result = risp.reproduce(
                 opts, measured_s=_measured(measured), progress=progress, **settings
             )
+            # The JSON records the CPU count used, the preset's when --n-cpu is not given.
+            settings["n_cpu"] = risp.n_cpu_used(n_cpu)
         else:
             _only_for("risp", flags, _RISP_FLAGS)
             opts = build_options(rans_rfns.DEFAULT_OPTIONS, flags, _only_read_by("risp"))
@@ -213,6 +218,17 @@ def _only_read_by(paper: str) -> tuple[frozenset[str], str]:
     )
 
 
+def _n_cpu(value: int | None) -> int | None:
+    """--n-cpu within what a platform file accepts, checked before anything runs."""
+    if value is not None and not 1 <= value <= MAX_COUNT:
+        raise SpecError(
+            f"must be a whole number of CPUs in 1..{MAX_COUNT}, got {value}",
+            source="command line",
+            field="--n-cpu",
+        )
+    return value
+
+
 def _seconds(text: str) -> float:
     """'2.1' (seconds) or '2100 ms'; NaN if neither."""
     try:
@@ -236,9 +252,15 @@ def _measured(text: str | None) -> dict[str, float]:
         if app not in risp.APPS:
             raise UnknownNameError("app", app, list(risp.APPS))
         value = _seconds(seconds.strip()) if sep else math.nan
-        if not value > 0:
+        if not (math.isfinite(value) and value > 0):
             raise SpecError(
-                f"expected APP=SECONDS with a positive time, got {pair.strip()!r}",
+                f"expected APP=SECONDS with a positive, finite time, got {pair.strip()!r}",
+                source="command line",
+                field="--measured",
+            )
+        if app in values:
+            raise SpecError(
+                f"{app} is given twice; give each app's time once",
                 source="command line",
                 field="--measured",
             )

@@ -17,6 +17,10 @@ Rounding a fractional n (R8) is `floor` (the paper), `ceil`, `nearest`, or
 channels whose power is within budget, or the fewest cells with no loss of performance
 against all channels on.
 
+A power budget is a hard constraint whatever the rounding: the fit only approximates
+the model, so a rounded count whose modelled power exceeds the budget steps down to the
+most channels within it, and the plan says so in a note.
+
 Example (Sobel, N = 64, SATA 3.2 at 1.97 GB/s, model fit slope 0.1 GB/s per channel):
 n_host = 1 x 1.97 / 0.1 = 19.7 → floor 19 cells, each serving 3 or 4 channels.
 """
@@ -30,7 +34,7 @@ from typing import Any, Literal
 
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
-from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
+from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.plan.mapping import Mapping
 from ndpkit.plan.reconfigure import Plan
 from ndpkit.profile import Profile
@@ -207,12 +211,17 @@ def _round(value: float, how: ChannelRounding, low: int, high: int) -> int:
 
 @dataclass(frozen=True)
 class ChannelChoice:
-    """How many channels or cells a policy enables, before and after rounding."""
+    """How many channels or cells a policy enables, before and after rounding.
+
+    `by_rounding` holds each R8 rounding of `exact` (and `search`); `chosen` is the count
+    used, which differs from `by_rounding[rounding]` only when that count broke the power
+    budget, and `note` then says so."""
 
     policy: str
     exact: float
     chosen: int
     by_rounding: dict[str, int] = field(default_factory=dict)
+    note: str = ""
 
 
 def power_budget_channels(
@@ -226,23 +235,49 @@ def power_budget_channels(
     grouping: Grouping = "balanced",
 ) -> ChannelChoice:
     """Policy A: the most channels (or, under reduced_cells, cells) whose power stays within
-    the budget. `search` checks the model's power under `time_model`."""
+    the budget. `search` checks the model's power under `time_model`; any other rounding
+    of the fit's solution that the model puts over the budget steps down to the most
+    channels within it."""
     n_total = platform.channels
     exact = fit.power.solve(budget_w)
     rounded = {how: _round(exact, how, 1, n_total) for how in ("floor", "ceil", "nearest")}
-
-    def power(n: int) -> float:
-        config = _config(n_total, n, time_model, grouping)[1]
-        e = estimate(platform, profile, config, options)
-        return e.energy_j / e.time_s
-
-    if power(1) > budget_w * (1 + _SLACK):
+    powers_w = {
+        n: _power_w(platform, profile, options, _config(n_total, n, time_model, grouping)[1])
+        for n in range(1, n_total + 1)
+    }
+    if powers_w[1] > budget_w * (1 + _SLACK):
         raise ModelError(
-            f"even one channel draws {power(1):.3g} W, above the {budget_w:g} W budget"
+            f"even one channel draws {powers_w[1]:.3g} W, above the {budget_w:g} W budget"
         )
-    feasible = [n for n in range(1, n_total + 1) if power(n) <= budget_w * (1 + _SLACK)]
+    feasible = [n for n, w in powers_w.items() if w <= budget_w * (1 + _SLACK)]
     rounded["search"] = max(feasible)
-    return ChannelChoice("power", exact, rounded[rounding], rounded)
+    wanted = rounded[rounding]
+    chosen = max(n for n in feasible if n <= wanted)
+    note = ""
+    if chosen != wanted:
+        unit = _unit(time_model)
+        note = (
+            f"R8 rounding {rounding} of n = {exact:.2f} gives {wanted} {unit}, which draw "
+            f"{powers_w[wanted]:.3f} W, over the {budget_w:g} W power budget; the most {unit} "
+            f"within it, {chosen}, are used instead"
+        )
+    return ChannelChoice("power", exact, chosen, rounded, note)
+
+
+def _power_w(
+    platform: Platform, profile: Profile, options: Options, config: Configuration
+) -> float:
+    return _watts(estimate(platform, profile, config, options))
+
+
+def _watts(e: Estimate) -> float:
+    """Eq. (11): power over the run, E/T."""
+    return e.energy_j / e.time_s
+
+
+def _unit(time_model: TimeModel) -> str:
+    """What a count enables: channels with their cells, or cells on all channels."""
+    return "channels" if time_model == "channels_off" else "cells"
 
 
 def host_bandwidth_cells(
@@ -297,7 +332,9 @@ def plan_channels(
 
     With `never_worse` (the default; the paper has no such rule) a host-bandwidth choice
     that would use more energy than all channels on is not taken: every cell stays on
-    and a note says why. A power budget is a constraint, so it is always obeyed.
+    and a note says why. A power budget is a hard constraint: whatever the rounding, the
+    planned power never exceeds it (a count over it steps down, and under `both` a host
+    plan over it gives way to the budget's count), and a note says so.
     """
     options = options or Options(units="decimal", host_stage="with_host_stage")
     if not platform.is_in_storage or platform.engines is None:
@@ -330,33 +367,42 @@ def plan_channels(
     mapping, config = _config(n_total, binding.chosen, model, grouping)
     baseline = estimate(platform, profile, FULL_GEAR, options)
     planned = estimate(platform, profile, config, options)
+    why = ""
     if never_worse and binding.policy == "host" and planned.energy_j > baseline.energy_j:
         extra = (planned.energy_j / baseline.energy_j - 1) * 100 if baseline.energy_j else math.inf
         why = (
-            f"the host policy's {binding.chosen} cells ({model}) would use {extra:.1f}% "
+            f"the host policy's {len(mapping.active)} cells ({model}) would use {extra:.1f}% "
             f"more energy than all on under these conventions (ru_time={options.ru_time})"
         )
-        all_on_w = baseline.energy_j / baseline.time_s
-        within_budget = [c for c in choices if c.policy == "power"]
-        if within_budget and budget_w is not None and all_on_w > budget_w:
-            # all on would break the budget, a constraint: the budget's count instead
-            binding = within_budget[0]
-            model = time_model or "channels_off"
-            mapping, config = _config(n_total, binding.chosen, model, grouping)
-            planned = estimate(platform, profile, config, options)
-            planned.notes.append(
-                f"{why}; the power budget's {binding.chosen} channels are used instead. "
-                "See docs/reproducing-risp.md."
-            )
-        else:
-            planned = replace(
-                baseline,
-                notes=[
-                    *baseline.notes,
-                    f"{why}; every cell stays on. See docs/reproducing-risp.md.",
-                ],
-            )
-            mapping, config = _config(n_total, n_total, model, grouping)
+        mapping, config = _config(n_total, n_total, model, grouping)
+        planned = baseline
+    power_choice = next((c for c in choices if c.policy == "power"), None)
+    if (
+        power_choice is not None
+        and budget_w is not None
+        and binding is not power_choice
+        and _watts(planned) > budget_w * (1 + _SLACK)
+    ):
+        # The budget is a constraint: the host policy's plan (or all on) breaks it.
+        why = why or (
+            f"the host policy's {len(mapping.active)} cells ({model}) draw "
+            f"{_watts(planned):.3f} W, over the {budget_w:g} W power budget"
+        )
+        binding = power_choice
+        model = time_model or "channels_off"
+        mapping, config = _config(n_total, binding.chosen, model, grouping)
+        planned = estimate(platform, profile, config, options)
+        planned.notes.append(
+            f"{why}; the power budget's {binding.chosen} {_unit(model)} are used instead. "
+            "See docs/reproducing-risp.md."
+        )
+    elif why:
+        planned = replace(
+            baseline,
+            notes=[*baseline.notes, f"{why}; every cell stays on. See docs/reproducing-risp.md."],
+        )
+    if binding.note:
+        planned.notes.append(f"{binding.note}. See docs/reproducing-risp.md.")
     details: dict[str, Any] = {
         "policy": policy,
         "binding_policy": binding.policy,
@@ -369,8 +415,8 @@ def plan_channels(
         "channels_on": planned.channels_on,
         "cells_on": planned.pipeline.engines_active,
         "power_budget_w": budget_w,
-        "planned_power_w": planned.energy_j / planned.time_s,
-        "baseline_power_w": baseline.energy_j / baseline.time_s,
+        "planned_power_w": _watts(planned),
+        "baseline_power_w": _watts(baseline),
         **{f"n_{c.policy}_exact": c.exact for c in choices},
         **{f"n_{c.policy}_{how}": n for c in choices for how, n in c.by_rounding.items()},
     }

@@ -6,12 +6,13 @@ Inputs: the presets `risp-baseline` and `risp-64ch` (Tables II-IV, §3.2), the p
 functions a user's workload goes through (`ndpkit.model.estimate`,
 `ndpkit.plan.channels`); nothing here knows a published result.
 
-Tables: I (CPB derivation), V0 (Baseline model validation), E1 (Baseline bandwidth vs
-channels and interface, Fig. 3), E2 (Baseline breakdown on SATA, Fig. 4), E3 (RISP time
-breakdown at 200/500 MHz, Fig. 5), E4 (speedup, Fig. 6a, per interface), E4b (Binarization
-speedup vs f_RU, Fig. 6b), E5 (energy breakdowns at 16 channels, Fig. 7), E6
-(characteristic fits, Fig. 8), E7 (power budget, §7.2), E8 (host-bandwidth
-reconfiguration, Table V), R1 (speedup vs the blank n_cpu).
+Tables: I (CPB derivation), V0 (Baseline model validation, and R1's fit of n_cpu to
+measured times), E1 (Baseline bandwidth vs channels and interface, Fig. 3), E2 (Baseline
+breakdown on SATA, Fig. 4), E3 (RISP time breakdown at 200/500 MHz, Fig. 5), E4 (speedup,
+Fig. 6a, per interface), E4b (Binarization speedup vs f_RU, Fig. 6b), E5 (energy breakdowns
+at 16 channels, Fig. 7), E6 (characteristic fits, Fig. 8), E7 (power budget, §7.2), E8
+(host-bandwidth reconfiguration, Table V), R1 (speedup vs the blank n_cpu). E3 and E4b print
+both R2 readings of the paper's MB/GB; E7 and E8 every R8 rounding.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, interface_names, load_platform
+from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan.channels import (
     SAMPLE_CHANNELS,
@@ -54,6 +57,11 @@ PUBLISHED_MEAN_ERROR_PCT = 5.68
 
 TABLE_NAMES = ("I", "V0", "E1", "E2", "E3", "E4", "E4b", "E5", "E6", "E7", "E8", "R1")
 InputUnits = Literal["decimal", "binary"]
+READINGS: tuple[InputUnits, ...] = ("decimal", "binary")
+"""R2: E3 and E4b (the f_RU experiments) print both readings, whatever --inputs says."""
+ROUNDINGS: tuple[ChannelRounding, ...] = ("floor", "ceil", "nearest", "search")
+"""R8: "always report all three" roundings, and the model-checked search."""
+Inputs = dict[InputUnits, tuple[Platform, dict[str, Profile]]]
 Progress = Callable[[str], None]
 
 
@@ -69,16 +77,17 @@ def reproduce(
 ) -> list[Table]:
     """All tables, in the paper's order."""
     report = progress or (lambda _: None)
-    risp, profiles = load_inputs(inputs, n_cpu)
+    readings: Inputs = {reading: load_inputs(reading, n_cpu) for reading in READINGS}
+    risp, profiles = readings[inputs]
     report("Baseline and RISP sweeps")
     tables = [
         table_cpb(profiles),
         table_validation(risp, profiles, options, measured_s or {}),
         table_e1(risp, profiles, options),
         table_e2(risp, profiles, options),
-        table_e3(risp, profiles, options),
+        table_e3(readings, options),
         table_e4(risp, profiles, options),
-        table_e4b(risp, profiles["binarize"], options),
+        table_e4b(readings, options),
         table_e5(risp, profiles, options),
     ]
     report("characteristic fits and channel selection")
@@ -104,7 +113,14 @@ def load_inputs(
     return platform, profiles
 
 
+def n_cpu_used(n_cpu: int | None = None) -> int:
+    """The host CPU count the Baseline runs with: `n_cpu`, or the preset's (R1)."""
+    return n_cpu if n_cpu is not None else load_platform("risp-64ch").host.cores
+
+
 def _with_host_cores(platform: Platform, cores: int) -> Platform:
+    if not 1 <= cores <= MAX_COUNT:
+        raise ModelError(f"n_cpu must be in 1..{MAX_COUNT}, got {cores}")
     data = platform.model_dump(by_alias=False)
     data["host"]["cores_per_socket"] = cores
     data["host"]["sockets"] = 1
@@ -173,20 +189,28 @@ def table_validation(
     options: Options,
     measured_s: dict[str, float],
 ) -> Table:
-    """Eq. (5) on the preset host at 16 channels, SATA; errors against measured times."""
+    """Eq. (5) on the preset host at 16 channels, SATA; errors against measured times, and
+    the R1 calibration of n_cpu to them."""
     sobel_derived = 3 * PUBLISHED_MEAN_ERROR_PCT - sum(PUBLISHED_ERROR_PCT.values())
+    fit = fit_n_cpu(platform, profiles, options, measured_s) if measured_s else None
+    fitted = None if fit is None else _at(_with_host_cores(platform, fit[1]), COMMON_CHANNELS)
     rows = []
     for app in APPS:
         e = estimate(_at(platform, COMMON_CHANNELS), profiles[app], HOST_ONLY, options)
         measured = measured_s.get(app)
+        at_fit = None
+        if fitted is not None and measured is not None:
+            at_fit = estimate(fitted, profiles[app], HOST_ONLY, options).time_s
         rows.append(
             {
                 "app": app,
                 "model_time_s": e.time_s,
                 "measured_time_s": measured,
-                "error_pct": None if measured is None else (e.time_s - measured) / measured * 100,
+                "error_pct": _error_pct(e.time_s, measured),
                 "published_error_pct": PUBLISHED_ERROR_PCT.get(app),
                 "derived_error_pct": sobel_derived if app not in PUBLISHED_ERROR_PCT else None,
+                "fit_n_cpu": None if at_fit is None or fit is None else fit[1],
+                "fit_error_pct": _error_pct(at_fit, measured),
             }
         )
     return Table(
@@ -204,17 +228,79 @@ def table_validation(
                 2,
                 "Sobel's error if the published 5.68% average is the arithmetic mean",
             ),
+            Column(
+                "fit_n_cpu",
+                "fit n_cpu",
+                0,
+                "R1 calibration: the host CPU count whose Eq. (5) times fit the measured ones "
+                "best (least squares of the errors)",
+            ),
+            Column("fit_error_pct", "error at fit (%)", 2, "the error with fit n_cpu CPUs"),
         ],
         rows,
-        note=(
-            "The paper publishes errors only, not its measured or modelled times; "
-            + (
-                "the error column compares the model with the times given by --measured."
-                if measured_s
-                else "pass --measured kmeans=SECONDS,... to validate against your own runs."
-            )
-        ),
+        note=_validation_note(measured_s, fit),
     )
+
+
+def _error_pct(model_s: float | None, measured_s: float | None) -> float | None:
+    if model_s is None or measured_s is None:
+        return None
+    return (model_s - measured_s) / measured_s * 100
+
+
+def _validation_note(measured_s: dict[str, float], fit: tuple[float, int] | None) -> str:
+    note = "The paper publishes errors only, not its measured or modelled times; "
+    if not measured_s:
+        return note + "pass --measured kmeans=SECONDS,... to validate against your own runs."
+    note += "the error column compares the model with the times given by --measured. "
+    if fit is None:
+        return note + (
+            "R1 calibration: no CPU count fits, the measured times are at or below the "
+            "model's transfer time alone."
+        )
+    return note + (
+        f"R1 calibration: n_cpu = {fit[1]} fits them best (least squares of the errors; "
+        f"{fit[0]:.3g} unrounded)."
+    )
+
+
+def fit_n_cpu(
+    platform: Platform,
+    profiles: dict[str, Profile],
+    options: Options,
+    measured_s: dict[str, float],
+) -> tuple[float, int] | None:
+    """R1's calibration mode: the host CPU count n whose Eq. (5) times T(n) best match the
+    measured times M, minimising Σ ((T(n) - M) / M)² over the measured apps.
+
+    T(n) = X + C / n (Eq. 5: transfer plus CPB·D / (f·n)), so in x = 1/n each relative
+    residual a·x - b is linear, with a = C/M and b = (M - X)/M, and the least-squares
+    x* = Σab / Σa². The squared error is convex in x, so the best integer n is one of the
+    two around 1/x*. Returns (1/x*, best n), or None when x* <= 0: the measured times are
+    at or below the transfer time alone, which no CPU count reaches."""
+    terms = []
+    for app, measured in measured_s.items():
+        one, two = (
+            estimate(
+                _at(_with_host_cores(platform, n), COMMON_CHANNELS),
+                profiles[app],
+                HOST_ONLY,
+                options,
+            ).time_s
+            for n in (1, 2)
+        )
+        compute_s = 2 * (one - two)  # C: T(1) - T(2) = C / 2
+        terms.append((compute_s / measured, (measured - (one - compute_s)) / measured))
+    x = sum(a * b for a, b in terms) / sum(a * a for a, _ in terms)
+    if x <= 0:
+        return None
+    unrounded = 1 / x
+
+    def squared_error(n: int) -> float:
+        return sum((a / n - b) ** 2 for a, b in terms)
+
+    candidates = {min(max(c, 1), MAX_COUNT) for c in (math.floor(unrounded), math.ceil(unrounded))}
+    return unrounded, min(sorted(candidates), key=squared_error)
 
 
 def table_e1(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
@@ -298,30 +384,33 @@ def _saturation_note(platform: Platform, rows: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def table_e3(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
+def table_e3(readings: Inputs, options: Options) -> Table:
     rows = []
-    for clock_mhz in (200, 500):
-        clocked = platform.with_cell_clock(clock_mhz * 1e6)
-        for app in APPS:
-            for n in SAMPLE_CHANNELS:
-                e = estimate(clocked.with_channels(n), profiles[app], FULL_GEAR, options)
-                t = e.stage_times_s
-                rows.append(
-                    {
-                        "f_ru_mhz": clock_mhz,
-                        "app": app,
-                        "channels": n,
-                        "transfer_s": t["channel"],
-                        "compute_s": t["cell"],
-                        "dram_s": t["dram"],
-                        "time_s": e.time_s,
-                        "bottleneck": e.bottleneck,
-                    }
-                )
+    for reading, (platform, profiles) in readings.items():
+        for clock_mhz in (200, 500):
+            clocked = platform.with_cell_clock(clock_mhz * 1e6)
+            for app in APPS:
+                for n in SAMPLE_CHANNELS:
+                    e = estimate(clocked.with_channels(n), profiles[app], FULL_GEAR, options)
+                    t = e.stage_times_s
+                    rows.append(
+                        {
+                            "inputs": reading,
+                            "f_ru_mhz": clock_mhz,
+                            "app": app,
+                            "channels": n,
+                            "transfer_s": t["channel"],
+                            "compute_s": t["cell"],
+                            "dram_s": t["dram"],
+                            "time_s": e.time_s,
+                            "bottleneck": e.bottleneck,
+                        }
+                    )
     return Table(
         "E3",
         "Fig. 5 — RISP time breakdown vs channels at f_RU = 200 and 500 MHz",
         [
+            _inputs_column(),
             Column("f_ru_mhz", "f_RU (MHz)", 0),
             Column("app", "app", None),
             Column("channels", "channels", 0),
@@ -336,18 +425,28 @@ def table_e3(platform: Platform, profiles: dict[str, Profile], options: Options)
     )
 
 
+def _inputs_column() -> Column:
+    return Column("inputs", "inputs (R2)", None, "the paper's MB/GB read as decimal or binary")
+
+
 def _e3_note(rows: list[dict[str, Any]]) -> str:
-    def time(f: int) -> float:
+    def time(reading: str, f: int) -> float:
         return float(
             next(
                 r["time_s"]
                 for r in rows
-                if r["app"] == "binarize" and r["channels"] == 4 and r["f_ru_mhz"] == f
+                if (r["inputs"], r["app"], r["channels"], r["f_ru_mhz"])
+                == (reading, "binarize", 4, f)
             )
         )
 
-    reduction = (1 - time(500) / time(200)) * 100
-    return f"Binarization at 4 channels: {reduction:.1f}% less time at 500 MHz than at 200 MHz"
+    readings = dict.fromkeys(r["inputs"] for r in rows)
+    reductions = [f"{(1 - time(i, 500) / time(i, 200)) * 100:.1f}% ({i})" for i in readings]
+    return (
+        "Binarization at 4 channels: "
+        + " and ".join(reductions)
+        + " less time at 500 MHz than at 200 MHz"
+    )
 
 
 def table_e4(platform: Platform, profiles: dict[str, Profile], options: Options) -> Table:
@@ -381,28 +480,33 @@ def table_e4(platform: Platform, profiles: dict[str, Profile], options: Options)
     )
 
 
-def table_e4b(platform: Platform, profile: Profile, options: Options) -> Table:
-    engines = platform.engines
-    b_ch = platform.storage.channel_bandwidth_bytes_per_s
-    assert engines is not None and b_ch is not None
-    saturation_hz = b_ch / engines.bytes_per_cycle[profile.app]
-    rows = []
-    for clock_mhz in (100, 200, 300, 400, 500):
-        clocked = _at(platform.with_cell_clock(clock_mhz * 1e6), COMMON_CHANNELS)
-        base, risp = _pair(clocked, profile, options)
-        rows.append(
-            {
-                "app": profile.app,
-                "f_ru_mhz": clock_mhz,
-                "risp_s": risp.time_s,
-                "value": base.time_s / risp.time_s,
-                "bottleneck": risp.bottleneck,
-            }
-        )
+def table_e4b(readings: Inputs, options: Options) -> Table:
+    rows, saturation = [], []
+    for reading, (platform, profiles) in readings.items():
+        profile = profiles["binarize"]
+        engines = platform.engines
+        b_ch = platform.storage.channel_bandwidth_bytes_per_s
+        assert engines is not None and b_ch is not None
+        saturation_mhz = b_ch / engines.bytes_per_cycle[profile.app] / 1e6
+        saturation.append(f"{saturation_mhz:.1f} MHz ({reading})")
+        for clock_mhz in (100, 200, 300, 400, 500):
+            clocked = _at(platform.with_cell_clock(clock_mhz * 1e6), COMMON_CHANNELS)
+            base, risp = _pair(clocked, profile, options)
+            rows.append(
+                {
+                    "inputs": reading,
+                    "app": profile.app,
+                    "f_ru_mhz": clock_mhz,
+                    "risp_s": risp.time_s,
+                    "value": base.time_s / risp.time_s,
+                    "bottleneck": risp.bottleneck,
+                }
+            )
     return Table(
         "E4b",
         "Fig. 6b — Binarization speedup vs f_RU, 16 channels, SATA 3.2",
         [
+            _inputs_column(),
             Column("app", "app", None),
             Column("f_ru_mhz", "f_RU (MHz)", 0),
             Column("risp_s", "T_RISP (s)", 4),
@@ -411,8 +515,9 @@ def table_e4b(platform: Platform, profile: Profile, options: Options) -> Table:
         ],
         rows,
         note=(
-            f"R16: the speedup stops rising at f_RU = b_ch / α = {saturation_hz / 1e6:.1f} MHz, "
-            "where the NVM channel becomes the bottleneck"
+            "R16: the speedup stops rising at f_RU = b_ch / α = "
+            + " and ".join(saturation)
+            + ", where the NVM channel becomes the bottleneck"
         ),
     )
 
@@ -511,7 +616,7 @@ def table_e6(platform: Platform, profiles: dict[str, Profile], options: Options)
 def table_e7(
     platform: Platform, profile: Profile, options: Options, rounding: ChannelRounding = "floor"
 ) -> Table:
-    rows = []
+    rows, notes = [], []
     for source in ("model", "paper"):
         p = plan_channels(
             platform,
@@ -529,6 +634,7 @@ def table_e7(
                 "fit": source,
                 "budget_w": BUDGET_W,
                 "n_exact": p.details["n_power_exact"],
+                "channels_by_rounding": [p.details[f"n_power_{how}"] for how in ROUNDINGS],
                 "channels_active": p.engines_required,
                 "channels_off": p.engines_total - p.engines_required,
                 "max_bandwidth_gb_per_s": curves.bandwidth(p.engines_required) / options.gb,
@@ -537,6 +643,7 @@ def table_e7(
                 "all_on_power_w": p.details["baseline_power_w"],
             }
         )
+        notes += [n for n in p.planned.notes if n not in notes]
     return Table(
         "E7",
         "§7.2 — power-budget reconfiguration: Sobel, N = 64, P_budget = 3 W, f_RU = 100 MHz",
@@ -545,7 +652,19 @@ def table_e7(
             Column("fit", "fit", None),
             Column("budget_w", "budget (W)", 1),
             Column("n_exact", "n (exact)", 2, "f_power(n) = budget"),
-            Column("channels_active", "active", 0, f"R8 {rounding}"),
+            Column(
+                "channels_by_rounding",
+                "floor ceil nearest search",
+                None,
+                "R8: n (exact) rounded each way, and the most channels the model keeps within "
+                "the budget",
+            ),
+            Column(
+                "channels_active",
+                "active",
+                0,
+                f"R8 {rounding}, stepped down to the budget if it breaks it",
+            ),
             Column("channels_off", "powered off", 0),
             Column("max_bandwidth_gb_per_s", "f_pb(n) (GB/s)", 3, "from the fit"),
             Column("model_bandwidth_gb_per_s", "model PB (GB/s)", 3, "Eq. (8) at n channels"),
@@ -553,6 +672,7 @@ def table_e7(
             Column("all_on_power_w", "all 64 on (W)", 3),
         ],
         rows,
+        note=" ".join(notes),
     )
 
 
@@ -595,11 +715,7 @@ def table_e8(
                     "channels_enabled": p.engines_on,
                     "n_chosen": p.engines_required,
                     "host_stage": opts.host_stage,
-                    "cells_floor_ceil_search": [
-                        p.details["n_host_floor"],
-                        p.details["n_host_ceil"],
-                        p.details["n_host_search"],
-                    ],
+                    "cells_by_rounding": [p.details[f"n_host_{how}"] for how in ROUNDINGS],
                     "energy_all_j": p.baseline.energy_j,
                     "energy_chosen_j": p.planned.energy_j,
                     "saving_pct": p.improvement_pct,
@@ -621,7 +737,12 @@ def table_e8(
                 0,
                 "processing cells configured (fewer than n if --grouping ceil makes fewer groups)",
             ),
-            Column("cells_floor_ceil_search", "floor ceil search", None, "R8 alternatives"),
+            Column(
+                "cells_by_rounding",
+                "floor ceil nearest search",
+                None,
+                "R8: n_host rounded each way, and the fewest cells with no loss",
+            ),
             Column("energy_all_j", "E all 64 (J)", 4, "reconfigurability disabled"),
             Column("energy_chosen_j", "E chosen (J)", 4, "reconfigurability enabled"),
             Column("saving_pct", "saving (%)", 2, "(E_all - E_chosen) / E_all x 100"),
