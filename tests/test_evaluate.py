@@ -134,3 +134,33 @@ def test_the_predicted_table_says_which_time_it_shows() -> None:
     assert rows["cns"]["time_s"] == cns.t_ndp_s + cns.t_cpu_s
     assert rows["cns"]["stream_s"] == pytest.approx(run.model_bytes / (36 * 2**30))
     assert rows["cns"]["model_gb"] == pytest.approx(cns.data_bytes / 1e9)
+
+
+def test_mb_per_j_is_one_unit_and_the_gain_over_cns_is_the_energy_ratio() -> None:
+    """RISP's model reports decimal MB, CNS's binary: the table recomputes MB/J from D and
+    joules in one unit, and the gain is CNS's energy over the platform's for the same D."""
+    (run,) = ev.evaluate(["sobel"], ["risp-64ch", "cns"], size_bytes=1 << 20)
+    risp, cns = run.estimates["risp-64ch"], run.estimates["cns"]
+    assert isinstance(risp, Estimate) and isinstance(cns, Estimate)
+    assert (risp.options.units, cns.options.units) == ("decimal", "binary")
+    predicted = {t.name: t for t in ev.tables([run])}["predicted"]
+    assert "MB = 10^6 bytes on every row" in predicted.title
+    rows = {r["platform"]: r for r in predicted.rows}
+    assert rows["risp-64ch"]["ee_vs_cns"] == pytest.approx(cns.energy_j / risp.energy_j)
+    for name, e in (("risp-64ch", risp), ("cns", cns)):
+        assert rows[name]["ee_mb_per_j"] == pytest.approx(0.5e9 / 1e6 / e.energy_j)
+    doc = ev.document([run])["apps"][0]
+    assert doc["predicted"]["risp-64ch"]["ee_vs_cns"] == rows["risp-64ch"]["ee_vs_cns"]
+    assert doc["estimates"]["cns"]["units"] == "binary"
+
+
+def test_the_splits_table_has_one_unit_per_column() -> None:
+    (run,) = ev.evaluate(["knn2"], ["rfns"], size_bytes=1 << 19)
+    splits = {t.name: t for t in ev.tables([run])}["splits"]
+    assert "GiB = 2^30 and MB = 10^6 bytes on every row" in splits.title
+    estimates = {s.app: s.estimate for s in run.splits["rfns"].splits}
+    for row in splits.rows:
+        e = estimates[row["split"]]
+        assert e is not None
+        assert row["ee_mb_per_j"] == pytest.approx(run.model_bytes / 1e6 / e.energy_j)
+        assert row["performance_gib_per_s"] == pytest.approx(e.performance_bytes_per_s / 2**30)

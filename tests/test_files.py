@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
 from ndpkit.errors import SpecError
-from ndpkit.files import replacing, write_atomic
+from ndpkit.files import replacing, signals_held, write_atomic
 
 
 def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -59,3 +62,39 @@ def test_an_output_in_a_missing_directory_is_refused_before_anything_is_written(
     ):
         pytest.fail("the writer must not run")
     assert "tmp-" not in str(info.value)  # no temporary name in what the user reads
+
+
+def test_signals_held_delivers_a_signal_after_the_block(tmp_path: Path) -> None:
+    done = []
+    with pytest.raises(KeyboardInterrupt), signals_held():
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)  # twice: delivered once
+        time.sleep(0.01)  # the handler has run by now, and only recorded the signal
+        done.append("cleanup finished")
+    assert done == ["cleanup finished"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_signals_held_leaves_an_ignored_signal_ignored() -> None:
+    old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.01)
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def test_write_atomic_interrupted_mid_write_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(self: Path, data: bytes) -> int:
+        with self.open("wb") as f:
+            f.write(data[:3])  # half-written, then Ctrl-C
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_bytes", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(tmp_path / "out.bin", b"content")
+    assert list(tmp_path.iterdir()) == []

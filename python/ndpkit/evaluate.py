@@ -7,7 +7,12 @@ feed that `Profile` to the models of every requested platform: predicted time, b
 energy, MB/J, the improvement over CNS, and the reconfiguration plan.
 
 The modelled data size is the paper's D for the paper's apps (so predictions are at the
-scale the platforms were built for), or `model_bytes` when given. A platform's own
+scale the platforms were built for), or `model_bytes` when given. An iterative app (K-Means)
+reads its data once per pass, and its measured rates are per byte streamed, so the models see
+D x passes bytes (`AppRun.modelled_bytes`, the passes its run took); MB/J counts D once, in
+decimal MB on every row (the models' own MB follow each platform's units: binary on the
+servers, decimal on RISP), and the gain over CNS in MB/J is CNS's energy over the
+platform's, for the same D. A platform's own
 per-engine throughput table wins over the scaled measurement (see `EngineScaling`), so on
 the RANS/RFNS presets the paper's apps use the paper's engine rates.
 
@@ -37,7 +42,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -72,6 +77,8 @@ class KernelRun:
     run_s: float
     verification: Verification
     measurement: Measurement
+    passes: int
+    """How many times the run read the data (the profiled sample's, on generated data)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,8 @@ class AppRun:
     verified: bool
     measurement: Measurement
     model_bytes: float
+    """D: the data set modelled, read once per pass."""
+    passes: int
     verification: Verification
     estimates: dict[str, Estimate | str] = field(default_factory=dict)
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -91,6 +100,11 @@ class AppRun:
     """The app's other splits (k-NN's device-side top-k), run on the same data."""
     splits: dict[str, SplitComparison] = field(default_factory=dict)
     """Per platform, when the app has other splits: every split's estimate and the choice."""
+
+    @property
+    def modelled_bytes(self) -> float:
+        """The bytes the models see: D once per pass."""
+        return self.model_bytes * self.passes
 
 
 @cache
@@ -114,9 +128,33 @@ def split_variants(app: str) -> list[str]:
     return [name] if name in kernel_names() else []
 
 
+def load_platforms(
+    arguments: Sequence[str], *, source: str | None = None, flag: str = "platforms"
+) -> dict[str, Platform]:
+    """The platforms by name. Two arguments for one name (a file that `extends` a preset
+    without a `name` of its own is that preset's name) are refused: results are keyed by
+    name, so one platform's would silently replace the other's."""
+    found: dict[str, tuple[str, Platform]] = {}
+    for argument in arguments:
+        spec = load_platform(argument)
+        if spec.name in found:
+            first = found[spec.name][0]
+            if first == argument:
+                why = f"names platform {spec.name!r} twice; give each platform once"
+            else:
+                why = (
+                    f"{first!r} and {argument!r} are both named {spec.name!r}; give a file "
+                    "a `name` of its own (one that extends a preset without it takes the "
+                    "preset's)"
+                )
+            raise SpecError(why, source=source, field=flag)
+        found[spec.name] = (argument, spec)
+    return {name: spec for name, (_, spec) in found.items()}
+
+
 def evaluate(
     apps: Sequence[str] | None = None,
-    platforms: Sequence[str] = DEFAULT_PLATFORMS,
+    platforms: Sequence[str] | Mapping[str, Platform] = DEFAULT_PLATFORMS,
     *,
     size_bytes: int = DEFAULT_SIZE_BYTES,
     seed: int | None = None,
@@ -135,9 +173,10 @@ def evaluate(
     (default 0). With `data`, the apps run out of core on it (each must have the data set's
     record layout), `size_bytes` is the sample that is profiled, and `seed` (default: the
     data set's) only makes the apps' parameters. `verify_shards` checks every shard's CRC-32
-    against the manifest first."""
+    against the manifest first. `platforms` are names or files (`load_platforms`), or
+    platforms already loaded, keyed by name."""
     report = progress or (lambda _: None)
-    specs = {name: load_platform(name) for name in platforms}
+    specs = dict(platforms) if isinstance(platforms, Mapping) else load_platforms(platforms)
     runs = []
     dataset = open_dataset(data) if isinstance(data, Path) else data
     names = _apps(apps, dataset)
@@ -163,13 +202,20 @@ def evaluate(
                 True,
                 main.measurement,
                 d,
+                main.passes,
                 main.verification,
                 other_splits=others,
             )
             for spec in specs.values():
                 opts = options or (Options(units="decimal") if spec.is_in_storage else Options())
                 profiles = [
-                    to_profile(k.measurement, data_bytes=d, scaling=scaling, target_host=spec.host)
+                    to_profile(
+                        k.measurement,
+                        data_bytes=d,
+                        passes=k.passes,
+                        scaling=scaling,
+                        target_host=spec.host,
+                    )
                     for k in (main, *others)
                 ]
                 _model(app_run, spec, profiles[0], opts)
@@ -228,8 +274,8 @@ class _Source(ABC):
     input_bytes: int
 
     @abstractmethod
-    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float]:
-        """(result, wall seconds)."""
+    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float, int | None]:
+        """(result, wall seconds, passes; None: as many as profiling the sample takes)."""
 
     @abstractmethod
     def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
@@ -247,10 +293,11 @@ class _InMemory(_Source):
     def __post_init__(self) -> None:
         self.input_bytes = int(self.values.nbytes)
 
-    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float]:
+    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float, int | None]:
+        """The profiled sample is this data, with the same parameters: the same passes."""
         start = time.perf_counter()
         result = run_in_memory(kernel, self.values, params, _chunk_records(kernel))
-        return result, time.perf_counter() - start
+        return result, time.perf_counter() - start, None
 
     def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
         """The data is in memory anyway: the reference runs on all of it at once."""
@@ -270,9 +317,10 @@ class _OnDisk(_Source):
     def __post_init__(self) -> None:
         self.input_bytes = self.dataset.total_bytes
 
-    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float]:
+    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float, int | None]:
+        """The passes over the whole data set, which its first bytes may not need."""
         out = self.executor.run(kernel, self.dataset, params)
-        return out.result, out.wall_s
+        return out.result, out.wall_s, out.passes
 
     def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
         return verify_streaming(kernel, self.dataset.chunks, params, result)
@@ -285,12 +333,12 @@ def _run(kernel: Kernel, source: _Source, seed: int, report: Progress) -> Kernel
     """Run, verify (raises KernelMismatchError on a wrong answer) and profile one kernel."""
     params = kernel.params(seed)
     report(f"{kernel.name}: running")
-    result, run_s = source.run(kernel, params)
+    result, run_s, passes = source.run(kernel, params)
     report(f"{kernel.name}: verifying")
     verification = source.verify(kernel, params, result)
     report(f"{kernel.name}: profiling")
     m = measure(kernel, source.sample(), params, repeat=2)
-    return KernelRun(kernel.name, run_s, verification, m)
+    return KernelRun(kernel.name, run_s, verification, m, m.passes if passes is None else passes)
 
 
 def _chunk_records(kernel: Kernel) -> int:
@@ -320,15 +368,62 @@ def _model(run: AppRun, spec: Platform, profile: Profile, opts: Options) -> None
 
 
 PAPER_TIME = "the NDP and host stage times added (T_NDP + T_CPU), the models' time basis"
+MB_BYTES = 10**6
+GB_BYTES = 10**9
+"""The evaluate tables' MB and GB on every row; each model reports in its platform's units
+(binary MB on the servers, decimal on RISP), so the tables recompute from bytes and joules."""
+GIB_BYTES = 2**30
+"""The splits table's GB/s: the server presets' rates are the papers' binary GB/s."""
 PREDICTED_NOTE = (
     "paper time: the papers' convention, the NDP and host stage times added (T_NDP + T_CPU; "
     "RISP: its own stages); the × CNS (time) column compares it. It leaves out the stages "
     "it does not time (on CNS the SSDs and the link), so it can be shorter than D/perf, the "
     "time at the Eq. (1) performance of the bottleneck stage. The splits table times the "
-    "device side at its slowest stage, so its times differ."
+    "device side at its slowest stage, so its times differ. An iterative app reads D once "
+    "per pass: the models see D × passes (modelled), and D/perf is that at the Eq. (1) "
+    "performance. MB/J is D (10^6 bytes) per joule on every row; × CNS (MB/J) is CNS's "
+    "energy over the platform's."
 )
 """Says which time the predicted table shows: without it, CNS's link bottleneck beside a
 time shorter than D over the link reads as an error."""
+
+
+def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
+    """The predicted table's rows for one app: per platform, the model's time and energy
+    for D x passes, MB/J for D in decimal MB, and the ratios to CNS at the same D."""
+    cns = r.estimates.get("cns")
+    base = cns if isinstance(cns, Estimate) else None
+    rows = []
+    for name, e in r.estimates.items():
+        row: dict[str, Any] = {
+            "app": r.app,
+            "platform": name,
+            "model_gb": r.model_bytes / GB_BYTES,
+            "passes": r.passes,
+            "modelled_gb": r.modelled_bytes / GB_BYTES,
+        }
+        if isinstance(e, str):
+            row["note"] = e
+        else:
+            row.update(
+                time_s=e.time_s,
+                stream_s=_stream_s(e),
+                bottleneck=e.bottleneck,
+                energy_j=e.energy_j,
+                ee_mb_per_j=_mb_per_j(r.model_bytes, e.energy_j),
+                speedup_vs_cns=base.time_s / e.time_s if base else None,
+                ee_vs_cns=base.energy_j / e.energy_j if base else None,
+            )
+            plan_row = r.plans.get(name, {})
+            if "engines_on" in plan_row:
+                row["plan"] = f"{plan_row['engines_on']}/{plan_row['engines_total']} on"
+                row["plan_saving_pct"] = round(plan_row["saving_pct"], 9) + 0.0  # no "-0.0"
+        rows.append(row)
+    return rows
+
+
+def _mb_per_j(data_bytes: float, energy_j: float) -> float:
+    return data_bytes / MB_BYTES / energy_j if energy_j > 0 else float("inf")
 
 
 def tables(runs: list[AppRun]) -> list[Table]:
@@ -336,32 +431,12 @@ def tables(runs: list[AppRun]) -> list[Table]:
     other splits) the comparison of the splits per platform."""
     measured: list[dict[str, Any]] = []
     for r in runs:
-        kernel_runs = [KernelRun(r.app, r.run_s, r.verification, r.measurement), *r.other_splits]
+        kernel_runs = [
+            KernelRun(r.app, r.run_s, r.verification, r.measurement, r.passes),
+            *r.other_splits,
+        ]
         measured.extend(_measured_row(k, r.input_bytes) for k in kernel_runs)
-    predicted = []
-    for r in runs:
-        cns = r.estimates.get("cns")
-        for name, e in r.estimates.items():
-            row: dict[str, Any] = {"app": r.app, "platform": name, "model_gb": r.model_bytes / 1e9}
-            if isinstance(e, str):
-                row["note"] = e
-            else:
-                row.update(
-                    time_s=e.time_s,
-                    stream_s=_stream_s(e),
-                    bottleneck=e.bottleneck,
-                    energy_j=e.energy_j,
-                    ee_mb_per_j=e.ee_mb_per_j,
-                    speedup_vs_cns=cns.time_s / e.time_s if isinstance(cns, Estimate) else None,
-                    ee_vs_cns=e.ee_mb_per_j / cns.ee_mb_per_j
-                    if isinstance(cns, Estimate)
-                    else None,
-                )
-                plan_row = r.plans.get(name, {})
-                if "engines_on" in plan_row:
-                    row["plan"] = f"{plan_row['engines_on']}/{plan_row['engines_total']} on"
-                    row["plan_saving_pct"] = round(plan_row["saving_pct"], 9) + 0.0  # no "-0.0"
-            predicted.append(row)
+    predicted = [row for r in runs for row in predicted_rows(r)]
     found = [
         Table(
             "measured",
@@ -388,18 +463,21 @@ def tables(runs: list[AppRun]) -> list[Table]:
         ),
         Table(
             "predicted",
-            "Predicted on each platform (the paper's D for the paper's apps)",
+            "Predicted on each platform (the paper's D for the paper's apps; GB = 10^9 and "
+            "MB = 10^6 bytes on every row)",
             [
                 Column("app", "app", None),
                 Column("platform", "platform", None),
-                Column("model_gb", "D (GB)", 2, "10^9 bytes"),
+                Column("model_gb", "D (GB)", 2, "the data set, 10^9 bytes"),
+                Column("passes", "passes", 0, "reads of D the run took"),
+                Column("modelled_gb", "modelled (GB)", 2, "D × passes: the bytes modelled"),
                 Column("time_s", "paper time (s)", 3, PAPER_TIME),
-                Column("stream_s", "D/perf (s)", 3, "D at the Eq. (1) performance"),
+                Column("stream_s", "D/perf (s)", 3, "modelled bytes at the Eq. (1) performance"),
                 Column("bottleneck", "bottleneck", None),
                 Column("energy_j", "energy (J)", 1),
-                Column("ee_mb_per_j", "MB/J", 2),
+                Column("ee_mb_per_j", "MB/J", 2, "D in 10^6 bytes per joule"),
                 Column("speedup_vs_cns", "× CNS (time)", 2),
-                Column("ee_vs_cns", "× CNS (MB/J)", 2),
+                Column("ee_vs_cns", "× CNS (MB/J)", 2, "CNS's energy / this platform's"),
                 Column("plan", "plan", None, "engines on after reconfiguration"),
                 Column("plan_saving_pct", "saving (%)", 2),
                 Column("note", "note", None),
@@ -408,23 +486,24 @@ def tables(runs: list[AppRun]) -> list[Table]:
             note=PREDICTED_NOTE,
         ),
     ]
-    split_rows = [_split_row(r.app, c) for r in runs for c in r.splits.values()]
+    split_rows = [_split_row(r, c) for r in runs for c in r.splits.values()]
     if split_rows:
         found.append(
             Table(
                 "splits",
                 f"Splits compared on each platform at full gear (time basis: the device side at "
-                f"its slowest stage, then the host part); the planner picks the {RULE}",
+                f"its slowest stage, then the host part; GiB = 2^30 and MB = 10^6 bytes on every "
+                f"row); the planner picks the {RULE}",
                 [
                     Column("app", "app", None),
                     Column("platform", "platform", None),
                     Column("split", "split", None),
                     Column("alpha", "α", 1, "device input / device output"),
-                    Column("performance_gb_per_s", "GB/s", 2, "Eq. (1) performance"),
+                    Column("performance_gib_per_s", "GiB/s", 2, "Eq. (1) performance"),
                     Column("bottleneck", "bottleneck", None),
                     Column("time_s", "time (s)", 3),
                     Column("energy_j", "energy (J)", 1),
-                    Column("ee_mb_per_j", "MB/J", 2),
+                    Column("ee_mb_per_j", "MB/J", 2, "D in 10^6 bytes per joule"),
                     Column("picked", "picked", None),
                     Column("note", "note", None),
                 ],
@@ -457,9 +536,10 @@ def _measured_row(k: KernelRun, input_bytes: int) -> dict[str, Any]:
     }
 
 
-def _split_row(app: str, comparison: SplitComparison) -> list[dict[str, Any]]:
-    """The comparison's rows; the note says why a split was picked (or none was), an error,
-    or how a split's engine rate was derived."""
+def _split_row(r: AppRun, comparison: SplitComparison) -> list[dict[str, Any]]:
+    """The comparison's rows, in the table's units; the note says why a split was picked
+    (or none was), an error, or how a split's engine rate was derived."""
+    estimates = {s.app: s.estimate for s in comparison.splits}
     rows = []
     for row in comparison.rows():
         picked = row.pop("chosen")
@@ -468,11 +548,19 @@ def _split_row(app: str, comparison: SplitComparison) -> list[dict[str, Any]]:
             notes.append(comparison.reason)
         notes.append(comparison.note(row["split"]))
         note = "; ".join(n for n in notes if n)
-        rows.append({"app": app, **row, "picked": "✓" if picked else "", "note": note})
+        e = estimates[row["split"]]
+        if e is not None:
+            del row["performance_gb_per_s"]  # in the platform's units
+            row["performance_gib_per_s"] = e.performance_bytes_per_s / GIB_BYTES
+            row["ee_mb_per_j"] = _mb_per_j(r.model_bytes, e.energy_j)
+        rows.append({"app": r.app, **row, "picked": "✓" if picked else "", "note": note})
     return rows
 
 
 def document(runs: list[AppRun]) -> dict[str, Any]:
+    """Everything, per app. `predicted` is the predicted table's rows (MB = 10^6 bytes of D);
+    `estimates` are the models' own answers for the bytes modelled, GB and MB in each
+    platform's `units`."""
     return {
         "apps": [
             {
@@ -482,8 +570,15 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                 "run_s": r.run_s,
                 "measurement": r.measurement.as_dict(),
                 "model_bytes": r.model_bytes,
+                "passes": r.passes,
+                "modelled_bytes": r.modelled_bytes,
+                "predicted": {
+                    row["platform"]: {k: v for k, v in row.items() if k not in ("app", "platform")}
+                    for row in predicted_rows(r)
+                },
                 "estimates": {
-                    k: (v if isinstance(v, str) else v.as_dict()) for k, v in r.estimates.items()
+                    k: (v if isinstance(v, str) else v.as_dict() | {"units": v.options.units})
+                    for k, v in r.estimates.items()
                 },
                 "plans": r.plans,
                 **(

@@ -1,15 +1,60 @@
 """Writing result files: whole or not at all (a temporary name in the same directory, then
-a rename), so an interrupted run never leaves a half-written file under the real name."""
+a rename), so an interrupted run never leaves a half-written file under the real name.
+
+The cleanups (removing a temporary, the rename pair that swaps a directory) run with SIGINT
+and SIGTERM held (`signals_held`): a second Ctrl-C or `kill` during one waits until it is
+done instead of leaving the temporary behind."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from ndpkit.errors import SpecError
+
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM that arrive inside the block are delivered when it ends.
+
+    Python runs signal handlers in the main thread whichever thread the kernel delivers a
+    signal to, so blocking the signals in this thread (`pthread_sigmask`) would not stop a
+    KeyboardInterrupt once BLAS or Arrow have started threads. Instead, the handlers are
+    swapped for one that only records the signal; afterwards the old ones are put back and
+    each recorded signal is raised again (at most once per kind). A signal that is ignored
+    stays ignored. Outside the main thread (where handlers cannot be set) this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def record(signum: int, frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    held: dict[int, _Handler] = {}
+    for signum in HELD_SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler is not None and handler != signal.SIG_IGN:  # None: set outside Python
+            held[signum] = handler
+            signal.signal(signum, record)
+    try:
+        yield
+    finally:
+        for number, previous in held.items():
+            signal.signal(number, previous)
+        for number in dict.fromkeys(pending):
+            signal.raise_signal(number)
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:
@@ -22,8 +67,13 @@ def write_atomic(path: Path, content: str | bytes) -> None:
             tmp.write_bytes(content)
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with signals_held():
+            tmp.unlink(missing_ok=True)
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
+    except BaseException:  # Ctrl-C or SIGTERM mid-write
+        with signals_held():
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 @contextmanager
@@ -37,15 +87,8 @@ def replacing(path: Path) -> Iterator[Path]:
     _remove(tmp)
     try:
         yield tmp
-        if path.is_dir() and not path.is_symlink():
-            if not tmp.is_dir():
-                raise SpecError("is a directory; a file cannot replace it", source=str(path))
-            old = path.with_name(f".{path.name}.old-{os.getpid()}")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            _remove(old)
-        else:
-            os.replace(tmp, path)
+        with signals_held():  # between the two renames `path` does not exist
+            _put_in_place(tmp, path)
     except OSError as exc:
         _remove(tmp)
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
@@ -54,8 +97,21 @@ def replacing(path: Path) -> Iterator[Path]:
         raise
 
 
-def _remove(path: Path) -> None:
+def _put_in_place(tmp: Path, path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
+        if not tmp.is_dir():
+            raise SpecError("is a directory; a file cannot replace it", source=str(path))
+        old = path.with_name(f".{path.name}.old-{os.getpid()}")
+        os.replace(path, old)
+        os.replace(tmp, path)
+        _remove(old)
     else:
-        path.unlink(missing_ok=True)
+        os.replace(tmp, path)
+
+
+def _remove(path: Path) -> None:
+    with signals_held():
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
 import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import skimage.data
 from cli_errors import one_error_line
 
 from ndpkit.kernels import Kernel
@@ -18,6 +26,7 @@ from ndpkit.runtime import Dataset, generate_dataset, open_dataset
 
 HAS_LC = importlib.util.find_spec("ndpkit.kernels.lc") is not None
 needs_lc = pytest.mark.skipif(not HAS_LC, reason="ndpkit.kernels.lc not written yet")
+SKIMAGE_DATA = Path(skimage.data.__file__).parent
 
 
 class Bytes(Kernel):
@@ -188,3 +197,148 @@ def test_generate_bad_shard_format(ndpkit, tmp_path: Path) -> None:
     sobel = ("generate", "sobel", "--size", "1MiB", "--out", str(tmp_path / "X"))
     line = one_error_line(ndpkit("data", *sobel, "--shard-format", "parquet"))
     assert "shard_format: app 'sobel' has records of shape (256, 256)" in line
+
+
+# -- output formats and --verify ---------------------------------------------------------
+
+
+def _csv_rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.mark.parametrize("flag", ["-f", "--format"])
+def test_show_csv_has_both_tables(ndpkit, dataset: Dataset, flag: str) -> None:
+    result = ndpkit("data", "show", str(dataset.path), flag, "csv")
+    assert result.returncode == 0, result.stderr
+    rows = _csv_rows(result.stdout)
+    fields = {r["field"]: r["value"] for r in rows if r["table"] == "dataset"}
+    summary = dataset.summary()
+    assert fields.keys() == summary.keys()
+    assert fields["app"] == "bytes" and fields["records"] == str(summary["records"])
+    assert fields["data_bytes"] == str(summary["data_bytes"])  # bytes, not "4.88 KiB"
+    devices = [r for r in rows if r["table"] == "devices"]
+    assert [(r["device"], r["records"], r["first_record"]) for r in devices] == [
+        ("0", "104", "0"),
+        ("1", "104", "104"),
+        ("2", "104", "208"),
+    ]
+    assert [int(r["data_bytes"]) for r in devices] == [104 * 16] * 3
+
+
+@needs_lc
+def test_generate_and_import_print_csv(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "lc"
+    args = ("generate", "lc", "--size", "1MiB", "--devices", "2", "--out", str(out))
+    generated = ndpkit("data", *args, "-f", "csv")
+    assert generated.returncode == 0, generated.stderr
+    assert {r["table"] for r in _csv_rows(generated.stdout)} == {"dataset", "devices"}
+    np.save(tmp_path / "points.npy", open_dataset(out).read_all())
+    args = ("import", str(tmp_path / "points.npy"), "--app", "lc", "--out", str(tmp_path / "i"))
+    imported = _csv_rows(ndpkit("data", *args, "--devices", "2", "-f", "csv").stdout)
+    assert [r["records"] for r in imported if r["table"] == "devices"] == ["16384", "16384"]
+
+
+def test_show_verify_says_that_every_shard_matched(ndpkit, dataset: Dataset) -> None:
+    verified = ndpkit("data", "show", str(dataset.path), "--verify", "-f", "json")
+    assert verified.returncode == 0, verified.stderr
+    json.loads(verified.stdout)  # stdout stays the summary alone
+    shards, file_bytes = len(dataset.shards), dataset.file_bytes
+    assert verified.stderr.strip() == (
+        f"verified: the CRC-32 of all {shards} shards ({file_bytes:,} bytes) matches the manifest"
+    )
+    assert ndpkit("data", "show", str(dataset.path)).stderr == ""  # nothing checked, nothing said
+
+
+# -- images ---------------------------------------------------------------------------
+
+
+def test_import_camera_for_sobel_gives_its_quarters(ndpkit, tmp_path: Path) -> None:
+    (tmp_path / "imgs").mkdir()
+    shutil.copy(SKIMAGE_DATA / "camera.png", tmp_path / "imgs")
+    args = ("import", str(tmp_path / "imgs"), "--app", "sobel", "--devices", "2")
+    result = ndpkit("data", *args, "--out", str(tmp_path / "ds"), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    camera = skimage.data.camera()
+    assert np.array_equal(open_dataset(tmp_path / "ds").read_all()[1], camera[:256, 256:])
+
+
+def test_import_of_an_image_that_is_not_whole_records(ndpkit, tmp_path: Path) -> None:
+    (tmp_path / "imgs").mkdir()
+    shutil.copy(SKIMAGE_DATA / "coins.png", tmp_path / "imgs")
+    args = ("import", str(tmp_path / "imgs"), "--app", "sobel", "--out", str(tmp_path / "X"))
+    line = one_error_line(ndpkit("data", *args, "--devices", "1"))
+    assert line == (
+        f"error: {tmp_path / 'imgs' / 'coins.png'}: an image of shape (303, 384) cannot be cut "
+        "into records of shape (256, 256) (app 'sobel'): its height and width must be "
+        "multiples of 256 and 256"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
+
+
+# -- disks that refuse ------------------------------------------------------------------
+
+FILE_LIMIT_BYTES = 300 * 2**10
+
+
+def _limited(*args: str) -> subprocess.CompletedProcess[str]:
+    """`ndpkit ARGS` allowed files of at most FILE_LIMIT_BYTES (`ulimit -f`), root or not."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT_BYTES, FILE_LIMIT_BYTES))
+
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "ndpkit"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        check=False,
+        preexec_fn=limit,
+    )
+
+
+@pytest.mark.parametrize(("shard_format", "suffix"), [("npy", "npy"), ("parquet", "parquet")])
+def test_a_file_size_limit_is_one_error_line(
+    tmp_path: Path, shard_format: str, suffix: str
+) -> None:
+    out = tmp_path / "ds"
+    args = ("generate", "knn2", "--size", "4MiB", "--devices", "1", "--out", str(out))
+    line = one_error_line(_limited("data", *args, "--shard-format", shard_format))
+    assert line.startswith(f"error: {out}: cannot write device-00/shard-0000.{suffix}: File too")
+    assert "ulimit -f" in line and line.endswith("; nothing was written")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_data_set_larger_than_the_disk_is_refused_at_once(tmp_path: Path) -> None:
+    # The file size limit only guards the disk should the check be missing.
+    out = tmp_path / "ds"
+    line = one_error_line(_limited("data", "generate", "lc", "--size", "1EiB", "--out", str(out)))
+    assert line.startswith(
+        f"error: {out}: the data set needs at least 1.02e+03 PiB (1,152,921,504,606,846,976 "
+        f"bytes) but the file system of {tmp_path} has "
+    )
+    assert line.endswith(" free; nothing was written")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_below_a_file_is_one_error_line(ndpkit, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    args = ("generate", "lc", "--size", "1MiB", "--out", str(tmp_path / "afile" / "ds"))
+    line = one_error_line(ndpkit("data", *args))
+    assert line == (
+        f"error: {tmp_path / 'afile' / 'ds'}: cannot create the data set directory: "
+        f"{tmp_path / 'afile'} is not a directory"
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_read_only_out_directory_is_one_error_line(ndpkit, tmp_path: Path) -> None:
+    parent = tmp_path / "ro"
+    parent.mkdir(mode=0o555)
+    try:
+        args = ("generate", "lc", "--size", "1MiB", "--out", str(parent / "ds"))
+        line = one_error_line(ndpkit("data", *args))
+        assert "cannot create the data set directory: Permission denied" in line
+        assert list(parent.iterdir()) == []
+    finally:
+        parent.chmod(0o755)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import itertools
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import skimage.data
 from PIL import Image
 
 from ndpkit.errors import NdpkitError, SpecError
@@ -376,8 +380,209 @@ def test_import_images_that_cannot_be_records(tmp_path: Path) -> None:
     _save_images(tmp_path / "imgs", [(8, 8), (7, 7)])
     with pytest.raises(SpecError, match=r"img01\.png") as caught:
         import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", Tiles())
-    assert "not whole tiles records" in str(caught.value)
+    assert "an image of shape (7, 7, 3) cannot be cut into records of shape (8, 8, 3)" in str(
+        caught.value
+    )
     (tmp_path / "empty").mkdir()
     with pytest.raises(SpecError, match=r"no \.png/\.jpg/\.jpeg images"):
         import_dataset(tmp_path / "empty", 1, tmp_path / "ds", Tiles())
     assert not (tmp_path / "ds").exists()
+
+
+# -- real images: record-sized tiles, never a reshape ------------------------------------
+
+SKIMAGE_DATA = Path(skimage.data.__file__).parent
+
+
+def _sample_images(folder: Path, *names: str) -> Path:
+    folder.mkdir()
+    for name in names:
+        shutil.copy(SKIMAGE_DATA / name, folder / name)
+    return folder
+
+
+def _quarters(image: np.ndarray) -> np.ndarray:
+    """A 512×512 image's four 256×256 tiles, by numpy slicing, in the documented order."""
+    return np.stack([image[:256, :256], image[:256, 256:], image[256:, :256], image[256:, 256:]])
+
+
+def test_import_camera_for_sobel_cuts_it_into_tiles(tmp_path: Path) -> None:
+    camera = skimage.data.camera()  # 512×512 grayscale
+    src = _sample_images(tmp_path / "imgs", "camera.png")
+    ds = import_dataset(src, 2, tmp_path / "ds", "sobel")
+    assert ds.records == 4 and [r["records"] for r in ds.device_rows()] == [2, 2]
+    records = ds.read_all()
+    assert np.array_equal(records, _quarters(camera))
+    assert not np.array_equal(records[0], camera[:128].reshape(256, 256))  # the old reshape
+
+
+def test_import_astronaut_for_fft2d_cuts_rgb_tiles(tmp_path: Path) -> None:
+    astronaut = skimage.data.astronaut()  # 512×512 RGB
+    src = _sample_images(tmp_path / "imgs", "astronaut.png")
+    ds = import_dataset(src, 1, tmp_path / "ds", "fft2d")
+    assert ds.record_shape == (256, 256, 3)
+    assert np.array_equal(ds.read_all(), _quarters(astronaut))
+
+
+@pytest.mark.parametrize(("app", "mode"), [("sobel", "L"), ("fft2d", "RGB")])
+def test_import_converts_each_image_to_the_records_channels(
+    tmp_path: Path, app: str, mode: str
+) -> None:
+    src = _sample_images(tmp_path / "imgs", "astronaut.png", "camera.png")  # RGB, grayscale
+    ds = import_dataset(src, 1, tmp_path / "ds", app)
+    expected = [
+        _quarters(np.asarray(Image.open(src / name).convert(mode)))
+        for name in ("astronaut.png", "camera.png")
+    ]
+    assert np.array_equal(ds.read_all(), np.concatenate(expected))
+
+
+def test_import_tiles_of_several_images_split_over_devices_and_shards(tmp_path: Path) -> None:
+    # Eight tiles over three devices (3, 3, 2) in shards of two records: device 1's first
+    # shard holds camera's last tile and moon's first.
+    src = _sample_images(tmp_path / "imgs", "camera.png", "moon.png")
+    ds = import_dataset(src, 3, tmp_path / "ds", "sobel", shard_bytes=2 * 256 * 256)
+    assert [r["records"] for r in ds.device_rows()] == [3, 3, 2]
+    assert [s.records for s in ds.shards] == [2, 1, 2, 1, 2]
+    tiles = np.concatenate([_quarters(skimage.data.camera()), _quarters(skimage.data.moon())])
+    assert np.array_equal(ds.read_all(), tiles)
+    assert np.array_equal(np.load(ds.shard_path(ds.shards[2])), tiles[3:5])
+
+
+def test_import_tiles_row_by_row_of_a_wide_image(tmp_path: Path) -> None:
+    image = np.random.default_rng(3).integers(0, 256, (16, 24, 3), dtype=np.uint8)
+    (tmp_path / "imgs").mkdir()
+    Image.fromarray(image).save(tmp_path / "imgs" / "wide.png")
+    ds = import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", Tiles())
+    expected = [image[r : r + 8, c : c + 8] for r in (0, 8) for c in (0, 8, 16)]
+    assert np.array_equal(ds.read_all(), np.stack(expected))
+
+
+@pytest.mark.parametrize(
+    ("app", "name", "shapes"),
+    [
+        ("sobel", "coins.png", "shape (303, 384) cannot be cut into records of shape (256, 256)"),
+        (
+            "fft2d",
+            "chelsea.png",
+            "shape (300, 451, 3) cannot be cut into records of shape (256, 256, 3)",
+        ),
+    ],
+)
+def test_import_refuses_an_image_that_is_not_whole_tiles(
+    tmp_path: Path, app: str, name: str, shapes: str
+) -> None:
+    src = _sample_images(tmp_path / "imgs", "camera.png", name)
+    with pytest.raises(SpecError) as caught:
+        import_dataset(src, 1, tmp_path / "ds", app)
+    assert str(caught.value).startswith(f"{src / name}: an image of {shapes}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
+
+
+def test_import_refuses_images_for_a_point_app(tmp_path: Path) -> None:
+    src = _sample_images(tmp_path / "imgs", "camera.png")
+    with pytest.raises(SpecError, match=r"app 'lc' has records of shape \(8,\), not images"):
+        import_dataset(src, 1, tmp_path / "ds", "lc")
+    assert not (tmp_path / "ds").exists()
+
+
+def test_import_refuses_fewer_tiles_than_devices(tmp_path: Path) -> None:
+    src = _sample_images(tmp_path / "imgs", "camera.png")
+    with pytest.raises(
+        SpecError,
+        match=r"images make 4 sobel records of shape \(256, 256\), fewer than the 5 devices",
+    ):
+        import_dataset(src, 5, tmp_path / "ds", "sobel")
+
+
+# -- write errors and free space ----------------------------------------------------------
+
+
+class _BrokenFile(io.RawIOBase):
+    """A file whose writes fail as a full disk or a file size limit makes them fail."""
+
+    def __init__(self, inner: Any, error: int):
+        self.inner = inner
+        self.error = error
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        raise OSError(self.error, os.strerror(self.error))
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+@pytest.mark.parametrize("error", [errno.ENOSPC, errno.EFBIG, errno.EIO])
+def test_a_failing_shard_write_is_one_clear_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: int
+) -> None:
+    real_open = Path.open
+
+    def open_(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        file = real_open(self, mode, *args, **kwargs)
+        return _BrokenFile(file, error) if self.name == "shard-0002.npy" else file
+
+    monkeypatch.setattr(Path, "open", open_)
+    with pytest.raises(SpecError) as caught:
+        _make(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'ds'}: cannot write device-00/shard-0002.npy: ")
+    assert os.strerror(error) in message and message.endswith("; nothing was written")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_that_cannot_be_made_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As root, a chmod 555 directory would not refuse anything: simulate its refusal.
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        if ".tmp-" in self.name:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    with pytest.raises(SpecError, match="cannot create the data set directory: Permission denied"):
+        _make(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_read_only_parent_directory(tmp_path: Path) -> None:
+    parent = tmp_path / "ro"
+    parent.mkdir(mode=0o555)
+    try:
+        with pytest.raises(SpecError, match="cannot create the data set directory"):
+            _make(parent)
+        assert list(parent.iterdir()) == []
+    finally:
+        parent.chmod(0o755)
+
+
+def test_a_file_where_a_parent_directory_should_be(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(SpecError, match="afile is not a directory"):
+        generate_dataset(Ints(), 10_000, 3, tmp_path / "afile" / "sub" / "ds")
+
+
+def test_a_data_set_larger_than_the_free_space_is_refused_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(
+        dataset_module.shutil, "disk_usage", lambda path: usage._replace(free=9_999)
+    )
+    with pytest.raises(SpecError) as caught:
+        _make(tmp_path)  # 625 records of 16 bytes: 10,000 bytes
+    assert "needs at least 9.77 KiB (10,000 bytes)" in str(caught.value)
+    assert "has 9.76 KiB (9,999 bytes) free; nothing was written" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(
+        dataset_module.shutil, "disk_usage", lambda path: usage._replace(free=10_000)
+    )
+    assert _make(tmp_path).total_bytes == 10_000

@@ -10,6 +10,9 @@ import importlib.util
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -353,3 +356,115 @@ def test_lc_smoke(tmp_path: Path) -> None:
     out = LocalExecutor(2).run(kernel, open_dataset(ds.path), params, chunk_bytes=64_000)
     kernel.check(out.result, kernel.reference(ds.read_all(), params))
     assert out.alpha == pytest.approx(8.0)
+
+
+# -- a fork server that dies ----------------------------------------------------------------
+
+SLOW_KERNEL = """
+import time
+from typing import Any
+
+import numpy as np
+
+from ndpkit.kernels import Kernel
+
+
+class Slow(Kernel):
+    name = "slow"
+    dtype = np.dtype(np.float32)
+    record_shape = (4,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        return np.zeros((max(1, size_bytes // 16), 4), np.float32)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
+        time.sleep(0.05)
+        return len(chunk)
+
+    def merge(self, partials: list[Any]) -> Any:
+        return sum(partials)
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        return merged, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return len(data)
+
+    def check(self, result: Any, expected: Any) -> None:
+        assert result == expected
+"""
+
+KILL_THE_FORK_SERVER = """
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import signal
+import sys
+
+sys.path.insert(0, sys.argv[1])
+from slow_kernel import Slow
+
+from ndpkit.runtime import LocalExecutor, WorkerDiedError, generate_dataset
+
+
+def main() -> None:
+    ds = generate_dataset(Slow(), 16 * 40 * 2, 2, sys.argv[2], shard_bytes=160)
+    workers: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if not workers:  # the workers are under way: take their fork server away
+            workers.extend(p.pid for p in multiprocessing.active_children())
+            server = multiprocessing.forkserver._forkserver._forkserver_pid
+            os.kill(server, signal.SIGKILL)
+
+    try:
+        LocalExecutor(2).run(Slow(), ds, {}, chunk_bytes=16, progress=progress)
+    except WorkerDiedError as exc:
+        print(exc)
+    print(*workers)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or a zombie: nothing left running."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.skipif(
+    "forkserver" not in multiprocessing.get_all_start_methods() or sys.platform != "linux",
+    reason="a fork server, and /proc",
+)
+def test_a_dead_fork_server_is_named_and_its_workers_stopped(tmp_path: Path) -> None:
+    (tmp_path / "slow_kernel.py").write_text(SLOW_KERNEL)
+    (tmp_path / "run.py").write_text(KILL_THE_FORK_SERVER)
+    result = subprocess.run(
+        [sys.executable, str(tmp_path / "run.py"), str(tmp_path), str(tmp_path / "ds")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr  # no worker's BrokenPipeError
+    message, pids = result.stdout.strip().splitlines()
+    assert "when the pool's fork server, which starts the workers and reports their exits, " in (
+        message
+    )
+    assert "died (killed or crashed); the worker was still running and has been stopped" in (
+        message
+    )
+    assert "exited with status 255" not in message
+    workers = [int(pid) for pid in pids.split()]
+    assert len(workers) == 2
+    deadline = time.monotonic() + 5
+    while not all(_gone(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(pid) for pid in workers)  # not left reading shards for no one

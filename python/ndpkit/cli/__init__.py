@@ -1,9 +1,12 @@
 """The `ndpkit` command. Only this package writes to stdout/stderr or exits.
 
-SIGTERM (`kill`, a job scheduler, `timeout`) stops a command the way Ctrl-C does: every
-writer's cleanup runs, so no temporary directory or half-written file is left behind. The
-command then exits with status 143 (128 + SIGTERM, what a shell reports for a process the
-signal killed), unlike an input error's 2. A second SIGTERM during the cleanup kills at once.
+SIGTERM (`kill`, a job scheduler, `timeout`) stops a command the way Ctrl-C (SIGINT) does:
+every writer's cleanup runs, so no temporary directory or half-written file is left behind.
+The command then prints `ndpkit: terminated (SIGTERM)` or `ndpkit: interrupted (SIGINT)` and
+exits with status 143 or 130 (128 + the signal, what a shell reports for a process the signal
+killed), unlike an input error's 2. A second signal does not cut the cleanups short: it is
+ignored while they run. A third kills the command at once, for a cleanup that hangs; it may
+then leave a temporary file or directory behind.
 """
 
 from __future__ import annotations
@@ -19,6 +22,12 @@ if TYPE_CHECKING:
     import typer
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+_STOPPED_BY = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGINT: "interrupted (SIGINT)"}
+FORCE_AFTER = 3
+"""The signal that kills at once, without cleanup: the third (Ctrl-C or SIGTERM)."""
+_received: list[int] = []
+"""The signals received, first one first: the first stops the command."""
 
 
 class Terminated(SystemExit):
@@ -30,19 +39,40 @@ class Terminated(SystemExit):
         super().__init__(EXIT_TERMINATED)
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM is not held up by cleanup
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    if len(_received) == FORCE_AFTER:
+        # The cleanup seems stuck (a hung file system?): the user insists, so stop at once.
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+    if len(_received) > 1:
+        return  # the first signal's cleanups are running: an exception now would cut one short
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    for signum in _STOPPED_BY:
+        signal.signal(signum, _on_signal)
     try:
         _run()
-    except Terminated:
-        sys.stderr.write("ndpkit: terminated (SIGTERM)\n")
-        sys.stderr.flush()
-        raise
+    except (SystemExit, KeyboardInterrupt):
+        # Typer turns Ctrl-C's KeyboardInterrupt into a silent exit 130: say why instead.
+        if not _received:
+            raise
+        raise SystemExit(_stopped()) from None
+
+
+def _stopped() -> int:
+    """Report the signal that stopped the command; its exit status. Later signals are
+    ignored: the cleanups have run, and the message is the last thing left to do."""
+    for signum in _STOPPED_BY:
+        signal.signal(signum, signal.SIG_IGN)
+    first = signal.Signals(_received[0])
+    sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")
+    sys.stderr.flush()
+    return 128 + first
 
 
 def _run() -> None:
@@ -52,6 +82,8 @@ def _run() -> None:
         from ndpkit.cli.sort import sort_app  # noqa: PLC0415
 
         code = _exit_code(lambda: sort_app(args=sys.argv[2:], prog_name="ndpkit sort"))
+        if _received:
+            code = _stopped()
         # The output is written, renamed into place and closed. What is left is freeing
         # the in-memory table (gigabytes), which takes 0.1 s of a 3 s sort and serves no
         # one: leave without the interpreter's teardown.

@@ -140,8 +140,9 @@ def import_(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Shard existing data: a .npy or a Parquet table is split contiguously (device d holds
-    the d-th block; a table keeps its format, one row per record); images are records if
-    they all have the app's record shape, else one shard each."""
+    the d-th block; a table keeps its format, one row per record); images are cut into
+    tiles of the app's record shape, row by row (height and width must be multiples of the
+    record's), and the tiles split like a .npy's records."""
     with user_errors():
         dataset = import_dataset(
             path,
@@ -166,6 +167,14 @@ def show(
     """Summarise a data set's manifest: app, records, and what each device holds."""
     with user_errors():
         dataset = open_dataset(directory, verify=verify)
+    if verify:  # on stderr, so that stdout stays the summary in every --format
+        shards = len(dataset.shards)
+        which = "the 1 shard" if shards == 1 else f"all {shards} shards"
+        stderr().print(
+            f"verified: the CRC-32 of {which} ({dataset.file_bytes:,} bytes) matches the manifest",
+            highlight=False,
+            markup=False,
+        )
     _show(dataset, fmt)
 
 
@@ -245,19 +254,20 @@ def _show_tables(made: list[GeneratedTable], sf: float, fmt: Format) -> None:
 
 
 def _show(dataset: Dataset, fmt: Format) -> None:
+    """The summary and the per-device table: sizes for people in a table, bytes in CSV
+    (whose first column names the table each row belongs to) and JSON."""
     summary = dataset.summary()
     devices = dataset.device_rows()
-    if fmt is not Format.table:
+    if fmt is Format.json:
         emit([], fmt, {"dataset": summary, "devices": devices})
         return
-    readable = {
-        **summary,
-        "data_bytes": _bytes(summary["data_bytes"]),
-        "file_bytes": _bytes(summary["file_bytes"]),
-    }
-    fields = [{"field": key, "value": value} for key, value in readable.items()]
+    people = fmt is Format.table
+    if people:
+        summary |= {key: _bytes(summary[key]) for key in ("data_bytes", "file_bytes")}
+    fields = [{"field": key, "value": value} for key, value in summary.items()]
     for row in devices:
         row["size"] = format_si(row["data_bytes"], Kind.SIZE, binary=True)
+    size = Column("size", "size", None) if people else Column("data_bytes", "data bytes", 0)
     emit(
         [
             Table(
@@ -274,7 +284,7 @@ def _show(dataset: Dataset, fmt: Format) -> None:
                     Column("shards", "shards", 0),
                     Column("records", "records", 0),
                     Column("first_record", "first record", 0),
-                    Column("size", "size", None),
+                    size,
                 ],
                 devices,
             ),

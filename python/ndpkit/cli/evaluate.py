@@ -92,7 +92,9 @@ def evaluate_cmd(
     model_size: Annotated[
         str | None,
         typer.Option(
-            "--model-size", help="D to model, up to 1 EiB (default: the paper's D for its apps)."
+            "--model-size",
+            help="D to model, up to 1 EiB (default: the paper's D for its apps); an iterative "
+            "app (kmeans) is modelled reading it once per pass.",
         ),
     ] = None,
     split_tolerance: Annotated[
@@ -113,7 +115,7 @@ def evaluate_cmd(
         names = expand(apps) if apps else None
         for name in names or ():
             get_kernel(name)  # an unknown app fails here, before any work
-        wanted = _platforms(platforms)
+        specs = ev.load_platforms(_platforms(platforms), source=COMMAND_LINE, flag="--platforms")
         size_bytes = _size_bytes(size)
         model_bytes = None if model_size is None else _model_bytes(model_size)
         _check_seed(seed)
@@ -123,7 +125,7 @@ def evaluate_cmd(
         with _progress(fmt) as report, _out_of_memory():
             runs = ev.evaluate(
                 names,
-                wanted,
+                specs,
                 size_bytes=size_bytes,
                 seed=seed,
                 data=dataset,

@@ -24,9 +24,12 @@ order gives the source again.
 **Writing is atomic.** Everything is written into a sibling temporary directory
 (`DIR.tmp-` plus a random suffix), the manifest last, and then renamed onto DIR with
 `os.replace`; a failure (or Ctrl-C, or SIGTERM under the `ndpkit` command) removes the
-temporary directory, so DIR either holds a complete data set or does not exist. DIR has the
-mode `mkdir` gives. An existing DIR is replaced only with `overwrite=True`, and only if it is
-a data set or empty.
+temporary directory (with SIGINT and SIGTERM held while it does, `ndpkit.files.signals_held`),
+so DIR either holds a complete data set or does not exist. DIR has the mode `mkdir` gives. An
+existing DIR is replaced only with `overwrite=True`, and only if it is a data set or empty. A
+data set larger than its file system's free space is refused before anything is written, and
+a write that fails anyway (a full disk, a file size limit) is a SpecError naming DIR and the
+file.
 
 **Memory stays bounded.** Generation makes one shard at a time (at most `shard_bytes`) with a
 seed derived from (seed, device, shard); imports copy the source in pieces through
@@ -42,6 +45,8 @@ walks a whole data set that way.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import json
 import math
@@ -62,6 +67,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.files import signals_held
 from ndpkit.hw.spec import spec_error
 from ndpkit.kernels import Kernel, get_kernel
 
@@ -717,7 +723,7 @@ def generate_dataset(
     Records are split evenly over devices (the first devices take one more when it does not
     divide) and each device's records into shards of at most `shard_bytes` (at least one record).
     `shard_format="parquet"` writes tables with columns x0, x1, … (apps with records of shape
-    (d,) only).
+    (d,) only). Space and write errors are handled as by `import_dataset`.
     """
     kernel = resolve_kernel(app)
     _check_counts(devices, shard_bytes)
@@ -743,7 +749,7 @@ def generate_dataset(
     meta = _meta(kernel, devices, shard_bytes, seed=seed, source="generated")
     if shard_format == "parquet":
         meta |= {"shard_format": "parquet", "columns": columns}
-    return _write_dataset(Path(path), overwrite, meta, sources())
+    return _write_dataset(Path(path), overwrite, meta, sources(), total)
 
 
 def _generated_columns(kernel: Kernel, shard_format: str) -> tuple[str, ...] | None:
@@ -779,8 +785,11 @@ def import_dataset(
     are scalars takes the elements of any shape, in C order). A Parquet table (`.parquet`,
     `.pq`) gives one record per row from `columns` (default: all of its columns), which must
     be numeric and as many as the app's features; the values are cast to the app's dtype and
-    the shards are Parquet tables with those columns. Images: see
-    `_image_sources`.
+    the shards are Parquet tables with those columns. Images: see `_image_sources`.
+
+    Nothing is written if the target's file system has less room than the records need; a
+    write that fails (a full disk, a file size limit, a read-only directory) is a SpecError
+    naming the data set and the file, and leaves nothing behind.
     """
     kernel = resolve_kernel(app)
     _check_counts(devices, shard_bytes)
@@ -791,15 +800,15 @@ def import_dataset(
     meta = _meta(kernel, devices, shard_bytes, seed=None, source=f"import {source.resolve()}")
     found: Iterable[_ShardSource]
     if source.is_dir():
-        found = _image_sources(source, kernel, devices, shard_bytes)
+        found, records = _image_sources(source, kernel, devices, shard_bytes)
     elif source.is_file() and parquet:
-        found, chosen = _parquet_sources(source, kernel, devices, shard_bytes, columns)
+        found, chosen, records = _parquet_sources(source, kernel, devices, shard_bytes, columns)
         meta |= {"shard_format": "parquet", "columns": chosen}
     elif source.is_file():
-        found = _npy_sources(source, kernel, devices, shard_bytes)
+        found, records = _npy_sources(source, kernel, devices, shard_bytes)
     else:
         raise SpecError("no such file or directory", source=str(source))
-    return _write_dataset(Path(path), overwrite, meta, found)
+    return _write_dataset(Path(path), overwrite, meta, found, records)
 
 
 def _check_counts(devices: int, shard_bytes: int) -> None:
@@ -845,19 +854,25 @@ def pieces(count: int, size: int) -> list[tuple[int, int]]:
 
 
 def _write_dataset(
-    path: Path, overwrite: bool, meta: dict[str, Any], sources: Iterable[_ShardSource]
+    path: Path,
+    overwrite: bool,
+    meta: dict[str, Any],
+    sources: Iterable[_ShardSource],
+    records: int,
 ) -> Dataset:
-    """Write shards and then the manifest into a staging directory and publish it atomically."""
+    """Write shards and then the manifest into a staging directory and publish it atomically;
+    `records` is how many the sources hold, for the free-space check."""
     dtype = np.dtype(meta["dtype"])
     record_shape: tuple[int, ...] = meta["record_shape"]
     shard_format: ShardFormat = meta.get("shard_format", "npy")
-    with _staging(path, overwrite) as staging:
+    with _staging(path, overwrite, records * meta["record_bytes"]) as staging:
         entries: list[ShardEntry] = []
         offset = 0
         for source in sources:
             relpath = shard_relpath(source.device, source.index, shard_format)
             target = staging / relpath
-            target.parent.mkdir(exist_ok=True)
+            with _disk(target.parent):
+                target.parent.mkdir(exist_ok=True)
             shape = (source.records, *record_shape)
             if shard_format == "parquet":
                 file_bytes, crc = write_parquet(
@@ -880,7 +895,8 @@ def _write_dataset(
         manifest = Manifest(
             **meta, records=offset, data_bytes=offset * meta["record_bytes"], shards=tuple(entries)
         )
-        (staging / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
+        with _disk(staging / MANIFEST):
+            (staging / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
     return Dataset(path, manifest)
 
 
@@ -897,7 +913,7 @@ def write_npy(
     crc = _crc32(head)
     expected = len(head) + math.prod(shape) * dtype.itemsize
     written = len(head)
-    with path.open("xb") as f:
+    with _OutputFile(path) as f:
         f.write(head)
         for piece in pieces:
             raw = np.ascontiguousarray(piece, dtype=dtype).reshape(-1).view(np.uint8)
@@ -922,50 +938,169 @@ def write_parquet(
     schema = pa.schema([(name, pa.from_numpy_dtype(dtype)) for name in columns])
     group_rows = max(1, ROW_GROUP_BYTES // (len(columns) * dtype.itemsize))
     rows = 0
-    with (
-        path.open("xb") as f,
-        pq.ParquetWriter(
-            f, schema, compression="none", use_dictionary=False, write_page_checksum=True
-        ) as writer,
-    ):
-        for piece in pieces:
-            block = np.asarray(piece, dtype=dtype).reshape(-1, len(columns))
-            for start in range(0, len(block), group_rows):
-                part = block[start : start + group_rows]
-                arrays = [pa.array(np.ascontiguousarray(part[:, j])) for j in range(len(columns))]
-                writer.write_batch(
-                    pa.record_batch(arrays, schema=schema), row_group_size=group_rows
-                )
-                rows += len(part)
+    with _OutputFile(path) as f:
+        with f.errors():
+            writer = pq.ParquetWriter(
+                f.file, schema, compression="none", use_dictionary=False, write_page_checksum=True
+            )
+        try:
+            # The pieces are made outside `errors()`: only the writer's OSErrors are the disk's.
+            for piece in pieces:
+                block = np.asarray(piece, dtype=dtype).reshape(-1, len(columns))
+                for start in range(0, len(block), group_rows):
+                    part = block[start : start + group_rows]
+                    arrays = [
+                        pa.array(np.ascontiguousarray(part[:, j])) for j in range(len(columns))
+                    ]
+                    batch = pa.record_batch(arrays, schema=schema)
+                    with f.errors():
+                        writer.write_batch(batch, row_group_size=group_rows)
+                    rows += len(part)
+            with f.errors():
+                writer.close()  # writes the footer
+        finally:
+            if writer.is_open:  # an error is on its way: the file is deleted with the staging
+                with contextlib.suppress(Exception):
+                    writer.close()
     if (rows, len(columns)) != shape:
         raise ValueError(f"{path}: wrote {rows} rows of {len(columns)} columns for shape {shape}")
     return path.stat().st_size, _file_crc(path)
 
 
+class _WriteError(Exception):
+    """An OSError writing an output (a full disk, a file size limit, a read-only directory),
+    told apart from the errors of the data being written, which pass through unchanged."""
+
+    def __init__(self, path: Path, error: OSError):
+        super().__init__(path, error)
+        self.path = path
+        self.error = error
+
+
 @contextmanager
-def _staging(path: Path, overwrite: bool) -> Iterator[Path]:
-    """A temporary sibling of `path` that becomes `path` on success and vanishes on failure."""
-    _check_target(path, overwrite)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = _new_sibling_dir(path, "tmp")
+def _disk(path: Path) -> Iterator[None]:
+    """An OSError inside is the disk's, about `path`: a `_WriteError`."""
     try:
+        yield
+    except OSError as exc:
+        raise _WriteError(path, exc) from None
+
+
+class _OutputFile:
+    """A new file (it must not exist) whose write errors are `_WriteError`s naming it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        with _disk(path):
+            self.file = path.open("xb")
+
+    def errors(self) -> contextlib.AbstractContextManager[None]:
+        return _disk(self.path)
+
+    def write(self, data: Any) -> None:
+        with _disk(self.path):
+            self.file.write(data)
+
+    def __enter__(self) -> _OutputFile:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is None:
+            with _disk(self.path):
+                self.file.close()  # flushes: a full disk may only show here
+        else:
+            with contextlib.suppress(OSError):
+                self.file.close()
+
+
+def _reason(error: OSError) -> str:
+    why = error.strerror or str(error)
+    if error.errno == errno.EFBIG:
+        return f"{why} (over the file system's or `ulimit -f`'s limit on a file's size)"
+    return why
+
+
+@contextmanager
+def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
+    """A temporary sibling of `path` that becomes `path` on success and vanishes on failure
+    (also on a second Ctrl-C or SIGTERM: the removal and the renames hold signals). A write
+    error inside is a SpecError naming `path` and the file."""
+    _check_target(path, overwrite)
+    _check_free_space(path, needed_bytes)
+    staging: Path | None = None
+    try:
+        with signals_held():  # so that `staging` is known before any signal can stop us
+            staging = _new_sibling_dir(path)
         yield staging
-        _publish(staging, path)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        with signals_held():
+            _publish(staging, path)
+    except BaseException as exc:
+        if staging is not None:
+            with signals_held():
+                shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, _WriteError):
+            raise _write_failed(path, staging, exc) from None
         raise
 
 
-def _new_sibling_dir(path: Path, kind: str) -> Path:
-    """A new, empty directory beside `path`, named `PATH.KIND-` and 8 random hex digits,
-    made as `mkdir` makes one (0777 less the umask): it becomes the data set, which
-    `tempfile.mkdtemp`'s 0700 would hide from every other user."""
+def _write_failed(path: Path, staging: Path | None, exc: _WriteError) -> SpecError:
+    if staging is None or not exc.path.is_relative_to(staging):
+        what = "create the data set directory"
+    else:
+        what = f"write {exc.path.relative_to(staging).as_posix()}"
+    return SpecError(f"cannot {what}: {_reason(exc.error)}; nothing was written", source=str(path))
+
+
+def _existing_ancestor(path: Path) -> Path:
+    """The nearest of `path`'s parents that exists (a relative path's last is '.')."""
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    return existing
+
+
+def _check_free_space(path: Path, needed_bytes: int) -> None:
+    """Refuse a data set that its file system has no room for before writing any of it, not
+    after filling the disk. `needed_bytes` are the records alone: headers add a little."""
+    existing = _existing_ancestor(path)
+    try:
+        free_bytes = shutil.disk_usage(existing).free
+    except OSError:
+        return  # no figure (a missing or unreadable directory): the writes will tell
+    if needed_bytes > free_bytes:
+        from ndpkit.units import Kind, format_si  # noqa: PLC0415 - pint, on this error only
+
+        def size(n: int) -> str:
+            return f"{format_si(n, Kind.SIZE, binary=True)} ({n:,} bytes)"
+
+        raise SpecError(
+            f"the data set needs at least {size(needed_bytes)} but the file system of "
+            f"{existing.resolve()} has {size(free_bytes)} free; nothing was written",
+            source=str(path),
+        )
+
+
+def _new_sibling_dir(path: Path) -> Path:
+    """A new, empty directory beside `path` (its parents made as needed), named `PATH.tmp-`
+    and 8 random hex digits, made as `mkdir` makes one (0777 less the umask): it becomes the
+    data set, which `tempfile.mkdtemp`'s 0700 would hide from every other user."""
+    existing = _existing_ancestor(path)
+    if not existing.is_dir():
+        raise SpecError(
+            f"cannot create the data set directory: {existing} is not a directory",
+            source=str(path),
+        )
+    with _disk(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        candidate = path.with_name(f"{path.name}.{kind}-{secrets.token_hex(4)}")
+        candidate = path.with_name(f"{path.name}.tmp-{secrets.token_hex(4)}")
         try:
-            candidate.mkdir()
-        except FileExistsError:
-            continue
+            with _disk(path):
+                candidate.mkdir()
+        except _WriteError as exc:
+            if isinstance(exc.error, FileExistsError):
+                continue
+            raise
         return candidate
 
 
@@ -991,8 +1126,16 @@ def _publish(staging: Path, path: Path) -> None:
     (rename cannot replace a non-empty directory) and deleting it only afterwards."""
     old: Path | None = None
     if path.exists():
-        old = Path(tempfile.mkdtemp(prefix=f"{path.name}.old-", dir=path.parent))
-        os.replace(path, old / "dataset")
+        try:
+            old = Path(tempfile.mkdtemp(prefix=f"{path.name}.old-", dir=path.parent))
+            os.replace(path, old / "dataset")
+        except OSError as exc:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+            raise SpecError(
+                f"cannot move the old data set aside ({exc.strerror}); it is unchanged",
+                source=str(path),
+            ) from None
     try:
         os.replace(staging, path)
     except OSError as exc:
@@ -1041,9 +1184,10 @@ def _map_read_only(fileno: int, length: int, offset: int) -> mmap.mmap:
 
 def _npy_sources(
     src: Path, kernel: Kernel, devices: int, shard_bytes: int
-) -> Iterator[_ShardSource]:
-    """A .npy source split contiguously: device d gets the d-th block of records. Checked
-    before anything is written; the returned shards read the source lazily, piece by piece."""
+) -> tuple[Iterator[_ShardSource], int]:
+    """A .npy source split contiguously: device d gets the d-th block of records; (the
+    shards, their records). Checked before anything is written; the shards read the source
+    lazily, piece by piece."""
     array = _open_npy(src)
     if array.dtype != kernel.dtype:
         raise SpecError(
@@ -1065,7 +1209,7 @@ def _npy_sources(
     total = array.size if scalar else len(array)
     if total < devices:
         raise SpecError(f"holds {total} records, fewer than {devices} devices", source=str(src))
-    return _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes)
+    return _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes), total
 
 
 def _npy_shards(
@@ -1115,10 +1259,10 @@ def _open_npy(src: Path) -> np.memmap[Any, Any]:
 
 def _parquet_sources(
     src: Path, kernel: Kernel, devices: int, shard_bytes: int, columns: Sequence[str] | None
-) -> tuple[Iterator[_ShardSource], tuple[str, ...]]:
-    """A Parquet table split contiguously like a .npy: device d gets the d-th block of rows.
-    The columns are checked before anything is written; the rows are read lazily, a bounded
-    batch at a time, in one pass over the source."""
+) -> tuple[Iterator[_ShardSource], tuple[str, ...], int]:
+    """A Parquet table split contiguously like a .npy: device d gets the d-th block of rows;
+    (the shards, the columns, the rows). The columns are checked before anything is written;
+    the rows are read lazily, a bounded batch at a time, in one pass over the source."""
     pa, pq = _arrow()
     if len(kernel.record_shape) != 1:
         raise SpecError(
@@ -1155,7 +1299,7 @@ def _parquet_sources(
         for device, count in enumerate(even_split(total, devices))
         for index, (_, n) in enumerate(pieces(count, per_shard))
     )
-    return shards, chosen
+    return shards, chosen, total
 
 
 def _source_columns(
@@ -1208,58 +1352,109 @@ class _Rows:
 
 def _image_sources(
     src: Path, kernel: Kernel, devices: int, shard_bytes: int
-) -> Iterator[_ShardSource]:
-    """Images in file-name order. Each image is converted to the app's channels ("RGB" when
-    the record's last axis is 3, "RGBA" for 4, grayscale "L" otherwise) and cast to its dtype.
+) -> tuple[Iterator[_ShardSource], int]:
+    """Images in file-name order, each converted to the app's channels ("RGB" when the
+    record's last axis is 3, "RGBA" for 4, grayscale "L" otherwise) and cast to its dtype;
+    (the shards, their records). Every image is checked from its header before anything is
+    written.
 
-    If every image has exactly the record shape, each image is one record and the images are
-    split contiguously over devices, `shard_bytes` per shard. Otherwise each image becomes its
-    own shard of records (its pixels reshaped to the record shape, e.g. a pixel stream), the
-    images split contiguously over devices like records (this shard may exceed `shard_bytes`).
+    Apps whose records are images, (h, w) or (h, w, c), take each image as record-sized
+    tiles: its height and width must be multiples of the record's, and it is cut row of
+    tiles by row of tiles, each left to right (a 512×512 image makes four 256×256 records:
+    top left, top right, bottom left, bottom right; an image of the record shape is one
+    record). Any other size is an error naming the file and both shapes, never a reshape,
+    which would make records of pixels from different rows. The records are split
+    contiguously over devices, `shard_bytes` per shard.
+
+    Apps whose records are scalars (a pixel stream) take each image's pixels in C order, one
+    shard per image (which may exceed `shard_bytes`), the images split contiguously over
+    devices. Other apps (records of shape (d,): points) take no images.
     """
     files = sorted(p for p in src.iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES)
     if not files:
         raise SpecError("no .png/.jpg/.jpeg images in the directory", source=str(src))
-    if len(files) < devices:
-        raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
-    mode = _image_mode(kernel.record_shape)
+    mode = _image_mode(kernel, src)
     shapes = [_image_shape(p, mode) for p in files]
-    if all(shape == kernel.record_shape for shape in shapes):
-        return _stacked_images(files, kernel, mode, devices, shard_bytes)
-    return _image_per_shard(files, shapes, kernel, mode, devices)
-
-
-def _stacked_images(
-    files: list[Path], kernel: Kernel, mode: str, devices: int, shard_bytes: int
-) -> Iterator[_ShardSource]:
+    if kernel.record_shape == ():
+        if len(files) < devices:
+            raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
+        counts = [math.prod(shape) for shape in shapes]
+        return _image_shards(files, counts, kernel, mode, devices), sum(counts)
+    counts = [_tile_count(path, shape, kernel) for path, shape in zip(files, shapes, strict=True)]
+    total = sum(counts)
+    if total < devices:
+        raise SpecError(
+            f"its images make {total} {kernel.name} records of shape {kernel.record_shape}, "
+            f"fewer than the {devices} devices",
+            source=str(src),
+        )
+    tiles = _Tiles(files, counts, kernel, mode)
     per_shard = max(1, shard_bytes // kernel.record_bytes)
-    first = 0
-    for device, count in enumerate(even_split(len(files), devices)):
-        for index, (start, n) in enumerate(pieces(count, per_shard)):
-            chosen = files[first + start : first + start + n]
-            images = (_load_image(p, mode, kernel.dtype)[np.newaxis] for p in chosen)
-            yield _ShardSource(device, index, n, images)
-        first += count
+    shards = (
+        _ShardSource(device, index, n, tiles.take(first + start, n))
+        for device, (first, count) in enumerate(_blocks(total, devices))
+        for index, (start, n) in enumerate(pieces(count, per_shard))
+    )
+    return shards, total
 
 
-def _image_per_shard(
-    files: list[Path],
-    shapes: list[tuple[int, ...]],
-    kernel: Kernel,
-    mode: str,
-    devices: int,
-) -> Iterator[_ShardSource]:
-    record_elements = math.prod(kernel.record_shape)
-    counts = []
-    for path, shape in zip(files, shapes, strict=True):
-        if math.prod(shape) % record_elements:
-            raise SpecError(
-                f"a {shape} image is not whole {kernel.name} records of shape "
-                f"{kernel.record_shape}",
-                source=str(path),
-            )
-        counts.append(math.prod(shape) // record_elements)
-    return _image_shards(files, counts, kernel, mode, devices)
+def _blocks(total: int, parts: int) -> list[tuple[int, int]]:
+    """(first, count) of `even_split(total, parts)`'s consecutive blocks."""
+    counts = even_split(total, parts)
+    firsts = np.cumsum([0, *counts[:-1]]).tolist()
+    return list(zip(firsts, counts, strict=True))
+
+
+def _tile_count(path: Path, shape: tuple[int, ...], kernel: Kernel) -> int:
+    """How many records of the app's shape an image of `shape` is cut into."""
+    height, width = shape[:2]
+    tile_height, tile_width = kernel.record_shape[:2]
+    if height % tile_height or width % tile_width:
+        raise SpecError(
+            f"an image of shape {shape} cannot be cut into records of shape "
+            f"{kernel.record_shape} (app {kernel.name!r}): its height and width must be "
+            f"multiples of {tile_height} and {tile_width}",
+            source=str(path),
+        )
+    return (height // tile_height) * (width // tile_width)
+
+
+class _Tiles:
+    """The record-sized tiles of a list of images, in order, loaded one image at a time (the
+    last one is kept: its tiles may go to two shards)."""
+
+    def __init__(self, files: list[Path], counts: list[int], kernel: Kernel, mode: str):
+        self._files = files
+        self._firsts = np.cumsum([0, *counts]).tolist()
+        self._kernel = kernel
+        self._mode = mode
+        self._held: tuple[int, np.ndarray] | None = None
+
+    def take(self, start: int, count: int) -> Iterator[np.ndarray]:
+        """Records [start, start + count), in pieces of at most one image each."""
+        end = start + count
+        image = int(np.searchsorted(self._firsts, start, side="right")) - 1
+        while start < end:
+            first = self._firsts[image]
+            stop = min(end, self._firsts[image + 1])
+            yield self._tiles(image)[start - first : stop - first]
+            start, image = stop, image + 1
+
+    def _tiles(self, image: int) -> np.ndarray:
+        if self._held is None or self._held[0] != image:
+            pixels = _load_image(self._files[image], self._mode, self._kernel.dtype)
+            self._held = (image, tiles_of(pixels, self._kernel.record_shape))
+        return self._held[1]
+
+
+def tiles_of(pixels: np.ndarray, record_shape: tuple[int, ...]) -> np.ndarray:
+    """An image (height, width[, channels]) as records of `record_shape`, (h, w[, c]): its
+    h×w tiles, row of tiles by row of tiles, each left to right. Height and width must be
+    multiples of h and w."""
+    tile_height, tile_width = record_shape[:2]
+    rows, cols = pixels.shape[0] // tile_height, pixels.shape[1] // tile_width
+    grid = pixels.reshape(rows, tile_height, cols, tile_width, *pixels.shape[2:])
+    return grid.swapaxes(1, 2).reshape(rows * cols, *record_shape)
 
 
 def _image_shards(
@@ -1269,14 +1464,25 @@ def _image_shards(
     for device, n_images in enumerate(even_split(len(files), devices)):
         for index in range(n_images):
             path = files[first + index]
-            image = _load_image(path, mode, kernel.dtype).reshape(-1, *kernel.record_shape)
+            image = _load_image(path, mode, kernel.dtype).reshape(-1)
             yield _ShardSource(device, index, counts[first + index], (image,))
         first += n_images
 
 
-def _image_mode(record_shape: tuple[int, ...]) -> str:
-    channels = record_shape[-1] if len(record_shape) == 3 else 1
-    return {3: "RGB", 4: "RGBA"}.get(channels, "L")
+def _image_mode(kernel: Kernel, src: Path) -> str:
+    """The pillow mode an app's records need; an app whose records are not images (nor
+    pixels) is an error."""
+    shape = kernel.record_shape
+    mode = {0: "L", 2: "L"}.get(len(shape))
+    if len(shape) == 3:
+        mode = {1: "L", 3: "RGB", 4: "RGBA"}.get(shape[2])
+    if mode is None:
+        raise SpecError(
+            f"app {kernel.name!r} has records of shape {shape}, not images; import its "
+            "records from a .npy file or a Parquet table",
+            source=str(src),
+        )
+    return mode
 
 
 def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
@@ -1284,7 +1490,7 @@ def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
     try:
         with Image.open(path) as image:
             width, height = image.size
-    except (OSError, UnidentifiedImageError) as exc:
+    except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     return (height, width) if mode == "L" else (height, width, len(mode))
 
@@ -1293,6 +1499,6 @@ def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
     try:
         with Image.open(path) as image:
             pixels = np.asarray(image.convert(mode))
-    except OSError as exc:
+    except (OSError, Image.DecompressionBombError) as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     return pixels.astype(dtype, copy=False)

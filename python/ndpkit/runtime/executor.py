@@ -52,6 +52,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from multiprocessing import reduction
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
@@ -61,6 +62,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.files import signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.transfer import (
@@ -77,6 +79,9 @@ from ndpkit.runtime.transfer import (
 )
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
+_UNKNOWN_EXIT = 255
+"""The exit status multiprocessing gives a forkserver worker whose status it cannot read:
+the fork server, which reports its workers' exits, is gone."""
 _PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]  # imported once, by the server
 
 Progress = Callable[[int, int], None]
@@ -304,11 +309,12 @@ class LocalExecutor:
             outcome = run.execute(pool, params)
             ok = True
         finally:
-            if not ok or not self._keep:
-                pool.close(kill=not ok)  # after a failure a worker may be mid-task
-                self._pool = None
-            if spill_dir is not None:
-                shutil.rmtree(spill_dir, ignore_errors=True)
+            with signals_held():  # a second Ctrl-C must not leave workers or spill files
+                if not ok or not self._keep:
+                    pool.close(kill=not ok)  # after a failure a worker may be mid-task
+                    self._pool = None
+                if spill_dir is not None:
+                    shutil.rmtree(spill_dir, ignore_errors=True)
         return replace(outcome, wall_s=time.perf_counter() - start, workers=used)
 
     def _acquire(self, size: int) -> _Pool:
@@ -476,7 +482,7 @@ class _Pool:
     def close(self, kill: bool = False) -> None:
         for w in self.workers:
             if kill:
-                w.process.kill()
+                _kill(w.process)
             else:
                 with contextlib.suppress(OSError):
                     w.conn.send(None)
@@ -557,10 +563,43 @@ class _Pool:
             raise error from _WorkerTracebackError(remote_traceback)
 
 
+def _running(process: BaseProcess) -> bool:
+    """Whether the worker is still running although multiprocessing says it exited: it read
+    the status from the fork server, and made one up when the server was gone."""
+    if process.exitcode != _UNKNOWN_EXIT or process.pid is None:
+        return False
+    try:
+        os.kill(process.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill(process: BaseProcess) -> None:
+    """SIGKILL the worker, also one whose exit multiprocessing wrongly took as done (then its
+    `kill` does nothing, and the worker would go on reading shards for no one)."""
+    process.kill()
+    if _running(process) and process.pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL)
+
+
 def _died(worker: _Worker) -> WorkerDiedError:
     worker.process.join(timeout=1)
     task = worker.task
     assert task is not None
+    names = [shard.path for shard in task.shards]
+    listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    engine = f"engine {task.engine} (devices {list(task.devices)}, worker pid {worker.process.pid})"
+    if _running(worker.process):
+        _kill(worker.process)
+        return WorkerDiedError(
+            f"{engine} was reading {listed} when the pool's fork server, which starts the "
+            "workers and reports their exits, died (killed or crashed); the worker was still "
+            "running and has been stopped; no result"
+        )
     code = worker.process.exitcode
     if code is not None and code < 0:
         how = f"was killed by {signal.Signals(-code).name}"
@@ -568,12 +607,7 @@ def _died(worker: _Worker) -> WorkerDiedError:
         how = "stopped answering"
     else:
         how = f"exited with status {code}"
-    names = [shard.path for shard in task.shards]
-    listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    return WorkerDiedError(
-        f"engine {task.engine} (devices {list(task.devices)}, worker pid {worker.process.pid}) "
-        f"{how} while reading {listed}; no result"
-    )
+    return WorkerDiedError(f"{engine} {how} while reading {listed}; no result")
 
 
 def _context() -> SpawnContext | ForkServerContext:
@@ -608,9 +642,23 @@ def _worker_main(conn: Connection, threads: int) -> None:
                 adopt_arena(conn, task.rows.generation, task.rows.size_bytes)
             partial, stats = _run_task(task, conn)
             packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
-            conn.send(("done", task.engine, packed, stats))
+            answered = _answer(conn, ("done", task.engine, packed, stats))
         except Exception as exc:
-            conn.send(("error", _picklable(exc), traceback.format_exc()))
+            answered = _answer(conn, ("error", _picklable(exc), traceback.format_exc()))
+        if not answered:
+            return
+
+
+def _answer(conn: Connection, message: tuple[Any, ...]) -> bool:
+    """Send `message` to the parent; False if it is gone (stopped the pool, or died), in
+    which case there is no one to tell and the worker just ends. Pickled first, so that a
+    result that cannot be pickled is the task's error, not mistaken for a closed pipe."""
+    data = reduction.ForkingPickler.dumps(message)
+    try:
+        conn.send_bytes(data)
+    except OSError:
+        return False
+    return True
 
 
 def _picklable(exc: Exception) -> Exception:

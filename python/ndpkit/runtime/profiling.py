@@ -7,6 +7,10 @@ host measurement onto target engines with an explicit scaling model (`EngineScal
 A platform's own per-engine throughput table always wins over the scaling rule, because
 `ndpkit.model` looks there first.
 
+An iterative kernel (K-Means) reads its data once per pass: the measurement counts the bytes
+of every pass, and `to_profile` models D x passes bytes, so the predicted time, energy and
+cycles cover the whole run (the models then see the data streamed that many times).
+
 Cycles per byte (CPB, the whole kernel: device part then host part) come from the CPU's
 cycle counter where Linux lets this process read it (`perf_event_open`, see
 `ndpkit.runtime.perf_event`): CPB = counted cycles / input bytes, `cpb_source` "perf". Where
@@ -71,7 +75,10 @@ class EngineScaling:
 @dataclass(frozen=True)
 class Measurement:
     """What one profiling run measured (all rates over the raw input, one core). The cycle
-    and instruction counts are set only when perf counters counted every part of every run."""
+    and instruction counts are set only when perf counters counted every part of every run.
+
+    `input_bytes` counts every pass: an iterative kernel (K-Means) reads its data once per
+    pass, so its rates, α and CPB are per byte streamed, and `data_bytes` is one pass's."""
 
     app: str
     input_bytes: int
@@ -85,6 +92,11 @@ class Measurement:
     host_cycles: float | None = None
     device_instructions: float | None = None
     host_instructions: float | None = None
+
+    @property
+    def data_bytes(self) -> int:
+        """The data profiled: what one pass reads."""
+        return self.input_bytes // max(self.passes, 1)
 
     @property
     def alpha(self) -> float:
@@ -137,6 +149,7 @@ class Measurement:
     def as_dict(self) -> dict[str, Any]:
         return {
             **asdict(self),
+            "data_bytes": self.data_bytes,
             "alpha": self.alpha,
             "device_bytes_per_s": self.device_bytes_per_s,
             "host_part_bytes_per_s": self.host_part_bytes_per_s,
@@ -303,11 +316,17 @@ def to_profile(
     m: Measurement,
     *,
     data_bytes: float | None = None,
+    passes: int | None = None,
     scaling: EngineScaling | None = None,
     target_host: Host | None = None,
 ) -> Profile:
-    """A `Profile` for the models: D (default: the profiled size), α, host rates, CPB, and
-    engine rates by kind from the scaling model.
+    """A `Profile` for the models: the bytes streamed, α, host rates, CPB, and engine rates
+    by kind from the scaling model.
+
+    `data_bytes` is the data set's size D (default: the data profiled), `passes` how often
+    the kernel reads it (default: the passes measured). The measured rates and CPB are per
+    byte streamed, so the profile's size is D x passes: with D alone an iterative kernel's
+    time, energy and cycles would cover one of its passes.
 
     With `target_host`, the one-core host rates are scaled to that host: x cores x
     (f_target / f_here), i.e. the host part is assumed to parallelise perfectly (an upper
@@ -317,12 +336,16 @@ def to_profile(
     scale = 1.0
     if target_host is not None:
         scale = target_host.cores * target_host.frequency_hz / m.host_frequency_hz
+    d = float(data_bytes or m.data_bytes)
+    n = m.passes if passes is None else passes
+    if n < 1:
+        raise SpecError(f"must be at least 1, got {n}", field="passes")
     return Profile.model_validate(
         {
             "app": m.app,
             "description": f"measured on this host ({os.cpu_count()} cores), one core; "
-            f"CPB from {_cpb_origin(m)}",
-            "data_bytes": float(data_bytes or m.input_bytes / m.passes),
+            f"CPB from {_cpb_origin(m)}" + (f"; data_size = D x {n} passes" if n > 1 else ""),
+            "data_bytes": d * n,
             "alpha": m.alpha,
             "host_part_bytes_per_s": m.host_part_bytes_per_s * scale
             if np.isfinite(m.host_part_bytes_per_s)

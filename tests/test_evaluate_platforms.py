@@ -1,0 +1,59 @@
+"""`ndpkit evaluate --platforms` names each platform once: results are keyed by platform
+name, so a second platform of the same name would silently replace the first's row."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ndpkit import evaluate as ev
+from ndpkit.errors import SpecError
+
+NDPKIT = Path(sys.executable).parent / "ndpkit"
+
+
+def _evaluate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(NDPKIT), "evaluate", "lc", "--size", "1 MiB", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_a_file_extending_a_preset_beside_it_is_refused(tmp_path: Path) -> None:
+    mine = tmp_path / "mine3.toml"
+    mine.write_text('version = 1\nextends = "rfns"\n[host]\npower_active = "1000 W"\n')
+    line = _one_error_line(_evaluate("--platforms", f"rfns,{mine}"))
+    assert line.startswith("error: command line: --platforms: ")
+    assert f"'rfns' and '{mine}' are both named 'rfns'" in line
+
+
+def test_a_platform_named_twice_is_refused() -> None:
+    line = _one_error_line(_evaluate("--platforms", "cns,rfns,rfns"))
+    assert line == (
+        "error: command line: --platforms: names platform 'rfns' twice; give each platform once"
+    )
+
+
+def test_in_process_the_field_is_platforms(tmp_path: Path) -> None:
+    named = tmp_path / "mine.toml"
+    named.write_text('version = 1\nextends = "rfns"\nname = "mine"\n')
+    assert list(ev.load_platforms(["rfns", str(named)])) == ["rfns", "mine"]
+    unnamed = tmp_path / "copy.toml"
+    unnamed.write_text('version = 1\nextends = "rfns"\n')
+    with pytest.raises(SpecError, match=r"^platforms: 'rfns' and '.*copy.toml' are both named"):
+        ev.evaluate(["lc"], ["rfns", str(unnamed)])
