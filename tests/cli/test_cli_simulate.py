@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -136,8 +137,12 @@ def test_simulate_host_plan(ndpkit) -> None:
         (("-p", "risp-64ch", "-a", "sobel"), "is in-storage"),
         (
             ("-p", "rfns", "-a", "he", "--trace", "/nonexistent/dir/t.json"),
-            "/nonexistent/dir/t.json: cannot write",
+            "--trace: cannot write '/nonexistent/dir/t.json': no directory '/nonexistent/dir'",
         ),
+        (("-p", "rfns", "-a", "he", "--buffer", "0"), "--buffer: must be at least 1"),
+        (("-p", "rfns", "-a", "he", "--cv", "2"), "--cv: must be in [0, 1/sqrt(3) = 0.5774]"),
+        (("-p", "rfns", "-a", "he", "--cv", "0.5774"), "--cv: must be in"),
+        (("-p", "rfns", "-a", "he", "--seed", "-1"), "--seed: must be in [0, 2^64)"),
     ],
 )
 def test_simulate_bad_input_exits_2(ndpkit, args: tuple[str, ...], needle: str) -> None:
@@ -147,6 +152,42 @@ def test_simulate_bad_input_exits_2(ndpkit, args: tuple[str, ...], needle: str) 
     assert result.stderr.startswith("error: ")
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_simulate_accepts_the_largest_jitter(ndpkit) -> None:
+    """1/sqrt(3) is the exact bound (a service time's factor reaches 0), not 0.57."""
+    s = simulation(ndpkit, "-p", "rfns", "-a", "he", "--size", "1 GiB", "--cv", "0.5773502")
+    assert s["sim_options"]["service_cv"] == 0.5773502
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-p", "cns", "-a", "knn8"),  # 36 host cores behind the link
+        ("-p", "rfns", "-a", "knn8", "--plan", "host"),
+        ("-p", "rfns", "-a", "knn8", "--host-mode", "stream"),
+    ],
+    ids=["cns-knn8", "rfns-knn8-host", "rfns-knn8-stream"],
+)
+def test_trace_tracks_are_labelled_and_never_overlap(
+    ndpkit, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """At 2 GiB a host core takes a chunk of an SSD while another core still works on that
+    SSD's previous one: filed under the SSD, their spans overlapped (432 pairs)."""
+    out = tmp_path / "t.json"
+    s = simulation(ndpkit, *args, "--size", "2 GiB", "--trace", str(out))
+    events = json.loads(out.read_text(encoding="utf-8"))["traceEvents"]
+    tracks: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for track, spans in tracks.items():
+        spans.sort()
+        for (_, end), (start, _) in pairwise(spans):
+            assert start >= end - 1e-9 * end, (track, end, start)
+    labels = {(e["pid"], e["tid"]) for e in events if e.get("name") == "thread_name"}
+    assert set(tracks) <= labels
+    assert s["trace_dropped_events"] == 0
 
 
 @pytest.mark.parametrize("command", ["simulate", "sweep"])

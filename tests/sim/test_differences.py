@@ -29,7 +29,7 @@ from ndpkit.hw import Platform, load_platform
 from ndpkit.model import Configuration, Options, estimate
 from ndpkit.profile import Profile, load_profile
 from ndpkit.sim import SimOptions, Simulation, simulate
-from ndpkit.sim.simulation import MAX_CHUNKS, _relative, explain
+from ndpkit.sim.simulation import MAX_CHUNKS, _relative, explain, fill_drain_s
 from ndpkit.sim.spec import build_spec
 from ndpkit.sim.sweep import configuration
 
@@ -81,6 +81,22 @@ def test_a_small_data_set_pays_for_fill_and_drain(tmp_path: Path) -> None:
     assert large.time_s == pytest.approx(10.0 + 0.0005 + 1e-6, rel=REL)
     assert abs(large.time_difference) < 1e-4
     assert large.notes == []
+
+
+def test_fill_and_drain_of_a_shard_smaller_than_a_chunk(tmp_path: Path) -> None:
+    """The same server with D = 10 MB in chunks of 100 MB: the shard is one 10 MB chunk.
+    r = 10 MB / 2 GB/s = 5 ms, c = 10 MB / 1 GB/s = 10 ms, u = 10 MB / 1000 GB/s = 10 µs:
+    makespan 15.01 ms, all of it fill and drain (the model says 10 ms). The note names
+    15.0 ms, the chunk actually read, not the 150 ms a 100 MB chunk would take."""
+    platform = write_platform(
+        tmp_path, devices=1, ssd="2 GB/s", engine="1 GB/s", uplink="1000 GB/s"
+    )
+    s = simulate(platform, profile("10 MB"), sim=SimOptions(chunk_bytes=100 * MB))
+    assert s.time_s == pytest.approx(0.005 + 0.010 + 1e-5, rel=REL)
+    spec = build_spec(platform, profile("10 MB"), s.config, s.options, s.sim_options)
+    assert fill_drain_s(spec) == pytest.approx(s.time_s, rel=REL)
+    fill = [n for n in s.notes if n.startswith("pipeline fill and drain")]
+    assert fill and "about 0.015 s" in fill[0], s.notes
 
 
 def test_an_engine_serving_two_ssds_finishes_last(tmp_path: Path) -> None:

@@ -6,10 +6,13 @@ costs, engine ports, data sizes and chunk sizes (up to a few thousand chunks), a
 simulator settings (buffers, host mode, engine power-off policy, jitter and seed) and
 model conventions (placement, port cap, energy form, switch time).
 
-- conservation: each engine emits bytes in / α; every byte of D is read, computed and
-  delivered once; the chunk count is Σ ceil(bytes_i / chunk);
-- time: no component is busy longer than the makespan, and each engine's four state
-  times add up to it;
+- conservation: the uplink carries bytes in / α for each engine (integrated rate x time,
+  not the sizes the pipeline hands it), and D / α (D in a host split) in all; every byte
+  of D is read, computed and delivered once; the chunk count is Σ ceil(bytes_i / chunk);
+- time: no component is busy longer than the makespan (the SSDs, the engines, the uplink,
+  whose carried bytes also fit in its capacity x busy time, and the host cores, whose
+  active time the simulator does not clamp); no stage's utilisation exceeds 1 (it is not
+  clamped either); each engine's four state times add up to the makespan;
 - energy: each component's energy is Σ power x state time, recomputed here from the
   platform's powers (not the simulator's spec);
 - monotonicity: more bandwidth on an SSD, an engine, a mux port, an engine's port or
@@ -41,7 +44,7 @@ from ndpkit.model import HOST_ONLY, Configuration, Options
 from ndpkit.plan import minimum_engines
 from ndpkit.profile import Profile
 from ndpkit.sim import SimOptions, Simulation, simulate
-from ndpkit.sim.options import HostMode
+from ndpkit.sim.options import MAX_SERVICE_CV, HostMode
 from ndpkit.sim.spec import shard_bytes
 from ndpkit.sim.sweep import configuration
 
@@ -167,7 +170,11 @@ def cases(draw: st.DrawFn, jitter: bool = True, monotone: bool = False) -> Case:
         switch_time=draw(st.sampled_from(["ndp", "ndp_cpu"])),
         switch_power=draw(st.sampled_from(["declared", "per_element"])),
     )
-    cv = draw(st.one_of(st.just(0.0), st.floats(0.0, 0.57))) if jitter else 0.0
+    cv = (
+        draw(st.sampled_from([0.0, MAX_SERVICE_CV]) | st.floats(0.0, MAX_SERVICE_CV))
+        if jitter
+        else 0.0
+    )
     sim = SimOptions(
         chunk_bytes=chunk,
         buffer_chunks=draw(st.integers(1, 3)),
@@ -214,10 +221,13 @@ def test_bytes_are_conserved_and_each_engine_reduces_by_alpha(base: Platform, ca
     assert close(sum(s.delivered_bytes), case.data_bytes, rel=1e-9)
     if case.engines_on is None:
         assert all(not e["active"] and e["bytes_in"] == 0 for e in s.engines)
+        assert close(s.uplink["bytes"], case.data_bytes)  # raw data, no reduction
         return
     assert close(sum(e["bytes_in"] for e in s.engines), case.data_bytes)
+    assert close(s.uplink["bytes"], case.data_bytes / case.alpha)
     for e, engine in enumerate(s.engines):
-        assert close(engine["bytes_out"], engine["bytes_in"] / case.alpha), e
+        # What the uplink carried for the engine, not what the engine says it emitted.
+        assert close(engine["bytes_sent"], engine["bytes_in"] / case.alpha), e
         routed = [i for i, ssd in enumerate(s.ssds) if ssd["engine"] == e]
         assert engine["ssds"] == len(routed)
         assert close(engine["bytes_in"], sum(ssd_bytes[i] for i in routed)), e
@@ -242,7 +252,10 @@ def test_no_component_is_busy_longer_than_the_run(base: Platform, case: Case) ->
         assert close(ssd["active_s"] + ssd["idle_s"], end), i
     host = s.state_times.host
     assert close(host["active"] + host["idle"], end)
-    assert all(0 <= u <= 1 for u in s.utilisation.values()), s.utilisation
+    uplink = s.uplink
+    assert 0 <= uplink["busy_s"] <= end * (1 + REL), (uplink, end)
+    assert uplink["bytes"] <= uplink["capacity_bps"] * uplink["busy_s"] * (1 + REL), uplink
+    assert all(0 <= u <= 1 + REL for u in s.utilisation.values()), s.utilisation
     if case.sim.service_cv == 0:
         # Without jitter every service takes exactly its bytes over its rate.
         for ssd, spec_bps in zip(s.ssds, read_rates(case, base), strict=True):

@@ -95,6 +95,7 @@ pub struct Engine {
     pub processed_chunks: u64,
     pub bytes_in: f64,
     pub bytes_out: f64,
+    pub bytes_sent: f64,
     pub clock: StateClock<4>,
 }
 
@@ -135,6 +136,7 @@ impl Engine {
             processed_chunks: 0,
             bytes_in: 0.0,
             bytes_out: 0.0,
+            bytes_sent: 0.0,
             clock: StateClock::new(state),
         }
     }

@@ -6,6 +6,10 @@
 //! Changes made at one instant are batched: the caller makes them, then asks for one
 //! [`SharedLink::wakeup`], which re-shares the link once and stamps the predicted next
 //! completion with an epoch; a prediction made before a later change is stale and ignored.
+//!
+//! The link also integrates what it actually carried (rate x time, not the bytes it was
+//! handed), per transfer and in total, so callers can check conservation against it, and
+//! reports each interval of constant rates as a [`Progress`] for a bandwidth timeline.
 
 use ndp_des::TimeWeighted;
 
@@ -15,14 +19,27 @@ struct Flow<T> {
     cap_bps: f64,
     rate_bps: f64,
     started_s: f64,
+    weight: f64,
+    carried: f64,
     tag: T,
 }
 
-/// A transfer that finished: its tag and when it started.
+/// A transfer that finished: its tag, when it started and the bytes the link carried for it
+/// (its size, to within the picosecond a completion may be early).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Finished<T> {
     pub tag: T,
     pub started_s: f64,
+    pub carried_bytes: f64,
+}
+
+/// What the link moved from `from_s` to `to_s` at constant rates: bytes, each weighted by its
+/// transfer's `weight` (e.g. raw input bytes per byte sent).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub from_s: f64,
+    pub to_s: f64,
+    pub weighted_bytes: f64,
 }
 
 /// The next completion the caller must schedule: after `delay_s`, with `epoch`.
@@ -42,6 +59,8 @@ pub struct SharedLink<T> {
     changed: bool,
     busy: TimeWeighted,
     bytes: f64,
+    carried: f64,
+    progress: Option<Progress>,
 }
 
 impl<T: Copy> SharedLink<T> {
@@ -58,18 +77,27 @@ impl<T: Copy> SharedLink<T> {
             changed: false,
             busy: TimeWeighted::default(),
             bytes: 0.0,
+            carried: 0.0,
+            progress: None,
         }
     }
 
     /// Start moving `bytes` for `tag`, no faster than `cap_bps` (its own path). Call
     /// [`SharedLink::wakeup`] once the instant's changes are made.
     pub fn start(&mut self, now_s: f64, bytes: f64, cap_bps: f64, tag: T) {
+        self.start_weighted(now_s, bytes, cap_bps, 1.0, tag);
+    }
+
+    /// As [`SharedLink::start`], with each byte counted `weight` times in [`Progress`].
+    pub fn start_weighted(&mut self, now_s: f64, bytes: f64, cap_bps: f64, weight: f64, tag: T) {
         self.advance(now_s);
         self.flows.push(Flow {
             remaining: bytes,
             cap_bps,
             rate_bps: 0.0,
             started_s: now_s,
+            weight,
+            carried: 0.0,
             tag,
         });
         self.bytes += bytes;
@@ -99,6 +127,7 @@ impl<T: Copy> SharedLink<T> {
                 Finished {
                     tag: flow.tag,
                     started_s: flow.started_s,
+                    carried_bytes: flow.carried,
                 }
             })
             .collect();
@@ -124,8 +153,20 @@ impl<T: Copy> SharedLink<T> {
         self.flows.len()
     }
 
+    /// Bytes handed to the link so far (in flight or delivered).
     pub fn bytes_moved(&self) -> f64 {
         self.bytes
+    }
+
+    /// Bytes the link has carried so far: Σ rate x time over every transfer.
+    pub fn bytes_carried(&self) -> f64 {
+        self.carried
+    }
+
+    /// What the last change's catch-up moved (None if no time passed or nothing was in
+    /// flight); taken once. Rates were constant over it, so it spreads evenly.
+    pub fn take_progress(&mut self) -> Option<Progress> {
+        self.progress.take()
     }
 
     pub fn capacity_bps(&self) -> f64 {
@@ -139,10 +180,22 @@ impl<T: Copy> SharedLink<T> {
 
     fn advance(&mut self, now_s: f64) {
         let dt = now_s - self.last_s;
-        if dt > 0.0 {
+        if dt > 0.0 && !self.flows.is_empty() {
+            let mut moved = 0.0;
+            let mut weighted = 0.0;
             for flow in &mut self.flows {
-                flow.remaining = (flow.remaining - flow.rate_bps * dt).max(0.0);
+                let step = (flow.rate_bps * dt).min(flow.remaining);
+                flow.remaining -= step;
+                flow.carried += step;
+                moved += step;
+                weighted += step * flow.weight;
             }
+            self.carried += moved;
+            self.progress = Some(Progress {
+                from_s: self.last_s,
+                to_s: now_s,
+                weighted_bytes: weighted,
+            });
         }
         self.last_s = now_s;
     }
@@ -216,7 +269,8 @@ mod tests {
             done,
             vec![Finished {
                 tag: 'a',
-                started_s: 0.0
+                started_s: 0.0,
+                carried_bytes: 20.0,
             }]
         );
         assert!(link.wakeup().is_none());
@@ -243,6 +297,29 @@ mod tests {
         assert!(close(next.delay_s, 2.0));
         let done = link.complete(4.0, next.epoch).unwrap();
         assert_eq!(done[0].tag, 'b');
+    }
+
+    #[test]
+    fn the_link_reports_what_it_carried_and_when() {
+        // a: 10 B counted twice, b: 30 B on a 10 B/s link. From 0 to 2 s each moves 10 B
+        // (weighted 2 x 10 + 10 = 30); from 2 to 4 s b alone moves its last 20 B.
+        let mut link = SharedLink::new(10.0);
+        link.start_weighted(0.0, 10.0, f64::INFINITY, 2.0, 'a');
+        link.start(0.0, 30.0, f64::INFINITY, 'b');
+        assert_eq!(link.take_progress(), None, "no time has passed");
+        let wake = link.wakeup().unwrap();
+        let done = link.complete(wake.delay_s, wake.epoch).unwrap();
+        assert!(close(done[0].carried_bytes, 10.0));
+        let first = link.take_progress().unwrap();
+        assert!(close(first.to_s - first.from_s, 2.0) && close(first.weighted_bytes, 30.0));
+        assert_eq!(link.take_progress(), None, "taken once");
+        let wake = link.wakeup().unwrap();
+        let done = link.complete(2.0 + wake.delay_s, wake.epoch).unwrap();
+        assert!(close(done[0].carried_bytes, 30.0));
+        let second = link.take_progress().unwrap();
+        assert!(close(second.from_s, 2.0) && close(second.weighted_bytes, 20.0));
+        assert!(close(link.bytes_carried(), 40.0) && close(link.bytes_moved(), 40.0));
+        assert!(close(link.busy_s(4.0), 4.0));
     }
 
     #[test]

@@ -30,7 +30,7 @@ enum Event {
     Awake { engine: u32 },
     Uplink { epoch: u64 },
     Arrive { chunk: Chunk },
-    HostDone { chunk: Chunk, started_s: f64 },
+    HostDone { chunk: Chunk, core: u32 },
     HostPhaseDone,
 }
 
@@ -44,6 +44,8 @@ pub struct EngineStats {
     pub waking_s: f64,
     pub bytes_in: f64,
     pub bytes_out: f64,
+    /// Bytes the uplink carried for this engine's partials (integrated rate x time).
+    pub bytes_sent: f64,
     pub chunks: u64,
     pub ssds: usize,
 }
@@ -59,14 +61,18 @@ pub struct SsdStats {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct LinkStats {
+    /// Seconds with at least one transfer in flight.
     pub busy_s: f64,
+    /// Bytes carried (integrated rate x time, not the sizes handed to it).
     pub bytes: f64,
+    pub capacity_bps: f64,
     pub utilisation: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HostStats {
-    /// Busy core-seconds / cores: the time the host counts as active.
+    /// Busy core-seconds / cores: the time the host counts as active (not clamped to the
+    /// makespan, so that a property test can check it).
     pub active_s: f64,
     pub idle_s: f64,
     pub bytes: f64,
@@ -88,6 +94,7 @@ pub struct SimResult {
     pub host: HostStats,
     pub energy_j: BTreeMap<String, f64>,
     pub timeline: Timeline,
+    /// Trace spans past `trace_limit`, not recorded: the trace misses the run's later part.
     pub trace_dropped: u64,
     #[serde(skip)]
     pub trace: Trace,
@@ -100,6 +107,10 @@ struct Pipeline {
     latency_s: f64,
     host: Host,
     host_cores: usize,
+    /// Host cores not running a host part (a stack: the lowest numbers are reused first), so
+    /// each span lands on the track of the core that ran it.
+    free_cores: Vec<u32>,
+    core_started_s: Vec<f64>,
     power_off: PowerOff,
     cv: f64,
     rng: SplitMix64,
@@ -156,6 +167,8 @@ impl Pipeline {
                 bytes: 0.0,
             },
             host_cores: spec.host.cores,
+            free_cores: (0..spec.host.cores as u32).rev().collect(),
+            core_started_s: vec![0.0; spec.host.cores],
             power_off: spec.engine_power_off,
             cv: spec.service_cv,
             rng: SplitMix64::new(spec.seed),
@@ -178,7 +191,9 @@ impl Pipeline {
             return seconds;
         }
         let u = self.rng.next_f64();
-        seconds * (1.0 + self.cv * 3f64.sqrt() * (2.0 * u - 1.0))
+        // At the largest cv (1/sqrt(3)) the factor can reach 0; rounding must not take it
+        // below (a negative delay would be refused by the scheduler).
+        (seconds * (1.0 + self.cv * 3f64.sqrt() * (2.0 * u - 1.0))).max(0.0)
     }
 
     fn start(&mut self, sched: &mut Scheduler<Event>, spec: &PipelineSpec) {
@@ -335,7 +350,20 @@ impl Pipeline {
             .expect("try_dma checked the outbox");
         let bytes = chunk.raw / engine.alpha;
         let cap = engine.link_cap_bps;
-        self.link.start(now, bytes, cap, chunk);
+        // Weighted by α, the link's progress is raw bytes delivered.
+        self.link
+            .start_weighted(now, bytes, cap, engine.alpha, chunk);
+        self.record_progress();
+    }
+
+    /// Put what the uplink moved since its last change on the delivered-bandwidth timeline,
+    /// over the interval it moved in (shifted by the latency to host DRAM).
+    fn record_progress(&mut self) {
+        if let Some(p) = self.link.take_progress() {
+            let lag = self.latency_s;
+            self.timeline
+                .record_span(p.from_s + lag, p.to_s + lag, p.weighted_bytes);
+        }
     }
 
     /// One prediction per instant for the uplink, after all of the instant's changes.
@@ -350,12 +378,14 @@ impl Pipeline {
         let Some(done) = self.link.complete(now, epoch) else {
             return; // a prediction made before the last change of rates
         };
+        self.record_progress();
         for finished in done {
             let chunk = finished.tag;
             let e = chunk.engine as usize;
             self.trace
                 .span("dma", UPLINK, e as u32, finished.started_s, now);
             self.engines[e].dma_busy = false;
+            self.engines[e].bytes_sent += finished.carried_bytes;
             if self.latency_s > 0.0 {
                 sched.schedule(self.latency_s, Event::Arrive { chunk });
             } else {
@@ -375,7 +405,6 @@ impl Pipeline {
         self.arrived += 1;
         self.ndp_end_s = now;
         self.end_s = now;
-        self.timeline.record(now, chunk.raw);
         let last = self.arrived == self.chunks_total;
         if last && self.power_off == PowerOff::Phase {
             for engine in &mut self.engines {
@@ -394,7 +423,10 @@ impl Pipeline {
                 let seconds = self.host.pending_raw / bps;
                 self.host.phase_core_s = seconds * self.host_cores as f64;
                 self.host.bytes = self.host.pending_raw;
-                self.trace.span("host part", HOST, 0, now, now + seconds);
+                // Every core works on its share of the partials for the whole phase.
+                for core in 0..self.host_cores as u32 {
+                    self.trace.span("host part", HOST, core, now, now + seconds);
+                }
                 sched.schedule(seconds, Event::HostPhaseDone);
             }
             return;
@@ -403,28 +435,34 @@ impl Pipeline {
             self.peak_dram = self.peak_dram.max(slots.in_use());
         }
         if self.host.cores.request(now, chunk) {
-            self.begin_host(sched, chunk);
+            let core = self
+                .free_cores
+                .pop()
+                .expect("a granted core request leaves a core free");
+            self.begin_host(sched, chunk, core);
         }
     }
 
-    fn begin_host(&mut self, sched: &mut Scheduler<Event>, chunk: Chunk) {
+    fn begin_host(&mut self, sched: &mut Scheduler<Event>, chunk: Chunk, core: u32) {
         let bps = self
             .host
             .bps
             .expect("only chunks with host work reach a core");
         let seconds = chunk.raw * self.host_cores as f64 / bps;
-        let started_s = sched.now();
-        sched.schedule(seconds, Event::HostDone { chunk, started_s });
+        self.core_started_s[core as usize] = sched.now();
+        sched.schedule(seconds, Event::HostDone { chunk, core });
     }
 
-    fn on_host_done(&mut self, sched: &mut Scheduler<Event>, chunk: Chunk, started_s: f64) {
+    fn on_host_done(&mut self, sched: &mut Scheduler<Event>, chunk: Chunk, core: u32) {
         let now = sched.now();
         self.end_s = now;
         self.host.bytes += chunk.raw;
-        self.trace
-            .span("host part", HOST, chunk.engine, started_s, now);
-        if let Some(next) = self.host.cores.release(now) {
-            self.begin_host(sched, next);
+        let started_s = self.core_started_s[core as usize];
+        self.trace.span("host part", HOST, core, started_s, now);
+        // A waiting partial takes the core over; otherwise it is free again.
+        match self.host.cores.release(now) {
+            Some(next) => self.begin_host(sched, next, core),
+            None => self.free_cores.push(core),
         }
         let waiter = self.host.dram_slots.as_mut().and_then(|s| s.release(now));
         if let Some(e) = waiter {
@@ -460,7 +498,7 @@ impl Model for Pipeline {
             Event::Awake { engine } => self.on_awake(sched, engine as usize),
             Event::Uplink { epoch } => self.on_uplink(sched, epoch),
             Event::Arrive { chunk } => self.on_arrive(sched, chunk),
-            Event::HostDone { chunk, started_s } => self.on_host_done(sched, chunk, started_s),
+            Event::HostDone { chunk, core } => self.on_host_done(sched, chunk, core),
             Event::HostPhaseDone => self.end_s = sched.now(),
         }
         self.schedule_uplink(sched);
@@ -493,6 +531,7 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
             waking_s: 0.0,
             bytes_in: 0.0,
             bytes_out: 0.0,
+            bytes_sent: 0.0,
             chunks: 0,
             ssds: 0,
         }));
@@ -518,6 +557,7 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
                 waking_s: t[ENGINE_WAKING],
                 bytes_in: engine.bytes_in,
                 bytes_out: engine.bytes_out,
+                bytes_sent: engine.bytes_sent,
                 chunks: engine.processed_chunks,
                 ssds: spec
                     .ssds
@@ -542,7 +582,7 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
     }
     energy.insert("storage".to_string(), storage_j);
     let cores = model.host_cores as f64;
-    let active = ((model.host.cores.busy_s(end) + model.host.phase_core_s) / cores).min(end);
+    let active = (model.host.cores.busy_s(end) + model.host.phase_core_s) / cores;
     let idle = (end - active).max(0.0);
     energy.insert(
         "host".to_string(),
@@ -554,7 +594,10 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
     };
     energy.insert("switch_layer".to_string(), switch_s * spec.switch_power_w);
     model.timeline.finish(end);
-    let link_bytes = model.link.bytes_moved();
+    if model.trace.enabled() {
+        name_tracks(spec, &mut model.trace);
+    }
+    let link_bytes = model.link.bytes_carried();
     SimResult {
         makespan_s: end,
         ndp_end_s: model.ndp_end_s,
@@ -566,6 +609,7 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
         uplink: LinkStats {
             busy_s: model.link.busy_s(end),
             bytes: link_bytes,
+            capacity_bps: model.link.capacity_bps(),
             utilisation: if end > 0.0 {
                 link_bytes / (model.link.capacity_bps() * end)
             } else {
@@ -582,5 +626,30 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
         timeline: model.timeline,
         trace_dropped: model.trace.dropped,
         trace: model.trace,
+    }
+}
+
+/// Label every track the run can use: SSD i, engine e, the DMA of each engine (of each SSD in
+/// a host split, where raw data goes straight to the host) and host core c.
+fn name_tracks(spec: &PipelineSpec, trace: &mut Trace) {
+    let host_split = spec.ssds[0].engine.is_none();
+    for i in 0..spec.ssds.len() {
+        trace.name_track(STORAGE, i as u32, format!("SSD {i}"));
+        if host_split {
+            trace.name_track(UPLINK, i as u32, format!("SSD {i} DMA"));
+        }
+    }
+    if !host_split {
+        for (e, engine) in spec.engines.iter().enumerate() {
+            if engine.active {
+                trace.name_track(ENGINES, e as u32, format!("engine {e}"));
+                trace.name_track(UPLINK, e as u32, format!("engine {e} DMA"));
+            }
+        }
+    }
+    if spec.host.bps.is_some() {
+        for core in 0..spec.host.cores {
+            trace.name_track(HOST, core as u32, format!("host core {core}"));
+        }
     }
 }

@@ -130,6 +130,10 @@ pub struct PipelineSpec {
     pub timeline_bins: usize,
 }
 
+/// The largest coefficient of variation of the uniform jitter: a service time is drawn from
+/// t x (1 + cv x sqrt(3) x U[-1, 1]), which stays >= 0 while cv <= 1/sqrt(3).
+pub const MAX_SERVICE_CV: f64 = 0.577_350_269_189_625_8;
+
 fn default_host_buffer() -> usize {
     1024
 }
@@ -263,11 +267,12 @@ impl PipelineSpec {
             return Err(bad("engine_buffer_chunks", "must be at least 1"));
         }
         non_negative("switch_power_w", self.switch_power_w)?;
-        if !(0.0..=0.57).contains(&self.service_cv) {
+        if !(0.0..=MAX_SERVICE_CV).contains(&self.service_cv) {
             return Err(bad(
                 "service_cv",
                 format!(
-                    "must be in [0, 0.57] (uniform jitter), got {}",
+                    "must be in [0, 1/sqrt(3) = {MAX_SERVICE_CV:.4}] (uniform jitter: a larger \
+                     one allows negative times), got {}",
                     self.service_cv
                 ),
             ));

@@ -1,5 +1,9 @@
 //! Delivered bytes over time in a bounded number of bins: when the run outgrows them, pairs
 //! of bins merge and the bin width doubles, so memory does not grow with the run.
+//!
+//! Bytes are recorded over the interval in which they moved (`record_span`), not at the
+//! instant a transfer ends: a bin narrower than the gap between two arrivals would otherwise
+//! hold a whole transfer and show a rate above the link's.
 
 use serde::Serialize;
 
@@ -27,6 +31,27 @@ impl Timeline {
         }
         let bin = ((at_s / self.bin_s) as usize).min(self.capacity - 1);
         self.bytes[bin] += bytes;
+    }
+
+    /// `bytes` moved evenly from `from_s` to `to_s`, shared among the bins they overlap.
+    pub fn record_span(&mut self, from_s: f64, to_s: f64, bytes: f64) {
+        if to_s <= from_s {
+            self.record(from_s, bytes);
+            return;
+        }
+        while to_s > self.bin_s * self.capacity as f64 {
+            self.coarsen();
+        }
+        let rate = bytes / (to_s - from_s);
+        let first = (from_s / self.bin_s) as usize;
+        let last = ((to_s / self.bin_s) as usize).min(self.capacity - 1);
+        for bin in first..=last {
+            let start = from_s.max(bin as f64 * self.bin_s);
+            let end = to_s.min((bin + 1) as f64 * self.bin_s);
+            if end > start {
+                self.bytes[bin] += rate * (end - start);
+            }
+        }
     }
 
     /// Drop the empty bins after `end_s`.
@@ -64,5 +89,17 @@ mod tests {
         assert_eq!(t.bytes[..3], [4.0, 4.0, 2.0]);
         t.finish(9.5);
         assert_eq!(t.bytes.len(), 3);
+    }
+
+    #[test]
+    fn a_span_is_shared_by_the_bins_it_overlaps() {
+        // 6 B from 0.5 to 3.5 s: 2 B/s, so 1 B in bin 0, 2 B in bins 1 and 2, 1 B in bin 3.
+        let mut t = Timeline::new(4, 1.0);
+        t.record_span(0.5, 3.5, 6.0);
+        assert_eq!(t.bytes, [1.0, 2.0, 2.0, 1.0]);
+        // Past the last bin: the bins merge first (2 s wide), then 4 B over 6..8 s.
+        t.record_span(6.0, 8.0, 4.0);
+        assert_eq!(t.bin_s, 2.0);
+        assert_eq!(t.bytes, [3.0, 3.0, 0.0, 4.0]);
     }
 }

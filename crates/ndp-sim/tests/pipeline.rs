@@ -283,3 +283,81 @@ fn the_trace_is_chrome_trace_json() {
     let result: serde_json::Value = serde_json::from_str(&result).unwrap();
     assert!(result["makespan_s"].as_f64().unwrap() > 3.0);
 }
+
+/// Each streaming host part is filed under the core that ran it: one SSD streams 8 chunks of
+/// 1 B at 4 B/s straight to 2 cores whose host part runs at 1 B/s over both (2 s a chunk on
+/// one core). A chunk lands every 0.25 s, so the cores alternate and each works back to back.
+#[test]
+fn host_part_spans_are_on_the_track_of_their_core() {
+    let mut s = spec(vec![ssd(8.0, 4.0, None)], vec![], 1e9);
+    s.host.bps = Some(1.0);
+    s.host.cores = 2;
+    s.trace = true;
+    let (_, trace) = simulate_json(&serde_json::to_string(&s).unwrap()).unwrap();
+    let trace: serde_json::Value = serde_json::from_str(&trace.unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    let mut host: Vec<(f64, u64, f64)> = events
+        .iter()
+        .filter(|e| e["name"] == "host part")
+        .map(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            (
+                ts,
+                e["tid"].as_u64().unwrap(),
+                ts + e["dur"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    host.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let cores: Vec<u64> = host.iter().map(|h| h.1).collect();
+    assert_eq!(cores, [0, 1, 0, 1, 0, 1, 0, 1]);
+    for core in 0..2 {
+        let spans: Vec<_> = host.iter().filter(|h| h.1 == core).collect();
+        assert!(
+            spans.windows(2).all(|w| w[1].0 >= w[0].2 - 1e-6),
+            "{spans:?}"
+        );
+    }
+    let labels: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["SSD 0", "SSD 0 DMA", "host core 0", "host core 1"]);
+}
+
+/// The uplink of the shared-uplink case (4 B/s) carries every engine's 20 B, as integrated
+/// rate x time, and the delivered-bandwidth timeline never shows more than 4 B/s. Its bins
+/// are 80 B / 4 B/s / 16 = 1.25 s wide and four partials land together every second (at
+/// 1.11, 2.11, … s): counted when they land, the bin from 5 to 6.25 s held two landings,
+/// 8 B, or 6.4 B/s.
+#[test]
+fn the_uplink_carries_the_partials_and_the_timeline_stays_below_it() {
+    let ssds = (0..4).map(|i| ssd(20.0, 100.0, Some(i))).collect();
+    let r = simulate(&spec(ssds, vec![engine(10.0, 1.0); 4], 4.0)).unwrap();
+    for e in &r.engines {
+        assert!(close(e.bytes_sent, 20.0), "{}", e.bytes_sent);
+    }
+    assert!(close(r.uplink.bytes, 80.0));
+    assert!(r.uplink.bytes <= r.uplink.capacity_bps * r.uplink.busy_s * (1.0 + 1e-12));
+    let bin = r.timeline.bin_s;
+    assert!(r
+        .timeline
+        .bytes
+        .iter()
+        .all(|b| *b <= 4.0 * bin * (1.0 + 1e-9)));
+    assert!(close(r.timeline.bytes.iter().sum::<f64>(), 80.0));
+}
+
+/// The jitter t x (1 + cv x sqrt(3) x U[-1, 1]) stays >= 0 up to cv = 1/sqrt(3) exactly.
+#[test]
+fn the_largest_jitter_is_one_over_root_three() {
+    let ssds = (0..4).map(|i| ssd(50.0, 20.0, Some(i))).collect();
+    let mut s = spec(ssds, vec![engine(10.0, 2.0); 4], 30.0);
+    s.service_cv = 1.0 / 3f64.sqrt();
+    assert!(simulate(&s).unwrap().makespan_s > 0.0);
+    s.service_cv = f64::from_bits(s.service_cv.to_bits() + 1);
+    let err = simulate(&s).unwrap_err();
+    assert_eq!(err.field, "service_cv");
+    assert!(err.message.contains("1/sqrt(3)"), "{}", err.message);
+}

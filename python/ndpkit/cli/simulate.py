@@ -77,7 +77,13 @@ PowerOffOpt = Annotated[
     ),
 ]
 CvOpt = Annotated[
-    float, typer.Option("--cv", help="Jitter of read and compute times (coefficient of variation).")
+    float,
+    typer.Option(
+        "--cv",
+        help="Jitter of read and compute times: their coefficient of variation, 0 to "
+        "1/sqrt(3) (about 0.577). The jitter is uniform with mean 1, so a larger one would "
+        "make some times negative.",
+    ),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the jitter.")]
 
@@ -141,6 +147,8 @@ def simulate_cmd(
         profile = profile_for(spec, app, profiles)
         sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
         sim = sim.with_(trace=trace is not None)
+        if trace is not None:
+            check_out_dir("--trace", trace)
         config = chosen_configuration(
             spec, profile, opts, choice("--plan", plan_name, PlanName), engines
         )
@@ -177,6 +185,26 @@ def _nothing_before(ctx: typer.Context) -> None:
             )
 
 
+def check_out_dir(flag: str, path: Path) -> None:
+    """Refuse an output file in a missing directory before any work, not after it."""
+    if not path.parent.is_dir():
+        raise SpecError(
+            f"cannot write {str(path)!r}: no directory {str(path.parent)!r}",
+            source="command line",
+            field=flag,
+        )
+
+
+FLAG_OF_OPTION = {
+    "chunk_bytes": "--chunk",
+    "buffer_chunks": "--buffer",
+    "service_cv": "--cv",
+    "seed": "--seed",
+    "data_bytes": "--size",
+}
+"""The command-line flag that sets each `SimOptions` field, to blame the flag in errors."""
+
+
 def sim_options(
     size: str | None,
     chunk: str,
@@ -186,15 +214,21 @@ def sim_options(
     cv: float,
     seed: int,
 ) -> SimOptions:
-    return SimOptions(
-        chunk_bytes=size_flag("--chunk", chunk),
-        buffer_chunks=buffer,
-        host_mode=choice("--host-mode", host_mode, HostMode),
-        engine_power_off=choice("--engine-power-off", engine_power_off, EnginePowerOff),
-        service_cv=cv,
-        seed=seed,
-        data_bytes=None if size is None else size_flag("--size", size),
-    )
+    try:
+        return SimOptions(
+            chunk_bytes=size_flag("--chunk", chunk),
+            buffer_chunks=buffer,
+            host_mode=choice("--host-mode", host_mode, HostMode),
+            engine_power_off=choice("--engine-power-off", engine_power_off, EnginePowerOff),
+            service_cv=cv,
+            seed=seed,
+            data_bytes=None if size is None else size_flag("--size", size),
+        )
+    except SpecError as exc:
+        flag = FLAG_OF_OPTION.get(exc.field or "")
+        if flag is None:
+            raise
+        raise SpecError(exc.detail, source="command line", field=flag) from None
 
 
 def chosen_configuration(
@@ -335,6 +369,8 @@ def sweep_cmd(
                 source="command line",
                 field="--out",
             )
+        if out is not None:
+            check_out_dir("--out", out)
         for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
             if given is not None and not given:
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
@@ -387,15 +423,19 @@ def _counts(text: str) -> list[int]:
 
 
 def _encode(rows: list[dict[str, Any]], suffix: str) -> str | bytes:
+    names = _fieldnames(rows)
     if suffix == ".parquet":
         import pyarrow as pa  # noqa: PLC0415 (only for Parquet output)
         import pyarrow.parquet as pq  # noqa: PLC0415
 
+        # Rows of different platforms have different stages (CNS has no ndp): every row
+        # gets every column, null where it has none, as the CSV's empty cells.
+        padded = [{name: row.get(name) for name in names} for row in rows]
         sink = pa.BufferOutputStream()
-        pq.write_table(pa.Table.from_pylist(rows), sink)
+        pq.write_table(pa.Table.from_pylist(padded), sink)
         return bytes(sink.getvalue().to_pybytes())
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=_fieldnames(rows), lineterminator="\n")
+    writer = csv.DictWriter(text, fieldnames=names, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return text.getvalue()

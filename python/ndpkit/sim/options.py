@@ -6,6 +6,7 @@ port cap, …) stay in `ndpkit.model.Options` and mean the same thing to both.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, get_args
 
@@ -15,6 +16,9 @@ HostMode = Literal["auto", "stream", "after"]
 EnginePowerOff = Literal["auto", "end", "phase", "done"]
 
 MIB = 2**20
+MAX_SERVICE_CV = 1 / math.sqrt(3)
+"""The largest jitter: a service time is t x (1 + cv x sqrt(3) x U[-1, 1]), which would be
+negative for a larger cv (crates/ndp-sim/src/spec.rs has the same bound)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ class SimOptions:
     partial lands (the paper charges them for T_NDP); done: each switches off as soon as
     its own work is delivered (beyond the paper); auto: phase with host_mode after, else end."""
     service_cv: float = 0.0
-    """Coefficient of variation of SSD read and engine compute times (uniform jitter)."""
+    """Coefficient of variation of SSD read and engine compute times (uniform jitter),
+    0 to 1/sqrt(3) (`MAX_SERVICE_CV`)."""
     seed: int = 0
     trace: bool = False
     """Record a Chrome trace-event timeline (memory grows with the events recorded)."""
@@ -51,9 +56,10 @@ class SimOptions:
         _check(self.buffer_chunks >= 1, "buffer_chunks", "must be at least 1")
         _check(self.host_buffer_chunks >= 1, "host_buffer_chunks", "must be at least 1")
         _check(
-            0 <= self.service_cv <= 0.57,
+            0 <= self.service_cv <= MAX_SERVICE_CV,
             "service_cv",
-            f"must be in [0, 0.57], got {self.service_cv}",
+            f"must be in [0, 1/sqrt(3) = {MAX_SERVICE_CV:.4f}] (uniform jitter: a larger one "
+            f"would make some times negative), got {self.service_cv}",
         )
         _check(self.timeline_bins >= 2, "timeline_bins", "must be at least 2")
         _check(self.trace_limit >= 1, "trace_limit", "must be at least 1")

@@ -53,12 +53,14 @@ class Simulation:
     energy: Energy
     ee_mb_per_j: float
     utilisation: dict[str, float]
-    """Each stage's busiest unit: busy time over the time its phase ran."""
+    """Each stage's busiest unit: busy time over the time its phase ran (not clamped: a
+    value above 1 would be a simulator bug, and the property tests look for one)."""
     engines: list[dict[str, Any]]
     ssds: list[dict[str, Any]]
     timeline_bin_s: float
     delivered_bytes: list[float]
-    """Raw bytes whose partials reached host DRAM in each bin of `timeline_bin_s`."""
+    """Raw bytes (partial bytes x α) that crossed the uplink into host DRAM in each bin of
+    `timeline_bin_s`, counted while they move, so no bin exceeds α x the uplink."""
     events: int
     peak_pending_events: int
     chunks: int
@@ -67,6 +69,11 @@ class Simulation:
     """stream or after (the host part waited for every partial)."""
     notes: list[str] = field(default_factory=list)
     trace_json: str | None = None
+    trace_dropped_events: int = 0
+    """Trace spans past `SimOptions.trace_limit`: the trace lacks the run's later part."""
+    uplink: dict[str, float] = field(default_factory=dict)
+    """The shared uplink: busy_s (time with a transfer in flight), bytes (carried: rate x
+    time integrated, not the partial sizes) and capacity_bps."""
 
     @property
     def performance_bytes_per_s(self) -> float:
@@ -127,6 +134,8 @@ class Simulation:
             "energy_difference_pct": self.energy_difference * 100,
             "chunks": self.chunks,
             "events": self.events,
+            "trace_dropped_events": self.trace_dropped_events,
+            "uplink": self.uplink,
             "peak_pending_events": self.peak_pending_events,
             "state_times_s": self.state_times.by_component,
             "engines": self.engines,
@@ -183,7 +192,8 @@ def simulate(
         raise ModelError(f"simulator: {exc}") from None
     result = json.loads(raw)
     host_mode = "after" if spec["host"]["after_all"] else "stream"
-    data = sum(s["bytes"] for s in spec["ssds"])
+    # D as given, not the sum of the shards (D/n x n is not always D in binary floats).
+    data = profile.data_bytes if sim.data_bytes is None else sim.data_bytes
     model_profile = profile if sim.data_bytes is None else profile.with_changes(data_bytes=data)
     model = estimate(
         platform, model_profile, config, options.with_(time_basis=matching_basis(host_mode))
@@ -215,8 +225,11 @@ def simulate(
         model=model,
         host_mode=host_mode,
         trace_json=trace,
+        trace_dropped_events=result["trace_dropped"],
+        uplink={key: float(result["uplink"][key]) for key in ("busy_s", "bytes", "capacity_bps")},
     )
     simulation.notes.extend(explain(simulation, spec))
+    simulation.notes.extend(trace_notes(simulation))
     return simulation
 
 
@@ -252,23 +265,29 @@ def _state_times(result: dict[str, Any], spec: dict[str, Any]) -> StateTimes:
 def _utilisation(
     result: dict[str, Any], spec: dict[str, Any], host_split: bool
 ) -> dict[str, float]:
-    """Busiest unit of each stage over the time its phase ran (device side: until the last
-    partial lands; the host: the whole run, or its own phase when it waits for all)."""
-    device_end = result["ndp_end_s"]
+    """Busiest unit of each stage over the time its phase ran. A host part that waits for
+    every partial runs in a phase of its own, after the device side (until the last partial
+    lands); otherwise every stage works through the whole run. Measuring the device side to
+    the last arrival there would credit the host DRAM buffer's head start to the device
+    stages and name one that does not limit the run."""
     end = result["makespan_s"]
     if end <= 0:
         return {SSD: 0.0}
+    after = spec["host"]["after_all"]
+    device_window = result["ndp_end_s"] if after else end
 
     def share(busy: float, window: float) -> float:
-        return min(busy / window, 1.0) if window > 0 else 0.0
+        return busy / window if window > 0 else 0.0
 
-    ssd = max(share(s["active_s"], device_end) for s in result["ssds"])
-    link = share(result["uplink"]["bytes"] / spec["uplink"]["bps"], device_end)
-    host_window = end - device_end if spec["host"]["after_all"] else end
+    ssd = max(share(s["active_s"], device_window) for s in result["ssds"])
+    link = share(result["uplink"]["bytes"] / spec["uplink"]["bps"], device_window)
+    host_window = end - result["ndp_end_s"] if after else end
     cpu = share(result["host"]["active_s"], host_window) if spec["host"]["bps"] else 0.0
     if host_split:
         return {SSD: ssd, LINK: link, CPU: cpu}
-    ndp = max((share(e["busy_s"], device_end) for e in result["engines"] if e["active"]), default=0)
+    ndp = max(
+        (share(e["busy_s"], device_window) for e in result["engines"] if e["active"]), default=0
+    )
     return {SSD: ssd, NDP: ndp, NDP2CPU: link, CPU: cpu}
 
 
@@ -341,9 +360,22 @@ def explain(s: Simulation, spec: dict[str, Any]) -> list[str]:
     return notes
 
 
+def trace_notes(s: Simulation) -> list[str]:
+    """A trace that hit its span limit says so: it silently ends part-way otherwise."""
+    if s.trace_dropped_events <= 0:
+        return []
+    return [
+        f"trace: {s.trace_dropped_events:,} spans past the limit of "
+        f"{s.sim_options.trace_limit:,} were not recorded, so the later part of the run is "
+        "missing from the trace; larger chunks (--chunk) or a smaller data set (--size) "
+        "give fewer spans and a complete trace"
+    ]
+
+
 def fill_drain_s(spec: dict[str, Any]) -> float:
-    """One chunk through every stage: the time a pipeline cannot overlap at its ends."""
-    chunk = spec["chunk_bytes"]
+    """One chunk through every stage: the time a pipeline cannot overlap at its ends. A
+    shard smaller than the configured chunk is read as one smaller chunk."""
+    chunk = min(float(spec["chunk_bytes"]), max(float(ssd["bytes"]) for ssd in spec["ssds"]))
     seconds = chunk / min(ssd["read_bps"] for ssd in spec["ssds"])
     engines = [e for e in spec["engines"] if e["active"]]
     alpha = 1.0

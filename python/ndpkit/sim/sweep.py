@@ -93,7 +93,7 @@ def run_point(point: SweepPoint, options: Options, sim: SimOptions) -> dict[str,
         "app": s.app,
         "engines_on": len(engines),
         "chunk_bytes": point.chunk_bytes,
-        "data_bytes": s.data_bytes,
+        "data_bytes": round(s.data_bytes),  # whole bytes: a data set has no fractions
         "time_s": s.time_s,
         "model_time_s": s.model.time_s,
         "time_difference_pct": s.time_difference * 100,

@@ -1,0 +1,72 @@
+"""`ndpkit sweep --out`: CSV and Parquet hold the same table, whatever mix of platforms
+(issue 5 audit, findings 2 and 7)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+MIXED = (
+    "sweep", "--platforms", "cns,rfns", "--apps", "he", "--engines", "36",
+    "--chunks", "1 MiB", "--size", "1 GiB",
+)  # fmt: skip
+
+
+def test_parquet_has_every_column_of_the_csv_with_the_same_values(ndpkit, tmp_path: Path) -> None:
+    """CNS rows have no ndp or ndp2cpu stage (the first row), RFNS rows have: the Parquet
+    file keeps those columns, null where the CSV leaves the cell empty."""
+    written = {}
+    for suffix in ("csv", "parquet"):
+        out = tmp_path / f"sweep.{suffix}"
+        result = ndpkit(*MIXED, "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        written[suffix] = out
+    with written["csv"].open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        csv_rows = list(reader)
+        csv_columns = list(reader.fieldnames or [])
+    table = pq.read_table(written["parquet"])
+    assert table.column_names == csv_columns
+    assert {"utilisation_ndp", "utilisation_ndp2cpu", "utilisation_link"} <= set(csv_columns)
+    parquet_rows = table.to_pylist()
+    assert [r["platform"] for r in parquet_rows] == ["cns", "rfns"]
+    for got, expected in zip(parquet_rows, csv_rows, strict=True):
+        for column in csv_columns:
+            if column == "wall_s":
+                continue  # each run's own wall time
+            text, value = expected[column], got[column]
+            if text == "":
+                assert value is None, column
+            elif isinstance(value, float):
+                assert math.isclose(value, float(text), rel_tol=1e-15), column
+            else:
+                assert str(value) == text, column
+    assert parquet_rows[0]["utilisation_ndp"] is None
+    assert parquet_rows[1]["utilisation_link"] is None
+
+
+def test_data_bytes_is_a_whole_number_of_bytes(ndpkit, tmp_path: Path) -> None:
+    """1 GiB over 36 SSDs is 29826161.78 B a shard; their sum is not 2^30 in binary floats,
+    but the file reports the data set as given."""
+    out = tmp_path / "sweep.csv"
+    result = ndpkit(*MIXED, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    with out.open(encoding="utf-8", newline="") as f:
+        assert [row["data_bytes"] for row in csv.DictReader(f)] == ["1073741824"] * 2
+    parquet = tmp_path / "sweep.parquet"
+    assert ndpkit(*MIXED, "--out", str(parquet)).returncode == 0
+    assert pq.read_table(parquet).column("data_bytes").to_pylist() == [2**30] * 2
+
+
+def test_an_output_in_a_missing_directory_fails_before_the_sweep(ndpkit, tmp_path: Path) -> None:
+    """The directory is checked first: an engine count the switch layer cannot route (a
+    later check, made just before the sweep) is not reached, and nothing is written."""
+    out = tmp_path / "missing" / "x.csv"
+    result = ndpkit("sweep", "--platforms", "rfns", "--engines", "5", "--out", str(out))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"--out: cannot write '{out}': no directory '{out.parent}'" in result.stderr
+    assert "--engines" not in result.stderr and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
