@@ -36,7 +36,9 @@ def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
 
 def test_a_file_extending_a_preset_beside_it_is_refused(tmp_path: Path) -> None:
     mine = tmp_path / "mine3.toml"
-    mine.write_text('version = 1\nextends = "rfns"\n[host]\npower_active = "1000 W"\n')
+    mine.write_text(
+        'version = 1\nextends = "rfns"\nname = "rfns"\n[host]\npower_active = "1000 W"\n'
+    )
     line = _one_error_line(_evaluate("--platforms", f"rfns,{mine}"))
     assert line.startswith("error: command line: --platforms: ")
     assert f"'rfns' and '{mine}' are both named 'rfns'" in line
@@ -53,7 +55,7 @@ def test_in_process_the_field_is_platforms(tmp_path: Path) -> None:
     named = tmp_path / "mine.toml"
     named.write_text('version = 1\nextends = "rfns"\nname = "mine"\n')
     assert list(ev.load_platforms(["rfns", str(named)])) == ["rfns", "mine"]
-    unnamed = tmp_path / "copy.toml"
-    unnamed.write_text('version = 1\nextends = "rfns"\n')
+    same_name = tmp_path / "copy.toml"
+    same_name.write_text('version = 1\nextends = "rfns"\nname = "rfns"\n')
     with pytest.raises(SpecError, match=r"^platforms: 'rfns' and '.*copy.toml' are both named"):
-        ev.evaluate(["lc"], ["rfns", str(unnamed)])
+        ev.evaluate(["lc"], ["rfns", str(same_name)])

@@ -131,9 +131,9 @@ def split_variants(app: str) -> list[str]:
 def load_platforms(
     arguments: Sequence[str], *, source: str | None = None, flag: str = "platforms"
 ) -> dict[str, Platform]:
-    """The platforms by name. Two arguments for one name (a file that `extends` a preset
-    without a `name` of its own is that preset's name) are refused: results are keyed by
-    name, so one platform's would silently replace the other's."""
+    """The platforms by name. Two arguments for one name (a preset and a file that names
+    itself after it, or one platform given twice) are refused: results are keyed by name,
+    so one platform's would silently replace the other's."""
     found: dict[str, tuple[str, Platform]] = {}
     for argument in arguments:
         spec = load_platform(argument)
@@ -143,9 +143,8 @@ def load_platforms(
                 why = f"names platform {spec.name!r} twice; give each platform once"
             else:
                 why = (
-                    f"{first!r} and {argument!r} are both named {spec.name!r}; give a file "
-                    "a `name` of its own (one that extends a preset without it takes the "
-                    "preset's)"
+                    f"{first!r} and {argument!r} are both named {spec.name!r}; give each "
+                    "file a `name` of its own"
                 )
             raise SpecError(why, source=source, field=flag)
         found[spec.name] = (argument, spec)

@@ -19,17 +19,35 @@ Shipped profiles: `rans-rfns` (the paper's Table 3 host columns, §8.1) and `ris
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ndpkit.errors import SpecError, UnknownNameError
-from ndpkit.hw.quantity import Cycles, Duration, Frequency, PositiveNumber, Power, Rate, Size
+from ndpkit.hw.engine import EngineKind
+from ndpkit.hw.quantity import (
+    Cycles,
+    Duration,
+    FormatVersion,
+    Frequency,
+    PositiveNumber,
+    Power,
+    Rate,
+    Size,
+)
 from ndpkit.hw.spec import spec_error
 
 _PROFILES = "ndpkit.profiles"
@@ -83,7 +101,7 @@ class Profile(BaseModel):
     host_only_bytes_per_s: Rate | None = Field(
         None, alias="host_only", description="the whole kernel on the host (a CNS run)"
     )
-    engine_bytes_per_s: dict[str, Rate] = Field(
+    engine_bytes_per_s: dict[EngineKind, Rate] = Field(
         default_factory=dict, alias="engine", description="measured single-engine rate by kind"
     )
     published_ndp_time_s: dict[str, Duration] = Field(
@@ -103,6 +121,20 @@ class Profile(BaseModel):
     published_fit: PublishedFit | None = Field(
         None, description="a paper's characteristic fits for this app (RISP Eqs. 13-14)"
     )
+
+    @field_validator("engine_bytes_per_s", mode="before")
+    @classmethod
+    def _known_kinds(cls, value: Any) -> Any:
+        """A misspelt kind would never match an engine: the rate would be silently unused."""
+        kinds = get_args(EngineKind)
+        for kind in value if isinstance(value, dict) else ():
+            if kind not in kinds:
+                close = difflib.get_close_matches(str(kind).lower(), kinds, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ValueError(
+                    f"unknown engine kind {kind!r}{hint} (the kinds are {', '.join(kinds)})"
+                )
+        return value
 
     @model_validator(mode="after")
     def _cpb_consistent(self) -> Profile:
@@ -140,7 +172,7 @@ class ProfileSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    version: int = Field(1, ge=1, le=1)
+    version: FormatVersion = 1
     source: str = ""
     apps: dict[str, Profile]
 

@@ -66,7 +66,8 @@ def test_a_count_beyond_the_limit_is_an_error(tmp_path: Path) -> None:
 def test_a_count_at_the_limit_loads(tmp_path: Path) -> None:
     path = tmp_path / "big.toml"
     path.write_text(
-        f'extends = "rans"\n[storage]\ncount = {MAX_COUNT}\n[engines]\ncount = {MAX_COUNT}\n'
+        f'extends = "rans"\nname = "big"\n[storage]\ncount = {MAX_COUNT}\n'
+        f"[engines]\ncount = {MAX_COUNT}\n"
     )
     assert load_platform(path).devices == MAX_COUNT
 

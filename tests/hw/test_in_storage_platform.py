@@ -186,7 +186,9 @@ def test_host_link_interface_table_with_an_override(tmp_path: Path) -> None:
 
 def test_child_override_merges_into_parents_named_interface(tmp_path: Path) -> None:
     """risp-baseline names sata-3.2; a child's [host_link] field refines it."""
-    path = _write(tmp_path, 'extends = "risp-64ch"\n[host_link]\npower_idle = "0.5 W"\n')
+    path = _write(
+        tmp_path, 'extends = "risp-64ch"\nname = "mine"\n[host_link]\npower_idle = "0.5 W"\n'
+    )
     link = load_platform(path).host_link
     assert link.bandwidth_bytes_per_s == pytest.approx(1.97e9, rel=REL)
     assert link.power_active_w == pytest.approx(7.0, rel=REL)

@@ -115,7 +115,9 @@ RoundingOpt = Annotated[
 SwitchPowerOpt = Annotated[
     str | None,
     typer.Option(
-        "--switch-power", help="O5: declared (18 mW total) or per_element (n/2 x 0.99 mW)."
+        "--switch-power",
+        help="O5: the switch layer's power: declared (its power_total; the RANS/RFNS presets': "
+        "18 mW) or per_element (element_power x mux elements; the presets': 18 x 0.99 mW).",
     ),
 ]
 SwitchTimeOpt = Annotated[
@@ -129,7 +131,9 @@ ImprovementOpt = Annotated[
 MuxCapOpt = Annotated[
     bool,
     typer.Option(
-        "--mux-port-cap/--no-mux-port-cap", help="O9: cap switched SSD links at the mux's 20 Gbps."
+        "--mux-port-cap/--no-mux-port-cap",
+        help="O9: cap each SSD behind a mux at the switch layer's port_bandwidth (the "
+        "RANS/RFNS presets': 20 Gbps).",
     ),
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Annotated, Any
 
@@ -182,6 +183,12 @@ def estimate_cmd(
                 f"--split device: platform {spec.name!r} has no NDP engines or cells; "
                 "its only split is host"
             )
+        if split == "host" and engines is not None:
+            raise ModelError(
+                "--engines: --split host runs the whole kernel on the host with every engine "
+                "off; leave out --engines, or use --split device"
+            )
+        _port_cap_applies(spec, opts, host_split=split == "host")
         if split == "host":
             config = HOST_ONLY
         elif engines is None:
@@ -195,8 +202,29 @@ def estimate_cmd(
             config = configuration_of(activate(spec.devices, k, engines), spec.devices)
         result = estimate(spec, profile, config, opts)
     emit([estimate_table(result)], fmt, {"estimate": result.as_dict(), "notes": result.notes})
-    for note in result.notes if fmt is Format.table else []:
+    _print_notes(result.notes, fmt)
+
+
+def _print_notes(notes: list[str], fmt: Format) -> None:
+    """Notes on stderr, unless the format is JSON, whose document carries them."""
+    for note in notes if fmt is not Format.json else []:
         stderr().print(f"note: {note}", highlight=False)
+
+
+def _port_cap_applies(spec: Platform, opts: Options, *, host_split: bool = False) -> None:
+    """--mux-port-cap where no SSD crosses a capped mux port would change nothing."""
+    if not opts.mux_port_cap:
+        return
+    layer = spec.switch_layer
+    if layer.port_bandwidth_bytes_per_s is None:
+        why = f"platform {spec.name!r} declares no switch_layer.port_bandwidth to cap at"
+    elif layer.module_size(spec.devices) == 1:
+        why = f"switch layer {layer.scheme} on {spec.name!r} routes no SSD through a mux port"
+    elif host_split:
+        why = "under --split host no data passes the switch layer to the engines"
+    else:
+        return
+    raise SpecError(f"changes nothing: {why}", source="command line", field="--mux-port-cap")
 
 
 def estimate_table(e: Estimate) -> Table:
@@ -292,6 +320,7 @@ def plan_cmd(
     """Choose how many engines (or, in an SSD, channels and cells) to power on, and report
     the energy saved."""
     with user_errors():
+        _check_tolerance(tolerance)
         spec = load_platform(platform)
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         base = family_defaults(spec)
@@ -331,6 +360,7 @@ def plan_cmd(
             )
             if spec.engines is None and not optimal:
                 raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
+            _port_cap_applies(spec if scheme is None else _rewired(spec, scheme), opts)
             result = (
                 optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme)
                 if optimal
@@ -340,11 +370,30 @@ def plan_cmd(
     if fmt is Format.json:
         sys.stdout.write(to_json(document))
         return
-    emit([plan_table(result)], fmt)
-    if result.candidates and fmt is Format.table:
-        emit([candidates_table(result)], fmt)
-    for note in result.planned.notes if fmt is Format.table else []:
-        stderr().print(f"note: {note}", highlight=False)
+    if fmt is Format.csv:
+        # the JSON's tables and values: numbers in the units their keys name, not display text
+        emit([plan_values_table(result), *candidate_values_tables(result)], fmt)
+    else:
+        emit([plan_table(result), *([candidates_table(result)] if result.candidates else [])], fmt)
+    _print_notes(result.planned.notes, fmt)
+
+
+def _check_tolerance(tolerance: float) -> None:
+    # NaN compares false with everything: `tolerance < 0` alone would let it through.
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise SpecError(
+            f"must be a finite fraction >= 0 (0.05 = 5% slower than the best), got {tolerance:g}",
+            source="command line",
+            field="--tolerance",
+        )
+
+
+def _rewired(spec: Platform, scheme: str) -> Platform:
+    """`spec` under --scheme; a scheme the platform cannot take is an error naming the flag."""
+    try:
+        return spec.with_scheme(scheme)
+    except SpecError as exc:
+        raise SpecError(exc.detail, source="command line", field="--scheme") from None
 
 
 def _no_channel_flags(platform: str, **given: str | None) -> None:
@@ -497,6 +546,27 @@ def _ns(d: dict[str, Any], policy: str) -> str:
     exact = d[f"n_{policy}_exact"]
     rest = " / ".join(str(d[f"n_{policy}_{how}"]) for how in ("floor", "ceil", "nearest", "search"))
     return f"{cell(exact, 2)} / {rest}"
+
+
+def plan_values_table(p: Plan) -> Table:
+    """The JSON's `plan` object as rows of key and machine value (the notes go to stderr)."""
+    rows = [{"quantity": k, "value": v} for k, v in p.as_dict().items() if k != "notes"]
+    return Table(
+        "plan",
+        f"Plan — {p.app} on {p.platform}",
+        [Column("quantity", "quantity", None), Column("value", "value", None)],
+        rows,
+    )
+
+
+def candidate_values_tables(p: Plan) -> list[Table]:
+    """The JSON's `candidates`, each a whole estimate (none unless --optimal)."""
+    if not p.candidates:
+        return []
+    rows = [c.as_dict() for c in p.candidates]
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    columns = [Column(key, key, None) for key in keys]
+    return [Table("candidates", "Configurations considered", columns, rows)]
 
 
 def candidates_table(p: Plan) -> Table:

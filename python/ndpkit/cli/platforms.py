@@ -25,6 +25,13 @@ _KINDS = {
     "_s": Kind.TIME,
     "_j": Kind.ENERGY,
 }
+_PER_APP: dict[str, Kind | None] = {
+    "throughput": Kind.BANDWIDTH,
+    "power_active_by_app": Kind.POWER,
+    "bytes_per_cycle": None,
+    "pipeline_delay_cycles": None,
+}
+"""Tables of one value per application, and what their values measure."""
 
 
 def summary(platform: Platform) -> dict[str, Any]:
@@ -71,26 +78,23 @@ def show(
     name: Annotated[str, typer.Argument(help="A preset name (see `list`) or a TOML file.")],
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Show every field of a platform, in SI units with readable prefixes."""
+    """Show every field of a platform, in SI units with readable prefixes (CSV: the JSON's
+    numbers, with their SI unit in a column of its own)."""
     with user_errors():
         platform = load_platform(name)
     data = platform.model_dump()
     if fmt is Format.json:
         sys.stdout.write(to_json(data))
         return
-    rows = [{"field": key, "value": _readable(key, value)} for key, value in _flatten(data)]
-    emit(
-        [
-            Table(
-                "platform",
-                f"Platform {platform.name} — {platform.description}",
-                [Column("field", "field", None), Column("value", "value", None)],
-                rows,
-                note=platform.source,
-            )
-        ],
-        fmt,
-    )
+    fields = _flatten(data)
+    columns = [Column("field", "field", None), Column("value", "value", None)]
+    if fmt is Format.csv:
+        rows = [{"field": k, "value": v, "unit": _unit(k, v)} for k, v in fields]
+        columns.append(Column("unit", "unit", None))
+    else:
+        rows = [{"field": key, "value": _readable(key, value)} for key, value in fields]
+    title = f"Platform {platform.name} — {platform.description}"
+    emit([Table("platform", title, columns, rows, note=platform.source)], fmt)
 
 
 @app.command()
@@ -119,11 +123,22 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 def _readable(key: str, value: Any) -> str:
     if not isinstance(value, float):
         return str(value)
-    section = key.split(".")[-2] if "." in key else ""
-    kind = {"throughput": Kind.BANDWIDTH, "power_active_by_app": Kind.POWER}.get(section)
-    if kind is None:
-        kind = next((k for suffix, k in _KINDS.items() if key.endswith(suffix)), None)
+    kind = _kind(key)
     return f"{value:g}" if kind is None else _quantity(value, kind)
+
+
+def _unit(key: str, value: Any) -> str:
+    """The SI unit of a field's number ('' for counts, ratios and text)."""
+    kind = _kind(key) if isinstance(value, float) else None
+    return "" if kind is None else kind.si_name
+
+
+def _kind(key: str) -> Kind | None:
+    """What a flattened field measures: by its table (throughput.lc) or its key's suffix."""
+    section = key.split(".")[-2] if "." in key else ""
+    if section in _PER_APP:  # keyed by app name, which says nothing of the unit
+        return _PER_APP[section]
+    return next((k for suffix, k in _KINDS.items() if key.endswith(suffix)), None)
 
 
 def _quantity(value: float, kind: Kind) -> str:

@@ -33,7 +33,10 @@ def load_platform(name_or_path: str | Path) -> Platform:
     data: dict[str, Any] = {}
     for _, layer in reversed(layers):
         data = _merge(data, layer)
-    return _validate(data, layers)
+    platform = _validate(data, layers)
+    if _is_file(name_or_path):
+        _own_name(layers)
+    return platform
 
 
 def validate_platform(data: dict[str, Any], *, source: str) -> Platform:
@@ -59,6 +62,23 @@ def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
         raise spec_error(exc, source, model=Platform) from None
 
 
+def _own_name(layers: list[Layer]) -> None:
+    """A user's file that extends another must name itself: under the parent's name it
+    would pass for the parent, e.g. `--wall-times printed` would apply the parent's
+    published full-server times to a different machine."""
+    source, top = layers[0]
+    parent = top.get("extends")
+    if parent is None or "name" in top:
+        return
+    raise SpecError(
+        f"required: a file that extends {parent!r} needs a name of its own, or it would pass "
+        f"for {parent!r} (e.g. --wall-times printed would apply that platform's published "
+        "times to this machine)",
+        source=source,
+        field="name",
+    )
+
+
 def _has(table: dict[str, Any], loc: tuple[str | int, ...]) -> bool:
     node: Any = table
     for part in loc:
@@ -76,7 +96,7 @@ def _layers(
     `seen` holds (identity, name) of the files below; `named_by` is the file whose
     `extends` names this one: errors in resolving the name are that file's."""
     path = Path(name_or_path)
-    is_file = path.suffix == ".toml" or path.exists()
+    is_file = _is_file(name_or_path)
     # A file is the same file however it is reached ("a.toml", "../d/a.toml").
     key = str(path.resolve()) if is_file else str(name_or_path)
     if key in (identity for identity, _ in seen):
@@ -110,6 +130,12 @@ def _layers(
     if is_file and parent.endswith(".toml"):
         parent_ref = path.parent / parent
     return layers + _layers(parent_ref, (*seen, (key, str(name_or_path))), named_by=source)
+
+
+def _is_file(name_or_path: str | Path) -> bool:
+    """A path to a user's file, not a preset name."""
+    path = Path(name_or_path)
+    return path.suffix == ".toml" or path.exists()
 
 
 def _read_file(path: Path, named_by: str | None) -> dict[str, Any]:

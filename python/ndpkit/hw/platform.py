@@ -12,9 +12,10 @@ from ndpkit.hw.engine import Engine
 from ndpkit.hw.host import Host
 from ndpkit.hw.interfaces import interface_spec
 from ndpkit.hw.link import Link
+from ndpkit.hw.quantity import FormatVersion
 from ndpkit.hw.spec import Spec
 from ndpkit.hw.storage import StorageDevice
-from ndpkit.hw.switch import PcieSwitch, SwitchLayer
+from ndpkit.hw.switch import PcieSwitch, SwitchLayer, check_scheme
 
 
 class Platform(Spec):
@@ -30,7 +31,7 @@ class Platform(Spec):
     on-device DRAM → `host_link` (the SSD's host interface) → host.
     """
 
-    version: int = Field(1, ge=1, le=1, description="spec format version")
+    version: FormatVersion = Field(1, description="spec format version")
     name: str = Field(min_length=1)
     description: str = ""
     source: str = Field("", description="where the values come from (paper, table)")
@@ -142,6 +143,12 @@ class Platform(Spec):
 
     def with_scheme(self, scheme: str) -> Platform:
         """The same machine with another switch-layer scheme (mux1 = no switch layer)."""
+        try:
+            check_scheme(scheme)  # before rescaling power, which divides by the module size
+        except ValueError as exc:
+            raise SpecError(
+                str(exc), source=f"platform {self.name}", field="switch_layer.scheme"
+            ) from None
         data = self.model_dump(by_alias=False)
         data["switch_layer"]["scheme"] = scheme
         self._rescale_switch_power(data, self.devices, scheme)

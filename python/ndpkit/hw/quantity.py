@@ -6,25 +6,59 @@ measured rate) and holds bytes per second as a float.
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 
-from ndpkit.units import MAX_SI, MIN_SI, Kind, UnitError, parse
+from ndpkit.units import MAX_SI, MIN_SI, Kind, UnitError, format_si, parse
 
 
-def _parser(kind: Kind) -> BeforeValidator:
+def _parser(kind: Kind, *, zero_ok: bool) -> BeforeValidator:
+    """Parse a quantity of `kind` and check its sign; `zero_ok`: >= 0, else > 0."""
+
     def convert(value: Any, info: ValidationInfo) -> float:
         # Re-validating an already-loaded spec (e.g. Platform.with_scheme) passes SI
         # floats; files never do, so bare numbers stay an error there.
         if info.context and info.context.get("si") and isinstance(value, int | float):
-            return float(value)  # inf or nan is refused by allow_inf_nan=False
-        try:
-            return parse(value, kind)
-        except UnitError as exc:
-            raise ValueError(str(exc)) from None
+            number = float(value)
+            if not math.isfinite(number):
+                return number  # refused by allow_inf_nan=False
+            shown = format_si(number, kind)
+        else:
+            try:
+                number = parse(value, kind)
+            except UnitError as exc:
+                raise ValueError(str(exc)) from None
+            # as written: "-3 GB/s", not the -3e+09 it is in bytes/s
+            shown = repr(value) if isinstance(value, str) else format_si(number, kind)
+        if zero_ok and number < 0:
+            raise ValueError(f"must not be negative, got {shown}")
+        if not zero_ok and not number > 0:
+            raise ValueError(f"must be greater than zero, got {shown}")
+        return number
 
     return BeforeValidator(convert)
+
+
+def _plain_number(value: Any) -> Any:
+    """A TOML number: `true` is not 1 and `"8"` is not 8 (pydantic would take both)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"expected a number, got {_as_written(value)}")
+    return value
+
+
+def _whole_number(value: Any) -> Any:
+    """A TOML integer: `true` is not 1, and `"36"` or `36.0` is not 36."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"expected a whole number, got {_as_written(value)}")
+    return value
+
+
+def _as_written(value: Any) -> str:
+    """A parsed TOML value as the file spells it (`true`, not Python's `True`)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def _plausible(value: float, info: ValidationInfo) -> float:
@@ -32,18 +66,6 @@ def _plausible(value: float, info: ValidationInfo) -> float:
     from_file = not (info.context and info.context.get("si"))
     if from_file and value != 0 and not MIN_SI <= abs(value) <= MAX_SI:
         raise ValueError(f"must be 0 or between {MIN_SI:g} and {MAX_SI:g}, got {value:g}")
-    return value
-
-
-def _positive(value: float) -> float:
-    if not value > 0:
-        raise ValueError(f"must be greater than zero, got {value:g}")
-    return value
-
-
-def _non_negative(value: float) -> float:
-    if value < 0:
-        raise ValueError(f"must not be negative, got {value:g}")
     return value
 
 
@@ -67,23 +89,29 @@ def _measured_rate(value: Any) -> Any:
     return value
 
 
-Bandwidth = Annotated[float, _parser(Kind.BANDWIDTH), AfterValidator(_positive)]
-Rate = Annotated[
-    float, _parser(Kind.BANDWIDTH), BeforeValidator(_measured_rate), AfterValidator(_positive)
-]
-Size = Annotated[float, _parser(Kind.SIZE), AfterValidator(_positive)]
-Time = Annotated[float, _parser(Kind.TIME), AfterValidator(_non_negative)]
-Duration = Annotated[float, _parser(Kind.TIME), AfterValidator(_positive)]
+Bandwidth = Annotated[float, _parser(Kind.BANDWIDTH, zero_ok=False)]
+# Before-validators run last first: a {size, time} table becomes a rate string, then parses.
+Rate = Annotated[float, _parser(Kind.BANDWIDTH, zero_ok=False), BeforeValidator(_measured_rate)]
+Size = Annotated[float, _parser(Kind.SIZE, zero_ok=False)]
+Time = Annotated[float, _parser(Kind.TIME, zero_ok=True)]
+Duration = Annotated[float, _parser(Kind.TIME, zero_ok=False)]
 """A time that divides (e.g. a published run time: rate = size / time), so not zero."""
-Power = Annotated[float, _parser(Kind.POWER), AfterValidator(_non_negative)]
-Energy = Annotated[float, _parser(Kind.ENERGY), AfterValidator(_non_negative)]
-Frequency = Annotated[float, _parser(Kind.FREQUENCY), AfterValidator(_positive)]
+Power = Annotated[float, _parser(Kind.POWER, zero_ok=True)]
+Energy = Annotated[float, _parser(Kind.ENERGY, zero_ok=True)]
+Frequency = Annotated[float, _parser(Kind.FREQUENCY, zero_ok=False)]
 
 MAX_COUNT = 65536
 """The most devices, engines, channels or cores of one kind. Beyond, the planner (which
 tries engine counts one by one) takes minutes to hours; far beyond, counts overflow."""
-Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
-PositiveNumber = Annotated[float, Field(gt=0, allow_inf_nan=False), AfterValidator(_plausible)]
+Count = Annotated[int, BeforeValidator(_whole_number), Field(ge=1, le=MAX_COUNT)]
+PositiveNumber = Annotated[
+    float,
+    BeforeValidator(_plain_number),
+    Field(gt=0, allow_inf_nan=False),
+    AfterValidator(_plausible),
+]
 """A plain positive number (a ratio, bytes per cycle): finite and within range."""
-Cycles = Annotated[int, Field(ge=0, le=10**15)]
+Cycles = Annotated[int, BeforeValidator(_whole_number), Field(ge=0, le=10**15)]
 """A number of clock cycles: a day at 10 GHz is under 10^15."""
+FormatVersion = Annotated[int, BeforeValidator(_whole_number), Field(ge=1, le=1)]
+"""A file format's version: only 1 exists."""

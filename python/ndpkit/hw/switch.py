@@ -16,7 +16,14 @@ from pydantic import Field, field_validator
 from ndpkit.hw.quantity import Bandwidth, Count, Power
 from ndpkit.hw.spec import Spec
 
-_SCHEME = re.compile(r"^mux([1-9][0-9]*|n)$")
+_SCHEME = re.compile(r"mux([1-9][0-9]*|n)")
+
+
+def check_scheme(value: str) -> str:
+    """`value` if it is a switch-layer scheme (mux1, mux2, …, muxk, muxn), else ValueError."""
+    if not _SCHEME.fullmatch(value):
+        raise ValueError(f"scheme must be mux1, mux2, …, muxk or muxn, got {value!r}")
+    return value
 
 
 class PcieSwitch(Spec):
@@ -48,9 +55,7 @@ class SwitchLayer(Spec):
     @field_validator("scheme")
     @classmethod
     def _known_scheme(cls, value: str) -> str:
-        if not _SCHEME.match(value):
-            raise ValueError(f"scheme must be mux1, mux2, …, muxk or muxn, got {value!r}")
-        return value
+        return check_scheme(value)
 
     def module_size(self, devices: int) -> int:
         """k: how many neighbouring SSDs one module (and one mux element) spans."""

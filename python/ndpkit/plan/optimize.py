@@ -13,6 +13,8 @@ the switch layer's power, because it compares whole estimates.
 
 from __future__ import annotations
 
+import math
+
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
@@ -34,8 +36,9 @@ def optimise(
     scheme: str | None = None,
 ) -> Plan:
     """The configuration with the least energy whose performance >= best / (1 + tolerance)."""
-    if tolerance < 0:
-        raise ModelError(f"tolerance must be >= 0, got {tolerance}")
+    # NaN compares false with everything, so `tolerance < 0` alone would let it through.
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance}")
     options = options or Options()
     wired = platform if scheme is None else platform.with_scheme(scheme)
     n = wired.devices

@@ -1,0 +1,24 @@
+"""`optimise` refuses a tolerance that is not a finite number >= 0: NaN compared false with
+every bound and crashed the search (`min()` of no candidates)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ndpkit.errors import ModelError
+from ndpkit.hw import load_platform
+from ndpkit.plan import optimise
+from ndpkit.profile import load_profile
+
+
+@pytest.mark.parametrize("tolerance", [math.nan, math.inf, -math.inf, -0.01])
+def test_a_tolerance_that_is_not_finite_and_non_negative_is_refused(tolerance: float) -> None:
+    with pytest.raises(ModelError, match="tolerance must be a finite number >= 0"):
+        optimise(load_platform("rans"), load_profile("lc"), tolerance=tolerance)
+
+
+def test_a_large_finite_tolerance_still_plans() -> None:
+    result = optimise(load_platform("rans"), load_profile("lc"), tolerance=1e6)
+    assert result.method == "optimal (tolerance 1e+06)"
