@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 import os
@@ -24,8 +23,6 @@ from cli_errors import one_error_line
 from ndpkit.kernels import Kernel
 from ndpkit.runtime import Dataset, generate_dataset, open_dataset
 
-HAS_LC = importlib.util.find_spec("ndpkit.kernels.lc") is not None
-needs_lc = pytest.mark.skipif(not HAS_LC, reason="ndpkit.kernels.lc not written yet")
 SKIMAGE_DATA = Path(skimage.data.__file__).parent
 
 
@@ -119,7 +116,6 @@ def test_bad_input_is_one_line_exit_2(ndpkit, tmp_path: Path, args: Any, expecte
     assert not (tmp_path / "X").exists()
 
 
-@needs_lc
 def test_generate_lc_then_refuse_then_overwrite(ndpkit, tmp_path: Path) -> None:
     out = tmp_path / "lc"
     args = ("data", "generate", "lc", "--size", "1MiB", "--devices", "4", "--out", str(out))
@@ -134,7 +130,6 @@ def test_generate_lc_then_refuse_then_overwrite(ndpkit, tmp_path: Path) -> None:
     assert again.returncode == 0 and open_dataset(out).seed == 1
 
 
-@needs_lc
 def test_import_npy_for_lc(ndpkit, tmp_path: Path) -> None:
     points = (np.arange(1000 * 8, dtype=np.float32) % 17).reshape(1000, 8)
     np.save(tmp_path / "points.npy", points)
@@ -225,7 +220,6 @@ def test_show_csv_has_both_tables(ndpkit, dataset: Dataset, flag: str) -> None:
     assert [int(r["data_bytes"]) for r in devices] == [104 * 16] * 3
 
 
-@needs_lc
 def test_generate_and_import_print_csv(ndpkit, tmp_path: Path) -> None:
     out = tmp_path / "lc"
     args = ("generate", "lc", "--size", "1MiB", "--devices", "2", "--out", str(out))

@@ -391,6 +391,41 @@ def test_reproduction_contains_the_anchors(tables):
     assert knn8["net_saving_j"] == pytest.approx(-1.18, abs=0.005), "11.6 in Table 11"
 
 
+def test_reproduction_form_b_efficiency_and_gross_savings(tables):
+    # Tables 5 "EE B": spec §5.2 EE = D[MB] / E with D = 130 GB x 1024 (§8.1, O4) and form B
+    # E = (P_NDPEs + P_idle) x T_NDP + (P_active - P_idle) x T_CPU, with P_NDPEs = 36 x 5.76 W
+    # = 207.36 W, P_idle = 30.33 W, P_active = 613.70 W (§5.1) and T_NDP = 22.93 s,
+    # T_CPU = 0.62 s (Table 3, k-NN_2 on RANS):
+    # E_B = 237.69 x 22.93 + 583.37 x 0.62 = 5450.2317 + 361.6894 = 5811.9211 J -> 22.905 MB/J
+    # (form A would give anchor 11.5's 22.83 MB/J).
+    energy_b_j = (36 * 5.76 + 30.33) * 22.93 + (613.70 - 30.33) * 0.62
+    assert energy_b_j == pytest.approx(5811.9211, abs=1e-6)
+    knn2_rans = row(tables["5"], server="rans", app="knn2")
+    assert knn2_rans["ee_form_b_mb_per_j"] == pytest.approx(130 * 1024 / energy_b_j, rel=1e-9), (
+        "Table 5 EE B for k-NN_2 on RANS != 130 GB x 1024 / 5811.92 J"
+    )
+    # Table 8 "EE B", k-NN_2 on RFNS: P_NDPEs = 36 x 11.68 W = 420.48 W (§5.1), T_NDP = 1.01 s,
+    # T_CPU = 0.62 s (Table 3): E_B = 450.81 x 1.01 + 583.37 x 0.62 = 817.0075 J.
+    energy_b_rfns_j = (36 * 11.68 + 30.33) * 1.01 + (613.70 - 30.33) * 0.62
+    assert energy_b_rfns_j == pytest.approx(817.0075, abs=1e-6)
+    knn2_rfns = row(tables["8"], server="rfns", app="knn2")
+    assert knn2_rfns["ee_form_b_mb_per_j"] == pytest.approx(
+        130 * 1024 / energy_b_rfns_j, rel=1e-9
+    ), "Table 8 EE B for k-NN_2 on RFNS != 130 GB x 1024 / 817.01 J"
+    # Table 11 gross saving, spec §6.5: E_saved,gross = P_NDPEs x (n - nane_mux2) / n x T_NDP.
+    # HE on RFNS (anchor 11.2): 743.40 W x (36 - 18) / 36 x 0.03 s = 11.151 J (before E_switch).
+    he = row(tables["11"], server="rfns", app="he")
+    assert he["gross_saving_j"] == pytest.approx(743.40 * (36 - 18) / 36 * 0.03, rel=1e-9), (
+        "11.2 in Table 11: gross saving != 371.7 W x 0.03 s = 11.151 J"
+    )
+    # k-NN_8 on RANS (anchor 11.6): nane_mux2 = 36, so no engine is off and nothing is saved;
+    # the -1.18 J is the switch alone.
+    knn8 = row(tables["11"], server="rans", app="knn8")
+    assert knn8["gross_saving_j"] == pytest.approx(0.0, abs=1e-12), (
+        "11.6 in Table 11: gross saving must be 0 J (no NDPE powered off)"
+    )
+
+
 def test_reproduction_ratios_are_against_cns(tables):
     for r in tables["9"].rows:
         perf = row(tables["4" if r["server"] == "rans" else "7"], server=r["server"], app=r["app"])

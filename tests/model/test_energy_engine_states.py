@@ -56,6 +56,21 @@ def test_staged_charges_power_idle_while_the_device_phase_outlasts_the_engines(
     assert e.energy.by_component_j["engines"] == pytest.approx(
         ACTIVE_W * times["busy"] + IDLE_W * times["idle"] + OFF_W * times["off"], rel=1e-12
     )
+    # By hand (engine-seconds, summed over the 36 engines), docs/platforms.md "staged":
+    # D = 3.4 GiB (spec §8.1); NDP_BW = 36 x 3.4 GiB / 1.98 s (SANS, Table 3), SSD_BW =
+    # 36 x 3 GiB/s, NDP2CPU_BW x α = 36 GiB/s x 1 (§3, HE α = 1): the device phase is
+    # D / 36 GiB/s = 3.4 / 36 s, so on = 36 x 3.4 / 36 = 3.4 s; busy = 36 x D / NDP_BW = 1.98 s;
+    # idle = 3.4 - 1.98 = 1.42 s; T_CPU = 0 so nothing is off.
+    ndp_gib_per_s = 36 * 3.4 / 1.98
+    busy_s = 36 * 3.4 / ndp_gib_per_s
+    on_s = 36 * 3.4 / min(36 * 3.0, ndp_gib_per_s, 36.0 * 1)
+    assert (busy_s, on_s - busy_s) == pytest.approx((1.98, 1.42), rel=1e-12)
+    assert times["busy"] == pytest.approx(busy_s, rel=1e-9)
+    assert times["idle"] == pytest.approx(on_s - busy_s, rel=1e-9)
+    assert times["off"] == pytest.approx(0.0, abs=1e-12)
+    assert e.energy.by_component_j["engines"] == pytest.approx(
+        ACTIVE_W * 1.98 + IDLE_W * 1.42, rel=1e-9
+    )
 
 
 @pytest.mark.parametrize("basis", ["paper", "overlap"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import typing
 
 import pytest
 from hypothesis import assume, given, settings
@@ -54,7 +55,7 @@ def profiles(draw: st.DrawFn) -> Profile:
 OPTION_VALUES = {
     "energy_form": ("A", "B"),
     "wall_times": ("unrounded", "printed"),
-    "time_basis": ("paper", "pipeline", "overlap"),
+    "time_basis": ("paper", "pipeline", "overlap", "staged"),
     "placement": ("paper_no_loss", "static_shards", "reshard_y_ssds"),
     "units": ("binary", "decimal"),
     "eq_rounding": ("unrounded", "rounded_2dp"),
@@ -83,9 +84,15 @@ def options() -> st.SearchStrategy[Options]:
 
 
 def test_option_values_cover_every_option():
+    """Scope: every field of `Options`, the O-options and RISP's R-options alike, each with
+    exactly the values its annotation allows (a bool allows False and True)."""
     assert set(OPTION_VALUES) == set(Options().as_dict())
+    hints = typing.get_type_hints(Options)
     for name, values in OPTION_VALUES.items():
-        Options.from_mapping({name: values[0]})
+        allowed = (False, True) if hints[name] is bool else typing.get_args(hints[name])
+        assert set(values) == set(allowed), f"{name}: {values} != {allowed}"
+        for value in values:
+            Options.from_mapping({name: value})
 
 
 @st.composite
@@ -167,6 +174,11 @@ def test_time_of_each_basis(case):
         assert e.time_s == pytest.approx(profile.data_bytes / e.performance_bytes_per_s, rel=1e-12)
     elif opts.time_basis == "paper":
         assert e.time_s == pytest.approx(e.t_ndp_s + e.t_cpu_s, rel=1e-12)
+    elif opts.time_basis == "staged":
+        # O11 staged: D / min(SSD, NDP, NDP2CPU x α) (every stage but the host's), then T_CPU.
+        device_bps = min(bw for name, bw in e.stages.items() if name != "cpu")
+        expected_s = profile.data_bytes / device_bps + e.t_cpu_s
+        assert e.time_s == pytest.approx(expected_s, rel=1e-12)
     else:
         assert e.time_s == pytest.approx(max(e.t_ndp_s, e.t_cpu_s), rel=1e-12)
     assert e.time_s > 0

@@ -264,6 +264,9 @@ def test_static_shards_plan_exposes_the_double_load():
     assert p.engines_on == 31
     assert p.planned.pipeline.max_shards_per_engine == 2
     assert p.as_dict()["max_shards_per_engine"] == 2
+    # mux2, 31 engines on for 36 SSDs: 5 engines serve 2 SSDs and 26 serve 1 (5 x 2 + 26 = 36),
+    # so max / mean SSDs per active engine = 2 / (36 / 31) = 62 / 36 = 1.722.
+    assert p.as_dict()["load_imbalance"] == pytest.approx(2 / (36 / 31), rel=1e-12)
     assert p.planned.bottleneck == "ndp"
     assert p.planned.stages["ndp"] == pytest.approx(p.baseline.stages["ndp"] / 2)
     assert p.performance_loss_pct > 0

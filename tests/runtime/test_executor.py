@@ -6,7 +6,6 @@ them. Data are integer-valued float32 so every sum is exact and results compare 
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing
 import os
 import signal
@@ -346,9 +345,6 @@ def test_worker_memory_does_not_grow_with_the_data(
 # -- a real kernel ------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("ndpkit.kernels.lc") is None, reason="ndpkit.kernels.lc not written"
-)
 def test_lc_smoke(tmp_path: Path) -> None:
     kernel = get_kernel("lc")
     ds = generate_dataset("lc", 2**20, 4, tmp_path / "lc", seed=3, shard_bytes=100_000)
