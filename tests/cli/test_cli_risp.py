@@ -161,6 +161,102 @@ def test_reproduce_table_i_cpb(risp_doc) -> None:
         assert round(r["cpb_unrounded"], 4) == r["cpb"]
 
 
+# Hand-derived RISP inputs for the reproduction rows below (spec risp.md §8.1 Table II, §6 Table I).
+CPB = {"kmeans": 72.3757, "binarize": 16.4822, "sobel": 106.5680}  # Table I, 4 dp
+CELL_BYTES_PER_CYCLE = {"kmeans": 9, "binarize": 1, "sobel": 1}  # Table II: α
+DELAY_CYCLES = {"kmeans": 15, "binarize": 2, "sobel": 4}  # Table II: n_delay
+BETA = {"kmeans": 3.6466, "binarize": 3, "sobel": 1}  # Table II: β
+B_DRAM = 15e9  # Table II: b_DRAM, bytes/s
+HOST_IO = {"sata-3.2": 1.97e9, "pcie3-x4": 3.938e9, "pcie3-x16": 15.754e9}  # Table II: b_hostIO
+EPC_J = 0.9e-9  # Table III: EPC
+
+
+def baseline_s(app: str, channels: int, host_io_bps: float) -> float:
+    """Eqs. (1)-(5): max(D / (n b_ch), D / b_hostIO) + CPB D / (f_hostcpu n_cpu)."""
+    d = DATA_BYTES[app]
+    return max(d / (channels * B_CH), d / host_io_bps) + CPB[app] * d / HOST_HZ
+
+
+def risp_s(app: str, channels: int) -> float:
+    """Eqs. (6)-(8), eq8_only: max(D / (n b_ch), (D / (α n) + n_delay) / f_RU, D / (β b_DRAM))."""
+    d = DATA_BYTES[app]
+    compute = (d / (CELL_BYTES_PER_CYCLE[app] * channels) + DELAY_CYCLES[app]) / F_RU
+    return max(d / (channels * B_CH), compute, d / (BETA[app] * B_DRAM))
+
+
+def test_reproduce_e1_binarize_at_64_channels_per_interface(run) -> None:
+    """Fig. 3: at 64 channels n b_ch = 25.6 GB/s exceeds every interface, so the transfer is
+    D / b_hostIO; D / T = 1.4e9 / (1.4e9 / b + 16.4822 x 1.4e9 / 12.4e9) GB/s. At 2 channels
+    n b_ch = 0.8 GB/s is below every interface: 1.4 / (1.4 / 0.8 + 1.8609), the same for all."""
+    rows = {(r["app"], r["channels"]): r for r in reproduce_table(run, "E1")}
+    hosts = {"sata_3_2": 1.97e9, "pcie3_x4": 3.938e9, "pcie3_x16": 15.754e9}
+    compute_s = 16.4822 * 1.4e9 / 12.4e9  # CPB D / (3.1 GHz x 4)
+    for key, b in hosts.items():
+        want = 1.4e9 / (1.4e9 / b + compute_s) / 1e9
+        assert rows["binarize", 64][f"{key}_gb_per_s"] == pytest.approx(want, rel=REL), key
+        slow = 1.4e9 / (1.4e9 / (2 * B_CH) + compute_s) / 1e9
+        assert rows["binarize", 2][f"{key}_gb_per_s"] == pytest.approx(slow, rel=REL), key
+    for (app, n), row in rows.items():
+        for interface, b in HOST_IO.items():
+            key = interface.replace("-", "_").replace(".", "_") + "_gb_per_s"
+            want = DATA_BYTES[app] / baseline_s(app, n, b) / 1e9
+            assert row[key] == pytest.approx(want, rel=REL), (app, n, interface)
+
+
+def test_reproduce_e2_external_bandwidth_is_capped_by_sata(run) -> None:
+    """Fig. 4b: internal n x 0.4 GB/s, external min(n x 0.4, 1.97) GB/s on SATA 3.2."""
+    rows = reproduce_table(run, "E2")
+    assert {r["channels"] for r in rows} == set(range(2, 65, 2))  # R19 `even`
+    for r in rows:
+        n = r["channels"]
+        assert r["internal_gb_per_s"] == pytest.approx(n * 0.4, rel=REL), r
+        assert r["external_gb_per_s"] == pytest.approx(min(n * 0.4, 1.97), rel=REL), r
+        assert r["saturated"] == (n * 0.4 >= 1.97), r
+        assert r["time_s"] == pytest.approx(baseline_s(r["app"], n, SATA), rel=REL), r
+    capped = [r for r in rows if r["channels"] == 64]
+    assert all(r["external_gb_per_s"] == pytest.approx(1.97, rel=REL) for r in capped)
+
+
+def test_reproduce_e4_times_per_interface(run) -> None:
+    """Fig. 6a: T_Baseline from Eq. (5) over each interface's own b_hostIO; T_RISP from Eq. (8)
+    (no host stage, so the same for every interface). E.g. Binarization at 64 channels over
+    PCIe x16: 1.4 / 15.754 + 16.4822 x 1.4 / 12.4 = 0.08887 + 1.86089 s."""
+    rows = reproduce_table(run, "E4")
+    grid = {(r["app"], r["interface"], r["channels"]) for r in rows}
+    assert grid == {(a, i, n) for a in APPS for i in INTERFACES for n in (8, 16, 32, 64)}
+    for r in rows:
+        app, n, b = r["app"], r["channels"], HOST_IO[r["interface"]]
+        assert r["baseline_s"] == pytest.approx(baseline_s(app, n, b), rel=REL), r
+        assert r["risp_s"] == pytest.approx(risp_s(app, n), rel=REL), r
+        assert r["value"] == pytest.approx(baseline_s(app, n, b) / risp_s(app, n), rel=REL), r
+    x16 = next(
+        r
+        for r in rows
+        if (r["app"], r["interface"], r["channels"]) == ("binarize", "pcie3-x16", 64)
+    )
+    assert x16["baseline_s"] == pytest.approx(1.4 / 15.754 + 16.4822 * 1.4 / 12.4, rel=REL)
+
+
+def test_reproduce_e5_shares_sum_to_100_per_system(run) -> None:
+    """Fig. 7: each system's component shares are of that system's own total; the Baseline's
+    host CPU is EPC x CPB x D (R3 `cycles`), e.g. K-Means 0.9 nJ x 72.3757 x 0.3e9 = 19.54 J."""
+    rows = reproduce_table(run, "E5")
+    shares: dict[tuple[str, str], float] = defaultdict(float)
+    for r in rows:
+        if r["component"] != "total":
+            shares[r["app"], r["system"]] += r["share_pct"]
+    assert set(shares) == {(a, s) for a in APPS for s in ("baseline", "risp")}
+    for key, total_pct in shares.items():
+        assert total_pct == pytest.approx(100.0, rel=1e-9), key
+    for app in APPS:
+        cpu = next(
+            r
+            for r in rows
+            if (r["app"], r["system"], r["component"]) == (app, "baseline", "host_cpu")
+        )
+        assert cpu["energy_j"] == pytest.approx(EPC_J * CPB[app] * DATA_BYTES[app], rel=REL)
+
+
 def test_reproduce_tables_filter(run) -> None:
     doc = ok_json(run("reproduce", "risp", "-f", "json", "--tables", "E7,I"))
     assert set(doc["tables"]) == {"I", "E7"}
@@ -712,6 +808,17 @@ def test_user_kernel_plan_and_estimate(run, tmp_path: Path) -> None:
     assert device["t_cell_s"] == pytest.approx(t_cell, rel=REL)
     # RU power, linear_per_cell: the public cell's 1.358 W + 64 cells x 5 mW, active all run.
     assert device["energy_ru_j"] == pytest.approx((1.358 + 64 * 0.005) * t_cell, rel=1e-9)
+
+
+def test_estimate_host_cpu_energy_of_a_measured_host_rate(run, tmp_path: Path) -> None:
+    """Eq. (10) for a kernel with only a measured host rate (no CPB): D / r = 1 GB / 1 GB/s =
+    1 s of the 4 cores at 3.1 GHz, n_cycle = 12.4e9 (R3 `cycles`), E = 0.9 nJ x 12.4e9 J."""
+    profiles = tmp_path / "mine.toml"
+    profiles.write_text('[apps.mine]\ndata_size = "1 GB"\nalpha = 2\nhost_only = "1 GB/s"\n')
+    e = estimate(run, "-p", "risp-baseline", "-a", "mine", "--profiles", str(profiles))
+    assert e["t_cpu_s"] == pytest.approx(1e9 / 1e9, rel=REL)
+    assert e["energy_host_cpu_j"] == pytest.approx(EPC_J * (HOST_HZ / 1e9) * 1e9, rel=REL)
+    assert e["energy_host_cpu_j"] == pytest.approx(11.16, rel=REL)
 
 
 def test_user_in_storage_platform_plans(run, tmp_path: Path) -> None:

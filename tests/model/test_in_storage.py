@@ -589,6 +589,38 @@ def test_platform_design_table_wins_over_the_profiles_cell():
     assert e.stage_times_s["cell"] == pytest.approx((0.5e9 / 16 + 4) / F_RU, rel=REL)
 
 
+def test_host_cpu_energy_of_a_measured_host_rate_without_cpb():
+    """Eq. (10), E_hostCPU = EPC x n_cycle, with n_cycle the cycles of all n_cpu CPUs (R3
+    `cycles`). A kernel with only a measured host rate r = 1 GB/s (no CPB) keeps the host's
+    4 cores at 3.1 GHz busy for D / r = 1 s: n_cycle = 3.1e9 x 4 x 1 s = 12.4e9, i.e. CPB =
+    f_host n_cpu / r = 12.4 cycles/B; E = 0.9 nJ x 12.4 x 1e9 B = 11.16 J."""
+    mine = Profile(app="mine", data_size="1 GB", alpha=2, host_only="1 GB/s")
+    assert mine.host_cycles_per_byte is None
+    e = run(baseline(), mine, HOST_ONLY)
+    assert e.t_cpu_s == pytest.approx(1e9 / 1e9, rel=REL)  # D / r
+    assert parts(e)["host_cpu"] == pytest.approx(EPC * (F_HOST * N_CPU / 1e9) * 1e9, rel=REL)
+    assert parts(e)["host_cpu"] == pytest.approx(11.16, rel=REL)
+
+
+def test_platform_throughput_table_wins_over_the_profiles_cell():
+    """A kernel in the platform's engines.throughput (0.3 GB/s per cell, no pipeline fill) and
+    with its own FPGA cell in the profile (2 B/cycle x 100 MHz = 0.2 GB/s, 10 cycles): the
+    platform's table is used (docs/reproducing-risp.md, "Your own kernel"). D = 2 GB, β = 4,
+    64 cells: t_RUComp = 2e9 / (64 x 3e8) = 0.1041667 s (T), not (2e9 / 128 + 10) / 1e8 =
+    0.1562501 s; t_ch2RU = 2e9 / 25.6e9 = 0.078125 s, t_RU2DRAM = 2e9 / 6e10 = 0.0333 s."""
+    data = risp().model_dump()
+    data["engines"]["throughput"] = {"fir": 3e8}
+    listed = Platform.model_validate(data, context={"si": True})
+    cell = FpgaCell(bytes_per_cycle=2, pipeline_delay=10)
+    mine = Profile(app="fir", data_size="2 GB", alpha=4, cycles_per_byte=50, fpga_cell=cell)
+    e = run(listed, mine)
+    assert e.stage_times_s["cell"] == pytest.approx(2e9 / (64 * 3e8), rel=REL)
+    assert e.time_s == pytest.approx(2e9 / (64 * 3e8), rel=REL)
+    # Without the table entry, the profile's cell is used: the two designs really differ.
+    alone = run(risp(), mine)
+    assert alone.stage_times_s["cell"] == pytest.approx((2e9 / 128 + 10) / F_RU, rel=REL)
+
+
 def test_user_kernel_on_an_unclocked_platform_is_an_error():
     data = risp().model_dump()
     data["engines"]["frequency_hz"] = None

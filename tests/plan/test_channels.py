@@ -354,6 +354,89 @@ def test_policy_a_rounding_up_steps_down_to_the_budget_with_a_note(rounding):
     assert f"rounding {rounding}" in note and "3 W power budget" in note and "35" in note
 
 
+# Hand model of RISP power, Eq. (11) = E_RISP / T_RISP, independent of ndpkit.model: Eqs. (6)-(9)
+# with the spec's §5.2 attribution (R4), per-channel NVM power (R5), linear_per_cell RU power (R6)
+# and the controller's active power for the SSD chipset (R13). Inputs: risp.md Tables II-III and
+# the risp-64ch preset's RU calibration.
+HAND_D = {"kmeans": 0.3e9, "binarize": 1.4e9, "sobel": 0.5e9}  # Table II: D (bytes)
+HAND_ALPHA = {"kmeans": 9, "binarize": 1, "sobel": 1}  # Table II: α (bytes/cycle)
+HAND_DELAY = {"kmeans": 15, "binarize": 2, "sobel": 4}  # Table II: n_delay (cycles)
+HAND_BETA = {"kmeans": 3.6466, "binarize": 3, "sobel": 1}  # Table II: β
+HAND_HOST_IO = {"sata-3.2": 1.97e9, "pcie3-x4": 3.938e9, "pcie3-x16": 15.754e9}  # Table II
+HAND_CELL_W = {"kmeans": 19.125e-3, "binarize": 2.125e-3, "sobel": 2.125e-3}  # preset, per cell
+HAND_RU_FIXED_W = 1.358  # preset public_cell.power_active (R6 calibration to Eq. 13)
+HAND_RU_IDLE_W = 0.024  # Table III: P_RU,idle
+NVM_ACTIVE_W, NVM_IDLE_W = 0.066, 0.0165  # Table III, per channel
+DRAM_ACTIVE_W, DRAM_IDLE_W = 0.5, 0.35  # Table III, on-device DRAM
+CHIPSET_W = 0.15  # Table III: P_controller,active (R13)
+
+
+def hand_risp_power_w(
+    app: str, interface: str, cells: int, channels_read: int, host_stage: str
+) -> float:
+    """Power of k = `cells` cells sharing D evenly, fed by `channels_read` channels at 100 MHz."""
+    d, beta = HAND_D[app], HAND_BETA[app]
+    t_ch = d / (channels_read * 400e6)  # Eq. (1), b_ch = 400 MB/s
+    t_cell = (d / (HAND_ALPHA[app] * cells) + HAND_DELAY[app]) / 100e6  # Eq. (6)
+    t_dram = d / (beta * 15e9)  # Eq. (7), b_DRAM = 15 GB/s
+    stages = [t_ch, t_cell, t_dram]
+    if host_stage == "with_host_stage":
+        stages.append(d / (beta * HAND_HOST_IO[interface]))  # R11
+    t = max(stages)  # Eq. (8)
+    energy_j = (
+        channels_read * (NVM_ACTIVE_W * t_ch + NVM_IDLE_W * (t - t_ch))
+        + (HAND_RU_FIXED_W + cells * HAND_CELL_W[app]) * t_cell
+        + HAND_RU_IDLE_W * (t - t_cell)
+        + DRAM_ACTIVE_W * t_dram
+        + DRAM_IDLE_W * (t - t_dram)
+        + CHIPSET_W * t
+    )  # Eq. (9); powered-off channels draw nothing
+    return energy_j / t
+
+
+def hand_one_unit_power_w(app: str, interface: str, time_model: str, host_stage: str) -> float:
+    """One channel with its cell (channels_off), or one cell fed by all 64 channels
+    (reduced_cells, §7.4)."""
+    channels_read = 1 if time_model == "channels_off" else 64
+    return hand_risp_power_w(app, interface, 1, channels_read, host_stage)
+
+
+def test_hand_power_model_matches_eq13_anchor():
+    """Sanity of the hand model itself: Sobel, channels_off, 16 channels, is on the preset's
+    R6 calibration to Eq. (13), 1.858 + 0.032 x 16 = 2.370 W, within the fit's residual."""
+    assert hand_risp_power_w("sobel", "sata-3.2", 16, 16, "eq8_only") == pytest.approx(
+        1.858 + 0.032 * 16, abs=1e-3
+    )
+
+
+@pytest.mark.parametrize("app", ["kmeans", "sobel"])
+def test_power_budget_refusal_is_exactly_at_one_cells_power(app):
+    """Reduced cells, Eq. (8) alone, SATA: one cell fed by all 64 channels draws (by hand)
+    P1; two cells P2 > P1. A budget 0.1% under P1 is refused; a budget between P1 and P2
+    plans exactly one cell (by hand, K-Means P1 = 3.05 W, Sobel P1 = 2.93 W)."""
+    p1 = hand_risp_power_w(app, "sata-3.2", 1, 64, "eq8_only")
+    p2 = hand_risp_power_w(app, "sata-3.2", 2, 64, "eq8_only")
+    assert p1 < p2
+    args = dict(policy="power", rounding="search", time_model="reduced_cells")
+    with pytest.raises(ModelError, match="even one channel"):
+        plan_channels(platform(), profile(app), DECIMAL, budget_w=p1 * 0.999, **args)
+    p = plan_channels(platform(), profile(app), DECIMAL, budget_w=(p1 + p2) / 2, **args)
+    assert p.engines_on == 1
+    assert p.details["planned_power_w"] == pytest.approx(p1, rel=1e-6)
+
+
+def test_power_budget_channels_off_never_refuses_above_two_watts():
+    """channels_off: one channel with its cell draws under 2 W for every app (by hand, at most
+    Sobel's 1.89 W, compute-bound at 5 s), so a 2 W budget always plans at least one."""
+    for app in APPS:
+        one = hand_one_unit_power_w(app, "sata-3.2", "channels_off", "eq8_only")
+        assert one < 2.0, (app, one)
+        p = plan_channels(
+            platform(), profile(app), DECIMAL, policy="power", budget_w=2.0, rounding="floor"
+        )
+        assert p.engines_on >= 1
+
+
 @SETTINGS
 @given(
     st.sampled_from(APPS),
@@ -384,6 +467,10 @@ def test_a_power_budget_is_never_exceeded_whatever_the_rounding(
         )
     except ModelError as e:
         assert "even one channel" in str(e)
+        # The refusal must be true: one channel (or one cell) really draws more than the
+        # budget, by the spec's equations rather than the code that refused.
+        one = hand_one_unit_power_w(app, interface, time_model or "channels_off", host_stage)
+        assert one > budget, (one, budget)
         return
     assert p.details["planned_power_w"] <= budget * (1 + 1e-9)
 

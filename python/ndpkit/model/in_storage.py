@@ -103,8 +103,8 @@ def layout(platform: Platform, config: Configuration) -> Layout:
 
 
 def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
-    """One cell's rate (bytes/s) and pipeline fill (s): the platform's design table wins,
-    then the profile's FPGA cell, then the platform's throughput table."""
+    """One cell's rate (bytes/s) and pipeline fill (s): the platform's design table
+    (`bytes_per_cycle`) wins, then its throughput table, then the profile's FPGA cell."""
     engines = platform.engines
     if engines is None:
         raise ModelError(f"platform {platform.name!r} has no processing cells")
