@@ -88,6 +88,11 @@ class Engine(Spec):
     def _clocked(self) -> Engine:
         if self.bytes_per_cycle and self.frequency_hz is None:
             raise ValueError("bytes_per_cycle needs the cell's clock: set frequency")
+        both = sorted(set(self.bytes_per_cycle) & set(self.throughput))
+        if both:
+            # The in-storage model reads the cell design first, the server model the
+            # throughput: with both, the two models would disagree about one engine.
+            raise ValueError(f"{', '.join(both)}: in both throughput and bytes_per_cycle; give one")
         return self
 
     def power_on_w(self, app: str) -> float:
