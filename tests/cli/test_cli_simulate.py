@@ -280,3 +280,29 @@ def test_a_logged_sweep_leaves_stderr_empty(ndpkit) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("simulate", "-p", "cns", "-a", "he", "--mux-port-cap"),
+        ("simulate", "-p", "rfns", "-a", "he", "--plan", "host", "--mux-port-cap"),
+        ("sweep", "--platforms", "cns", "--apps", "he", "--mux-port-cap"),
+    ],
+    ids=["no-port-bandwidth", "host-split", "sweep-nowhere"],
+)
+def test_mux_port_cap_that_changes_nothing_exits_2(ndpkit, args: tuple[str, ...]) -> None:
+    result = ndpkit(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "--mux-port-cap: changes nothing" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_sweep_mux_port_cap_is_kept_where_one_platform_has_ports(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "x.csv"
+    result = ndpkit(
+        "sweep", "--platforms", "cns,rfns", "--apps", "he", "--engines", "36",
+        "--chunks", "4 MiB", "--mux-port-cap", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert out.exists()

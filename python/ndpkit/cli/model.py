@@ -188,7 +188,7 @@ def estimate_cmd(
                 "--engines: --split host runs the whole kernel on the host with every engine "
                 "off; leave out --engines, or use --split device"
             )
-        _port_cap_applies(spec, opts, host_split=split == "host")
+        port_cap_applies(spec, opts, host_split=split == "host")
         if split == "host":
             config = HOST_ONLY
         elif engines is None:
@@ -211,7 +211,7 @@ def _print_notes(notes: list[str], fmt: Format) -> None:
         stderr().print(f"note: {note}", highlight=False)
 
 
-def _port_cap_applies(spec: Platform, opts: Options, *, host_split: bool = False) -> None:
+def port_cap_applies(spec: Platform, opts: Options, *, host_split: bool = False) -> None:
     """--mux-port-cap where no SSD crosses a capped mux port would change nothing."""
     if not opts.mux_port_cap:
         return
@@ -360,7 +360,7 @@ def plan_cmd(
             )
             if spec.engines is None and not optimal:
                 raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
-            _port_cap_applies(spec if scheme is None else _rewired(spec, scheme), opts)
+            port_cap_applies(spec if scheme is None else _rewired(spec, scheme), opts)
             result = (
                 optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme)
                 if optimal

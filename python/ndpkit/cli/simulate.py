@@ -36,6 +36,7 @@ from ndpkit.cli.model import (
     PlatformOpt,
     ProfilesOpt,
     family_defaults,
+    port_cap_applies,
     profile_for,
     unread_options,
 )
@@ -144,6 +145,7 @@ def simulate_cmd(
         platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
         opts = build_options(family_defaults(spec), locals(), unread_options(spec))
+        port_cap_applies(spec, opts, host_split=plan_name == "host")
         profile = profile_for(spec, app, profiles)
         sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
         sim = sim.with_(trace=trace is not None)
@@ -357,6 +359,7 @@ def sweep_cmd(
         if any(p.is_in_storage for p in specs):
             raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
         opts = build_options(Options(), locals(), unread_options(specs[0]))
+        _port_cap_applies_somewhere(specs, opts)
         names = [a.strip() for a in apps.split(",") if a.strip()]
         chosen = [profile_for(specs[0], a, profiles) for a in names]
         counts = None if engines is None else _counts(engines)
@@ -465,3 +468,15 @@ def sweep_table(rows: list[dict[str, Any]]) -> Table:
         ],
         rows,
     )
+
+
+def _port_cap_applies_somewhere(specs: list[Platform], opts: Options) -> None:
+    """--mux-port-cap in a sweep is an error only if it changes nothing on every platform."""
+    errors: list[SpecError] = []
+    for spec in specs:
+        try:
+            port_cap_applies(spec, opts)
+        except SpecError as exc:
+            errors.append(exc)
+    if len(errors) == len(specs):
+        raise errors[0]
