@@ -2,6 +2,7 @@
 file that holds the bad value."""
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,14 +10,6 @@ import pytest
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw import load_platform, preset_names
 from ndpkit.hw.quantity import MAX_COUNT
-
-
-def _load_error(tmp_path: Path, body: str, name: str = "mine.toml") -> SpecError:
-    path = tmp_path / name
-    path.write_text(body, encoding="utf-8")
-    with pytest.raises(SpecError) as info:
-        load_platform(path)
-    return info.value
 
 
 @pytest.mark.parametrize(
@@ -47,18 +40,23 @@ def _load_error(tmp_path: Path, body: str, name: str = "mine.toml") -> SpecError
     ],
 )
 def test_a_value_that_cannot_be_right_is_an_error(
-    tmp_path: Path, table: str, key: str, value: str, message: str
+    tmp_path: Path,
+    table: str,
+    key: str,
+    value: str,
+    message: str,
+    platform_error: Callable[..., SpecError],
 ) -> None:
-    error = _load_error(tmp_path, f'extends = "rans"\n[{table}]\n{key} = {value}\n')
+    error = platform_error(f'extends = "rans"\n[{table}]\n{key} = {value}\n')
     assert error.source == str(tmp_path / "mine.toml")
     assert error.field == f"{table}.{key}"
     assert message in error.detail
 
 
-def test_a_count_beyond_the_limit_is_an_error(tmp_path: Path) -> None:
+def test_a_count_beyond_the_limit_is_an_error(platform_error: Callable[..., SpecError]) -> None:
     count = MAX_COUNT + 1
     body = f'extends = "rans"\n[storage]\ncount = {count}\n[engines]\ncount = {count}\n'
-    error = _load_error(tmp_path, body)
+    error = platform_error(body)
     assert error.field in ("storage.count", "engines.count")
     assert f"less than or equal to {MAX_COUNT}" in error.detail
 
@@ -72,43 +70,51 @@ def test_a_count_at_the_limit_loads(tmp_path: Path) -> None:
     assert load_platform(path).devices == MAX_COUNT
 
 
-def test_an_error_in_the_parent_names_the_parent(tmp_path: Path) -> None:
+def test_an_error_in_the_parent_names_the_parent(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
     (tmp_path / "bad-unit.toml").write_text(
         'extends = "rans"\n[storage]\nread_bandwidth = "3 GHz"\n'
     )
-    error = _load_error(tmp_path, 'extends = "bad-unit.toml"\nname = "child"\n', "child.toml")
+    error = platform_error('extends = "bad-unit.toml"\nname = "child"\n', "child.toml")
     assert error.source == str(tmp_path / "bad-unit.toml")
     assert error.field == "storage.read_bandwidth"
     assert "not a bandwidth" in error.detail
 
 
 def test_an_error_in_the_child_names_the_child_even_if_the_parent_sets_the_key(
-    tmp_path: Path,
+    tmp_path: Path, platform_error: Callable[..., SpecError]
 ) -> None:
     (tmp_path / "parent.toml").write_text('extends = "rans"\n[host_link]\nbandwidth = "1 GB/s"\n')
-    error = _load_error(
-        tmp_path, 'extends = "parent.toml"\n[host_link]\nbandwidth = "inf GB/s"\n', "child.toml"
+    error = platform_error(
+        'extends = "parent.toml"\n[host_link]\nbandwidth = "inf GB/s"\n', "child.toml"
     )
     assert error.source == str(tmp_path / "child.toml")
     assert error.field == "host_link.bandwidth"
 
 
-def test_an_error_in_a_grandparent_names_it(tmp_path: Path) -> None:
+def test_an_error_in_a_grandparent_names_it(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
     (tmp_path / "a.toml").write_text('extends = "rans"\n[engines]\npower_idle = "-1 W"\n')
     (tmp_path / "b.toml").write_text('extends = "a.toml"\nname = "b"\n')
-    error = _load_error(tmp_path, 'extends = "b.toml"\nname = "c"\n', "c.toml")
+    error = platform_error('extends = "b.toml"\nname = "c"\n', "c.toml")
     assert error.source == str(tmp_path / "a.toml")
 
 
-def test_a_missing_field_names_the_file_that_was_loaded(tmp_path: Path) -> None:
+def test_a_missing_field_names_the_file_that_was_loaded(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
     (tmp_path / "parent.toml").write_text('name = "p"\n[storage]\ncount = 1\n')
-    error = _load_error(tmp_path, 'extends = "parent.toml"\n', "child.toml")
+    error = platform_error('extends = "parent.toml"\n', "child.toml")
     assert error.source == str(tmp_path / "child.toml")
     assert "required field is missing" in error.detail
 
 
-def test_an_unknown_extends_names_the_file_and_lists_every_preset(tmp_path: Path) -> None:
-    error = _load_error(tmp_path, 'extends = "ransx"\n', "bad-extends.toml")
+def test_an_unknown_extends_names_the_file_and_lists_every_preset(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
+    error = platform_error('extends = "ransx"\n', "bad-extends.toml")
     assert error.source == str(tmp_path / "bad-extends.toml")
     assert error.field == "extends"
     assert "unknown platform 'ransx'" in error.detail
@@ -121,24 +127,30 @@ def test_an_unknown_preset_on_the_command_line_is_still_an_unknown_name() -> Non
         load_platform("ransx")
 
 
-def test_a_missing_parent_file_names_the_file_that_extends_it(tmp_path: Path) -> None:
-    error = _load_error(tmp_path, 'extends = "nope.toml"\n', "child.toml")
+def test_a_missing_parent_file_names_the_file_that_extends_it(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
+    error = platform_error('extends = "nope.toml"\n', "child.toml")
     assert error.source == str(tmp_path / "child.toml")
     assert error.field == "extends"
     assert "file not found" in error.detail and "nope.toml" in error.detail
 
 
-def test_a_cycle_names_the_file_that_closes_it(tmp_path: Path) -> None:
+def test_a_cycle_names_the_file_that_closes_it(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
     (tmp_path / "b.toml").write_text('extends = "a.toml"\n')
-    error = _load_error(tmp_path, 'extends = "b.toml"\n', "a.toml")
+    error = platform_error('extends = "b.toml"\n', "a.toml")
     assert error.source == str(tmp_path / "b.toml")
     assert error.field == "extends"
     assert "a.toml -> " in error.detail and "b.toml -> " in error.detail
 
 
-def test_a_cycle_through_another_spelling_of_the_path_is_found(tmp_path: Path) -> None:
+def test_a_cycle_through_another_spelling_of_the_path_is_found(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
     (tmp_path / "d").mkdir()
-    error = _load_error(tmp_path, 'extends = "../d/a.toml"\n', "d/a.toml")
+    error = platform_error('extends = "../d/a.toml"\n', "d/a.toml")
     assert error.field == "extends"
     assert error.detail.startswith("forms a cycle")
 
@@ -167,9 +179,9 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     ],
 )
 def test_an_unknown_key_gets_the_valid_ones(
-    tmp_path: Path, body: str, field: str, message: str
+    body: str, field: str, message: str, platform_error: Callable[..., SpecError]
 ) -> None:
-    error = _load_error(tmp_path, body)
+    error = platform_error(body)
     assert error.field == field
     assert error.detail.startswith("unknown field")
     assert message in error.detail

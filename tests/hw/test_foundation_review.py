@@ -4,6 +4,7 @@ range errors quote the value as written, and booleans or strings are not counts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,17 +14,11 @@ from ndpkit.hw import load_platform
 from ndpkit.profile import load_profiles
 
 
-def _load_error(tmp_path: Path, body: str, name: str = "mine.toml") -> SpecError:
-    path = tmp_path / name
-    path.write_text(body, encoding="utf-8")
-    with pytest.raises(SpecError) as info:
-        load_platform(path)
-    return info.value
-
-
-def test_a_file_that_extends_a_preset_without_a_name_is_refused(tmp_path: Path) -> None:
+def test_a_file_that_extends_a_preset_without_a_name_is_refused(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
     body = 'extends = "rans"\n[storage]\ncount = 18\n[engines]\ncount = 18\n'
-    error = _load_error(tmp_path, body, "rans18.toml")
+    error = platform_error(body, "rans18.toml")
     assert error.source == str(tmp_path / "rans18.toml")
     assert error.field == "name"
     assert error.detail.startswith("required: a file that extends 'rans' needs a name of its own")
@@ -37,17 +32,21 @@ def test_with_a_name_of_its_own_it_loads_under_that_name(tmp_path: Path) -> None
     assert load_platform(path).name == "rans18"
 
 
-def test_an_unnamed_parent_is_fine_when_the_loaded_file_has_a_name(tmp_path: Path) -> None:
+def test_an_unnamed_parent_is_fine_when_the_loaded_file_has_a_name(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
     (tmp_path / "parent.toml").write_text('extends = "rans"\n[host]\npower_idle = "40 W"\n')
     (tmp_path / "child.toml").write_text('extends = "parent.toml"\nname = "child"\n')
     assert load_platform(tmp_path / "child.toml").name == "child"
-    error = _load_error(tmp_path, 'extends = "parent.toml"\n', "orphan.toml")
+    error = platform_error('extends = "parent.toml"\n', "orphan.toml")
     assert error.field == "name"
     assert "a file that extends 'parent.toml' needs a name of its own" in error.detail
 
 
-def test_other_problems_are_reported_before_the_missing_name(tmp_path: Path) -> None:
-    error = _load_error(tmp_path, 'extends = "rans"\n[storage]\nread_bandwidth = "3 GHz"\n')
+def test_other_problems_are_reported_before_the_missing_name(
+    platform_error: Callable[..., SpecError],
+) -> None:
+    error = platform_error('extends = "rans"\n[storage]\nread_bandwidth = "3 GHz"\n')
     assert error.field == "storage.read_bandwidth"
 
 
@@ -105,9 +104,9 @@ def test_every_engine_kind_is_accepted_in_a_profile(tmp_path: Path) -> None:
     ],
 )
 def test_a_range_error_quotes_the_value_as_written(
-    tmp_path: Path, table: str, key: str, value: str, message: str
+    table: str, key: str, value: str, message: str, platform_error: Callable[..., SpecError]
 ) -> None:
-    error = _load_error(tmp_path, f'extends = "rans"\nname = "x"\n[{table}]\n{key} = {value}\n')
+    error = platform_error(f'extends = "rans"\nname = "x"\n[{table}]\n{key} = {value}\n')
     assert (error.field, error.detail) == (f"{table}.{key}", message)
 
 
@@ -122,8 +121,10 @@ def test_a_range_error_quotes_the_value_as_written(
         ("version = true\n", "version", "got true"),
     ],
 )
-def test_a_count_is_a_toml_integer(tmp_path: Path, body: str, field: str, got: str) -> None:
-    error = _load_error(tmp_path, f'extends = "rans"\nname = "x"\n{body}')
+def test_a_count_is_a_toml_integer(
+    body: str, field: str, got: str, platform_error: Callable[..., SpecError]
+) -> None:
+    error = platform_error(f'extends = "rans"\nname = "x"\n{body}')
     assert error.field == field
     assert error.detail.startswith(f"expected a whole number, {got}")
 
