@@ -53,7 +53,7 @@ def test_sort_json_reports_stages_and_devices(ndpkit, table: Path, tmp_path: Pat
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert (doc["devices"], doc["merged"], doc["engine"]) == (3, False, "nascent2")
-    assert list(doc["seconds"]) == ["read", "keys", "argsort", "gather", "write"]
+    assert list(doc["seconds"]) == ["read", "keys", "argsort", "merge", "gather", "write"]
     assert len(doc["kernel_counts"]) == 3
     assert sorted(p.parent.name for p in out.glob("*/part-0000.parquet")) == [
         "device-00",
