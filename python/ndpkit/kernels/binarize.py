@@ -14,25 +14,34 @@ with zeros), i.e. (n, ceil(h·w / 8)) uint8 — α = 8 for 8-bit input; the Rust
 exactly these bytes. (The paper's β = 3 fits 3-byte pixels and 1-byte output; this
 package's images are 8-bit grayscale.)
 `unpack` recovers boolean images.
+
+Rows: every image gives one fixed-shape uint8 row (`RowKernel`), its packed bits and, with
+"otsu", its threshold as one last byte, so a runtime may have the device write it in place
+(`device_into`) and hand the host all the rows as one array: the host's bits and thresholds
+are then views of it (the bits a strided one), with no merge, no concatenation and no copy.
+The Rust pass returns a new array (it takes no output), so `device_into` copies each chunk's
+bits into its rows: one chunk's worth of memory, whatever the size of the data set.
 """
 
 from __future__ import annotations
 
+import math
 from importlib import import_module
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
 from ndpkit.kernels.images import (
     blocky_images,
     histograms,
     images_of,
     pack_above,
     pixel_rows,
+    rows_out,
 )
-from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
+from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 Threshold = int | Literal["otsu"]
 DEFAULT_THRESHOLD = 127
@@ -77,7 +86,7 @@ def unpack(result: BinaryImages, shape: tuple[int, int]) -> np.ndarray:
     return images
 
 
-class Binarize(Kernel):
+class Binarize(RowKernel):
     name = "binarize"
     description = "8-bit grayscale pixel → 1 bit (pixel > threshold), packed 8 per byte"
     dtype = np.dtype(np.uint8)
@@ -97,19 +106,33 @@ class Binarize(Kernel):
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
         """Packed bits; with "otsu" also the per-image thresholds found from the histograms."""
-        images = images_of(chunk, self.name)
-        threshold = _valid_threshold(state["threshold"])
-        if threshold == "otsu":
-            thresholds = otsu_thresholds(histograms(images))
-            return {offset: (pack_above(images, thresholds), thresholds)}
-        fixed = np.full(len(images), threshold, dtype=np.uint8)
-        return {offset: (pack_above(images, fixed),)}
+        bits, thresholds = _binarised(images_of(chunk, self.name), state)
+        return {offset: (bits,) if thresholds is None else (bits, thresholds)}
+
+    def row_spec(self, state: Any) -> RowSpec:
+        """The packed bits of one record, then with "otsu" its threshold."""
+        packed_bytes = -(-math.prod(self.record_shape) // 8)
+        threshold_bytes = 1 if _valid_threshold(state["threshold"]) == "otsu" else 0
+        return RowSpec(np.dtype(np.uint8), (packed_bytes + threshold_bytes,))
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        bits, thresholds = _binarised(images_of(chunk, self.name), state)
+        width = bits.shape[1] + (0 if thresholds is None else 1)
+        rows = rows_out(out, (len(bits), width), np.uint8, self.name)
+        rows[:, : bits.shape[1]] = bits
+        if thresholds is not None:
+            rows[:, -1] = thresholds
+
+    def rows_merged(self, rows: np.ndarray, state: Any) -> Parts:
+        if _valid_threshold(state["threshold"]) == "otsu":
+            return {0: (rows[:, :-1], rows[:, -1])}
+        return {0: (rows,)}
 
     def merge(self, partials: list[Any]) -> Parts:
         return merge_by_offset(partials)
 
     def host(self, merged: Any, state: Any) -> tuple[BinaryImages, bool]:
-        columns = concat_by_offset(merged)
+        columns = in_order(merged)
         if len(columns) == 2:
             return BinaryImages(*columns), True
         (bits,) = columns
@@ -144,6 +167,15 @@ class Binarize(Kernel):
                     f"{tuple(int(v) for v in wrong[0])}: {got[tuple(wrong[0])]} instead of "
                     f"{want[tuple(wrong[0])]}"
                 )
+
+
+def _binarised(images: np.ndarray, state: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """The device part: packed bits, and with "otsu" the thresholds it found (else None)."""
+    threshold = _valid_threshold(state["threshold"])
+    if threshold == "otsu":
+        thresholds = otsu_thresholds(histograms(images))
+        return pack_above(images, thresholds), thresholds
+    return pack_above(images, np.full(len(images), threshold, dtype=np.uint8)), None
 
 
 def _valid_threshold(threshold: object) -> Threshold:

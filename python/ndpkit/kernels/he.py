@@ -7,7 +7,8 @@
   can do). Sending LUTs is the smaller split.
 - **`he-remap`** (the papers' split, α = 1): the device also builds each image's LUT and
   remaps its pixels (Rust, `ndp-kernels::remap_rows_u8`), so it sends the equalised images
-  and the host only concatenates them. The RANS/RFNS profile of HE (α = 1) models this split.
+  and the host only puts them in record order. The RANS/RFNS profile of HE (α = 1) models
+  this split.
 
 LUT convention (Wikipedia's, integer-exact, round half up):
 
@@ -18,6 +19,12 @@ darkest grey level present. A constant image (N = cdf_min) has nothing to equali
 is the identity. scikit-image's `equalize_hist` maps v to cdf[v] / N instead (no cdf_min
 shift); after undoing that shift it agrees with this LUT to ±1 grey level.
 
+Both splits emit one fixed-shape row per image (`RowKernel`: a 256-count histogram, or the
+equalised image), so a runtime may have the device write it in place (`device_into`) and
+hand the host all the rows as one array, with no merge, no concatenation and no copy. The
+Rust loops return new arrays (they take no output), so `device_into` copies each chunk's
+result into its rows: one chunk's worth of memory, whatever the size of the data set.
+
 Loading PNG/JPEG files and the synthetic images are in `ndpkit.kernels.images`.
 """
 
@@ -27,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ndpkit.kernels.base import Kernel, KernelMismatchError
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
 from ndpkit.kernels.images import (
     GREY_LEVELS,
     IMAGE_SHAPE,
@@ -35,8 +42,9 @@ from ndpkit.kernels.images import (
     histograms,
     images_of,
     remap,
+    rows_out,
 )
-from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
+from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 
 def equalisation_luts(counts: np.ndarray) -> np.ndarray:
@@ -59,7 +67,7 @@ def apply_luts(images: np.ndarray, luts: np.ndarray) -> np.ndarray:
     return remap(images, luts)
 
 
-class HistogramEqualisation(Kernel):
+class HistogramEqualisation(RowKernel):
     name = "he"
     description = "histogram equalisation of 8-bit grayscale images (device: histograms)"
     dtype = np.dtype(np.uint8)
@@ -78,12 +86,22 @@ class HistogramEqualisation(Kernel):
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
         return {offset: (histograms(images_of(chunk, self.name)),)}
 
+    def row_spec(self, state: Any) -> RowSpec:
+        return RowSpec(np.dtype(np.uint64), (GREY_LEVELS,))
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        counts = histograms(images_of(chunk, self.name))
+        rows_out(out, counts.shape, np.uint64, self.name)[...] = counts
+
+    def rows_merged(self, rows: np.ndarray, state: Any) -> Parts:
+        return {0: (rows,)}
+
     def merge(self, partials: list[Any]) -> Parts:
         return merge_by_offset(partials)
 
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
         """Per image, the equalisation LUT: (n, 256) uint8 in record order."""
-        (counts,) = concat_by_offset(merged)
+        (counts,) = in_order(merged)
         return equalisation_luts(counts), True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> np.ndarray:
@@ -110,12 +128,18 @@ class HistogramEqualisationRemap(HistogramEqualisation):
     description = "histogram equalisation of 8-bit grayscale images (device: equalised images)"
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
+        return {offset: (_equalised(images_of(chunk, self.name)),)}
+
+    def row_spec(self, state: Any) -> RowSpec:
+        return RowSpec(np.dtype(np.uint8), self.record_shape)
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
         images = images_of(chunk, self.name)
-        return {offset: (remap(images, equalisation_luts(histograms(images))),)}
+        rows_out(out, images.shape, np.uint8, self.name)[...] = _equalised(images)
 
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
         """The equalised images, (n, height, width) uint8 in record order."""
-        (images,) = concat_by_offset(merged)
+        (images,) = in_order(merged)
         return images, True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> np.ndarray:
@@ -139,6 +163,11 @@ class HistogramEqualisationRemap(HistogramEqualisation):
                 f"he-remap: {len(wrong)} pixels differ; first at {at}: {images[at]} instead "
                 f"of {want[at]}"
             )
+
+
+def _equalised(images: np.ndarray) -> np.ndarray:
+    """The he-remap device part: each image through the LUT of its own histogram."""
+    return remap(images, equalisation_luts(histograms(images)))
 
 
 def reference_luts(data: np.ndarray) -> np.ndarray:

@@ -1,7 +1,11 @@
 """8-bit images for the image kernels (HE, Binarization, Sobel): loading PNG/JPEG files,
 the seeded synthetic generator they share, and the per-image hot loops in Rust
 (`ndp-kernels`): histograms, compare-and-pack, LUT remapping. Each takes a whole batch of
-images in one call, with the GIL released."""
+images in one call, with the GIL released.
+
+Those kernels emit one fixed-shape row per image (`RowKernel`), so this module also holds
+the check of the output their in-place device parts are handed (`rows_out`); reading the
+rows back without a copy is `parts.in_order`."""
 
 from __future__ import annotations
 
@@ -114,3 +118,14 @@ def remap(images: np.ndarray, luts: np.ndarray) -> np.ndarray:
 def _rows(images: np.ndarray) -> np.ndarray:
     """C-contiguous (n, h·w) uint8 pixels: a view of contiguous images, else a copy."""
     return np.ascontiguousarray(pixel_rows(images), dtype=np.uint8)
+
+
+def rows_out(out: np.ndarray, shape: tuple[int, ...], dtype: type, kernel: str) -> np.ndarray:
+    """`out` if it has the given shape and dtype (the rows `device_into` writes), else a
+    clear error: a mismatch would otherwise broadcast silently or fail deep in numpy."""
+    if out.shape != shape or out.dtype != dtype:
+        raise NdpkitError(
+            f"{kernel}: rows output of {out.dtype} {out.shape}, the chunk needs "
+            f"{np.dtype(dtype)} {shape}"
+        )
+    return out

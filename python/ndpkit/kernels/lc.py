@@ -21,9 +21,9 @@ Conventions (the paper leaves f and the weights open):
   For other data, `reference` marks as uncertain the points whose float64 score lies within
   float32's rounding bound of 0, and `check` compares labels only outside that band.
 
-This module also holds the ordered-partial helpers that every per-record kernel (LC, HE,
-binarisation, Sobel) shares: a partial is `{offset: arrays}`, merged by union and
-concatenated by offset on the host, so merging is associative and commutative.
+Its partials are the per-record `{offset: arrays}` of `ndpkit.kernels.parts`, shared with
+every per-record kernel (HE, binarisation, Sobel, FFT2D): merged by union and put in record
+order on the host, so merging is associative and commutative.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
-from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
+from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -99,7 +99,7 @@ class LinearClassifier(RowKernel):
 
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
         """The step function of w·x + b, as w·x > −b: uint8 labels in record order."""
-        (dots,) = _in_order(merged)
+        (dots,) = in_order(merged)
         return (dots > -np.float32(state["bias"])).view(np.uint8), True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> Labels:
@@ -130,14 +130,6 @@ class LinearClassifier(RowKernel):
 def _gamma(n: int) -> float:
     """Higham's γ_n for float32: the relative error bound of an n-term sum of products."""
     return n * _U32 / (1 - n * _U32)
-
-
-def _in_order(merged: Parts) -> tuple[np.ndarray, ...]:
-    """The scores in record order; one segment from the start is that already (and at 1/8
-    of the data set it is worth not copying)."""
-    if len(merged) == 1 and 0 in merged:
-        return merged[0]
-    return concat_by_offset(merged)
 
 
 def _points(chunk: np.ndarray) -> np.ndarray:

@@ -45,6 +45,15 @@ def concat_by_offset(merged: Parts) -> tuple[np.ndarray, ...]:
     return tuple(np.concatenate(column) for column in zip(*segments, strict=True))
 
 
+def in_order(merged: Parts) -> tuple[np.ndarray, ...]:
+    """A per-record partial's columns in record order. One segment from record 0 is that
+    already, and as the rows the runtime wrote in place it may be as large as the data set
+    (or larger than memory, on disk), so it is taken as it is rather than copied."""
+    if len(merged) == 1 and 0 in merged:
+        return merged[0]
+    return concat_by_offset(merged)
+
+
 def records_in(size_bytes: int, record_bytes: int) -> int:
     """Whole records in about `size_bytes`: at least one unless `size_bytes` is 0."""
     if size_bytes < 0:

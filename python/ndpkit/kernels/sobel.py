@@ -20,6 +20,9 @@ Conventions:
   ≤ 8·10⁻⁶ below 256 (twice: sqrt, then + 1/2). So the reference (scipy.ndimage.sobel in
   float64, same formula) must match bit for bit; scikit-image's float normalisation matches
   to ±1 grey level.
+- Rows: each image's output is one row of the image's shape (`RowKernel`), so a runtime may
+  have the device write it in place (`device_into`) and hand the host all of them as one
+  array, with no merge, no concatenation and no copy.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ndpkit.kernels.base import Kernel, KernelMismatchError
-from ndpkit.kernels.images import IMAGE_SHAPE, blocky_images, images_of
-from ndpkit.kernels.parts import Parts, concat_by_offset, merge_by_offset, records_in
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
+from ndpkit.kernels.images import IMAGE_SHAPE, blocky_images, images_of, rows_out
+from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 _GROUP_PIXELS = 1 << 16
 """Images padded together: small images share one pass, a 256×256 image goes alone."""
@@ -63,10 +66,11 @@ class _Buffers:
         self.gy_squared = np.empty(_SPAN, dtype=np.float32)
 
 
-def sobel_magnitude(images: np.ndarray) -> np.ndarray:
-    """The uint8 magnitude of each (height, width) image (see the module doc)."""
+def sobel_magnitude(images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The uint8 magnitude of each (height, width) image (see the module doc), written into
+    `out` (any uint8 array of the images' shape) if given, else into a new array."""
     count, height, width = images.shape
-    out = np.empty_like(images)
+    out = np.empty_like(images) if out is None else rows_out(out, images.shape, np.uint8, "sobel")
     if images.size == 0:
         return out
     group = max(1, _GROUP_PIXELS // (height * width))
@@ -132,7 +136,7 @@ def sobel_reference(image: np.ndarray) -> np.ndarray:
     return np.asarray(magnitude, dtype=np.uint8)
 
 
-class Sobel(Kernel):
+class Sobel(RowKernel):
     name = "sobel"
     description = "3×3 Sobel gradient magnitude of 8-bit grayscale images, uint8 out"
     dtype = np.dtype(np.uint8)
@@ -145,11 +149,20 @@ class Sobel(Kernel):
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
         return {offset: (sobel_magnitude(images_of(chunk, self.name)),)}
 
+    def row_spec(self, state: Any) -> RowSpec:
+        return RowSpec(np.dtype(np.uint8), self.record_shape)
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        sobel_magnitude(images_of(chunk, self.name), out)
+
+    def rows_merged(self, rows: np.ndarray, state: Any) -> Parts:
+        return {0: (rows,)}
+
     def merge(self, partials: list[Any]) -> Parts:
         return merge_by_offset(partials)
 
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
-        (edges,) = concat_by_offset(merged)
+        (edges,) = in_order(merged)
         return edges, True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> np.ndarray:
