@@ -6,6 +6,10 @@
 //! Python generators become explicit state machines here: a model receives each event in
 //! time order and schedules what follows. Ties in time are broken by scheduling order, so a
 //! run is deterministic.
+//!
+//! Time is f64 seconds, and the queue key is (time, sequence), not the (time, priority,
+//! sequence) over integer 1 ps ticks that the shared STYLE.md asks for; [`scheduler`] says
+//! why and what still guarantees the order of ties.
 
 pub mod resource;
 pub mod rng;

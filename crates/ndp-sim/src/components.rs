@@ -125,7 +125,9 @@ impl Engine {
             link_cap_bps,
             inbox: VecDeque::new(),
             slots_out: Resource::new(outputs),
-            outbox: VecDeque::with_capacity(outputs),
+            // Not `with_capacity(outputs)`: the slots are a count, and a huge one would
+            // reserve memory for chunks that never exist.
+            outbox: VecDeque::new(),
             awake: state == ENGINE_IDLE,
             computing: false,
             started_s: 0.0,

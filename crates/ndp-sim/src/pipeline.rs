@@ -197,7 +197,15 @@ impl Pipeline {
     }
 
     fn start(&mut self, sched: &mut Scheduler<Event>, spec: &PipelineSpec) {
-        for (e, engine_spec) in spec.engines.iter().enumerate() {
+        // A host split's engines are all off, and `self.engines` holds one pass-through
+        // port per SSD instead of them: spec engine e need not exist there.
+        let host_split = spec.ssds[0].engine.is_none();
+        let engine_specs = if host_split {
+            &[][..]
+        } else {
+            &spec.engines[..]
+        };
+        for (e, engine_spec) in engine_specs.iter().enumerate() {
             let engine = &mut self.engines[e];
             if engine.clock.state() == ENGINE_WAKING {
                 let engine_id = e as u32;

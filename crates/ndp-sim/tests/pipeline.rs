@@ -361,3 +361,32 @@ fn the_largest_jitter_is_one_over_root_three() {
     assert_eq!(err.field, "service_cv");
     assert!(err.message.contains("1/sqrt(3)"), "{}", err.message);
 }
+
+/// A host split keeps one pass-through port per SSD, not the spec's engines: three
+/// switched-off engines behind one SSD once indexed past the ports and panicked. Raw data
+/// goes straight up: 4 chunks of 1 B at 1 B/s over a 1e9 B/s uplink.
+#[test]
+fn a_host_split_with_more_engines_than_ssds_runs() {
+    let mut off = engine(1.0, 1.0);
+    off.active = false;
+    for power_off in [PowerOff::End, PowerOff::Done, PowerOff::Phase] {
+        let mut s = spec(vec![ssd(4.0, 1.0, None)], vec![off.clone(); 3], 1e9);
+        s.engine_power_off = power_off;
+        let r = simulate(&s).unwrap();
+        assert!(close(r.makespan_s, 4.0 + 1e-9), "{}", r.makespan_s);
+        assert_eq!(r.engines.len(), 3);
+        assert!(r
+            .engines
+            .iter()
+            .all(|e| !e.active && close(e.off_s, r.makespan_s)));
+    }
+}
+
+/// Staging slots are a count: 10^12 of them once reserved 16 TB up front and aborted.
+#[test]
+fn a_huge_engine_buffer_reserves_nothing() {
+    let mut s = spec(vec![ssd(10.0, 1.0, Some(0))], vec![engine(2.0, 1.0)], 1e9);
+    s.engine_buffer_chunks = 1_000_000_000_000;
+    let r = simulate(&s).unwrap();
+    assert!(close(r.makespan_s, 10.5 + 1e-9), "{}", r.makespan_s);
+}

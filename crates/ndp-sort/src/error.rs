@@ -15,6 +15,8 @@ pub enum Error {
     },
     /// More elements than 32-bit indices can tag (index 0xFFFF_FFFF is the pad marker).
     TooManyElements { elements: usize },
+    /// So many elements that their padded size or a count of their sort exceeds 64 bits.
+    CountOverflow { elements: usize },
     /// Two inputs whose lengths must agree.
     LengthMismatch {
         what: &'static str,
@@ -62,6 +64,10 @@ impl fmt::Display for Error {
                 f,
                 "{elements} elements do not fit 32-bit indices (at most {} excluding the pad index)",
                 u32::MAX
+            ),
+            Self::CountOverflow { elements } => write!(
+                f,
+                "the counts of sorting {elements} elements do not fit 64-bit counters"
             ),
             Self::LengthMismatch { what, expected, actual } => {
                 write!(f, "{what}: expected {expected}, got {actual}")

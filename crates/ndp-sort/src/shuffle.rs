@@ -3,7 +3,9 @@
 //!   SortedTable\[i\] = OriginalTable\[SortedIndices\[i\]\]   (4)
 //!
 //! Six independent kernels \[paper\] split the output rows into contiguous ranges
-//! \[⌊w·N/6⌋, ⌊(w+1)·N/6⌋) \[choice, §6.2\]; here each is a thread writing its own range.
+//! \[⌊w·N/6⌋, ⌊(w+1)·N/6⌋) \[choice, §6.2\]. Each writes only its own range, so the workers
+//! run on threads, at most one per core (and per row), each thread running a group of them
+//! in turn; the counts stay one entry per worker, and at most [`MAX_WORKERS`] are allowed.
 //!
 //! A table is stored in one of three layouts, as *sections* of fixed-width records:
 //!
@@ -37,6 +39,9 @@ use crate::error::Error;
 pub const WORKERS: usize = 6;
 /// Longest sequential burst, in bytes \[choice\]: AXI bursts may not cross a 4 KiB boundary.
 pub const BURST_BYTES: usize = 4096;
+/// The most shuffle kernels a model may ask for \[choice\]: far more than an FPGA holds
+/// (the SmartSSD has 6), and few enough that their counts (one entry each) stay small.
+pub const MAX_WORKERS: usize = 4096;
 
 /// How a table is stored (spec §3.1, Fig. 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -346,6 +351,13 @@ pub fn shuffle(
             limit: "at least 1".into(),
         });
     }
+    if config.workers > MAX_WORKERS {
+        return Err(Error::OutOfRange {
+            what: "shuffle workers",
+            value: config.workers,
+            limit: format!("at most {MAX_WORKERS}"),
+        });
+    }
     let key_copy = match (sorted_keys, table.key_section()) {
         (Some(keys), Some(section)) => {
             let expected = table.rows * table.widths[table.key_column];
@@ -377,25 +389,13 @@ pub fn shuffle(
             rest = tail;
         }
     }
-    let workers: Vec<WorkerCounts> = std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
-            .into_iter()
-            .zip(&ranges)
-            .map(|(share, range)| {
-                let work = Work {
-                    sections: &table.sections,
-                    indices: sorted_indices,
-                    key_copy,
-                    burst_bytes: config.burst_bytes,
-                };
-                scope.spawn(move || work.run(range.clone(), share))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a shuffle worker panicked"))
-            .collect()
-    });
+    let work = Work {
+        sections: &table.sections,
+        indices: sorted_indices,
+        key_copy,
+        burst_bytes: config.burst_bytes,
+    };
+    let workers = run_workers(work, shares.into_iter().zip(ranges).collect());
     let sections = table
         .sections
         .iter()
@@ -438,6 +438,37 @@ impl Table {
             sections: Vec::new(),
         }
     }
+}
+
+/// Each worker's share and rows, on as many threads as there are cores (and rows), each
+/// thread running a contiguous group of workers in turn; the counts stay one per worker.
+fn run_workers(work: Work<'_>, mut jobs: Vec<(Vec<&mut [u8]>, Range<usize>)>) -> Vec<WorkerCounts> {
+    let rows = jobs.last().map_or(0, |(_, r)| r.end);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = jobs.len().min(cores).min(rows).max(1);
+    let per_thread = jobs.len().div_ceil(threads);
+    let mut groups = Vec::with_capacity(threads);
+    while !jobs.is_empty() {
+        let rest = jobs.split_off(per_thread.min(jobs.len()));
+        groups.push(std::mem::replace(&mut jobs, rest));
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|group| {
+                scope.spawn(move || {
+                    group
+                        .into_iter()
+                        .map(|(share, range)| work.run(range, share))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a shuffle worker panicked"))
+            .collect()
+    })
 }
 
 /// What one shuffle kernel needs.
@@ -619,6 +650,45 @@ mod tests {
             let (bytes, accesses) = build(&columns, &widths, layout).read_keys(BURST_BYTES);
             assert_eq!(bytes, columns[0]);
             assert_eq!(accesses.bytes, 12);
+        }
+    }
+
+    #[test]
+    fn many_workers_share_the_threads_and_absurd_counts_are_refused() {
+        let keys: Vec<u32> = (0..100).rev().collect();
+        let indices: Vec<u32> = (0..100).rev().collect();
+        let (columns, widths) = table_columns(&keys, 9);
+        for layout in LAYOUTS {
+            let table = build(&columns, &widths, layout);
+            let config = ShuffleConfig {
+                workers: MAX_WORKERS,
+                burst_bytes: BURST_BYTES,
+            };
+            // Once a thread per worker: 2^40 workers aborted the process.
+            let out = shuffle(&table, &indices, None, config).unwrap();
+            assert_eq!(out.counts.workers.len(), MAX_WORKERS);
+            let ranges: Vec<_> = out.counts.workers.iter().map(|w| w.rows.clone()).collect();
+            assert!(ranges.windows(2).all(|r| r[0].end == r[1].start));
+            assert_eq!((ranges[0].start, ranges[MAX_WORKERS - 1].end), (0, 100));
+            for (r, &j) in indices.iter().enumerate() {
+                assert_eq!(
+                    out.table.row(r),
+                    table.row(j as usize),
+                    "{layout:?} row {r}"
+                );
+            }
+            // Reads do not depend on the split; writes are one stream per worker.
+            let six = shuffle(&table, &indices, None, ShuffleConfig::default()).unwrap();
+            let ((six_reads, six_writes), (reads, writes)) =
+                (six.counts.totals(), out.counts.totals());
+            assert_eq!((six_reads, six_writes.bytes), (reads, writes.bytes));
+            for workers in [MAX_WORKERS + 1, 1 << 40] {
+                let config = ShuffleConfig { workers, ..config };
+                assert!(matches!(
+                    shuffle(&table, &indices, None, config),
+                    Err(Error::OutOfRange { what: "shuffle workers", value, .. }) if value == workers
+                ));
+            }
         }
     }
 

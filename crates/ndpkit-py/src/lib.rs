@@ -1,7 +1,7 @@
 //! Thin PyO3 bindings: convert, call one core function, return.
 
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
-use numpy::{PyArray2, PyArrayMethods};
+use numpy::{PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -58,6 +58,7 @@ fn dot_f32<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let (rows, slice, w) = rows_and_vector(&points, &weights, "weight vector")?;
     let out = out.unwrap_or_else(|| numpy_f32(py, rows));
+    refuse_overlap(&out, &[("points", slice), ("weights", w)])?;
     let mut written = out.try_readwrite()?;
     let scores = written.as_slice_mut()?;
     if scores.len() != rows {
@@ -69,6 +70,31 @@ fn dot_f32<'py>(
     py.detach(|| ndp_kernels::dot::dot_f32_into(slice, w, scores));
     drop(written);
     Ok(out)
+}
+
+/// Refuse an `out` array whose memory overlaps an input's, before `out` is borrowed
+/// mutably: Rust may not hold `&[f32]` and `&mut [f32]` over the same bytes. numpy's own
+/// borrow check misses views made by separate `np.frombuffer` calls on one buffer (they
+/// have different bases), so the address ranges themselves are compared.
+fn refuse_overlap<T: numpy::Element>(
+    out: &Bound<'_, PyArray1<T>>,
+    inputs: &[(&str, &[T])],
+) -> PyResult<()> {
+    if !out.is_contiguous() {
+        return Err(PyValueError::new_err("out must be a contiguous array"));
+    }
+    let start = out.data() as usize;
+    let end = start + PyUntypedArrayMethods::len(out) * std::mem::size_of::<T>();
+    for (name, input) in inputs {
+        let range = input.as_ptr_range();
+        let (lo, hi) = (range.start as usize, range.end as usize);
+        if start < hi && lo < end {
+            return Err(PyValueError::new_err(format!(
+                "out shares memory with {name}; pass a separate output array"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The row count and the contiguous points and vector, once their widths agree.

@@ -190,17 +190,14 @@ fn bitonic_expected_counts<'py>(
     let g = Geometry::new(p, l, key_bytes).map_err(value_error)?;
     let merge = self::dram_merge(dram_merge, merge_ways)?;
     merge.check().map_err(value_error)?;
+    let counts = SortCounts::expected_with(n, &g, merge).map_err(value_error)?;
     let passes = match merge {
         DramMerge::BitonicDram => Vec::new(),
-        DramMerge::MergeTree { ways } => {
-            let plan = bitonic::ChunkPlan::merge_tree(n, &g);
-            bitonic::merge_tree::expected(&bitonic::merge_tree::run_lengths(&plan), ways)
-        }
+        DramMerge::MergeTree { ways } => bitonic::ChunkPlan::merge_tree(n, &g)
+            .and_then(|plan| bitonic::merge_tree::expected_for_plan(&plan, ways))
+            .map_err(value_error)?,
     };
-    Ok((
-        sort_counts(py, &SortCounts::expected_with(n, &g, merge))?,
-        merge_passes(py, &passes)?,
-    ))
+    Ok((sort_counts(py, &counts)?, merge_passes(py, &passes)?))
 }
 
 /// Eq. 2 and Eq. 3 for (𝒫, ℒ, key bytes).

@@ -30,6 +30,8 @@ Conventions:
   (value, index) and equals a stable sort.
 - Signed keys are sorted through the order-preserving map x ↦ x XOR sign bit.
 - Counts are counts, not times: pricing them is the SmartSSD model's job.
+- Limits: 𝒫 ≤ 2^15 (`MAX_P`) and a capacity 2,048·𝒫·ℒ ≤ 2^32 (`MAX_CAPACITY`, as indices
+  are 32-bit); the closed forms take any n whose counts fit 64 bits (ModelError beyond).
 
 Example:
     >>> r = argsort(np.array([30, 10, 50, 20, 40], dtype=np.uint32))
@@ -58,6 +60,13 @@ PAPER_P = 8
 PAPER_L = 8
 PAD_INDEX = 0xFFFF_FFFF
 """The index pads carry; at most PAD_INDEX real elements can be sorted."""
+MAX_NETWORK = 2**16
+"""The largest network `network` lists (4.5 million comparators); the Rust core refuses more."""
+MAX_P = MAX_NETWORK // 2
+"""The widest 𝒫-sorter: the kernel also builds the 2𝒫 merger network."""
+MAX_CAPACITY = 2**32
+"""The largest on-chip capacity 2,048·𝒫·ℒ (32-bit elements): indices are 32-bit, so
+𝒫·ℒ ≤ 2^21."""
 
 _SIGNED: dict[np.dtype[Any], type[np.unsignedinteger[Any]]] = {
     np.dtype(np.int32): np.uint32,
@@ -167,6 +176,25 @@ def _check_power_of_two(name: str, value: int, minimum: int) -> None:
         )
 
 
+def _check_geometry(p: int, l: int) -> None:  # noqa: E741
+    """𝒫 and ℒ as the Rust core accepts them, refused here with the parameter's name."""
+    _check_power_of_two("p", p, 2)
+    _check_power_of_two("l", l, 1)
+    if p > MAX_P:
+        raise SpecError(
+            f"must be at most {MAX_P} (the 2𝒫 merger network is built), got {p}",
+            source=_SOURCE,
+            field="p",
+        )
+    if 2048 * p * l > MAX_CAPACITY:
+        raise SpecError(
+            f"must be at most {MAX_CAPACITY // (2048 * p)} with p = {p}: the on-chip "
+            f"capacity 2,048·𝒫·ℒ must not exceed 2^32 elements (32-bit indices), got {l}",
+            source=_SOURCE,
+            field="l",
+        )
+
+
 def _check_merge(dram_merge: str, merge_ways: int) -> None:
     if dram_merge not in get_args(DramMerge):
         raise SpecError(
@@ -186,8 +214,7 @@ def _check_key_bits(key_bits: int) -> int:
 
 def geometry(p: int = PAPER_P, l: int = PAPER_L, key_bits: int = 32) -> Geometry:  # noqa: E741
     """BRAM counts, on-chip capacity and comparator counts of a kernel."""
-    _check_power_of_two("p", p, 2)
-    _check_power_of_two("l", l, 1)
+    _check_geometry(p, l)
     raw = _core.bitonic_geometry(p, l, _check_key_bits(key_bits))
     return Geometry(p=p, l=l, key_bits=key_bits, **raw)
 
@@ -225,20 +252,26 @@ def _expected(
     dram_merge: str,
     merge_ways: int,
 ) -> tuple[SortCounts, tuple[MergePass, ...]]:
-    _check_power_of_two("p", p, 2)
-    _check_power_of_two("l", l, 1)
+    _check_geometry(p, l)
     _check_merge(dram_merge, merge_ways)
     if n < 0:
         raise SpecError(f"must be ≥ 0, got {n}", source=_SOURCE, field="n")
-    counts, passes = _core.bitonic_expected_counts(
-        n, _check_key_bits(key_bits), p, l, dram_merge, merge_ways
-    )
+    key_bytes = _check_key_bits(key_bits)
+    try:
+        counts, passes = _core.bitonic_expected_counts(n, key_bytes, p, l, dram_merge, merge_ways)
+    except ValueError as e:  # counts past 64 bits, from n ≈ 2^52 on
+        raise ModelError(str(e)) from e
+    except OverflowError as e:
+        raise ModelError(f"n = {n} or merge_ways = {merge_ways} exceeds 64 bits") from e
     return SortCounts(**counts), tuple(MergePass(**q) for q in passes)
 
 
 def network(n: int) -> list[Comparator]:
-    """The comparators of the n-element network (n a power of two), in execution order."""
+    """The comparators of the n-element network (n a power of two, at most `MAX_NETWORK`),
+    in execution order."""
     _check_power_of_two("n", n, 1)
+    if n > MAX_NETWORK:
+        raise SpecError(f"must be at most {MAX_NETWORK}, got {n}", source=_SOURCE, field="n")
     return [Comparator(*c) for c in _core.bitonic_network(n)]
 
 
@@ -258,8 +291,7 @@ def argsort(
     flip. Raises SpecError for bad parameters and ModelError for keys the kernel cannot
     sort (other dtypes, not one-dimensional, more than 2^32 − 1 elements).
     """
-    _check_power_of_two("p", p, 2)
-    _check_power_of_two("l", l, 1)
+    _check_geometry(p, l)
     if tie_break not in get_args(TieBreak):
         raise SpecError(
             f"must be one of {get_args(TieBreak)}, got {tie_break!r}",
@@ -289,7 +321,7 @@ def argsort(
         sorted_keys, indices, counts, passes = fn(
             work, p, l, tie_break, descending, dram_merge, merge_ways
         )
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:
         raise ModelError(str(e)) from e
     if dtype in _SIGNED:
         sorted_keys = (sorted_keys ^ sign).view(dtype)

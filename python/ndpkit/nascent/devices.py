@@ -9,8 +9,9 @@ A user file has the same shape and may write `extends = "smartssd"` to inherit e
 it does not set. `overrides` replace single entries, e.g.
 `{"smartssd": {"dram_random_latency": "200 ns"}}`. Unknown keys, missing keys, a quantity of
 the wrong kind, a negative or zero quantity, a non-positive count and a 𝒫 (`sorter_width`)
-or ℒ (`bram_rows`) that is not a power of two (𝒫 ≥ 2) are errors naming the file and the
-field.
+or ℒ (`bram_rows`) that is not a power of two (2 ≤ 𝒫 ≤ 2^15), and an ℒ that takes the sort
+kernel's capacity 2,048·𝒫·ℒ past 2^32 elements (its indices are 32-bit) are errors naming
+the file and the field.
 
 Example:
     >>> devices = load_devices()
@@ -29,6 +30,7 @@ from types import MappingProxyType
 from typing import Any, Self, TypeVar
 
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.nascent.bitonic import MAX_CAPACITY, MAX_P
 from ndpkit.units import Kind, UnitError, parse
 
 BUILTIN = "ndpkit.nascent:devices.toml"
@@ -65,9 +67,14 @@ _CPU_KEYS: dict[str, tuple[str, Kind | None]] = {
     "ssd_read_bandwidth": ("ssd_read_bytes_per_s", Kind.BANDWIDTH),
     "power": ("power_w", Kind.POWER),
 }
-_POWER_OF_TWO = {"sorter_width": 2, "bram_rows": 1}
-"""Entries that must be a power of two, with their least value: a 1-wide sorter has no
-comparator, and the sort kernel rejects it (spec §4, 𝒫 = 2^m, m ≥ 1)."""
+_POWER_OF_TWO: dict[str, tuple[int, int | None]] = {
+    "sorter_width": (2, MAX_P),
+    "bram_rows": (1, None),
+}
+"""Entries that must be a power of two, with their least and greatest value: a 1-wide
+sorter has no comparator, and the sort kernel rejects it (spec §4, 𝒫 = 2^m, m ≥ 1); the
+kernel builds the 2𝒫 merger network. ℒ's bound depends on 𝒫: the capacity 2,048·𝒫·ℒ must
+stay within 2^32 (`_check_capacity`)."""
 
 
 @dataclass(frozen=True)
@@ -257,17 +264,39 @@ def _device(name: str, table: dict[str, Any], source: str) -> Device:
         if key not in table:
             raise SpecError("missing", source=source, field=f"{name}.{key}")
         value, note = _entry(table[key], quantity, source, f"{name}.{key}")
-        least = _POWER_OF_TWO.get(key)
-        if least is not None and (value & (value - 1) or value < least):
-            raise SpecError(
-                f"must be a power of two ≥ {least}, got {value}",
-                source=source,
-                field=f"{name}.{key}",
-            )
+        _check_power_of_two(key, value, source, f"{name}.{key}")
         values[attr] = value
         sources[attr] = note
+    if kind == "fpga":
+        _check_capacity(values["p"], values["l"], source, name)
     cls: type[FpgaDevice] | type[CpuDevice] = FpgaDevice if kind == "fpga" else CpuDevice
     return cls(**values, sources=MappingProxyType(sources))
+
+
+def _check_power_of_two(key: str, value: int, source: str, where: str) -> None:
+    bounds = _POWER_OF_TWO.get(key)
+    if bounds is None:
+        return
+    least, most = bounds
+    if value & (value - 1) or value < least:
+        raise SpecError(
+            f"must be a power of two ≥ {least}, got {value}", source=source, field=where
+        )
+    if most is not None and value > most:
+        raise SpecError(f"must be at most {most}, got {value}", source=source, field=where)
+
+
+def _check_capacity(p: int, l: int, source: str, name: str) -> None:  # noqa: E741
+    """The sort kernel's capacity 2,048·𝒫·ℒ tags each element with a 32-bit index: a larger
+    one was once wrapped to 0 by the kernel, which then lost the data or divided by zero."""
+    if 2048 * p * l > MAX_CAPACITY:
+        raise SpecError(
+            f"must be at most {MAX_CAPACITY // (2048 * p)} with sorter_width = {p}: the sort "
+            f"kernel's capacity 2,048·𝒫·ℒ must not exceed 2^32 elements (32-bit indices), "
+            f"got {l}",
+            source=source,
+            field=f"{name}.bram_rows",
+        )
 
 
 def _entry(entry: Any, quantity: Kind | None, source: str, where: str) -> tuple[Any, str]:

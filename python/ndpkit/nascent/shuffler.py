@@ -42,6 +42,9 @@ _core: Any = import_module("ndpkit._core")  # the compiled extension has no type
 Layout = Literal["row", "column", "hybrid"]
 WORKERS = 6
 """Shuffle kernel instances on the SmartSSD (spec §6.2)."""
+MAX_WORKERS = 4096
+"""The most shuffle kernels a model may ask for: far more than an FPGA holds, and few enough
+that their counts (one entry each) stay small; the Rust core refuses more."""
 BURST_BYTES = 4096
 """Longest sequential burst [choice]: an AXI burst does not cross a 4 KiB boundary."""
 
@@ -130,7 +133,9 @@ def shuffle(
     """Reorder the rows of a table by `indices` (a permutation of 0 … N−1), Eq. 4.
 
     Columns are numpy arrays of fixed-width dtypes with N rows (one value, or one
-    sub-array, per row). Raises SpecError for a bad layout, worker count or burst size and
+    sub-array, per row). The kernels' row ranges are counted one by one, but run on at
+    most as many threads as there are cores. Raises SpecError for a bad layout, worker count
+    (1 to `MAX_WORKERS`) or burst size and
     ModelError for columns, indices or sorted keys that do not fit the table.
     """
     if layout not in get_args(Layout):
@@ -140,6 +145,8 @@ def shuffle(
     for name, value in (("workers", workers), ("burst_bytes", burst_bytes)):
         if value < 1:
             raise SpecError(f"must be ≥ 1, got {value}", source=_SOURCE, field=name)
+    if workers > MAX_WORKERS:
+        raise SpecError(f"must be ≤ {MAX_WORKERS}, got {workers}", source=_SOURCE, field="workers")
     if not columns:
         raise ModelError("a table needs at least one column")
     if not 0 <= key_column < len(columns):
@@ -170,7 +177,7 @@ def shuffle(
             workers,
             burst_bytes,
         )
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:
         raise ModelError(str(e)) from e
     shuffled = [o.view(a.dtype).reshape(a.shape) for o, a in zip(out, arrays, strict=True)]
     return ShuffleResult(columns=shuffled, counts=_counts(counts))

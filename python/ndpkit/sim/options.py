@@ -16,6 +16,9 @@ HostMode = Literal["auto", "stream", "after"]
 EnginePowerOff = Literal["auto", "end", "phase", "done"]
 
 MIB = 2**20
+MAX_BUFFER_CHUNKS = 2**20
+"""The most staging slots a buffer may have: far more than a run fills (a slot per
+chunk of a 1 TiB run of 1 MiB chunks), and a bound on what a typo can ask for."""
 MAX_SERVICE_CV = 1 / math.sqrt(3)
 """The largest jitter: a service time is t x (1 + cv x sqrt(3) x U[-1, 1]), which would be
 negative for a larger cv (crates/ndp-sim/src/spec.rs has the same bound)."""
@@ -53,8 +56,14 @@ class SimOptions:
 
     def __post_init__(self) -> None:
         _check(self.chunk_bytes > 0, "chunk_bytes", f"must be > 0, got {self.chunk_bytes}")
-        _check(self.buffer_chunks >= 1, "buffer_chunks", "must be at least 1")
-        _check(self.host_buffer_chunks >= 1, "host_buffer_chunks", "must be at least 1")
+        for name in ("buffer_chunks", "host_buffer_chunks"):
+            slots = getattr(self, name)
+            _check(slots >= 1, name, "must be at least 1")
+            _check(
+                slots <= MAX_BUFFER_CHUNKS,
+                name,
+                f"must be at most {MAX_BUFFER_CHUNKS} (2^20) chunks, got {slots}",
+            )
         _check(
             0 <= self.service_cv <= MAX_SERVICE_CV,
             "service_cv",

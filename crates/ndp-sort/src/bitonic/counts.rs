@@ -7,6 +7,7 @@
 
 use super::geometry::{merger_comparators, sorter_comparators, Geometry};
 use super::merge_tree::{self, DramMerge};
+use crate::error::Error;
 
 /// Index width of the (value, index) pairs (spec §3.5).
 pub const INDEX_BYTES: u64 = 4;
@@ -27,42 +28,48 @@ pub struct ChunkPlan {
 impl ChunkPlan {
     /// Padding \[choice, O16\]: to the next power of two (at least 𝒫), because the bitonic
     /// network, on chip and across chunks, needs 2^s elements; the paper pads to a multiple
-    /// of 𝒫, which is the same up to one chunk.
-    pub fn new(elements: usize, g: &Geometry) -> Self {
+    /// of 𝒫, which is the same up to one chunk. `CountOverflow` past 2^63 elements, whose
+    /// padded size does not fit.
+    pub fn new(elements: usize, g: &Geometry) -> Result<Self, Error> {
         let padded = if elements == 0 {
             0
         } else {
-            elements.max(g.p).next_power_of_two()
+            elements
+                .max(g.p)
+                .checked_next_power_of_two()
+                .ok_or(Error::CountOverflow { elements })?
         };
         let chunk = padded.min(g.capacity());
         let chunks = padded.checked_div(chunk).unwrap_or(0);
-        Self {
+        Ok(Self {
             elements,
             padded,
             chunk,
             chunks,
-        }
+        })
     }
 
     /// The chunks of O4 `merge_tree`: as [`ChunkPlan::new`] up to one chunk; past the
     /// capacity, ⌈N / C_BRAMs⌉ full-size chunks, the last one padded. The merger needs no
     /// power of two, so `padded` = chunks · N_c is one here, and [`ChunkPlan::logs`] and
     /// [`ChunkPlan::dram_steps`] describe the bitonic plan only.
-    pub fn merge_tree(elements: usize, g: &Geometry) -> Self {
+    pub fn merge_tree(elements: usize, g: &Geometry) -> Result<Self, Error> {
         if elements <= g.capacity() {
             return Self::new(elements, g);
         }
         let chunks = elements.div_ceil(g.capacity());
-        Self {
+        Ok(Self {
             elements,
-            padded: chunks * g.capacity(),
+            padded: chunks
+                .checked_mul(g.capacity())
+                .ok_or(Error::CountOverflow { elements })?,
             chunk: g.capacity(),
             chunks,
-        }
+        })
     }
 
     /// The plan of either O4 merge.
-    pub fn for_merge(elements: usize, g: &Geometry, merge: DramMerge) -> Self {
+    pub fn for_merge(elements: usize, g: &Geometry, merge: DramMerge) -> Result<Self, Error> {
         match merge {
             DramMerge::BitonicDram => Self::new(elements, g),
             DramMerge::MergeTree { .. } => Self::merge_tree(elements, g),
@@ -152,13 +159,16 @@ impl SortCounts {
     }
 
     /// The closed form of every count for N elements in geometry `g` (O4 `bitonic_dram`).
-    pub fn expected(elements: usize, g: &Geometry) -> Self {
+    pub fn expected(elements: usize, g: &Geometry) -> Result<Self, Error> {
         Self::expected_with(elements, g, DramMerge::BitonicDram)
     }
 
     /// The closed form of every count for N elements in geometry `g` with the O4 `merge`.
-    pub fn expected_with(elements: usize, g: &Geometry, merge: DramMerge) -> Self {
-        let plan = ChunkPlan::for_merge(elements, g, merge);
+    /// N is not limited to what the kernel can sort (the timing model prices larger sorts);
+    /// `CountOverflow` when a count does not fit 64 bits.
+    pub fn expected_with(elements: usize, g: &Geometry, merge: DramMerge) -> Result<Self, Error> {
+        let plan = ChunkPlan::for_merge(elements, g, merge)?;
+        let fit = |v: u128| u64::try_from(v).map_err(|_| Error::CountOverflow { elements });
         let e = g.key_bytes as u64;
         let mut c = Self {
             elements: elements as u64,
@@ -173,64 +183,89 @@ impl SortCounts {
             ..Self::default()
         };
         if plan.padded == 0 {
-            return c;
+            return Ok(c);
         }
-        let chunks = plan.chunks as u64;
-        let half_arrays = (plan.chunk / g.p / 2) as u64; // A/2
-        let s_a = u64::from(plan.chunk.trailing_zeros() - g.log_p()); // log₂ A
-                                                                      // merge_tree sorts every chunk on chip once and never returns to the network.
+        // In u128, where no product of these factors can wrap; `fit` refuses what exceeds u64.
+        let chunks = plan.chunks as u128;
+        let half_arrays = (plan.chunk / g.p / 2) as u128; // A/2
+        let s_a = u128::from(plan.chunk.trailing_zeros() - g.log_p()); // log₂ A
+        let s_a_less_1 = s_a.saturating_sub(1);
+        // merge_tree sorts every chunk on chip once and never returns to the network.
         let m = match merge {
-            DramMerge::BitonicDram => u64::from(plan.dram_steps()),
+            DramMerge::BitonicDram => u128::from(plan.dram_steps()),
             DramMerge::MergeTree { .. } => 0,
         };
-        let padded = plan.padded as u64;
+        let padded = plan.padded as u128;
+        let p = g.p as u128;
 
-        c.sorter_passes = padded / g.p as u64;
-        c.pcs_ops =
-            chunks * half_arrays * (s_a * s_a.saturating_sub(1) / 2 + m * s_a.saturating_sub(1));
-        c.merge_ops = chunks * half_arrays * (s_a + m);
-        c.dram_passes = m * (m + 1) / 2;
-        c.onchip_merge_passes = m;
-        c.chunk_loads = chunks * (1 + m);
-        c.cs_sorter = c.sorter_passes * c.sorter_comparators;
-        c.cs_pcs = c.pcs_ops * g.p as u64;
-        c.cs_merge = c.merge_ops * c.merger_comparators;
-        c.cs_dram = c.dram_passes * padded / 2;
+        let sorter_passes = padded / p;
+        let pcs_ops = chunks * half_arrays * (s_a * s_a_less_1 / 2 + m * s_a_less_1);
+        let merge_ops = chunks * half_arrays * (s_a + m);
+        let dram_passes = m * (m + 1) / 2;
+        let chunk_loads = chunks * (1 + m);
+        c.sorter_passes = fit(sorter_passes)?;
+        c.pcs_ops = fit(pcs_ops)?;
+        c.merge_ops = fit(merge_ops)?;
+        c.dram_passes = fit(dram_passes)?;
+        c.onchip_merge_passes = fit(m)?;
+        c.chunk_loads = fit(chunk_loads)?;
+        c.cs_sorter = fit(sorter_passes * u128::from(c.sorter_comparators))?;
+        c.cs_pcs = fit(pcs_ops * p)?;
+        c.cs_merge = fit(merge_ops * u128::from(c.merger_comparators))?;
+        c.cs_dram = fit(dram_passes * padded / 2)?;
+        // The total too, so that `compare_swaps` cannot wrap either.
+        let cs = [c.cs_sorter, c.cs_pcs, c.cs_merge, c.cs_dram];
+        fit(cs.into_iter().map(u128::from).sum())?;
 
-        let arrays = (plan.chunk / g.p) as u64;
-        let reads = c.chunk_loads * arrays + 2 * (c.pcs_ops + c.merge_ops);
-        c.bram_reads = split_memories(reads, arrays);
+        let arrays = (plan.chunk / g.p) as u128;
+        let reads = fit(chunk_loads * arrays + 2 * (pcs_ops + merge_ops))?;
+        c.bram_reads = split_memories(reads, arrays as u64);
         c.bram_writes = c.bram_reads;
 
-        let pair = e + INDEX_BYTES;
-        let n = elements as u64;
-        c.dram_read_bytes = n * e + (c.dram_passes + m) * padded * pair;
-        c.dram_write_bytes = if m == 0 {
+        let pair = u128::from(e + INDEX_BYTES);
+        let n = elements as u128;
+        c.dram_read_bytes = fit(n * u128::from(e) + (dram_passes + m) * padded * pair)?;
+        c.dram_write_bytes = fit(if m == 0 {
             n * pair
         } else {
-            padded * pair * (1 + c.dram_passes + m - 1) + n * pair
-        };
+            padded * pair * (1 + dram_passes + m - 1) + n * pair
+        })?;
         if let Some(ways) = merge.ways() {
-            c.add_merge_tree(
-                ways,
-                &merge_tree::expected(&merge_tree::run_lengths(&plan), ways),
-            );
+            c.add_merge_tree(ways, &merge_tree::expected_for_plan(&plan, ways)?)?;
         }
-        c
+        Ok(c)
     }
 
     /// Add the `merge_tree` passes: each moves (value, index) pairs DRAM to DRAM.
-    pub(crate) fn add_merge_tree(&mut self, ways: usize, passes: &[merge_tree::MergePass]) {
+    /// `CountOverflow` if a total passes 64 bits.
+    pub(crate) fn add_merge_tree(
+        &mut self,
+        ways: usize,
+        passes: &[merge_tree::MergePass],
+    ) -> Result<(), Error> {
         let pair = self.key_bytes + INDEX_BYTES;
         debug_assert_eq!(self.merge_ways, ways as u64);
+        let overflow = Error::CountOverflow {
+            elements: self.elements as usize,
+        };
+        let add = |total: &mut u64, v: Option<u64>| -> Result<(), Error> {
+            *total = v
+                .and_then(|v| total.checked_add(v))
+                .ok_or_else(|| overflow.clone())?;
+            Ok(())
+        };
         for p in passes {
-            self.dram_passes += 1;
-            self.merge_elements_read += p.elements_read;
-            self.merge_elements_written += p.elements_written;
-            self.merger_comparisons += p.comparisons;
-            self.dram_read_bytes += p.elements_read * pair;
-            self.dram_write_bytes += p.elements_written * pair;
+            add(&mut self.dram_passes, Some(1))?;
+            add(&mut self.merge_elements_read, Some(p.elements_read))?;
+            add(&mut self.merge_elements_written, Some(p.elements_written))?;
+            add(&mut self.merger_comparisons, Some(p.comparisons))?;
+            add(&mut self.dram_read_bytes, p.elements_read.checked_mul(pair))?;
+            add(
+                &mut self.dram_write_bytes,
+                p.elements_written.checked_mul(pair),
+            )?;
         }
+        Ok(())
     }
 }
 

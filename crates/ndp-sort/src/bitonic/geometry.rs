@@ -9,15 +9,27 @@
 //! and 64-bit keys, using two words each, halve the element capacity. The index memory
 //! mirrors the sequence memory: another 2·𝒫·ℒ BRAMs.
 //!
+//! Limits \[choice\]: 𝒫 ≤ [`MAX_SORTER_WIDTH`], and C_BRAMs ≤ 2^32 32-bit elements
+//! ([`MAX_CAPACITY_ELEMENTS`]) because each element carries a 32-bit index; so every product
+//! here fits 64 bits.
+//!
 //! Example: `Geometry::new(8, 8, 4)?` has 128 BRAMs, capacity 131,072 (128 Ki) elements;
 //! `Geometry::new(16, 4, 4)?` has the same capacity; 64-bit keys hold 65,536.
 
+use crate::bitonic::network::MAX_NETWORK_ELEMENTS;
 use crate::error::{exact_log2, Error};
 
 /// BRAM depth in 32-bit words (the 1,024 × 32 configuration).
 pub const BRAM_DEPTH_WORDS: usize = 1024;
 /// Bytes per BRAM word.
 pub const BRAM_WORD_BYTES: usize = 4;
+
+/// The widest 𝒫-sorter \[choice\]: the kernel builds the 2𝒫 network for its merger, and
+/// networks stop at [`MAX_NETWORK_ELEMENTS`].
+pub const MAX_SORTER_WIDTH: usize = MAX_NETWORK_ELEMENTS / 2;
+/// The largest on-chip capacity 2,048·𝒫·ℒ in 32-bit elements: an element's index is 32
+/// bits, so a chunk of more could not be tagged (2^32 elements, 𝒫·ℒ ≤ 2^21).
+pub const MAX_CAPACITY_ELEMENTS: u64 = 1 << 32;
 
 /// Which sub-memory holds an array: M₁ for even array numbers, M₂ for odd ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,9 +50,9 @@ pub struct ArrayLocation {
 /// 𝒫, ℒ and the key width, with everything Eq. 2 and Eq. 3 derive from them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
-    /// Bitonic sorter width 𝒫 (a power of two ≥ 2).
+    /// Bitonic sorter width 𝒫 (a power of two, 2 … [`MAX_SORTER_WIDTH`]).
     pub p: usize,
-    /// BRAM rows per sub-memory ℒ (a power of two ≥ 1).
+    /// BRAM rows per sub-memory ℒ (a power of two ≥ 1 with 2,048·𝒫·ℒ ≤ 2^32).
     pub l: usize,
     /// Key width in bytes: 4 or 8.
     pub key_bytes: usize,
@@ -55,6 +67,29 @@ impl Geometry {
                 what: "sorter width P",
                 value: p,
                 limit: "at least 2".into(),
+            });
+        }
+        if p > MAX_SORTER_WIDTH {
+            return Err(Error::OutOfRange {
+                what: "sorter width P",
+                value: p,
+                limit: format!(
+                    "at most {MAX_SORTER_WIDTH}: the 2P merger network must stay within \
+                     {MAX_NETWORK_ELEMENTS} elements"
+                ),
+            });
+        }
+        // Checked, so that a huge ℒ is refused instead of wrapping the capacity to 0.
+        let capacity = (2 * BRAM_DEPTH_WORDS as u64 * p as u64).checked_mul(l as u64);
+        if capacity.is_none_or(|c| c > MAX_CAPACITY_ELEMENTS) {
+            let most = MAX_CAPACITY_ELEMENTS / (2 * BRAM_DEPTH_WORDS as u64 * p as u64);
+            return Err(Error::OutOfRange {
+                what: "BRAM rows L",
+                value: l,
+                limit: format!(
+                    "at most {most} with P = {p}: the on-chip capacity 2,048·P·L must not \
+                     exceed 2^32 elements, as indices are 32-bit"
+                ),
             });
         }
         if key_bytes != 4 && key_bytes != 8 {
@@ -135,9 +170,9 @@ pub fn sorter_comparators_approx(p: usize) -> f64 {
     p as f64 / 4.0 * m * m
 }
 
-/// CS units of the 2𝒫 merger of §5.3, 𝒫·log₂(2𝒫).
+/// CS units of the 2𝒫 merger of §5.3, 𝒫·log₂(2𝒫) (`u64::MAX` past 64 bits, not wrapped).
 pub fn merger_comparators(p: usize) -> u64 {
-    p as u64 * u64::from(p.trailing_zeros() + 1)
+    (p as u64).saturating_mul(u64::from(p.trailing_zeros() + 1))
 }
 
 #[cfg(test)]
@@ -179,6 +214,50 @@ mod tests {
         assert!(Geometry::new(8, 3, 4).is_err());
         assert!(Geometry::new(1, 8, 4).is_err());
         assert!(Geometry::new(8, 8, 2).is_err());
+    }
+
+    #[test]
+    fn capacities_past_32_bit_indices_and_huge_sorters_are_refused() {
+        // ℒ = 2^62 once wrapped 2·P·ℒ·1,024 to a capacity of 0: sorts returned nothing.
+        let refused = [
+            (2, 1 << 62),
+            (2, 1 << 21),
+            (8, 1 << 19),
+            (MAX_SORTER_WIDTH, 128),
+        ];
+        for (p, l) in refused {
+            let e = Geometry::new(p, l, 4).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::OutOfRange {
+                        what: "BRAM rows L",
+                        ..
+                    }
+                ),
+                "{p} {l}"
+            );
+            assert!(e.to_string().contains("2^32"), "{e}");
+        }
+        for p in [MAX_SORTER_WIDTH * 2, 1 << 40, 1 << 63] {
+            let e = Geometry::new(p, 1, 4).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::OutOfRange {
+                        what: "sorter width P",
+                        ..
+                    }
+                ),
+                "{p}"
+            );
+        }
+        let widest = Geometry::new(2, 1 << 20, 4).unwrap();
+        assert_eq!(widest.capacity() as u64, MAX_CAPACITY_ELEMENTS);
+        assert_eq!(widest.arrays_per_memory() as u64, MAX_CAPACITY_ELEMENTS / 4);
+        let widest = Geometry::new(MAX_SORTER_WIDTH, 64, 8).unwrap();
+        assert_eq!(widest.capacity() as u64, MAX_CAPACITY_ELEMENTS / 2);
+        assert_eq!(merger_comparators(1 << 63), u64::MAX);
     }
 
     #[test]

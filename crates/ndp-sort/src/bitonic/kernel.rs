@@ -257,7 +257,7 @@ struct Kernel<K: Key, C> {
 impl<K: Key, C: Compare> Kernel<K, C> {
     fn run(input: &[K], g: Geometry, config: &SortConfig) -> Result<SortOutput<K>, Error> {
         let (order, merge) = (config.order, config.dram_merge);
-        let plan = ChunkPlan::for_merge(input.len(), &g, merge);
+        let plan = ChunkPlan::for_merge(input.len(), &g, merge)?;
         let sorter = schedule(g.p)?;
         // The 2𝒫 merger is the last step of the 2𝒫 network: half-cleaners at 𝒫 … 1.
         let merger: Vec<Comparator> = schedule(2 * g.p)?
@@ -289,7 +289,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
         kernel.first_pass(input, order);
         match merge {
             DramMerge::BitonicDram => kernel.dram_merge(),
-            DramMerge::MergeTree { ways } => kernel.merge_tree(ways),
+            DramMerge::MergeTree { ways } => kernel.merge_tree(ways)?,
         }
         Ok(kernel.output(order))
     }
@@ -466,7 +466,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
 
     /// O4 `merge_tree`: the chunks' real elements, as stored by the chunk pass, are the
     /// runs; merge them k at a time until one run is left.
-    fn merge_tree(&mut self, ways: usize) {
+    fn merge_tree(&mut self, ways: usize) -> Result<(), Error> {
         if self.plan.chunks > 1 {
             let mut runs = Vec::with_capacity(self.plan.elements);
             let mut bounds = vec![0];
@@ -479,7 +479,7 @@ impl<K: Key, C: Compare> Kernel<K, C> {
             self.elems = merged;
             self.merge_passes = passes;
         }
-        self.counts.add_merge_tree(ways, &self.merge_passes);
+        self.counts.add_merge_tree(ways, &self.merge_passes)
     }
 
     fn add(&mut self, tally: Tally) {

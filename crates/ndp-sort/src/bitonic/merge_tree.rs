@@ -101,6 +101,68 @@ pub fn expected(lengths: &[u64], ways: usize) -> Vec<MergePass> {
     out
 }
 
+/// The closed form of every pass for the runs of a `merge_tree` plan
+/// ([`ChunkPlan::merge_tree`]): chunks − 1 runs of N_c elements, then one of the rest.
+/// Equal to `expected(&run_lengths(plan), ways)`, but without listing the runs, so that it
+/// serves any N (2^64 elements are 2^53 runs); `CountOverflow` when a count passes 64 bits.
+pub fn expected_for_plan(plan: &ChunkPlan, ways: usize) -> Result<Vec<MergePass>, Error> {
+    let fit = |v: u128| {
+        u64::try_from(v).map_err(|_| Error::CountOverflow {
+            elements: plan.elements,
+        })
+    };
+    let mut out = Vec::new();
+    if plan.chunks < 2 {
+        return Ok(out);
+    }
+    let k = ways as u128;
+    let total = plan.elements as u64;
+    // Every run but the last has `length` elements; in u128 no product below can wrap.
+    let (mut full, mut length) = ((plan.chunks - 1) as u128, plan.chunk as u128);
+    let mut last = plan.elements as u128 - full * length;
+    while full > 0 {
+        let runs = full + 1;
+        let groups = runs.div_ceil(k);
+        // The groups before the last are k full runs; the last holds the rest and `last`.
+        let rest = runs - (groups - 1) * k - 1;
+        let comparisons =
+            (groups - 1) * length * depth_sum(k) + last_group_comparisons(rest, length, last);
+        out.push(MergePass {
+            runs_in: fit(runs)?,
+            runs_out: fit(groups)?,
+            elements_read: total,
+            elements_written: total,
+            comparisons: fit(comparisons)?,
+        });
+        last += rest * length;
+        length *= k;
+        full = groups - 1;
+    }
+    Ok(out)
+}
+
+/// Σ depth of the leaves of the balanced tree of `leaves` leaves, which are at depth q or
+/// q + 1, q = ⌊log₂ leaves⌋: `tree_comparisons` of equal runs of one element.
+fn depth_sum(leaves: u128) -> u128 {
+    if leaves == 0 {
+        return 0;
+    }
+    let q = 127 - leaves.leading_zeros();
+    leaves * u128::from(q) + 2 * (leaves - (1 << q))
+}
+
+/// `tree_comparisons` of `full` runs of `length` elements followed by one of `last`: the
+/// last run is always in the right half, so the left half is a tree of equal runs.
+fn last_group_comparisons(mut full: u128, length: u128, last: u128) -> u128 {
+    let mut sum = 0;
+    while full > 0 {
+        let left = (full + 1).div_ceil(2);
+        sum += full * length + last + length * depth_sum(left);
+        full -= left;
+    }
+    sum
+}
+
 /// Σ length × depth of each run's leaf in the balanced merger tree of its group.
 fn tree_comparisons(lengths: &[u64]) -> u64 {
     if lengths.len() < 2 {
@@ -278,6 +340,47 @@ mod tests {
                 super::passes(lengths.len() as u64, ways as u64)
             );
         }
+    }
+
+    #[test]
+    fn plan_closed_form_equals_the_listed_runs_and_serves_any_n() {
+        let g = crate::bitonic::Geometry::new(2, 1, 8).unwrap(); // 2,048 elements a chunk
+        let c = g.capacity();
+        for n in [
+            0,
+            1,
+            c,
+            c + 1,
+            2 * c,
+            3 * c - 1,
+            7 * c + 5,
+            64 * c,
+            65 * c + 1,
+            1000 * c - 3,
+        ] {
+            let plan = ChunkPlan::merge_tree(n, &g).unwrap();
+            for ways in [2, 3, 4, 5, 7, 8, 16, 100, usize::MAX] {
+                let listed = expected(&run_lengths(&plan), ways);
+                assert_eq!(
+                    expected_for_plan(&plan, ways).unwrap(),
+                    listed,
+                    "n {n} k {ways}"
+                );
+            }
+        }
+        // 2^62 elements are 2^51 runs: listing them would need 16 PiB.
+        let plan = ChunkPlan::merge_tree(1 << 62, &g).unwrap();
+        let p = expected_for_plan(&plan, 2).unwrap();
+        assert_eq!(p.len(), 51);
+        assert!(p.iter().all(|x| x.comparisons == 1 << 62));
+        let most = ChunkPlan::merge_tree(usize::MAX - 2048, &g).unwrap();
+        let p = expected_for_plan(&most, 2).unwrap();
+        assert_eq!(p[0].elements_read, u64::MAX - 2048);
+        // With k = 3 an element crosses 5/3 mergers on average: past 64 bits.
+        assert!(matches!(
+            expected_for_plan(&most, 3),
+            Err(Error::CountOverflow { .. })
+        ));
     }
 
     #[test]

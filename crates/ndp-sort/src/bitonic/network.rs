@@ -43,10 +43,25 @@ impl Comparator {
     }
 }
 
-/// The network's comparators for n = 2^s elements, in execution order: by step, sub-step,
-/// then position (spec §4.2's reference procedure).
+/// The largest network [`schedule`] builds \[choice\]: 2^16 elements are 4.5 million
+/// comparators (about 140 MB); the next sizes grow past what a model needs and, near 2^64,
+/// past any memory.
+pub const MAX_NETWORK_ELEMENTS: usize = 1 << 16;
+
+/// The network's comparators for n = 2^s elements (n ≤ [`MAX_NETWORK_ELEMENTS`]), in
+/// execution order: by step, sub-step, then position (spec §4.2's reference procedure).
 pub fn schedule(n: usize) -> Result<Vec<Comparator>, Error> {
     let s = exact_log2("network size n", n)?;
+    if n > MAX_NETWORK_ELEMENTS {
+        return Err(Error::OutOfRange {
+            what: "network size n",
+            value: n,
+            limit: format!(
+                "at most {MAX_NETWORK_ELEMENTS}: larger networks are too many comparators to \
+                 list"
+            ),
+        });
+    }
     let mut out = Vec::with_capacity(compare_swap_count(n) as usize);
     for step in 1..=s {
         for sub_step in 1..=step {
@@ -66,13 +81,15 @@ pub fn schedule(n: usize) -> Result<Vec<Comparator>, Error> {
 }
 
 /// Closed form of the comparator count for n = 2^s: (n/2)·s(s+1)/2 (spec §4.2). For
-/// n = 𝒫 this is Eq. 2's exact n_CS. Zero when n is not a power of two.
+/// n = 𝒫 this is Eq. 2's exact n_CS. Zero when n is not a power of two; `u64::MAX` when
+/// the count does not fit 64 bits (n ≥ 2^55), rather than a wrapped value.
 pub fn compare_swap_count(n: usize) -> u64 {
     if !n.is_power_of_two() {
         return 0;
     }
-    let s = u64::from(n.trailing_zeros());
-    (n as u64 / 2) * s * (s + 1) / 2
+    let s = u128::from(n.trailing_zeros());
+    let count = (n as u128 / 2) * s * (s + 1) / 2;
+    u64::try_from(count).unwrap_or(u64::MAX)
 }
 
 /// The sequence after each sub-step of sorting `input` (n = 2^s): one entry per
@@ -252,5 +269,20 @@ mod tests {
             }
         }
         assert!(is_bitonic(&[1, 3, 5, 4, 2]) && !is_bitonic(&[3, 1, 2]));
+    }
+
+    #[test]
+    fn huge_networks_are_refused_and_their_counts_do_not_wrap() {
+        // 2^63 once wrapped the count and then allocated until the process was killed.
+        for n in [MAX_NETWORK_ELEMENTS * 2, 1 << 32, 1 << 63] {
+            assert!(
+                matches!(schedule(n), Err(Error::OutOfRange { value, .. }) if value == n),
+                "n = {n}"
+            );
+        }
+        assert_eq!(compare_swap_count(1 << 32), (1u64 << 31) * 32 * 33 / 2);
+        assert_eq!(compare_swap_count(1 << 54), (1u64 << 53) * 27 * 55);
+        assert_eq!(compare_swap_count(1 << 55), u64::MAX);
+        assert_eq!(compare_swap_count(1 << 63), u64::MAX);
     }
 }

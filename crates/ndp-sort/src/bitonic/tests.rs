@@ -99,7 +99,11 @@ fn instrumented_counts_equal_the_closed_forms() {
             let keys = random_u32(n, 1 << 20, n as u64);
             for tie_break in [TieBreak::ValueOnly, TieBreak::ValueThenIndex] {
                 let out = sort(&keys, &config(p, l, tie_break, Order::Ascending)).unwrap();
-                assert_eq!(out.counts, SortCounts::expected(n, &g), "P={p} L={l} n={n}");
+                assert_eq!(
+                    out.counts,
+                    SortCounts::expected(n, &g).unwrap(),
+                    "P={p} L={l} n={n}"
+                );
                 assert_eq!(
                     out.counts.compare_swaps(),
                     compare_swap_count(out.counts.padded_elements as usize),
@@ -115,7 +119,7 @@ fn instrumented_counts_equal_the_closed_forms() {
 fn multi_chunk_counts_show_the_dram_level_merge() {
     // P = 2, L = 1: capacity 4,096, so 10,000 elements pad to 16,384 = 4 chunks.
     let g = Geometry::new(2, 1, 4).unwrap();
-    let c = SortCounts::expected(10_000, &g);
+    let c = SortCounts::expected(10_000, &g).unwrap();
     assert_eq!((c.capacity, c.chunk_elements, c.chunks), (4096, 4096, 4));
     // n − c = 2 DRAM-level steps: (2·3)/2 = 3 streaming passes and 2 on-chip passes.
     assert_eq!(
@@ -138,21 +142,21 @@ fn eq3_iterations_at_the_capacity_boundary() {
     let g32 = Geometry::new(8, 8, 4).unwrap();
     let g16_4 = Geometry::new(16, 4, 4).unwrap();
     let g64 = Geometry::new(8, 8, 8).unwrap();
-    assert_eq!(SortCounts::expected(131_072, &g32).chunks, 1);
-    assert_eq!(SortCounts::expected(131_072, &g32).dram_passes, 0);
-    assert_eq!(SortCounts::expected(131_073, &g32).chunks, 2);
-    assert_eq!(SortCounts::expected(131_073, &g32).dram_passes, 1);
-    assert_eq!(SortCounts::expected(131_073, &g16_4).chunks, 2);
-    assert_eq!(SortCounts::expected(65_536, &g64).chunks, 1);
-    assert_eq!(SortCounts::expected(65_537, &g64).chunks, 2);
+    assert_eq!(SortCounts::expected(131_072, &g32).unwrap().chunks, 1);
+    assert_eq!(SortCounts::expected(131_072, &g32).unwrap().dram_passes, 0);
+    assert_eq!(SortCounts::expected(131_073, &g32).unwrap().chunks, 2);
+    assert_eq!(SortCounts::expected(131_073, &g32).unwrap().dram_passes, 1);
+    assert_eq!(SortCounts::expected(131_073, &g16_4).unwrap().chunks, 2);
+    assert_eq!(SortCounts::expected(65_536, &g64).unwrap().chunks, 1);
+    assert_eq!(SortCounts::expected(65_537, &g64).unwrap().chunks, 2);
     // One real run across the boundary, 32- and 64-bit.
     let keys = random_u32(131_073, u64::MAX, 3);
     let out = sort(&keys, &stable()).unwrap();
-    assert_eq!(out.counts, SortCounts::expected(131_073, &g32));
+    assert_eq!(out.counts, SortCounts::expected(131_073, &g32).unwrap());
     assert_eq!(out.indices, std_argsort(&keys, Order::Ascending));
     let keys64 = random_u64(65_537, 0, 4);
     let out64 = sort(&keys64, &stable()).unwrap();
-    assert_eq!(out64.counts, SortCounts::expected(65_537, &g64));
+    assert_eq!(out64.counts, SortCounts::expected(65_537, &g64).unwrap());
     assert_eq!(out64.indices, std_argsort(&keys64, Order::Ascending));
 }
 
@@ -276,9 +280,9 @@ fn merge_tree_counts_equal_the_closed_forms_and_log_k_passes() {
                     &tree(p, l, TieBreak::ValueOnly, Order::Ascending, ways),
                 )
                 .unwrap();
-                let expected = SortCounts::expected_with(n, &g32, merge);
+                let expected = SortCounts::expected_with(n, &g32, merge).unwrap();
                 assert_eq!(out.counts, expected, "P={p} L={l} n={n} k={ways}");
-                let plan = ChunkPlan::merge_tree(n, &g32);
+                let plan = ChunkPlan::merge_tree(n, &g32).unwrap();
                 let lengths = merge_tree::run_lengths(&plan);
                 assert_eq!(out.merge_passes, merge_tree::expected(&lengths, ways));
                 // ⌈log_k(chunks)⌉, computed in floating point as the timing model does.
@@ -301,7 +305,10 @@ fn merge_tree_counts_equal_the_closed_forms_and_log_k_passes() {
                     let g64 = Geometry::new(p, l, 8).unwrap();
                     let cfg = tree(p, l, TieBreak::ValueOnly, Order::Ascending, ways);
                     let out64 = sort(&keys64, &cfg).unwrap();
-                    assert_eq!(out64.counts, SortCounts::expected_with(n, &g64, merge));
+                    assert_eq!(
+                        out64.counts,
+                        SortCounts::expected_with(n, &g64, merge).unwrap()
+                    );
                 }
             }
         }
@@ -373,4 +380,53 @@ fn merge_tree_counts_do_not_depend_on_the_data_and_k_below_two_is_an_error() {
     assert_eq!((a.counts, &a.merge_passes), (c.counts, &c.merge_passes));
     let bad = tree(2, 1, TieBreak::ValueOnly, Order::Ascending, 1);
     assert!(matches!(sort(&[1u32], &bad), Err(Error::OutOfRange { .. })));
+}
+
+#[test]
+fn closed_forms_refuse_counts_past_64_bits_instead_of_wrapping() {
+    let g = Geometry::new(8, 8, 4).unwrap();
+    // Up to 2^40 the u128 arithmetic agrees with the network's own count.
+    let c = SortCounts::expected(1 << 40, &g).unwrap();
+    assert_eq!(c.compare_swaps(), compare_swap_count(1 << 40));
+    assert_eq!(c.padded_elements, 1 << 40);
+    // 2^52 elements once wrapped `dram_write_bytes`; past 2^63 the padding wrapped to 0.
+    for n in [1 << 52, (1 << 63) + 1, usize::MAX] {
+        assert_eq!(
+            SortCounts::expected(n, &g),
+            Err(Error::CountOverflow { elements: n }),
+            "n = {n}"
+        );
+    }
+    // merge_tree's closed form no longer lists its runs (2^39 here); at 2^62 elements the
+    // 23 passes read 23·2^62 pairs, past 64 bits.
+    let tree = DramMerge::MergeTree { ways: 4 };
+    let c = SortCounts::expected_with(1 << 56, &g, tree).unwrap();
+    assert_eq!((c.chunks, c.dram_passes), (1 << 39, 20));
+    assert_eq!(c.merge_elements_read, 20 << 56);
+    for n in [1 << 62, usize::MAX] {
+        assert_eq!(
+            SortCounts::expected_with(n, &g, tree),
+            Err(Error::CountOverflow { elements: n })
+        );
+    }
+}
+
+#[test]
+fn a_geometry_whose_capacity_wrapped_is_refused_not_sorted_into_nothing() {
+    // ℒ = 2^62 made the capacity 0: bitonic_dram returned no keys, merge_tree divided by 0.
+    let keys = [3u32, 1, 2];
+    for merge in [DramMerge::BitonicDram, DramMerge::MergeTree { ways: 2 }] {
+        let cfg = SortConfig {
+            l: 1 << 62,
+            dram_merge: merge,
+            ..config(2, 1, TieBreak::ValueOnly, Order::Ascending)
+        };
+        assert!(matches!(
+            sort(&keys, &cfg),
+            Err(Error::OutOfRange {
+                what: "BRAM rows L",
+                ..
+            })
+        ));
+    }
 }
