@@ -110,9 +110,12 @@ def test_on_a_data_set_the_runs_passes_are_modelled(
     """Profiling measures the data set's first bytes, which may settle in fewer passes than
     the whole: the passes modelled are the run's over the whole data set."""
     data = generate_dataset("kmeans", 1 << 20, 2, tmp_path / "km", seed=5, shard_bytes=300_000)
-    params = KMeansKernel.params
+    # On a data set the initial centres come from its sample (`params_for_data`).
+    params = KMeansKernel.params_for_data
     monkeypatch.setattr(
-        KMeansKernel, "params", lambda self, seed: params(self, seed) | {"max_iter": 3}
+        KMeansKernel,
+        "params_for_data",
+        lambda self, sample, seed: params(self, sample, seed) | {"max_iter": 3},
     )
 
     def one_pass(kernel: Kernel, sample: np.ndarray, p: dict[str, Any], **_: Any) -> Measurement:

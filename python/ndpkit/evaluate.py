@@ -14,7 +14,12 @@ decimal MB on every row (the models' own MB follow each platform's units: binary
 servers, decimal on RISP), and the gain over CNS in MB/J is CNS's energy over the
 platform's, for the same D. A platform's own
 per-engine throughput table wins over the scaled measurement (see `EngineScaling`), so on
-the RANS/RFNS presets the paper's apps use the paper's engine rates.
+the RANS/RFNS presets the paper's apps use the paper's engine rates; elsewhere the
+measurement is mapped onto the platform's engines (their clock and cores where its file
+gives them), RISP's cells included. α is that of the run modelled: D spread over the
+platform's engines, each sending its merged partials (`Measurement.alpha_for`). The
+profiles each platform's models were given are kept (`AppRun.profiles`) and
+`save_profiles` writes them as a profile set for `--profiles`.
 
 **Splits.** An app with another split (k-NN's device-side top-k, `knn8-topk`) runs that split
 too, on the same data, verified and profiled the same way; on every platform
@@ -30,7 +35,13 @@ for the per-record kernels, a merged per-chunk reference for k-NN, a streamed Ll
 K-Means), and profiling measures the first `size_bytes` of it, so memory stays bounded
 whatever the data set's size. The apps default to the data set's own; any app whose records
 have the data set's layout (dtype and record shape: k-NN_8 and K-Means on LC's 8 float32
-features) may run on it instead, and any other is an error naming both layouts.
+features) may run on it instead, and any other is an error naming both layouts. A kernel
+that can start from the data (K-Means' initial centres, `DataSeeded`) takes its parameters
+from the profiled sample, not from the seed's generated points. The run time is the passes
+alone: starting the worker processes is timed apart (`startup_s`).
+
+**Verified** means the check read every record the kernel ran on (`Verification.records`
+against the input's); the method and what it read are reported beside it.
 
 **Time.** `Estimate.time_s` follows the time basis of the options (the paper's by default:
 the NDP and host stage times added, T_NDP + T_CPU). That basis leaves out the stages it does
@@ -42,11 +53,11 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -57,10 +68,17 @@ from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan import plan
 from ndpkit.plan.splits import RULE, SPLIT_OPTIONS, SplitComparison, compare_splits
 from ndpkit.profile import Profile, load_profiles
+from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
 from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
-from ndpkit.runtime.profiling import EngineScaling, Measurement, measure, to_profile
-from ndpkit.runtime.verify import Verification, verify_streaming
+from ndpkit.runtime.profiling import (
+    ByteProgress,
+    EngineScaling,
+    Measurement,
+    measure,
+    to_profile,
+)
+from ndpkit.runtime.verify import Chunks, Verification, verify_streaming
 
 DEFAULT_APPS = ("lc", "he", "knn2", "knn6", "knn8", "fft2d", "kmeans", "binarize", "sobel")
 DEFAULT_PLATFORMS = ("cns", "rans", "rfns")
@@ -79,6 +97,16 @@ class KernelRun:
     measurement: Measurement
     passes: int
     """How many times the run read the data (the profiled sample's, on generated data)."""
+    input_records: int
+    startup_s: float | None = None
+    """Starting the worker processes (with `data`), left out of `run_s`."""
+    warnings: tuple[str, ...] = ()
+    """What a verified answer may still hide (K-Means clusters that ended empty)."""
+
+    @property
+    def verified(self) -> bool:
+        """The reference was checked against the answer for every record the run read."""
+        return self.verification.records == self.input_records
 
 
 @dataclass(frozen=True)
@@ -88,13 +116,19 @@ class AppRun:
     app: str
     input_bytes: int
     run_s: float
-    verified: bool
     measurement: Measurement
     model_bytes: float
     """D: the data set modelled, read once per pass."""
     passes: int
     verification: Verification
+    input_records: int
+    startup_s: float | None = None
+    """Starting the worker processes (with `data`), left out of `run_s`."""
+    warnings: tuple[str, ...] = ()
+    """What a verified answer may still hide (K-Means clusters that ended empty)."""
     estimates: dict[str, Estimate | str] = field(default_factory=dict)
+    profiles: dict[str, list[Profile]] = field(default_factory=dict)
+    """Per platform, the profiles its models were given: the app's, then its other splits'."""
     plans: dict[str, dict[str, Any]] = field(default_factory=dict)
     other_splits: list[KernelRun] = field(default_factory=list)
     """The app's other splits (k-NN's device-side top-k), run on the same data."""
@@ -105,6 +139,25 @@ class AppRun:
     def modelled_bytes(self) -> float:
         """The bytes the models see: D once per pass."""
         return self.model_bytes * self.passes
+
+    @property
+    def verified(self) -> bool:
+        """The reference was checked against the answer for every record the run read."""
+        return self.verification.records == self.input_records
+
+    def kernel_runs(self) -> list[KernelRun]:
+        """The app's own split, then its other splits."""
+        main = KernelRun(
+            self.app,
+            self.run_s,
+            self.verification,
+            self.measurement,
+            self.passes,
+            self.input_records,
+            self.startup_s,
+            self.warnings,
+        )
+        return [main, *self.other_splits]
 
 
 @cache
@@ -163,6 +216,7 @@ def evaluate(
     options: Options | None = None,
     scaling: EngineScaling | None = None,
     progress: Progress | None = None,
+    byte_progress: ByteProgress | None = None,
     split_tolerance: float = 0.0,
     verify_shards: bool = True,
 ) -> list[AppRun]:
@@ -171,16 +225,19 @@ def evaluate(
     Without `data`, `size_bytes` of each app's data are generated in memory from `seed`
     (default 0). With `data`, the apps run out of core on it (each must have the data set's
     record layout), `size_bytes` is the sample that is profiled, and `seed` (default: the
-    data set's) only makes the apps' parameters. `verify_shards` checks every shard's CRC-32
-    against the manifest first. `platforms` are names or files (`load_platforms`), or
-    platforms already loaded, keyed by name."""
-    report = progress or (lambda _: None)
+    data set's) only makes the apps' parameters; a kernel that can start from the data
+    (`DataSeeded`: K-Means' k-means++ centres) takes them from that sample. `verify_shards`
+    checks every shard's CRC-32 against the manifest first. `platforms` are names or files
+    (`load_platforms`), or platforms already loaded, keyed by name. `progress` hears each
+    step's name, `byte_progress` (bytes done, bytes total) how far a step that streams data
+    has got: the CRC-32 check, the run and verification on `data`, and the profiling."""
+    report = _Reporter(progress or (lambda _: None), byte_progress)
     specs = dict(platforms) if isinstance(platforms, Mapping) else load_platforms(platforms)
     runs = []
     dataset = open_dataset(data) if isinstance(data, Path) else data
     names = _apps(apps, dataset)
     if dataset is not None and verify_shards:
-        check_shards(dataset, report)
+        check_shards(dataset, report.step, report.bytes)
     with LocalExecutor(workers) as executor:
         for app in names:
             kernel = get_kernel(app)
@@ -198,33 +255,70 @@ def evaluate(
                 app,
                 source.input_bytes,
                 main.run_s,
-                True,
                 main.measurement,
                 d,
                 main.passes,
                 main.verification,
+                main.input_records,
+                main.startup_s,
+                main.warnings,
                 other_splits=others,
             )
             for spec in specs.values():
-                opts = options or (Options(units="decimal") if spec.is_in_storage else Options())
-                profiles = [
-                    to_profile(
-                        k.measurement,
-                        data_bytes=d,
-                        passes=k.passes,
-                        scaling=scaling,
-                        target_host=spec.host,
-                    )
-                    for k in (main, *others)
-                ]
-                _model(app_run, spec, profiles[0], opts)
-                if others:
-                    split_opts = options or replace(opts, time_basis=SPLIT_OPTIONS.time_basis)
-                    app_run.splits[spec.name] = compare_splits(
-                        spec, profiles, split_opts, tolerance=split_tolerance
-                    )
+                _model_on(app_run, [main, *others], spec, options, scaling, split_tolerance)
             runs.append(app_run)
     return runs
+
+
+def _model_on(
+    app_run: AppRun,
+    kernel_runs: list[KernelRun],
+    spec: Platform,
+    options: Options | None,
+    scaling: EngineScaling | None,
+    split_tolerance: float,
+) -> None:
+    """The app's estimate and plan on one platform, and its splits compared there."""
+    opts = options or (Options(units="decimal") if spec.is_in_storage else Options())
+    profiles = [
+        to_profile(
+            k.measurement,
+            data_bytes=app_run.model_bytes,
+            passes=k.passes,
+            scaling=scaling,
+            target_host=spec.host,
+            target_engine=spec.engines,
+        )
+        for k in kernel_runs
+    ]
+    app_run.profiles[spec.name] = profiles
+    _model(app_run, spec, profiles[0], opts)
+    if len(profiles) > 1:
+        split_opts = options or replace(opts, time_basis=SPLIT_OPTIONS.time_basis)
+        app_run.splits[spec.name] = compare_splits(
+            spec, profiles, split_opts, tolerance=split_tolerance
+        )
+
+
+def save_profiles(runs: Sequence[AppRun], platform: str, path: Path) -> None:
+    """The profiles the models were given on `platform` (every app and split), as a profile
+    set file that `ndpkit estimate/plan --profiles PATH` reads: the host rates scaled to
+    its host, the engine rates mapped onto its engines, α for D over them."""
+    profiles = [p for r in runs for p in r.profiles[platform]]
+    source = f"ndpkit evaluate, measured on this machine and mapped onto platform {platform!r}"
+    save_profile_set(profiles, path, source=source)
+
+
+@dataclass(frozen=True)
+class _Reporter:
+    """Where progress goes: each step's name, and the bytes a streaming step has done."""
+
+    step: Progress
+    bytes: ByteProgress | None = None
+
+    def starting(self, message: str) -> ByteProgress | None:
+        self.step(message)
+        return self.bytes
 
 
 def _apps(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
@@ -255,10 +349,17 @@ def _params_seed(seed: int | None, dataset: Dataset | None) -> int:
     return 0
 
 
-def check_shards(dataset: Dataset, report: Progress) -> None:
+def check_shards(
+    dataset: Dataset, report: Progress, byte_progress: ByteProgress | None = None
+) -> None:
     """Every shard's CRC-32 against the manifest (a `ShardError` naming a corrupt shard).
-    Reads the whole data set once, which takes a while on a big one: `report` hears how far
-    it got, at the start and then every `PROGRESS_BYTES` or so."""
+    Reads the whole data set once, which takes a while on a big one: how far it got is
+    told at the start and then every `PROGRESS_BYTES` or so, to `byte_progress` in bytes
+    if given (`report` then hears the step once), else to `report` in per cent."""
+    if byte_progress is not None:
+        report("checking shard CRC-32s")
+        dataset.verify(progress=byte_progress)
+        return
 
     def step(checked_bytes: int, total_bytes: int) -> None:
         percent = 100 * checked_bytes / max(total_bytes, 1)
@@ -267,17 +368,35 @@ def check_shards(dataset: Dataset, report: Progress) -> None:
     dataset.verify(progress=step)
 
 
+@runtime_checkable
+class DataSeeded(Protocol):
+    """A kernel whose parameters can start from the data (K-Means: k-means++ centres over a
+    sample), rather than from the seed alone."""
+
+    def params_for_data(self, sample: np.ndarray, seed: int) -> dict[str, Any]: ...
+
+
 class _Source(ABC):
     """Where an app's data is: generated in memory, or a data set on disk."""
 
     input_bytes: int
+    input_records: int
 
     @abstractmethod
-    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float, int | None]:
-        """(result, wall seconds, passes; None: as many as profiling the sample takes)."""
+    def params(self, kernel: Kernel, seed: int) -> dict[str, Any]:
+        """The kernel's parameters for this data."""
 
     @abstractmethod
-    def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
+    def run(
+        self, kernel: Kernel, params: dict[str, Any], progress: ByteProgress | None
+    ) -> tuple[Any, float, int | None, float | None]:
+        """(result, seconds of the run, passes (None: as many as profiling the sample
+        takes), seconds starting worker processes, left out of the run's (None: none))."""
+
+    @abstractmethod
+    def verify(
+        self, kernel: Kernel, params: dict[str, Any], result: Any, progress: ByteProgress | None
+    ) -> Verification:
         """Check `result` against the kernel's reference; raises KernelMismatchError."""
 
     @abstractmethod
@@ -291,14 +410,23 @@ class _InMemory(_Source):
 
     def __post_init__(self) -> None:
         self.input_bytes = int(self.values.nbytes)
+        self.input_records = len(self.values)
 
-    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float, int | None]:
+    def params(self, kernel: Kernel, seed: int) -> dict[str, Any]:
+        """The generated data comes from the same seed: the seed's parameters fit it."""
+        return kernel.params(seed)
+
+    def run(
+        self, kernel: Kernel, params: dict[str, Any], progress: ByteProgress | None
+    ) -> tuple[Any, float, int | None, float | None]:
         """The profiled sample is this data, with the same parameters: the same passes."""
         start = time.perf_counter()
         result = run_in_memory(kernel, self.values, params, _chunk_records(kernel))
-        return result, time.perf_counter() - start, None
+        return result, time.perf_counter() - start, None, None
 
-    def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
+    def verify(
+        self, kernel: Kernel, params: dict[str, Any], result: Any, progress: ByteProgress | None
+    ) -> Verification:
         """The data is in memory anyway: the reference runs on all of it at once."""
         kernel.check(result, kernel.reference(self.values, params))
         return Verification("whole", 1, 1, len(self.values))
@@ -312,32 +440,92 @@ class _OnDisk(_Source):
     dataset: Dataset
     executor: LocalExecutor
     sample_bytes: int
+    _sample: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.input_bytes = self.dataset.total_bytes
+        self.input_records = self.dataset.records
 
-    def run(self, kernel: Kernel, params: dict[str, Any]) -> tuple[Any, float, int | None]:
-        """The passes over the whole data set, which its first bytes may not need."""
-        out = self.executor.run(kernel, self.dataset, params)
-        return out.result, out.wall_s, out.passes
+    def params(self, kernel: Kernel, seed: int) -> dict[str, Any]:
+        """A kernel that can start from the data does, from the profiled sample: the data
+        set was not made from the seed (an imported one least of all)."""
+        if isinstance(kernel, DataSeeded):
+            return kernel.params_for_data(self.sample(), seed)
+        return kernel.params(seed)
 
-    def verify(self, kernel: Kernel, params: dict[str, Any], result: Any) -> Verification:
-        return verify_streaming(kernel, self.dataset.chunks, params, result)
+    def run(
+        self, kernel: Kernel, params: dict[str, Any], progress: ByteProgress | None
+    ) -> tuple[Any, float, int | None, float | None]:
+        """The passes over the whole data set, which its first bytes may not need. The time
+        outside the passes (starting the worker processes, for the first app) is reported
+        apart, so a first run compares with a warm one; the first pass in a new worker
+        still imports the kernel's module."""
+        out = self.executor.run(kernel, self.dataset, params, progress=progress)
+        passes_s = sum(p.wall_s for p in out.pass_stats)
+        return out.result, passes_s, out.passes, max(out.wall_s - passes_s, 0.0)
+
+    def verify(
+        self, kernel: Kernel, params: dict[str, Any], result: Any, progress: ByteProgress | None
+    ) -> Verification:
+        return verify_streaming(kernel, _counted(self.dataset, progress), params, result)
 
     def sample(self) -> np.ndarray:
-        return self.dataset.head(self.sample_bytes)
+        if self._sample is None:
+            self._sample = self.dataset.head(self.sample_bytes)
+        return self._sample
 
 
-def _run(kernel: Kernel, source: _Source, seed: int, report: Progress) -> KernelRun:
+def _counted(dataset: Dataset, progress: ByteProgress | None) -> Chunks:
+    """`dataset.chunks`, telling `progress` the bytes walked; each new walk (a streamed
+    Lloyd pass) adds the data set to the total."""
+    if progress is None:
+        return dataset.chunks
+    tell = progress
+    walked = [0, 0]  # bytes done, walks started
+
+    def walk() -> Iterator[tuple[int, np.ndarray]]:
+        walked[1] += 1
+        total = dataset.total_bytes * walked[1]
+        for offset, chunk in dataset.chunks():
+            yield offset, chunk
+            walked[0] += int(chunk.nbytes)
+            tell(walked[0], total)
+
+    return walk
+
+
+def _run(kernel: Kernel, source: _Source, seed: int, report: _Reporter) -> KernelRun:
     """Run, verify (raises KernelMismatchError on a wrong answer) and profile one kernel."""
-    params = kernel.params(seed)
-    report(f"{kernel.name}: running")
-    result, run_s, passes = source.run(kernel, params)
-    report(f"{kernel.name}: verifying")
-    verification = source.verify(kernel, params, result)
-    report(f"{kernel.name}: profiling")
-    m = measure(kernel, source.sample(), params, repeat=2)
-    return KernelRun(kernel.name, run_s, verification, m, m.passes if passes is None else passes)
+    params = source.params(kernel, seed)
+    on_bytes = report.starting(f"{kernel.name}: running")
+    result, run_s, passes, startup_s = source.run(kernel, params, on_bytes)
+    on_bytes = report.starting(f"{kernel.name}: verifying")
+    verification = source.verify(kernel, params, result, on_bytes)
+    on_bytes = report.starting(f"{kernel.name}: profiling")
+    m = measure(kernel, source.sample(), params, repeat=2, progress=on_bytes)
+    return KernelRun(
+        kernel.name,
+        run_s,
+        verification,
+        m,
+        m.passes if passes is None else passes,
+        source.input_records,
+        startup_s,
+        _warnings(kernel, result),
+    )
+
+
+def _warnings(kernel: Kernel, result: Any) -> tuple[str, ...]:
+    """A K-Means run can match its reference and still be a poor clustering: a cluster that
+    ends empty kept its starting centre, and the pass count the models get comes from fewer
+    clusters than asked for."""
+    empty = getattr(result, "empty_clusters", None)
+    if not empty:
+        return ()
+    return (
+        f"{kernel.name}: {len(empty)} of the clusters ended empty (cluster "
+        f"{', '.join(map(str, empty))}); their centres are the starting ones",
+    )
 
 
 def _chunk_records(kernel: Kernel) -> int:
@@ -401,6 +589,8 @@ def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
             "passes": r.passes,
             "modelled_gb": r.modelled_bytes / GB_BYTES,
         }
+        if name in r.profiles:
+            row["alpha"] = r.profiles[name][0].alpha
         if isinstance(e, str):
             row["note"] = e
         else:
@@ -428,13 +618,7 @@ def _mb_per_j(data_bytes: float, energy_j: float) -> float:
 def tables(runs: list[AppRun]) -> list[Table]:
     """A verification/profile table, a per-platform prediction table, and (for apps with
     other splits) the comparison of the splits per platform."""
-    measured: list[dict[str, Any]] = []
-    for r in runs:
-        kernel_runs = [
-            KernelRun(r.app, r.run_s, r.verification, r.measurement, r.passes),
-            *r.other_splits,
-        ]
-        measured.extend(_measured_row(k, r.input_bytes) for k in kernel_runs)
+    measured = [_measured_row(k, r.input_bytes) for r in runs for k in r.kernel_runs()]
     predicted = [row for r in runs for row in predicted_rows(r)]
     found = [
         Table(
@@ -443,10 +627,16 @@ def tables(runs: list[AppRun]) -> list[Table]:
             [
                 Column("app", "app", None),
                 Column("input_mib", "input (MiB)", 1),
-                Column("verified", "verified", None),
+                Column("verified", "verified", None, "the check covered every record run"),
                 Column("check", "check", None, "how the reference was applied"),
+                Column("checked_records", "records checked", 0, "what the check read"),
                 Column("passes", "passes", 0),
-                Column("alpha", "α", 2, "device input / device output"),
+                Column(
+                    "alpha",
+                    "α",
+                    2,
+                    "the profiled sample as one device: bytes read / bytes sent (merged)",
+                ),
                 Column("device_gb_per_s", "device (GB/s)", 3, "device part, one core"),
                 Column("host_part_gb_per_s", "host part (GB/s)", 3, "over the raw input"),
                 Column("cycles_per_byte", "CPB", 2, "whole kernel"),
@@ -456,7 +646,8 @@ def tables(runs: list[AppRun]) -> list[Table]:
                     None,
                     "perf: counted cycles; clock: seconds × the documented frequency",
                 ),
-                Column("run_s", "run (s)", 3),
+                Column("run_s", "run (s)", 3, "the passes, worker processes already started"),
+                Column("startup_s", "start-up (s)", 3, "starting the worker processes (--data)"),
             ],
             measured,
         ),
@@ -470,6 +661,7 @@ def tables(runs: list[AppRun]) -> list[Table]:
                 Column("model_gb", "D (GB)", 2, "the data set, 10^9 bytes"),
                 Column("passes", "passes", 0, "reads of D the run took"),
                 Column("modelled_gb", "modelled (GB)", 2, "D × passes: the bytes modelled"),
+                Column("alpha", "α", 2, "device input / output, D over this platform's engines"),
                 Column("time_s", "paper time (s)", 3, PAPER_TIME),
                 Column("stream_s", "D/perf (s)", 3, "modelled bytes at the Eq. (1) performance"),
                 Column("bottleneck", "bottleneck", None),
@@ -523,8 +715,9 @@ def _measured_row(k: KernelRun, input_bytes: int) -> dict[str, Any]:
     return {
         "app": k.app,
         "input_mib": input_bytes / 2**20,
-        "verified": True,
+        "verified": k.verified,
         "check": k.verification.method,
+        "checked_records": k.verification.records,
         "passes": m.passes,
         "alpha": m.alpha,
         "device_gb_per_s": m.device_bytes_per_s / 1e9,
@@ -532,6 +725,7 @@ def _measured_row(k: KernelRun, input_bytes: int) -> dict[str, Any]:
         "cycles_per_byte": m.cycles_per_byte,
         "cpb_source": m.cpb_source,
         "run_s": k.run_s,
+        "startup_s": k.startup_s,
     }
 
 
@@ -566,7 +760,10 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                 "app": r.app,
                 "verified": r.verified,
                 "verification": r.verification.as_dict(),
+                "input_records": r.input_records,
                 "run_s": r.run_s,
+                "startup_s": r.startup_s,
+                "warnings": list(r.warnings),
                 "measurement": r.measurement.as_dict(),
                 "model_bytes": r.model_bytes,
                 "passes": r.passes,
@@ -585,9 +782,10 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                         "other_splits": [
                             {
                                 "app": o.app,
-                                "verified": True,
+                                "verified": o.verified,
                                 "verification": o.verification.as_dict(),
                                 "run_s": o.run_s,
+                                "startup_s": o.startup_s,
                                 "measurement": o.measurement.as_dict(),
                             }
                             for o in r.other_splits

@@ -14,7 +14,9 @@ design for the kernel (`[apps.X.fpga_cell]`) serves platforms whose cells have n
 entry for it.
 
 Shipped profiles: `rans-rfns` (the paper's Table 3 host columns, §8.1) and `risp`
-(RISP Tables I and II).
+(RISP Tables I and II). `save_profiles` writes profiles (such as `ndpkit evaluate
+--save-profiles`'s measured ones) as a JSON profile set that `load_profiles` reads back
+unchanged: quantities as unit strings, every figure unrounded.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import difflib
 import json
 import math
 import tomllib
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, get_args
@@ -37,6 +40,7 @@ from pydantic import (
 )
 
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.files import write_atomic
 from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.quantity import (
     Cycles,
@@ -177,6 +181,56 @@ class ProfileSet(BaseModel):
     apps: dict[str, Profile]
 
 
+_UNITS = {
+    "data_bytes": "B",
+    "host_part_bytes_per_s": "B/s",
+    "host_only_bytes_per_s": "B/s",
+    "engine_bytes_per_s": "B/s",
+    "published_ndp_time_s": "s",
+    "power_w": "W",
+    "power_fixed_w": "W",
+    "power_intercept_w": "W",
+    "power_slope_w": "W",
+    "bandwidth_slope_bytes_per_s": "B/s",
+    "cell_clock_hz": "Hz",
+}
+"""The unit each quantity field is written in (its value is in that SI unit)."""
+
+
+def file_document(model: BaseModel) -> dict[str, Any]:
+    """A profile (or its cell design or fit) as a profile file spells it: the keys by their
+    file names, quantities as unit strings whose numbers are Python's shortest exact form
+    (so they load back bit for bit), and fields at their defaults left out."""
+    document: dict[str, Any] = {}
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        if value is None or value == info.get_default(call_default_factory=True):
+            continue
+        unit = _UNITS.get(name)
+        if isinstance(value, BaseModel):
+            written: Any = file_document(value)
+        elif isinstance(value, dict):
+            written = {key: _quantity(v, unit) for key, v in value.items()}
+        else:
+            written = _quantity(value, unit)
+        document[info.alias or name] = written
+    return document
+
+
+def _quantity(value: Any, unit: str | None) -> Any:
+    return value if unit is None else f"{float(value)!r} {unit}"
+
+
+def save_profiles(profiles: Sequence[Profile], path: Path, *, source: str = "") -> None:
+    """Write `profiles` as a JSON profile set (one table per app) that `load_profiles`
+    reads back unchanged; atomically: a temporary name, then a rename."""
+    apps = {profile.app: file_document(profile) for profile in profiles}
+    if len(apps) != len(profiles):
+        raise SpecError("two profiles for one app; a profile set has one per app", source=str(path))
+    document = {"version": 1, "source": source, "apps": apps}
+    write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
 def profile_set_names() -> list[str]:
     files = resources.files(_PROFILES).iterdir()
     return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
@@ -226,6 +280,14 @@ def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         kind = "JSON" if json_format else "TOML"
         raise SpecError(f"malformed {kind}: {exc}", source=source) from None
+    if isinstance(data, list):
+        # `profiling.save` writes a list of measurements, which are not profiles yet.
+        raise SpecError(
+            "expected a profile set (a table `apps` of profiles), got a list; measurements "
+            "(runtime.profiling.save) are not profiles: `ndpkit evaluate --save-profiles` "
+            "writes a profile set",
+            source=source,
+        )
     if not isinstance(data, dict):
         raise SpecError("expected a table of apps", source=source)
     return data

@@ -195,13 +195,26 @@ def test_check_rejects_corrupted_results(data_sets, name):
 
 def test_check_accepts_either_order_of_near_ties():
     indices = np.array([5, 9, 2], dtype=np.int64)
-    expected = ReferenceNeighbours(Neighbours(indices, np.array([1.0, 2.0, 2.0 + 1e-9])), 3.0)
+    tied = np.array([1.0, 2.0, 2.0 + 1e-9])
+    near = Neighbours(np.array([2, 5, 9]), np.array([2.0 + 1e-9, 1.0, 2.0]))
+    expected = ReferenceNeighbours(Neighbours(indices, tied), 3.0, near)
     kernel = KERNELS["knn2"]
     kernel.check(Neighbours(np.array([5, 2, 9]), np.array([1.0, 2.0, 2.0], np.float32)), expected)
     with pytest.raises(KernelMismatchError):
         kernel.check(Neighbours(np.array([5, 2, 7]), np.array([1, 2, 2], np.float32)), expected)
-    at_boundary = ReferenceNeighbours(expected.neighbours, 2.0)
+    # Point 7 also lies at distance² 2: when the tie reaches past the k-th place it may stand in.
+    near_7 = Neighbours(np.array([2, 5, 7, 9]), np.array([2.0, 1.0, 2.0, 2.0]))
+    at_boundary = ReferenceNeighbours(expected.neighbours, 2.0, near_7)
     kernel.check(Neighbours(np.array([5, 2, 7]), np.array([1, 2, 2], np.float32)), at_boundary)
+    # ...but a point that is not tied may not, whatever distance the result claims for it.
+    with pytest.raises(KernelMismatchError, match="point 8 at rank 2 is not among"):
+        kernel.check(Neighbours(np.array([5, 2, 8]), np.array([1, 2, 2], np.float32)), at_boundary)
+    off = Neighbours(np.array([2, 5, 7, 9]), np.array([2.0, 1.0, 2.0001, 2.0]))
+    with pytest.raises(KernelMismatchError, match="point 7 at rank 2 has distance² 2"):
+        kernel.check(
+            Neighbours(np.array([5, 2, 7]), np.array([1, 2, 2], np.float32)),
+            ReferenceNeighbours(expected.neighbours, 2.0, off),
+        )
 
 
 @pytest.mark.parametrize("d", FEATURE_COUNTS)

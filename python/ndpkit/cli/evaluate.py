@@ -9,13 +9,21 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from ndpkit import evaluate as ev
 from ndpkit.cli.common import Format, FormatOption, emit, size_flag, stderr, user_errors
 from ndpkit.errors import SpecError
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
+from ndpkit.runtime.profiling import ByteProgress
 from ndpkit.runtime.transfer import available_memory_bytes
 from ndpkit.units import Kind, format_si
 
@@ -105,6 +113,15 @@ def evaluate_cmd(
             "may take than the fastest, for less energy (default 0).",
         ),
     ] = 0.0,
+    save_profiles: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-profiles",
+            help="Write the measured profiles, as mapped onto the one platform given with "
+            "--platforms, to this JSON file (a profile set for `ndpkit estimate/plan "
+            "--profiles PATH`).",
+        ),
+    ] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Run each app's kernel on real data, verify it against an independent reference,
@@ -122,7 +139,8 @@ def evaluate_cmd(
         _check_tolerance(split_tolerance)
         dataset = _dataset(data, workers, verify_shards)
         _check_sample(size_bytes, dataset)
-        with _progress(fmt) as report, _out_of_memory():
+        profiles_platform = _profiles_target(save_profiles, list(specs), names or [])
+        with _progress(fmt) as (report, on_bytes), _out_of_memory():
             runs = ev.evaluate(
                 names,
                 specs,
@@ -132,10 +150,51 @@ def evaluate_cmd(
                 workers=workers,
                 model_bytes=model_bytes,
                 progress=report,
+                byte_progress=on_bytes,
                 split_tolerance=split_tolerance,
                 verify_shards=verify_shards is not False,
             )
+        if save_profiles is not None and profiles_platform is not None:
+            ev.save_profiles(runs, profiles_platform, save_profiles)
+    for warning in (w for run in runs for w in run.warnings):
+        stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
     emit(ev.tables(runs), fmt, ev.document(runs))
+
+
+def _profiles_target(path: Path | None, platforms: list[str], apps: list[str]) -> str | None:
+    """The platform whose profiles --save-profiles writes, checked before any work: the
+    profiles are scaled to one platform's host and engines (α too, over its engines), so
+    one platform must be given; a profile set has one profile per app, so each app once;
+    and PATH must be a file in a directory that exists."""
+    if path is None:
+        return None
+    flag = "--save-profiles"
+    twice = sorted({app for app in apps if apps.count(app) > 1})
+    if twice:
+        raise SpecError(
+            f"a profile set has one profile per app, and {', '.join(map(repr, twice))} "
+            "is given more than once (a group such as knn includes knn2, knn6 and knn8)",
+            source=COMMAND_LINE,
+            field=flag,
+        )
+    if len(platforms) != 1:
+        raise SpecError(
+            f"the profiles are mapped onto one platform's host and engines, and "
+            f"{len(platforms)} are given ({', '.join(platforms)}); give one with --platforms",
+            source=COMMAND_LINE,
+            field=flag,
+        )
+    if path.is_dir():
+        raise SpecError(
+            f"{str(path)!r} is a directory; give a file name", source=COMMAND_LINE, field=flag
+        )
+    if not path.parent.is_dir():
+        raise SpecError(
+            f"cannot write {str(path)!r}: no directory {str(path.parent)!r}",
+            source=COMMAND_LINE,
+            field=flag,
+        )
+    return platforms[0]
 
 
 @contextmanager
@@ -245,17 +304,34 @@ def _check_sample(size_bytes: int, dataset: Dataset | None) -> None:
 
 
 @contextmanager
-def _progress(fmt: Format) -> Iterator[Callable[[str], None]]:
-    """A spinner on stderr naming the step, for a person at a terminal only: Rich ends a
+def _progress(fmt: Format) -> Iterator[tuple[Callable[[str], None], ByteProgress | None]]:
+    """A progress bar on stderr naming the step, with its bytes done of the total where the
+    step streams data (a spinner otherwise), for a person at a terminal only: Rich ends a
     display on any other console with an empty line, which would come before an error."""
     console = stderr()
     if fmt is not Format.table or not console.is_terminal:
-        yield lambda _: None
+        yield (lambda _: None), None
         return
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(binary_units=True),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("evaluating", total=None)
-        yield lambda message: bar.update(task, description=message)
+        tasks = [bar.add_task("evaluating", total=None)]
+
+        def step(message: str) -> None:
+            # A new task: its bytes unknown until told (reset keeps the last total) and its
+            # own elapsed time.
+            bar.remove_task(tasks.pop())
+            tasks.append(bar.add_task(message, total=None))
+
+        def done(done_bytes: int, total_bytes: int) -> None:
+            bar.update(tasks[-1], completed=done_bytes, total=total_bytes)
+
+        yield step, done
 
 
 def _si(size_bytes: float) -> str:

@@ -2,21 +2,26 @@
 
 - **Device** (a processing cell, once per pass): assign every point of the chunk to its nearest
   current centre and return per-cluster sums (float64) and counts: K × (d + 1) × 8 bytes
-  (576 B for K = d = 8) whatever the chunk size, so α per pass = chunk bytes / 576.
+  (576 B for K = d = 8) whatever the chunk size; partials merge within a device, so α per
+  pass = a device's bytes / 576.
 - **Merge**: sums and counts add.
 - **Host** (the public cell): new centres = sums / counts; an empty cluster keeps its old
   centre [choice; scikit-learn would move it to a far point instead]. Done when the total
   squared centre shift Σ_k ‖c_k' − c_k‖² ≤ `tol_sq` (default 0: until the centres stop moving,
   i.e. the assignment no longer changes) or after `max_iter` passes.
-- **Result**: `KMeansResult(centres, iterations, converged)`; labels are not part of it (that
-  would be one more pass); `assign_labels` gives them for any points.
+- **Result**: `KMeansResult(centres, iterations, converged, counts)`: `counts` are the points
+  per cluster in the last pass (the assignment whose means are the final centres), so a caller
+  can warn about an empty cluster (`empty_clusters`); labels are not part of it (that would be
+  one more pass); `assign_labels` gives them for any points.
 
 Conventions [choice; the paper leaves them open]: d = 8 float32 features, K = 8 clusters,
 max_iter = 100. Data: Gaussian blobs (σ = 1) around K fixed centres in [−4, 4]^d. Initial
 centres are a k-means++ (seeded) over the first 4,096 points generated with the seed, computed
 in `params`; the generator is prefix-stable, so they are points of any data set generated in
 one call with that seed and ≥ 4,096 points (no cluster starts empty), and points of the same
-mixture for a runtime data set (whose shards have derived seeds).
+mixture for a runtime data set (whose shards have derived seeds). Data that was not generated
+(an imported data set) gets its initial centres from `params_for_data`: the same k-means++
+over a sample of that data, so every centre starts at one of its points.
 
 Exactness: generated coordinates lie on a 2⁻¹⁶ grid with |x| < 128, so float64 sums of up to
 2³⁰ points are exact, and sums merge bit-identically in any grouping: the answer does not depend
@@ -43,8 +48,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.cluster import KMeans as SklearnKMeans  # type: ignore[import-untyped, unused-ignore]
 
+from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -78,20 +83,35 @@ class ClusterSums:
 
 @dataclass(frozen=True)
 class KMeansState:
-    """What every pass starts from; the public cell returns a new one."""
+    """What every pass starts from; the public cell returns a new one. `counts` are the points
+    per cluster of the pass that made `centres` (zeros before the first pass)."""
 
     centres: F64
     iterations: int
     shift_sq: float
     tol_sq: float
     max_iter: int
+    counts: NDArray[np.int64]
 
 
 @dataclass(frozen=True)
 class KMeansResult:
+    """The final centres, the passes, whether they stopped moving, and the points per cluster
+    in the last pass (None when whoever built the result did not count them)."""
+
     centres: F64
     iterations: int
     converged: bool
+    counts: NDArray[np.int64] | None = None
+
+    @property
+    def empty_clusters(self) -> tuple[int, ...]:
+        """Clusters no point went to in the last pass (their centres are where they started
+        or where an earlier pass left them): worth a warning, the data may have fewer
+        clusters than K or the initial centres may be far from it."""
+        if self.counts is None:
+            return ()
+        return tuple(int(c) for c in np.flatnonzero(np.asarray(self.counts) == 0))
 
 
 def cluster_sums(points: np.ndarray, centres: F64) -> ClusterSums:
@@ -218,7 +238,35 @@ class KMeansKernel(Kernel):
 
     def params(self, seed: int) -> dict[str, Any]:
         """Initial centres: k-means++ over the first INIT_SAMPLE_RECORDS generated points."""
-        sample = self.generate(INIT_SAMPLE_RECORDS * self.record_bytes, seed).astype(np.float64)
+        sample = self.generate(INIT_SAMPLE_RECORDS * self.record_bytes, seed)
+        return self._params_from(sample.astype(np.float64), seed)
+
+    def params_for_data(self, sample: np.ndarray, seed: int) -> dict[str, Any]:
+        """`params` for data that was not generated (an imported data set): the initial
+        centres by the same seeded k-means++, over `sample`, points of that data set (say
+        INIT_SAMPLE_RECORDS of them, spread over it). Raises NdpkitError unless the sample
+        has the kernel's width, at least K points, and finite coordinates."""
+        points = np.asarray(sample)
+        if points.ndim != 2 or points.shape[1] != self.features:
+            raise NdpkitError(
+                f"{self.name}: the sample for the initial centres has shape {points.shape}, "
+                f"not (n, {self.features})"
+            )
+        if len(points) < self.clusters:
+            raise NdpkitError(
+                f"{self.name}: {len(points)} points cannot seed K = {self.clusters} clusters "
+                f"(the data set needs at least {self.clusters} points)"
+            )
+        points = points.astype(np.float64)
+        if not np.isfinite(points).all():
+            bad = int(np.flatnonzero(~np.isfinite(points).all(axis=1))[0])
+            raise NdpkitError(
+                f"{self.name}: sample point {bad} has a non-finite coordinate "
+                f"({points[bad].tolist()}); K-Means needs finite points"
+            )
+        return self._params_from(points, seed)
+
+    def _params_from(self, sample: F64, seed: int) -> dict[str, Any]:
         rng = np.random.default_rng([seed, _INIT_STREAM])
         return {
             "init_centres": kmeans_plus_plus(sample, self.clusters, rng),
@@ -232,7 +280,9 @@ class KMeansKernel(Kernel):
             raise ValueError(
                 f"kmeans needs init_centres of shape ({self.clusters}, {self.features})"
             )
-        return KMeansState(centres, 0, np.inf, float(params["tol_sq"]), int(params["max_iter"]))
+        counts = np.zeros(self.clusters, dtype=np.int64)
+        tol_sq, max_iter = float(params["tol_sq"]), int(params["max_iter"])
+        return KMeansState(centres, 0, np.inf, tol_sq, max_iter, counts)
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> ClusterSums:
         return cluster_sums(chunk, state.centres)
@@ -248,18 +298,30 @@ class KMeansKernel(Kernel):
     def host(self, merged: Any, state: Any) -> tuple[KMeansState, bool]:
         centres = update_centres(merged, state.centres)
         shift_sq = float(((centres - state.centres) ** 2).sum())
-        new = replace(state, centres=centres, iterations=state.iterations + 1, shift_sq=shift_sq)
+        new = replace(
+            state,
+            centres=centres,
+            iterations=state.iterations + 1,
+            shift_sq=shift_sq,
+            counts=np.array(merged.counts, dtype=np.int64),
+        )
         return new, shift_sq <= state.tol_sq or new.iterations >= state.max_iter
 
     def finish(self, state: Any) -> KMeansResult:
-        return KMeansResult(state.centres, state.iterations, state.shift_sq <= state.tol_sq)
+        converged = state.shift_sq <= state.tol_sq
+        return KMeansResult(state.centres, state.iterations, converged, state.counts)
 
     def output_bytes(self, partial: Any) -> int:
         return int(partial.sums.nbytes + partial.counts.nbytes)
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> KMeansResult:
         """scikit-learn's Lloyd from the same centres, with the same stopping rule. It does not
-        say whether it converged: `converged` is True when it stopped before max_iter."""
+        say whether it converged: `converged` is True when it stopped before max_iter. Its
+        `counts` are of its final labels."""
+        from sklearn.cluster import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415 (0.7 s to import: reference only)
+            KMeans as SklearnKMeans,
+        )
+
         points = np.asarray(data, dtype=np.float64).reshape(-1, self.features)
         mean_variance = float(np.var(points, axis=0).mean()) if len(points) else 0.0
         tol_sq = float(params["tol_sq"])
@@ -272,7 +334,8 @@ class KMeansKernel(Kernel):
             max_iter=int(params["max_iter"]),
         ).fit(points)
         converged = model.n_iter_ < int(params["max_iter"])
-        return KMeansResult(model.cluster_centers_, int(model.n_iter_), converged)
+        counts = np.bincount(model.labels_, minlength=self.clusters).astype(np.int64)
+        return KMeansResult(model.cluster_centers_, int(model.n_iter_), converged, counts)
 
     def check(self, result: Any, expected: Any) -> None:
         if result.centres.shape != expected.centres.shape:

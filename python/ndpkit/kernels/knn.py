@@ -15,11 +15,23 @@ larger. Both variants order points by the same total order (distance, index) ove
 float32 distances, so they return identical answers for any chunking.
 
 Precision [choice]: float32 on the device (the data is float32; the distance of generated
-points is exact to ≈ 1e-7 relative, far below the gaps between neighbours). The reference is
+points is exact to ≈ 1e-7 relative, far below the gaps between neighbours). A squared distance
+must stay below float32's largest value (3.4e38), e.g. every |x_j − q_j| below 1.8e19 / √d
+(6.5e18 for d = 8): a chunk whose distance overflows, or that holds a NaN or an infinite
+coordinate, is refused with an `NdpkitError` naming the point, never ranked. The reference is
 scikit-learn's brute-force euclidean search in float64. `check` compares distances with
-rtol = 1e-5 (atol = 1e-12) and indices exactly, except inside groups of reference distances
-that are equal within that tolerance, where any order of the tied points is accepted (and at
-the k-th place any tied point).
+rtol = 1e-5 (atol = 1e-12; an infinite distance matches only an infinite one, NaN nothing)
+and indices exactly,
+except inside groups of reference distances that are equal within that tolerance, where any
+order of the tied points is accepted; a group that reaches past the k-th place may hold any
+of the points tied with the k-th distance (`ReferenceNeighbours.near`). Every returned
+distance must also match its own point's reference distance, so a point from elsewhere in
+the data, or an index past its end, is never accepted.
+
+Rows [choice]: the paper's split is a `RowKernel` (`KnnRows`): the runtime may have every
+engine write its points' float32 distances in place into one rows arena, and the host walks
+those rows block by block (`top_k_of_segment`), holding a block and the current k best, not a
+copy of the distances. `device`/`merge` give the same answer (the runtime's fallback).
 
 Example:
     kernel = kernels()["knn8"]; x = kernel.generate(1 << 20, seed=0)
@@ -35,9 +47,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.neighbors import NearestNeighbors  # type: ignore[import-untyped, unused-ignore]
 
-from ndpkit.kernels.base import Kernel, KernelMismatchError
+from ndpkit.errors import NdpkitError
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -48,6 +60,7 @@ BLOCK_ROWS = 16384
 column loop reads it d times (measured 4.5 GB/s vs 1 GB/s for `((x - q)**2).sum(1)`)."""
 DISTANCE_RTOL = 1e-5
 DISTANCE_ATOL = 1e-12
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 _PARAMS_STREAM = 1
 
 F32 = NDArray[np.float32]
@@ -71,10 +84,14 @@ class Segment(NamedTuple):
 @dataclass(frozen=True)
 class ReferenceNeighbours:
     """scikit-learn's k nearest plus the (k+1)-th distance (inf if there is none), so that
-    `check` can tell whether the k-th place is a near tie."""
+    `check` can tell whether the k-th place is a near tie; and `near`: points whose distance is
+    within tolerance of the k-th (`within_kth`), ascending by index, with their distances. The
+    whole-data reference lists every such point; the streamed one (`ndpkit.runtime.verify`)
+    only those among the checked result's indices, which are all `check` looks up."""
 
     neighbours: Neighbours
     next_distance_sq: float
+    near: Neighbours
 
 
 def distances_sq(points: np.ndarray, query: F32) -> F32:
@@ -110,6 +127,30 @@ def _block_distances_sq(block: F32, query: F32, out: F32, scratch: F32) -> None:
         np.add(out, scratch, out=out)
 
 
+def refuse_non_finite(
+    name: str, dists_sq: F32, points: np.ndarray, query: F32, offset: int
+) -> None:
+    """Raise `NdpkitError` if a distance is not finite: an infinite distance would tie with
+    every other overflowed one and a NaN would never be ranked, so either answer is wrong.
+    One max over the distances (NaN propagates) finds out; only then is the cause looked up."""
+    if len(dists_sq) == 0 or np.isfinite(dists_sq.max()):
+        return
+    where = int(np.flatnonzero(~np.isfinite(dists_sq))[0])
+    if not np.isfinite(query).all():
+        raise NdpkitError(f"{name}: the query {query.tolist()} has a non-finite coordinate")
+    if not np.isfinite(points[where]).all():
+        raise NdpkitError(
+            f"{name}: point {offset + where} has a non-finite coordinate "
+            f"({points[where].tolist()}); k-NN needs finite points"
+        )
+    limit = (FLOAT32_MAX / len(query)) ** 0.5
+    raise NdpkitError(
+        f"{name}: the squared distance of point {offset + where} to the query overflows "
+        f"float32 (above {FLOAT32_MAX:.3g}); k-NN computes distances in float32, so its data "
+        f"must keep Σ (x_j − q_j)² below that, e.g. every |x_j − q_j| below {limit:.2g}"
+    )
+
+
 def select(indices: I64, dists_sq: F32, k: int) -> Neighbours:
     """The k smallest by (distance, index): a total order, so any grouping selects the same."""
     if len(dists_sq) > k:
@@ -142,15 +183,25 @@ def merge_block(best: Neighbours, block: F32, first_index: int, k: int) -> Neigh
 
 
 def top_k_of_segment(best: Neighbours, segment: Segment, k: int) -> Neighbours:
+    """`best` updated with a segment, BLOCK_ROWS distances at a time: beyond the segment (which
+    may be the runtime's rows arena, in memory or on disk) it holds one block's candidates."""
     for start in range(0, len(segment.distances_sq), BLOCK_ROWS):
         block = segment.distances_sq[start : start + BLOCK_ROWS]
         best = merge_block(best, block, segment.offset + start, k)
     return best
 
 
+def within_kth(dists_sq: np.ndarray, kth_sq: float) -> NDArray[np.bool_]:
+    """Distances at or below the k-th, or equal to it within the check's tolerance."""
+    dists_sq = np.asarray(dists_sq, dtype=np.float64)
+    kth = np.full_like(dists_sq, kth_sq)
+    return np.asarray((dists_sq <= kth_sq) | _close(dists_sq, kth))
+
+
 class Knn(Kernel):
     """k-NN over points with `features` float32 features; `device_topk` moves the top-k
-    selection onto the device (the `-topk` kernels)."""
+    selection onto the device (the `-topk` kernels). `KnnRows` is the paper's split with
+    rows written in place; `Knn(d)` is the same split through partials only."""
 
     dtype = np.dtype(np.float32)
 
@@ -187,14 +238,18 @@ class Knn(Kernel):
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
         if self.device_topk:
             return self._device_topk(chunk, state["query"], offset)
-        return [Segment(offset, distances_sq(chunk, state["query"]))]
+        dists = distances_sq(chunk, state["query"])
+        refuse_non_finite(self.name, dists, chunk, state["query"], offset)
+        return [Segment(offset, dists)]
 
     def _device_topk(self, chunk: np.ndarray, query: F32, offset: int) -> Neighbours:
         points = np.ascontiguousarray(chunk, dtype=np.float32)
         best = empty_neighbours()
         for start in range(0, len(points), BLOCK_ROWS):
             block = points[start : start + BLOCK_ROWS]
-            best = merge_block(best, distances_sq(block, query), offset + start, self.k)
+            dists = distances_sq(block, query)
+            refuse_non_finite(self.name, dists, block, query, offset + start)
+            best = merge_block(best, dists, offset + start, self.k)
         return best
 
     def merge(self, partials: list[Any]) -> Any:
@@ -220,25 +275,79 @@ class Knn(Kernel):
         return sum(int(s.distances_sq.nbytes) + 8 for s in partial)
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> ReferenceNeighbours:
-        """scikit-learn brute-force euclidean search in float64 (k + 1 neighbours)."""
+        """scikit-learn brute-force euclidean search in float64 (k + 1 neighbours), and, when
+        the (k+1)-th ties with the k-th, its radius search for every point tied with it."""
+        from sklearn.neighbors import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415 (0.7 s to import: reference only)
+            NearestNeighbors,
+        )
+
         points = np.asarray(data, dtype=np.float64).reshape(-1, self.features)
         k = min(self.k, len(points))
         asked = min(self.k + 1, len(points))
         if asked == 0:
-            return ReferenceNeighbours(Neighbours(np.empty(0, np.int64), np.empty(0)), np.inf)
+            nobody = Neighbours(np.empty(0, np.int64), np.empty(0))
+            return ReferenceNeighbours(nobody, np.inf, nobody)
+        query = np.asarray(params["query"], np.float64)[None]
         search = NearestNeighbors(n_neighbors=asked, algorithm="brute", metric="euclidean")
-        dist, idx = search.fit(points).kneighbors(np.asarray(params["query"], np.float64)[None])
+        dist, idx = search.fit(points).kneighbors(query)
         dists_sq = dist[0] ** 2
         following = float(dists_sq[k]) if asked > k else np.inf
-        return ReferenceNeighbours(Neighbours(idx[0, :k].astype(np.int64), dists_sq[:k]), following)
+        nearest = Neighbours(idx[0, :k].astype(np.int64), dists_sq[:k])
+        kth_sq = float(dists_sq[k - 1])
+        if within_kth(np.array([following]), kth_sq)[0]:
+            near = _near(search, query, kth_sq)
+        else:  # no tie past the k-th place: the k nearest are all the near points
+            order = np.argsort(nearest.indices, kind="stable")
+            near = Neighbours(nearest.indices[order], nearest.distances_sq[order])
+        return ReferenceNeighbours(nearest, following, near)
 
     def check(self, result: Any, expected: Any) -> None:
         check_neighbours(result, expected)
 
 
+class KnnRows(Knn, RowKernel):
+    """The paper's split as a `RowKernel`: one float32 distance per point, written in place by
+    the runtime; the same answer as `Knn(features)`'s partials, bit for bit."""
+
+    def __init__(self, features: int, k: int = K_NEAREST):
+        super().__init__(features, k, device_topk=False)
+
+    def row_spec(self, state: Any) -> RowSpec:
+        return RowSpec(np.dtype(np.float32))
+
+    def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        """The distances BLOCK_ROWS points at a time into `out`: the Rust binding returns a
+        new array, so a block (64 KiB) is copied rather than the chunk."""
+        query = state["query"]
+        for start in range(0, len(chunk), BLOCK_ROWS):
+            block = chunk[start : start + BLOCK_ROWS]
+            out[start : start + len(block)] = distances_sq(block, query)
+        refuse_non_finite(self.name, out, chunk, query, offset)
+
+    def rows_merged(self, rows: np.ndarray, state: Any) -> list[Segment]:
+        """All the rows as one segment, not copied: `host` walks it block by block."""
+        return [Segment(0, rows)]
+
+
+def _near(search: Any, query: np.ndarray, kth_sq: float) -> Neighbours:
+    """Every point within tolerance of the k-th distance (`within_kth`), by index: a radius
+    search a little wider than the tolerance, then the exact rule on its squared distances."""
+    bound_sq = (kth_sq + DISTANCE_ATOL) / (1 - DISTANCE_RTOL)  # d ≤ kth + atol + rtol·d
+    dist, idx = search.radius_neighbors(query, radius=np.sqrt(bound_sq) * (1 + 1e-9))
+    dists_sq, indices = np.asarray(dist[0]) ** 2, np.asarray(idx[0], dtype=np.int64)
+    keep = within_kth(dists_sq, kth_sq)
+    order = np.argsort(indices[keep], kind="stable")
+    return Neighbours(indices[keep][order], dists_sq[keep][order])
+
+
 def _close(a: np.ndarray, b: np.ndarray) -> NDArray[np.bool_]:
-    scale = np.maximum(np.abs(a), np.abs(b))
-    return np.asarray(np.abs(a - b) <= DISTANCE_ATOL + DISTANCE_RTOL * scale)
+    """Equal within rtol/atol; an infinite value is close only to the same infinity (a scale
+    of inf would make anything close to it), NaN to nothing."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scale = np.maximum(np.abs(a), np.abs(b))
+        near = np.abs(a - b) <= DISTANCE_ATOL + DISTANCE_RTOL * scale
+    return np.asarray((np.isfinite(a) & np.isfinite(b) & near) | (np.isinf(a) & (a == b)))
 
 
 def check_neighbours(result: Neighbours, expected: ReferenceNeighbours) -> None:
@@ -259,6 +368,7 @@ def check_neighbours(result: Neighbours, expected: ReferenceNeighbours) -> None:
         )
     _check_order(got_idx, got_d)
     _check_indices(got_idx, want, expected.next_distance_sq)
+    _check_own_distances(got_idx, got_d, expected.near)
 
 
 def _check_order(indices: np.ndarray, dists_sq: np.ndarray) -> None:
@@ -272,7 +382,8 @@ def _check_order(indices: np.ndarray, dists_sq: np.ndarray) -> None:
 
 def _check_indices(got: np.ndarray, want: Neighbours, next_distance_sq: float) -> None:
     """Exact indices where the reference distances are distinct; equal sets inside a group of
-    near ties; any tied point where the group reaches past the k-th place."""
+    near ties. A group that reaches past the k-th place may hold any points tied with the k-th
+    distance: `_check_own_distances` checks that they are."""
     extended = np.append(want.distances_sq, next_distance_sq)
     tied_next = _close(extended[:-1], extended[1:])
     start = 0
@@ -289,11 +400,31 @@ def _check_indices(got: np.ndarray, want: Neighbours, next_distance_sq: float) -
         start = rank + 1
 
 
+def _check_own_distances(got: np.ndarray, got_d: np.ndarray, near: Neighbours) -> None:
+    """Every returned point is within tolerance of the reference's k-th distance and has its
+    own reference distance: ranks' distances alone would accept any index in a tie group."""
+    at = np.minimum(np.searchsorted(near.indices, got), max(len(near.indices) - 1, 0))
+    known = (near.indices[at] == got) if len(near.indices) else np.zeros(len(got), bool)
+    if not known.all():
+        rank = int(np.argmax(~known))
+        raise KernelMismatchError(
+            f"k-NN: point {got[rank]} at rank {rank} is not among the reference's points "
+            "within the k-th distance"
+        )
+    own = near.distances_sq[at]
+    wrong = ~_close(got_d, own)
+    if wrong.any():
+        rank = int(np.argmax(wrong))
+        raise KernelMismatchError(
+            f"k-NN: point {got[rank]} at rank {rank} has distance² {got_d[rank]:.9g}, "
+            f"its reference distance² is {own[rank]:.9g} (rtol {DISTANCE_RTOL})"
+        )
+
+
 def kernels() -> dict[str, Kernel]:
-    """knn2, knn6, knn8 (the paper's split) and knn2-topk, knn6-topk, knn8-topk."""
+    """knn2, knn6, knn8 (the paper's split, rows in place) and knn2-topk, knn6-topk, knn8-topk."""
     found: dict[str, Kernel] = {}
     for features in FEATURE_COUNTS:
-        for topk in (False, True):
-            kernel = Knn(features, device_topk=topk)
+        for kernel in (KnnRows(features), Knn(features, device_topk=True)):
             found[kernel.name] = kernel
     return found

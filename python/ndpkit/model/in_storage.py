@@ -103,8 +103,12 @@ def layout(platform: Platform, config: Configuration) -> Layout:
 
 
 def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
-    """One cell's rate (bytes/s) and pipeline fill (s): the platform's design table
-    (`bytes_per_cycle`) wins, then its throughput table, then the profile's FPGA cell."""
+    """One cell's rate (bytes/s) and pipeline fill (s), in this order: the platform's design
+    table (`bytes_per_cycle`), its throughput table, the profile's FPGA cell design, then
+    the profile's measured rate for the cells' kind (`engine`, e.g. `ndpkit evaluate`'s
+    host measurement mapped onto the cell, no pipeline fill). The platform's own tables win,
+    as in the server model (`pipeline.engine_bandwidth`); a design is the cell itself, so it
+    wins over a rate mapped from another machine."""
     engines = platform.engines
     if engines is None:
         raise ModelError(f"platform {platform.name!r} has no processing cells")
@@ -113,15 +117,19 @@ def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
     if app in engines.bytes_per_cycle and clock is not None:
         delay = engines.pipeline_delay_cycles.get(app, 0)
         return engines.bytes_per_cycle[app] * clock, delay / clock
+    if app in engines.throughput:
+        return engines.bandwidth_bytes_per_s(app), 0.0
     cell = profile.fpga_cell
-    if cell is not None and app not in engines.throughput:
+    if cell is not None:
         if clock is None:
             raise ModelError(
                 f"platform {platform.name!r}: engines.frequency is needed to clock "
                 f"the profile's FPGA cell for {app!r}"
             )
         return cell.bytes_per_cycle * clock, cell.pipeline_delay_cycles / clock
-    return engines.bandwidth_bytes_per_s(app), 0.0  # raises with a clear message if absent
+    if engines.kind in profile.engine_bytes_per_s:
+        return profile.engine_bytes_per_s[engines.kind], 0.0
+    return engines.bandwidth_bytes_per_s(app), 0.0  # raises with a clear message
 
 
 def run(

@@ -26,9 +26,10 @@ Why it is built this way:
   score per point) sends the host 1/α of its input; when it declares its row
   (`RowKernel.row_spec`), every engine writes its records' rows straight into the pool's
   rows arena, shared memory that the parent reads in place for the host part
-  (`RowKernel.rows_merged`): no merge, no copy. Other partials are pickled with their large
-  buffers in a spill file in the run's spill directory (in /dev/shm when there is one),
-  removed when the run ends.
+  (`RowKernel.rows_merged`): no merge, no copy. Rows too large for memory go to an arena in
+  a file on disk instead, so the workers' and the parent's memory stays bounded whatever
+  their size. Other partials are pickled with their large buffers in a spill file in the
+  run's spill directory (in /dev/shm when there is one), removed when the run ends.
 - **No partial answers.** A missing or corrupt shard is a `ShardError` naming the file, a
   worker that dies is a `WorkerDiedError` naming the engine and its shards, and a kernel bug is
   re-raised with the worker's traceback; in every case the other workers are stopped and no
@@ -123,7 +124,9 @@ class EngineStats:
     shared_growth_bytes: int = 0
     """Shared memory the worker mapped while this engine ran: the pages of the rows arena
     it wrote for the first time. They are the host's output, mapped by both processes and
-    counted once in the machine's memory, but in both processes' resident sizes."""
+    counted once in the machine's memory, but in both processes' resident sizes. (None for a
+    disk arena: a worker unmaps each chunk's rows once written, so that they count in its
+    resident size no longer than a chunk's window does.)"""
 
     def plus(self, other: EngineStats) -> EngineStats:
         return replace(
@@ -415,7 +418,8 @@ class _Run:
         room for them (else the kernel's partials are merged as usual)."""
         if not isinstance(self.kernel, RowKernel) or not ARENAS:
             return None
-        return pool.reserve_rows(self.dataset.records, self.kernel.row_spec(state))
+        spec = self.kernel.row_spec(state)
+        return pool.reserve_rows(self.dataset.records, spec, self.dataset.path)
 
     def _task(self, engine: int, devices: tuple[int, ...], state: Any, rows: Rows | None) -> _Task:
         ds = self.dataset
@@ -466,11 +470,12 @@ class _Pool:
     def alive(self) -> bool:
         return all(w.process.is_alive() for w in self.workers)
 
-    def reserve_rows(self, records: int, spec: RowSpec) -> Rows | None:
-        """The arena's room for a pass's rows (`RowsArena.reserve`). Workers still mapping
-        an arena that was given up or replaced are told to let it go, so that its memory is
-        freed once nothing else holds it, even by workers this pass leaves idle."""
-        rows = self.arena.reserve(records, spec)
+    def reserve_rows(self, records: int, spec: RowSpec, beside: Path) -> Rows | None:
+        """The arena's room for a pass's rows (`RowsArena.reserve`; a disk arena may go
+        beside the data set `beside`). Workers still mapping an arena that was given up or
+        replaced are told to let it go, so that its memory is freed once nothing else holds
+        it, even by workers this pass leaves idle."""
+        rows = self.arena.reserve(records, spec, beside)
         current = self.arena.generation if rows is not None else 0
         for w in self.workers:
             if w.arena not in (0, current):

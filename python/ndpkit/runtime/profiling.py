@@ -1,11 +1,13 @@
 """Profiling: measure a kernel on this machine and turn the measurement into a `Profile`.
 
 The papers measured each application on one real engine and extrapolated. ndpkit measures
-the device part and the host part on one core of this host, the reduction ratio
-α = device input / device output, and the whole kernel run on the host, then maps the
-host measurement onto target engines with an explicit scaling model (`EngineScaling`).
+the device part and the host part on one core of this host, what a device sends (its
+partials merged) for the whole sample and for part of it, and the whole kernel run on the
+host, then maps the host measurement onto target engines with an explicit scaling model
+(`EngineScaling`: the target engine's clock and cores where its platform file gives them).
 A platform's own per-engine throughput table always wins over the scaling rule, because
-`ndpkit.model` looks there first.
+`ndpkit.model` looks there first. The reduction ratio α = device input / device output is
+that of the run modelled: D spread over the target's engines (`Measurement.alpha_for`).
 
 An iterative kernel (K-Means) reads its data once per pass: the measurement counts the bytes
 of every pass, and `to_profile` models D x passes bytes, so the predicted time, energy and
@@ -24,13 +26,14 @@ cycles / seconds), and with perf the instruction counts too.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
@@ -38,38 +41,97 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from ndpkit.errors import SpecError
 from ndpkit.files import write_atomic
 from ndpkit.hw import Host
+from ndpkit.hw.engine import Engine, EngineKind
 from ndpkit.kernels.base import Kernel
 from ndpkit.profile import Profile
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
 
 CounterFactory = Callable[[], Counters]
 """Opens the counters for one `measure` call, or raises `CounterError`."""
+ByteProgress = Callable[[int, int], None]
+"""progress(bytes_done, bytes_total): the total grows while an iterative kernel's first run
+finds out how many passes it takes."""
 
 
 @dataclass(frozen=True)
 class EngineScaling:
     """How a single host core's rate maps onto one engine of each kind.
 
-    rate(engine) = rate(host core) x (f_engine / f_host) x per_clock_ratio x cores.
-    The defaults are documented assumptions, not measurements: an in-order Cortex-A53
-    does about a third of a Xeon core's work per clock on streaming kernels; an FPGA
-    kernel partition is modelled as `fpga_speedup` host cores. Override any of them, or
-    give the platform an `engines.throughput` entry, which wins.
+    arm, cpu: rate(host core) x (f_engine / f_host) x per_clock_ratio x cores;
+    fpga:     rate(host core) x fpga_speedup x (f_engine / fpga_frequency_hz).
+
+    f_engine and cores are the target engine's `frequency` and `cores` where its platform
+    file sets them (`follow_platform`), else the defaults here: an ARM engine is a
+    quad-core Cortex-A53 at 1.2 GHz, a CPU engine one core at this host's clock, and an
+    FPGA kernel partition does the work of `fpga_speedup` host cores when clocked at
+    `fpga_frequency_hz` (a design's rate is its bytes per cycle times its clock, RISP
+    Eq. 6, so another clock scales it; an FPGA's `cores` are not used: its parallelism is
+    in the design). The per-clock ratios and the speedup are documented assumptions, not
+    measurements: an in-order Cortex-A53 does about a third of a Xeon core's work per clock
+    on streaming kernels. Override any of them, or give the platform an `engines.throughput`
+    entry, which wins.
     """
 
     arm_frequency_hz: float = 1.2e9
     arm_per_clock_ratio: float = 0.35
     arm_cores: int = 4
     fpga_speedup: float = 8.0
+    fpga_frequency_hz: float = 250e6
     cpu_per_clock_ratio: float = 1.0
+    follow_platform: bool = True
+    """Take f_engine and cores from the target engine's platform file where it sets them."""
 
-    def rates(self, host_core_bytes_per_s: float, host_frequency_hz: float) -> dict[str, float]:
-        per_hz = host_core_bytes_per_s / host_frequency_hz
+    def rates(
+        self,
+        host_core_bytes_per_s: float,
+        host_frequency_hz: float,
+        engine: Engine | None = None,
+    ) -> dict[str, float]:
+        """One engine's rate by kind; `engine`'s kind from its own frequency and cores."""
+        shape = _engine_shape(engine) if self.follow_platform else {}
         return {
-            "arm": per_hz * self.arm_frequency_hz * self.arm_per_clock_ratio * self.arm_cores,
-            "fpga": host_core_bytes_per_s * self.fpga_speedup,
-            "cpu": host_core_bytes_per_s * self.cpu_per_clock_ratio,
+            kind: self.rate(
+                kind,
+                host_core_bytes_per_s,
+                host_frequency_hz,
+                **(shape if engine is not None and engine.kind == kind else {}),
+            )
+            for kind in get_args(EngineKind)
         }
+
+    def rate(
+        self,
+        kind: str,
+        host_core_bytes_per_s: float,
+        host_frequency_hz: float,
+        *,
+        frequency_hz: float | None = None,
+        cores: int | None = None,
+    ) -> float:
+        """One engine of `kind` at `frequency_hz` with `cores` (None: the defaults)."""
+        per_hz = host_core_bytes_per_s / host_frequency_hz
+        if kind == "arm":
+            clock = frequency_hz or self.arm_frequency_hz
+            return per_hz * clock * self.arm_per_clock_ratio * (cores or self.arm_cores)
+        if kind == "cpu":
+            clock = frequency_hz or host_frequency_hz
+            return per_hz * clock * self.cpu_per_clock_ratio * (cores or 1)
+        clock_ratio = (frequency_hz or self.fpga_frequency_hz) / self.fpga_frequency_hz
+        return host_core_bytes_per_s * self.fpga_speedup * clock_ratio
+
+
+def _engine_shape(engine: Engine | None) -> dict[str, Any]:
+    """The engine's clock and cores as its platform file gives them (cores: ARM and CPU
+    engines only). `Engine.cores` defaults to 1, so an unset key must not count as one."""
+    if engine is None:
+        return {}
+    given = engine.model_fields_set
+    shape: dict[str, Any] = {}
+    if "frequency_hz" in given and engine.frequency_hz is not None:
+        shape["frequency_hz"] = engine.frequency_hz
+    if "cores" in given and engine.kind != "fpga":
+        shape["cores"] = engine.cores
+    return shape
 
 
 @dataclass(frozen=True)
@@ -78,7 +140,15 @@ class Measurement:
     and instruction counts are set only when perf counters counted every part of every run.
 
     `input_bytes` counts every pass: an iterative kernel (K-Means) reads its data once per
-    pass, so its rates, α and CPB are per byte streamed, and `data_bytes` is one pass's."""
+    pass, so its rates and CPB are per byte streamed, and `data_bytes` is one pass's.
+
+    `output_bytes` is what the chunks' partials add up to over every pass. A device sends
+    less when it merges its partials before sending, as an engine does: K-Means sends one
+    576-byte table of sums per pass however much it read, LC one score per point. So α is
+    not the per-chunk ratio: `device_output_bytes` is what the sample sends as one device's
+    data (its partials merged, one pass) and `part_output_bytes` the same for its first
+    `part_input_bytes`; the two points give a device's output as a fixed part plus a part
+    per byte read, and `alpha_for` the α of a device that reads any number of bytes."""
 
     app: str
     input_bytes: int
@@ -92,6 +162,9 @@ class Measurement:
     host_cycles: float | None = None
     device_instructions: float | None = None
     host_instructions: float | None = None
+    device_output_bytes: int | None = None
+    part_input_bytes: int | None = None
+    part_output_bytes: int | None = None
 
     @property
     def data_bytes(self) -> int:
@@ -100,7 +173,27 @@ class Measurement:
 
     @property
     def alpha(self) -> float:
-        return self.input_bytes / max(self.output_bytes, 1)
+        """α of the profiled sample as one device's data: bytes read / bytes sent."""
+        return self.alpha_for(self.data_bytes)
+
+    def device_sends_bytes(self, device_bytes: float) -> float:
+        """What one device sends per pass after reading `device_bytes` and merging its
+        partials: fixed + per byte, through the two measured points (without them, the
+        chunks' output in proportion)."""
+        whole, part = self.device_output_bytes, self.part_output_bytes
+        if whole is None:
+            return device_bytes * self.output_bytes / max(self.input_bytes, 1)
+        if part is None or self.part_input_bytes is None:
+            per_byte, fixed = whole / max(self.data_bytes, 1), 0.0
+        else:
+            spread = max(self.data_bytes - self.part_input_bytes, 1)
+            per_byte = max(whole - part, 0) / spread
+            fixed = max(whole - per_byte * self.data_bytes, 0.0)
+        return fixed + per_byte * device_bytes
+
+    def alpha_for(self, device_bytes: float) -> float:
+        """α = bytes read / bytes sent for a device that reads `device_bytes` per pass."""
+        return device_bytes / max(self.device_sends_bytes(device_bytes), 1.0)
 
     @property
     def device_bytes_per_s(self) -> float:
@@ -186,26 +279,37 @@ def measure(
     frequency_hz: float | None = None,
     repeat: int = 3,
     counters: CounterFactory | None = open_counters,
+    progress: ByteProgress | None = None,
 ) -> Measurement:
     """Time the device and host parts on one core over `data` (best of `repeat`), counting
-    their cycles and instructions with `counters` (None: the clock only) while they work."""
+    their cycles and instructions with `counters` (None: the clock only) while they work.
+    `progress` hears the bytes streamed after every pass."""
     if len(data) == 0:
         raise SpecError("cannot profile an empty data set", field=kernel.name)
-    chunk = chunk_records or max(1, (4 << 20) // max(kernel.record_bytes, 1))
+    # At least two chunks where there are two records: α needs the output of part of the
+    # sample beside the whole's (`Measurement.device_sends_bytes`).
+    chunk = chunk_records or max(
+        1, min((4 << 20) // max(kernel.record_bytes, 1), math.ceil(len(data) / 2))
+    )
     meter = _Meter.opened(counters)
     try:
         # One core, as the figures claim: the counters see only this thread, so BLAS must
         # not spread a part over others.
         with threadpool_limits(limits=1):
-            runs = [_one_run(kernel, data, params, chunk, meter) for _ in range(max(repeat, 1))]
+            ticker = _Ticker(int(data.nbytes), max(repeat, 1), progress)
+            runs = [
+                _one_run(kernel, data, params, chunk, meter, ticker.tick)
+                for _ in range(max(repeat, 1))
+            ]
         counted = meter.counting
     finally:
         meter.close()
     device, host = _best(r.device for r in runs), _best(r.host for r in runs)
+    last = runs[-1]
     return Measurement(
         app=kernel.name,
-        input_bytes=int(data.nbytes) * runs[-1].passes,
-        output_bytes=runs[-1].output_bytes,
+        input_bytes=int(data.nbytes) * last.passes,
+        output_bytes=last.output_bytes,
         device_s=device.seconds,
         host_s=host.seconds,
         host_frequency_hz=frequency_hz or host_frequency_hz(),
@@ -215,6 +319,9 @@ def measure(
         host_cycles=host.cycles if counted else None,
         device_instructions=device.instructions if counted else None,
         host_instructions=host.instructions if counted else None,
+        device_output_bytes=last.device_output_bytes,
+        part_input_bytes=last.part_input_bytes,
+        part_output_bytes=last.part_output_bytes,
     )
 
 
@@ -233,6 +340,27 @@ class _Run:
     host: _Part
     output_bytes: int
     passes: int
+    device_output_bytes: int | None = None
+    part_input_bytes: int | None = None
+    part_output_bytes: int | None = None
+
+
+@dataclass
+class _Ticker:
+    """Bytes streamed so far, of the repeats' passes as far as they are known."""
+
+    pass_bytes: int
+    repeat: int
+    report: ByteProgress | None
+    done_bytes: int = 0
+    passes_per_run: int = 1
+
+    def tick(self, run_passes: int) -> None:
+        if self.report is None:
+            return
+        self.done_bytes += self.pass_bytes
+        self.passes_per_run = max(self.passes_per_run, run_passes)
+        self.report(self.done_bytes, self.pass_bytes * self.passes_per_run * self.repeat)
 
 
 def _best(parts: Iterator[_Part]) -> _Part:
@@ -294,7 +422,12 @@ class _Meter:
 
 
 def _one_run(
-    kernel: Kernel, data: np.ndarray, params: dict[str, Any], chunk: int, meter: _Meter
+    kernel: Kernel,
+    data: np.ndarray,
+    params: dict[str, Any],
+    chunk: int,
+    meter: _Meter,
+    on_pass: Callable[[int], None],
 ) -> _Run:
     state = kernel.init(params)
     run = _Run(_Part(), _Part(), output_bytes=0, passes=0)
@@ -307,9 +440,24 @@ def _one_run(
             ]
             merged = kernel.merge(partials)
         run.output_bytes += sum(kernel.output_bytes(p) for p in partials)
+        if run.passes == 1:
+            _device_outputs(kernel, run, partials, merged, chunk * int(data[:1].nbytes))
         with meter.part(run.host):
             state, done = kernel.host(merged, state)
+        on_pass(run.passes)
     return run
+
+
+def _device_outputs(
+    kernel: Kernel, run: _Run, partials: list[Any], merged: Any, chunk_bytes: int
+) -> None:
+    """What the sample sends as one device (its partials merged, as an engine merges them),
+    and the same for its first half of chunks: outside the timed parts."""
+    run.device_output_bytes = kernel.output_bytes(merged)
+    half = len(partials) // 2
+    if half >= 1:
+        run.part_input_bytes = half * chunk_bytes
+        run.part_output_bytes = kernel.output_bytes(kernel.merge(partials[:half]))
 
 
 def to_profile(
@@ -319,6 +467,7 @@ def to_profile(
     passes: int | None = None,
     scaling: EngineScaling | None = None,
     target_host: Host | None = None,
+    target_engine: Engine | None = None,
 ) -> Profile:
     """A `Profile` for the models: the bytes streamed, α, host rates, CPB, and engine rates
     by kind from the scaling model.
@@ -330,9 +479,14 @@ def to_profile(
 
     With `target_host`, the one-core host rates are scaled to that host: x cores x
     (f_target / f_here), i.e. the host part is assumed to parallelise perfectly (an upper
-    bound; the measured per-core CPB is kept as is)."""
+    bound; the measured per-core CPB is kept as is).
+
+    With `target_engine`, its kind's rate follows its `frequency` and `cores`
+    (`EngineScaling`), and α is that of the run modelled: each of its `count` engines reads
+    D / count per pass and sends its merged partials (`Measurement.alpha_for`). Without
+    it, one device reads D."""
     scaling = scaling or EngineScaling()
-    rates = scaling.rates(m.device_bytes_per_s, m.host_frequency_hz)
+    rates = scaling.rates(m.device_bytes_per_s, m.host_frequency_hz, target_engine)
     scale = 1.0
     if target_host is not None:
         scale = target_host.cores * target_host.frequency_hz / m.host_frequency_hz
@@ -340,13 +494,15 @@ def to_profile(
     n = m.passes if passes is None else passes
     if n < 1:
         raise SpecError(f"must be at least 1, got {n}", field="passes")
+    devices = 1 if target_engine is None else target_engine.count
     return Profile.model_validate(
         {
             "app": m.app,
             "description": f"measured on this host ({os.cpu_count()} cores), one core; "
-            f"CPB from {_cpb_origin(m)}" + (f"; data_size = D x {n} passes" if n > 1 else ""),
+            f"CPB from {_cpb_origin(m)}; α for D over {devices} device(s)"
+            + (f"; data_size = D x {n} passes" if n > 1 else ""),
             "data_bytes": d * n,
-            "alpha": m.alpha,
+            "alpha": m.alpha_for(d / devices),
             "host_part_bytes_per_s": m.host_part_bytes_per_s * scale
             if np.isfinite(m.host_part_bytes_per_s)
             else None,
@@ -365,5 +521,7 @@ def _cpb_origin(m: Measurement) -> str:
 
 
 def save(measurements: list[Measurement], path: Path) -> None:
-    """Write measurements as JSON, atomically (temporary name, then rename)."""
+    """Write measurements as JSON (a list of `Measurement.as_dict`), atomically (temporary
+    name, then rename). They are raw measurements, not a profile set: a profile needs a D
+    and a target (`to_profile`); `ndpkit.profile.save_profiles` writes profiles."""
     write_atomic(path, json.dumps([m.as_dict() for m in measurements], indent=2))

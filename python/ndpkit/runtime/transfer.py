@@ -14,11 +14,25 @@
   benchmarks/README.md, runtime overhead). A pass's rows are only lent to the host part: if
   anything still holds them afterwards (a result that is a view of them, a kernel state that
   kept them), the arena is theirs and the pool starts a new one. The arena is sized and
-  allocated up front, so a worker can never die of SIGBUS writing into it; if there is no
-  room for it, the kernel's partials are merged as for any other kernel. It is allocated
+  allocated up front, so a worker can never die of SIGBUS writing into it. It is allocated
   through the parent's mapping after asking for huge pages (`_allocate`): where shared memory
   has them on request (`shmem_enabled=advise`), a new pool's run of LC took 1.15× instead of
   1.6× the one-process time.
+- **Rows larger than memory.** Shared memory cannot be paged out without swap, so rows that
+  do not fit comfortably in memory (more than `MEMORY_SHARE` of what is available less
+  `ROOM_LEFT_BYTES`: the host part's own output may be as large again), or a memfd that
+  cannot be had, go to a **disk arena** instead: a file in a directory on a disk, never on
+  tmpfs (the system's temporary directory, else the one holding the data set), created
+  unnamed (`O_TMPFILE`, else unlinked at once) so that nothing is left behind even if every
+  process is killed, and `posix_fallocate`d in full so that a full disk is an error now, not
+  a worker's SIGBUS later. Its descriptor reaches the workers the same way. The pages they
+  write are ordinary dirty file pages, written back and reclaimed under pressure, and a
+  worker unmaps each chunk's rows once written (`_unmap`), so that neither the machine's
+  memory nor a worker's resident size grows with the rows. A disk without room for them is an
+  `NdpkitError` naming the directory and the bytes needed. Setting `NDPKIT_ROWS_DIR`
+  (`ROWS_DIR_ENV`) to a directory puts every arena there, even rows that would fit in memory
+  (to choose the disk, or to test this path). When memory has room but neither arena can be
+  had, the kernel's partials are merged as for any other kernel.
 - **Other partials.** Through a pipe every byte is copied four times (pickle, into the
   kernel, out of it, unpickle); instead a worker pickles with protocol 5 and writes buffers
   of `SPILL_MIN_BYTES` or more to a spill file (`pack`) in the run's spill directory
@@ -34,7 +48,9 @@ import errno
 import mmap
 import os
 import pickle
+import re
 import sys
+import tempfile
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,12 +61,20 @@ from typing import Any
 
 import numpy as np
 
+from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import RowKernel, RowSpec
 
 SPILL_MIN_BYTES = 256 * 2**10
 """Buffers of a pickled partial at least this large travel in a spill file."""
 ROOM_LEFT_BYTES = 256 * 2**20
-"""What a rows arena must leave of the memory available."""
+"""What a rows arena in memory must leave of the memory available."""
+MEMORY_SHARE = 0.5
+"""The most of the memory available (less `ROOM_LEFT_BYTES`) a rows arena may take in
+memory; larger rows go to a disk arena."""
+ROWS_DIR_ENV = "NDPKIT_ROWS_DIR"
+"""Environment variable: a directory in which every rows arena is a file (see the module doc)."""
+_MEMORY_FILESYSTEMS = frozenset({"tmpfs", "ramfs", "hugetlbfs", "devtmpfs"})
+"""Filesystems whose files are memory: no place for rows that do not fit in it."""
 _MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23 if sys.platform == "linux" else None)
 ARENAS = (
     sys.platform == "linux"
@@ -111,11 +135,12 @@ def _cgroup_room_bytes() -> int | None:
 @dataclass(frozen=True)
 class Rows:
     """What a task tells its worker about the pass's rows: arena `generation` (of
-    `size_bytes`) holds the row of record i at byte i × row_bytes."""
+    `size_bytes`, a file on disk if `on_disk`) holds the row of record i at byte i × row_bytes."""
 
     generation: int
     size_bytes: int
     spec: RowSpec
+    on_disk: bool = False
 
 
 class RowsArena:
@@ -124,22 +149,25 @@ class RowsArena:
     def __init__(self) -> None:
         self.fd: int | None = None
         self.generation = 0
+        self.on_disk = False
         self._mapping: mmap.mmap | None = None
         self._size_bytes = 0
         self._lent: weakref.ref[np.ndarray] | None = None
 
-    def reserve(self, records: int, spec: RowSpec) -> Rows | None:
-        """Room for `records` rows of `spec` (the arena grown if need be), or None if there
-        is none: the caller merges partials instead."""
+    def reserve(self, records: int, spec: RowSpec, beside: Path | None = None) -> Rows | None:
+        """Room for `records` rows of `spec` (the arena grown if need be), or None if memory
+        has room for them but no arena can be had: the caller merges partials instead.
+        `beside`: the data set, in whose directory a disk arena may go (see the module doc).
+        Raises NdpkitError if the rows fit neither in memory nor on a disk."""
         size_bytes = records * spec.row_bytes
         if self._lent is not None and self._lent() is not None:
             self._give_up()  # the last pass's rows are still in use
         self._lent = None
         if self._mapping is None or size_bytes > self._size_bytes:
-            self._replace(max(size_bytes, 1))
+            self._replace(max(size_bytes, 1), beside)
         if self._mapping is None:
             return None
-        return Rows(self.generation, self._size_bytes, spec)
+        return Rows(self.generation, self._size_bytes, spec, self.on_disk)
 
     def lend(self, rows: Rows, records: int) -> np.ndarray:
         """The pass's rows in record order, for the host part, until the next `reserve`."""
@@ -152,28 +180,23 @@ class RowsArena:
     def close(self) -> None:
         self._give_up()
 
-    def _replace(self, size_bytes: int) -> None:
-        """A new arena of `size_bytes` (the old one's pages are dropped), or none if the
-        memory it would live in cannot hold it."""
+    def _replace(self, size_bytes: int, beside: Path | None) -> None:
+        """A new arena of `size_bytes` (the old one's pages are dropped): in memory if the
+        rows fit there comfortably, else on disk (see the module doc)."""
         self._give_up()
-        room = available_memory_bytes()
-        if room is not None and size_bytes + ROOM_LEFT_BYTES > room:
+        chosen = os.environ.get(ROWS_DIR_ENV) or None
+        fits = chosen is None and _fits_in_memory(size_bytes)
+        made = _memory_arena(size_bytes) if fits else None
+        on_disk = made is None
+        if made is None and chosen is not None:
+            made = _disk_arena(size_bytes, [chosen], f"{ROWS_DIR_ENV} is set")
+        elif made is None:
+            why = None if fits else "they do not fit in memory"  # else partials will do
+            made = _disk_arena(size_bytes, _disk_directories(beside), why)
+        if made is None:
             return
-        try:
-            fd = os.memfd_create("ndpkit-rows", os.MFD_CLOEXEC)
-        except OSError:
-            return
-        try:
-            os.ftruncate(fd, size_bytes)
-            mapping = mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
-        except (OSError, ValueError):
-            os.close(fd)
-            return
-        if not _allocate(fd, mapping, size_bytes):
-            mapping.close()
-            os.close(fd)
-            return
-        self.fd, self._mapping, self._size_bytes = fd, mapping, size_bytes
+        self.fd, self._mapping = made
+        self._size_bytes, self.on_disk = size_bytes, on_disk
         self.generation += 1
 
     def _give_up(self) -> None:
@@ -185,6 +208,110 @@ class RowsArena:
             with contextlib.suppress(BufferError):  # views of it still exist: they own it
                 self._mapping.close()
         self.fd, self._mapping, self._size_bytes, self._lent = None, None, 0, None
+        self.on_disk = False
+
+
+def _fits_in_memory(size_bytes: int) -> bool:
+    room = available_memory_bytes()
+    return room is None or size_bytes <= (room - ROOM_LEFT_BYTES) * MEMORY_SHARE
+
+
+def _memory_arena(size_bytes: int) -> tuple[int, mmap.mmap] | None:
+    """An unlinked memfd of `size_bytes`, mapped and allocated in full, or None."""
+    try:
+        fd = os.memfd_create("ndpkit-rows", os.MFD_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        os.ftruncate(fd, size_bytes)
+        mapping = mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
+    except (OSError, ValueError):
+        os.close(fd)
+        return None
+    if not _allocate(fd, mapping, size_bytes):
+        mapping.close()
+        os.close(fd)
+        return None
+    return fd, mapping
+
+
+def _disk_directories(beside: Path | None) -> list[str]:
+    """Where a disk arena may go, best first: the temporary directory, then the one
+    holding the data set; none on a filesystem that lives in memory."""
+    candidates = [tempfile.gettempdir()]
+    if beside is not None:
+        candidates.append(os.path.dirname(os.path.abspath(beside)))
+    return [d for d in dict.fromkeys(candidates) if not _memory_filesystem(d)]
+
+
+def _memory_filesystem(path: str) -> bool:
+    """Whether `path` is on tmpfs or the like (the filesystem of its longest mount point)."""
+    try:
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split()[1:3] for line in f]
+    except OSError:
+        return False
+    real, best, kind = os.path.realpath(path), "", ""
+    for escaped, fstype in (m for m in mounts if len(m) == 2):
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), escaped)  # \040: a space
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):  # a later mount on the same point hides earlier
+            best, kind = point, fstype
+    return kind in _MEMORY_FILESYSTEMS
+
+
+def _disk_arena(
+    size_bytes: int, directories: list[str], required_because: str | None
+) -> tuple[int, mmap.mmap] | None:
+    """A file of `size_bytes` in the first of `directories` with room for it, nameless,
+    allocated in full and mapped. If there is none: None, or with `required_because` (why
+    the rows must go to disk) an NdpkitError saying where there was no room."""
+    problems = []
+    for directory in directories:
+        try:
+            stats = os.statvfs(directory)
+            free_bytes = stats.f_bavail * stats.f_frsize
+            if free_bytes < size_bytes:
+                problems.append(f"{directory} has {free_bytes:,} bytes free")
+                continue
+            return _file_arena(directory, size_bytes)
+        except OSError as e:
+            problems.append(f"{directory}: {e.strerror or e}")
+    if required_because is None:
+        return None
+    where = "; ".join(problems) or "the temporary directory and the data set's are in memory"
+    raise NdpkitError(
+        f"no room for the rows arena: {size_bytes:,} bytes of rows must go to a disk "
+        f"({required_because}), and none can hold them ({where}); set {ROWS_DIR_ENV} to a "
+        "directory on a disk with room"
+    )
+
+
+def _file_arena(directory: str, size_bytes: int) -> tuple[int, mmap.mmap]:
+    """An unnamed file in `directory` with all its blocks allocated, mapped shared."""
+    fd = _unnamed_file(directory)
+    try:
+        os.posix_fallocate(fd, 0, size_bytes)  # the blocks now: no SIGBUS on a full disk later
+        return fd, mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _unnamed_file(directory: str) -> int:
+    """A new file in `directory` that no name points to, so nothing is left behind however
+    the run ends: O_TMPFILE, else a temporary file unlinked at once."""
+    flags = os.O_RDWR | os.O_CLOEXEC
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if tmpfile:
+        try:
+            return os.open(directory, flags | tmpfile, 0o600)
+        except OSError as e:  # a filesystem without O_TMPFILE
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+    fd, path = tempfile.mkstemp(prefix="ndpkit-rows-", dir=directory)
+    os.unlink(path)
+    return fd
 
 
 def _allocate(fd: int, mapping: mmap.mmap, size_bytes: int) -> bool:
@@ -222,7 +349,9 @@ class RowWriter:
     def __init__(self, rows: Rows, kernel: RowKernel, spans: Iterable[tuple[int, int]]):
         """`spans`: the (first record, records) this worker's task will write."""
         mapping = _mapped[rows.generation]
-        for first, records in spans:
+        # Not a disk arena's: that would map all the worker's rows into it at once (see
+        # `write`), and dirty every page to be written back as zeros and again with the rows.
+        for first, records in [] if rows.on_disk else spans:
             if (first, records) not in _populated:
                 _populate(mapping, first * rows.spec.row_bytes, records * rows.spec.row_bytes)
                 _populated.add((first, records))
@@ -231,11 +360,16 @@ class RowWriter:
         flat = np.frombuffer(mapping, rows.spec.dtype, items - items % width)
         self.rows = flat.reshape((-1, *rows.spec.shape))
         self.kernel = kernel
+        self._mapping = mapping
+        self._row_bytes = rows.spec.row_bytes
+        self._on_disk = rows.on_disk
 
     def write(self, chunk: np.ndarray, state: Any, offset: int) -> None:
         """The device part over `chunk` (whose first record is `offset`), its rows written
         at their place in the arena."""
         self.kernel.device_into(chunk, state, offset, self.rows[offset : offset + len(chunk)])
+        if self._on_disk:
+            _unmap(self._mapping, offset * self._row_bytes, len(chunk) * self._row_bytes)
 
 
 _mapped: dict[int, mmap.mmap] = {}
@@ -262,6 +396,17 @@ def forget_arenas() -> None:
             old.close()
     _mapped.clear()
     _populated.clear()
+
+
+def _unmap(mapping: mmap.mmap, start: int, length: int) -> None:
+    """Take a disk arena span's pages out of this process (their contents stay in the file):
+    written, they are dirty file pages that the kernel writes back and frees on its own,
+    but while mapped they would count in the worker's resident size, up to all its rows."""
+    if length <= 0:
+        return
+    aligned = start - start % mmap.PAGESIZE
+    with contextlib.suppress(OSError, ValueError):  # then they stay until reclaimed
+        mapping.madvise(mmap.MADV_DONTNEED, aligned, min(len(mapping), start + length) - aligned)
 
 
 def _populate(mapping: mmap.mmap, start: int, length: int) -> None:

@@ -14,7 +14,11 @@ kernel:
   search) runs on each chunk; its k nearest (with indices shifted to the data set's) and its
   (k+1)-th distance are merged into a running top-k, which ends as the reference over the
   whole data set (the same k nearest and the same (k+1)-th distance, up to the order of exact
-  ties, which `check` accepts anyway).
+  ties, which `check` accepts anyway). A chunk's (k+1)-th distance enters the merge under an
+  index that sorts after every point's, so with exact duplicates it never takes a point's
+  place. Each chunk's points tied with its k-th distance are kept only where the result names
+  them, so that `check` can tell whether every index the result returns in a tie at the k-th
+  place is really there (and at its own distance), in memory bounded by k.
 - **K-Means** (iterative, global): scikit-learn's `KMeans` needs every point in memory, so it
   cannot stream. Instead Lloyd's iterations are replayed from the same initial centres with
   the same stopping rule, one streamed pass per iteration, assigning each chunk's points to
@@ -140,29 +144,58 @@ def _rows(result: Any, start: int, end: int) -> Any:
 
 
 def _verify_knn(kernel: Knn, chunks: Chunks, params: dict[str, Any], result: Any) -> Verification:
-    """The kernel's reference per chunk, merged into the reference over all the data."""
-    from ndpkit.kernels.knn import Neighbours, ReferenceNeighbours  # noqa: PLC0415 (loaded)
+    """The kernel's reference per chunk, merged into the reference over all the data. Of each
+    chunk's points tied with its k-th distance (`ReferenceNeighbours.near`, as many as the
+    chunk in the worst case) only the result's own indices are kept, so memory stays bounded;
+    the global k-th distance is at most any chunk's, so none that `check` needs is lost."""
+    from ndpkit.kernels.knn import (  # noqa: PLC0415 (loaded)
+        Neighbours,
+        ReferenceNeighbours,
+        within_kth,
+    )
 
     k = kernel.k
+    asked = _asked_indices(result)
     indices = np.empty(0, dtype=np.int64)
     dists = np.empty(0, dtype=np.float64)
+    near_indices: list[np.ndarray] = []
+    near_dists: list[np.ndarray] = []
     count = records = 0
     for offset, chunk in chunks():
         local = kernel.reference(chunk, params)
-        # The chunk's k nearest, and its (k+1)-th distance under an index no point has:
-        # the (k+1)-th distance overall is the (k+1)-th smallest of these.
-        indices = np.concatenate([indices, local.neighbours.indices + offset, [-1]])
+        # The chunk's k nearest, and its (k+1)-th distance under an index that sorts after
+        # every point's: the (k+1)-th distance overall is the (k+1)-th smallest of these, and
+        # the marker never displaces a point of equal distance from the top k.
+        indices = np.concatenate([indices, local.neighbours.indices + offset, [_NO_POINT]])
         dists = np.concatenate([dists, local.neighbours.distances_sq, [local.next_distance_sq]])
         order = np.lexsort((indices, dists))[: k + 1]
         indices, dists = indices[order], dists[order]
+        kept = np.isin(local.near.indices + offset, asked)
+        near_indices.append(local.near.indices[kept] + offset)
+        near_dists.append(local.near.distances_sq[kept])
         count, records = count + 1, offset + len(chunk)
     nearest = min(k, records)
     following = float(dists[nearest]) if len(dists) > nearest else math.inf
-    if np.any(indices[:nearest] < 0):  # cannot happen when every chunk returns its k best
+    if np.any(indices[:nearest] == _NO_POINT):  # cannot happen when every chunk returns its k best
         raise KernelMismatchError("k-NN: the streamed reference lost a neighbour's index")
-    expected = ReferenceNeighbours(Neighbours(indices[:nearest], dists[:nearest]), following)
+    near_i = np.concatenate([np.empty(0, np.int64), *near_indices])
+    near_d = np.concatenate([np.empty(0), *near_dists])
+    tied = within_kth(near_d, float(dists[nearest - 1])) if nearest else near_d < 0
+    order = np.argsort(near_i[tied], kind="stable")
+    near = Neighbours(near_i[tied][order], near_d[tied][order])
+    expected = ReferenceNeighbours(Neighbours(indices[:nearest], dists[:nearest]), following, near)
     kernel.check(result, expected)
     return Verification("merged top-k", count, 1, records)
+
+
+_NO_POINT = np.iinfo(np.int64).max
+"""The index of a chunk's (k+1)-th distance in the merge: after every real index."""
+
+
+def _asked_indices(result: Any) -> np.ndarray:
+    """The indices a k-NN result names (as int64; `check` judges anything odd about them)."""
+    with np.errstate(invalid="ignore"):
+        return np.unique(np.asarray(result.indices).astype(np.int64, copy=False))
 
 
 def _verify_kmeans(
@@ -195,7 +228,7 @@ def _verify_kmeans(
         centres, iterations = moved, iterations + 1
         if shift_sq <= tol_sq or iterations >= max_iter:
             break
-    kernel.check(result, KMeansResult(centres, iterations, shift_sq <= tol_sq))
+    kernel.check(result, KMeansResult(centres, iterations, shift_sq <= tol_sq, sizes))
     return Verification("streamed Lloyd", count, iterations, records)
 
 

@@ -1,0 +1,126 @@
+"""`ndpkit evaluate` after the issue-4 audit, through the installed command: RISP predicts
+every app, --save-profiles writes what `estimate`/`plan --profiles` read, a platform's
+engine cores and clock count, and the progress bar shows bytes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from ndpkit.cli import evaluate as cli_evaluate
+from ndpkit.cli.common import Format
+from ndpkit.profile import load_profiles
+
+FAST_RANS = """\
+extends = "rans"
+name = "rans-fast"
+[engines]
+cores = 16
+frequency = "3.0 GHz"
+"""
+
+
+def test_risp_predicts_the_apps_its_cells_have_no_table_for(ndpkit) -> None:
+    """LC, HE, k-NN and FFT2D have no cell design on RISP: the measured FPGA rate, mapped
+    onto its 100 MHz cells, is used instead of refusing."""
+    apps = ("lc", "he", "knn2", "fft2d")
+    result = ndpkit("evaluate", *apps, "--size", "1 MiB", "--platforms", "risp-64ch", "-f", "json")
+    assert result.returncode == 0, result.stderr
+    for app in json.loads(result.stdout)["apps"]:
+        risp = app["estimates"]["risp-64ch"]
+        assert isinstance(risp, dict), f"{app['app']}: {risp}"
+        assert risp["time_s"] > 0 and "note" not in app["predicted"]["risp-64ch"]
+
+
+def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path: Path) -> None:
+    path = tmp_path / "measured.json"
+    result = ndpkit(
+        "evaluate", "lc", "kmeans", "--size", "1 MiB", "--platforms", "rans",
+        "--save-profiles", str(path), "-f", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    runs = {a["app"]: a for a in json.loads(result.stdout)["apps"]}
+    assert sorted(load_profiles(path).apps) == ["kmeans", "lc"]
+    for app, run in runs.items():
+        again = ndpkit("estimate", "-p", "rans", "-a", app, "--profiles", str(path), "-f", "json")
+        assert again.returncode == 0, again.stderr
+        found = json.loads(again.stdout)["estimate"]
+        assert found["time_s"] == run["estimates"]["rans"]["time_s"]
+        assert found["energy_j"] == run["estimates"]["rans"]["energy_j"]
+        plan = ndpkit("plan", "-p", "rans", "-a", app, "--profiles", str(path), "-f", "json")
+        assert plan.returncode == 0, plan.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["measured.json"]
+
+
+@pytest.mark.parametrize(
+    ("where", "platforms", "needle"),
+    [
+        ("missing/p.json", "rans", "no directory"),
+        (".", "rans", "is a directory"),
+        ("p.json", "cns,rans", "2 are given (cns, rans); give one with --platforms"),
+        ("p.json", "rans knn8", "'knn8' is given more than once"),
+    ],
+)
+def test_a_bad_save_profiles_path_exits_2_before_running(
+    ndpkit, tmp_path: Path, where: str, platforms: str, needle: str
+) -> None:
+    target = tmp_path / where
+    platform, *apps = platforms.split()
+    result = ndpkit(
+        "evaluate", "knn8", *apps, "--size", "1 MiB", "--platforms", platform,
+        "--save-profiles", str(target),
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.count("\n") == 1 and "--save-profiles" in result.stderr
+    assert needle in result.stderr and result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_save_profiles_write_that_fails_exits_2_and_prints_nothing(ndpkit) -> None:
+    """/proc takes no new files: the write fails after the run, and nothing is printed."""
+    result = ndpkit(
+        "evaluate", "lc", "--size", "1 MiB", "--platforms", "rans",
+        "--save-profiles", "/proc/ndpkit-profiles.json",
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("error: /proc/ndpkit-profiles.json: cannot write")
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+def test_a_platforms_engine_cores_and_clock_scale_the_mapped_rate(ndpkit, tmp_path: Path) -> None:
+    """16 cores at 3.0 GHz against RANS's 4 at 1.1 GHz: K-Means (no paper rate) runs
+    48 / 4.4 times faster per engine; LC keeps the paper's rate on both."""
+    fast = tmp_path / "rans-fast.toml"
+    fast.write_text(FAST_RANS)
+    result = ndpkit(
+        "evaluate", "kmeans", "lc", "--size", "1 MiB", "--platforms", f"rans,{fast}", "-f", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    apps = {a["app"]: a["estimates"] for a in json.loads(result.stdout)["apps"]}
+    engine = {
+        app: {k: e["engine_bw_gb_per_s"] for k, e in est.items()} for app, est in apps.items()
+    }
+    assert engine["kmeans"]["rans-fast"] / engine["kmeans"]["rans"] == pytest.approx(48 / 4.4)
+    assert engine["lc"]["rans-fast"] == engine["lc"]["rans"]
+
+
+def test_the_progress_bar_shows_bytes_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=120)
+    monkeypatch.setattr(cli_evaluate, "stderr", lambda: terminal)
+    with cli_evaluate._progress(Format.table) as (step, on_bytes):
+        assert on_bytes is not None
+        step("kmeans: verifying")
+        on_bytes(64 * 2**20, 128 * 2**20)
+    assert "kmeans: verifying" in screen.getvalue()
+    assert "64.0/128.0 MiB" in screen.getvalue()
+    for fmt in (Format.json, Format.csv):
+        with cli_evaluate._progress(fmt) as (_, quiet):
+            assert quiet is None
+    monkeypatch.setattr(cli_evaluate, "stderr", lambda: Console(file=io.StringIO()))
+    with cli_evaluate._progress(Format.table) as (_, piped):
+        assert piped is None

@@ -1,0 +1,279 @@
+"""Issue 4 audit, in process: measured engine rates reach RISP's cells, profiles save and load
+back, the target engine's clock and cores scale the mapping, α is the modelled run's,
+verification reports what it read, start-up is timed apart, byte progress, and K-Means starts
+from the data set's own points."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit import evaluate as ev
+from ndpkit.errors import SpecError
+from ndpkit.hw import load_platform
+from ndpkit.kernels import get_kernel
+from ndpkit.kernels.kmeans import KMeansKernel
+from ndpkit.model import Estimate
+from ndpkit.profile import FpgaCell, Profile, PublishedFit, load_profiles, save_profiles
+from ndpkit.runtime import Dataset, LocalExecutor, RunResult, generate_dataset
+from ndpkit.runtime.profiling import EngineScaling, Measurement, measure, save, to_profile
+from ndpkit.runtime.verify import Verification
+
+RANS_FAST = """\
+extends = "rans"
+name = "rans-fast"
+[engines]
+cores = 16
+frequency = "3.0 GHz"
+"""
+
+
+@pytest.fixture
+def lc_data(tmp_path: Path) -> Dataset:
+    return generate_dataset("lc", 1 << 20, 2, tmp_path / "lc", seed=9, shard_bytes=300_000)
+
+
+def _measurement(**changes: Any) -> Measurement:
+    values: dict[str, Any] = {
+        "app": "x",
+        "input_bytes": 1_000_000,
+        "output_bytes": 125_000,
+        "device_s": 0.01,
+        "host_s": 0.002,
+        "host_frequency_hz": 2.0e9,
+        "passes": 1,
+    }
+    return Measurement(**(values | changes))
+
+
+# -- 2: profiles save and load back -----------------------------------------------------------
+
+
+def test_every_profile_field_saves_and_loads_back_bit_for_bit(tmp_path: Path) -> None:
+    """Unit strings with Python's shortest exact floats: the same numbers come back."""
+    full = Profile.model_validate(
+        {
+            "app": "mine",
+            "description": "every field",
+            "data_bytes": 39728447488.123,
+            "alpha": 7281.777777777777,
+            "host_part_bytes_per_s": 60601259278.292725,
+            "host_only_bytes_per_s": 1.0697544702792761e10,
+            "engine_bytes_per_s": {"arm": 8394003638.518274, "fpga": 1.0392567939114398e11},
+            "published_ndp_time_s": {"rans": 16.67 / 3},
+            "cpi": 0.502,
+            "ipb": 131.5462,
+            "frequency_ratio": 1.096,
+            "fpga_cell": FpgaCell.model_validate(
+                {"bytes_per_cycle": 9, "pipeline_delay": 15, "power": 0.019125},
+                context={"si": True},
+            ),
+            "published_fit": PublishedFit.model_validate(
+                {
+                    "power_intercept": 1.858,
+                    "power_slope": 0.032,
+                    "bandwidth_slope": 1e8 / 3,
+                    "cell_clock": 1e8,
+                },
+                context={"si": True},
+            ),
+        },
+        context={"si": True},
+    )
+    path = tmp_path / "set.json"
+    save_profiles([full], path, source="a test")
+    loaded = load_profiles(path)
+    assert loaded.apps["mine"] == full and loaded.source == "a test"
+    assert [p.name for p in tmp_path.iterdir()] == ["set.json"]  # no temporary left
+
+
+def test_a_measured_profile_round_trips(tmp_path: Path) -> None:
+    kernel = get_kernel("kmeans")
+    m = measure(kernel, kernel.generate(1 << 20, 0), kernel.params(0), repeat=1, counters=None)
+    rans = load_platform("rans")
+    profile = to_profile(m, data_bytes=0.3e9, target_host=rans.host, target_engine=rans.engines)
+    save_profiles([profile], tmp_path / "p.json")
+    assert load_profiles(tmp_path / "p.json").apps["kmeans"] == profile
+
+
+def test_evaluate_saves_the_profiles_it_modelled(tmp_path: Path) -> None:
+    (run,) = ev.evaluate(["knn2"], ["rans"], size_bytes=1 << 19)
+    path = tmp_path / "knn.json"
+    ev.save_profiles([run], "rans", path)
+    apps = load_profiles(path).apps
+    assert list(apps) == ["knn2", "knn2-topk"]
+    assert [apps["knn2"], apps["knn2-topk"]] == run.profiles["rans"]
+
+
+def test_a_list_of_measurements_is_not_a_profile_set(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    save([_measurement()], path)
+    with pytest.raises(SpecError, match=r"got a list; measurements .* are not profiles"):
+        load_profiles(path)
+
+
+# -- 3: the target engine's clock and cores ---------------------------------------------------
+
+
+def test_the_mapping_follows_the_target_engines_cores_and_clock(tmp_path: Path) -> None:
+    m = _measurement(app="kmeans")
+    rans = load_platform("rans")
+    (tmp_path / "fast.toml").write_text(RANS_FAST)
+    fast = load_platform(str(tmp_path / "fast.toml"))
+    on_rans = to_profile(m, target_engine=rans.engines).engine_bytes_per_s["arm"]
+    on_fast = to_profile(m, target_engine=fast.engines).engine_bytes_per_s["arm"]
+    assert on_rans == pytest.approx(1e8 / 2e9 * 1.1e9 * 0.35 * 4)  # RANS: 4 cores at 1.1 GHz
+    assert on_fast / on_rans == pytest.approx(16 * 3.0 / (4 * 1.1))
+    # Overridable: the documented defaults whatever the platform says.
+    fixed = EngineScaling(follow_platform=False)
+    assert to_profile(m, target_engine=fast.engines, scaling=fixed).engine_bytes_per_s[
+        "arm"
+    ] == pytest.approx(1e8 / 2e9 * 1.2e9 * 0.35 * 4)
+
+
+def test_the_models_see_the_faster_engines_but_the_papers_tables_still_win(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "fast.toml").write_text(RANS_FAST)
+    specs = {"rans": load_platform("rans"), "rans-fast": load_platform(str(tmp_path / "fast.toml"))}
+    runs = ev.evaluate(["kmeans", "lc"], specs, size_bytes=1 << 20)
+    engine = {
+        (r.app, name): e.pipeline.engine_bytes_per_s
+        for r in runs
+        for name, e in r.estimates.items()
+        if isinstance(e, Estimate)
+    }
+    assert engine["kmeans", "rans-fast"] / engine["kmeans", "rans"] == pytest.approx(48 / 4.4)
+    assert engine["lc", "rans-fast"] == engine["lc", "rans"]  # the paper's LC rate
+
+
+def test_an_fpga_scales_with_its_clock_not_cores() -> None:
+    s = EngineScaling()
+    assert s.rate("fpga", 1e9, 2e9) == pytest.approx(8e9)
+    assert s.rate("fpga", 1e9, 2e9, frequency_hz=100e6) == pytest.approx(8e9 * 100 / 250)
+    risp = load_platform("risp-64ch")
+    rates = s.rates(1e9, 2e9, risp.engines)
+    assert rates["fpga"] == pytest.approx(8e9 * 0.4) and rates["arm"] == s.rates(1e9, 2e9)["arm"]
+
+
+# -- 5: α of the run modelled ----------------------------------------------------------------
+
+
+def test_kmeans_alpha_is_a_devices_data_over_one_table_of_sums() -> None:
+    """Each engine sends one 576-byte table of sums per pass, however much it reads: α is
+    not the profiler's 4 MiB chunk over 576 B."""
+    kernel = get_kernel("kmeans")
+    data = kernel.generate(8 << 20, 0)
+    m = measure(kernel, data, kernel.params(0), repeat=1, counters=None)
+    assert m.device_output_bytes == 576
+    assert m.alpha == pytest.approx(data.nbytes / 576)  # the sample as one device
+    rans = load_platform("rans")
+    profile = to_profile(m, data_bytes=0.3e9, target_engine=rans.engines)
+    assert profile.alpha == pytest.approx(0.3e9 / 36 / 576)
+    assert to_profile(m, data_bytes=0.3e9).alpha == pytest.approx(0.3e9 / 576)
+
+
+@pytest.mark.parametrize(("app", "alpha"), [("lc", 8.0), ("sobel", 1.0)])
+def test_a_per_record_kernels_alpha_does_not_depend_on_the_size(app: str, alpha: float) -> None:
+    kernel = get_kernel(app)
+    m = measure(kernel, kernel.generate(1 << 20, 0), kernel.params(0), repeat=1, counters=None)
+    assert m.alpha == pytest.approx(alpha)
+    assert m.alpha_for(37 * 2**30 / 36) == pytest.approx(alpha)
+
+
+def test_knn_topk_sends_k_neighbours_per_device() -> None:
+    kernel = get_kernel("knn6-topk")  # 3 chunks at 8 MiB, the last of one record
+    m = measure(kernel, kernel.generate(8 << 20, 0), kernel.params(0), repeat=1, counters=None)
+    assert m.device_sends_bytes(1e12) == pytest.approx(m.device_output_bytes)
+
+
+# -- 7: verified says what the check read -----------------------------------------------------
+
+
+def test_verified_means_the_check_read_every_record() -> None:
+    (run,) = ev.evaluate(["lc"], ["cns"], size_bytes=1 << 20)
+    assert run.verified and run.verification.records == run.input_records == (1 << 20) // 32
+    short = replace(run, verification=Verification("per chunk", 1, 1, run.input_records - 1))
+    assert not short.verified
+    (row,) = {t.name: t for t in ev.tables([short])}["measured"].rows
+    assert row["verified"] is False and row["checked_records"] == run.input_records - 1
+    assert ev.document([short])["apps"][0]["verified"] is False
+
+
+# -- 8: worker start-up apart from the run ----------------------------------------------------
+
+
+def test_worker_start_up_is_left_out_of_the_run_time(
+    lc_data: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[RunResult] = []
+    run_real = LocalExecutor.run
+
+    def spy(self: LocalExecutor, *args: Any, **kwargs: Any) -> RunResult:
+        seen.append(run_real(self, *args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(LocalExecutor, "run", spy)
+    (run,) = ev.evaluate(data=lc_data, platforms=["cns"], workers=1, verify_shards=False)
+    (out,) = seen
+    assert run.run_s == sum(p.wall_s for p in out.pass_stats)
+    assert run.startup_s == pytest.approx(out.wall_s - run.run_s) and run.startup_s > 0
+    (generated,) = ev.evaluate(["lc"], ["cns"], size_bytes=1 << 20)
+    assert generated.startup_s is None
+
+
+# -- 4: byte progress -------------------------------------------------------------------------
+
+
+def test_streaming_steps_report_their_bytes(lc_data: Dataset) -> None:
+    events: list[tuple[Any, ...]] = []
+    ev.evaluate(
+        data=lc_data,
+        platforms=["cns"],
+        workers=1,
+        size_bytes=1 << 19,
+        progress=lambda step: events.append((step,)),
+        byte_progress=lambda done, total: events.append((done, total)),
+    )
+    steps = [e[0] for e in events if len(e) == 1]
+    assert steps == ["checking shard CRC-32s", "lc: running", "lc: verifying", "lc: profiling"]
+    last = {}
+    for event in events:
+        if len(event) == 1:
+            step = event[0]
+        else:
+            last[step] = event
+    assert last["checking shard CRC-32s"] == (lc_data.file_bytes, lc_data.file_bytes)
+    total = lc_data.total_bytes
+    assert last["lc: running"] == last["lc: verifying"] == (total, total)
+    assert last["lc: profiling"] == (2 << 19, 2 << 19)  # the sample, twice
+
+
+# -- 9: K-Means starts from the data set's points ---------------------------------------------
+
+
+def test_kmeans_on_a_data_set_starts_from_its_sample(
+    lc_data: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`params_for_data` over the profiled sample, never the seed's generated points."""
+    given: list[tuple[np.ndarray, dict[str, Any]]] = []
+    seeded = KMeansKernel.params_for_data
+
+    def spy(self: KMeansKernel, sample: np.ndarray, seed: int) -> dict[str, Any]:
+        given.append((sample, seeded(self, sample, seed)))
+        return given[-1][1]
+
+    def refuse(self: KMeansKernel, seed: int) -> dict[str, Any]:
+        raise AssertionError("the seed's centres on a data set")
+
+    monkeypatch.setattr(KMeansKernel, "params_for_data", spy)
+    monkeypatch.setattr(KMeansKernel, "params", refuse)
+    ev.evaluate(["kmeans"], ["cns"], data=lc_data, workers=1, size_bytes=1 << 18)
+    ((sample, params),) = given
+    assert np.array_equal(sample, lc_data.head(1 << 18))
+    points = {tuple(p) for p in np.asarray(sample, dtype=np.float64)}
+    assert all(tuple(c) in points for c in params["init_centres"])

@@ -1,0 +1,50 @@
+"""`ndpkit evaluate` warns when a verified K-Means run still ended with empty clusters."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ndpkit.evaluate import _warnings
+from ndpkit.kernels import get_kernel
+from ndpkit.kernels.kmeans import KMeansResult
+
+
+def test_no_warning_when_every_cluster_has_points() -> None:
+    result = KMeansResult(np.zeros((8, 8)), 3, True, counts=np.ones(8, dtype=np.int64))
+    assert _warnings(get_kernel("kmeans"), result) == ()
+
+
+def test_empty_clusters_are_named() -> None:
+    counts = np.array([5, 0, 3, 0, 1, 1, 1, 1], dtype=np.int64)
+    result = KMeansResult(np.zeros((8, 8)), 3, True, counts=counts)
+    (warning,) = _warnings(get_kernel("kmeans"), result)
+    assert "2 of the clusters ended empty (cluster 1, 3)" in warning
+
+
+def test_cli_warns_on_data_with_two_distinct_points(tmp_path: Path) -> None:
+    # Two distinct points cannot fill 8 clusters: 6 must end empty, and the run still
+    # matches its reference, so only the warning tells the user.
+    points = np.zeros((50_000, 8), dtype=np.float32)
+    points[::2] = 1.0
+    np.save(tmp_path / "two.npy", points)
+    cli = [sys.executable, "-m", "ndpkit"]
+    made = subprocess.run(
+        [*cli, "data", "import", str(tmp_path / "two.npy"), "--app", "kmeans", "--devices", "2",
+         "--out", str(tmp_path / "two")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    run = subprocess.run(
+        [*cli, "evaluate", "--data", str(tmp_path / "two"), "--platforms", "cns", "-f", "json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (app,) = json.loads(run.stdout)["apps"]
+    assert app["verified"] is True
+    assert len(app["warnings"]) == 1 and "6 of the clusters ended empty" in app["warnings"][0]
+    assert "warning: kmeans: 6 of the clusters ended empty" in run.stderr
