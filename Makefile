@@ -23,7 +23,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	cargo test --workspace --exclude ndpkit-py
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 lint: $(STAMP)
 	$(BIN)/ruff check python tests benchmarks

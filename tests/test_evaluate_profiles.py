@@ -277,3 +277,19 @@ def test_kmeans_on_a_data_set_starts_from_its_sample(
     assert np.array_equal(sample, lc_data.head(1 << 18))
     points = {tuple(p) for p in np.asarray(sample, dtype=np.float64)}
     assert all(tuple(c) in points for c in params["init_centres"])
+
+
+def test_a_rebuilt_platform_maps_like_the_loaded_one() -> None:
+    """Engines whose file leaves `cores` unset are mapped with the scaling's default (4 ARM
+    cores); a platform rebuilt by `with_scheme` or `with_engine_count` must not turn that
+    into 1 (it did, when "unset" was read from pydantic's fields-set)."""
+    m = _measurement(app="kmeans")
+    loaded_rans = load_platform("rans")
+    assert loaded_rans.engines is not None
+    bare = loaded_rans.engines.model_copy(update={"cores": None, "frequency_hz": None})
+    rans = loaded_rans.model_copy(update={"engines": bare})
+    loaded = to_profile(m, target_engine=bare).engine_bytes_per_s["arm"]
+    assert loaded == pytest.approx(1e8 / 2e9 * 1.2e9 * 0.35 * 4)  # the documented defaults
+    for rebuilt in (rans.with_engine_count(bare.count), rans.with_scheme("mux1")):
+        assert rebuilt.engines is not None and rebuilt.engines.cores is None
+        assert to_profile(m, target_engine=rebuilt.engines).engine_bytes_per_s["arm"] == loaded

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,9 +53,10 @@ def one_engine(tmp_path: Path) -> Callable[[Kernel, int, int], EngineStats]:
 
 
 def _spill_dirs() -> set[Path]:
-    return set(Path("/dev/shm").glob("ndpkit-run-*")) | set(
-        Path(tempfile.gettempdir()).glob("ndpkit-run-*")
-    )
+    """This process's spill directories (named with its pid, so that tests running in
+    parallel in other processes do not count)."""
+    pattern = f"ndpkit-run-{os.getpid()}-*"
+    return set(Path("/dev/shm").glob(pattern)) | set(Path(tempfile.gettempdir()).glob(pattern))
 
 
 @pytest.fixture

@@ -230,6 +230,24 @@ def test_a_temporary_directory_in_memory_is_passed_over_for_the_data_sets(
     assert disk_arenas == [str(echo_data.path.parent)]
 
 
+def test_rows_that_fit_in_memory_stay_there_when_no_disk_can_take_them(
+    echo_data: Dataset, monkeypatch: pytest.MonkeyPatch, disk_arenas: list[str]
+) -> None:
+    """Above the memory share but within memory, with no disk directory usable (say /tmp and
+    the data set both on tmpfs): a memfd, as before there were disk arenas, not an error."""
+    monkeypatch.delenv(transfer.ROWS_DIR_ENV, raising=False)
+    rows_bytes = echo_data.records * 16
+    room = transfer.ROOM_LEFT_BYTES + rows_bytes + 1  # fits, but above MEMORY_SHARE
+    monkeypatch.setattr(transfer, "available_memory_bytes", lambda: room)
+    monkeypatch.setattr(transfer, "_disk_directories", lambda beside: [])
+    out = _run(Echo(), echo_data)
+    assert np.array_equal(out.result, echo_data.read_all())
+    assert disk_arenas == []
+    monkeypatch.setattr(transfer, "available_memory_bytes", lambda: room - 2)  # no longer fits
+    with pytest.raises(NdpkitError, match="do not fit in memory"):
+        _run(Echo(), echo_data)
+
+
 class _Full:
     """statvfs of a disk with 100 blocks of 4 KiB free."""
 

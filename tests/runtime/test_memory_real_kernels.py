@@ -22,7 +22,9 @@ import pytest
 
 import ndpkit.runtime.executor as runtime_executor
 from ndpkit.kernels import get_kernel
+from ndpkit.kernels.base import RowKernel
 from ndpkit.runtime import EngineStats, LocalExecutor, generate_dataset
+from ndpkit.runtime.transfer import ROWS_DIR_ENV
 
 APPS = (
     "lc",
@@ -61,10 +63,24 @@ def engine_over(tmp_path: Path) -> Callable[[str, int], EngineStats]:
     return run
 
 
-@pytest.mark.parametrize("app", APPS)
+ROW_APPS = tuple(app for app in APPS if isinstance(get_kernel(app), RowKernel))
+CASES = [(app, "memory") for app in APPS] + [(app, "disk") for app in ROW_APPS]
+"""Every app with the arena in memory (a memfd), and every row-emitting app again with it in
+a file on disk (`NDPKIT_ROWS_DIR`), as when the rows are too large for memory."""
+
+
+@pytest.mark.parametrize(("app", "arena"), CASES)
 def test_a_workers_memory_does_not_grow_with_the_data(
-    engine_over: Callable[[str, int], EngineStats], app: str
+    engine_over: Callable[[str, int], EngineStats],
+    app: str,
+    arena: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if arena == "disk":
+        rows_dir = tmp_path / "rows"
+        rows_dir.mkdir()
+        monkeypatch.setenv(ROWS_DIR_ENV, str(rows_dir))
     small, large = engine_over(app, SMALL_MIB), engine_over(app, LARGE_MIB)
     assert large.bytes_in >= 3 * small.bytes_in
     grown = large.rss_growth_bytes - small.rss_growth_bytes
@@ -73,6 +89,8 @@ def test_a_workers_memory_does_not_grow_with_the_data(
         f"{SMALL_MIB} MiB ({small.rss_growth_bytes:,} → {large.rss_growth_bytes:,}); "
         f"it sent {large.bytes_out:,} bytes to the host"
     )
+    if arena == "disk":
+        assert list((tmp_path / "rows").iterdir()) == []  # the arena file never had a name
 
 
 def test_the_measure_sees_a_worker_that_keeps_its_rows(

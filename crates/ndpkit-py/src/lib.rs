@@ -1,6 +1,6 @@
 //! Thin PyO3 bindings: convert, call one core function, return.
 
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use numpy::{PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -21,20 +21,36 @@ fn histogram_u8<'py>(
 }
 
 /// Squared Euclidean distances of each row of a C-contiguous float32 (n, d) array to a
-/// float32 query of length d; returns float32[n].
+/// float32 query of length d; returns float32[n], or writes them into `out` (a contiguous
+/// float32 array of n values) and returns it.
 #[pyfunction]
+#[pyo3(signature = (points, query, out=None))]
 fn squared_distances_f32<'py>(
     py: Python<'py>,
     points: PyReadonlyArray2<'py, f32>,
     query: PyReadonlyArray1<'py, f32>,
+    out: Option<Bound<'py, PyArray1<f32>>>,
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let (rows, slice, q) = rows_and_vector(&points, &query, "query")?;
-    let out = numpy_f32(py, rows);
+    let out = out.unwrap_or_else(|| numpy_f32(py, rows));
+    refuse_overlap(&out, &[("points", span(slice)), ("query", span(q))])?;
     let mut written = out.try_readwrite()?;
     let distances = written.as_slice_mut()?;
+    check_len(distances.len(), rows, || format!("{rows} points"))?;
     py.detach(|| ndp_kernels::distance::squared_distances_f32(slice, q, distances));
     drop(written);
     Ok(out)
+}
+
+/// An error unless `out` holds exactly `expected` values (`what` they are for, in words).
+fn check_len(len: usize, expected: usize, what: impl FnOnce() -> String) -> PyResult<()> {
+    if len != expected {
+        return Err(PyValueError::new_err(format!(
+            "out has {len} values for {}",
+            what()
+        )));
+    }
+    Ok(())
 }
 
 /// A new float32 array of `n` zeros from numpy's allocator, which asks the kernel for
@@ -58,15 +74,10 @@ fn dot_f32<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let (rows, slice, w) = rows_and_vector(&points, &weights, "weight vector")?;
     let out = out.unwrap_or_else(|| numpy_f32(py, rows));
-    refuse_overlap(&out, &[("points", slice), ("weights", w)])?;
+    refuse_overlap(&out, &[("points", span(slice)), ("weights", span(w))])?;
     let mut written = out.try_readwrite()?;
     let scores = written.as_slice_mut()?;
-    if scores.len() != rows {
-        return Err(PyValueError::new_err(format!(
-            "out has {} values for {rows} points",
-            scores.len()
-        )));
-    }
+    check_len(scores.len(), rows, || format!("{rows} points"))?;
     py.detach(|| ndp_kernels::dot::dot_f32_into(slice, w, scores));
     drop(written);
     Ok(out)
@@ -76,9 +87,9 @@ fn dot_f32<'py>(
 /// mutably: Rust may not hold `&[f32]` and `&mut [f32]` over the same bytes. numpy's own
 /// borrow check misses views made by separate `np.frombuffer` calls on one buffer (they
 /// have different bases), so the address ranges themselves are compared.
-fn refuse_overlap<T: numpy::Element>(
-    out: &Bound<'_, PyArray1<T>>,
-    inputs: &[(&str, &[T])],
+fn refuse_overlap<T: numpy::Element, D: numpy::ndarray::Dimension>(
+    out: &Bound<'_, PyArray<T, D>>,
+    inputs: &[(&str, std::ops::Range<usize>)],
 ) -> PyResult<()> {
     if !out.is_contiguous() {
         return Err(PyValueError::new_err("out must be a contiguous array"));
@@ -86,15 +97,19 @@ fn refuse_overlap<T: numpy::Element>(
     let start = out.data() as usize;
     let end = start + PyUntypedArrayMethods::len(out) * std::mem::size_of::<T>();
     for (name, input) in inputs {
-        let range = input.as_ptr_range();
-        let (lo, hi) = (range.start as usize, range.end as usize);
-        if start < hi && lo < end {
+        if start < input.end && input.start < end {
             return Err(PyValueError::new_err(format!(
                 "out shares memory with {name}; pass a separate output array"
             )));
         }
     }
     Ok(())
+}
+
+/// The addresses a slice's bytes occupy, for `refuse_overlap`.
+fn span<T>(slice: &[T]) -> std::ops::Range<usize> {
+    let range = slice.as_ptr_range();
+    range.start as usize..range.end as usize
 }
 
 /// The row count and the contiguous points and vector, once their widths agree.
@@ -115,17 +130,23 @@ fn rows_and_vector<'a>(
 }
 
 /// Per-row 256-bin histograms of a C-contiguous uint8 (n, m) array (n images of m pixels);
-/// returns uint64 (n, 256).
+/// returns uint64 (n, 256), or writes them into `out` (contiguous uint64, n × 256 values).
 #[pyfunction]
+#[pyo3(signature = (pixels, out=None))]
 fn histograms_u8<'py>(
     py: Python<'py>,
     pixels: PyReadonlyArray2<'py, u8>,
+    out: Option<Bound<'py, PyArray2<u64>>>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let (rows, width) = pixels.as_array().dim();
     let slice = pixels.as_slice()?;
-    let out = PyArray2::zeros(py, [rows, 256], false);
-    let mut counts = out.readwrite();
+    let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, 256], false));
+    refuse_overlap(&out, &[("pixels", span(slice))])?;
+    let mut counts = out.try_readwrite()?;
     let counts_slice = counts.as_slice_mut()?;
+    check_len(counts_slice.len(), rows * 256, || {
+        format!("{rows} images ({} counts)", rows * 256)
+    })?;
     py.detach(|| ndp_kernels::histograms_u8(slice, width, counts_slice));
     drop(counts);
     Ok(out)
@@ -133,12 +154,14 @@ fn histograms_u8<'py>(
 
 /// Row r of a C-contiguous uint8 (n, m) array becomes `pixel > thresholds[r]`, packed as
 /// `numpy.packbits` packs a row (first pixel in the top bit, the last byte zero-padded);
-/// returns uint8 (n, ceil(m / 8)).
+/// returns uint8 (n, ceil(m / 8)), or writes them into `out` (contiguous uint8 of that size).
 #[pyfunction]
+#[pyo3(signature = (pixels, thresholds, out=None))]
 fn pack_above_u8<'py>(
     py: Python<'py>,
     pixels: PyReadonlyArray2<'py, u8>,
     thresholds: PyReadonlyArray1<'py, u8>,
+    out: Option<Bound<'py, PyArray2<u8>>>,
 ) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let (rows, width) = pixels.as_array().dim();
     let t = thresholds.as_slice()?;
@@ -149,21 +172,28 @@ fn pack_above_u8<'py>(
         )));
     }
     let slice = pixels.as_slice()?;
-    let out = PyArray2::zeros(py, [rows, width.div_ceil(8)], false);
-    let mut bits = out.readwrite();
+    let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, width.div_ceil(8)], false));
+    refuse_overlap(&out, &[("pixels", span(slice)), ("thresholds", span(t))])?;
+    let mut bits = out.try_readwrite()?;
     let bits_slice = bits.as_slice_mut()?;
+    check_len(bits_slice.len(), rows * width.div_ceil(8), || {
+        format!("{rows} images ({} packed bytes)", rows * width.div_ceil(8))
+    })?;
     py.detach(|| ndp_kernels::pack_rows_above_u8(slice, width, t, bits_slice));
     drop(bits);
     Ok(out)
 }
 
 /// Row r of a C-contiguous uint8 (n, m) array remapped through row r of a C-contiguous
-/// uint8 (n, 256) array of lookup tables; returns uint8 (n, m).
+/// uint8 (n, 256) array of lookup tables; returns uint8 (n, m), or writes them into `out`
+/// (contiguous uint8 of n × m values).
 #[pyfunction]
+#[pyo3(signature = (pixels, luts, out=None))]
 fn remap_u8<'py>(
     py: Python<'py>,
     pixels: PyReadonlyArray2<'py, u8>,
     luts: PyReadonlyArray2<'py, u8>,
+    out: Option<Bound<'py, PyArray2<u8>>>,
 ) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let (rows, width) = pixels.as_array().dim();
     let lut_shape = luts.as_array().dim();
@@ -174,9 +204,13 @@ fn remap_u8<'py>(
     }
     let slice = pixels.as_slice()?;
     let tables = luts.as_slice()?;
-    let out = PyArray2::zeros(py, [rows, width], false);
-    let mut remapped = out.readwrite();
+    let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, width], false));
+    refuse_overlap(&out, &[("pixels", span(slice)), ("luts", span(tables))])?;
+    let mut remapped = out.try_readwrite()?;
     let remapped_slice = remapped.as_slice_mut()?;
+    check_len(remapped_slice.len(), rows * width, || {
+        format!("{rows} images ({} pixels)", rows * width)
+    })?;
     py.detach(|| ndp_kernels::remap_rows_u8(slice, width, tables, remapped_slice));
     drop(remapped);
     Ok(out)

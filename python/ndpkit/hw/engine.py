@@ -47,7 +47,11 @@ class Engine(Spec):
     placement: Placement = Field(
         "device", description="one engine per storage device, or one per flash channel (RISP)"
     )
-    cores: Count = Field(1, description="cores per engine (ARM/CPU)")
+    cores: Count | None = Field(
+        None,
+        description="cores per engine (ARM/CPU); unset, the mapping of a measured rate assumes "
+        "its own default (EngineScaling)",
+    )
     frequency_hz: Frequency | None = Field(None, alias="frequency")
     power_active_w: Power = Field(alias="power_active", description="power while on")
     power_idle_w: Power | None = Field(

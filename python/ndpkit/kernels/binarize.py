@@ -40,6 +40,7 @@ from ndpkit.kernels.images import (
     pack_above,
     pixel_rows,
     rows_out,
+    writable_in_place,
 )
 from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
@@ -116,10 +117,15 @@ class Binarize(RowKernel):
         return RowSpec(np.dtype(np.uint8), (packed_bytes + threshold_bytes,))
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
-        bits, thresholds = _binarised(images_of(chunk, self.name), state)
-        width = bits.shape[1] + (0 if thresholds is None else 1)
-        rows = rows_out(out, (len(bits), width), np.uint8, self.name)
-        rows[:, : bits.shape[1]] = bits
+        images = images_of(chunk, self.name)
+        otsu = _valid_threshold(state["threshold"]) == "otsu"
+        rows = rows_out(out, (len(images), *self.row_spec(state).shape), np.uint8, self.name)
+        # With a fixed threshold a row is just the packed bits, so they go straight in;
+        # Otsu's rows end with the threshold, which leaves the bits strided.
+        target = None if otsu else writable_in_place(rows)
+        bits, thresholds = _binarised(images, state, target)
+        if target is None:
+            rows[:, : bits.shape[1]] = bits
         if thresholds is not None:
             rows[:, -1] = thresholds
 
@@ -169,13 +175,16 @@ class Binarize(RowKernel):
                 )
 
 
-def _binarised(images: np.ndarray, state: Any) -> tuple[np.ndarray, np.ndarray | None]:
-    """The device part: packed bits, and with "otsu" the thresholds it found (else None)."""
+def _binarised(
+    images: np.ndarray, state: Any, out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The device part: packed bits (into `out` if given), and with "otsu" the thresholds
+    it found (else None)."""
     threshold = _valid_threshold(state["threshold"])
     if threshold == "otsu":
         thresholds = otsu_thresholds(histograms(images))
-        return pack_above(images, thresholds), thresholds
-    return pack_above(images, np.full(len(images), threshold, dtype=np.uint8)), None
+        return pack_above(images, thresholds, out), thresholds
+    return pack_above(images, np.full(len(images), threshold, dtype=np.uint8), out), None
 
 
 def _valid_threshold(threshold: object) -> Threshold:

@@ -43,6 +43,7 @@ from ndpkit.kernels.images import (
     images_of,
     remap,
     rows_out,
+    writable_in_place,
 )
 from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
@@ -90,8 +91,12 @@ class HistogramEqualisation(RowKernel):
         return RowSpec(np.dtype(np.uint64), (GREY_LEVELS,))
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
-        counts = histograms(images_of(chunk, self.name))
-        rows_out(out, counts.shape, np.uint64, self.name)[...] = counts
+        images = images_of(chunk, self.name)
+        rows = rows_out(out, (len(images), GREY_LEVELS), np.uint64, self.name)
+        target = writable_in_place(rows)
+        counts = histograms(images, target)
+        if target is None:
+            rows[...] = counts
 
     def rows_merged(self, rows: np.ndarray, state: Any) -> Parts:
         return {0: (rows,)}
@@ -135,7 +140,11 @@ class HistogramEqualisationRemap(HistogramEqualisation):
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
         images = images_of(chunk, self.name)
-        rows_out(out, images.shape, np.uint8, self.name)[...] = _equalised(images)
+        rows = rows_out(out, images.shape, np.uint8, self.name)
+        target = writable_in_place(rows)
+        equalised = _equalised(images, target)
+        if target is None:
+            rows[...] = equalised
 
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
         """The equalised images, (n, height, width) uint8 in record order."""
@@ -165,9 +174,10 @@ class HistogramEqualisationRemap(HistogramEqualisation):
             )
 
 
-def _equalised(images: np.ndarray) -> np.ndarray:
-    """The he-remap device part: each image through the LUT of its own histogram."""
-    return remap(images, equalisation_luts(histograms(images)))
+def _equalised(images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The he-remap device part: each image through the LUT of its own histogram (into
+    `out`, C-contiguous uint8 of the images' size, if given)."""
+    return remap(images, equalisation_luts(histograms(images)), out)
 
 
 def reference_luts(data: np.ndarray) -> np.ndarray:

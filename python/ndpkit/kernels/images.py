@@ -93,31 +93,43 @@ def pixel_rows(images: np.ndarray) -> np.ndarray:
     return images.reshape(len(images), math.prod(images.shape[1:]))
 
 
-def histograms(images: np.ndarray) -> np.ndarray:
+def histograms(images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(n, 256) uint64 counts of each image's grey levels (Rust: bit planes with AVX-512, else
-    eight sub-tables)."""
-    counts: np.ndarray = _core.histograms_u8(_rows(images))
+    eight sub-tables), written into `out` (C-contiguous, that shape) if given."""
+    counts: np.ndarray = _core.histograms_u8(_rows(images), out)
     return counts
 
 
-def pack_above(images: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+def pack_above(
+    images: np.ndarray, thresholds: np.ndarray, out: np.ndarray | None = None
+) -> np.ndarray:
     """(n, ceil(h·w / 8)) uint8: per image, `np.packbits(image.ravel() > threshold)` (first
-    pixel in the top bit, the last byte zero-padded), in one Rust pass."""
+    pixel in the top bit, the last byte zero-padded), in one Rust pass; into `out`
+    (C-contiguous, that shape) if given."""
     limits = np.ascontiguousarray(thresholds, dtype=np.uint8)
-    bits: np.ndarray = _core.pack_above_u8(_rows(images), limits)
+    bits: np.ndarray = _core.pack_above_u8(_rows(images), limits, out)
     return bits
 
 
-def remap(images: np.ndarray, luts: np.ndarray) -> np.ndarray:
-    """Each image through its own 256-entry uint8 LUT (Rust); the shape of `images`."""
+def remap(images: np.ndarray, luts: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Each image through its own 256-entry uint8 LUT (Rust); the shape of `images`. With
+    `out` (C-contiguous uint8 of the images' size) the pixels are written there."""
     tables = np.ascontiguousarray(luts, dtype=np.uint8)
-    out: np.ndarray = _core.remap_u8(_rows(images), tables)
-    return out.reshape(images.shape)
+    rows = _rows(images)
+    target = None if out is None else out.reshape(rows.shape)
+    remapped: np.ndarray = _core.remap_u8(rows, tables, target)
+    return remapped.reshape(images.shape)
 
 
 def _rows(images: np.ndarray) -> np.ndarray:
     """C-contiguous (n, h·w) uint8 pixels: a view of contiguous images, else a copy."""
     return np.ascontiguousarray(pixel_rows(images), dtype=np.uint8)
+
+
+def writable_in_place(out: np.ndarray) -> np.ndarray | None:
+    """`out` if the Rust loops can write into it directly (C-contiguous and writeable, as a
+    chunk's slice of the rows arena is), else None: the caller then copies into it."""
+    return out if out.flags.c_contiguous and out.flags.writeable else None
 
 
 def rows_out(out: np.ndarray, shape: tuple[int, ...], dtype: type, kernel: str) -> np.ndarray:

@@ -94,15 +94,20 @@ class ReferenceNeighbours:
     near: Neighbours
 
 
-def distances_sq(points: np.ndarray, query: F32) -> F32:
+def distances_sq(points: np.ndarray, query: F32, out: F32 | None = None) -> F32:
     """Squared distances of every point to `query` in float32: one fused pass in Rust
-    (`ndp-kernels`), bit-identical to the numpy column-by-column version below."""
+    (`ndp-kernels`), bit-identical to the numpy column-by-column version below; written into
+    `out` (C-contiguous float32, one per point) if given."""
     points = np.ascontiguousarray(points, dtype=np.float32)
     query = np.ascontiguousarray(query, dtype=np.float32)
     if points.ndim != 2 or len(points) == 0:
-        return distances_sq_numpy(points, query)
-    out: F32 = _core.squared_distances_f32(points, query)
-    return out
+        distances = distances_sq_numpy(points, query)
+        if out is None:
+            return distances
+        out[...] = distances
+        return out
+    written: F32 = _core.squared_distances_f32(points, query, out)
+    return written
 
 
 def distances_sq_numpy(points: np.ndarray, query: F32) -> F32:
@@ -316,12 +321,16 @@ class KnnRows(Knn, RowKernel):
         return RowSpec(np.dtype(np.float32))
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
-        """The distances BLOCK_ROWS points at a time into `out`: the Rust binding returns a
-        new array, so a block (64 KiB) is copied rather than the chunk."""
+        """The distances straight into `out` (a chunk's slice of the rows arena is
+        C-contiguous); into any other `out` BLOCK_ROWS points at a time, so only a block
+        (64 KiB) is ever copied."""
         query = state["query"]
-        for start in range(0, len(chunk), BLOCK_ROWS):
-            block = chunk[start : start + BLOCK_ROWS]
-            out[start : start + len(block)] = distances_sq(block, query)
+        if out.flags.c_contiguous and out.flags.writeable:
+            distances_sq(chunk, query, out)
+        else:
+            for start in range(0, len(chunk), BLOCK_ROWS):
+                block = chunk[start : start + BLOCK_ROWS]
+                out[start : start + len(block)] = distances_sq(block, query)
         refuse_non_finite(self.name, out, chunk, query, offset)
 
     def rows_merged(self, rows: np.ndarray, state: Any) -> list[Segment]:

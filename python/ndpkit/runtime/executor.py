@@ -124,7 +124,7 @@ class EngineStats:
     shared_growth_bytes: int = 0
     """Shared memory the worker mapped while this engine ran: the pages of the rows arena
     it wrote for the first time. They are the host's output, mapped by both processes and
-    counted once in the machine's memory, but in both processes' resident sizes. (None for a
+    counted once in the machine's memory, but in both processes' resident sizes. (Near 0 for a
     disk arena: a worker unmaps each chunk's rows once written, so that they count in its
     resident size no longer than a chunk's window does.)"""
 
@@ -307,7 +307,7 @@ class LocalExecutor:
         spill_dir: str | None = None
         ok = False
         try:
-            spill_dir = tempfile.mkdtemp(prefix="ndpkit-run-", dir=spill_root())
+            spill_dir = tempfile.mkdtemp(prefix=f"ndpkit-run-{os.getpid()}-", dir=spill_root())
             run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill_dir)
             outcome = run.execute(pool, params)
             ok = True

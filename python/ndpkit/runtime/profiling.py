@@ -122,14 +122,14 @@ class EngineScaling:
 
 def _engine_shape(engine: Engine | None) -> dict[str, Any]:
     """The engine's clock and cores as its platform file gives them (cores: ARM and CPU
-    engines only). `Engine.cores` defaults to 1, so an unset key must not count as one."""
+    engines only); an unset one is None, and the scaling's own default applies. (Not
+    `model_fields_set`: a platform rebuilt by `with_scheme` and the like sets every field.)"""
     if engine is None:
         return {}
-    given = engine.model_fields_set
     shape: dict[str, Any] = {}
-    if "frequency_hz" in given and engine.frequency_hz is not None:
+    if engine.frequency_hz is not None:
         shape["frequency_hz"] = engine.frequency_hz
-    if "cores" in given and engine.kind != "fpga":
+    if engine.cores is not None and engine.kind != "fpga":
         shape["cores"] = engine.cores
     return shape
 

@@ -28,11 +28,13 @@
   a worker's SIGBUS later. Its descriptor reaches the workers the same way. The pages they
   write are ordinary dirty file pages, written back and reclaimed under pressure, and a
   worker unmaps each chunk's rows once written (`_unmap`), so that neither the machine's
-  memory nor a worker's resident size grows with the rows. A disk without room for them is an
-  `NdpkitError` naming the directory and the bytes needed. Setting `NDPKIT_ROWS_DIR`
-  (`ROWS_DIR_ENV`) to a directory puts every arena there, even rows that would fit in memory
-  (to choose the disk, or to test this path). When memory has room but neither arena can be
-  had, the kernel's partials are merged as for any other kernel.
+  memory nor a worker's resident size grows with the rows. If no disk directory can take
+  them (none has room, or the temporary directory and the data set's are both tmpfs), rows
+  that still fit in memory with `ROOM_LEFT_BYTES` to spare go to a memfd after all; rows
+  that do not are an `NdpkitError` naming each directory and the bytes needed. Setting
+  `NDPKIT_ROWS_DIR` (`ROWS_DIR_ENV`) to a directory puts every arena there, even rows that
+  would fit in memory (to choose the disk, or to test this path). When memory has room but
+  neither arena can be had, the kernel's partials are merged as for any other kernel.
 - **Other partials.** Through a pipe every byte is copied four times (pickle, into the
   kernel, out of it, unpickle); instead a worker pickles with protocol 5 and writes buffers
   of `SPILL_MIN_BYTES` or more to a spill file (`pack`) in the run's spill directory
@@ -185,16 +187,23 @@ class RowsArena:
         rows fit there comfortably, else on disk (see the module doc)."""
         self._give_up()
         chosen = os.environ.get(ROWS_DIR_ENV) or None
-        fits = chosen is None and _fits_in_memory(size_bytes)
-        made = _memory_arena(size_bytes) if fits else None
-        on_disk = made is None
-        if made is None and chosen is not None:
-            made = _disk_arena(size_bytes, [chosen], f"{ROWS_DIR_ENV} is set")
-        elif made is None:
-            why = None if fits else "they do not fit in memory"  # else partials will do
-            made = _disk_arena(size_bytes, _disk_directories(beside), why)
+        directories = _disk_directories(beside)
+        if chosen is not None:
+            made, on_disk = _disk_arena(size_bytes, [chosen], f"{ROWS_DIR_ENV} is set"), True
+        elif _fits_in_memory(size_bytes):
+            made, on_disk = _memory_arena(size_bytes), False
+            if made is None:
+                made, on_disk = _disk_arena(size_bytes, directories, None), True
+        else:
+            made, on_disk = _disk_arena(size_bytes, directories, None), True
+            if made is None and _fits_at_all(size_bytes):
+                # No disk to put them on (say /tmp and the data set on tmpfs), but memory can
+                # still hold them, as it could before there were disk arenas.
+                made, on_disk = _memory_arena(size_bytes), False
+            elif made is None:
+                _disk_arena(size_bytes, directories, "they do not fit in memory")  # raises
         if made is None:
-            return
+            return  # partials are merged instead
         self.fd, self._mapping = made
         self._size_bytes, self.on_disk = size_bytes, on_disk
         self.generation += 1
@@ -212,8 +221,15 @@ class RowsArena:
 
 
 def _fits_in_memory(size_bytes: int) -> bool:
+    """Whether the rows fit in memory comfortably (the host part's output may be as large)."""
     room = available_memory_bytes()
     return room is None or size_bytes <= (room - ROOM_LEFT_BYTES) * MEMORY_SHARE
+
+
+def _fits_at_all(size_bytes: int) -> bool:
+    """Whether the rows fit in memory with `ROOM_LEFT_BYTES` to spare."""
+    room = available_memory_bytes()
+    return room is None or size_bytes + ROOM_LEFT_BYTES <= room
 
 
 def _memory_arena(size_bytes: int) -> tuple[int, mmap.mmap] | None:
