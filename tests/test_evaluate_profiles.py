@@ -259,7 +259,7 @@ def test_streaming_steps_report_their_bytes(lc_data: Dataset) -> None:
 def test_kmeans_on_a_data_set_starts_from_its_sample(
     lc_data: Dataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`params_for_data` over the profiled sample, never the seed's generated points."""
+    """`params_for_data` over a sample of every shard, never the seed's generated points."""
     given: list[tuple[np.ndarray, dict[str, Any]]] = []
     seeded = KMeansKernel.params_for_data
 
@@ -274,9 +274,24 @@ def test_kmeans_on_a_data_set_starts_from_its_sample(
     monkeypatch.setattr(KMeansKernel, "params", refuse)
     ev.evaluate(["kmeans"], ["cns"], data=lc_data, workers=1, size_bytes=1 << 18)
     ((sample, params),) = given
-    assert np.array_equal(sample, lc_data.head(1 << 18))
+    assert np.array_equal(sample, lc_data.spread(1 << 18))
     points = {tuple(p) for p in np.asarray(sample, dtype=np.float64)}
     assert all(tuple(c) in points for c in params["init_centres"])
+
+
+def test_the_spread_sample_takes_the_start_of_every_shard(lc_data: Dataset) -> None:
+    """A data set whose shards hold different regions (imported sorted, say) is sampled in
+    every one, not only in its first shards as `head` would be."""
+    whole = lc_data.read_all()
+    shards = lc_data.shards
+    assert len(shards) > 2
+    per_shard = (1 << 14) // lc_data.record_bytes // len(shards)
+    sample = lc_data.spread(1 << 14)
+    assert len(sample) == per_shard * len(shards)
+    starts = np.cumsum([0] + [s.records for s in shards[:-1]])
+    expected = np.concatenate([whole[start : start + per_shard] for start in starts])
+    assert np.array_equal(sample, expected)
+    assert not np.array_equal(sample, lc_data.head(1 << 14))
 
 
 def test_a_rebuilt_platform_maps_like_the_loaded_one() -> None:

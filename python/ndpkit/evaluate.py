@@ -447,10 +447,10 @@ class _OnDisk(_Source):
         self.input_records = self.dataset.records
 
     def params(self, kernel: Kernel, seed: int) -> dict[str, Any]:
-        """A kernel that can start from the data does, from the profiled sample: the data
-        set was not made from the seed (an imported one least of all)."""
+        """A kernel that can start from the data does, from a sample of every shard: the
+        data set was not made from the seed (an imported one least of all)."""
         if isinstance(kernel, DataSeeded):
-            return kernel.params_for_data(self.sample(), seed)
+            return kernel.params_for_data(self.dataset.spread(self.sample_bytes), seed)
         return kernel.params(seed)
 
     def run(

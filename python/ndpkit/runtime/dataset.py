@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import itertools
 import json
 import math
 import mmap
@@ -372,6 +373,20 @@ class Dataset:
             if count >= wanted:
                 break
         return np.concatenate(taken)
+
+    def spread(self, max_bytes: int) -> np.ndarray:
+        """At most `max_bytes` of records taken from the start of every shard alike (at least
+        one from each): a sample of the whole data set where `head` sees only its first
+        shards, which may hold one region of it (a data set imported in sorted order)."""
+        per_shard = max(1, max_bytes // self.record_bytes // max(len(self.shards), 1))
+        taken = [
+            np.array(chunk)  # a copy: the window is released
+            for shard in self.shards
+            for _, chunk in itertools.islice(
+                shard_chunks(self.shard_path(shard), shard, self.layout, per_shard), 1
+            )
+        ]
+        return np.concatenate(taken) if taken else self.head(max_bytes)
 
     def read_all(self) -> np.ndarray:
         """The whole data set in record order, in memory: for tests and small data only."""
