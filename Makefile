@@ -23,7 +23,8 @@ run: $(STAMP)
 
 test: $(STAMP)
 	cargo test --workspace --exclude ndpkit-py
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto -m "not slow and not serial"
+	$(BIN)/python -m pytest -q -m "serial and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check python tests benchmarks

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,23 +24,18 @@ def test_empty_clusters_are_named() -> None:
     assert "2 of the clusters ended empty (cluster 1, 3)" in warning
 
 
-def test_cli_warns_on_data_with_two_distinct_points(tmp_path: Path) -> None:
+def test_cli_warns_on_data_with_two_distinct_points(ndpkit, tmp_path: Path) -> None:
     # Two distinct points cannot fill 8 clusters: 6 must end empty, and the run still
     # matches its reference, so only the warning tells the user.
     points = np.zeros((50_000, 8), dtype=np.float32)
     points[::2] = 1.0
     np.save(tmp_path / "two.npy", points)
-    cli = [sys.executable, "-m", "ndpkit"]
-    made = subprocess.run(
-        [*cli, "data", "import", str(tmp_path / "two.npy"), "--app", "kmeans", "--devices", "2",
-         "--out", str(tmp_path / "two")],
-        capture_output=True, text=True, check=False,
+    made = ndpkit(
+        "data", "import", str(tmp_path / "two.npy"), "--app", "kmeans", "--devices", "2",
+        "--out", str(tmp_path / "two"),
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
-    run = subprocess.run(
-        [*cli, "evaluate", "--data", str(tmp_path / "two"), "--platforms", "cns", "-f", "json"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    run = ndpkit("evaluate", "--data", str(tmp_path / "two"), "--platforms", "cns", "-f", "json")
     assert run.returncode == 0, run.stderr
     (app,) = json.loads(run.stdout)["apps"]
     assert app["verified"] is True

@@ -37,8 +37,8 @@ whatever the data set's size. The apps default to the data set's own; any app wh
 have the data set's layout (dtype and record shape: k-NN_8 and K-Means on LC's 8 float32
 features) may run on it instead, and any other is an error naming both layouts. A kernel
 that can start from the data (K-Means' initial centres, `DataSeeded`) takes its parameters
-from the profiled sample, not from the seed's generated points. The run time is the passes
-alone: starting the worker processes is timed apart (`startup_s`).
+from a sample of every shard (`Dataset.spread`), not from the seed's generated points. The
+run time is the passes alone: starting the worker processes is timed apart (`startup_s`).
 
 **Verified** means the check read every record the kernel ran on (`Verification.records`
 against the input's); the method and what it read are reported beside it.

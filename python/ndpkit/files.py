@@ -21,6 +21,16 @@ from ndpkit.errors import SpecError
 
 HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
+_counters: list[Callable[[int], bool]] = []
+"""The counter `count_held_signals` set, if any (a list, so it is set without `global`)."""
+
+
+def count_held_signals(counter: Callable[[int], bool] | None) -> None:
+    """Let `counter(signum)` see every signal that arrives while held. It returns True when it
+    has dealt with the signal (counted it; it may also kill the process, which is the point:
+    a command's "third Ctrl-C stops at once" must work during a hung cleanup too), False to
+    have it held and delivered after the block as usual."""
+    _counters[:] = [] if counter is None else [counter]
 
 
 @contextmanager
@@ -30,7 +40,8 @@ def signals_held() -> Iterator[None]:
     Python runs signal handlers in the main thread whichever thread the kernel delivers a
     signal to, so blocking the signals in this thread (`pthread_sigmask`) would not stop a
     KeyboardInterrupt once BLAS or Arrow have started threads. Instead, the handlers are
-    swapped for one that only records the signal; afterwards the old ones are put back and
+    swapped for one that only records the signal (unless `count_held_signals`'s counter
+    takes it); afterwards the old ones are put back and
     each recorded signal is raised again (at most once per kind). A signal that is ignored
     stays ignored. Outside the main thread (where handlers cannot be set) this does nothing.
     """
@@ -40,7 +51,8 @@ def signals_held() -> Iterator[None]:
     pending: list[int] = []
 
     def record(signum: int, frame: FrameType | None) -> None:
-        pending.append(signum)
+        if not any(count(signum) for count in _counters):
+            pending.append(signum)
 
     held: dict[int, _Handler] = {}
     for signum in HELD_SIGNALS:

@@ -13,6 +13,7 @@ import pytest
 from ndpkit.cli import EXIT_TERMINATED
 
 NDPKIT = Path(sys.executable).parent / "ndpkit"
+pytestmark = pytest.mark.serial  # signals and an 8 s deadline: not beside other tests
 
 
 def _wait_for_first_shard(parent: Path, process: subprocess.Popen[str]) -> None:

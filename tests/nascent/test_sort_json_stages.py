@@ -4,27 +4,13 @@ skipped it, whatever the devices, the merge or the engine (docs/sort.md, "The re
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-NDPKIT = Path(sys.executable).parent / "ndpkit"
 STAGES = ["read", "keys", "argsort", "merge", "gather", "write"]
-
-
-def _sort(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(NDPKIT), "sort", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -48,23 +34,27 @@ RUNS = {
 }
 
 
-def test_json_stage_keys_are_the_same_for_every_run(table: Path, tmp_path: Path) -> None:
+def test_json_stage_keys_are_the_same_for_every_run(ndpkit, table: Path, tmp_path: Path) -> None:
     keys: dict[str, list[str]] = {}
     for i, (name, args) in enumerate(RUNS.items()):
-        result = _sort(str(table), *args, "--out", str(tmp_path / f"o{i}"), "--format", "json")
+        result = ndpkit(
+            "sort", str(table), *args, "--out", str(tmp_path / f"o{i}"), "--format", "json"
+        )
         assert result.returncode == 0, result.stderr
         keys[name] = list(json.loads(result.stdout)["seconds"])
     assert all(k == STAGES for k in keys.values()), keys
 
 
-def test_a_skipped_merge_reports_zero(table: Path, tmp_path: Path) -> None:
-    result = _sort(str(table), "--by", "mode", "--out", str(tmp_path / "o"), "--format", "json")
+def test_a_skipped_merge_reports_zero(ndpkit, table: Path, tmp_path: Path) -> None:
+    result = ndpkit(
+        "sort", str(table), "--by", "mode", "--out", str(tmp_path / "o"), "--format", "json"
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["seconds"]["merge"] == 0.0
 
 
-def test_text_table_lists_every_stage_then_the_total(table: Path, tmp_path: Path) -> None:
-    result = _sort(str(table), "--by", "mode", "--out", str(tmp_path / "o.parquet"))
+def test_text_table_lists_every_stage_then_the_total(ndpkit, table: Path, tmp_path: Path) -> None:
+    result = ndpkit("sort", str(table), "--by", "mode", "--out", str(tmp_path / "o.parquet"))
     assert result.returncode == 0, result.stderr
     stage_table = result.stdout.split("Seconds per stage", 1)[1]
     cells = [line.strip("│ ").split("│")[0].strip() for line in stage_table.splitlines()]

@@ -8,10 +8,7 @@ workers aborted it.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +20,6 @@ from ndpkit.nascent.devices import load_devices
 from ndpkit.nascent.shuffler import MAX_WORKERS, shuffle
 
 _core: Any = import_module("ndpkit._core")
-NDPKIT = Path(sys.executable).parent / "ndpkit"
 KEYS = np.array([3, 1, 2], dtype=np.uint32)
 
 
@@ -89,17 +85,10 @@ def test_devices_refuse_a_sorter_or_capacity_the_kernel_cannot_hold() -> None:
 
 
 @pytest.mark.parametrize("merge", [(), ("-o", "dram_merge=merge_tree")])
-def test_the_cli_names_the_option_instead_of_a_traceback(merge: tuple[str, ...]) -> None:
+def test_the_cli_names_the_option_instead_of_a_traceback(ndpkit, merge: tuple[str, ...]) -> None:
     """Once a ZeroDivisionError traceback (exit 1), or "0 elements exceed one on-chip chunk"."""
     args = ("simulate", "nascent2", "--read-only-cpu", "--sf", "0.01", "-m", "1")
-    result = subprocess.run(
-        [str(NDPKIT), *args, "-o", "smartssd.bram_rows=4611686018427387904", *merge],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    result = ndpkit(*args, "-o", "smartssd.bram_rows=4611686018427387904", *merge)
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("error: ")
     assert "smartssd.bram_rows: must be at most 262144 with sorter_width = 8" in result.stderr

@@ -5,10 +5,7 @@ a host split with more switched-off engines than SSDs panicked in the Rust pipel
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +15,6 @@ from ndpkit.sim import SimOptions
 from ndpkit.sim.options import MAX_BUFFER_CHUNKS
 
 _core: Any = import_module("ndpkit._core")
-NDPKIT = Path(sys.executable).parent / "ndpkit"
 
 
 @pytest.mark.parametrize("name", ["buffer_chunks", "host_buffer_chunks"])
@@ -29,16 +25,9 @@ def test_buffers_past_the_bound_are_refused(name: str) -> None:
     assert e.value.field == name
 
 
-def test_the_cli_blames_the_buffer_flag() -> None:
+def test_the_cli_blames_the_buffer_flag(ndpkit) -> None:
     args = ("simulate", "-p", "rfns", "-a", "knn8", "--size", "1 GiB", "--buffer")
-    result = subprocess.run(
-        [str(NDPKIT), *args, "1000000000000"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    result = ndpkit(*args, "1000000000000")
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("error: ")
     assert "--buffer: must be at most 1048576 (2^20) chunks" in result.stderr

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from ndpkit.files import count_held_signals
+
 if TYPE_CHECKING:
     import typer
 
@@ -52,9 +54,20 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
 
+def _on_held_signal(signum: int) -> bool:
+    """A signal that arrives while a cleanup holds signals (`files.signals_held`). Once a
+    stop is under way it counts toward `FORCE_AFTER` as if it had arrived outside the cleanup
+    (where a hung one would be); the first signal is left to be delivered after the block."""
+    if not _received:
+        return False
+    _on_signal(signum, None)
+    return True
+
+
 def main() -> None:
     for signum in _STOPPED_BY:
         signal.signal(signum, _on_signal)
+    count_held_signals(_on_held_signal)
     try:
         _run()
     except (SystemExit, KeyboardInterrupt):

@@ -187,21 +187,20 @@ class RowsArena:
         rows fit there comfortably, else on disk (see the module doc)."""
         self._give_up()
         chosen = os.environ.get(ROWS_DIR_ENV) or None
-        directories = _disk_directories(beside)
         if chosen is not None:
             made, on_disk = _disk_arena(size_bytes, [chosen], f"{ROWS_DIR_ENV} is set"), True
         elif _fits_in_memory(size_bytes):
             made, on_disk = _memory_arena(size_bytes), False
             if made is None:
-                made, on_disk = _disk_arena(size_bytes, directories, None), True
+                made, on_disk = _disk_arena(size_bytes, _disk_directories(beside), None), True
         else:
-            made, on_disk = _disk_arena(size_bytes, directories, None), True
-            if made is None and _fits_at_all(size_bytes):
-                # No disk to put them on (say /tmp and the data set on tmpfs), but memory can
-                # still hold them, as it could before there were disk arenas.
+            # No disk to put them on (say /tmp and the data set on tmpfs) is an error only if
+            # memory cannot hold them either; else they go to memory, as before disk arenas.
+            fits = _fits_at_all(size_bytes)
+            why = None if fits else "they do not fit in memory"
+            made, on_disk = _disk_arena(size_bytes, _disk_directories(beside), why), True
+            if made is None:
                 made, on_disk = _memory_arena(size_bytes), False
-            elif made is None:
-                _disk_arena(size_bytes, directories, "they do not fit in memory")  # raises
         if made is None:
             return  # partials are merged instead
         self.fd, self._mapping = made

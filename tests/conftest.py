@@ -1,4 +1,5 @@
-"""Run the installed `ndpkit` command as a user would."""
+"""Run the installed `ndpkit` command as a user would (the `ndpkit` fixture, for every test
+directory)."""
 
 import subprocess
 import sys
