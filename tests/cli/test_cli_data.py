@@ -264,9 +264,26 @@ def test_import_of_an_image_that_is_not_whole_records(ndpkit, tmp_path: Path) ->
     assert line == (
         f"error: {tmp_path / 'imgs' / 'coins.png'}: an image of shape (303, 384) cannot be cut "
         "into records of shape (256, 256) (app 'sobel'): its height and width must be "
-        "multiples of 256 and 256"
+        "multiples of 256 and 256 (--crop keeps the whole records that fit)"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
+
+
+def test_import_crop_says_what_it_dropped(ndpkit, tmp_path: Path) -> None:
+    (tmp_path / "imgs").mkdir()
+    for name in ("camera.png", "coins.png"):
+        shutil.copy(SKIMAGE_DATA / name, tmp_path / "imgs")
+    args = ("import", str(tmp_path / "imgs"), "--app", "sobel", "--devices", "1", "--crop")
+    result = ndpkit("data", *args, "--out", str(tmp_path / "ds"), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["dataset"]["records"] == 5
+    dropped, pixels = 303 * 384 - 256 * 256, 512 * 512 + 303 * 384
+    assert result.stderr.strip() == (
+        f"crop: 1 of 2 images lost their right or bottom edges, {dropped:,} of {pixels:,} "
+        f"pixels ({dropped / pixels:.1%})"
+    )
+    coins = skimage.data.coins()
+    assert np.array_equal(open_dataset(tmp_path / "ds").read_all()[4], coins[:256, :256])
 
 
 # -- disks that refuse ------------------------------------------------------------------

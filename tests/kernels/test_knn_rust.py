@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndpkit.kernels.knn import distances_sq, distances_sq_numpy
+from ndpkit.kernels.knn import distances_sq, distances_sq_numpy, empty_neighbours, merge_block
 
 
 @settings(max_examples=60, deadline=None)
@@ -64,3 +64,27 @@ def test_special_values_equal_numpy_bit_for_bit(dims: int):
         oracle = distances_sq_numpy(points, query)
     fast = distances_sq(points, query)
     np.testing.assert_array_equal(fast.view(np.uint32), oracle.view(np.uint32))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 2000), min_size=1, max_size=6),
+    k=st.integers(1, 40),
+    levels=st.sampled_from([3, 50, 10**6]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_block_by_block_top_k_is_the_k_smallest_by_distance_then_index(
+    sizes: list[int], k: int, levels: int, seed: int
+):
+    """Blocks of any sizes folded into the top-k (the first through `_kth_bound`), with few
+    distinct distances (many ties) or many: the k smallest (distance, index) pairs."""
+    rng = np.random.default_rng(seed)
+    blocks = [(rng.integers(0, levels, n) / levels).astype(np.float32) for n in sizes]
+    best, first = empty_neighbours(), 0
+    for block in blocks:
+        best = merge_block(best, block, first, k)
+        first += len(block)
+    every = np.concatenate(blocks)
+    order = np.lexsort((np.arange(len(every)), every))[:k]
+    assert np.array_equal(best.indices, order)
+    assert np.array_equal(best.distances_sq, every[order])

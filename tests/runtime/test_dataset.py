@@ -28,7 +28,7 @@ from ndpkit.runtime import (
     open_dataset,
 )
 from ndpkit.runtime import dataset as dataset_module
-from ndpkit.runtime.dataset import MANIFEST, shard_seed
+from ndpkit.runtime.dataset import MANIFEST, crop_loss, shard_seed
 
 
 class Ints(Kernel):
@@ -85,6 +85,14 @@ class Tiles(Ints):
     name = "tiles"
     dtype = np.dtype(np.uint8)
     record_shape = (8, 8, 3)
+
+
+class GrayTiles(Ints):
+    """8x8 grayscale images, one per record."""
+
+    name = "gray-tiles"
+    dtype = np.dtype(np.uint8)
+    record_shape = (8, 8)
 
 
 def _make(tmp_path: Path, name: str = "ds", **kwargs: Any) -> Dataset:
@@ -477,6 +485,59 @@ def test_import_refuses_an_image_that_is_not_whole_tiles(
         import_dataset(src, 1, tmp_path / "ds", app)
     assert str(caught.value).startswith(f"{src / name}: an image of {shapes}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
+
+
+@pytest.mark.parametrize(("app", "mode"), [("sobel", "L"), ("fft2d", "RGB")])
+def test_import_crop_keeps_the_whole_tiles_that_fit(tmp_path: Path, app: str, mode: str) -> None:
+    """coins (303×384) gives its one whole 256×256 tile, chelsea (300×451) its one, camera
+    (512×512) its four: the tiles by numpy slicing of each image's top-left corner."""
+    src = _sample_images(tmp_path / "imgs", "camera.png", "chelsea.png", "coins.png")
+    ds = import_dataset(src, 2, tmp_path / "ds", app, crop=True)
+    pixels = {n: np.asarray(Image.open(src / n).convert(mode)) for n in sorted(os.listdir(src))}
+    expected = [
+        _quarters(pixels["camera.png"]),
+        pixels["chelsea.png"][None, :256, :256],
+        pixels["coins.png"][None, :256, :256],
+    ]
+    assert ds.records == 6
+    assert np.array_equal(ds.read_all(), np.concatenate(expected))
+    assert ds.summary()["source"].endswith(" --crop")
+
+
+def test_import_crop_skips_images_smaller_than_a_record(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    (tmp_path / "imgs").mkdir()
+    images = {
+        "a.png": rng.integers(0, 256, (20, 17), dtype=np.uint8),  # four 8×8 tiles, edges cut
+        "b.png": rng.integers(0, 256, (7, 30), dtype=np.uint8),  # shorter than a record
+        "c.png": rng.integers(0, 256, (8, 8), dtype=np.uint8),  # one whole record
+    }
+    for name, image in images.items():
+        Image.fromarray(image).save(tmp_path / "imgs" / name)
+    ds = import_dataset(tmp_path / "imgs", 3, tmp_path / "ds", GrayTiles(), crop=True)
+    a, c = images["a.png"], images["c.png"]
+    tiles = [a[r : r + 8, col : col + 8] for r in (0, 8) for col in (0, 8)]
+    assert np.array_equal(ds.read_all(), np.stack([*tiles, c]))
+    loss = crop_loss(tmp_path / "imgs", GrayTiles())
+    assert (loss.images, loss.cropped, loss.empty) == (3, ["a.png", "b.png"], ["b.png"])
+    assert loss.pixels == 20 * 17 + 7 * 30 + 64
+    assert loss.pixels_dropped == 20 * 17 - 4 * 64 + 7 * 30
+
+
+def test_import_crop_refuses_a_directory_with_no_whole_record(tmp_path: Path) -> None:
+    (tmp_path / "imgs").mkdir()
+    Image.fromarray(np.zeros((7, 30), dtype=np.uint8)).save(tmp_path / "imgs" / "b.png")
+    with pytest.raises(SpecError, match=r"every image is smaller than one .* cropping leaves no"):
+        import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", GrayTiles(), crop=True)
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("app", ["lc", "sobel"])
+def test_import_crop_is_only_for_images_cut_into_records(tmp_path: Path, app: str) -> None:
+    src = tmp_path / "points.npy"
+    np.save(src, np.zeros((4, 8), dtype=np.float32))
+    with pytest.raises(SpecError, match="crop: only a directory of images cut into records"):
+        import_dataset(src, 1, tmp_path / "ds", app, crop=True)
 
 
 def test_import_refuses_images_for_a_point_app(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from ndpkit.runtime.dataset import (
     DEFAULT_SHARD_BYTES,
     Dataset,
     ShardFormat,
+    crop_loss,
     generate_dataset,
     import_dataset,
     open_dataset,
@@ -135,6 +136,14 @@ def import_(
             help="Parquet: the feature columns, comma-separated, in order (default: all).",
         ),
     ] = None,
+    crop: Annotated[
+        bool,
+        typer.Option(
+            "--crop",
+            help="Images: keep the whole records that fit in each image, dropping its right "
+            "and bottom edges (default: sizes must be whole records).",
+        ),
+    ] = False,
     shard_size: ShardSizeOpt = f"{DEFAULT_SHARD_BYTES // 2**20}MiB",
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
@@ -142,7 +151,7 @@ def import_(
     """Shard existing data: a .npy or a Parquet table is split contiguously (device d holds
     the d-th block; a table keeps its format, one row per record); images are cut into
     tiles of the app's record shape, row by row (height and width must be multiples of the
-    record's), and the tiles split like a .npy's records."""
+    record's, or give --crop), and the tiles split like a .npy's records."""
     with user_errors():
         dataset = import_dataset(
             path,
@@ -152,8 +161,28 @@ def import_(
             shard_bytes=_shard_bytes(shard_size, app_name),
             overwrite=overwrite,
             columns=None if columns is None else _names("--columns", columns),
+            crop=crop,
         )
+        if crop:
+            _say_cropped(path, dataset)
     _show(dataset, fmt)
+
+
+def _say_cropped(src: Path, dataset: Dataset) -> None:
+    """On stderr, what --crop left out (stdout stays the summary in every --format)."""
+    loss = crop_loss(src, dataset.app)
+    if not loss.cropped:
+        message = f"crop: all {loss.images} images were whole records; nothing was dropped"
+    else:
+        share = loss.pixels_dropped / loss.pixels
+        message = (
+            f"crop: {len(loss.cropped)} of {loss.images} images lost their right or bottom "
+            f"edges, {loss.pixels_dropped:,} of {loss.pixels:,} pixels ({share:.1%})"
+        )
+        if loss.empty:
+            names = ", ".join(loss.empty[:5]) + (", …" if len(loss.empty) > 5 else "")
+            message += f"; {len(loss.empty)} smaller than one record gave none ({names})"
+    stderr().print(message, highlight=False, markup=False)
 
 
 @app.command()

@@ -792,6 +792,7 @@ def import_dataset(
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     overwrite: bool = False,
     columns: Sequence[str] | None = None,
+    crop: bool = False,
 ) -> Dataset:
     """Shard an existing .npy file, Parquet table or directory of PNG/JPEG images for `app`.
 
@@ -800,7 +801,8 @@ def import_dataset(
     are scalars takes the elements of any shape, in C order). A Parquet table (`.parquet`,
     `.pq`) gives one record per row from `columns` (default: all of its columns), which must
     be numeric and as many as the app's features; the values are cast to the app's dtype and
-    the shards are Parquet tables with those columns. Images: see `_image_sources`.
+    the shards are Parquet tables with those columns. Images: see `_image_sources`; `crop`
+    lets images whose sizes are not whole records give the whole records that fit.
 
     Nothing is written if the target's file system has less room than the records need; a
     write that fails (a full disk, a file size limit, a read-only directory) is a SpecError
@@ -812,10 +814,17 @@ def import_dataset(
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES
     if columns is not None and not parquet:
         raise SpecError("only a Parquet table (.parquet) has columns to choose", field="columns")
-    meta = _meta(kernel, devices, shard_bytes, seed=None, source=f"import {source.resolve()}")
+    if crop and not (source.is_dir() and kernel.record_shape):
+        raise SpecError(
+            "only a directory of images cut into records (image apps) can be cropped",
+            source=str(source),
+            field="crop",
+        )
+    origin = f"import {source.resolve()}" + (" --crop" if crop else "")
+    meta = _meta(kernel, devices, shard_bytes, seed=None, source=origin)
     found: Iterable[_ShardSource]
     if source.is_dir():
-        found, records = _image_sources(source, kernel, devices, shard_bytes)
+        found, records = _image_sources(source, kernel, devices, shard_bytes, crop)
     elif source.is_file() and parquet:
         found, chosen, records = _parquet_sources(source, kernel, devices, shard_bytes, columns)
         meta |= {"shard_format": "parquet", "columns": chosen}
@@ -1366,7 +1375,7 @@ class _Rows:
 
 
 def _image_sources(
-    src: Path, kernel: Kernel, devices: int, shard_bytes: int
+    src: Path, kernel: Kernel, devices: int, shard_bytes: int, crop: bool = False
 ) -> tuple[Iterator[_ShardSource], int]:
     """Images in file-name order, each converted to the app's channels ("RGB" when the
     record's last axis is 3, "RGBA" for 4, grayscale "L" otherwise) and cast to its dtype;
@@ -1378,7 +1387,9 @@ def _image_sources(
     tiles by row of tiles, each left to right (a 512×512 image makes four 256×256 records:
     top left, top right, bottom left, bottom right; an image of the record shape is one
     record). Any other size is an error naming the file and both shapes, never a reshape,
-    which would make records of pixels from different rows. The records are split
+    which would make records of pixels from different rows; with `crop`, the image gives
+    the whole tiles that fit from its top-left corner instead (its right and bottom edges
+    are dropped; an image smaller than one record gives none). The records are split
     contiguously over devices, `shard_bytes` per shard.
 
     Apps whose records are scalars (a pixel stream) take each image's pixels in C order, one
@@ -1395,8 +1406,16 @@ def _image_sources(
             raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
         counts = [math.prod(shape) for shape in shapes]
         return _image_shards(files, counts, kernel, mode, devices), sum(counts)
-    counts = [_tile_count(path, shape, kernel) for path, shape in zip(files, shapes, strict=True)]
+    counts = [
+        _tile_count(path, shape, kernel, crop) for path, shape in zip(files, shapes, strict=True)
+    ]
     total = sum(counts)
+    if crop and total == 0:
+        raise SpecError(
+            f"every image is smaller than one {kernel.name} record of shape "
+            f"{kernel.record_shape}: cropping leaves no records",
+            source=str(src),
+        )
     if total < devices:
         raise SpecError(
             f"its images make {total} {kernel.name} records of shape {kernel.record_shape}, "
@@ -1413,6 +1432,38 @@ def _image_sources(
     return shards, total
 
 
+@dataclass(frozen=True)
+class CropLoss:
+    """What `import_dataset(..., crop=True)` leaves out of a directory of images."""
+
+    images: int
+    cropped: list[str]
+    """Files that lost their right or bottom edges (or all of their pixels)."""
+    empty: list[str]
+    """Files smaller than one record: they gave none."""
+    pixels_dropped: int
+    pixels: int
+
+
+def crop_loss(src: str | Path, app: str | Kernel) -> CropLoss:
+    """What cropping the images in `src` to whole records of `app` leaves out (from the
+    images' headers)."""
+    kernel = resolve_kernel(app)
+    files = sorted(p for p in Path(src).iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES)
+    mode = _image_mode(kernel, Path(src))
+    tile_height, tile_width = kernel.record_shape[:2]
+    cropped, empty, dropped, pixels = [], [], 0, 0
+    for path in files:
+        height, width = _image_shape(path, mode)[:2]
+        kept = (height - height % tile_height) * (width - width % tile_width)
+        pixels, dropped = pixels + height * width, dropped + height * width - kept
+        if kept < height * width:
+            cropped.append(path.name)
+        if kept == 0:
+            empty.append(path.name)
+    return CropLoss(len(files), cropped, empty, dropped, pixels)
+
+
 def _blocks(total: int, parts: int) -> list[tuple[int, int]]:
     """(first, count) of `even_split(total, parts)`'s consecutive blocks."""
     counts = even_split(total, parts)
@@ -1420,15 +1471,17 @@ def _blocks(total: int, parts: int) -> list[tuple[int, int]]:
     return list(zip(firsts, counts, strict=True))
 
 
-def _tile_count(path: Path, shape: tuple[int, ...], kernel: Kernel) -> int:
-    """How many records of the app's shape an image of `shape` is cut into."""
+def _tile_count(path: Path, shape: tuple[int, ...], kernel: Kernel, crop: bool) -> int:
+    """How many records of the app's shape an image of `shape` is cut into (with `crop`,
+    the whole ones that fit)."""
     height, width = shape[:2]
     tile_height, tile_width = kernel.record_shape[:2]
-    if height % tile_height or width % tile_width:
+    if not crop and (height % tile_height or width % tile_width):
         raise SpecError(
             f"an image of shape {shape} cannot be cut into records of shape "
             f"{kernel.record_shape} (app {kernel.name!r}): its height and width must be "
-            f"multiples of {tile_height} and {tile_width}",
+            f"multiples of {tile_height} and {tile_width} (--crop keeps the whole records "
+            "that fit)",
             source=str(path),
         )
     return (height // tile_height) * (width // tile_width)
@@ -1450,6 +1503,9 @@ class _Tiles:
         end = start + count
         image = int(np.searchsorted(self._firsts, start, side="right")) - 1
         while start < end:
+            if self._firsts[image + 1] <= start:  # an image too small to give a record
+                image += 1
+                continue
             first = self._firsts[image]
             stop = min(end, self._firsts[image + 1])
             yield self._tiles(image)[start - first : stop - first]
@@ -1464,10 +1520,11 @@ class _Tiles:
 
 def tiles_of(pixels: np.ndarray, record_shape: tuple[int, ...]) -> np.ndarray:
     """An image (height, width[, channels]) as records of `record_shape`, (h, w[, c]): its
-    h×w tiles, row of tiles by row of tiles, each left to right. Height and width must be
-    multiples of h and w."""
+    whole h×w tiles, row of tiles by row of tiles, each left to right; pixels right of or
+    below the last whole tile are left out (`_tile_count` refuses them unless cropping)."""
     tile_height, tile_width = record_shape[:2]
     rows, cols = pixels.shape[0] // tile_height, pixels.shape[1] // tile_width
+    pixels = pixels[: rows * tile_height, : cols * tile_width]
     grid = pixels.reshape(rows, tile_height, cols, tile_width, *pixels.shape[2:])
     return grid.swapaxes(1, 2).reshape(rows * cols, *record_shape)
 
