@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
-from ndpkit.kernels import KernelMismatchError, run_in_memory
+from ndpkit.kernels import KernelMismatchError, get_kernel, run_in_memory
 from ndpkit.kernels.knn import (
     FEATURE_COUNTS,
     K_NEAREST,
@@ -244,3 +246,34 @@ def test_rejects_a_params_k_it_cannot_merge():
     kernel = KERNELS["knn8-topk"]
     with pytest.raises(ValueError, match="k = 10"):
         kernel.init({**kernel.params(0), "k": 5})
+
+
+@pytest.mark.parametrize("d", FEATURE_COUNTS)
+def test_topk_fold_equals_merging_each_chunks_device_partial(data_sets, d):
+    """A device streaming its shard keeps one top-k (`fold`), which must select what merging
+    every chunk's own top-k selects, for chunks of any sizes."""
+    kernel = KERNELS[f"knn{d}-topk"]
+    data, params, _ = data_sets[d, 1]
+    state = kernel.init(params)
+    assert kernel.folds and not KERNELS[f"knn{d}"].folds
+    bounds = random_bounds(len(data), 9, seed=d)
+    folded, partials = None, []
+    for lo, hi in itertools.pairwise(bounds):
+        folded = kernel.fold(folded, data[lo:hi], state, lo)
+        partials.append(kernel.device(data[lo:hi], state, lo))
+    assert_same(folded, kernel.merge(partials))
+
+
+def test_a_kernel_that_does_not_fold_merges_its_device_partials():
+    kmeans = get_kernel("kmeans")
+    data, params = kmeans.generate(1 << 16, 0), kmeans.params(0)
+    state = kmeans.init(params)
+    first = kmeans.fold(None, data[:100], state, 0)
+    both = kmeans.fold(first, data[100:], state, 100)
+    expected = kmeans.merge(
+        [kmeans.device(data[:100], state, 0), kmeans.device(data[100:], state, 100)]
+    )
+    assert not kmeans.folds
+    np.testing.assert_array_equal(first.sums, kmeans.device(data[:100], state, 0).sums)
+    np.testing.assert_array_equal(both.sums, expected.sums)
+    np.testing.assert_array_equal(both.counts, expected.counts)

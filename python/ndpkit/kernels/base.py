@@ -86,6 +86,18 @@ class Kernel(ABC):
     def merge(self, partials: list[Any]) -> Any:
         """Combine partials (associative and commutative)."""
 
+    folds: bool = False
+    """Whether the runtime should stream a shard's chunks through `fold` rather than merge
+    their `device` partials."""
+
+    def fold(self, partial: Any, chunk: np.ndarray, state: Any, offset: int) -> Any:
+        """The device part over `chunk` given `partial`, the engine's partial so far over the
+        chunks before it (None before the first): `merge([partial, device(chunk)])` unless a
+        kernel can do better, as a device streaming its shard would. k-NN's top-k keeps its
+        k-th distance from chunk to chunk instead of starting every chunk afresh."""
+        found = self.device(chunk, state, offset)
+        return found if partial is None else self.merge([partial, found])
+
     @abstractmethod
     def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
         """The host part: (new state or result, done)."""
@@ -173,6 +185,11 @@ def run_in_memory(
 def _partials(
     kernel: Kernel, shard: np.ndarray, state: Any, first: int, chunk_records: int
 ) -> list[Any]:
+    if kernel.folds:
+        partial = None
+        for i in range(0, max(len(shard), 1), chunk_records):
+            partial = kernel.fold(partial, shard[i : i + chunk_records], state, first + i)
+        return [partial]
     return [
         kernel.device(shard[i : i + chunk_records], state, first + i)
         for i in range(0, max(len(shard), 1), chunk_records)

@@ -739,15 +739,20 @@ def _run_task(task: _Task, conn: Connection) -> tuple[Any, EngineStats]:
 
 def _device_pass(task: _Task, conn: Connection, writer: RowWriter | None) -> tuple[Any, int, int]:
     """Every chunk of the engine's shards through the device part, its rows written by
-    `writer` or its partials merged as they come: (merged partial or None, records, chunks)."""
-    kernel, partials = task.kernel, []
+    `writer` or its partials merged as they come (or folded, `Kernel.folds`): (merged
+    partial or None, records, chunks)."""
+    kernel, partials = task.kernel, list[Any]()
     records = chunks = 0
     for shard in task.shards:
         stream = shard_chunks(
             Path(shard.path), shard, task.layout, task.chunk_records, verify=task.verify
         )
         for offset, chunk in stream:
-            if writer is None:
+            if writer is None and kernel.folds:
+                partials = [
+                    kernel.fold(partials[0] if partials else None, chunk, task.state, offset)
+                ]
+            elif writer is None:
                 partials.append(kernel.device(chunk, task.state, offset))
             else:
                 writer.write(chunk, task.state, offset)
