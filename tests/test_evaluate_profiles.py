@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from measurements import measurement
 from ndpkit import evaluate as ev
 from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
@@ -20,7 +21,7 @@ from ndpkit.kernels.kmeans import KMeansKernel
 from ndpkit.model import Estimate
 from ndpkit.profile import FpgaCell, Profile, PublishedFit, load_profiles, save_profiles
 from ndpkit.runtime import Dataset, LocalExecutor, RunResult, generate_dataset
-from ndpkit.runtime.profiling import EngineScaling, Measurement, measure, save, to_profile
+from ndpkit.runtime.profiling import EngineScaling, measure, save, to_profile
 from ndpkit.runtime.verify import Verification
 
 RANS_FAST = """\
@@ -35,19 +36,6 @@ frequency = "3.0 GHz"
 @pytest.fixture
 def lc_data(tmp_path: Path) -> Dataset:
     return generate_dataset("lc", 1 << 20, 2, tmp_path / "lc", seed=9, shard_bytes=300_000)
-
-
-def _measurement(**changes: Any) -> Measurement:
-    values: dict[str, Any] = {
-        "app": "x",
-        "input_bytes": 1_000_000,
-        "output_bytes": 125_000,
-        "device_s": 0.01,
-        "host_s": 0.002,
-        "host_frequency_hz": 2.0e9,
-        "passes": 1,
-    }
-    return Measurement(**(values | changes))
 
 
 # -- 2: profiles save and load back -----------------------------------------------------------
@@ -111,7 +99,7 @@ def test_evaluate_saves_the_profiles_it_modelled(tmp_path: Path) -> None:
 
 def test_a_list_of_measurements_is_not_a_profile_set(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
-    save([_measurement()], path)
+    save([measurement()], path)
     with pytest.raises(SpecError, match=r"got a list; measurements .* are not profiles"):
         load_profiles(path)
 
@@ -120,7 +108,7 @@ def test_a_list_of_measurements_is_not_a_profile_set(tmp_path: Path) -> None:
 
 
 def test_the_mapping_follows_the_target_engines_cores_and_clock(tmp_path: Path) -> None:
-    m = _measurement(app="kmeans")
+    m = measurement(app="kmeans")
     rans = load_platform("rans")
     (tmp_path / "fast.toml").write_text(RANS_FAST)
     fast = load_platform(str(tmp_path / "fast.toml"))
@@ -298,7 +286,7 @@ def test_a_rebuilt_platform_maps_like_the_loaded_one() -> None:
     """Engines whose file leaves `cores` unset are mapped with the scaling's default (4 ARM
     cores); a platform rebuilt by `with_scheme` or `with_engine_count` must not turn that
     into 1 (it did, when "unset" was read from pydantic's fields-set)."""
-    m = _measurement(app="kmeans")
+    m = measurement(app="kmeans")
     loaded_rans = load_platform("rans")
     assert loaded_rans.engines is not None
     bare = loaded_rans.engines.model_copy(update={"cores": None, "frequency_hz": None})

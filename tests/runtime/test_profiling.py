@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from measurements import measurement
 from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.kernels import get_kernel
@@ -15,22 +16,8 @@ from ndpkit.runtime.perf_event import CounterError, CounterReading, open_counter
 from ndpkit.runtime.profiling import EngineScaling, Measurement, measure, save, to_profile
 
 
-def _measurement(**changes: object) -> Measurement:
-    values: dict[str, object] = {
-        "app": "x",
-        "input_bytes": 1_000_000,
-        "output_bytes": 125_000,
-        "device_s": 0.01,
-        "host_s": 0.002,
-        "host_frequency_hz": 2.0e9,
-        "passes": 1,
-    }
-    values.update(changes)
-    return Measurement(**values)  # type: ignore[arg-type]
-
-
 def test_derived_rates_and_cycles_per_byte() -> None:
-    m = _measurement()
+    m = measurement()
     assert m.alpha == 8
     assert m.device_bytes_per_s == pytest.approx(1e8)
     assert m.host_part_bytes_per_s == pytest.approx(5e8)
@@ -48,7 +35,7 @@ def test_engine_scaling_is_the_documented_formula() -> None:
 
 
 def test_profile_scales_host_rates_to_the_target_host() -> None:
-    m = _measurement()
+    m = measurement()
     cns = load_platform("cns")
     here = to_profile(m, data_bytes=1e9)
     there = to_profile(m, data_bytes=1e9, target_host=cns.host)
@@ -58,9 +45,9 @@ def test_profile_scales_host_rates_to_the_target_host() -> None:
     assert there.cycles_per_byte == pytest.approx(24.0)
 
 
-def test_platform_tables_win_over_the_scaled_measurement() -> None:
+def test_platform_tables_win_over_the_scaledmeasurement() -> None:
     """RANS has a paper rate for LC; the measured-and-scaled ARM rate must not replace it."""
-    m = _measurement(app="lc")
+    m = measurement(app="lc")
     rans = load_platform("rans")
     profile = to_profile(m, data_bytes=37 * 2**30, target_host=rans.host)
     e = estimate(rans, profile)
@@ -84,7 +71,7 @@ def test_measure_rejects_empty_data() -> None:
 
 def test_save_is_json_and_atomic(tmp_path) -> None:
     path = tmp_path / "profile.json"
-    save([_measurement()], path)
+    save([measurement()], path)
     assert json.loads(path.read_text())[0]["alpha"] == 8
     assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
 
@@ -170,7 +157,7 @@ def test_no_counters_asked_for_means_the_clock() -> None:
     assert m.cpb_source == "clock" and m.cpb_frequency_hz == 3e9
 
 
-def test_the_default_counters_never_stop_a_measurement() -> None:
+def test_the_default_counters_never_stop_ameasurement() -> None:
     """Whatever this machine supports: perf counts, or the clock with the reason noted."""
     m = _measure_lc(open_counters, repeat=1)
     assert m.cpb_source in ("perf", "clock") and m.cycles_per_byte > 0
