@@ -85,7 +85,7 @@ def test_a_scheme_wider_than_the_server_names_the_flag(ndpkit: Run) -> None:
 def test_a_tolerance_that_is_not_a_finite_fraction_is_refused(ndpkit: Run, tolerance: str) -> None:
     args = ("plan", "-p", "rans", "-a", "lc", "--optimal", f"--tolerance={tolerance}")
     line = one_error_line(ndpkit(*args))
-    assert line.startswith("error: command line: --tolerance: must be a finite fraction >= 0")
+    assert line.startswith("error: command line: --tolerance: must be a finite fraction ≥ 0")
 
 
 # --- flags that would change nothing ---------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -190,6 +191,17 @@ def choice(flag: str, value: str, allowed: Any) -> Any:
             f"must be one of {', '.join(values)}, got {value!r}", source="command line", field=flag
         )
     return value
+
+
+def check_fraction(flag: str, value: float, example: str) -> None:
+    """A tolerance flag: a finite fraction ≥ 0, else an exit-2 error naming the flag. (NaN
+    compares false with everything: `value < 0` alone would let it through.)"""
+    if not (math.isfinite(value) and value >= 0):
+        raise SpecError(
+            f"must be a finite fraction ≥ 0 ({example}), got {value:g}",
+            source="command line",
+            field=flag,
+        )
 
 
 def size_flag(flag: str, text: str) -> float:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +18,15 @@ from rich.progress import (
 )
 
 from ndpkit import evaluate as ev
-from ndpkit.cli.common import Format, FormatOption, emit, size_flag, stderr, user_errors
+from ndpkit.cli.common import (
+    Format,
+    FormatOption,
+    check_fraction,
+    emit,
+    size_flag,
+    stderr,
+    user_errors,
+)
 from ndpkit.errors import SpecError
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
@@ -136,7 +143,7 @@ def evaluate_cmd(
         size_bytes = _size_bytes(size)
         model_bytes = None if model_size is None else _model_bytes(model_size)
         _check_seed(seed)
-        _check_tolerance(split_tolerance)
+        check_fraction("--split-tolerance", split_tolerance, "e.g. 0.05")
         dataset = _dataset(data, workers, verify_shards)
         _check_sample(size_bytes, dataset)
         profiles_platform = _profiles_target(save_profiles, list(specs), names or [])
@@ -253,15 +260,6 @@ def _model_bytes(text: str) -> float:
 def _check_seed(seed: int | None) -> None:
     if seed is not None and seed < 0:
         raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
-
-
-def _check_tolerance(tolerance: float) -> None:
-    if not (math.isfinite(tolerance) and tolerance >= 0):
-        raise SpecError(
-            f"must be a finite fraction ≥ 0 (e.g. 0.05), got {tolerance}",
-            source=COMMAND_LINE,
-            field="--split-tolerance",
-        )
 
 
 def _dataset(data: Path | None, workers: int | None, verify_shards: bool | None) -> Dataset | None:

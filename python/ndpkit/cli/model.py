@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Annotated, Any
 
@@ -24,6 +23,7 @@ from ndpkit.cli.common import (
     UnitsOpt,
     WallTimesOpt,
     build_options,
+    check_fraction,
     choice,
     emit,
     stderr,
@@ -320,7 +320,7 @@ def plan_cmd(
     """Choose how many engines (or, in an SSD, channels and cells) to power on, and report
     the energy saved."""
     with user_errors():
-        _check_tolerance(tolerance)
+        check_fraction("--tolerance", tolerance, "0.05 = 5% slower than the best")
         spec = load_platform(platform)
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         base = family_defaults(spec)
@@ -376,16 +376,6 @@ def plan_cmd(
     else:
         emit([plan_table(result), *([candidates_table(result)] if result.candidates else [])], fmt)
     _print_notes(result.planned.notes, fmt)
-
-
-def _check_tolerance(tolerance: float) -> None:
-    # NaN compares false with everything: `tolerance < 0` alone would let it through.
-    if not (math.isfinite(tolerance) and tolerance >= 0):
-        raise SpecError(
-            f"must be a finite fraction >= 0 (0.05 = 5% slower than the best), got {tolerance:g}",
-            source="command line",
-            field="--tolerance",
-        )
 
 
 def _rewired(spec: Platform, scheme: str) -> Platform:
