@@ -118,6 +118,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dir", type=Path, help="where to write the data set (default: /tmp)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     kernel = get_kernel(args.kernel)
     size_bytes = int(parse(args.size, Kind.SIZE))
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:

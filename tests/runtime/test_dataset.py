@@ -532,6 +532,28 @@ def test_import_crop_refuses_a_directory_with_no_whole_record(tmp_path: Path) ->
     assert not (tmp_path / "ds").exists()
 
 
+def test_import_crop_of_a_missing_directory_says_it_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="no such file or directory"):
+        import_dataset(tmp_path / "nothing", 1, tmp_path / "ds", "sobel", crop=True)
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_import_crop_skips_small_images_inside_a_shard(tmp_path: Path, devices: int) -> None:
+    """Images too small for a record first, between two others and last, in shards that
+    span them: the records are the others' tiles, in order."""
+    rng = np.random.default_rng(6)
+    (tmp_path / "imgs").mkdir()
+    shapes = {"a.png": (5, 9), "b.png": (8, 16), "c.png": (3, 3), "d.png": (9, 8), "e.png": (2, 30)}
+    images = {n: rng.integers(0, 256, shape, dtype=np.uint8) for n, shape in shapes.items()}
+    for name, image in images.items():
+        Image.fromarray(image).save(tmp_path / "imgs" / name)
+    ds = import_dataset(
+        tmp_path / "imgs", devices, tmp_path / "ds", GrayTiles(), crop=True, shard_bytes=10**6
+    )
+    b, d = images["b.png"], images["d.png"]
+    assert np.array_equal(ds.read_all(), np.stack([b[:, :8], b[:, 8:], d[:8]]))
+
+
 @pytest.mark.parametrize("app", ["lc", "sobel"])
 def test_import_crop_is_only_for_images_cut_into_records(tmp_path: Path, app: str) -> None:
     src = tmp_path / "points.npy"

@@ -28,6 +28,7 @@ from ndpkit.runtime import (
     ShardError,
     WorkerDiedError,
     generate_dataset,
+    import_dataset,
     open_dataset,
 )
 
@@ -169,6 +170,28 @@ def test_mux2_route_one_engine_reads_two_devices(
         (6, (6, 7)),
     ]
     assert out.engines[0].bytes_in == ds.device_bytes(0) + ds.device_bytes(1)
+
+
+@pytest.mark.parametrize(
+    ("active", "route"),
+    [(None, None), ([0, 2, 4, 6], [6, 6, 2, 2, 4, 4, 0, 0]), ([0], [0] * 8)],
+)
+def test_a_folding_kernel_over_any_route_selects_what_the_paper_split_does(
+    executor: LocalExecutor, tmp_path: Path, active: Any, route: Any
+) -> None:
+    """k-NN's top-k folds each engine's chunks into one partial (`Kernel.fold`), whichever
+    devices it reads; on points of a coarse grid (many exact ties) its answer is the paper
+    split's, indices and distances."""
+    points = np.random.default_rng(4).integers(0, 4, (6000, 8)).astype(np.float32)
+    np.save(tmp_path / "points.npy", points)
+    folding = get_kernel("knn8-topk")
+    ds = import_dataset(tmp_path / "points.npy", 8, tmp_path / "ds", folding)
+    params = folding.params(0)
+    out = executor.run(folding, ds, params, chunk_bytes=4096, active_devices=active, route=route)
+    expected = run_in_memory(get_kernel("knn8"), points, params, len(points))
+    assert folding.folds
+    np.testing.assert_array_equal(out.result.indices, expected.indices)
+    np.testing.assert_array_equal(out.result.distances_sq, expected.distances_sq)
 
 
 @pytest.mark.parametrize(

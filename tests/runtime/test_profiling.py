@@ -45,7 +45,7 @@ def test_profile_scales_host_rates_to_the_target_host() -> None:
     assert there.cycles_per_byte == pytest.approx(24.0)
 
 
-def test_platform_tables_win_over_the_scaledmeasurement() -> None:
+def test_platform_tables_win_over_the_scaled_measurement() -> None:
     """RANS has a paper rate for LC; the measured-and-scaled ARM rate must not replace it."""
     m = measurement(app="lc")
     rans = load_platform("rans")
@@ -61,6 +61,18 @@ def test_measure_a_real_kernel() -> None:
     assert m.passes == 1 and m.input_bytes == data.nbytes
     assert m.alpha >= 8
     assert m.device_s > 0 and m.host_frequency_hz == 3e9
+
+
+def test_a_folding_kernel_is_measured_as_the_runtime_runs_it() -> None:
+    """k-NN's top-k folds its chunks (`Kernel.fold`): the device sends one top-k per pass,
+    12 bytes per neighbour, for the whole sample and for its first half alike."""
+    kernel = get_kernel("knn8-topk")
+    data = kernel.generate(1 << 20, seed=2)
+    m = measure(kernel, data, kernel.params(2), chunk_records=4096, repeat=1, counters=None)
+    assert kernel.folds
+    assert m.output_bytes == m.device_output_bytes == m.part_output_bytes == 12 * kernel.k
+    assert m.part_input_bytes == (len(data) // 4096 // 2) * 4096 * kernel.record_bytes
+    assert m.alpha == data.nbytes / (12 * kernel.k)
 
 
 def test_measure_rejects_empty_data() -> None:
@@ -157,7 +169,7 @@ def test_no_counters_asked_for_means_the_clock() -> None:
     assert m.cpb_source == "clock" and m.cpb_frequency_hz == 3e9
 
 
-def test_the_default_counters_never_stop_ameasurement() -> None:
+def test_the_default_counters_never_stop_a_measurement() -> None:
     """Whatever this machine supports: perf counts, or the clock with the reason noted."""
     m = _measure_lc(open_counters, repeat=1)
     assert m.cpb_source in ("perf", "clock") and m.cycles_per_byte > 0

@@ -6,9 +6,14 @@ from __future__ import annotations
 import ctypes
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+from ndpkit.kernels import Kernel
+from ndpkit.runtime import LocalExecutor, generate_dataset
 from ndpkit.runtime.executor import MALLOC_MMAP_THRESHOLD_BYTES
 
 _PROBE = """
@@ -67,3 +72,69 @@ def test_a_new_process_maps_a_temporary_afresh_until_keep_freed_memory() -> None
     assert mapped["keep"][0] >= size  # a new process: mapped afresh
     assert mapped["keep"][1] == 0  # kept: from the heap
     assert mapped["default"][1] >= 2 * size  # without the setting, mapped afresh again
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+TEMPORARY_BYTES = 16 * 2**20
+
+
+class MappedTemporaries(Kernel):
+    """Its device part makes and frees a 16 MiB temporary per chunk and reports how much of
+    it glibc mapped afresh (`mallinfo2().hblkhd`): what a worker pays page faults for."""
+
+    name = "mapped-temporaries"
+    dtype = np.dtype(np.uint8)
+    record_shape = (1024,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        return np.zeros((max(1, size_bytes // 1024), 1024), dtype=np.uint8)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+        mallinfo2.restype = _MallInfo2
+        before = mallinfo2().hblkhd
+        temporary = np.empty(TEMPORARY_BYTES, dtype=np.uint8)
+        temporary[::4096] = 1
+        mapped = int(mallinfo2().hblkhd - before)
+        del temporary
+        return mapped
+
+    def merge(self, partials: list[Any]) -> int:
+        return max(partials, default=0)
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        return merged, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return 0
+
+    def check(self, result: Any, expected: Any) -> None:
+        assert result == expected
+
+
+@pytest.mark.skipif(not _glibc(), reason="glibc's malloc only (mallopt, mallinfo2)")
+def test_every_worker_takes_its_temporaries_from_the_heap(tmp_path: Path) -> None:
+    """In the executor's (new) workers, no chunk's temporary is mapped afresh: the worker
+    set `keep_freed_memory` before its first task."""
+    assert TEMPORARY_BYTES < MALLOC_MMAP_THRESHOLD_BYTES
+    ds = generate_dataset(MappedTemporaries(), 64 * 1024, 2, tmp_path / "ds")
+    with LocalExecutor(workers=2) as executor:
+        out = executor.run(MappedTemporaries(), ds, {}, chunk_bytes=8 * 1024)
+    assert out.result == 0

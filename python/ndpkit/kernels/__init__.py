@@ -2,7 +2,7 @@
 
 App names are shared with the models, planner and simulator: lc, he, knn2, knn6, knn8
 (group knn), fft2d, kmeans, binarize, sobel; beyond the papers, knn2-topk, knn6-topk and
-knn8-topk keep each chunk's k best on the device. `he` sends per-image histograms (α = 32);
+knn8-topk keep the k best on the device. `he` sends per-image histograms (α = 32);
 `he-remap` is the papers' split, where the device also remaps the pixels (α = 1). Each module
 defines `kernels()`, returning its kernels by name; they are imported on first use.
 """

@@ -9,10 +9,11 @@
 - **Host** (step 2): the k smallest distances with their original indices, ties broken by the
   smaller index, as `Neighbours(indices, distances_sq)`.
 
-The `knnD-topk` kernels (beyond the paper) keep only each chunk's k best on the device
-(k × (int64 index + float32 distance) = 12k bytes), so α = 4d·n / 12k, orders of magnitude
-larger. Both variants order points by the same total order (distance, index) over the same
-float32 distances, so they return identical answers for any chunking.
+The `knnD-topk` kernels (beyond the paper) keep only the k best on the device, folding chunk
+after chunk into one top-k per engine (`fold`; k × (int64 index + float32 distance) = 12k
+bytes), so α = 4d·n / 12k, orders of magnitude larger. Both variants order points by the
+same total order (distance, index) over the same float32 distances, so they return identical
+answers for any chunking.
 
 Precision [choice]: float32 on the device (the data is float32; the distance of generated
 points is exact to ≈ 1e-7 relative, far below the gaps between neighbours). A squared distance
@@ -196,8 +197,8 @@ BOUND_PREFIX = 512
 def _kth_bound(block: F32, k: int) -> float:
     """A distance at or above the block's k-th smallest: the k-th smallest of its first
     BOUND_PREFIX (k of any of its points bound it from above). Only the points at or below
-    it are then selected, not the whole block: the device's top-k starts afresh every chunk,
-    and a partition of every chunk's first block cost k-NN_8-topk a fifth of its time."""
+    it are then selected, not the whole block: a top-k with fewer than k points (a device's
+    first block, or any block of `device` on a chunk alone) would otherwise partition it."""
     prefix = block[: max(k, BOUND_PREFIX)]
     return float(np.partition(prefix, k - 1)[k - 1])
 
@@ -233,7 +234,7 @@ class Knn(Kernel):
         self.device_topk = device_topk
         self.record_shape = (features,)
         self.name = f"knn{features}" + ("-topk" if device_topk else "")
-        where = "device keeps each chunk's k best" if device_topk else "device sends distances"
+        where = "device keeps its k best" if device_topk else "device sends distances"
         self.description = f"k-NN, {features} float32 features, k = {k} ({where})"
 
     def generate(self, size_bytes: int, seed: int) -> np.ndarray:

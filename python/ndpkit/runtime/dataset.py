@@ -814,7 +814,7 @@ def import_dataset(
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES
     if columns is not None and not parquet:
         raise SpecError("only a Parquet table (.parquet) has columns to choose", field="columns")
-    if crop and not (source.is_dir() and kernel.record_shape):
+    if crop and source.exists() and not (source.is_dir() and kernel.record_shape):
         raise SpecError(
             "only a directory of images cut into records (image apps) can be cropped",
             source=str(source),

@@ -2,7 +2,8 @@
 
 Each active engine is a worker process that reads only the shards of the devices routed to it
 (its own device, or under a mux-k plan its k neighbours'), in chunks of whole records of at
-most `chunk_bytes`, calls `Kernel.device` on each chunk and merges the partials as it goes.
+most `chunk_bytes`, calls `Kernel.device` on each chunk and merges the partials as it goes
+(or folds each chunk into one partial, `Kernel.fold`, for a kernel that `folds`).
 The parent merges the engines' partials and runs `Kernel.host`; while the kernel answers
 `done=False` (K-Means) every engine makes another pass over its shards.
 
@@ -674,19 +675,26 @@ def keep_freed_memory() -> None:
     large blocks are freed. A long-lived one-process run has freed large arrays already and
     reuses its memory; a new worker gets fresh pages, and a page fault per 4 KiB, for every
     temporary of every chunk: FFT2D's ~3 MiB ones per 4 images made its engines 35% slower
-    than the same loop in the parent. These are the values glibc's own adjustment tops out at
-    (its largest mmap threshold on 64-bit, and twice that): the worker then behaves as the
-    one-process run does, keeping at most 64 MiB of freed memory. Elsewhere (not glibc):
-    nothing."""
-    if not sys.platform.startswith("linux"):
+    than the same loop in the parent. These are the values glibc's own adjustment tops out
+    at on 64-bit (its largest mmap threshold, and twice that). What the worker then keeps is
+    bounded by its kernel's working set per chunk, not by the data set: up to 64 MiB free at
+    each heap's top, plus whatever is free below live blocks. A user's own
+    `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_` or `GLIBC_TUNABLES` wins; elsewhere
+    than glibc (musl, macOS, Windows), or if glibc refuses a value, nothing changes."""
+    if not sys.platform.startswith("linux") or any(
+        name in os.environ
+        for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+    ):
         return
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    mallopt(_M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD_BYTES)
-    mallopt(_M_TRIM_THRESHOLD, MALLOC_TRIM_THRESHOLD_BYTES)
+    # mallopt answers 1 on success; 32-bit glibc caps the mmap threshold at 16 MiB: then
+    # leave both as they were rather than half set.
+    if mallopt(_M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD_BYTES) == 1:
+        mallopt(_M_TRIM_THRESHOLD, MALLOC_TRIM_THRESHOLD_BYTES)
 
 
 def _answer(conn: Connection, message: tuple[Any, ...]) -> bool:

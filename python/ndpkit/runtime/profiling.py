@@ -435,29 +435,51 @@ def _one_run(
     while not done:
         run.passes += 1
         with meter.part(run.device):
-            partials = [
-                kernel.device(data[i : i + chunk], state, i) for i in range(0, len(data), chunk)
-            ]
-            merged = kernel.merge(partials)
+            if kernel.folds:  # as the runtime streams a shard: one partial, chunk after chunk
+                merged = _folded(kernel, data, state, chunk, len(data))
+                partials = [merged]
+            else:
+                partials = [
+                    kernel.device(data[i : i + chunk], state, i) for i in range(0, len(data), chunk)
+                ]
+                merged = kernel.merge(partials)
         run.output_bytes += sum(kernel.output_bytes(p) for p in partials)
         if run.passes == 1:
-            _device_outputs(kernel, run, partials, merged, chunk * int(data[:1].nbytes))
+            _device_outputs(kernel, run, data, state, chunk, partials, merged)
         with meter.part(run.host):
             state, done = kernel.host(merged, state)
         on_pass(run.passes)
     return run
 
 
+def _folded(kernel: Kernel, data: np.ndarray, state: Any, chunk: int, stop: int) -> Any:
+    """`Kernel.fold` over the chunks of data[:stop] (at least one, as a shard has)."""
+    partial = None
+    for i in range(0, max(stop, 1), chunk):
+        partial = kernel.fold(partial, data[i : min(i + chunk, stop)], state, i)
+    return partial
+
+
 def _device_outputs(
-    kernel: Kernel, run: _Run, partials: list[Any], merged: Any, chunk_bytes: int
+    kernel: Kernel,
+    run: _Run,
+    data: np.ndarray,
+    state: Any,
+    chunk: int,
+    partials: list[Any],
+    merged: Any,
 ) -> None:
-    """What the sample sends as one device (its partials merged, as an engine merges them),
-    and the same for its first half of chunks: outside the timed parts."""
+    """What the sample sends as one device (its partials merged or folded, as an engine
+    does), and the same for its first half of chunks: outside the timed parts."""
     run.device_output_bytes = kernel.output_bytes(merged)
-    half = len(partials) // 2
+    half = -(-len(data) // chunk) // 2
     if half >= 1:
-        run.part_input_bytes = half * chunk_bytes
-        run.part_output_bytes = kernel.output_bytes(kernel.merge(partials[:half]))
+        run.part_input_bytes = half * chunk * int(data[:1].nbytes)
+        if kernel.folds:
+            first = _folded(kernel, data, state, chunk, half * chunk)
+        else:
+            first = kernel.merge(partials[:half])
+        run.part_output_bytes = kernel.output_bytes(first)
 
 
 def to_profile(
