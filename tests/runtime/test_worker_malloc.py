@@ -4,6 +4,7 @@ glibc's own accounting, in a new process as every worker is."""
 from __future__ import annotations
 
 import ctypes
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -60,18 +61,37 @@ def test_a_new_process_maps_a_temporary_afresh_until_keep_freed_memory() -> None
     4 KiB each time it is made), from the reused heap once the worker's setting applies."""
     size = 4 * 2**20
     assert 2 * size < MALLOC_MMAP_THRESHOLD_BYTES
-    mapped = {}
-    for setting in ("keep", "default"):
-        out = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(size), setting],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        mapped[setting] = [int(x) for x in out.stdout.split()]
+    mapped = {setting: _probe(size, setting) for setting in ("keep", "default")}
     assert mapped["keep"][0] >= size  # a new process: mapped afresh
     assert mapped["keep"][1] == 0  # kept: from the heap
     assert mapped["default"][1] >= 2 * size  # without the setting, mapped afresh again
+
+
+@pytest.mark.skipif(not _glibc(), reason="glibc's malloc only (mallopt, mallinfo2)")
+@pytest.mark.parametrize("name", ["MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES"])
+def test_a_users_own_malloc_setting_wins(name: str) -> None:
+    """With the user's 1 MiB mmap threshold, an 8 MiB temporary stays mapped afresh."""
+    value = {"MALLOC_MMAP_THRESHOLD_": "1048576"}.get(name, "glibc.malloc.mmap_threshold=1048576")
+    size = 4 * 2**20
+    assert _probe(size, "keep", {name: value})[1] >= 2 * size
+
+
+def _probe(size: int, setting: str, env: dict[str, str] | None = None) -> list[int]:
+    """Bytes mapped afresh for a `size` temporary, then for one of twice the size after
+    `keep_freed_memory` (setting "keep") or not, in a new process with only `env`'s malloc
+    settings."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(_MALLOC_SETTINGS)}
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(size), setting],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=clean | (env or {}),
+    )
+    return [int(x) for x in out.stdout.split()]
+
+
+_MALLOC_SETTINGS = ("MALLOC_", "GLIBC_TUNABLES")
 
 
 class _MallInfo2(ctypes.Structure):
