@@ -169,11 +169,11 @@ def run_in_memory(
     state = kernel.init(params)
     while True:
         if shard_bounds is None:
-            merged = kernel.merge(_partials(kernel, data, state, 0, chunk_records))
+            merged = kernel.merge(chunk_partials(kernel, data, state, 0, chunk_records))
         else:
             merged = kernel.merge(
                 [
-                    kernel.merge(_partials(kernel, data[lo:hi], state, lo, chunk_records))
+                    kernel.merge(chunk_partials(kernel, data[lo:hi], state, lo, chunk_records))
                     for lo, hi in itertools.pairwise(shard_bounds)
                 ]
             )
@@ -182,9 +182,11 @@ def run_in_memory(
             return kernel.finish(state)
 
 
-def _partials(
+def chunk_partials(
     kernel: Kernel, shard: np.ndarray, state: Any, first: int, chunk_records: int
 ) -> list[Any]:
+    """The device part over `shard` (its first record is record `first`) chunk by chunk, as
+    an engine streams it: every chunk's partial, or one folded partial if the kernel folds."""
     if kernel.folds:
         partial = None
         for i in range(0, max(len(shard), 1), chunk_records):

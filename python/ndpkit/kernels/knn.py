@@ -232,6 +232,7 @@ class Knn(Kernel):
         self.features = features
         self.k = k
         self.device_topk = device_topk
+        self.folds = device_topk  # the top-k split streams its shard with one top-k (`fold`)
         self.record_shape = (features,)
         self.name = f"knn{features}" + ("-topk" if device_topk else "")
         where = "device keeps its k best" if device_topk else "device sends distances"
@@ -262,11 +263,6 @@ class Knn(Kernel):
         dists = distances_sq(chunk, state["query"])
         refuse_non_finite(self.name, dists, chunk, state["query"], offset)
         return [Segment(offset, dists)]
-
-    @property
-    def folds(self) -> bool:  # type: ignore[override]
-        """The top-k split streams its shard with one top-k (`fold`)."""
-        return self.device_topk
 
     def fold(self, partial: Any, chunk: np.ndarray, state: Any, offset: int) -> Any:
         """The top-k split: the chunk's points merged into the engine's top-k so far, so a

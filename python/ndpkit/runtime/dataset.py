@@ -1451,11 +1451,12 @@ def crop_loss(src: str | Path, app: str | Kernel) -> CropLoss:
     kernel = resolve_kernel(app)
     files = sorted(p for p in Path(src).iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES)
     mode = _image_mode(kernel, Path(src))
-    tile_height, tile_width = kernel.record_shape[:2]
+    record_pixels = math.prod(kernel.record_shape[:2])
     cropped, empty, dropped, pixels = [], [], 0, 0
     for path in files:
-        height, width = _image_shape(path, mode)[:2]
-        kept = (height - height % tile_height) * (width - width % tile_width)
+        shape = _image_shape(path, mode)
+        height, width = shape[:2]
+        kept = _tile_count(path, shape, kernel, crop=True) * record_pixels
         pixels, dropped = pixels + height * width, dropped + height * width - kept
         if kept < height * width:
             cropped.append(path.name)

@@ -42,7 +42,7 @@ from ndpkit.errors import SpecError
 from ndpkit.files import write_atomic
 from ndpkit.hw import Host
 from ndpkit.hw.engine import Engine, EngineKind
-from ndpkit.kernels.base import Kernel
+from ndpkit.kernels.base import Kernel, chunk_partials
 from ndpkit.profile import Profile
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
 
@@ -435,14 +435,8 @@ def _one_run(
     while not done:
         run.passes += 1
         with meter.part(run.device):
-            if kernel.folds:  # as the runtime streams a shard: one partial, chunk after chunk
-                merged = _folded(kernel, data, state, chunk, len(data))
-                partials = [merged]
-            else:
-                partials = [
-                    kernel.device(data[i : i + chunk], state, i) for i in range(0, len(data), chunk)
-                ]
-                merged = kernel.merge(partials)
+            partials = chunk_partials(kernel, data, state, 0, chunk)
+            merged = kernel.merge(partials)
         run.output_bytes += sum(kernel.output_bytes(p) for p in partials)
         if run.passes == 1:
             _device_outputs(kernel, run, data, state, chunk, partials, merged)
@@ -450,14 +444,6 @@ def _one_run(
             state, done = kernel.host(merged, state)
         on_pass(run.passes)
     return run
-
-
-def _folded(kernel: Kernel, data: np.ndarray, state: Any, chunk: int, stop: int) -> Any:
-    """`Kernel.fold` over the chunks of data[:stop] (at least one, as a shard has)."""
-    partial = None
-    for i in range(0, max(stop, 1), chunk):
-        partial = kernel.fold(partial, data[i : min(i + chunk, stop)], state, i)
-    return partial
 
 
 def _device_outputs(
@@ -475,10 +461,10 @@ def _device_outputs(
     half = -(-len(data) // chunk) // 2
     if half >= 1:
         run.part_input_bytes = half * chunk * int(data[:1].nbytes)
+        # A folded partial covers every chunk: fold the first half again.
         if kernel.folds:
-            first = _folded(kernel, data, state, chunk, half * chunk)
-        else:
-            first = kernel.merge(partials[:half])
+            partials = chunk_partials(kernel, data[: half * chunk], state, 0, chunk)
+        first = kernel.merge(partials[:half])
         run.part_output_bytes = kernel.output_bytes(first)
 
 
