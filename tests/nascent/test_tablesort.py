@@ -29,6 +29,7 @@ from ndpkit.nascent.tablesort import (
     plan_sort,
     sort_frame,
     sort_parquet,
+    write_sorted,
 )
 
 ROWS = 3_000
@@ -143,6 +144,70 @@ def test_whole_rows_are_carried_unchanged(table_file: Path, tmp_path: Path) -> N
     # Every row, all columns, is the original row its rid names.
     back = original[result["rid"].to_numpy()]
     assert result.equals(back, null_equal=True)
+
+
+def test_output_keeps_the_input_arrow_schema(table_file: Path, tmp_path: Path) -> None:
+    """Polars reads strings as large_string and every column as nullable; the output is
+    cast back to what the input declared, merged or in partitions."""
+    declared = pa.schema(
+        [
+            pa.field("k", pa.int32(), nullable=False),
+            pa.field("s", pa.string(), nullable=False),
+            pa.field("b", pa.binary()),
+            pa.field("t", pa.timestamp("s")),
+            pa.field("n", pa.float64()),
+        ]
+    )
+    table = pa.table(
+        {
+            "k": [3, 1, 2, 1],
+            "s": ["c", "a", "b", "a2"],
+            "b": [b"x", None, b"z", b"w"],
+            "t": [0, 10, None, 5],
+            "n": [1.0, None, 2.0, 0.5],
+        },
+        schema=declared.with_metadata({b"pandas": b"{}"}),
+    )
+    src = tmp_path / "declared.parquet"
+    pq.write_table(table, src)
+    out = tmp_path / "o.parquet"
+    sort_parquet(src, out, "k", devices=2)
+    # What the file declares (Parquet keeps timestamps in ms at the coarsest).
+    want = pq.read_schema(src).remove_metadata()
+    assert want.field("s").type == pa.string() and not want.field("k").nullable
+    assert pq.read_schema(out).remove_metadata() == want
+    assert pq.read_table(out).column("s").to_pylist() == ["a", "a2", "b", "c"]
+    sort_parquet(src, tmp_path / "parts", "s", devices=2, merge=False)
+    for part in sorted((tmp_path / "parts").rglob("*.parquet")):
+        assert pq.read_schema(part).remove_metadata() == want
+    # The fixture's every key type (decimals, dates, booleans, binary…) comes back too.
+    sort_parquet(table_file, tmp_path / "all.parquet", "price", devices=3)
+    want = pq.read_schema(table_file).remove_metadata()
+    assert pq.read_schema(tmp_path / "all.parquet").remove_metadata() == want
+
+
+def test_files_with_differing_schemas_give_polars_types(tmp_path: Path) -> None:
+    """Shards that declare different nullability still concatenate (Polars reads both as
+    nullable); no one schema is theirs, so the output has the types Polars read."""
+    strict = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("s", pa.string())])
+    for d, schema in enumerate((strict, strict.set(0, pa.field("k", pa.int64())))):
+        shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
+        shard.parent.mkdir(parents=True)
+        pq.write_table(pa.table({"k": [2 - d, 5 + d], "s": ["x", "y"]}, schema=schema), shard)
+    sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k")
+    got = pq.read_table(tmp_path / "o.parquet")
+    assert got.column("k").to_pylist() == [1, 2, 5, 6]
+    assert got.schema.field("s").type == pa.large_string()
+    assert got.schema.field("k").nullable
+
+
+def test_a_schema_that_does_not_cast_leaves_polars_types(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"k": [1, 2], "s": ["x", "y"]})
+    unrelated = pa.schema([pa.field("k", pa.int64()), pa.field("s", pa.int8())])
+    write_sorted([frame], tmp_path / "o.parquet", schema=unrelated)
+    got = pq.read_table(tmp_path / "o.parquet")
+    assert got.schema.field("s").type == pa.large_string()
+    assert got.column("s").to_pylist() == ["x", "y"]
 
 
 def test_unmerged_partitions_are_each_sorted(table_file: Path, tmp_path: Path) -> None:
@@ -320,11 +385,11 @@ def test_a_failed_write_leaves_the_old_output(
     out = tmp_path / "o.parquet"
     out.write_bytes(b"previous result")
 
-    def broken(self: pl.DataFrame, path: Path, **kwargs: object) -> None:
-        Path(path).write_bytes(b"half")
+    def broken(table: pa.Table, where: Path, **kwargs: object) -> None:
+        Path(where).write_bytes(b"half")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pl.DataFrame, "write_parquet", broken)
+    monkeypatch.setattr(pq, "write_table", broken)
     with pytest.raises(SpecError, match="No space left"):
         sort_parquet(table_file, out, "i8")
     assert out.read_bytes() == b"previous result"

@@ -41,6 +41,8 @@ from typing import Any, Literal
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from ndpkit.errors import ModelError, SpecError
@@ -520,18 +522,67 @@ ROW_GROUP_ROWS = 122_880
 """Rows per Parquet row group: DuckDB's default, so both tools' files have the same layout."""
 
 
+def input_schema(path: Path) -> pa.Schema | None:
+    """The Arrow schema the output keeps: the input files' own, when they all have the same
+    one (else None, and the output has the types Polars read). Polars reads every string as
+    `large_string` and makes every column nullable; casting back gives a reader of the
+    output the schema it gave, `string` and non-null columns included. Table-level metadata
+    (pandas' index, for one) is dropped: it describes the input's rows, not the sorted ones."""
+    try:
+        schemas = [pq.read_schema(file) for file in parquet_inputs(path)]
+    except (pa.ArrowException, OSError) as exc:
+        raise SpecError(
+            f"not a readable Parquet file: {_first_line(exc)}", source=str(path)
+        ) from exc
+    first = schemas[0].remove_metadata()
+    if any(not s.remove_metadata().equals(first) for s in schemas[1:]):
+        return None
+    return first
+
+
 def write_sorted(
-    outputs: Sequence[pl.DataFrame], out: Path, *, compression: str = "snappy"
+    outputs: Sequence[pl.DataFrame],
+    out: Path,
+    *,
+    compression: str = "snappy",
+    schema: pa.Schema | None = None,
 ) -> None:
     """Write one sorted table to the file `out`, or several device partitions under the
-    directory `out` (device-NN/part-0000.parquet); whole or not at all."""
+    directory `out` (device-NN/part-0000.parquet); whole or not at all. With a `schema`,
+    each table is cast back to it (see `input_schema`)."""
     with replacing(out) as tmp:
         if len(outputs) == 1:
-            outputs[0].write_parquet(tmp, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
+            _write_frame(outputs[0], tmp, compression, schema)
             return
         for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
-            frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
+            _write_frame(frame, path, compression, schema)
+
+
+_ARROW_CODECS = {"uncompressed": "none"}
+"""Polars' codec names that pyarrow spells otherwise."""
+
+
+def _write_frame(
+    frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None
+) -> None:
+    """One Parquet file in row groups of ROW_GROUP_ROWS, in `schema`'s types where every
+    column casts back to them; a type that does not (none that Polars reads, so far) leaves
+    the whole table in Polars' types rather than failing a sort that is done."""
+    table = frame.to_arrow()
+    if schema is not None and table.schema.names == schema.names:
+        try:
+            # Slice by slice: a whole column cast from large_string could overflow string's
+            # 32-bit offsets (2 GiB per chunk), a row group's never does in practice.
+            groups = [
+                table.slice(start, ROW_GROUP_ROWS).cast(schema)
+                for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
+            ]
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            groups = [table]
+        table = pa.concat_tables(groups)
+    codec = _ARROW_CODECS.get(compression, compression)
+    pq.write_table(table, path, compression=codec, row_group_size=ROW_GROUP_ROWS)
 
 
 def sort_parquet(
@@ -566,7 +617,7 @@ def sort_parquet(
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
     with _stage(seconds, "write", progress):
-        write_sorted(outputs, out, compression=compression)
+        write_sorted(outputs, out, compression=compression, schema=input_schema(source))
     stages = {**seconds, **report.seconds}
     # Every stage, 0.0 when skipped, so the JSON report's keys do not change from run to run.
     report.seconds = {k: stages.get(k, 0.0) for k in _STAGES}
