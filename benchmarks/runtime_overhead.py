@@ -14,9 +14,11 @@ threads the workers share. The array is either
 
 The executor reads the shards from the page cache (warmed first) with `--workers` processes.
 The issue's target: executor time within 10% of the baseline (ratio ≤ 1.10). Reported: best
-of `--repeat` runs, with new worker processes for every run ("new workers": a fresh
-LocalExecutor; the fork server is already up) and with workers kept from an earlier run
-("kept": `with LocalExecutor(...) as ex`), each as a ratio to both baselines.
+of `--repeat` interleaved rounds (each round runs all four once, so that a machine whose
+speed drifts over minutes meets every run alike), with new worker processes for every run
+("new workers": a fresh LocalExecutor; the fork server is already up) and with workers kept
+from an earlier run ("kept": `with LocalExecutor(...) as ex`), each as a ratio to both
+baselines.
 
 Kernels: `lc` (a score per point, α = 8) and `moments` (defined here: per-column sum and sum
 of squares, a pure reduction) by default; `--kernel NAME` runs any of ndpkit's apps (the image
@@ -75,55 +77,56 @@ class Moments(Kernel):
         np.testing.assert_allclose(result, expected, rtol=1e-4)
 
 
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    return timing.best_of(fn, repeat, warm_up=False)
-
-
-def in_memory(
-    kernel: Kernel, ds: Dataset, params: dict[str, Any], repeat: int
-) -> tuple[Any, float]:
-    """The whole array in memory, the kernel called once on all of it."""
-    data = ds.read_all()
-    expected = run_in_memory(kernel, data, params, len(data))
-    return expected, best_of(lambda: run_in_memory(kernel, data, params, len(data)), repeat)
-
-
-def mapped(kernel: Kernel, ds: Dataset, params: dict[str, Any], repeat: int) -> float:
-    """The whole array as one memory-mapped .npy in the page cache, mapped anew every run;
-    the file is gone afterwards (it would double the page cache the other runs need). It is
-    written the way the shards are (`write_npy`), so the page cache holds it alike (page
-    cache folios follow the writes; a file written through a mapping reads faster)."""
+def whole_file(ds: Dataset) -> Path:
+    """The whole array as one .npy in the page cache (for the "mapped" run), written the way
+    the shards are (`write_npy`), so the page cache holds it alike (page cache folios follow
+    the writes; a file written through a mapping reads faster). The caller deletes it."""
     path = ds.path.parent / f"{ds.path.name}-whole.npy"
     write_npy(path, ds.dtype, (ds.records, *ds.record_shape), (c for _, c in ds.chunks()))
-
-    def run() -> object:
-        data = np.load(path, mmap_mode="r").view(np.ndarray)
-        return run_in_memory(kernel, data, params, len(data))
-
-    try:
-        run()  # warms the page cache
-        return best_of(run, repeat)
-    finally:
-        path.unlink()
+    return path
 
 
 def measure(kernel: Kernel, ds: Dataset, args: argparse.Namespace) -> dict[str, float]:
+    """The best of `--repeat` interleaved rounds of the four runs (see the module docs),
+    each warmed once first: a run of the page cache, a worker pool, a first touch."""
     params = kernel.params(0)
-    mapped_s = mapped(kernel, ds, params, args.repeat)
-    expected, one = in_memory(kernel, ds, params, args.repeat)
+    data = ds.read_all()
+    path = whole_file(ds)
+    try:
 
-    def cold() -> object:
-        return LocalExecutor(args.workers).run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
+        def one() -> object:
+            return run_in_memory(kernel, data, params, len(data))
 
-    cold()  # warms the page cache
-    cold_s = best_of(cold, args.repeat)
-    with LocalExecutor(args.workers) as ex:
-        out = ex.run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
-        warm_s = best_of(
-            lambda: ex.run(kernel, ds, params, chunk_bytes=args.chunk_bytes), args.repeat
-        )
-    _assert_same(out.result, expected)  # the same answer both ways
-    return {"one": one, "mapped": mapped_s, "cold": cold_s, "warm": warm_s, "alpha": out.alpha}
+        def mapped() -> object:
+            whole = np.load(path, mmap_mode="r").view(np.ndarray)  # mapped anew every run
+            return run_in_memory(kernel, whole, params, len(whole))
+
+        def cold() -> object:
+            pool = LocalExecutor(args.workers)
+            return pool.run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
+
+        with LocalExecutor(args.workers) as ex:
+
+            def warm() -> object:
+                return ex.run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
+
+            runs: dict[str, Callable[[], object]] = {
+                "one": one,
+                "mapped": mapped,
+                "cold": cold,
+                "warm": warm,
+            }
+            expected = one()
+            for fn in (mapped, cold):
+                fn()
+            out = ex.run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
+            _assert_same(out.result, expected)  # the same answer both ways
+            alpha = out.alpha
+            del out  # else the next run finds the arena still lent and makes a new one
+            best = timing.best_interleaved(runs, args.repeat)
+    finally:
+        path.unlink()
+    return {**best, "alpha": alpha}
 
 
 def _assert_same(got: Any, want: Any) -> None:

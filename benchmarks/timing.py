@@ -20,6 +20,19 @@ def best_of(fn: Callable[[], object], repeat: int, *, warm_up: bool = True) -> f
     return min(times)
 
 
+def best_interleaved(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Best wall time of each run over `rounds` rounds, every round running each once in
+    turn: on these VMs the speed drifts over minutes (other guests, turbo), and runs done
+    one after another would each meet a different machine."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(t) for name, t in times.items()}
+
+
 def huge_page_settings() -> str:
     """This machine's transparent huge page settings for anonymous and shared memory (the
     arrays of a one-process run, and the executor's rows arena), e.g. "madvise / advise"."""
