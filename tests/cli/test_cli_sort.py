@@ -33,6 +33,14 @@ def test_sort_writes_what_duckdb_orders(ndpkit, table: Path, tmp_path: Path) -> 
     assert pq.read_table(out).column("rid").to_pylist() == [r[0] for r in expected]
 
 
+def test_keep_schema_writes_the_input_types(ndpkit, table: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.parquet"
+    result = ndpkit("sort", str(table), "--by", "rid", "--keep-schema", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert pq.read_schema(out).field("mode").type == pa.string()
+    assert pq.read_table(out).equals(pq.read_table(table))  # already in rid order
+
+
 def test_sort_json_reports_stages_and_devices(ndpkit, table: Path, tmp_path: Path) -> None:
     out = tmp_path / "parts"
     result = ndpkit(

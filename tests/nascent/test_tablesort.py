@@ -147,8 +147,9 @@ def test_whole_rows_are_carried_unchanged(table_file: Path, tmp_path: Path) -> N
 
 
 def test_output_keeps_the_input_arrow_schema(table_file: Path, tmp_path: Path) -> None:
-    """Polars reads strings as large_string and every column as nullable; the output is
-    cast back to what the input declared, merged or in partitions."""
+    """Polars reads strings as large_string and every column as nullable; with keep_schema
+    the output is cast back to what the input declared, merged or in partitions. Without,
+    it has Polars' types."""
     declared = pa.schema(
         [
             pa.field("k", pa.int32(), nullable=False),
@@ -172,16 +173,19 @@ def test_output_keeps_the_input_arrow_schema(table_file: Path, tmp_path: Path) -
     pq.write_table(table, src)
     out = tmp_path / "o.parquet"
     sort_parquet(src, out, "k", devices=2)
+    polars_types = pq.read_schema(out)
+    assert polars_types.field("s").type == pa.large_string() and polars_types.field("k").nullable
+    sort_parquet(src, out := tmp_path / "kept.parquet", "k", devices=2, keep_schema=True)
     # What the file declares (Parquet keeps timestamps in ms at the coarsest).
     want = pq.read_schema(src).remove_metadata()
     assert want.field("s").type == pa.string() and not want.field("k").nullable
     assert pq.read_schema(out).remove_metadata() == want
     assert pq.read_table(out).column("s").to_pylist() == ["a", "a2", "b", "c"]
-    sort_parquet(src, tmp_path / "parts", "s", devices=2, merge=False)
+    sort_parquet(src, tmp_path / "parts", "s", devices=2, merge=False, keep_schema=True)
     for part in sorted((tmp_path / "parts").rglob("*.parquet")):
         assert pq.read_schema(part).remove_metadata() == want
     # The fixture's every key type (decimals, dates, booleans, binary…) comes back too.
-    sort_parquet(table_file, tmp_path / "all.parquet", "price", devices=3)
+    sort_parquet(table_file, tmp_path / "all.parquet", "price", devices=3, keep_schema=True)
     want = pq.read_schema(table_file).remove_metadata()
     assert pq.read_schema(tmp_path / "all.parquet").remove_metadata() == want
 
@@ -194,7 +198,7 @@ def test_files_with_differing_schemas_give_polars_types(tmp_path: Path) -> None:
         shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
         shard.parent.mkdir(parents=True)
         pq.write_table(pa.table({"k": [2 - d, 5 + d], "s": ["x", "y"]}, schema=schema), shard)
-    sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k")
+    sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k", keep_schema=True)
     got = pq.read_table(tmp_path / "o.parquet")
     assert got.column("k").to_pylist() == [1, 2, 5, 6]
     assert got.schema.field("s").type == pa.large_string()
@@ -379,19 +383,23 @@ def test_partitions_replace_a_previous_run(table_file: Path, tmp_path: Path) -> 
     assert sorted(p.parent.name for p in out.rglob("*.parquet")) == ["device-00", "device-01"]
 
 
+@pytest.mark.parametrize("keep_schema", [False, True], ids=["polars", "pyarrow"])
 def test_a_failed_write_leaves_the_old_output(
-    table_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    table_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_schema: bool
 ) -> None:
     out = tmp_path / "o.parquet"
     out.write_bytes(b"previous result")
 
-    def broken(table: pa.Table, where: Path, **kwargs: object) -> None:
+    def broken(_: object, where: Path, **kwargs: object) -> None:
         Path(where).write_bytes(b"half")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pq, "write_table", broken)
+    if keep_schema:
+        monkeypatch.setattr(pq, "write_table", broken)
+    else:
+        monkeypatch.setattr(pl.DataFrame, "write_parquet", broken)
     with pytest.raises(SpecError, match="No space left"):
-        sort_parquet(table_file, out, "i8")
+        sort_parquet(table_file, out, "i8", keep_schema=keep_schema)
     assert out.read_bytes() == b"previous result"
     assert [p.name for p in tmp_path.iterdir()] == ["o.parquet"]
 

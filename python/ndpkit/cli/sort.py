@@ -59,6 +59,14 @@ def sort_cmd(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing file or partitions at --out.")
     ] = False,
+    keep_schema: Annotated[
+        bool,
+        typer.Option(
+            "--keep-schema",
+            help="Write the input's Arrow schema (string, non-null columns) instead of "
+            "Polars' (large_string, all nullable); the write is single-threaded, slower.",
+        ),
+    ] = False,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Sort a table by one column: Parquet in, Parquet out, row for row what DuckDB's
@@ -89,6 +97,7 @@ def sort_cmd(
             merge=merge,
             engine=engine,
             compression=compression,
+            keep_schema=keep_schema,
             progress=None if quiet else lambda stage: console.print(f"[dim]{stage}…[/]"),
         )
     emit(_tables(report, out), fmt, {**report.as_dict(), "out": str(out)})

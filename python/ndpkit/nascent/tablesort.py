@@ -27,6 +27,7 @@ DuckDB's `ORDER BY key, <row position>`; nulls go last as DuckDB places them by 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -548,8 +549,9 @@ def write_sorted(
     schema: pa.Schema | None = None,
 ) -> None:
     """Write one sorted table to the file `out`, or several device partitions under the
-    directory `out` (device-NN/part-0000.parquet); whole or not at all. With a `schema`,
-    each table is cast back to it (see `input_schema`)."""
+    directory `out` (device-NN/part-0000.parquet); whole or not at all. Polars writes them
+    in its own types; with a `schema`, pyarrow writes them cast back to it (see
+    `input_schema`)."""
     with replacing(out) as tmp:
         if len(outputs) == 1:
             _write_frame(outputs[0], tmp, compression, schema)
@@ -566,21 +568,26 @@ _ARROW_CODECS = {"uncompressed": "none"}
 def _write_frame(
     frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None
 ) -> None:
-    """One Parquet file in row groups of ROW_GROUP_ROWS, in `schema`'s types where every
-    column casts back to them; a type that does not (none that Polars reads, so far) leaves
-    the whole table in Polars' types rather than failing a sort that is done."""
+    """One Parquet file in row groups of ROW_GROUP_ROWS. Without a schema Polars writes it
+    (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5). With
+    one, pyarrow writes it in `schema`'s types where every column casts back to them; a type
+    that does not (none that Polars reads, so far) leaves the whole table in Polars' types
+    rather than failing a sort that is done."""
+    if schema is None:
+        frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
+        return
     table = frame.to_arrow()
-    if schema is not None and table.schema.names == schema.names:
-        try:
+    uncastable = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
+    if table.schema.names == schema.names:
+        with contextlib.suppress(*uncastable):
             # Slice by slice: a whole column cast from large_string could overflow string's
             # 32-bit offsets (2 GiB per chunk), a row group's never does in practice.
-            groups = [
-                table.slice(start, ROW_GROUP_ROWS).cast(schema)
-                for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
-            ]
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            groups = [table]
-        table = pa.concat_tables(groups)
+            table = pa.concat_tables(
+                [
+                    table.slice(start, ROW_GROUP_ROWS).cast(schema)
+                    for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
+                ]
+            )
     codec = _ARROW_CODECS.get(compression, compression)
     pq.write_table(table, path, compression=codec, row_group_size=ROW_GROUP_ROWS)
 
@@ -595,10 +602,12 @@ def sort_parquet(
     merge: bool = True,
     engine: str = "host",
     compression: str = "snappy",
+    keep_schema: bool = False,
     progress: Progress | None = None,
 ) -> SortReport:
     """`ndpkit sort`: read Parquet, sort by `by`, write Parquet; the report's `seconds`
-    include the read and the write."""
+    include the read and the write. With `keep_schema` the output has the input's Arrow
+    schema (see `input_schema`), at the cost of a single-threaded write."""
     check_output(out, partitions=devices > 1 and not merge)
     seconds: dict[str, float] = {}
     with _stage(seconds, "read", progress):
@@ -617,7 +626,8 @@ def sort_parquet(
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
     with _stage(seconds, "write", progress):
-        write_sorted(outputs, out, compression=compression, schema=input_schema(source))
+        schema = input_schema(source) if keep_schema else None
+        write_sorted(outputs, out, compression=compression, schema=schema)
     stages = {**seconds, **report.seconds}
     # Every stage, 0.0 when skipped, so the JSON report's keys do not change from run to run.
     report.seconds = {k: stages.get(k, 0.0) for k in _STAGES}
