@@ -669,3 +669,27 @@ def test_a_data_set_larger_than_the_free_space_is_refused_before_writing(
         dataset_module.shutil, "disk_usage", lambda path: usage._replace(free=10_000)
     )
     assert _make(tmp_path).total_bytes == 10_000
+
+
+def test_npy_shards_put_their_records_on_a_page(tmp_path: Path) -> None:
+    """Records begin NPY_DATA_ALIGN bytes in, and numpy reads the padded header."""
+    ds = _make(tmp_path)
+    path = ds.shard_path(ds.shards[0])
+    mapped = np.load(path, mmap_mode="r")
+    assert mapped.offset == dataset_module.NPY_DATA_ALIGN == 4096
+    assert path.stat().st_size == 4096 + ds.shards[0].records * ds.record_bytes
+    np.testing.assert_array_equal(np.load(path), ds.read_all()[: ds.shards[0].records])
+
+
+def test_a_damaged_npy_header_is_named_briefly(tmp_path: Path) -> None:
+    ds = _make(tmp_path)
+    shard = ds.shards[1]
+    path = ds.shard_path(shard)
+    raw = bytearray(path.read_bytes())
+    raw[200] = ord("0")  # inside the header's padding: numpy can no longer parse it
+    path.write_bytes(raw)
+    chunks = dataset_module.shard_chunks(path, shard, ds.layout, 100)
+    with pytest.raises(ShardError, match=r"not a readable \.npy shard") as caught:
+        next(chunks)
+    assert caught.value.source == str(path)
+    assert len(str(caught.value)) < 300 + len(str(path))  # not 4 KiB of quoted padding

@@ -313,7 +313,7 @@ def test_bad_shard_names_it(
 def test_verify_catches_silent_corruption(fresh: Dataset) -> None:
     victim = fresh.shard_path(fresh.shards[3])
     raw = bytearray(victim.read_bytes())
-    raw[200] ^= 0x10
+    raw[-40] ^= 0x10  # a record's byte: the header is intact
     victim.write_bytes(raw)
     LocalExecutor(1).run(SumCount(), fresh, {})  # same size, valid header: unnoticed
     with pytest.raises(ShardError, match="CRC-32") as caught:

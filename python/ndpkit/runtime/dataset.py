@@ -597,7 +597,7 @@ def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
             shape, fortran, dtype = _read_npy_header(f)
             data_offset = f.tell()
     except Exception as exc:  # numpy raises many kinds on a damaged header
-        raise ShardError(path, f"not a readable .npy shard ({exc})") from None
+        raise ShardError(path, f"not a readable .npy shard ({_brief(exc)})") from None
     expected = (shard.records, *layout.record_shape)
     if dtype != layout.dtype or shape != expected:
         raise ShardError(
@@ -613,6 +613,13 @@ def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
             f"{shard.records} records it declares",
         )
     return data_offset
+
+
+def _brief(exc: Exception, limit: int = 200) -> str:
+    """An exception's message with its runs of blanks closed up and cut to `limit`
+    characters: numpy quotes a damaged header whole, 4 KiB of padding included."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _read_npy_header(f: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
@@ -924,16 +931,35 @@ def _write_dataset(
     return Dataset(path, manifest)
 
 
-def write_npy(
-    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], pieces: Iterable[np.ndarray]
-) -> tuple[int, str]:
-    """Write a .npy file from pieces of its rows without holding it whole; (bytes, CRC-32)."""
+NPY_DATA_ALIGN = 4096
+"""Where a written .npy shard's records begin: a page boundary, so that a mapped window
+puts them where an array numpy allocates puts its data (a page and 16 bytes in). The
+per-record kernels read records 128 bytes past a page 3-5% slower (LC, k-NN's top-k split;
+`benchmarks/alignment.py`), and that is where numpy's own 128-byte header left them."""
+
+
+def npy_header(dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:
+    """A version 1.0 .npy header for a C-order array, padded with spaces to NPY_DATA_ALIGN
+    bytes (numpy pads to 64; its reader takes any length the 16-bit field can hold)."""
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(
         header,
         {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape},
     )
-    head = header.getvalue()
+    numpy_head = header.getvalue()
+    text = numpy_head[10:].rstrip()  # magic (6) + version (2) + length (2), then the dict
+    if len(text) + 11 > NPY_DATA_ALIGN:  # a shape too long to fit: numpy's own padding
+        return numpy_head
+    length = NPY_DATA_ALIGN - 10
+    return numpy_head[:8] + length.to_bytes(2, "little") + text.ljust(length - 1) + b"\n"
+
+
+def write_npy(
+    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], pieces: Iterable[np.ndarray]
+) -> tuple[int, str]:
+    """Write a .npy file from pieces of its rows without holding it whole; (bytes, CRC-32).
+    Its records begin NPY_DATA_ALIGN bytes in (see `npy_header`)."""
+    head = npy_header(dtype, shape)
     crc = _crc32(head)
     expected = len(head) + math.prod(shape) * dtype.itemsize
     written = len(head)
