@@ -5,9 +5,12 @@
 The records are copied into one anonymous mapping (huge pages where the OS gives them) at
 each offset of `--offsets` bytes past a page boundary, and the device part runs over each
 copy in 8 MiB chunks, as a worker does (folding, for a kernel that folds). Every round runs
-every offset once; the best of `--rounds` is printed. A .npy shard's records begin 128 bytes
-into the file, so a mapped shard sits at offset 128: a kernel whose speed depends on the
-offset runs at a different speed through the runtime than over an array numpy allocated.
+every offset once; the best of `--rounds` is printed. numpy's .npy header put a shard's
+records 128 bytes into the file, so a mapped shard sat at offset 128 (ndpkit's shards now
+start them at 4096, on a page); numpy's own large arrays begin 16 bytes past a page. A
+kernel whose speed depends on the offset runs at a different speed through the runtime
+than over an array numpy allocated. Every copy is held at once: memory of `--size` times
+the number of offsets.
 """
 
 from __future__ import annotations
@@ -40,7 +43,11 @@ def main() -> None:
     parser.add_argument("--kernel", default="kmeans", help="app (default kmeans)")
     parser.add_argument("--size", default="64MiB")
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--offsets", default="0,64,128,512,1024,2048,3072")
+    parser.add_argument(
+        "--offsets",
+        default="0,64,128,512,1024,2048,3072",
+        help="comma-separated byte offsets past a page boundary",
+    )
     args = parser.parse_args()
     kernel = get_kernel(args.kernel)
     size_bytes = int(parse(args.size, Kind.SIZE))
@@ -48,6 +55,7 @@ def main() -> None:
     if any(o < 0 or o % kernel.dtype.itemsize for o in offsets):
         parser.error(f"offsets must be non-negative multiples of {kernel.dtype.itemsize}")
     records = kernel.generate(size_bytes, seed=0)
+    size_bytes = records.nbytes  # whole records
     state = kernel.init(kernel.params(0))
     chunk = max(1, CHUNK_BYTES // kernel.record_bytes)
 

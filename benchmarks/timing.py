@@ -22,13 +22,17 @@ def best_of(fn: Callable[[], object], repeat: int, *, warm_up: bool = True) -> f
 
 def best_interleaved(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
     """Best wall time of each run over `rounds` rounds, every round running each once in
-    turn: on these VMs the speed drifts over minutes (other guests, turbo), and runs done
-    one after another would each meet a different machine."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, fn in runs.items():
+    turn, starting one further along each round (so no run always follows the same one):
+    on these VMs the speed drifts over minutes (other guests, turbo), and runs done one
+    after another would each meet a different machine."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    names = list(runs)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             start = time.perf_counter()
-            fn()
+            runs[name]()
             times[name].append(time.perf_counter() - start)
     return {name: min(t) for name, t in times.items()}
 

@@ -175,7 +175,8 @@ def test_output_keeps_the_input_arrow_schema(table_file: Path, tmp_path: Path) -
     sort_parquet(src, out, "k", devices=2)
     polars_types = pq.read_schema(out)
     assert polars_types.field("s").type == pa.large_string() and polars_types.field("k").nullable
-    sort_parquet(src, out := tmp_path / "kept.parquet", "k", devices=2, keep_schema=True)
+    report = sort_parquet(src, out := tmp_path / "kept.parquet", "k", devices=2, keep_schema=True)
+    assert report.schema == "input" and report.schema_note is None
     # What the file declares (Parquet keeps timestamps in ms at the coarsest).
     want = pq.read_schema(src).remove_metadata()
     assert want.field("s").type == pa.string() and not want.field("k").nullable
@@ -198,17 +199,36 @@ def test_files_with_differing_schemas_give_polars_types(tmp_path: Path) -> None:
         shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
         shard.parent.mkdir(parents=True)
         pq.write_table(pa.table({"k": [2 - d, 5 + d], "s": ["x", "y"]}, schema=schema), shard)
-    sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k", keep_schema=True)
+    report = sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k", keep_schema=True)
+    assert report.schema == "polars"
+    assert report.schema_note is not None and "device-01" not in report.schema_note
+    assert "shard-0000.parquet differs" in report.schema_note
     got = pq.read_table(tmp_path / "o.parquet")
     assert got.column("k").to_pylist() == [1, 2, 5, 6]
     assert got.schema.field("s").type == pa.large_string()
     assert got.schema.field("k").nullable
 
 
+def test_a_directory_with_one_schema_keeps_it(table_file: Path, tmp_path: Path) -> None:
+    whole = pq.read_table(table_file)
+    for d, (start, stop) in enumerate(partition_bounds(ROWS, 3)):
+        shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
+        shard.parent.mkdir(parents=True)
+        pq.write_table(whole.slice(start, stop - start), shard)
+    report = sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "low_str", keep_schema=True)
+    assert report.schema == "input"
+    want = pq.read_schema(table_file).remove_metadata()
+    assert pq.read_schema(tmp_path / "o.parquet").remove_metadata() == want
+    assert pq.read_table(tmp_path / "o.parquet").column("rid").to_pylist() == duckdb_order(
+        table_file, "low_str", False
+    )
+
+
 def test_a_schema_that_does_not_cast_leaves_polars_types(tmp_path: Path) -> None:
     frame = pl.DataFrame({"k": [1, 2], "s": ["x", "y"]})
     unrelated = pa.schema([pa.field("k", pa.int64()), pa.field("s", pa.int8())])
-    write_sorted([frame], tmp_path / "o.parquet", schema=unrelated)
+    note = write_sorted([frame], tmp_path / "o.parquet", schema=unrelated)
+    assert note is not None and "does not cast back" in note
     got = pq.read_table(tmp_path / "o.parquet")
     assert got.schema.field("s").type == pa.large_string()
     assert got.column("s").to_pylist() == ["x", "y"]

@@ -100,6 +100,9 @@ def sort_cmd(
             keep_schema=keep_schema,
             progress=None if quiet else lambda stage: console.print(f"[dim]{stage}…[/]"),
         )
+        if keep_schema and report.schema_note is not None:
+            warning = f"warning: --keep-schema: the output has Polars' types: {report.schema_note}"
+            console.print(warning, style="yellow", markup=False, highlight=False)
     emit(_tables(report, out), fmt, {**report.as_dict(), "out": str(out)})
 
 
@@ -114,6 +117,10 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
         ("engine", report.engine),
         ("devices", f"{report.devices}, " + ("merged" if report.merged else "one file each")),
         ("gather", "skipped: already in order" if report.already_sorted else "done"),
+        (
+            "schema",
+            "the input's" if report.schema == "input" else "Polars' (large_string, nullable)",
+        ),
         ("out", str(out)),
     ]
     summary = Table(

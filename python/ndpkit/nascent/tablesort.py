@@ -27,7 +27,6 @@ DuckDB's `ORDER BY key, <row position>`; nulls go last as DuckDB places them by 
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import re
@@ -94,6 +93,10 @@ class SortReport:
     already_sorted: bool
     seconds: dict[str, float] = field(default_factory=dict)
     counts: list[dict[str, Any]] = field(default_factory=list)
+    schema: Literal["polars", "input"] = "polars"
+    """Whose Arrow types the output has: Polars' (large_string, all nullable) or the input's."""
+    schema_note: str | None = None
+    """Why the input's schema was asked for (`keep_schema`) and not kept."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +113,8 @@ class SortReport:
             "already_sorted": self.already_sorted,
             "seconds": dict(self.seconds),
             "kernel_counts": list(self.counts),
+            "schema": self.schema,
+            "schema_note": self.schema_note,
         }
 
 
@@ -523,22 +528,25 @@ ROW_GROUP_ROWS = 122_880
 """Rows per Parquet row group: DuckDB's default, so both tools' files have the same layout."""
 
 
-def input_schema(path: Path) -> pa.Schema | None:
+def input_schema(path: Path) -> pa.Schema | str:
     """The Arrow schema the output keeps: the input files' own, when they all have the same
-    one (else None, and the output has the types Polars read). Polars reads every string as
-    `large_string` and makes every column nullable; casting back gives a reader of the
-    output the schema it gave, `string` and non-null columns included. Table-level metadata
-    (pandas' index, for one) is dropped: it describes the input's rows, not the sorted ones."""
-    try:
-        schemas = [pq.read_schema(file) for file in parquet_inputs(path)]
-    except (pa.ArrowException, OSError) as exc:
-        raise SpecError(
-            f"not a readable Parquet file: {_first_line(exc)}", source=str(path)
-        ) from exc
-    first = schemas[0].remove_metadata()
-    if any(not s.remove_metadata().equals(first) for s in schemas[1:]):
-        return None
-    return first
+    one; else why not (the output then has the types Polars read). Polars reads every
+    string as `large_string` and makes every column nullable; casting back gives a reader of
+    the output the schema it gave, `string` and non-null columns included. Table-level
+    metadata (pandas' index, for one) is dropped: it describes the input's rows, not the
+    sorted ones."""
+    schemas = []
+    for file in parquet_inputs(path):
+        try:
+            schemas.append(pq.read_schema(file).remove_metadata())
+        except (pa.ArrowException, OSError) as exc:
+            raise SpecError(
+                f"not a readable Parquet file: {_first_line(exc)}", source=str(file)
+            ) from exc
+    for file, schema in zip(parquet_inputs(path), schemas, strict=True):
+        if not schema.equals(schemas[0]):
+            return f"the input files declare different schemas ({file.name} differs from the first)"
+    return schemas[0]
 
 
 def write_sorted(
@@ -547,18 +555,19 @@ def write_sorted(
     *,
     compression: str = "snappy",
     schema: pa.Schema | None = None,
-) -> None:
+) -> str | None:
     """Write one sorted table to the file `out`, or several device partitions under the
     directory `out` (device-NN/part-0000.parquet); whole or not at all. Polars writes them
     in its own types; with a `schema`, pyarrow writes them cast back to it (see
-    `input_schema`)."""
+    `input_schema`). Returns why a table was not cast back, if one was not."""
     with replacing(out) as tmp:
         if len(outputs) == 1:
-            _write_frame(outputs[0], tmp, compression, schema)
-            return
+            return _write_frame(outputs[0], tmp, compression, schema)
+        notes = []
         for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
-            _write_frame(frame, path, compression, schema)
+            notes.append(_write_frame(frame, path, compression, schema))
+    return next((note for note in notes if note is not None), None)
 
 
 _ARROW_CODECS = {"uncompressed": "none"}
@@ -567,19 +576,20 @@ _ARROW_CODECS = {"uncompressed": "none"}
 
 def _write_frame(
     frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None
-) -> None:
+) -> str | None:
     """One Parquet file in row groups of ROW_GROUP_ROWS. Without a schema Polars writes it
     (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5). With
-    one, pyarrow writes it in `schema`'s types where every column casts back to them; a type
-    that does not (none that Polars reads, so far) leaves the whole table in Polars' types
-    rather than failing a sort that is done."""
+    one, pyarrow writes it in `schema`'s types if every column casts back to them; if one
+    does not (none that Polars reads, so far), in Polars' types rather than failing a sort
+    that is done, and the reason is returned."""
     if schema is None:
         frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
-        return
-    table = frame.to_arrow()
-    uncastable = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
-    if table.schema.names == schema.names:
-        with contextlib.suppress(*uncastable):
+        return None
+    table, note = frame.to_arrow(), None
+    if table.schema.names != schema.names:
+        note = f"the columns {table.schema.names} are not the input's {schema.names}"
+    else:
+        try:
             # Slice by slice: a whole column cast from large_string could overflow string's
             # 32-bit offsets (2 GiB per chunk), a row group's never does in practice.
             table = pa.concat_tables(
@@ -588,8 +598,11 @@ def _write_frame(
                     for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
                 ]
             )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            note = f"a column does not cast back to the input's type ({_first_line(exc)})"
     codec = _ARROW_CODECS.get(compression, compression)
     pq.write_table(table, path, compression=codec, row_group_size=ROW_GROUP_ROWS)
+    return note
 
 
 def sort_parquet(
@@ -612,6 +625,7 @@ def sort_parquet(
     seconds: dict[str, float] = {}
     with _stage(seconds, "read", progress):
         table = read_parquet(source)
+        schema = input_schema(source) if keep_schema else None
     plan = plan_sort(
         table,
         by,
@@ -626,8 +640,12 @@ def sort_parquet(
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
     with _stage(seconds, "write", progress):
-        schema = input_schema(source) if keep_schema else None
-        write_sorted(outputs, out, compression=compression, schema=schema)
+        kept = schema if isinstance(schema, pa.Schema) else None
+        note = write_sorted(outputs, out, compression=compression, schema=kept)
+    if isinstance(schema, str):
+        note = schema
+    report.schema = "input" if kept is not None and note is None else "polars"
+    report.schema_note = note
     stages = {**seconds, **report.seconds}
     # Every stage, 0.0 when skipped, so the JSON report's keys do not change from run to run.
     report.seconds = {k: stages.get(k, 0.0) for k in _STAGES}

@@ -932,15 +932,21 @@ def _write_dataset(
 
 
 NPY_DATA_ALIGN = 4096
-"""Where a written .npy shard's records begin: a page boundary, so that a mapped window
-puts them where an array numpy allocates puts its data (a page and 16 bytes in). The
-per-record kernels read records 128 bytes past a page 3-5% slower (LC, k-NN's top-k split;
-`benchmarks/alignment.py`), and that is where numpy's own 128-byte header left them."""
+"""Where a written .npy shard's records begin: on a page, so a mapped window starts its
+records at a page boundary. LC and k-NN's top-k split read records 128 bytes past a page
+(where numpy's own 64-byte-padded header left them) 1-5% slower than on a page, or 16 bytes
+past one, where numpy's large arrays begin (`benchmarks/alignment.py`); binarisation, HE
+and K-Means do not care."""
+_NPY_HEADER_LIMIT = 10_000
+"""The longest header numpy (1.24 and later) reads without `max_header_size`."""
+assert NPY_DATA_ALIGN - 10 <= _NPY_HEADER_LIMIT
 
 
 def npy_header(dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:
     """A version 1.0 .npy header for a C-order array, padded with spaces to NPY_DATA_ALIGN
-    bytes (numpy pads to 64; its reader takes any length the 16-bit field can hold)."""
+    bytes (numpy pads to a multiple of 64 and reads headers up to _NPY_HEADER_LIMIT). A
+    header too long for that (a record dtype of hundreds of fields) keeps numpy's padding,
+    and its records are not on a page."""
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(
         header,
@@ -948,7 +954,7 @@ def npy_header(dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:
     )
     numpy_head = header.getvalue()
     text = numpy_head[10:].rstrip()  # magic (6) + version (2) + length (2), then the dict
-    if len(text) + 11 > NPY_DATA_ALIGN:  # a shape too long to fit: numpy's own padding
+    if len(text) + 11 > NPY_DATA_ALIGN:
         return numpy_head
     length = NPY_DATA_ALIGN - 10
     return numpy_head[:8] + length.to_bytes(2, "little") + text.ljust(length - 1) + b"\n"
@@ -958,7 +964,7 @@ def write_npy(
     path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], pieces: Iterable[np.ndarray]
 ) -> tuple[int, str]:
     """Write a .npy file from pieces of its rows without holding it whole; (bytes, CRC-32).
-    Its records begin NPY_DATA_ALIGN bytes in (see `npy_header`)."""
+    Its records begin NPY_DATA_ALIGN bytes in, on a page (see `npy_header`)."""
     head = npy_header(dtype, shape)
     crc = _crc32(head)
     expected = len(head) + math.prod(shape) * dtype.itemsize

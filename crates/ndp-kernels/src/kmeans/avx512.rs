@@ -112,10 +112,11 @@ unsafe fn pass<const D: usize>(
     };
     let mut steps = points.chunks_exact(STEP * D);
     for step in &mut steps {
-        // A few lines per step, not a burst of 32 lines every 64 points: the burst made a
-        // pass 10-35% slower at most alignments of the points (a 64 MiB pass took 9.4-11.7
-        // ms by where the points began within 2 KiB, .npy shards' 128-byte header among the
-        // slow ones), spread it takes 8.7 ms at every alignment (this machine).
+        // The step's own lines (D per step; for D = 1 the same line twice), not a burst of
+        // 4·D lines every 64 points: the burst made the pass's speed depend on where the
+        // points began within 2 KiB, slower at most offsets (128 bytes, numpy's .npy header,
+        // among them); spread, it is the same at every offset and as fast as the burst's
+        // best (benchmarks/README.md, "K-Means's prefetch").
         prefetch_ahead(step);
         let rows: [__m512d; STEP] = core::array::from_fn(|p| widen(&step[p * D..]));
         let features = transpose.apply_pd(&rows);
