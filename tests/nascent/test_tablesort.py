@@ -209,12 +209,18 @@ def test_files_with_differing_schemas_give_polars_types(tmp_path: Path) -> None:
     assert got.schema.field("k").nullable
 
 
-def test_a_directory_with_one_schema_keeps_it(table_file: Path, tmp_path: Path) -> None:
+def _shard_directory(table_file: Path, root: Path) -> Path:
+    """The fixture's table split over three device-NN/ directories, one shard each."""
     whole = pq.read_table(table_file)
     for d, (start, stop) in enumerate(partition_bounds(ROWS, 3)):
-        shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
+        shard = root / f"device-{d:02d}" / "shard-0000.parquet"
         shard.parent.mkdir(parents=True)
         pq.write_table(whole.slice(start, stop - start), shard)
+    return root
+
+
+def test_a_directory_with_one_schema_keeps_it(table_file: Path, tmp_path: Path) -> None:
+    _shard_directory(table_file, tmp_path / "set")
     report = sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "low_str", keep_schema=True)
     assert report.schema == "input"
     want = pq.read_schema(table_file).remove_metadata()
@@ -351,11 +357,7 @@ def test_empty_table(tmp_path: Path) -> None:
 
 
 def test_a_directory_of_shards_is_one_table(table_file: Path, tmp_path: Path) -> None:
-    whole = pq.read_table(table_file)
-    for d, (start, stop) in enumerate(partition_bounds(ROWS, 3)):
-        shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
-        shard.parent.mkdir(parents=True)
-        pq.write_table(whole.slice(start, stop - start), shard)
+    _shard_directory(table_file, tmp_path / "set")
     sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "price")
     got = pq.read_table(tmp_path / "o.parquet").column("rid").to_pylist()
     assert got == duckdb_order(table_file, "price", False)
