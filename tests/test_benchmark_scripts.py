@@ -1,0 +1,59 @@
+"""The benchmark scripts that take the runtime apart still run: each at a tiny size, checked
+for its rows (their figures are recorded in benchmarks/README.md, not asserted here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _run(script: str, *args: str, tmp_path: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_alignment_prints_every_offset(tmp_path: Path) -> None:
+    out = _run("alignment.py", "--kernel", "lc", "--size", "1MiB", "--rounds", "1",
+               "--offsets", "0,128", tmp_path=tmp_path)  # fmt: skip
+    assert "offset     0 B" in out and "offset   128 B" in out and "GB/s" in out
+
+
+def test_alignment_refuses_an_offset_inside_a_value(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "alignment.py"), "--offsets", "0,3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 2 and "multiples of 4" in done.stderr
+
+
+@pytest.mark.parametrize("kernel", ["lc", "kmeans"])
+def test_runtime_overhead_checks_and_reports(tmp_path: Path, kernel: str) -> None:
+    out = _run("runtime_overhead.py", "--kernel", kernel, "--size", "1MiB", "--workers", "1",
+               "--repeat", "1", "--dir", str(tmp_path), tmp_path=tmp_path)  # fmt: skip
+    row = next(line for line in out.splitlines() if line.startswith(kernel))
+    assert row.count("|") == 2 and "α =" in row
+    assert "interleaved rounds" in out
+
+
+def test_runtime_breakdown_prints_its_steps(tmp_path: Path) -> None:
+    out = _run("runtime_breakdown.py", "--kernel", "knn8-topk", "--size", "1MiB", "--rounds",
+               "1", "--dir", str(tmp_path), tmp_path=tmp_path)  # fmt: skip
+    for step in ("one process", "chunks, shards", "executor, kept workers", "keep_freed_memory"):
+        assert step in out
