@@ -34,3 +34,12 @@ class UnknownNameError(NdpkitError):
 
 class ModelError(NdpkitError):
     """A model was asked something its inputs cannot answer."""
+
+
+def brief(exc: BaseException, limit: int = 200) -> str:
+    """An underlying library's error, short enough to quote in ours: its first line, runs of
+    blanks closed up (numpy quotes a damaged .npy header whole, 4 KiB of padding included),
+    cut to `limit` characters; the exception's type if it has no message."""
+    lines = str(exc).strip().splitlines()
+    text = " ".join(lines[0].split()) if lines else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -39,10 +39,10 @@ def test_keep_schema_writes_the_input_types(ndpkit, table: Path, tmp_path: Path)
     assert result.returncode == 0, result.stderr
     assert pq.read_schema(out).field("mode").type == pa.string()
     assert pq.read_table(out).equals(pq.read_table(table))  # already in rid order
-    assert "the input's" in result.stdout and "warning" not in result.stderr
+    assert "the input's" in result.stdout
 
 
-def test_keep_schema_warns_when_it_cannot(ndpkit, tmp_path: Path) -> None:
+def test_keep_schema_refuses_files_that_differ(ndpkit, tmp_path: Path) -> None:
     for d, nullable in enumerate((False, True)):
         schema = pa.schema([pa.field("rid", pa.int64(), nullable=nullable)])
         shard = tmp_path / "set" / f"device-{d:02d}" / "part.parquet"
@@ -50,11 +50,10 @@ def test_keep_schema_warns_when_it_cannot(ndpkit, tmp_path: Path) -> None:
         pq.write_table(pa.table({"rid": [3 - d, d]}, schema=schema), shard)
     out = tmp_path / "out.parquet"
     args = ("sort", str(tmp_path / "set"), "--by", "rid", "--keep-schema", "--out", str(out))
-    result = ndpkit(*args, "--format", "json")
-    assert result.returncode == 0, result.stderr
-    assert "warning: --keep-schema" in result.stderr and "different schemas" in result.stderr
-    assert json.loads(result.stdout)["schema"] == "polars"
-    assert pq.read_table(out).column("rid").to_pylist() == [0, 1, 2, 3]
+    result = ndpkit(*args)
+    assert result.returncode == 2
+    assert "device-01" in result.stderr and "--keep-schema" in result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
 
 
 def test_sort_json_reports_stages_and_devices(ndpkit, table: Path, tmp_path: Path) -> None:

@@ -24,12 +24,12 @@ from ndpkit.nascent.tablesort import (
     GROUP_LIMIT,
     KeyGroups,
     in_key_order,
+    input_schema,
     key_groups,
     partition_bounds,
     plan_sort,
     sort_frame,
     sort_parquet,
-    write_sorted,
 )
 
 ROWS = 3_000
@@ -176,7 +176,7 @@ def test_output_keeps_the_input_arrow_schema(table_file: Path, tmp_path: Path) -
     polars_types = pq.read_schema(out)
     assert polars_types.field("s").type == pa.large_string() and polars_types.field("k").nullable
     report = sort_parquet(src, out := tmp_path / "kept.parquet", "k", devices=2, keep_schema=True)
-    assert report.schema == "input" and report.schema_note is None
+    assert report.schema == "input"
     # What the file declares (Parquet keeps timestamps in ms at the coarsest).
     want = pq.read_schema(src).remove_metadata()
     assert want.field("s").type == pa.string() and not want.field("k").nullable
@@ -191,19 +191,24 @@ def test_output_keeps_the_input_arrow_schema(table_file: Path, tmp_path: Path) -
     assert pq.read_schema(tmp_path / "all.parquet").remove_metadata() == want
 
 
-def test_files_with_differing_schemas_give_polars_types(tmp_path: Path) -> None:
+def test_files_with_differing_schemas_cannot_keep_one(tmp_path: Path) -> None:
     """Shards that declare different nullability still concatenate (Polars reads both as
-    nullable); no one schema is theirs, so the output has the types Polars read."""
+    nullable) and sort in Polars' types; no one schema is theirs, so --keep-schema is refused
+    before the sort, naming the file that differs, and nothing is written."""
     strict = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("s", pa.string())])
     for d, schema in enumerate((strict, strict.set(0, pa.field("k", pa.int64())))):
         shard = tmp_path / "set" / f"device-{d:02d}" / "shard-0000.parquet"
         shard.parent.mkdir(parents=True)
         pq.write_table(pa.table({"k": [2 - d, 5 + d], "s": ["x", "y"]}, schema=schema), shard)
-    report = sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k", keep_schema=True)
+    out = tmp_path / "o.parquet"
+    with pytest.raises(SpecError, match=r"other than shard-0000\.parquet's") as caught:
+        sort_parquet(tmp_path / "set", out, "k", keep_schema=True)
+    assert caught.value.source == str(tmp_path / "set" / "device-01" / "shard-0000.parquet")
+    assert caught.value.field == "--keep-schema"
+    assert not out.exists()
+    report = sort_parquet(tmp_path / "set", out, "k")
     assert report.schema == "polars"
-    assert report.schema_note is not None and "device-01" not in report.schema_note
-    assert "shard-0000.parquet differs" in report.schema_note
-    got = pq.read_table(tmp_path / "o.parquet")
+    got = pq.read_table(out)
     assert got.column("k").to_pylist() == [1, 2, 5, 6]
     assert got.schema.field("s").type == pa.large_string()
     assert got.schema.field("k").nullable
@@ -230,14 +235,16 @@ def test_a_directory_with_one_schema_keeps_it(table_file: Path, tmp_path: Path) 
     )
 
 
-def test_a_schema_that_does_not_cast_leaves_polars_types(tmp_path: Path) -> None:
-    frame = pl.DataFrame({"k": [1, 2], "s": ["x", "y"]})
-    unrelated = pa.schema([pa.field("k", pa.int64()), pa.field("s", pa.int8())])
-    note = write_sorted([frame], tmp_path / "o.parquet", schema=unrelated)
-    assert note is not None and "does not cast back" in note
-    got = pq.read_table(tmp_path / "o.parquet")
-    assert got.schema.field("s").type == pa.large_string()
-    assert got.column("s").to_pylist() == ["x", "y"]
+def test_a_type_that_does_not_cast_back_is_refused(tmp_path: Path) -> None:
+    """No type Polars reads fails to cast back (every Arrow type we tried came back), so the
+    check is shown on a frame that does not match its file's declared types."""
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"k": [1, 2], "s": pa.array([1, 2], pa.int8())}), src)
+    frame = pl.DataFrame({"k": [1, 2], "s": [[1], [2]]})  # s: a list, not int8
+    with pytest.raises(SpecError, match=r"column 's' is int8 in the input") as caught:
+        input_schema(src, frame)
+    assert caught.value.source == str(src) and caught.value.field == "--keep-schema"
+    assert input_schema(src, pl.read_parquet(src)) == pq.read_schema(src).remove_metadata()
 
 
 def test_unmerged_partitions_are_each_sorted(table_file: Path, tmp_path: Path) -> None:

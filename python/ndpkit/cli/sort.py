@@ -100,9 +100,6 @@ def sort_cmd(
             keep_schema=keep_schema,
             progress=None if quiet else lambda stage: console.print(f"[dim]{stage}…[/]"),
         )
-        if keep_schema and report.schema_note is not None:
-            warning = f"warning: --keep-schema: the output has Polars' types: {report.schema_note}"
-            console.print(warning, style="yellow", markup=False, highlight=False)
     emit(_tables(report, out), fmt, {**report.as_dict(), "out": str(out)})
 
 

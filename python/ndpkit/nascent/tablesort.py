@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, SpecError, brief
 from ndpkit.files import replacing
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
 from ndpkit.nascent.generic import generic_sort
@@ -95,8 +95,6 @@ class SortReport:
     counts: list[dict[str, Any]] = field(default_factory=list)
     schema: Literal["polars", "input"] = "polars"
     """Whose Arrow types the output has: Polars' (large_string, all nullable) or the input's."""
-    schema_note: str | None = None
-    """Why the input's schema was asked for (`keep_schema`) and not kept."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -114,7 +112,6 @@ class SortReport:
             "seconds": dict(self.seconds),
             "kernel_counts": list(self.counts),
             "schema": self.schema,
-            "schema_note": self.schema_note,
         }
 
 
@@ -468,19 +465,13 @@ def read_parquet(path: Path) -> pl.DataFrame:
         try:
             frames.append(pl.read_parquet(file))
         except (pl.exceptions.PolarsError, OSError) as exc:
-            raise SpecError(
-                f"not a readable Parquet file: {_first_line(exc)}", source=str(file)
-            ) from exc
+            raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
     if len(frames) == 1:
         return frames[0]
     try:
         return pl.concat(frames, how="vertical", rechunk=False)
     except pl.exceptions.PolarsError as exc:
-        raise SpecError(f"the files' schemas differ: {_first_line(exc)}", source=str(path)) from exc
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SpecError(f"the files' schemas differ: {brief(exc)}", source=str(path)) from exc
 
 
 def part_paths(out: Path, devices: int) -> Iterator[Path]:
@@ -528,24 +519,41 @@ ROW_GROUP_ROWS = 122_880
 """Rows per Parquet row group: DuckDB's default, so both tools' files have the same layout."""
 
 
-def input_schema(path: Path) -> pa.Schema | str:
-    """The Arrow schema the output keeps: the input files' own, when they all have the same
-    one; else why not (the output then has the types Polars read). Polars reads every
-    string as `large_string` and makes every column nullable; casting back gives a reader of
-    the output the schema it gave, `string` and non-null columns included. Table-level
-    metadata (pandas' index, for one) is dropped: it describes the input's rows, not the
-    sorted ones."""
+def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
+    """The Arrow schema that `--keep-schema` writes: the one every input file declares, which
+    `table` (the files as Polars read them) must cast back to. Polars reads every string as
+    `large_string` and makes every column nullable; casting back gives a reader of the
+    output the schema it gave, `string` and non-null columns included. Table-level metadata
+    (pandas' index, for one) is dropped: it describes the input's rows, not the sorted ones.
+    Checked before the sort, so a schema that cannot be kept is an error, not a sort spent:
+    files that declare different schemas, or a type that does not cast back from Polars'
+    (none of the types Polars reads, so far; the values came from that type, so only the
+    types can fail)."""
+    files = parquet_inputs(path)
     schemas = []
-    for file in parquet_inputs(path):
+    for file in files:
         try:
             schemas.append(pq.read_schema(file).remove_metadata())
         except (pa.ArrowException, OSError) as exc:
-            raise SpecError(
-                f"not a readable Parquet file: {_first_line(exc)}", source=str(file)
-            ) from exc
-    for file, schema in zip(parquet_inputs(path), schemas, strict=True):
+            raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
+    for file, schema in zip(files, schemas, strict=True):
         if not schema.equals(schemas[0]):
-            return f"the input files declare different schemas ({file.name} differs from the first)"
+            raise SpecError(
+                f"declares a schema other than {files[0].name}'s, so no one schema can be kept",
+                source=str(file),
+                field="--keep-schema",
+            )
+    read = table.head(0).to_arrow().schema
+    for name, wanted in zip(schemas[0].names, schemas[0].types, strict=True):
+        try:
+            pa.array([], read.field(name).type).cast(wanted)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise SpecError(
+                f"column {name!r} is {wanted} in the input, and Polars reads it as "
+                f"{read.field(name).type}, which does not cast back ({brief(exc)})",
+                source=str(files[0]),
+                field="--keep-schema",
+            ) from exc
     return schemas[0]
 
 
@@ -555,19 +563,18 @@ def write_sorted(
     *,
     compression: str = "snappy",
     schema: pa.Schema | None = None,
-) -> str | None:
+) -> None:
     """Write one sorted table to the file `out`, or several device partitions under the
     directory `out` (device-NN/part-0000.parquet); whole or not at all. Polars writes them
-    in its own types; with a `schema`, pyarrow writes them cast back to it (see
-    `input_schema`). Returns why a table was not cast back, if one was not."""
+    in its own types; with a `schema` (from `input_schema`), pyarrow writes them cast back
+    to it."""
     with replacing(out) as tmp:
         if len(outputs) == 1:
-            return _write_frame(outputs[0], tmp, compression, schema)
-        notes = []
+            _write_frame(outputs[0], tmp, compression, schema)
+            return
         for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
-            notes.append(_write_frame(frame, path, compression, schema))
-    return next((note for note in notes if note is not None), None)
+            _write_frame(frame, path, compression, schema)
 
 
 _ARROW_CODECS = {"uncompressed": "none"}
@@ -576,33 +583,24 @@ _ARROW_CODECS = {"uncompressed": "none"}
 
 def _write_frame(
     frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None
-) -> str | None:
+) -> None:
     """One Parquet file in row groups of ROW_GROUP_ROWS. Without a schema Polars writes it
-    (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5). With
-    one, pyarrow writes it in `schema`'s types if every column casts back to them; if one
-    does not (none that Polars reads, so far), in Polars' types rather than failing a sort
-    that is done, and the reason is returned."""
+    (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5); with
+    one, pyarrow writes it cast to that schema."""
     if schema is None:
         frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
-        return None
-    table, note = frame.to_arrow(), None
-    if table.schema.names != schema.names:
-        note = f"the columns {table.schema.names} are not the input's {schema.names}"
-    else:
-        try:
-            # Slice by slice: a whole column cast from large_string could overflow string's
-            # 32-bit offsets (2 GiB per chunk), a row group's never does in practice.
-            table = pa.concat_tables(
-                [
-                    table.slice(start, ROW_GROUP_ROWS).cast(schema)
-                    for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
-                ]
-            )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-            note = f"a column does not cast back to the input's type ({_first_line(exc)})"
+        return
+    table = frame.to_arrow()
+    # Slice by slice: a whole column cast from large_string could overflow string's 32-bit
+    # offsets (2 GiB per chunk), a row group's never does in practice.
+    table = pa.concat_tables(
+        [
+            table.slice(start, ROW_GROUP_ROWS).cast(schema)
+            for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
+        ]
+    )
     codec = _ARROW_CODECS.get(compression, compression)
     pq.write_table(table, path, compression=codec, row_group_size=ROW_GROUP_ROWS)
-    return note
 
 
 def sort_parquet(
@@ -625,7 +623,7 @@ def sort_parquet(
     seconds: dict[str, float] = {}
     with _stage(seconds, "read", progress):
         table = read_parquet(source)
-        schema = input_schema(source) if keep_schema else None
+        schema = input_schema(source, table) if keep_schema else None
     plan = plan_sort(
         table,
         by,
@@ -640,12 +638,8 @@ def sort_parquet(
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
     with _stage(seconds, "write", progress):
-        kept = schema if isinstance(schema, pa.Schema) else None
-        note = write_sorted(outputs, out, compression=compression, schema=kept)
-    if isinstance(schema, str):
-        note = schema
-    report.schema = "input" if kept is not None and note is None else "polars"
-    report.schema_note = note
+        write_sorted(outputs, out, compression=compression, schema=schema)
+    report.schema = "polars" if schema is None else "input"
     stages = {**seconds, **report.seconds}
     # Every stage, 0.0 when skipped, so the JSON report's keys do not change from run to run.
     report.seconds = {k: stages.get(k, 0.0) for k in _STAGES}

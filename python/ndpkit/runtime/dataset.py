@@ -67,7 +67,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.errors import NdpkitError, SpecError, brief
 from ndpkit.files import signals_held
 from ndpkit.hw.spec import spec_error
 from ndpkit.kernels import Kernel, get_kernel
@@ -597,7 +597,7 @@ def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
             shape, fortran, dtype = _read_npy_header(f)
             data_offset = f.tell()
     except Exception as exc:  # numpy raises many kinds on a damaged header
-        raise ShardError(path, f"not a readable .npy shard ({_brief(exc)})") from None
+        raise ShardError(path, f"not a readable .npy shard ({brief(exc)})") from None
     expected = (shard.records, *layout.record_shape)
     if dtype != layout.dtype or shape != expected:
         raise ShardError(
@@ -613,13 +613,6 @@ def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
             f"{shard.records} records it declares",
         )
     return data_offset
-
-
-def _brief(exc: Exception, limit: int = 200) -> str:
-    """An exception's message with its runs of blanks closed up and cut to `limit`
-    characters: numpy quotes a damaged header whole, 4 KiB of padding included."""
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _read_npy_header(f: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
