@@ -8,6 +8,7 @@ import typer
 
 from ndpkit import __version__
 from ndpkit.cli import data, platforms
+from ndpkit.cli.common import reflow_help
 from ndpkit.cli.evaluate import evaluate_cmd
 from ndpkit.cli.model import estimate_cmd, plan_cmd
 from ndpkit.cli.reproduce import reproduce_cmd
@@ -49,3 +50,6 @@ def _root(
     ] = False,
 ) -> None:
     """ndpkit: run, model and plan near-data processing (NDP)."""
+
+
+reflow_help(app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import sys
@@ -36,6 +37,40 @@ FormatOption = Annotated[
 PIPED_WIDTH = 400
 """Columns when stdout is not a terminal and COLUMNS is unset: a table printed to a pipe or a
 log keeps its natural width (up to this) instead of being split to fit Rich's default of 80."""
+
+
+def reflow_help(app: typer.Typer) -> typer.Typer:
+    """Join the lines of every command's help paragraphs, in `app` and its groups.
+
+    Typer's rich help keeps a docstring's line breaks and the terminal then wraps the lines
+    again, which breaks sentences in the middle. A line that starts a list item keeps its
+    break."""
+    infos: list[Any] = [*app.registered_commands]
+    if app.registered_callback is not None:  # a group that runs as a command too
+        infos.append(app.registered_callback)
+    for info in infos:
+        text = info.help if isinstance(info.help, str) else inspect.getdoc(info.callback)
+        if text:
+            info.help = reflow(text)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            reflow_help(group.typer_instance)
+    return app
+
+
+def reflow(text: str) -> str:
+    """`text` with each paragraph's lines joined by spaces, list items kept on their own."""
+    return "\n\n".join(_join_lines(p) for p in inspect.cleandoc(text).split("\n\n"))
+
+
+def _join_lines(paragraph: str) -> str:
+    lines: list[str] = []
+    for line in paragraph.splitlines():
+        if lines and not line.lstrip().startswith(("- ", "* ", "\b")):
+            lines[-1] = f"{lines[-1]} {line.strip()}"
+        else:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def stdout() -> Console:

@@ -148,10 +148,12 @@ def import_(
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Shard existing data: a .npy or a Parquet table is split contiguously (device d holds
-    the d-th block; a table keeps its format, one row per record); images are cut into
-    tiles of the app's record shape, row by row (height and width must be multiples of the
-    record's, or give --crop), and the tiles split like a .npy's records."""
+    """Shard an existing .npy, Parquet table or image files over devices.
+
+    A .npy or a Parquet table is split contiguously (device d holds the d-th block; a table
+    keeps its format, one row per record). Images are cut into tiles of the app's record
+    shape, row by row (height and width must be multiples of the record's, or give --crop),
+    and the tiles split like a .npy's records."""
     with user_errors():
         dataset = import_dataset(
             path,
@@ -224,8 +226,9 @@ def tpch(
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Generate TPC-H tables as Parquet (OUT/<table>.parquet) with tpchgen-cli; files appear
-    only when every table is complete."""
+    """Generate TPC-H tables as Parquet (OUT/<table>.parquet) with tpchgen-cli.
+
+    The files appear only when every table is complete."""
     with user_errors():
         check_scale_factor(sf, field="--sf")
         names = tpch_tables(
@@ -243,8 +246,9 @@ def tpcc(
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Generate the TPC-C ORDER-LINE table as Parquet (OUT/order_line.parquet); SF s is s × one
-    warehouse's orders (30,000 orders, ~300,000 rows), see docs/tpc.md."""
+    """Generate the TPC-C ORDER-LINE table as Parquet (OUT/order_line.parquet).
+
+    SF s is s × one warehouse's orders (30,000 orders, ~300,000 rows); see docs/tpc.md."""
     with user_errors():
         check_scale_factor(sf, field="--sf")
         if seed < 0:

@@ -131,8 +131,10 @@ def evaluate_cmd(
     ] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Run each app's kernel on real data, verify it against an independent reference,
-    profile it on this machine, and predict time, energy and plans on each platform.
+    """Run, verify and profile each app on real data, then predict it on each platform.
+
+    Each app's kernel runs on real data and is checked against an independent reference;
+    its profile on this machine then predicts time, energy and plans on each platform.
     k-NN apps also run the device-side top-k split, and each platform says which split the
     planner picks."""
     with user_errors():

@@ -317,8 +317,9 @@ def plan_cmd(
     option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Choose how many engines (or, in an SSD, channels and cells) to power on, and report
-    the energy saved."""
+    """Choose how many engines or channels to power on, and report the energy saved.
+
+    In an SSD (RISP) the plan is channels and cells; in a server (RANS/RFNS), engines."""
     with user_errors():
         check_fraction("--tolerance", tolerance, "0.05 = 5% slower than the best")
         spec = load_platform(platform)

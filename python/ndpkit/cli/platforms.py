@@ -78,8 +78,9 @@ def show(
     name: Annotated[str, typer.Argument(help="A preset name (see `list`) or a TOML file.")],
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Show every field of a platform, in SI units with readable prefixes (CSV: the JSON's
-    numbers, with their SI unit in a column of its own)."""
+    """Show every field of a platform, in SI units with readable prefixes.
+
+    CSV gives the JSON's numbers, with their SI unit in a column of its own."""
     with user_errors():
         platform = load_platform(name)
     data = platform.model_dump()

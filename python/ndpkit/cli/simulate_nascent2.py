@@ -69,8 +69,9 @@ def nascent2_cmd(
     ] = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Simulate NASCENT2 on 𝓜 SmartSSDs against the U250 and CPU baselines, one TPC table per
-    SSD, and compare every figure with the analytic model (E7's inputs)."""
+    """Simulate NASCENT2 on 𝓜 SmartSSDs against the U250 and CPU baselines.
+
+    One TPC table per SSD; every figure is compared with the analytic model (E7's inputs)."""
     with user_errors():
         m = _devices(devices)
         scale = _scale_factor(sf)

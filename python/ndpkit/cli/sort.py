@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
+from ndpkit.cli.common import Format, FormatOption, emit, reflow_help, stderr, user_errors
 from ndpkit.errors import SpecError
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
@@ -69,8 +69,10 @@ def sort_cmd(
     ] = False,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Sort a table by one column: Parquet in, Parquet out, row for row what DuckDB's
-    `ORDER BY COL` gives, with ties in their original row order and nulls last.
+    """Sort a table by one column: Parquet in, Parquet out.
+
+    Row for row what DuckDB's `ORDER BY COL` gives, with ties in their original row order
+    and nulls last.
 
     The key becomes order-preserving integers (a string column of at most 2^16 distinct
     values through its sorted dictionary, as NASCENT2's generic sort does), sorted by a
@@ -142,3 +144,4 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
 
 
 sort_app.command()(sort_cmd)
+reflow_help(sort_app)

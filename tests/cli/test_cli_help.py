@@ -1,0 +1,57 @@
+"""Help text: each command's summary is one sentence on one line, and paragraphs reflow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from ndpkit.cli.commands import app
+from ndpkit.cli.common import reflow
+from ndpkit.cli.sort import sort_app
+
+
+def _commands(command: Any, path: str) -> list[tuple[str, Any]]:
+    found = [(path, command)]
+    for name, sub in getattr(command, "commands", {}).items():
+        found += _commands(sub, f"{path} {name}")
+    return found
+
+
+COMMANDS = _commands(typer.main.get_command(app), "ndpkit")
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[p for p, _ in COMMANDS])
+def test_every_command_has_a_one_line_summary(path: str, command: Any) -> None:
+    summary = (command.help or "").split("\n\n")[0]
+    assert summary, f"{path} has no help"
+    assert "\n" not in summary
+    assert len(summary) <= 100, f"{path}'s summary is {len(summary)} characters"
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[p for p, _ in COMMANDS])
+def test_no_paragraph_keeps_a_source_line_break(path: str, command: Any) -> None:
+    for paragraph in (command.help or "").split("\n\n"):
+        for line in paragraph.splitlines()[1:]:
+            assert line.lstrip().startswith(("- ", "* ")), (path, paragraph)
+
+
+def test_reflow_joins_lines_and_keeps_list_items_and_paragraphs() -> None:
+    text = """First line
+    goes on.
+
+    Second paragraph:
+    - one item
+      continued
+    - two"""
+    assert reflow(text) == "First line goes on.\n\nSecond paragraph:\n- one item continued\n- two"
+
+
+def test_sort_alone_shows_the_same_reflowed_help() -> None:
+    alone = CliRunner().invoke(sort_app, ["--help"], terminal_width=200)
+    assert alone.exit_code == 0
+    assert "Row for row what DuckDB's `ORDER BY COL` gives, with ties in their original" in (
+        alone.output
+    )
