@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ndpkit.errors import SpecError
-from ndpkit.files import replacing, signals_held, write_atomic
+from ndpkit.files import replacing, signals_held, temporary_sibling, write_atomic
 
 
 def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -98,3 +98,44 @@ def test_write_atomic_interrupted_mid_write_leaves_no_temporary(
     with pytest.raises(KeyboardInterrupt):
         write_atomic(tmp_path / "out.bin", b"content")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_long_name_the_file_system_accepts_still_gets_a_temporary(tmp_path: Path) -> None:
+    name = "é" * 120 + ".json"  # 245 bytes: within 255, but not with ".tmp-PID" added
+    assert len(os.fsencode(temporary_sibling(tmp_path / name).name)) <= 255
+    write_atomic(tmp_path / name, "whole")
+    with replacing(tmp_path / ("d" * 250)) as tmp:
+        tmp.mkdir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "d" * 250])
+
+
+def test_a_name_too_long_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    too_long = tmp_path / ("x" * 300)
+    with pytest.raises(SpecError, match="too long"):
+        write_atomic(too_long, "lost")
+    with pytest.raises(SpecError, match="too long"), replacing(too_long):
+        pytest.fail("the body must not run")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_device_or_fifo_is_never_replaced(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path(os.devnull)):
+        with pytest.raises(SpecError, match="not a regular file"):
+            write_atomic(path, "lost")
+        with pytest.raises(SpecError, match="not a regular file"), replacing(path):
+            pytest.fail("the body must not run")
+    assert fifo.is_fifo() and Path(os.devnull).is_char_device()
+    assert [p.name for p in tmp_path.iterdir()] == ["fifo"]
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "real" / "out.json")  # dangling until the first write
+    write_atomic(link, "one")
+    write_atomic(link, "two")
+    assert link.is_symlink() and link.read_text() == "two"
+    assert [p.name for p in (tmp_path / "real").iterdir()] == ["out.json"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,7 +72,8 @@ def signals_held() -> Iterator[None]:
 
 def write_atomic(path: Path, content: str | bytes) -> None:
     """Write `content` to `path` atomically; an unwritable path is a clear error."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    path = destination(path)
+    tmp = temporary_sibling(path)
     try:
         if isinstance(content, str):
             tmp.write_text(content, encoding="utf-8")
@@ -93,9 +95,10 @@ def replacing(path: Path) -> Iterator[Path]:
     """A temporary sibling of `path` to build a file or a directory in. On success it takes
     `path`'s place with a rename (an old directory there is removed after); on any error
     it is deleted, so `path` is either the old content or the whole new one."""
+    path = destination(path)
     if not path.parent.is_dir():  # before a writer names its temporary file in an error
         raise SpecError(f"cannot write: no directory {str(path.parent)!r}", source=str(path))
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = temporary_sibling(path)
     _remove(tmp)
     try:
         yield tmp
@@ -107,6 +110,36 @@ def replacing(path: Path) -> Iterator[Path]:
     except BaseException:  # SpecError, KeyboardInterrupt, a writer's own error
         _remove(tmp)
         raise
+
+
+def destination(path: Path) -> Path:
+    """Where a write to `path` lands, checked before any work: through a symbolic link to
+    the file it names (the link stays a link), and never onto a device, FIFO or socket,
+    which the rename into place would replace (`/dev/null` would become a file)."""
+    try:
+        target = path.resolve() if path.is_symlink() else path
+        mode = target.stat().st_mode if target.exists() else None
+    except OSError as exc:  # a name too long, a loop of links
+        raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise SpecError(
+            "cannot write: not a regular file (a device, FIFO or socket); give a file name",
+            source=str(path),
+        )
+    return target
+
+
+_NAME_KEPT_BYTES = 200
+"""How much of a name its temporary sibling keeps: the prefix and suffix added must not push
+a name the file system accepts (255 bytes on most) over its limit."""
+
+
+def temporary_sibling(path: Path) -> Path:
+    """The hidden name beside `path` that a new file or directory is built under."""
+    name = path.name
+    while len(os.fsencode(name)) > _NAME_KEPT_BYTES:
+        name = name[:-1]
+    return path.with_name(f".{name}.tmp-{os.getpid()}")
 
 
 def _put_in_place(tmp: Path, path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import typer
 
@@ -20,3 +22,22 @@ def test_a_message_of_several_lines_is_printed_as_one(capsys: pytest.CaptureFixt
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1
     assert "Invalid data Deserializing page header failed." in lines[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("data", "show", "TOO_LONG"),
+        ("data", "generate", "lc", "--size", "1MiB", "--devices", "2", "--out", "TOO_LONG"),
+        ("sweep", "--out", "TOO_LONG.csv"),
+    ],
+)
+def test_a_path_the_system_refuses_is_one_line_and_exit_2(
+    ndpkit, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    too_long = str(tmp_path / ("n" * 300))
+    result = ndpkit(*(a.replace("TOO_LONG", too_long) for a in args))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "File name too long" in result.stderr and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []

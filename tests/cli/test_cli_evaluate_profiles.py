@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,7 @@ def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path
         ("p.json", "rans knn8", "'knn8', 'knn8-topk' would be saved more than once"),
         # knn8 brings its top-k split, so naming the split too is also twice.
         ("p.json", "rans knn8-topk", "'knn8-topk' would be saved more than once"),
+        ("p" * 300 + ".json", "rans", "File name too long"),
     ],
 )
 def test_a_bad_save_profiles_path_exits_2_before_running(
@@ -126,3 +128,12 @@ def test_the_progress_bar_shows_bytes_on_a_terminal(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(cli_evaluate, "stderr", lambda: Console(file=io.StringIO()))
     with cli_evaluate._progress(Format.table) as (_, piped):
         assert piped is None
+
+
+def test_save_profiles_never_replaces_a_device(ndpkit) -> None:
+    result = ndpkit(
+        "evaluate", "lc", "--size", "1 MiB", "--platforms", "rans", "--save-profiles", os.devnull
+    )  # fmt: skip
+    assert result.returncode == 2 and result.stdout == ""
+    assert "--save-profiles" in result.stderr and "not a regular file" in result.stderr
+    assert Path(os.devnull).is_char_device()

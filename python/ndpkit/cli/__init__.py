@@ -64,10 +64,38 @@ def _on_held_signal(signum: int) -> bool:
     return True
 
 
-def main() -> None:
+def _on_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """A stop raised while Python ran a finaliser (a `__del__`, a generator closed by the
+    garbage collector) is swallowed there, printed as "Exception ignored in …", and the
+    command would run on to its end. Deliver the signal again a moment later, outside it."""
+    stop = isinstance(unraisable.exc_value, (Terminated, KeyboardInterrupt))
+    if stop and _received and hasattr(signal, "setitimer"):
+        signal.signal(signal.SIGALRM, _deliver_again)
+        signal.setitimer(signal.ITIMER_REAL, _REDELIVER_AFTER_S)
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+_REDELIVER_AFTER_S = 0.001
+
+
+def _deliver_again(alarm: int, frame: FrameType | None) -> None:
+    # Through the signal's own path, so that a cleanup holding signals still defers it; as
+    # the first signal again, since the first one stopped nothing.
+    signum = _received[0]
+    _received.clear()
+    signal.raise_signal(signum)
+
+
+def _install_handlers() -> None:
     for signum in _STOPPED_BY:
         signal.signal(signum, _on_signal)
     count_held_signals(_on_held_signal)
+    sys.unraisablehook = _on_unraisable
+
+
+def main() -> None:
+    _install_handlers()
     try:
         _run()
     except (SystemExit, KeyboardInterrupt):
@@ -82,6 +110,8 @@ def _stopped() -> int:
     ignored: the cleanups have run, and the message is the last thing left to do."""
     for signum in _STOPPED_BY:
         signal.signal(signum, signal.SIG_IGN)
+    if hasattr(signal, "setitimer"):  # a redelivery still pending has nothing left to stop
+        signal.setitimer(signal.ITIMER_REAL, 0)
     first = signal.Signals(_received[0])
     sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")
     sys.stderr.flush()

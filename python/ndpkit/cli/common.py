@@ -86,13 +86,21 @@ def stderr() -> Console:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Print an input error as one line on stderr and exit with status 2; never a traceback."""
+    """Print an input error (or the system's refusal of a path) as one line on stderr and
+    exit with status 2; never a traceback."""
     try:
         yield
     except NdpkitError as exc:
         # markup=False: messages quote TOML tables such as [engines], which Rich would eat.
         # one line even when a library's message has several (Arrow's Thrift errors)
         message = " ".join(str(exc).split())
+        stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    except OSError as exc:
+        # The system refusing a path the user gave (a name too long for the file system, no
+        # permission) where no check named it first: still one line, not a traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        message = " ".join(f"{where}{exc.strerror or exc}".split())
         stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
         raise typer.Exit(EXIT_USAGE) from None
 

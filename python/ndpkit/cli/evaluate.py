@@ -28,6 +28,7 @@ from ndpkit.cli.common import (
     user_errors,
 )
 from ndpkit.errors import SpecError
+from ndpkit.files import destination
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
 from ndpkit.runtime.profiling import ByteProgress
@@ -196,6 +197,10 @@ def _profiles_target(path: Path | None, platforms: list[str], apps: list[str]) -
             source=COMMAND_LINE,
             field=flag,
         )
+    try:
+        path = destination(path)  # not a device, a FIFO, or a name too long
+    except SpecError as exc:
+        raise SpecError(exc.detail, source=f"{flag} {path}") from None
     if path.is_dir():
         raise SpecError(
             f"{str(path)!r} is a directory; give a file name", source=COMMAND_LINE, field=flag

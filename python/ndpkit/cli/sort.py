@@ -9,6 +9,7 @@ import typer
 
 from ndpkit.cli.common import Format, FormatOption, emit, reflow_help, stderr, user_errors
 from ndpkit.errors import SpecError
+from ndpkit.files import destination
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
 
@@ -84,6 +85,7 @@ def sort_cmd(
             raise SpecError(f"choose one of {', '.join(_COMPRESSIONS)}", field="--compression")
         if out.resolve() == source.resolve():
             raise SpecError("must differ from the input", source=str(out), field="--out")
+        destination(out)  # not a device or a FIFO, before the sort rather than after
         if not overwrite and (out.exists() or out.is_symlink()):
             raise SpecError(
                 "already exists; pass --overwrite to replace it", source=str(out), field="--out"

@@ -1,0 +1,52 @@
+"""A stop that lands while Python runs a finaliser is swallowed there ("Exception ignored
+in …"); the command must still stop, not run on to its end and then exit 143."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import signal, sys, time
+from ndpkit import cli
+if sys.argv[1] == "installed":
+    cli._install_handlers()
+else:  # the handlers alone, as before the unraisable hook
+    for signum in cli._STOPPED_BY:
+        signal.signal(signum, cli._on_signal)
+
+class Finalised:
+    def __del__(self):
+        signal.raise_signal(signal.SIGNUM)
+
+try:
+    Finalised()
+    for _ in range(200):
+        time.sleep(0.005)
+    print("ran to the end")
+except (SystemExit, KeyboardInterrupt) as exc:
+    print("stopped by", type(exc).__name__)
+"""
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+def _run(mode: str, signum: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT.replace("SIGNUM", signum), mode],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    ("signum", "stopped_by"), [("SIGTERM", "Terminated"), ("SIGINT", "KeyboardInterrupt")]
+)
+def test_a_stop_swallowed_by_a_finaliser_is_delivered_again(signum: str, stopped_by: str) -> None:
+    assert _run("bare", signum) == "ran to the end"  # what the hook is there for
+    assert _run("installed", signum) == f"stopped by {stopped_by}"
