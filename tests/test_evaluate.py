@@ -164,3 +164,14 @@ def test_the_splits_table_has_one_unit_per_column() -> None:
         assert e is not None
         assert row["ee_mb_per_j"] == pytest.approx(run.model_bytes / 1e6 / e.energy_j)
         assert row["performance_gib_per_s"] == pytest.approx(e.performance_bytes_per_s / 2**30)
+
+
+def test_a_data_set_of_an_app_ndpkit_does_not_have_needs_the_app_named(tmp_path: Path) -> None:
+    # A custom Kernel (Python API) names its own app in the manifest.
+    custom = LinearClassifier()
+    custom.name = "mine"
+    data = generate_dataset(custom, 1 << 20, 2, tmp_path / "mine", seed=0)
+    with pytest.raises(SpecError, match=r"manifest\.json: app: app 'mine' is not one of"):
+        ev.evaluate(data=data.path, platforms=["cns"], workers=1)
+    (run,) = ev.evaluate(["lc"], data=data.path, platforms=["cns"], workers=1)
+    assert run.verified and run.app == "lc"

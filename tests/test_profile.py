@@ -1,6 +1,7 @@
 """Profiles: the shipped paper set and a user's files."""
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,14 @@ def test_a_misspelt_key_gets_the_closest(tmp_path: Path) -> None:
         SpecError, match=r"apps\.x\.host_prat: unknown field; did you mean 'host_part'"
     ):
         load_profiles(path)
+
+
+def test_an_app_missing_from_a_profile_set_names_the_set(tmp_path: Path) -> None:
+    path = tmp_path / "mine.json"
+    path.write_text('{"apps": {}}')
+    with pytest.raises(
+        UnknownNameError, match=re.escape(f"{path}: unknown app 'he'; known: (none)")
+    ):
+        load_profile("he", path)
+    with pytest.raises(UnknownNameError, match=r"^profiles rans-rfns: unknown app 'hex'; known: "):
+        load_profile("hex")

@@ -25,11 +25,12 @@ class SpecError(NdpkitError):
 class UnknownNameError(NdpkitError):
     """A preset, application or option value that does not exist."""
 
-    def __init__(self, kind: str, name: str, known: list[str]):
+    def __init__(self, kind: str, name: str, known: list[str], *, source: str | None = None):
         self.kind = kind
         self.name = name
         self.known = known
-        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
+        message = f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}"
+        super().__init__(f"{source}: {message}" if source else message)
 
 
 class ModelError(NdpkitError):

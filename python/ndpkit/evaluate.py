@@ -71,6 +71,7 @@ from ndpkit.profile import Profile, load_profiles
 from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
 from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
+from ndpkit.runtime.dataset import MANIFEST
 from ndpkit.runtime.profiling import (
     ByteProgress,
     EngineScaling,
@@ -325,7 +326,16 @@ def _apps(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
     """The apps to run: the default ones, or the data set's; a requested app must read the
     data set's records as they are stored, or its answer (and profile) would be garbage."""
     if apps is None:
-        return list(DEFAULT_APPS) if dataset is None else [dataset.app]
+        if dataset is None:
+            return list(DEFAULT_APPS)
+        if dataset.app not in kernel_names():  # a data set made through the Python API
+            raise SpecError(
+                f"app {dataset.app!r} is not one of ndpkit's ({', '.join(kernel_names())}); "
+                "name the app to run on it",
+                source=str(dataset.path / MANIFEST),
+                field="app",
+            )
+        return [dataset.app]
     if dataset is None:
         return list(apps)
     layout = f"{dataset.dtype} records of shape {dataset.record_shape}"

@@ -239,7 +239,7 @@ def profile_set_names() -> list[str]:
 def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     """Load a shipped profile set by name, or a TOML/JSON file by path."""
     path = Path(name_or_path)
-    if path.suffix in (".toml", ".json") or path.exists():
+    if _is_file(path):
         source = str(path)
         try:
             # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML or JSON.
@@ -271,7 +271,14 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
     try:
         return profiles.apps[app]
     except KeyError:
-        raise UnknownNameError("app", app, sorted(profiles.apps)) from None
+        where = str(source) if _is_file(source) else f"profiles {source}"
+        raise UnknownNameError("app", app, sorted(profiles.apps), source=where) from None
+
+
+def _is_file(name_or_path: str | Path) -> bool:
+    """Whether a profile set is named by its file rather than a shipped set's name."""
+    path = Path(name_or_path)
+    return path.suffix in (".toml", ".json") or path.exists()
 
 
 def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:

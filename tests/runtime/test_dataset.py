@@ -7,6 +7,7 @@ import io
 import itertools
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -354,7 +355,7 @@ def test_import_refuses_points_that_are_not_finite(tmp_path: Path, bad: float, s
 
 def test_import_of_a_file_that_is_not_npy(tmp_path: Path) -> None:
     (tmp_path / "notes.npy").write_text("hello")
-    with pytest.raises(SpecError, match=r"not a readable \.npy"):
+    with pytest.raises(SpecError, match=r"not a \.npy file"):
         import_dataset(tmp_path / "notes.npy", 1, tmp_path / "ds", Ints())
 
 
@@ -395,6 +396,16 @@ def test_import_images_that_cannot_be_records(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(SpecError, match=r"no \.png/\.jpg/\.jpeg images"):
         import_dataset(tmp_path / "empty", 1, tmp_path / "ds", Tiles())
+    assert not (tmp_path / "ds").exists()
+
+
+def test_import_refuses_an_image_of_more_than_8_bits(tmp_path: Path) -> None:
+    # Pillow's conversion to 8-bit grayscale would clip every level above 255 to 255.
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    Image.new("I;16", (256, 256), 40000).save(folder / "wide.png")  # a 16-bit PNG
+    with pytest.raises(SpecError, match=r"wide\.png: a I;16 image has more than 8 bits"):
+        import_dataset(folder, 1, tmp_path / "ds", "sobel")
     assert not (tmp_path / "ds").exists()
 
 
@@ -694,3 +705,57 @@ def test_a_damaged_npy_header_is_named_briefly(tmp_path: Path) -> None:
         next(chunks)
     assert caught.value.source == str(path)
     assert len(str(caught.value)) < 300 + len(str(path))  # not 4 KiB of quoted padding
+
+
+@pytest.mark.parametrize(
+    ("stray", "needle"),
+    [
+        ("device-02", "not in the manifest, which lists 2 devices (device-00 to device-01)"),
+        ("device-01/shard-0007.npy", "a shard file the manifest does not list"),
+    ],
+)
+def test_a_device_or_shard_the_manifest_does_not_list_is_an_error(
+    tmp_path: Path, stray: str, needle: str
+) -> None:
+    ds = generate_dataset(Ints(), 10_000, 2, tmp_path / "ds", shard_bytes=8000)
+    target = ds.path / stray
+    if target.suffix:
+        shutil.copy(ds.shard_path(ds.shards[0]), target)
+    else:
+        target.mkdir()
+    with pytest.raises(SpecError, match=re.escape(needle)) as caught:
+        open_dataset(ds.path)
+    assert str(target) in str(caught.value)
+
+
+def _write_bad_npys(folder: Path) -> dict[str, str]:
+    """Files that are not a usable .npy, each with the message it must get."""
+    folder.mkdir()
+    good = folder / "good.npy"
+    np.save(good, np.zeros((100, 8), np.float32))
+    np.save(folder / "objects.npy", np.array([{"a": 1}] * 10, dtype=object), allow_pickle=True)
+    with (folder / "archive.npy").open("wb") as f:
+        np.savez(f, a=np.zeros(3))  # an .npz under a .npy name
+    (folder / "text.npy").write_text("a,b\n1,2\n")
+    (folder / "truncated.npy").write_bytes(good.read_bytes()[:1000])
+    return {
+        "objects.npy": "holds Python objects (dtype object), not numbers",
+        "archive.npy": "is a zip archive (.npz?), not a single .npy array",
+        "text.npy": "not a .npy file: it does not start with NumPy's magic bytes",
+        "truncated.npy": "truncated: its header declares (100, 8) float32 (3200 bytes of data)",
+    }
+
+
+def test_import_names_what_is_wrong_with_a_file_that_is_not_a_usable_npy(tmp_path: Path) -> None:
+    for name, message in _write_bad_npys(tmp_path / "in").items():
+        with pytest.raises(SpecError, match=re.escape(message)) as caught:
+            import_dataset(tmp_path / "in" / name, 1, tmp_path / "ds", "lc")
+        assert name in str(caught.value) and "pickle" not in str(caught.value)
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_import_of_a_fifo_says_it_is_not_a_file(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.npy")
+    with pytest.raises(SpecError, match="not a regular file or a directory"):
+        import_dataset(tmp_path / "pipe.npy", 1, tmp_path / "ds", "lc")

@@ -25,18 +25,23 @@ IMAGE_SHAPE = (256, 256)
 """Generated images: 64 KiB records, the same for HE, binarisation and Sobel."""
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
-_WIDE_MODES = {"I", "F", "I;16", "I;16B", "I;16L", "I;16N"}
+WIDE_MODES = frozenset({"I", "F", "I;16", "I;16B", "I;16L", "I;16N"})
+"""Pillow modes of more than 8 bits per pixel, which its conversion to "L" clips at 255."""
+
+
+def wide_mode_error(mode: str) -> str | None:
+    """Why an image of pillow `mode` is refused (its levels would be clipped), or None."""
+    if mode not in WIDE_MODES:
+        return None
+    return f"a {mode} image has more than 8 bits per pixel; convert it to 8-bit grayscale first"
 
 
 def load_image(path: str | os.PathLike[str]) -> np.ndarray:
     """One PNG/JPEG/… file as a 2-D uint8 grayscale array (colour goes through pillow's "L")."""
     try:
         with Image.open(path) as image:
-            if image.mode in _WIDE_MODES:
-                raise NdpkitError(
-                    f"{os.fspath(path)}: a {image.mode} image has more than 8 bits per pixel; "
-                    "convert it to 8-bit grayscale first"
-                )
+            if (why := wide_mode_error(image.mode)) is not None:
+                raise NdpkitError(f"{os.fspath(path)}: {why}")
             return np.array(image.convert("L"), dtype=np.uint8)
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
         raise NdpkitError(f"{os.fspath(path)}: cannot read as an image ({error})") from error

@@ -71,6 +71,7 @@ from ndpkit.errors import NdpkitError, SpecError, brief
 from ndpkit.files import signals_held
 from ndpkit.hw.spec import spec_error
 from ndpkit.kernels import Kernel, get_kernel
+from ndpkit.kernels.images import wide_mode_error
 
 MANIFEST = "manifest.json"
 FORMAT = "ndpkit-dataset"
@@ -463,11 +464,33 @@ def open_dataset(
             source=str(manifest_path),
         )
     dataset = Dataset(root, _read_manifest(manifest_path))
+    _check_no_strays(dataset)
     for shard in dataset.shards:
         check_shard_size(dataset.shard_path(shard), shard.file_bytes)
     if verify:
         dataset.verify(progress=progress)
     return dataset
+
+
+def _check_no_strays(dataset: Dataset) -> None:
+    """A device directory or shard file that the manifest does not list is an error, not
+    ignored: it is most likely data copied in from another data set (or a device count
+    changed by hand), and a run that skipped it would give an answer over part of the data."""
+    listed = {shard.path for shard in dataset.shards}
+    devices = {path.split("/")[0] for path in listed}
+    for entry in sorted(dataset.path.glob("device-*")):
+        if entry.name not in devices:
+            raise SpecError(
+                f"not in the manifest, which lists {len(devices)} devices (device-00 to "
+                f"device-{len(devices) - 1:02d}); remove it, or import the data again",
+                source=str(entry),
+            )
+        for shard in sorted(entry.glob("shard-*")):
+            if f"{entry.name}/{shard.name}" not in listed:
+                raise SpecError(
+                    "a shard file the manifest does not list; remove it, or import the data again",
+                    source=str(shard),
+                )
 
 
 def _read_manifest(path: Path) -> Manifest:
@@ -613,6 +636,41 @@ def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
             f"{shard.records} records it declares",
         )
     return data_offset
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _check_npy_file(src: Path) -> None:
+    """What numpy's own errors would misname, named plainly: a file that is not a .npy at
+    all (numpy blames pickled data), an array of Python objects, and a file shorter than its
+    header says (numpy: "mmap length is greater than file size")."""
+    with src.open("rb") as f:
+        start = f.read(len(_NPY_MAGIC))
+        if start.startswith(_ZIP_MAGIC):
+            raise SpecError("is a zip archive (.npz?), not a single .npy array", source=str(src))
+        if start != _NPY_MAGIC:
+            raise SpecError(
+                "not a .npy file: it does not start with NumPy's magic bytes (\\x93NUMPY)",
+                source=str(src),
+            )
+        f.seek(0)
+        try:
+            shape, _, dtype = _read_npy_header(f)
+        except Exception as exc:  # numpy raises many kinds on a damaged header
+            raise SpecError(f"not a readable .npy header ({brief(exc)})", source=str(src)) from None
+        header_bytes = f.tell()
+    if dtype.hasobject:
+        raise SpecError("holds Python objects (dtype object), not numbers", source=str(src))
+    data_bytes = math.prod(shape) * dtype.itemsize
+    file_bytes = src.stat().st_size
+    if header_bytes + data_bytes > file_bytes:
+        raise SpecError(
+            f"truncated: its header declares {shape} {dtype} ({data_bytes} bytes of data), "
+            f"the file holds {file_bytes - header_bytes} after the header",
+            source=str(src),
+        )
 
 
 def _read_npy_header(f: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
@@ -830,6 +888,10 @@ def import_dataset(
         meta |= {"shard_format": "parquet", "columns": chosen}
     elif source.is_file():
         found, records = _npy_sources(source, kernel, devices, shard_bytes)
+    elif source.exists():
+        raise SpecError(
+            "not a regular file or a directory (a device, FIFO or socket?)", source=str(source)
+        )
     else:
         raise SpecError("no such file or directory", source=str(source))
     return _write_dataset(Path(path), overwrite, meta, found, records)
@@ -1297,6 +1359,7 @@ def _finite(records: np.ndarray, src: Path, first: int) -> np.ndarray:
 
 
 def _open_npy(src: Path) -> np.memmap[Any, Any]:
+    _check_npy_file(src)
     try:
         array = np.load(src, mmap_mode="r", allow_pickle=False)
     except Exception as exc:  # np.load raises many kinds on a file that is not .npy
@@ -1588,15 +1651,21 @@ def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
     try:
         with Image.open(path) as image:
             width, height = image.size
+            wide = wide_mode_error(image.mode)
     except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
+    if wide is not None:
+        raise SpecError(wide, source=str(path))
     return (height, width) if mode == "L" else (height, width, len(mode))
 
 
 def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
     try:
         with Image.open(path) as image:
-            pixels = np.asarray(image.convert(mode))
+            wide = wide_mode_error(image.mode)
+            pixels = None if wide else np.asarray(image.convert(mode))
     except (OSError, Image.DecompressionBombError) as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
+    if pixels is None:
+        raise SpecError(f"{wide}", source=str(path))
     return pixels.astype(dtype, copy=False)
