@@ -173,7 +173,10 @@ def test_bad_platform_file_exits_2_naming_file_and_field(
         (("plan", "-p", "rfns", "-a", "he", "--energy-form", "C"), "energy_form: must be one"),
         (("plan", "-p", "rfns", "-a", "he", "--scheme", "mux99"), "spans 99 devices"),
         (("plan", "-p", "rfns", "-a", "he", "--optimal", "--tolerance", "-1"), "tolerance"),
-        (("estimate", "-p", "rans", "-a", "he", "--engines", "3"), "can run 18..36 engines"),
+        (
+            ("estimate", "-p", "rans", "-a", "he", "--engines", "3"),
+            "--engines: mux2 over 36 SSDs can run 18..36",
+        ),
         (("estimate", "-p", "rans", "-a", "he", "--split", "both"), "--split"),
         (("reproduce", "no-such-paper"), "unknown paper 'no-such-paper'"),
         (("reproduce", "rans-rfns", "--tables", "6"), "unknown table '6'"),

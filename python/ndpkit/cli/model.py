@@ -31,7 +31,7 @@ from ndpkit.cli.common import (
 )
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
-from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
 from ndpkit.plan import Plan, activate, configuration_of, optimise, plan
 from ndpkit.plan.channels import (
@@ -195,11 +195,8 @@ def estimate_cmd(
             config = FULL_GEAR
         elif spec.engines is None:
             raise ModelError(f"--engines: platform {spec.name!r} has no engines or cells")
-        elif spec.is_in_storage:
-            config = reduced_cells_config(group_channels(spec.channels, engines))
         else:
-            k = spec.switch_layer.module_size(spec.devices)
-            config = configuration_of(activate(spec.devices, k, engines), spec.devices)
+            config = _configuration_with(spec, engines)
         result = estimate(spec, profile, config, opts)
     emit([estimate_table(result)], fmt, {"estimate": result.as_dict(), "notes": result.notes})
     _print_notes(result.notes, fmt)
@@ -236,6 +233,18 @@ def estimate_table(e: Estimate) -> Table:
         rows,
         note=f"bandwidths in GB/s with GB = {e.options.gb:.0f} bytes",
     )
+
+
+def _configuration_with(spec: Platform, engines: int) -> Configuration:
+    """The configuration with `engines` engines (or cells, in an SSD) on; an impossible count
+    is an error naming --engines."""
+    try:
+        if spec.is_in_storage:
+            return reduced_cells_config(group_channels(spec.channels, engines))
+        k = spec.switch_layer.module_size(spec.devices)
+        return configuration_of(activate(spec.devices, k, engines), spec.devices)
+    except ModelError as exc:
+        raise ModelError(f"--engines: {exc}") from None
 
 
 def plan_cmd(
