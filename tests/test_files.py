@@ -139,3 +139,10 @@ def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path: Path) -> 
     write_atomic(link, "two")
     assert link.is_symlink() and link.read_text() == "two"
     assert [p.name for p in (tmp_path / "real").iterdir()] == ["out.json"]
+
+
+def test_a_loop_of_symbolic_links_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(SpecError, match=r"loop of symbolic links|Too many levels"):
+        write_atomic(tmp_path / "a", "lost")

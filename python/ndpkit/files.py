@@ -119,8 +119,10 @@ def destination(path: Path) -> Path:
     try:
         target = path.resolve() if path.is_symlink() else path
         mode = target.stat().st_mode if target.exists() else None
-    except OSError as exc:  # a name too long, a loop of links
+    except OSError as exc:  # a name too long
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
+    except RuntimeError:  # Python before 3.13 reports a loop of links so
+        raise SpecError("cannot write: a loop of symbolic links", source=str(path)) from None
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise SpecError(
             "cannot write: not a regular file (a device, FIFO or socket); give a file name",
