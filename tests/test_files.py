@@ -104,8 +104,9 @@ def test_a_long_name_the_file_system_accepts_still_gets_a_temporary(tmp_path: Pa
     name = "é" * 120 + ".json"  # 245 bytes: within 255, but not with ".tmp-PID" added
     assert len(os.fsencode(temporary_sibling(tmp_path / name).name)) <= 255
     write_atomic(tmp_path / name, "whole")
-    with replacing(tmp_path / ("d" * 250)) as tmp:
-        tmp.mkdir()
+    for _ in range(2):  # made, then replaced (the old one moved aside under a short name)
+        with replacing(tmp_path / ("d" * 250)) as tmp:
+            tmp.mkdir()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "d" * 250])
 
 
@@ -144,5 +145,5 @@ def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path: Path) -> 
 def test_a_loop_of_symbolic_links_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
-    with pytest.raises(SpecError, match=r"loop of symbolic links|Too many levels"):
+    with pytest.raises(SpecError, match="Too many levels of symbolic links"):
         write_atomic(tmp_path / "a", "lost")

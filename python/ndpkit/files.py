@@ -115,15 +115,15 @@ def replacing(path: Path) -> Iterator[Path]:
 def destination(path: Path) -> Path:
     """Where a write to `path` lands, checked before any work: through a symbolic link to
     the file it names (the link stays a link), and never onto a device, FIFO or socket,
-    which the rename into place would replace (`/dev/null` would become a file)."""
+    which the rename into place would replace (`/dev/null` would become a file). `os.stat`,
+    not pathlib's `exists()`, which newer Pythons make quietly False on a name too long or
+    a loop of links."""
     try:
-        target = path.resolve() if path.is_symlink() else path
-        mode = target.stat().st_mode if target.exists() else None
-    except OSError as exc:  # a name too long
+        target = Path(os.path.realpath(path)) if _mode(path, follow=False) == "link" else path
+        mode = _mode(target, follow=True)
+    except OSError as exc:  # a name too long, a loop of links
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
-    except RuntimeError:  # Python before 3.13 reports a loop of links so
-        raise SpecError("cannot write: a loop of symbolic links", source=str(path)) from None
-    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if mode not in (None, "file", "directory"):
         raise SpecError(
             "cannot write: not a regular file (a device, FIFO or socket); give a file name",
             source=str(path),
@@ -131,24 +131,36 @@ def destination(path: Path) -> Path:
     return target
 
 
+def _mode(path: Path, *, follow: bool) -> str | None:
+    """What is at `path`: None if nothing; any error but a missing file is raised."""
+    try:
+        mode = os.stat(path).st_mode if follow else os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "link"
+    return "file" if stat.S_ISREG(mode) else "directory" if stat.S_ISDIR(mode) else "other"
+
+
 _NAME_KEPT_BYTES = 200
 """How much of a name its temporary sibling keeps: the prefix and suffix added must not push
 a name the file system accepts (255 bytes on most) over its limit."""
 
 
-def temporary_sibling(path: Path) -> Path:
-    """The hidden name beside `path` that a new file or directory is built under."""
+def temporary_sibling(path: Path, tag: str = "tmp") -> Path:
+    """The hidden name beside `path` that a new file or directory is built under (`tag`
+    "tmp"), or that an old directory is moved to before it is removed ("old")."""
     name = path.name
     while len(os.fsencode(name)) > _NAME_KEPT_BYTES:
         name = name[:-1]
-    return path.with_name(f".{name}.tmp-{os.getpid()}")
+    return path.with_name(f".{name}.{tag}-{os.getpid()}")
 
 
 def _put_in_place(tmp: Path, path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         if not tmp.is_dir():
             raise SpecError("is a directory; a file cannot replace it", source=str(path))
-        old = path.with_name(f".{path.name}.old-{os.getpid()}")
+        old = temporary_sibling(path, "old")
         os.replace(path, old)
         os.replace(tmp, path)
         _remove(old)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,15 @@ def test_a_path_the_system_refuses_is_one_line_and_exit_2(
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert "File name too long" in result.stderr and "Traceback" not in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_refused_by_the_system_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(typer.Exit) as info, user_errors():
+        raise PermissionError(errno.EACCES, "Permission denied", "/root/out.json")
+    assert info.value.exit_code == 2
+    assert capsys.readouterr().err == "error: /root/out.json: Permission denied\n"
+
+
+def test_a_system_failure_that_is_not_about_a_path_keeps_its_traceback() -> None:
+    with pytest.raises(OSError, match="Too many open files"), user_errors():
+        raise OSError(errno.EMFILE, "Too many open files")

@@ -55,3 +55,8 @@ def test_sort_alone_shows_the_same_reflowed_help() -> None:
     assert "Row for row what DuckDB's `ORDER BY COL` gives, with ties in their original" in (
         alone.output
     )
+
+
+def test_reflow_keeps_a_no_rewrap_paragraph_as_it_is() -> None:
+    text = "Summary.\n\n\b\nline one\n  indented two"
+    assert reflow(text) == text

@@ -50,3 +50,40 @@ def _run(mode: str, signum: str) -> str:
 def test_a_stop_swallowed_by_a_finaliser_is_delivered_again(signum: str, stopped_by: str) -> None:
     assert _run("bare", signum) == "ran to the end"  # what the hook is there for
     assert _run("installed", signum) == f"stopped by {stopped_by}"
+
+
+ENDING = """
+import signal, sys, time
+from ndpkit import cli
+
+class Finalised:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+def run():
+    Finalised()  # the stop is swallowed here, and raised again a millisecond later
+    end = time.perf_counter() + float(sys.argv[1])
+    while time.perf_counter() < end:
+        pass
+    raise SystemExit(0)  # the command ends, as Click's commands do
+
+cli._run = run
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("ending_after_s", [0.0, 0.0005, 0.00095, 0.001, 0.002, 0.01])
+def test_a_command_ending_around_the_redelivery_still_reports_the_stop(
+    ending_after_s: float,
+) -> None:
+    # Whether the command ends before, while or after the stop is raised again, it reports
+    # the stop once: no traceback, no death by the redelivery's alarm.
+    result = subprocess.run(
+        [sys.executable, "-c", ENDING, str(ending_after_s)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 130, result.stderr
+    assert result.stderr == "ndpkit: interrupted (SIGINT)\n"

@@ -67,9 +67,10 @@ def _on_held_signal(signum: int) -> bool:
 def _on_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
     """A stop raised while Python ran a finaliser (a `__del__`, a generator closed by the
     garbage collector) is swallowed there, printed as "Exception ignored in …", and the
-    command would run on to its end. Deliver the signal again a moment later, outside it."""
+    command would run on to its end. Raise it again a moment later, outside the finaliser."""
     stop = isinstance(unraisable.exc_value, (Terminated, KeyboardInterrupt))
     if stop and _received and hasattr(signal, "setitimer"):
+        _swallowed[:] = [_received[0]]
         signal.signal(signal.SIGALRM, _deliver_again)
         signal.setitimer(signal.ITIMER_REAL, _REDELIVER_AFTER_S)
         return
@@ -77,14 +78,24 @@ def _on_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
 
 
 _REDELIVER_AFTER_S = 0.001
+_swallowed: list[int] = []
+"""The signal whose stop a finaliser swallowed, until it is raised again."""
 
 
 def _deliver_again(alarm: int, frame: FrameType | None) -> None:
-    # Through the signal's own path, so that a cleanup holding signals still defers it; as
-    # the first signal again, since the first one stopped nothing.
-    signum = _received[0]
-    _received.clear()
-    signal.raise_signal(signum)
+    if not _swallowed:
+        return
+    handler = signal.getsignal(_swallowed[0])
+    if handler is signal.SIG_IGN or isinstance(sys.exc_info()[1], (SystemExit, KeyboardInterrupt)):
+        _swallowed.clear()  # the command is ending already, and `main` reports the stop
+        return
+    if handler is not _on_signal:  # a cleanup holds signals (`signals_held`): after it
+        signal.setitimer(signal.ITIMER_REAL, _REDELIVER_AFTER_S)
+        return
+    signum = _swallowed.pop()
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated
 
 
 def _install_handlers() -> None:
@@ -110,7 +121,9 @@ def _stopped() -> int:
     ignored: the cleanups have run, and the message is the last thing left to do."""
     for signum in _STOPPED_BY:
         signal.signal(signum, signal.SIG_IGN)
-    if hasattr(signal, "setitimer"):  # a redelivery still pending has nothing left to stop
+    _swallowed.clear()  # a redelivery still pending has nothing left to stop
+    if hasattr(signal, "setitimer"):  # nor may its alarm kill the process on the way out
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.setitimer(signal.ITIMER_REAL, 0)
     first = signal.Signals(_received[0])
     sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")

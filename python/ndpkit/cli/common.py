@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import inspect
 import math
 import os
@@ -9,18 +10,22 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 from rich.console import Console
 
 from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.files import destination
 from ndpkit.report import Table, to_csv, to_json, to_rich
 
 if TYPE_CHECKING:  # the model and units pull in pint (0.2 s); `ndpkit sort` needs neither
     from ndpkit.model import Options
 
 EXIT_USAGE = 2
+COMMAND_LINE = "command line"
+"""The source an error names when the fault is in the flags, not in a file."""
 
 
 class Format(StrEnum):
@@ -59,14 +64,17 @@ def reflow_help(app: typer.Typer) -> typer.Typer:
 
 
 def reflow(text: str) -> str:
-    """`text` with each paragraph's lines joined by spaces, list items kept on their own."""
+    """`text` with each paragraph's lines joined by spaces, list items kept on their own,
+    and a paragraph that starts with Click's no-rewrap mark (a line of "\\b") kept as it is."""
     return "\n\n".join(_join_lines(p) for p in inspect.cleandoc(text).split("\n\n"))
 
 
 def _join_lines(paragraph: str) -> str:
+    if paragraph.startswith("\b"):
+        return paragraph
     lines: list[str] = []
     for line in paragraph.splitlines():
-        if lines and not line.lstrip().startswith(("- ", "* ", "\b")):
+        if lines and not line.lstrip().startswith(("- ", "* ")):
             lines[-1] = f"{lines[-1]} {line.strip()}"
         else:
             lines.append(line)
@@ -98,11 +106,47 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(EXIT_USAGE) from None
     except OSError as exc:
         # The system refusing a path the user gave (a name too long for the file system, no
-        # permission) where no check named it first: still one line, not a traceback.
-        where = f"{exc.filename}: " if exc.filename else ""
-        message = " ".join(f"{where}{exc.strerror or exc}".split())
+        # permission) where no check named it first: still one line, not a traceback. Any
+        # other system failure (out of file descriptors, a dead pipe) keeps its traceback.
+        if exc.errno not in _PATH_ERRNOS or exc.filename is None:
+            raise
+        message = " ".join(f"{exc.filename}: {exc.strerror or exc}".split())
         stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
         raise typer.Exit(EXIT_USAGE) from None
+
+
+_PATH_ERRNOS = frozenset(
+    {
+        errno.ENAMETOOLONG,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EROFS,
+        errno.ELOOP,
+    }
+)
+"""What a path the user gave can be refused with."""
+
+
+def check_output_file(flag: str, path: Path) -> None:
+    """Refuse an output file that cannot be written before any work, not after it: a
+    device or FIFO, a name too long, a directory, or one in a missing directory."""
+    try:
+        target = destination(path)
+    except SpecError as exc:
+        raise SpecError(exc.detail, source=COMMAND_LINE, field=f"{flag} {path}") from None
+    if target.is_dir():
+        raise SpecError(
+            f"{str(path)!r} is a directory; give a file name", source=COMMAND_LINE, field=flag
+        )
+    if not target.parent.is_dir():
+        raise SpecError(
+            f"cannot write {str(path)!r}: no directory {str(target.parent)!r}",
+            source=COMMAND_LINE,
+            field=flag,
+        )
 
 
 def emit(tables: list[Table], fmt: Format, document: dict[str, Any] | None = None) -> None:

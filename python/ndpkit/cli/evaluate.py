@@ -19,16 +19,17 @@ from rich.progress import (
 
 from ndpkit import evaluate as ev
 from ndpkit.cli.common import (
+    COMMAND_LINE,
     Format,
     FormatOption,
     check_fraction,
+    check_output_file,
     emit,
     size_flag,
     stderr,
     user_errors,
 )
 from ndpkit.errors import SpecError
-from ndpkit.files import destination
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
 from ndpkit.runtime.profiling import ByteProgress
@@ -45,7 +46,6 @@ reference's, and the profiler's runs (about 6 bytes for most apps at 64 MiB)."""
 MAX_MODEL_BYTES = 2**60
 """Largest --model-size (1 EiB): beyond any server these models describe, and an infinite
 one would make every figure inf or nan."""
-COMMAND_LINE = "command line"
 
 
 def evaluate_cmd(
@@ -197,20 +197,7 @@ def _profiles_target(path: Path | None, platforms: list[str], apps: list[str]) -
             source=COMMAND_LINE,
             field=flag,
         )
-    try:
-        path = destination(path)  # not a device, a FIFO, or a name too long
-    except SpecError as exc:
-        raise SpecError(exc.detail, source=f"{flag} {path}") from None
-    if path.is_dir():
-        raise SpecError(
-            f"{str(path)!r} is a directory; give a file name", source=COMMAND_LINE, field=flag
-        )
-    if not path.parent.is_dir():
-        raise SpecError(
-            f"cannot write {str(path)!r}: no directory {str(path.parent)!r}",
-            source=COMMAND_LINE,
-            field=flag,
-        )
+    check_output_file(flag, path)
     return platforms[0]
 
 

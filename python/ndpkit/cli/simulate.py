@@ -25,6 +25,7 @@ from ndpkit.cli.common import (
     SwitchTimeOpt,
     UnitsOpt,
     build_options,
+    check_output_file,
     choice,
     emit,
     size_flag,
@@ -150,7 +151,7 @@ def simulate_cmd(
         sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
         sim = sim.with_(trace=trace is not None)
         if trace is not None:
-            check_out_dir("--trace", trace)
+            check_output_file("--trace", trace)
         config = chosen_configuration(
             spec, profile, opts, choice("--plan", plan_name, PlanName), engines
         )
@@ -185,16 +186,6 @@ def _nothing_before(ctx: typer.Context) -> None:
                 source="command line",
                 field=param.opts[0],
             )
-
-
-def check_out_dir(flag: str, path: Path) -> None:
-    """Refuse an output file in a missing directory before any work, not after it."""
-    if not path.parent.is_dir():
-        raise SpecError(
-            f"cannot write {str(path)!r}: no directory {str(path.parent)!r}",
-            source="command line",
-            field=flag,
-        )
 
 
 FLAG_OF_OPTION = {
@@ -373,7 +364,7 @@ def sweep_cmd(
                 field="--out",
             )
         if out is not None:
-            check_out_dir("--out", out)
+            check_output_file("--out", out)
         for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
             if given is not None and not given:
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
