@@ -150,10 +150,14 @@ a name the file system accepts (255 bytes on most) over its limit."""
 def temporary_sibling(path: Path, tag: str = "tmp") -> Path:
     """The hidden name beside `path` that a new file or directory is built under (`tag`
     "tmp"), or that an old directory is moved to before it is removed ("old")."""
-    name = path.name
+    return path.with_name(f".{name_kept(path.name)}.{tag}-{os.getpid()}")
+
+
+def name_kept(name: str) -> str:
+    """`name`, cut to leave room for a temporary name's prefix and suffix."""
     while len(os.fsencode(name)) > _NAME_KEPT_BYTES:
         name = name[:-1]
-    return path.with_name(f".{name}.{tag}-{os.getpid()}")
+    return name
 
 
 def _put_in_place(tmp: Path, path: Path) -> None:

@@ -759,3 +759,11 @@ def test_import_of_a_fifo_says_it_is_not_a_file(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.npy")
     with pytest.raises(SpecError, match="not a regular file or a directory"):
         import_dataset(tmp_path / "pipe.npy", 1, tmp_path / "ds", "lc")
+
+
+def test_a_data_set_named_near_the_file_system_limit_is_made_and_replaced(tmp_path: Path) -> None:
+    out = tmp_path / ("n" * 252)  # fits in 255 bytes; its staging names must too
+    for seed in (1, 2):
+        made = generate_dataset(Ints(), 1000, 2, out, seed=seed, overwrite=True)
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]
+    assert np.array_equal(open_dataset(out).read_all(), made.read_all())

@@ -68,7 +68,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import NdpkitError, SpecError, brief
-from ndpkit.files import signals_held
+from ndpkit.files import name_kept, signals_held
 from ndpkit.hw.spec import spec_error
 from ndpkit.kernels import Kernel, get_kernel
 from ndpkit.kernels.images import wide_mode_error
@@ -1204,7 +1204,7 @@ def _new_sibling_dir(path: Path) -> Path:
     with _disk(path):
         path.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        candidate = path.with_name(f"{path.name}.tmp-{secrets.token_hex(4)}")
+        candidate = path.with_name(f"{name_kept(path.name)}.tmp-{secrets.token_hex(4)}")
         try:
             with _disk(path):
                 candidate.mkdir()
@@ -1238,7 +1238,7 @@ def _publish(staging: Path, path: Path) -> None:
     old: Path | None = None
     if path.exists():
         try:
-            old = Path(tempfile.mkdtemp(prefix=f"{path.name}.old-", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=f"{name_kept(path.name)}.old-", dir=path.parent))
             os.replace(path, old / "dataset")
         except OSError as exc:
             if old is not None:
