@@ -108,8 +108,20 @@ def test_out_must_differ_from_the_input(ndpkit, table: Path) -> None:
     before = table.read_bytes()
     result = ndpkit("sort", str(table), "--by", "mode", "--out", str(table))
     assert result.returncode == 2
-    assert "--out: must differ from the input" in result.stderr
+    assert "--out: must be outside the input" in result.stderr
     assert table.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["part-0.parquet", "sorted.parquet"])
+def test_out_must_not_be_in_the_input_directory(ndpkit, table: Path, name: str) -> None:
+    # A file of the input's own replaced, or a new one the next sort would read as input.
+    folder = table.parent / "parts"
+    folder.mkdir()
+    (folder / "part-0.parquet").write_bytes(table.read_bytes())
+    result = ndpkit("sort", str(folder), "--by", "mode", "--out", str(folder / name), "--overwrite")
+    assert result.returncode == 2 and "--out: must be outside the input" in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet"]
+    assert (folder / "part-0.parquet").read_bytes() == table.read_bytes()
 
 
 def test_corrupt_input_exits_2_naming_the_file(ndpkit, tmp_path: Path) -> None:

@@ -133,6 +133,8 @@ _PATH_ERRNOS = frozenset(
 def check_output_file(flag: str, path: Path) -> None:
     """Refuse an output file that cannot be written before any work, not after it: a
     device or FIFO, a name too long, a directory, or one in a missing directory."""
+    if not path.name:  # "" (typer makes it "."), "/"
+        raise SpecError("give a file name", source=COMMAND_LINE, field=flag)
     try:
         target = destination(path)
     except SpecError as exc:

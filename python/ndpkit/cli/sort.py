@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,8 @@ from ndpkit.files import destination
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
 
+MAX_DEVICES = 4096
+"""More partitions than this only cost memory (one partition's bookkeeping each)."""
 _COMPRESSIONS = ("snappy", "zstd", "lz4", "gzip", "uncompressed")
 sort_app = typer.Typer(
     add_completion=False,
@@ -36,6 +39,7 @@ def sort_cmd(
         typer.Option(
             "--devices",
             min=1,
+            max=MAX_DEVICES,
             help="Partition the table over M devices and sort the partitions concurrently.",
         ),
     ] = 1,
@@ -83,9 +87,7 @@ def sort_cmd(
             raise SpecError(f"choose one of {', '.join(ENGINES)}", field="--engine")
         if compression not in _COMPRESSIONS:
             raise SpecError(f"choose one of {', '.join(_COMPRESSIONS)}", field="--compression")
-        if out.resolve() == source.resolve():
-            raise SpecError("must differ from the input", source=str(out), field="--out")
-        destination(out)  # not a device or a FIFO, before the sort rather than after
+        _check_out(out, source)
         if not overwrite and (out.exists() or out.is_symlink()):
             raise SpecError(
                 "already exists; pass --overwrite to replace it", source=str(out), field="--out"
@@ -143,6 +145,23 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
         rows,
     )
     return [summary, stages]
+
+
+def _check_out(out: Path, source: Path) -> None:
+    """--out before the sort rather than after it: a file name, not the input or a file in
+    the input's directory (the next sort of that directory would read it as input), not a
+    directory, a device or a FIFO."""
+    if not out.name:
+        raise SpecError("give a file name", source="command line", field="--out")
+    real_out, real_source = Path(os.path.realpath(out)), Path(os.path.realpath(source))
+    if real_out == real_source or real_out.is_relative_to(real_source):
+        raise SpecError(
+            "must be outside the input (a file of its own, not in the input's directory)",
+            source=str(out),
+            field="--out",
+        )
+    if destination(out).is_dir():
+        raise SpecError("is a directory; give a file name", source=str(out), field="--out")
 
 
 sort_app.command()(sort_cmd)

@@ -6,6 +6,7 @@ and override any field; tables are merged key by key.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -98,7 +99,9 @@ def _layers(
     path = Path(name_or_path)
     is_file = _is_file(name_or_path)
     # A file is the same file however it is reached ("a.toml", "../d/a.toml").
-    key = str(path.resolve()) if is_file else str(name_or_path)
+    # realpath: pathlib's resolve() raises RuntimeError on a loop of links before Python 3.13,
+    # where reading the file gives the clear "too many levels of symbolic links".
+    key = os.path.realpath(path) if is_file else str(name_or_path)
     if key in (identity for identity, _ in seen):
         chain = " -> ".join((*(name for _, name in seen), str(name_or_path)))
         raise SpecError(f"forms a cycle: {chain}", source=named_by, field="extends")

@@ -878,7 +878,7 @@ def import_dataset(
             source=str(source),
             field="crop",
         )
-    origin = f"import {source.resolve()}" + (" --crop" if crop else "")
+    origin = f"import {os.path.realpath(source)}" + (" --crop" if crop else "")
     meta = _meta(kernel, devices, shard_bytes, seed=None, source=origin)
     found: Iterable[_ShardSource]
     if source.is_dir():
@@ -1186,7 +1186,7 @@ def _check_free_space(path: Path, needed_bytes: int) -> None:
 
         raise SpecError(
             f"the data set needs at least {size(needed_bytes)} but the file system of "
-            f"{existing.resolve()} has {size(free_bytes)} free; nothing was written",
+            f"{os.path.realpath(existing)} has {size(free_bytes)} free; nothing was written",
             source=str(path),
         )
 
