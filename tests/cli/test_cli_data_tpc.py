@@ -72,3 +72,20 @@ def test_tpcc_bad_input_names_the_flag(
 ) -> None:
     assert expected in one_error_line(ndpkit("data", "tpcc", *args, "--out", str(tmp_path)))
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(("command", "sf"), [("tpch", "1e9"), ("tpch", "1e-9"), ("tpcc", "5000")])
+def test_a_scale_factor_out_of_range_is_refused_before_generating(
+    ndpkit, tmp_path: Path, command: str, sf: str
+) -> None:
+    result = ndpkit("data", command, "--sf", sf, "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "--sf: must be from 0.001 to 1000" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tpcc_into_a_file_is_refused(ndpkit, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("keep")
+    result = ndpkit("data", "tpcc", "--sf", "0.001", "--out", str(tmp_path / "file"))
+    assert result.returncode == 2 and "exists and is not a directory" in result.stderr
+    assert (tmp_path / "file").read_text() == "keep"

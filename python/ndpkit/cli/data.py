@@ -30,7 +30,7 @@ from ndpkit.runtime.dataset import (
 )
 from ndpkit.tpc import GeneratedTable, generate_tpcc, generate_tpch
 from ndpkit.tpc.tpcc import DEFAULT_SEED
-from ndpkit.tpc.tpch import TPCH_TABLES, check_scale_factor, tpch_tables
+from ndpkit.tpc.tpch import SF_RANGE, TPCH_TABLES, check_scale_factor, tpch_tables
 from ndpkit.units import Kind, format_si
 
 app = typer.Typer(
@@ -230,7 +230,7 @@ def tpch(
 
     The files appear only when every table is complete."""
     with user_errors():
-        check_scale_factor(sf, field="--sf")
+        check_scale_factor(sf, field="--sf", bounds=SF_RANGE)
         names = tpch_tables(
             None if tables is None else [t.strip() for t in tables.split(",")], field="--tables"
         )
@@ -250,7 +250,7 @@ def tpcc(
 
     SF s is s × one warehouse's orders (30,000 orders, ~300,000 rows); see docs/tpc.md."""
     with user_errors():
-        check_scale_factor(sf, field="--sf")
+        check_scale_factor(sf, field="--sf", bounds=SF_RANGE)
         if seed < 0:
             raise SpecError(f"must be ≥ 0, got {seed}", source="command line", field="--seed")
         made = generate_tpcc(sf, out, seed=seed, overwrite=overwrite, progress=_progress)

@@ -198,9 +198,12 @@ def _read_builtin() -> dict[str, dict[str, Any]]:
 
 def _read_file(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        text = path.read_text("utf-8")
+        # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML.
+        text = path.read_text("utf-8-sig")
     except OSError as exc:
         raise SpecError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"cannot read: not UTF-8 ({exc})", source=str(path)) from None
     return _tables(_parse(text, str(path)), str(path))
 
 

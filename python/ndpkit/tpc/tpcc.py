@@ -120,6 +120,8 @@ def generate_tpcc(
 ) -> GeneratedTable:
     """Write `out/order_line.parquet` atomically (a temporary name, then a rename)."""
     check_scale_factor(sf)
+    if out.exists() and not out.is_dir():
+        raise SpecError("exists and is not a directory; give a directory", source=str(out))
     target = out / "order_line.parquet"
     if target.exists() and not overwrite:
         raise SpecError(

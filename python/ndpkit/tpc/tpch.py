@@ -55,10 +55,21 @@ def find_tpchgen() -> Path:
     return Path(found)
 
 
-def check_scale_factor(sf: float, *, field: str = "sf") -> float:
-    """`sf` if it is a finite number above 0, else an error naming `field`."""
+SF_RANGE = (0.001, 1000.0)
+"""The scale factors `ndpkit data tpch/tpcc` generates: below, TPC-H's smaller tables have
+no rows (SF 1e-9 gives empty tables); above, a terabyte or more, and the generator's memory
+grows with SF until the machine kills it."""
+
+
+def check_scale_factor(
+    sf: float, *, field: str = "sf", bounds: tuple[float, float] | None = None
+) -> float:
+    """`sf` if it is a finite number above 0 (and within `bounds`), else an error naming
+    `field`."""
     if not math.isfinite(sf) or sf <= 0:
         raise SpecError(f"must be a number > 0, got {sf}", field=field)
+    if bounds is not None and not bounds[0] <= sf <= bounds[1]:
+        raise SpecError(f"must be from {bounds[0]:g} to {bounds[1]:g}, got {sf:g}", field=field)
     return sf
 
 
