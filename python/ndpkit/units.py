@@ -62,6 +62,7 @@ def parse(text: Any, kind: Kind) -> float:
     and once inside the models it would overflow or divide by zero."""
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"expected a quantity with a unit, such as {kind.example!r}, got {text!r}")
+    _check_characters(text, kind)
     ureg = registry()
     try:
         quantity: Any = ureg.Quantity(text.strip())
@@ -99,6 +100,38 @@ MAX_SI = 1e24
 MIN_SI = 1e-24
 """The smallest non-zero magnitude (a yoctosecond); smaller ones underflow to zero later."""
 _LEADING_NUMBER = re.compile(r"\s*\(?\s*[-+]?\.?\d")
+_STRAY = re.compile(r"[^\w\s./*^()+\-µμ·°]")
+"""Characters no quantity has, which pint's parser would skip or act on: "3,5 GB/s" is
+35 GB/s to it and "3 GB/s; x" is 3 GB/s."""
+_EXPONENT_SIGN = re.compile(r"(\d[eE]|[(^])$")
+
+
+def _is_sum(body: str) -> bool:
+    """Whether a + or - after the number's own sign adds or subtracts ("3 GB/s + 1 GB/s"),
+    rather than sign an exponent ("1e-3", "s^-1") or join a word ("Watt-ish", which pint
+    then names as an unknown unit)."""
+    for i, char in enumerate(body):
+        if char not in "+-" or i == 0:
+            continue
+        before = body[:i].rstrip()
+        if not before or _EXPONENT_SIGN.search(before):
+            continue
+        if body[i - 1].isalpha() and body[i + 1 : i + 2].isalpha():
+            continue
+        return True
+    return False
+
+
+def _check_characters(text: str, kind: Kind) -> None:
+    stray = _STRAY.search(text)
+    if stray is not None:
+        hint = " (the decimal mark is '.')" if stray.group() == "," else ""
+        raise UnitError(
+            f"{text!r}: {stray.group()!r} has no place in a quantity{hint}; write one number "
+            f"and a unit, like {kind.example!r}"
+        )
+    if _is_sum(text.strip().lstrip("(").lstrip()):
+        raise UnitError(f"{text!r}: write one number and a unit, like {kind.example!r}, not a sum")
 
 
 def _finite(text: str, magnitude: Any, kind: Kind) -> float:

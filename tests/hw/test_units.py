@@ -23,6 +23,10 @@ from ndpkit.units import _ALIASES, _SPELLINGS, Kind, UnitError, _case_key, forma
         ("16.67 s", Kind.TIME, 16.67),
         ("10 ms", Kind.TIME, 0.01),
         ("4 mJ", Kind.ENERGY, 0.004),
+        ("1e-3 s", Kind.TIME, 1e-3),  # an exponent's sign is not a sum
+        ("1E+3 B/s", Kind.BANDWIDTH, 1e3),
+        ("100 s^-1", Kind.FREQUENCY, 100.0),
+        ("-5 W", Kind.POWER, -5.0),
     ],
 )
 def test_parses_to_si(text: str, kind: Kind, expected: float) -> None:
@@ -41,6 +45,17 @@ def test_parses_to_si(text: str, kind: Kind, expected: float) -> None:
         (3, Kind.POWER, "expected a quantity with a unit"),
         (True, Kind.POWER, "expected a quantity with a unit"),
         ("5 W/", Kind.POWER, "not a quantity"),
+        # pint's parser drops or acts on these: "3,5 GB/s" would be 35 GB/s.
+        (
+            "3,5 GB/s",
+            Kind.BANDWIDTH,
+            r"',' has no place in a quantity \(the decimal mark is '\.'\)",
+        ),
+        ("3 GB/s;", Kind.BANDWIDTH, "';' has no place"),
+        ("3 GB/s # peak", Kind.BANDWIDTH, "'#' has no place"),
+        ("3 GB/s + 1 GB/s", Kind.BANDWIDTH, "not a sum"),
+        ("3 GB/s-1 GB/s", Kind.BANDWIDTH, "not a sum"),
+        ("3 byte - 1 byte", Kind.SIZE, "not a sum"),
     ],
 )
 def test_rejects_with_a_reason(text: object, kind: Kind, fragment: str) -> None:
