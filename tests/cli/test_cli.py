@@ -178,6 +178,15 @@ def test_bad_platform_file_exits_2_naming_file_and_field(
             "--engines: mux2 over 36 SSDs can run 18..36",
         ),
         (("estimate", "-p", "rans", "-a", "he", "--split", "both"), "--split"),
+        (
+            ("estimate", "-p", "rans", "-a", "knn8", "--energy-form", "A", "-o", "energy_form=B"),
+            "--option energy_form=B: energy_form is already set by --energy-form",
+        ),
+        (
+            ("estimate", "-p", "rans", "-a", "knn8", "-o", "units=binary", "-o", "units=decimal"),
+            "units is already set by --option units",
+        ),
+        (("simulate", "-p", "rans", "-a", "he", "-o", "time_basis=paper"), "its host mode shares"),
         (("reproduce", "no-such-paper"), "unknown paper 'no-such-paper'"),
         (("reproduce", "rans-rfns", "--tables", "6"), "unknown table '6'"),
         (("reproduce", "rans-rfns", "--units", "GiB"), "units: must be one of"),

@@ -240,12 +240,14 @@ ModelOptionOpt = Annotated[
 
 
 def build_options(
-    base: Options, flags: Mapping[str, Any], unread: tuple[frozenset[str], str] | None = None
+    base: Options, flags: Mapping[str, Any], *unread: tuple[frozenset[str], str]
 ) -> Options:
     """Options from a command's flags (pass its `locals()`): unset flags keep `base`,
     `--option KEY=VALUE` pairs come last, other parameters are ignored, and a bad value
-    is a clear exit-2 error. `unread` is (conventions the run's model does not read, why):
-    setting one is an error, since the output would record it as if it had been used."""
+    is a clear exit-2 error. Each `unread` is (conventions the run's model does not read,
+    why): setting one is an error, since the output would record it as if it had been used.
+    So is setting one twice (a flag and `--option`, or two `--option`s): one would be
+    silently dropped."""
     names = base.as_dict()
     chosen = {k: v for k, v in flags.items() if k in names and v is not None}
     given = {k: "--" + k.replace("_", "-") for k, v in chosen.items() if v is not False}
@@ -254,10 +256,15 @@ def build_options(
         if not sep or not key.strip():
             raise SpecError("expected KEY=VALUE", source="command line", field=f"--option {pair}")
         key, value = key.strip(), value.strip()
+        if key in given:
+            raise SpecError(
+                f"{key} is already set by {given[key]}; set it once",
+                source="command line",
+                field=f"--option {pair}",
+            )
         chosen[key] = _flag_value(names.get(key), value)
         given[key] = f"--option {key}"
-    if unread is not None:
-        keys, why = unread
+    for keys, why in unread:
         for key, flag in given.items():
             if key in keys:
                 raise SpecError(why, source="command line", field=flag)

@@ -95,6 +95,14 @@ _PlatformOpt = Annotated[str | None, PlatformOpt.__metadata__[0]]
 _AppOpt = Annotated[str | None, AppOpt.__metadata__[0]]
 
 
+_BASIS_SET = (
+    frozenset({"time_basis"}),
+    "the simulator compares with the model at the time basis its host mode shares (staged "
+    "with the host part after the device part, else pipeline), whatever is given",
+)
+"""The model option a simulation sets itself."""
+
+
 def simulate_cmd(
     ctx: typer.Context,
     platform: _PlatformOpt = None,
@@ -145,7 +153,7 @@ def simulate_cmd(
             return
         platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
-        opts = build_options(family_defaults(spec), locals(), unread_options(spec))
+        opts = build_options(family_defaults(spec), locals(), unread_options(spec), _BASIS_SET)
         port_cap_applies(spec, opts, host_split=plan_name == "host")
         profile = profile_for(spec, app, profiles)
         sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
@@ -349,7 +357,7 @@ def sweep_cmd(
             )
         if any(p.is_in_storage for p in specs):
             raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
-        opts = build_options(Options(), locals(), unread_options(specs[0]))
+        opts = build_options(Options(), locals(), unread_options(specs[0]), _BASIS_SET)
         _port_cap_applies_somewhere(specs, opts)
         names = [a.strip() for a in apps.split(",") if a.strip()]
         chosen = [profile_for(specs[0], a, profiles) for a in names]
