@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 MIXED = (
     "sweep", "--platforms", "cns,rfns", "--apps", "he", "--engines", "36",
@@ -70,3 +71,18 @@ def test_an_output_in_a_missing_directory_fails_before_the_sweep(ndpkit, tmp_pat
     assert f"--out: cannot write '{out}': no directory '{out.parent}'" in result.stderr
     assert "--engines" not in result.stderr and "Traceback" not in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--engines", "18,18"), "--engines: 18 is given more than once"),
+        (("--engines", "18,,36"), "--engines: expected '18,27,36'"),
+        (("--chunks", "4MiB,4096 KiB"), "--chunks: 4 MiB is given more than once"),
+        (("--platforms", "rans,rans"), "--platforms: rans is given more than once"),
+        (("--apps", "he,he"), "--apps: he is given more than once"),
+    ],
+)
+def test_a_grid_value_given_twice_is_refused(ndpkit, args: tuple[str, ...], message: str) -> None:
+    result = ndpkit("sweep", *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr

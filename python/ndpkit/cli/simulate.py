@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -52,6 +53,7 @@ from ndpkit.report import Column, Table
 from ndpkit.sim import SimOptions, Simulation, simulate
 from ndpkit.sim.options import EnginePowerOff, HostMode
 from ndpkit.sim.sweep import configuration, grid, sweep
+from ndpkit.units import Kind, format_si
 
 PlanName = Literal["full", "planned", "host"]
 
@@ -376,6 +378,10 @@ def sweep_cmd(
         for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
             if given is not None and not given:
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
+        _each_once("--platforms", [spec.name for spec in specs])
+        _each_once("--apps", names)
+        _each_once("--chunks", sizes, lambda b: format_si(b, Kind.SIZE, binary=True))
+        _each_once("--engines", counts or [])
         sim = SimOptions(data_bytes=None if size is None else size_flag("--size", size))
         points = grid(specs, chosen, counts, sizes)
         for point in points:  # fail before any work on an impossible point
@@ -406,6 +412,17 @@ def sweep_cmd(
         stderr().print(f"wrote {len(rows)} rows to {out}", highlight=False, markup=False)
 
 
+def _each_once(flag: str, values: list[Any], show: Callable[[Any], str] = str) -> None:
+    """A value given twice would only repeat its rows (`4MiB,4096 KiB` is one chunk size)."""
+    twice = [v for i, v in enumerate(values) if v in values[:i]]
+    if twice:
+        raise SpecError(
+            f"{show(twice[0])} is given more than once; give each once",
+            source="command line",
+            field=flag,
+        )
+
+
 def _counts(text: str) -> list[int]:
     try:
         if ":" in text:
@@ -415,7 +432,7 @@ def _counts(text: str) -> list[int]:
             if step < 1 or len(parts) > 3:
                 raise ValueError
             return list(range(start, stop + 1, step))
-        return [int(p) for p in text.split(",") if p.strip()]
+        return [int(p) for p in text.split(",")]  # an empty one ("18,,36") is an error
     except ValueError:
         raise SpecError(
             f"expected '18,27,36' or 'start:stop[:step]', got {text!r}",
