@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -29,7 +30,7 @@ from ndpkit.cli.common import (
     stderr,
     user_errors,
 )
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, NdpkitError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
@@ -46,7 +47,7 @@ from ndpkit.plan.channels import (
 )
 from ndpkit.profile import Profile, load_profile
 from ndpkit.report import Column, Table, cell, to_json
-from ndpkit.units import Kind, UnitError, parse
+from ndpkit.units import MAX_SI, MIN_SI, Kind, UnitError, parse
 
 PlatformOpt = Annotated[
     str,
@@ -115,14 +116,26 @@ def in_storage_variant(
     if channels is not None:
         if channels < 1:
             raise ModelError(f"--channels must be at least 1, got {channels}")
-        spec = spec.with_channels(channels)
+        spec = _flagged("--channels", lambda: spec.with_channels(channels))
     if interface is not None:
-        spec = spec.with_interface(interface)
+        spec = _flagged("--interface", lambda: spec.with_interface(interface))
     if cell_clock_mhz is not None:
-        if cell_clock_mhz <= 0:
-            raise ModelError(f"--cell-clock-mhz must be positive, got {cell_clock_mhz:g}")
-        spec = spec.with_cell_clock(cell_clock_mhz * 1e6)
+        hz = cell_clock_mhz * 1e6
+        if not MIN_SI <= hz <= MAX_SI:  # NaN fails too; the platform file's range for a clock
+            raise ModelError(
+                f"--cell-clock-mhz must be from {MIN_SI / 1e6:g} to {MAX_SI / 1e6:g}, "
+                f"got {cell_clock_mhz:g}"
+            )
+        spec = _flagged("--cell-clock-mhz", lambda: spec.with_cell_clock(hz))
     return spec
+
+
+def _flagged(flag: str, make: Callable[[], Platform]) -> Platform:
+    """The platform a flag makes; its error names the flag, not only the platform field."""
+    try:
+        return make()
+    except NdpkitError as exc:
+        raise SpecError(str(exc), source="command line", field=flag) from None
 
 
 def profile_for(spec: Platform, app: str, profiles: str | None) -> Profile:
@@ -408,9 +421,14 @@ def _no_channel_flags(platform: str, **given: str | None) -> None:
 
 def _power(text: str) -> float:
     try:
-        return parse(text, Kind.POWER)
+        budget_w = parse(text, Kind.POWER)
     except UnitError as exc:
         raise SpecError(str(exc), source="command line", field="--power-budget") from None
+    if budget_w <= 0:
+        raise SpecError(
+            f"must be positive, got {text!r}", source="command line", field="--power-budget"
+        )
+    return budget_w
 
 
 def plan_table(p: Plan) -> Table:

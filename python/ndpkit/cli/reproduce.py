@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
@@ -126,10 +127,7 @@ def reproduce_cmd(
             n2_settings = nascent2.settings_from_flags(
                 full=full, devices=devices, options=option, simulate=simulate
             )
-            wanted = [t.strip() for t in (tables or "").split(",") if t.strip()]
-            missing = [w for w in wanted if w not in nascent2.TABLE_NAMES]
-            if missing:
-                raise UnknownNameError("table", missing[0], list(nascent2.TABLE_NAMES))
+            wanted = _wanted(tables, nascent2.TABLE_NAMES)
             n2 = nascent2.reproduce(
                 n2_settings, tables=wanted or nascent2.TABLE_NAMES, progress=progress
             )
@@ -139,10 +137,7 @@ def reproduce_cmd(
     with user_errors():
         _only_for("nascent2", flags, _NASCENT2_FLAGS)
         module = risp if paper == "risp" else rans_rfns
-        wanted = [t.strip() for t in (tables or "").split(",") if t.strip()]
-        missing = [w for w in wanted if w not in module.TABLE_NAMES]
-        if missing:
-            raise UnknownNameError("table", missing[0], list(module.TABLE_NAMES))
+        wanted = _wanted(tables, module.TABLE_NAMES)
         if paper == "risp":
             _only_for("rans-rfns", flags, _RANS_FLAGS)
             opts = build_options(risp.DEFAULT_OPTIONS, flags, _only_read_by("rans-rfns"))
@@ -239,6 +234,22 @@ def _seconds(text: str) -> float:
         return parse(text, Kind.TIME)
     except UnitError:
         return math.nan
+
+
+def _wanted(tables: str | None, known: Sequence[str]) -> list[str]:
+    """The tables --tables names (none: all of them). Given but naming none ("", ",") is an
+    error, not every table."""
+    if tables is None:
+        return []
+    wanted = [t.strip() for t in tables.split(",") if t.strip()]
+    if not wanted:
+        raise SpecError(
+            f"names no table; known: {', '.join(known)}", source="command line", field="--tables"
+        )
+    for name in wanted:
+        if name not in known:
+            raise UnknownNameError("table", name, list(known), source="--tables")
+    return wanted
 
 
 MEASURED_MIN_S = 1e-6
