@@ -507,3 +507,10 @@ def test_one_app_in_both_throughput_and_bytes_per_cycle_is_refused(tmp_path: Pat
         load_platform(_write(tmp_path, body))
     other = 'name = "other"\nextends = "risp-64ch"\n[engines]\nthroughput = { fir = "1 GB/s" }\n'
     assert load_platform(_write(tmp_path, other)).engines.throughput["fir"] == 1e9
+
+
+@pytest.mark.parametrize("link", ['host_link = "sata-9"', '[host_link]\ninterface = "pcie9"'])
+def test_an_unknown_interface_in_a_file_names_the_file_and_field(tmp_path: Path, link: str) -> None:
+    path = _write(tmp_path, f'extends = "risp-64ch"\nname = "mine"\n{link}\n')
+    with pytest.raises(UnknownNameError, match=r"mine\.toml: host_link: unknown interface"):
+        load_platform(path)

@@ -122,7 +122,11 @@ def _layers(
     if "host_link" in data:
         # Expanded per file, so that a child's `[host_link]` overrides merge into a
         # parent's named interface.
-        data["host_link"] = expand_interface(data["host_link"])
+        try:
+            data["host_link"] = expand_interface(data["host_link"])
+        except UnknownNameError as exc:
+            where = f"{source}: host_link"
+            raise UnknownNameError(exc.kind, exc.name, exc.known, source=where) from None
     layers = [(source, data)]
     parent = data.get("extends")
     if parent is None:
