@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 from pathlib import Path
 
 import duckdb
@@ -28,6 +29,7 @@ from ndpkit.nascent.tablesort import (
     key_groups,
     partition_bounds,
     plan_sort,
+    read_parquet,
     sort_frame,
     sort_parquet,
 )
@@ -465,3 +467,22 @@ def test_partition_bounds_tile_the_rows() -> None:
     assert partition_bounds(0, 2) == [(0, 0), (0, 0)]
     with pytest.raises(SpecError, match="at least one device"):
         partition_bounds(5, 0)
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ({"a": [1], "b": [2]}, "has a column 'b', where p0.parquet has ['a']"),
+        ({"a": ["x"]}, "column 'a' is String, but Int64 in p0.parquet"),
+    ],
+)
+def test_a_directory_whose_files_differ_names_the_file_and_column(
+    tmp_path: Path, second: dict[str, list[object]], message: str
+) -> None:
+    folder = tmp_path / "table"
+    folder.mkdir()
+    pq.write_table(pa.table({"a": [1, 2]}), folder / "p0.parquet")
+    pq.write_table(pa.table(second), folder / "p1.parquet")
+    with pytest.raises(SpecError, match=re.escape(message)) as caught:
+        read_parquet(folder)
+    assert str(folder / "p1.parquet") in str(caught.value)

@@ -471,7 +471,39 @@ def read_parquet(path: Path) -> pl.DataFrame:
     try:
         return pl.concat(frames, how="vertical", rechunk=False)
     except pl.exceptions.PolarsError as exc:
-        raise SpecError(f"the files' schemas differ: {brief(exc)}", source=str(path)) from exc
+        raise _schemas_differ(files, frames) or SpecError(
+            f"the files' schemas differ: {brief(exc)}", source=str(path)
+        ) from exc
+
+
+def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
+    """Which file's columns differ from the first file's, and how, in the user's terms."""
+    first = dict(frames[0].schema)
+    for file, frame in zip(files[1:], frames[1:], strict=True):
+        theirs = dict(frame.schema)
+        if list(theirs) != list(first):
+            missing = [c for c in first if c not in theirs]
+            extra = [c for c in theirs if c not in first]
+            what = (
+                f"lacks column {missing[0]!r}"
+                if missing
+                else f"has a column {extra[0]!r}"
+                if extra
+                else "has the same columns in another order"
+            )
+            return SpecError(
+                f"{what}, where {files[0].name} has {list(first)}; every file of a table needs "
+                "the same columns and types",
+                source=str(file),
+            )
+        for name, dtype in theirs.items():
+            if dtype != first[name]:
+                return SpecError(
+                    f"column {name!r} is {dtype}, but {first[name]} in {files[0].name}; every "
+                    "file of a table needs the same columns and types",
+                    source=str(file),
+                )
+    return None
 
 
 def part_paths(out: Path, devices: int) -> Iterator[Path]:
