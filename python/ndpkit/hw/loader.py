@@ -140,9 +140,10 @@ def _layers(
 
 
 def _is_file(name_or_path: str | Path) -> bool:
-    """A path to a user's file, not a preset name."""
+    """A path to a user's file, not a preset name: a .toml name, a name with a directory in
+    it (presets have none, so "p/ok.json" missing is "file not found"), or a file there."""
     path = Path(name_or_path)
-    return path.suffix == ".toml" or path.exists()
+    return path.suffix == ".toml" or len(path.parts) > 1 or path.exists()
 
 
 def _read_file(path: Path, named_by: str | None) -> dict[str, Any]:
