@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from ndpkit.errors import SpecError
-from ndpkit.files import replacing, signals_held, temporary_sibling, write_atomic
+from ndpkit.files import (
+    check_writable,
+    replacing,
+    signals_held,
+    temporary_sibling,
+    write_atomic,
+)
 
 
 def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -147,3 +153,10 @@ def test_a_loop_of_symbolic_links_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "b").symlink_to(tmp_path / "a")
     with pytest.raises(SpecError, match="Too many levels of symbolic links"):
         write_atomic(tmp_path / "a", "lost")
+
+
+def test_check_writable_makes_and_removes_a_probe(tmp_path: Path) -> None:
+    check_writable(tmp_path / "out.json")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(SpecError, match="cannot write in"):
+        check_writable(tmp_path / "missing" / "out.json")

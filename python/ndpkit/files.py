@@ -142,6 +142,19 @@ def _mode(path: Path, *, follow: bool) -> str | None:
     return "file" if stat.S_ISREG(mode) else "directory" if stat.S_ISDIR(mode) else "other"
 
 
+def check_writable(path: Path) -> None:
+    """That a file can be made beside `path` (the directory is not read-only, full of
+    inodes, or ours to write), by making and removing one: before a long run, not after."""
+    probe = temporary_sibling(path, "probe")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as exc:
+        raise SpecError(
+            f"cannot write in {str(path.parent)!r}: {exc.strerror or exc}", source=str(path)
+        ) from None
+
+
 _NAME_KEPT_BYTES = 200
 """How much of a name its temporary sibling keeps: the prefix and suffix added must not push
 a name the file system accepts (255 bytes on most) over its limit."""

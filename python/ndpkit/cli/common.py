@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from ndpkit.errors import NdpkitError, SpecError
-from ndpkit.files import destination
+from ndpkit.files import check_writable, destination
 from ndpkit.report import Table, to_csv, to_json, to_rich
 
 if TYPE_CHECKING:  # the model and units pull in pint (0.2 s); `ndpkit sort` needs neither
@@ -149,6 +149,10 @@ def check_output_file(flag: str, path: Path) -> None:
             source=COMMAND_LINE,
             field=flag,
         )
+    try:
+        check_writable(target)
+    except SpecError as exc:
+        raise SpecError(exc.detail, source=COMMAND_LINE, field=f"{flag} {path}") from None
 
 
 def emit(tables: list[Table], fmt: Format, document: dict[str, Any] | None = None) -> None:

@@ -10,7 +10,7 @@ import typer
 
 from ndpkit.cli.common import Format, FormatOption, emit, reflow_help, stderr, user_errors
 from ndpkit.errors import SpecError
-from ndpkit.files import destination
+from ndpkit.files import check_writable, destination
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
 
@@ -160,8 +160,11 @@ def _check_out(out: Path, source: Path) -> None:
             source=str(out),
             field="--out",
         )
-    if destination(out).is_dir():
+    target = destination(out)
+    if target.is_dir():
         raise SpecError("is a directory; give a file name", source=str(out), field="--out")
+    if target.parent.is_dir():  # a missing one is made, or refused, by the writer
+        check_writable(target)
 
 
 sort_app.command()(sort_cmd)
