@@ -193,3 +193,20 @@ def test_a_derived_platform_refuses_an_infinite_value() -> None:
     models or the simulator's JSON spec."""
     with pytest.raises(SpecError, match="finite number"):
         load_platform("risp-64ch").with_cell_clock(math.inf)
+
+
+def test_a_value_where_a_table_goes_says_so_without_class_names(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('extends = "rans"\nname = "mine"\nstorage = 5\n')
+    with pytest.raises(SpecError, match="storage: expected a table of keys, got 5") as caught:
+        load_platform(path)
+    assert "StorageDevice" not in str(caught.value)
+
+
+def test_a_misspelt_key_is_reported_before_the_key_it_leaves_missing(tmp_path: Path) -> None:
+    from ndpkit.profile import load_profiles  # noqa: PLC0415
+
+    path = tmp_path / "profiles.toml"
+    path.write_text("[apps.lc]\nalpah = 8\n")
+    with pytest.raises(SpecError, match=r"apps\.lc\.alpah: unknown field; did you mean 'alpha'"):
+        load_profiles(path)

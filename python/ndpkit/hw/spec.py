@@ -31,13 +31,19 @@ def spec_error(
 
     With the `model` that was validated, an unknown key gets the closest valid key, or
     the list of valid keys at that place."""
-    first = exc.errors()[0]
+    errors = exc.errors()
+    # An unknown key first: a misspelt one ("alpah") also makes its real one missing, and
+    # "alpha: required field is missing" would hide the cause.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     field = ".".join(str(part) for part in first["loc"]) or "(top level)"
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "missing":
         message = "required field is missing"
     elif first["type"] == "extra_forbidden":
         message = "unknown field" + _unknown_key_hint(model, first["loc"])
+    elif first["type"] in ("model_type", "model_attributes_type", "dict_type"):
+        # Pydantic names its classes ("instance of StorageDevice"); a file has tables.
+        message = f"expected a table of keys, got {first['input']!r}"
     more = len(exc.errors()) - 1
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"
