@@ -10,6 +10,7 @@ import pytest
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw import load_platform, preset_names
 from ndpkit.hw.quantity import MAX_COUNT
+from ndpkit.profile import load_profiles
 
 
 @pytest.mark.parametrize(
@@ -204,8 +205,6 @@ def test_a_value_where_a_table_goes_says_so_without_class_names(tmp_path: Path) 
 
 
 def test_a_misspelt_key_is_reported_before_the_key_it_leaves_missing(tmp_path: Path) -> None:
-    from ndpkit.profile import load_profiles  # noqa: PLC0415
-
     path = tmp_path / "profiles.toml"
     path.write_text("[apps.lc]\nalpah = 8\n")
     with pytest.raises(SpecError, match=r"apps\.lc\.alpah: unknown field; did you mean 'alpha'"):
