@@ -147,6 +147,11 @@ def _is_file(name_or_path: str | Path) -> bool:
 
 
 def _read_file(path: Path, named_by: str | None) -> dict[str, Any]:
+    if not path.name or path.is_dir():  # "" is "."; a directory is no platform
+        what = f"{str(path)!r} is a directory, not a platform file"
+        if named_by is not None:
+            raise SpecError(what, source=named_by, field="extends")
+        raise SpecError(what, source=str(path))
     try:
         # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML.
         text = path.read_text(encoding="utf-8-sig")
