@@ -179,7 +179,9 @@ def load_devices(
         raw = {**{k: v for k, v in builtin.items() if k not in raw}, **raw}
     for name, changes in (overrides or {}).items():
         if name not in raw:
-            raise UnknownNameError("device", name, sorted(raw))
+            raise UnknownNameError(
+                "device", name, sorted(raw), source=f"override {name}.… (--option)"
+            )
         raw[name] = {
             **raw[name],
             **{k: {"value": v, "source": "[override]"} for k, v in changes.items()},
