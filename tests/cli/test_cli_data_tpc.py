@@ -89,3 +89,10 @@ def test_tpcc_into_a_file_is_refused(ndpkit, tmp_path: Path) -> None:
     result = ndpkit("data", "tpcc", "--sf", "0.001", "--out", str(tmp_path / "file"))
     assert result.returncode == 2 and "exists and is not a directory" in result.stderr
     assert (tmp_path / "file").read_text() == "keep"
+
+
+def test_tpch_into_a_file_is_refused(ndpkit, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("keep")
+    result = ndpkit("data", "tpch", "--sf", "0.01", "--out", str(tmp_path / "file"))
+    assert result.returncode == 2 and "exists and is not a directory" in result.stderr
+    assert (tmp_path / "file").read_text() == "keep"

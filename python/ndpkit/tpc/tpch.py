@@ -104,6 +104,8 @@ def generate_tpch(
     tpchgen-cli's defaults). Existing files are an error unless `overwrite`."""
     check_scale_factor(sf)
     names = tpch_tables(tables)
+    if out.exists() and not out.is_dir():
+        raise SpecError("exists and is not a directory; give a directory", source=str(out))
     tool = find_tpchgen()
     targets = [out / f"{name}.parquet" for name in names]
     clashes = [str(path) for path in targets if path.exists()]
