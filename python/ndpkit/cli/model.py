@@ -426,7 +426,9 @@ def _power(text: str) -> float:
         raise SpecError(str(exc), source="command line", field="--power-budget") from None
     if budget_w <= 0:
         raise SpecError(
-            f"must be positive, got {text!r}", source="command line", field="--power-budget"
+            f"the power budget must be positive, got {text!r}",
+            source="command line",
+            field="--power-budget",
         )
     return budget_w
 

@@ -271,7 +271,7 @@ def _measured(text: str | None) -> dict[str, float]:
         value = _seconds(seconds.strip()) if sep else math.nan
         if not (MEASURED_MIN_S <= value <= MEASURED_MAX_S):  # NaN fails too
             raise SpecError(
-                f"expected APP=SECONDS with a time from {MEASURED_MIN_S:g} s to "
+                f"expected APP=SECONDS with a finite time from {MEASURED_MIN_S:g} s to "
                 f"{MEASURED_MAX_S:g} s, got {pair.strip()!r}",
                 source="command line",
                 field="--measured",

@@ -87,7 +87,7 @@ def sort_cmd(
             raise SpecError(f"choose one of {', '.join(ENGINES)}", field="--engine")
         if compression not in _COMPRESSIONS:
             raise SpecError(f"choose one of {', '.join(_COMPRESSIONS)}", field="--compression")
-        _check_out(out, source)
+        _check_out(out, source, partitions=devices > 1 and not merge)
         if not overwrite and (out.exists() or out.is_symlink()):
             raise SpecError(
                 "already exists; pass --overwrite to replace it", source=str(out), field="--out"
@@ -147,10 +147,11 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
     return [summary, stages]
 
 
-def _check_out(out: Path, source: Path) -> None:
-    """--out before the sort rather than after it: a file name, not the input or a file in
-    the input's directory (the next sort of that directory would read it as input), not a
-    directory, a device or a FIFO."""
+def _check_out(out: Path, source: Path, *, partitions: bool) -> None:
+    """--out before the sort rather than after it: a file name (a directory for
+    `--no-merge` partitions, which `check_output` checks), not the input or a file in the
+    input's directory (the next sort of that directory would read it as input), not a
+    device or a FIFO."""
     if not out.name:
         raise SpecError("give a file name", source="command line", field="--out")
     real_out, real_source = Path(os.path.realpath(out)), Path(os.path.realpath(source))
@@ -161,7 +162,7 @@ def _check_out(out: Path, source: Path) -> None:
             field="--out",
         )
     target = destination(out)
-    if target.is_dir():
+    if target.is_dir() and not partitions:
         raise SpecError("is a directory; give a file name", source=str(out), field="--out")
     if target.parent.is_dir():  # a missing one is made, or refused, by the writer
         check_writable(target)
