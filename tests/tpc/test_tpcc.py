@@ -139,3 +139,22 @@ def test_failure_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_bad_input(sf: float, seed: int, match: str) -> None:
     with pytest.raises(SpecError, match=match):
         order_line(sf, seed=seed)
+
+
+def test_a_failed_generation_leaves_no_output_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tpcc.order_line_batches
+
+    def failing(sf: float, seed: int) -> Iterator[pa.RecordBatch]:
+        yield from real(sf, seed)
+        raise SpecError("the generator failed")
+
+    monkeypatch.setattr(tpcc, "order_line_batches", failing)
+    with pytest.raises(SpecError, match="the generator failed"):
+        generate_tpcc(0.001, tmp_path / "new")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()  # a directory that was there before stays
+    with pytest.raises(SpecError, match="the generator failed"):
+        generate_tpcc(0.001, tmp_path / "kept")
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"]

@@ -106,3 +106,15 @@ def test_missing_tool_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SpecError, match=r"tpchgen-cli: not found .* `pip install tpchgen-cli`"):
         tpch.find_tpchgen()
+
+
+def test_a_failed_generation_leaves_no_output_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*args: object) -> None:
+        raise SpecError("tpchgen-cli failed")
+
+    monkeypatch.setattr(tpch, "_run_tool", failing)
+    with pytest.raises(SpecError, match="tpchgen-cli failed"):
+        generate_tpch(0.01, tmp_path / "new", ["region"])
+    assert list(tmp_path.iterdir()) == []

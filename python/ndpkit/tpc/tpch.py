@@ -113,6 +113,7 @@ def generate_tpch(
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=clashes[0]
         )
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
@@ -127,10 +128,19 @@ def generate_tpch(
         _run_tool(tool, sf, names, staging)
         for name, target in zip(names, targets, strict=True):
             os.replace(staging / f"{name}.parquet", target)
-    finally:
-        # Runs on KeyboardInterrupt too: the staging directory never outlives the call.
+    except BaseException:  # a failure or Ctrl-C: no empty output directory either
         shutil.rmtree(staging, ignore_errors=True)
+        remove_if_empty(out, created)
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
     return [_describe(name, path) for name, path in zip(names, targets, strict=True)]
+
+
+def remove_if_empty(directory: Path, created: bool) -> None:
+    """Remove `directory` if this call `created` it and nothing is in it: a failed
+    generation leaves no output directory behind."""
+    if created and directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()
 
 
 def _run_tool(tool: Path, sf: float, tables: Sequence[str], directory: Path) -> None:
