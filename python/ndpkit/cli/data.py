@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 from typing import Annotated
 
@@ -117,6 +118,7 @@ def generate(
             overwrite=overwrite,
             shard_format=choice("--shard-format", shard_format, ShardFormat),
         )
+    _note_leftovers(out)
     _show(dataset, fmt)
 
 
@@ -167,7 +169,22 @@ def import_(
         )
         if crop:
             _say_cropped(path, dataset)
+    _note_leftovers(out)
     _show(dataset, fmt)
+
+
+def _note_leftovers(out: Path) -> None:
+    """On stderr, staging directories beside OUT that this run did not make: a run still
+    going, or one killed too hard to clean up (SIGKILL, a power cut), each as big as a
+    data set. Named, not removed: a run still going needs its own."""
+    for left in sorted(out.parent.glob(f"{glob.escape(out.name)}.tmp-*")):
+        stderr().print(
+            f"note: {left} is a data set being written, or left by a run that was killed; "
+            "remove it if no other `ndpkit data` is running",
+            style="yellow",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _say_cropped(src: Path, dataset: Dataset) -> None:
