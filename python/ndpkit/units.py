@@ -62,12 +62,19 @@ def parse(text: Any, kind: Kind) -> float:
     and once inside the models it would overflow or divide by zero."""
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"expected a quantity with a unit, such as {kind.example!r}, got {text!r}")
+    if not text.strip():
+        raise UnitError(f"is empty; write a quantity with a unit, such as {kind.example!r}")
     _check_characters(text, kind)
     ureg = registry()
     try:
         quantity: Any = ureg.Quantity(text.strip())
     except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
         raise UnitError(f"{text!r}: unknown unit ({exc}){_did_you_mean(text, kind)}") from None
+    except pint.errors.OffsetUnitCalculusError:  # °C, °F: no quantity ndpkit reads has them
+        raise UnitError(
+            f"{text!r}: a temperature is not a {kind.name.lower()}; write it like "
+            f"{kind.example!r}"
+        ) from None
     except Exception as exc:  # pint's tokenizer raises plain errors on garbage
         raise UnitError(f"{text!r} is not a quantity ({exc})") from None
     if isinstance(quantity, pint.Quantity):

@@ -56,6 +56,8 @@ def test_parses_to_si(text: str, kind: Kind, expected: float) -> None:
         ("3 GB/s + 1 GB/s", Kind.BANDWIDTH, "not a sum"),
         ("3 GB/s-1 GB/s", Kind.BANDWIDTH, "not a sum"),
         ("3 byte - 1 byte", Kind.SIZE, "not a sum"),
+        ("3 degC", Kind.POWER, "a temperature is not a power"),
+        ("", Kind.POWER, "is empty"),
     ],
 )
 def test_rejects_with_a_reason(text: object, kind: Kind, fragment: str) -> None:
