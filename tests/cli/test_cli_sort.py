@@ -144,3 +144,9 @@ def test_exit_code_of_the_fast_sort_path(capsys: pytest.CaptureFixture[str]) -> 
     assert _exit_code(lambda: None) == 0
     assert _exit_code(lambda: leave("bad")) == 1
     assert capsys.readouterr().err == "bad\n"
+
+
+def test_out_named_for_another_format_is_refused(ndpkit, table: Path, tmp_path: Path) -> None:
+    result = ndpkit("sort", str(table), "--by", "mode", "--out", str(tmp_path / "sorted.csv"))
+    assert result.returncode == 2 and "name it .parquet (or .pq), not '.csv'" in result.stderr
+    assert not (tmp_path / "sorted.csv").exists()

@@ -154,6 +154,12 @@ def _check_out(out: Path, source: Path, *, partitions: bool) -> None:
     device or a FIFO."""
     if not out.name:
         raise SpecError("give a file name", source="command line", field="--out")
+    if not partitions and out.suffix and out.suffix.lower() not in (".parquet", ".pq"):
+        raise SpecError(
+            f"the sorted table is Parquet; name it .parquet (or .pq), not {out.suffix!r}",
+            source=str(out),
+            field="--out",
+        )
     real_out, real_source = Path(os.path.realpath(out)), Path(os.path.realpath(source))
     if real_out == real_source or real_out.is_relative_to(real_source):
         raise SpecError(
