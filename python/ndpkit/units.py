@@ -72,8 +72,7 @@ def parse(text: Any, kind: Kind) -> float:
         raise UnitError(f"{text!r}: unknown unit ({exc}){_did_you_mean(text, kind)}") from None
     except pint.errors.OffsetUnitCalculusError:  # °C, °F: no quantity ndpkit reads has them
         raise UnitError(
-            f"{text!r}: a temperature is not a {kind.name.lower()}; write it like "
-            f"{kind.example!r}"
+            f"{text!r}: a temperature is not a {kind.name.lower()}; write it like {kind.example!r}"
         ) from None
     except Exception as exc:  # pint's tokenizer raises plain errors on garbage
         raise UnitError(f"{text!r} is not a quantity ({exc})") from None
@@ -107,10 +106,10 @@ MAX_SI = 1e24
 MIN_SI = 1e-24
 """The smallest non-zero magnitude (a yoctosecond); smaller ones underflow to zero later."""
 _LEADING_NUMBER = re.compile(r"\s*\(?\s*[-+]?\.?\d")
-_STRAY = re.compile(r"[^\w\s./*^()+\-µμ·°]")
+_STRAY = re.compile(r"[^\w\s./*^()+\-µμ·°⁻]")
 """Characters no quantity has, which pint's parser would skip or act on: "3,5 GB/s" is
 35 GB/s to it and "3 GB/s; x" is 3 GB/s."""
-_EXPONENT_SIGN = re.compile(r"(\d[eE]|[(^])$")
+_EXPONENT_SIGN = re.compile(r"(\d\.?[eE]|[(^*])$")
 
 
 def _is_sum(body: str) -> bool:

@@ -227,3 +227,10 @@ def test_model_flags_reach_estimate_and_plan(ndpkit) -> None:
     )["estimate"]
     # HE is bound by the 36 GiB/s host link: 3.4 GiB streams in 3.4 / 36 s.
     assert piped["time_s"] == pytest.approx(3.4 / 36)
+
+
+def test_an_explicit_no_flag_and_an_option_for_the_same_convention_conflict(ndpkit) -> None:
+    result = ndpkit(
+        "estimate", "-p", "rans", "-a", "he", "--no-mux-port-cap", "-o", "mux_port_cap=true"
+    )
+    assert result.returncode == 2 and "mux_port_cap is already set" in result.stderr

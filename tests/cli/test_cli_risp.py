@@ -270,7 +270,10 @@ def test_reproduce_tables_filter(run) -> None:
 def test_reproduce_unknown_table(run) -> None:
     result = run("reproduce", "risp", "--tables", "Z9")
     assert result.returncode == 2 and result.stdout == ""
-    assert "error: --tables: unknown table 'Z9'" in result.stderr and "E4b" in result.stderr
+    assert (
+        "error: command line: --tables: unknown table 'Z9'" in result.stderr
+        and "E4b" in result.stderr
+    )
     assert "Traceback" not in result.stderr
 
 

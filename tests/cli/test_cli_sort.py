@@ -150,3 +150,11 @@ def test_out_named_for_another_format_is_refused(ndpkit, table: Path, tmp_path: 
     result = ndpkit("sort", str(table), "--by", "mode", "--out", str(tmp_path / "sorted.csv"))
     assert result.returncode == 2 and "name it .parquet (or .pq), not '.csv'" in result.stderr
     assert not (tmp_path / "sorted.csv").exists()
+
+
+def test_out_in_a_missing_directory_is_refused_before_the_sort(
+    ndpkit, table: Path, tmp_path: Path
+) -> None:
+    result = ndpkit("sort", str(table), "--by", "mode", "--out", str(tmp_path / "no" / "o.parquet"))
+    assert result.returncode == 2 and "--out: cannot write: no directory" in result.stderr
+    assert "read…" not in result.stderr  # before the input is read

@@ -209,3 +209,13 @@ def test_a_misspelt_key_is_reported_before_the_key_it_leaves_missing(tmp_path: P
     path.write_text("[apps.lc]\nalpah = 8\n")
     with pytest.raises(SpecError, match=r"apps\.lc\.alpah: unknown field; did you mean 'alpha'"):
         load_profiles(path)
+
+
+def test_a_misspelt_key_blames_the_file_that_wrote_it(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text(
+        'extends = "rans"\nname = "base"\n[storage]\nread_bandwidth = "-3 GB/s"\n'
+    )
+    child = tmp_path / "child.toml"
+    child.write_text('extends = "base.toml"\nname = "child"\n[engines]\npower_activ = "5 W"\n')
+    with pytest.raises(SpecError, match=r"child\.toml: engines\.power_activ: unknown field"):
+        load_platform(child)

@@ -116,5 +116,5 @@ def test_a_failed_generation_leaves_no_output_directory(
 
     monkeypatch.setattr(tpch, "_run_tool", failing)
     with pytest.raises(SpecError, match="tpchgen-cli failed"):
-        generate_tpch(0.01, tmp_path / "new", ["region"])
-    assert list(tmp_path.iterdir()) == []
+        generate_tpch(0.01, tmp_path / "new" / "a" / "b", ["region"])
+    assert list(tmp_path.iterdir()) == []  # nor the parents made for it

@@ -223,7 +223,7 @@ ImprovementOpt = Annotated[
     typer.Option("--improvement", help="O7: reduction (energy saved / baseline) or ee_gain."),
 ]
 MuxCapOpt = Annotated[
-    bool,
+    bool | None,  # None: not given, so the family's default stands and -o may set it
     typer.Option(
         "--mux-port-cap/--no-mux-port-cap",
         help="O9: cap each SSD behind a mux at the switch layer's port_bandwidth (the "
@@ -254,13 +254,13 @@ def build_options(
     silently dropped."""
     names = base.as_dict()
     chosen = {k: v for k, v in flags.items() if k in names and v is not None}
-    given = {k: "--" + k.replace("_", "-") for k, v in chosen.items() if v is not False}
+    given = {k: "--" + k.replace("_", "-") for k in chosen}
     for pair in flags.get("option") or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise SpecError("expected KEY=VALUE", source="command line", field=f"--option {pair}")
         key, value = key.strip(), value.strip()
-        if key in given:
+        if key in given and key in names:  # an unknown key is Options' to name
             raise SpecError(
                 f"{key} is already set by {given[key]}; set it once",
                 source="command line",

@@ -18,6 +18,7 @@ from ndpkit.cli.common import (
     user_errors,
 )
 from ndpkit.errors import SpecError
+from ndpkit.files import name_kept
 from ndpkit.report import Column, Table
 from ndpkit.runtime.dataset import (
     DEFAULT_SHARD_BYTES,
@@ -177,7 +178,7 @@ def _note_leftovers(out: Path) -> None:
     """On stderr, staging directories beside OUT that this run did not make: a run still
     going, or one killed too hard to clean up (SIGKILL, a power cut), each as big as a
     data set. Named, not removed: a run still going needs its own."""
-    for left in sorted(out.parent.glob(f"{glob.escape(out.name)}.tmp-*")):
+    for left in sorted(out.parent.glob(f"{glob.escape(name_kept(out.name))}.tmp-*")):
         stderr().print(
             f"note: {left} is a data set being written, or left by a run that was killed; "
             "remove it if no other `ndpkit data` is running",

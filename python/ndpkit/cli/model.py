@@ -175,7 +175,7 @@ def estimate_cmd(
     rounding: RoundingOpt = None,
     switch_power: SwitchPowerOpt = None,
     switch_time: SwitchTimeOpt = None,
-    mux_port_cap: MuxCapOpt = False,
+    mux_port_cap: MuxCapOpt = None,
     option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
@@ -296,7 +296,7 @@ def plan_cmd(
     switch_power: SwitchPowerOpt = None,
     switch_time: SwitchTimeOpt = None,
     improvement: ImprovementOpt = None,
-    mux_port_cap: MuxCapOpt = False,
+    mux_port_cap: MuxCapOpt = None,
     channels: ChannelsOpt = None,
     interface: InterfaceOpt = None,
     cell_clock_mhz: CellClockOpt = None,

@@ -57,7 +57,7 @@ def reproduce_cmd(
     switch_power: SwitchPowerOpt = None,
     switch_time: SwitchTimeOpt = None,
     improvement: ImprovementOpt = None,
-    mux_port_cap: MuxCapOpt = False,
+    mux_port_cap: MuxCapOpt = None,
     inputs: Annotated[
         str | None,
         typer.Option(
@@ -248,7 +248,7 @@ def _wanted(tables: str | None, known: Sequence[str]) -> list[str]:
         )
     for name in wanted:
         if name not in known:
-            raise UnknownNameError("table", name, list(known), source="--tables")
+            raise UnknownNameError("table", name, list(known), source="command line: --tables")
     return wanted
 
 

@@ -138,7 +138,7 @@ def simulate_cmd(
     units: UnitsOpt = None,
     switch_power: SwitchPowerOpt = None,
     switch_time: SwitchTimeOpt = None,
-    mux_port_cap: MuxCapOpt = False,
+    mux_port_cap: MuxCapOpt = None,
     option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
@@ -346,7 +346,7 @@ def sweep_cmd(
     profiles: ProfilesOpt = None,
     size: SizeOpt = None,
     placement: PlacementOpt = None,
-    mux_port_cap: MuxCapOpt = False,
+    mux_port_cap: MuxCapOpt = None,
     option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:

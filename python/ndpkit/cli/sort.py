@@ -14,6 +14,11 @@ from ndpkit.files import check_writable, destination
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
 
+_OTHER_FORMATS = frozenset(
+    {".csv", ".tsv", ".txt", ".json", ".jsonl", ".ndjson", ".arrow", ".feather", ".ipc"}
+    | {".orc", ".avro", ".npy", ".npz", ".xlsx"}
+)
+"""Suffixes of formats the sorted table is not in (it is Parquet)."""
 MAX_DEVICES = 4096
 """More partitions than this only cost memory (one partition's bookkeeping each)."""
 _COMPRESSIONS = ("snappy", "zstd", "lz4", "gzip", "uncompressed")
@@ -154,7 +159,7 @@ def _check_out(out: Path, source: Path, *, partitions: bool) -> None:
     device or a FIFO."""
     if not out.name:
         raise SpecError("give a file name", source="command line", field="--out")
-    if not partitions and out.suffix and out.suffix.lower() not in (".parquet", ".pq"):
+    if not partitions and out.suffix.lower() in _OTHER_FORMATS:
         raise SpecError(
             f"the sorted table is Parquet; name it .parquet (or .pq), not {out.suffix!r}",
             source=str(out),
@@ -170,8 +175,14 @@ def _check_out(out: Path, source: Path, *, partitions: bool) -> None:
     target = destination(out)
     if target.is_dir() and not partitions:
         raise SpecError("is a directory; give a file name", source=str(out), field="--out")
-    if target.parent.is_dir():  # a missing one is made, or refused, by the writer
+    if not target.parent.is_dir():
+        raise SpecError(
+            f"cannot write: no directory {str(target.parent)!r}", source=str(out), field="--out"
+        )
+    try:
         check_writable(target)
+    except SpecError as exc:
+        raise SpecError(exc.detail, source=str(out), field="--out") from None
 
 
 sort_app.command()(sort_cmd)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw.interfaces import expand_interface
 from ndpkit.hw.platform import Platform
-from ndpkit.hw.spec import spec_error
+from ndpkit.hw.spec import reported_error, spec_error
 
 _PRESETS = "ndpkit.hw.presets"
 
@@ -58,7 +58,7 @@ def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
     try:
         return Platform.model_validate(data)
     except ValidationError as exc:
-        loc = exc.errors()[0]["loc"]
+        loc = reported_error(exc)["loc"]
         source = next((name for name, layer in layers if _has(layer, loc)), layers[0][0])
         raise spec_error(exc, source, model=Platform) from None
 

@@ -24,6 +24,14 @@ class Spec(BaseModel):
     )
 
 
+def reported_error(exc: ValidationError) -> Any:
+    """The one of pydantic's errors a message reports: an unknown key first, since a
+    misspelt one ("alpah") also makes its real one missing, and "alpha: required field is
+    missing" would hide the cause."""
+    errors = exc.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
 def spec_error(
     exc: ValidationError, source: str, *, model: type[BaseModel] | None = None
 ) -> SpecError:
@@ -31,10 +39,7 @@ def spec_error(
 
     With the `model` that was validated, an unknown key gets the closest valid key, or
     the list of valid keys at that place."""
-    errors = exc.errors()
-    # An unknown key first: a misspelt one ("alpah") also makes its real one missing, and
-    # "alpha: required field is missing" would hide the cause.
-    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    first = reported_error(exc)
     field = ".".join(str(part) for part in first["loc"]) or "(top level)"
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "missing":

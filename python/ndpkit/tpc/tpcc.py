@@ -47,7 +47,13 @@ import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
 from ndpkit.files import replacing
-from ndpkit.tpc.tpch import GeneratedTable, Progress, check_scale_factor, remove_if_empty
+from ndpkit.tpc.tpch import (
+    GeneratedTable,
+    Progress,
+    check_scale_factor,
+    missing_ancestors,
+    remove_if_empty,
+)
 
 DISTRICTS_PER_WAREHOUSE = 10
 ORDERS_PER_DISTRICT = 3_000
@@ -129,7 +135,7 @@ def generate_tpcc(
         )
     warehouses = math.ceil(order_count(sf) / ORDERS_PER_WAREHOUSE)
     # The table is written whole or not at all, also on Ctrl-C or a generator error.
-    created = not out.exists()
+    made = missing_ancestors(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
         with replacing(target) as tmp, pq.ParquetWriter(tmp, SCHEMA) as writer:
@@ -138,7 +144,7 @@ def generate_tpcc(
                     progress(f"generating TPC-C order_line: warehouse {number}/{warehouses}")
                 writer.write_batch(batch)
     except BaseException:  # no empty output directory either
-        remove_if_empty(out, created)
+        remove_if_empty(made)
         raise
     rows = pq.read_metadata(target).num_rows
     return GeneratedTable("order_line", target, rows, target.stat().st_size)

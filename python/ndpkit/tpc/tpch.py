@@ -113,7 +113,7 @@ def generate_tpch(
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=clashes[0]
         )
-    created = not out.exists()
+    made = missing_ancestors(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
@@ -130,16 +130,29 @@ def generate_tpch(
             os.replace(staging / f"{name}.parquet", target)
     except BaseException:  # a failure or Ctrl-C: no empty output directory either
         shutil.rmtree(staging, ignore_errors=True)
-        remove_if_empty(out, created)
+        remove_if_empty(made)
         raise
     shutil.rmtree(staging, ignore_errors=True)
     return [_describe(name, path) for name, path in zip(names, targets, strict=True)]
 
 
-def remove_if_empty(directory: Path, created: bool) -> None:
-    """Remove `directory` if this call `created` it and nothing is in it: a failed
-    generation leaves no output directory behind."""
-    if created and directory.is_dir() and not any(directory.iterdir()):
+def missing_ancestors(directory: Path) -> list[Path]:
+    """`directory` and the parents above it that do not exist yet, deepest first: what a
+    `mkdir(parents=True)` will make."""
+    missing = []
+    for path in (directory, *directory.parents):
+        if path.exists():
+            break
+        missing.append(path)
+    return missing
+
+
+def remove_if_empty(made: list[Path]) -> None:
+    """Remove the directories a generation `made` (deepest first) while they are empty: a
+    failed one leaves no output directory behind, nor the parents made for it."""
+    for directory in made:
+        if not directory.is_dir() or any(directory.iterdir()):
+            return
         directory.rmdir()
 
 
