@@ -86,3 +86,8 @@ def test_an_output_in_a_missing_directory_fails_before_the_sweep(ndpkit, tmp_pat
 def test_a_grid_value_given_twice_is_refused(ndpkit, args: tuple[str, ...], message: str) -> None:
     result = ndpkit("sweep", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_a_trailing_comma_in_engines_is_taken_like_the_other_lists(ndpkit) -> None:
+    result = ndpkit("sweep", "--apps", "he", "--platforms", "rans", "--engines", "18,36,")
+    assert result.returncode == 0, result.stderr

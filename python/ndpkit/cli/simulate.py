@@ -432,7 +432,10 @@ def _counts(text: str) -> list[int]:
             if step < 1 or len(parts) > 3:
                 raise ValueError
             return list(range(start, stop + 1, step))
-        return [int(p) for p in text.split(",")]  # an empty one ("18,,36") is an error
+        items = text.split(",")
+        if len(items) > 1 and not items[-1].strip():
+            items.pop()  # a trailing comma, as --apps, --platforms and --chunks take it
+        return [int(p) for p in items]  # an empty one inside ("18,,36") is an error
     except ValueError:
         raise SpecError(
             f"expected '18,27,36' or 'start:stop[:step]', got {text!r}",

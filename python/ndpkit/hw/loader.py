@@ -142,8 +142,10 @@ def _layers(
 def _is_file(name_or_path: str | Path) -> bool:
     """A path to a user's file, not a preset name: a .toml name, a name with a directory in
     it (presets have none, so "p/ok.json" missing is "file not found"), or a file there."""
+    text = str(name_or_path)
     path = Path(name_or_path)
-    return path.suffix == ".toml" or len(path.parts) > 1 or path.exists()
+    # The text, not `path.parts`: pathlib drops a leading "./", which marks a path all the same.
+    return path.suffix == ".toml" or "/" in text or os.sep in text or path.exists()
 
 
 def _read_file(path: Path, named_by: str | None) -> dict[str, Any]:
