@@ -130,16 +130,17 @@ _PATH_ERRNOS = frozenset(
 """What a path the user gave can be refused with."""
 
 
-def check_output_file(flag: str, path: Path) -> None:
+def check_output_file(flag: str, path: Path, *, directory_ok: bool = False) -> None:
     """Refuse an output file that cannot be written before any work, not after it: a
-    device or FIFO, a name too long, a directory, or one in a missing directory."""
+    device or FIFO, a name too long, a directory (unless `directory_ok`: an output that is
+    one), one in a missing or read-only directory."""
     if not path.name:  # "" (typer makes it "."), "/"
         raise SpecError("give a file name", source=COMMAND_LINE, field=flag)
     try:
         target = destination(path)
     except SpecError as exc:
         raise SpecError(exc.detail, source=COMMAND_LINE, field=f"{flag} {path}") from None
-    if target.is_dir():
+    if target.is_dir() and not directory_ok:
         raise SpecError(
             f"{str(path)!r} is a directory; give a file name", source=COMMAND_LINE, field=flag
         )

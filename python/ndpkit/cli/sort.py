@@ -8,9 +8,16 @@ from typing import Annotated
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, emit, reflow_help, stderr, user_errors
+from ndpkit.cli.common import (
+    Format,
+    FormatOption,
+    check_output_file,
+    emit,
+    reflow_help,
+    stderr,
+    user_errors,
+)
 from ndpkit.errors import SpecError
-from ndpkit.files import check_writable, destination
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
 
@@ -153,12 +160,10 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
 
 
 def _check_out(out: Path, source: Path, *, partitions: bool) -> None:
-    """--out before the sort rather than after it: a file name (a directory for
-    `--no-merge` partitions, which `check_output` checks), not the input or a file in the
-    input's directory (the next sort of that directory would read it as input), not a
-    device or a FIFO."""
-    if not out.name:
-        raise SpecError("give a file name", source="command line", field="--out")
+    """--out before the sort rather than after it: as every output file (a directory for
+    `--no-merge` partitions, which `check_output` checks further), not named for another
+    format, and not the input or in the input's directory (the next sort of that directory
+    would read it as input)."""
     if not partitions and out.suffix.lower() in _OTHER_FORMATS:
         raise SpecError(
             f"the sorted table is Parquet; name it .parquet (or .pq), not {out.suffix!r}",
@@ -172,17 +177,7 @@ def _check_out(out: Path, source: Path, *, partitions: bool) -> None:
             source=str(out),
             field="--out",
         )
-    target = destination(out)
-    if target.is_dir() and not partitions:
-        raise SpecError("is a directory; give a file name", source=str(out), field="--out")
-    if not target.parent.is_dir():
-        raise SpecError(
-            f"cannot write: no directory {str(target.parent)!r}", source=str(out), field="--out"
-        )
-    try:
-        check_writable(target)
-    except SpecError as exc:
-        raise SpecError(exc.detail, source=str(out), field="--out") from None
+    check_output_file("--out", out, directory_ok=partitions)
 
 
 sort_app.command()(sort_cmd)
