@@ -1,0 +1,193 @@
+"""How the pool and its workers talk: a busy worker is sent its next task while there is work
+enough for every worker, never a large one or one that passes an arena; a worker that dies
+with a task queued behind the one it runs is reported for the one it runs; progress comes now
+and then, not per chunk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import deque
+from multiprocessing import reduction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.kernels import Kernel, run_in_memory
+from ndpkit.kernels.base import RowSpec
+from ndpkit.runtime import LocalExecutor, WorkerDiedError, generate_dataset
+from ndpkit.runtime.dataset import RecordLayout
+from ndpkit.runtime.executor import PROGRESS_EVERY_S, QUEUED_TASK_BYTES, _Pool, _Task, _Worker
+from ndpkit.runtime.transfer import Rows
+
+
+class Count(Kernel):
+    name = "count"
+    dtype = np.dtype(np.float32)
+    record_shape = (2,)
+
+    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
+        n = max(1, size_bytes // self.record_bytes)
+        return np.random.default_rng(seed).integers(0, 9, (n, 2)).astype(np.float32)
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
+        return len(chunk)
+
+    def merge(self, partials: list[Any]) -> int:
+        return sum(partials)
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        return merged, True
+
+    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        return len(data)
+
+    def check(self, result: Any, expected: Any) -> None:
+        assert result == expected
+
+
+class DiesOnDevice(Count):
+    """SIGKILLs its worker when it reaches `device`'s first record (offsets are global)."""
+
+    def __init__(self, first_record: int) -> None:
+        self.first_record = first_record
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
+        if offset <= self.first_record < offset + len(chunk):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return len(chunk)
+
+
+class _Pipe:
+    """Stands in for a worker's pipe: keeps what the pool sends."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send_bytes(self, data: bytes) -> None:
+        self.sent.append(data)
+
+
+def _task(engine: int, state: Any = None, rows: Rows | None = None) -> _Task:
+    return _Task(
+        kernel=Count(),
+        state=state,
+        engine=engine,
+        devices=(engine,),
+        shards=(),
+        layout=RecordLayout(np.dtype(np.float32), (2,)),
+        chunk_records=16,
+        report_progress=False,
+        verify=False,
+        spill_dir=None,
+        rows=rows,
+    )
+
+
+def _pool(workers: int) -> _Pool:
+    pool = _Pool.__new__(_Pool)  # no processes: only the hand-out is under test
+    pool.workers = [_Worker(process=None, conn=_Pipe()) for _ in range(workers)]  # type: ignore[arg-type]
+    return pool
+
+
+def _engines(worker: _Worker) -> list[int]:
+    return [t.engine for t in worker.tasks]
+
+
+def test_one_worker_gets_its_next_task_while_it_runs_one() -> None:
+    pool, pending = _pool(1), deque(_task(e) for e in range(8))
+    pool._dispatch(pending)
+    assert _engines(pool.workers[0]) == [0, 1] and len(pending) == 6
+    sent = [reduction.ForkingPickler.loads(m) for m in pool.workers[0].conn.sent]  # type: ignore[attr-defined]
+    assert [(kind, t.engine, fd) for kind, t, fd in sent] == [
+        ("task", 0, False),
+        ("task", 1, False),
+    ]
+    pool.workers[0].tasks.popleft()  # engine 0 answered
+    pool._dispatch(pending)
+    assert _engines(pool.workers[0]) == [1, 2] and len(pending) == 5
+
+
+@pytest.mark.parametrize(
+    ("workers", "tasks", "expected"),
+    [
+        (2, 5, [[1, 3], [0, 2]]),  # 3 left for 2 workers: each gets its next one queued
+        (2, 4, [[1], [0, 2]]),  # then 1 left for 2: it waits for whichever is free first
+        (2, 3, [[1], [0]]),
+        (3, 2, [[], [1], [0]]),
+    ],
+)
+def test_a_queue_only_while_every_worker_has_work_to_come(
+    workers: int, tasks: int, expected: list[list[int]]
+) -> None:
+    pool = _pool(workers)
+    pending = deque(_task(e) for e in range(tasks))
+    pool._dispatch(pending)
+    assert [_engines(w) for w in pool.workers] == expected
+    assert [t.engine for t in pending] == list(range(sum(map(len, expected)), tasks))
+
+
+def test_a_large_task_or_one_passing_an_arena_waits_for_an_idle_worker() -> None:
+    big = np.zeros(QUEUED_TASK_BYTES // 8 + 1)  # pickled, over the limit
+    pool = _pool(1)
+    pending = deque([_task(0), _task(1, state=big), _task(2)])
+    pool._dispatch(pending)
+    assert _engines(pool.workers[0]) == [0] and [t.engine for t in pending] == [1, 2]
+    pool.workers[0].tasks.popleft()
+    pool._dispatch(pending)  # idle: the large one goes now, a small one may queue behind it
+    assert _engines(pool.workers[0]) == [1, 2]
+
+    class Arena:  # as the pool's arena looks to `_send`
+        fd = None
+        generation = 1
+
+    rows = Rows(generation=1, size_bytes=8, spec=RowSpec(np.dtype(np.float32), ()), on_disk=False)
+    pool = _pool(1)
+    pool.arena = Arena()  # type: ignore[assignment]
+    pending = deque([_task(0), _task(1, rows=rows), _task(2)])
+    pool._dispatch(pending)
+    assert _engines(pool.workers[0]) == [0] and len(pending) == 2
+
+
+def test_a_worker_killed_with_a_task_queued_names_the_engine_it_was_running(
+    tmp_path: Path,
+) -> None:
+    ds = generate_dataset(Count(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
+    victim = ds.shards_of(1)[0]
+    with pytest.raises(WorkerDiedError, match=r"^engine 1 ") as caught:
+        LocalExecutor(1).run(DiesOnDevice(victim.offset), ds, {}, chunk_bytes=400)
+    assert str(ds.shard_path(victim)) in str(caught.value)
+    assert "SIGKILL" in str(caught.value)
+
+
+def test_queued_tasks_give_the_same_answer_pass_after_pass(tmp_path: Path) -> None:
+    ds = generate_dataset(Count(), 40_000, 8, tmp_path / "ds", shard_bytes=1000)
+    with LocalExecutor(1) as ex:
+        outs = [ex.run(Count(), ds, {}, chunk_bytes=400) for _ in range(3)]
+    expected = run_in_memory(Count(), ds.read_all(), {}, 50)
+    assert all(out.result == expected == ds.records for out in outs)
+    assert all(sorted(e.engine for e in out.engines) == list(range(8)) for out in outs)
+
+
+class Slow(Count):
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
+        time.sleep(0.002)
+        return len(chunk)
+
+
+def test_progress_is_sent_now_and_then_and_adds_up(tmp_path: Path) -> None:
+    """A message per chunk would wake the parent 200 times; at most one per PROGRESS_EVERY_S
+    (the first at once) still shows the run moving, and the answers bring the rest."""
+    ds = generate_dataset(Count(), 200 * 16, 2, tmp_path / "ds", shard_bytes=800)
+    seen: list[tuple[int, int]] = []
+    start = time.monotonic()
+    LocalExecutor(1).run(Slow(), ds, {}, chunk_bytes=16, progress=lambda *a: seen.append(a))
+    elapsed = time.monotonic() - start
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and seen[-1] == (ds.total_bytes,) * 2
+    assert seen[0][0] == 16  # the first chunk, at once
+    assert 3 <= len(seen) <= 2 + 2 + elapsed / PROGRESS_EVERY_S  # first, timed, two answers
+    assert len(seen) < 200 / 2
