@@ -686,7 +686,7 @@ def _worker_main(conn: Connection, threads: int) -> None:
         try:
             if fd_follows:  # read before anything can fail, so the pipe stays in step
                 adopt_arena(conn, task.rows.generation, task.rows.size_bytes)
-            progress.on = task.report_progress
+            progress.start(task.report_progress)
             partial, stats = _run_task(task, progress)
             packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
             answered = _answer(conn, ("done", task.engine, packed, stats, progress.take()))
@@ -768,6 +768,10 @@ class _Progress:
         self.on = False
         self.unsent_bytes = 0
         self.sent_at = -math.inf
+
+    def start(self, on: bool) -> None:
+        """A new task, which reports its progress if `on`."""
+        self.on, self.unsent_bytes = on, 0
 
     def add(self, n_bytes: int) -> None:
         if not self.on:
