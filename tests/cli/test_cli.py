@@ -3,6 +3,8 @@
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -132,6 +134,30 @@ def test_platforms_list_show_check(ndpkit, tmp_path: Path) -> None:
     good.write_text('extends = "rans"\nname = "mine"\n')
     checked = ndpkit("platforms", "check", str(good))
     assert checked.returncode == 0 and checked.stdout.startswith("ok:")
+
+
+def test_check_reads_a_dot_slash_name_as_a_file_not_a_preset(tmp_path: Path) -> None:
+    """`./rans` is a file in the current directory, even where a preset has its name."""
+
+    def check(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(Path(sys.executable).parent / "ndpkit"), "platforms", "check", name],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+            timeout=120,
+            check=False,
+        )
+
+    missing = check("./rans")
+    assert missing.returncode == 2 and "./rans" in missing.stderr
+    assert "file not found" in missing.stderr and missing.stdout == ""
+    (tmp_path / "rans").write_text('extends = "rfns"\nname = "mine"\n')
+    found = check("./rans")
+    assert found.returncode == 0 and found.stdout.startswith("ok: ./rans: platform 'mine'")
+    (tmp_path / "rans").unlink()
+    assert check("rans").stdout.startswith("ok: rans: platform 'rans'")  # the preset
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -99,8 +98,13 @@ def show(
 
 
 @app.command()
-def check(file: Annotated[Path, typer.Argument(help="A platform TOML file to validate.")]) -> None:
+def check(
+    file: Annotated[
+        str, typer.Argument(help="A platform TOML file (or a preset's name) to validate.")
+    ],
+) -> None:
     """Validate a platform file; exit status 2 with the file and field on any error."""
+    # A str, not a Path: pathlib turns "./rans" into "rans", a preset's name.
     with user_errors():
         platform = load_platform(file)
     s = summary(platform)

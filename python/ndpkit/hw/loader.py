@@ -106,7 +106,9 @@ def _layers(
         chain = " -> ".join((*(name for _, name in seen), str(name_or_path)))
         raise SpecError(f"forms a cycle: {chain}", source=named_by, field="extends")
     if is_file:
-        source, data = str(path), _read_file(path, named_by)
+        # As the user wrote it: str(path) would turn "./rans" into "rans", a preset's name.
+        source = str(name_or_path)
+        data = _read_file(path, named_by, source)
     elif str(name_or_path) in preset_names():
         source = f"preset {name_or_path}"
         text = resources.files(_PRESETS).joinpath(f"{name_or_path}.toml").read_text("utf-8")
@@ -148,22 +150,23 @@ def _is_file(name_or_path: str | Path) -> bool:
     return path.suffix == ".toml" or "/" in text or os.sep in text or path.exists()
 
 
-def _read_file(path: Path, named_by: str | None) -> dict[str, Any]:
+def _read_file(path: Path, named_by: str | None, shown: str) -> dict[str, Any]:
+    """The TOML table in `path`, named `shown` in errors."""
     if not path.name or path.is_dir():  # "" is "."; a directory is no platform
-        what = f"{str(path)!r} is a directory, not a platform file"
+        what = f"{shown!r} is a directory, not a platform file"
         if named_by is not None:
             raise SpecError(what, source=named_by, field="extends")
-        raise SpecError(what, source=str(path))
+        raise SpecError(what, source=shown)
     try:
         # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML.
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         if named_by is not None:
-            raise SpecError(f"file not found: {path}", source=named_by, field="extends") from None
-        raise SpecError("file not found", source=str(path)) from None
+            raise SpecError(f"file not found: {shown}", source=named_by, field="extends") from None
+        raise SpecError("file not found", source=shown) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read file ({exc})", source=str(path)) from None
-    return _parse(text, str(path))
+        raise SpecError(f"cannot read file ({exc})", source=shown) from None
+    return _parse(text, shown)
 
 
 def _parse(text: str, source: str) -> dict[str, Any]:
