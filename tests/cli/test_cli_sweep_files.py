@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -77,17 +78,28 @@ def test_an_output_in_a_missing_directory_fails_before_the_sweep(ndpkit, tmp_pat
     ("args", "message"),
     [
         (("--engines", "18,18"), "--engines: 18 is given more than once"),
-        (("--engines", "18,,36"), "--engines: expected '18,27,36'"),
+        (("--engines", "18,,36"), "--engines: '18,,36' has an empty value"),
+        (("--apps", "lc,,he"), "--apps: 'lc,,he' has an empty value"),
+        (("--platforms", ",rans"), "--platforms: ',rans' has an empty value"),
+        (("--chunks", "4MiB, ,8MiB"), "--chunks: '4MiB, ,8MiB' has an empty value"),
         (("--chunks", "4MiB,4096 KiB"), "--chunks: 4 MiB is given more than once"),
         (("--platforms", "rans,rans"), "--platforms: rans is given more than once"),
         (("--apps", "he,he"), "--apps: he is given more than once"),
     ],
 )
-def test_a_grid_value_given_twice_is_refused(ndpkit, args: tuple[str, ...], message: str) -> None:
+def test_a_grid_value_given_twice_or_left_empty_is_refused(
+    ndpkit, args: tuple[str, ...], message: str
+) -> None:
     result = ndpkit("sweep", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
 def test_a_trailing_comma_in_engines_is_taken_like_the_other_lists(ndpkit) -> None:
-    result = ndpkit("sweep", "--apps", "he", "--platforms", "rans", "--engines", "18,36,")
+    args = ("--apps", "he,", "--platforms", "rans,", "--engines", "18,36,", "-f", "json")
+    result = ndpkit("sweep", *args)
     assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["sweep"]
+    assert {(r["platform"], r["app"], r["engines_on"]) for r in rows} == {
+        ("rans", "he", 18),
+        ("rans", "he", 36),
+    }

@@ -352,7 +352,7 @@ def sweep_cmd(
 ) -> None:
     """Simulate a grid (platforms x apps x engine counts x chunk sizes) on every core."""
     with user_errors():
-        specs = [load_platform(name.strip()) for name in platforms.split(",") if name.strip()]
+        specs = [load_platform(name) for name in _items("--platforms", platforms)]
         if not specs:
             raise SpecError(
                 "give at least one platform", source="command line", field="--platforms"
@@ -361,10 +361,10 @@ def sweep_cmd(
             raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
         opts = build_options(Options(), locals(), unread_options(specs[0]), _BASIS_SET)
         _port_cap_applies_somewhere(specs, opts)
-        names = [a.strip() for a in apps.split(",") if a.strip()]
+        names = _items("--apps", apps)
         chosen = [profile_for(specs[0], a, profiles) for a in names]
         counts = None if engines is None else _counts(engines)
-        sizes = [size_flag("--chunks", c) for c in chunks.split(",") if c.strip()]
+        sizes = [size_flag("--chunks", c) for c in _items("--chunks", chunks)]
         if workers is not None and workers < 1:
             raise SpecError("must be at least 1", source="command line", field="--workers")
         if out is not None and out.suffix not in (".csv", ".parquet"):
@@ -423,6 +423,21 @@ def _each_once(flag: str, values: list[Any], show: Callable[[Any], str] = str) -
         )
 
 
+def _items(flag: str, text: str) -> list[str]:
+    """A comma-separated list: a trailing comma is allowed, an empty value inside is not
+    (`lc,,he` is likelier a name left out than a stray comma)."""
+    items = [item.strip() for item in text.split(",")]
+    if len(items) > 1 and not items[-1]:
+        items.pop()
+    if "" in items and items != [""]:
+        raise SpecError(
+            f"{text!r} has an empty value; give the values separated by single commas",
+            source="command line",
+            field=flag,
+        )
+    return [item for item in items if item]
+
+
 def _counts(text: str) -> list[int]:
     try:
         if ":" in text:
@@ -432,10 +447,7 @@ def _counts(text: str) -> list[int]:
             if step < 1 or len(parts) > 3:
                 raise ValueError
             return list(range(start, stop + 1, step))
-        items = text.split(",")
-        if len(items) > 1 and not items[-1].strip():
-            items.pop()  # a trailing comma, as --apps, --platforms and --chunks take it
-        return [int(p) for p in items]  # an empty one inside ("18,,36") is an error
+        return [int(p) for p in _items("--engines", text) or [""]]
     except ValueError:
         raise SpecError(
             f"expected '18,27,36' or 'start:stop[:step]', got {text!r}",
