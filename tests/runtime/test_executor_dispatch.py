@@ -5,22 +5,36 @@ and then, not per chunk."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
+import socket
+import sys
 import time
 from collections import deque
 from multiprocessing import reduction
+from multiprocessing.connection import Connection
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
+import ndpkit.runtime.executor as runtime_executor
 from ndpkit.kernels import Kernel, run_in_memory
 from ndpkit.kernels.base import RowSpec
 from ndpkit.runtime import LocalExecutor, WorkerDiedError, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
-from ndpkit.runtime.executor import PROGRESS_EVERY_S, QUEUED_TASK_BYTES, _Pool, _Task, _Worker
+from ndpkit.runtime.executor import (
+    PROGRESS_EVERY_S,
+    QUEUED_TASK_BYTES,
+    _Pool,
+    _Shard,
+    _Task,
+    _Worker,
+    queue_limit_bytes,
+)
 from ndpkit.runtime.transfer import Rows
 
 
@@ -50,13 +64,15 @@ class Count(Kernel):
 
 
 class DiesOnDevice(Count):
-    """SIGKILLs its worker when it reaches `device`'s first record (offsets are global)."""
+    """SIGKILLs its worker when it reaches record `first_record` (offsets are global), after
+    a pause in which the parent has long queued the next engine behind this one."""
 
     def __init__(self, first_record: int) -> None:
         self.first_record = first_record
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
         if offset <= self.first_record < offset + len(chunk):
+            time.sleep(0.5)
             os.kill(os.getpid(), signal.SIGKILL)
         return len(chunk)
 
@@ -71,13 +87,14 @@ class _Pipe:
         self.sent.append(data)
 
 
-def _task(engine: int, state: Any = None, rows: Rows | None = None) -> _Task:
+def _task(engine: int, state: Any = None, rows: Rows | None = None, records: int = 100) -> _Task:
+    shard = _Shard(f"device-{engine}.npy", engine, records, 0, 0, "")
     return _Task(
         kernel=Count(),
         state=state,
         engine=engine,
         devices=(engine,),
-        shards=(),
+        shards=(shard,),
         layout=RecordLayout(np.dtype(np.float32), (2,)),
         chunk_records=16,
         report_progress=False,
@@ -87,9 +104,13 @@ def _task(engine: int, state: Any = None, rows: Rows | None = None) -> _Task:
     )
 
 
-def _pool(workers: int) -> _Pool:
+def _pool(workers: int, queue_bytes: int = QUEUED_TASK_BYTES) -> _Pool:
     pool = _Pool.__new__(_Pool)  # no processes: only the hand-out is under test
-    pool.workers = [_Worker(process=None, conn=_Pipe()) for _ in range(workers)]  # type: ignore[arg-type]
+    pool.workers = [
+        _Worker(process=SimpleNamespace(pid=0), conn=_Pipe(), queue_bytes=queue_bytes)  # type: ignore[arg-type]
+        for _ in range(workers)
+    ]
+    pool._too_large = set()
     return pool
 
 
@@ -130,7 +151,41 @@ def test_a_queue_only_while_every_worker_has_work_to_come(
     assert [t.engine for t in pending] == list(range(sum(map(len, expected)), tasks))
 
 
-def test_a_large_task_or_one_passing_an_arena_waits_for_an_idle_worker() -> None:
+def test_no_task_queues_behind_a_longer_one_while_a_shorter_one_runs() -> None:
+    """Engine 0 reads four devices (a route), the others one: 2 waiting behind 0 would wait
+    while the worker running 1 went idle."""
+    pool = _pool(2)
+    pending = deque([_task(0, records=400), *(_task(e) for e in range(1, 6))])
+    pool._dispatch(pending)
+    assert [_engines(w) for w in pool.workers] == [[1, 2], [0]]
+    pool.workers[0].tasks.popleft()  # engine 1 answered: 2 runs, 3 is queued behind it
+    pool._dispatch(pending)
+    assert [_engines(w) for w in pool.workers] == [[2, 3], [0]]
+
+
+def test_a_task_queues_only_within_the_pipes_room() -> None:
+    pool = _pool(1, queue_bytes=0)  # a pipe whose buffer could not be read
+    pending = deque(_task(e) for e in range(4))
+    pool._dispatch(pending)
+    assert _engines(pool.workers[0]) == [0] and len(pending) == 3
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="queues only where the buffer is known")
+def test_the_queue_limit_is_a_quarter_of_the_sockets_send_buffer() -> None:
+    def buffer_bytes(conn: Connection, set_to: int | None = None) -> int:
+        with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            if set_to is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, set_to)
+            return int(sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))
+
+    here, there = multiprocessing.Pipe()
+    with here, there:
+        assert queue_limit_bytes(here) == min(QUEUED_TASK_BYTES, buffer_bytes(here) // 4) > 0
+        small = buffer_bytes(here, set_to=8192)  # Linux doubles what it is asked for
+        assert queue_limit_bytes(here) == small // 4 < QUEUED_TASK_BYTES
+
+
+def test_a_large_task_waits_for_an_idle_worker() -> None:
     big = np.zeros(QUEUED_TASK_BYTES // 8 + 1)  # pickled, over the limit
     pool = _pool(1)
     pending = deque([_task(0), _task(1, state=big), _task(2)])
@@ -140,16 +195,27 @@ def test_a_large_task_or_one_passing_an_arena_waits_for_an_idle_worker() -> None
     pool._dispatch(pending)  # idle: the large one goes now, a small one may queue behind it
     assert _engines(pool.workers[0]) == [1, 2]
 
+
+def test_a_task_passing_an_arena_waits_for_an_idle_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passed: list[int] = []
+    monkeypatch.setattr(runtime_executor, "send_arena", lambda conn, fd, pid: passed.append(fd))
+
     class Arena:  # as the pool's arena looks to `_send`
-        fd = None
+        fd = 99
         generation = 1
 
     rows = Rows(generation=1, size_bytes=8, spec=RowSpec(np.dtype(np.float32), ()), on_disk=False)
     pool = _pool(1)
     pool.arena = Arena()  # type: ignore[assignment]
-    pending = deque([_task(0), _task(1, rows=rows), _task(2)])
+    pending = deque([_task(0), _task(1, rows=rows), _task(2, rows=rows)])
     pool._dispatch(pending)
-    assert _engines(pool.workers[0]) == [0] and len(pending) == 2
+    assert _engines(pool.workers[0]) == [0] and len(pending) == 2 and passed == []
+    pool.workers[0].tasks.popleft()
+    pool._dispatch(pending)  # idle: engine 1 goes with the arena; engine 2 needs none now
+    assert _engines(pool.workers[0]) == [1, 2] and passed == [99]
+    assert pool.workers[0].arena == 1
 
 
 def test_a_worker_killed_with_a_task_queued_names_the_engine_it_was_running(

@@ -51,6 +51,7 @@ import pickle
 import resource
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -231,6 +232,10 @@ class _Task:
     verify: bool
     spill_dir: str | None
     rows: Rows | None
+
+    @property
+    def read_bytes(self) -> int:
+        return sum(shard.records for shard in self.shards) * self.layout.record_bytes
 
 
 def engine_devices(
@@ -456,6 +461,8 @@ class _Worker:
     """Sent and not yet answered, in the order the worker runs them."""
     arena: int = 0
     """The generation of the rows arena this worker has mapped (0: none)."""
+    queue_bytes: int = 0
+    """The largest task it may be sent while it runs another (`queue_limit_bytes`)."""
 
     @property
     def task(self) -> _Task | None:
@@ -464,30 +471,51 @@ class _Worker:
 
 
 QUEUED_TASK_BYTES = 64 * 2**10
-"""The largest task sent to a worker that is still running another. Far below what the pipe
-holds, so that the send cannot block while that worker blocks sending the parent progress."""
+"""The largest task sent to a worker that is still running another, where its pipe holds four
+times that (`queue_limit_bytes`)."""
+
+
+def queue_limit_bytes(conn: Connection) -> int:
+    """The largest task that may wait in `conn` for a busy worker: a quarter of the socket's
+    send buffer, at most QUEUED_TASK_BYTES, so that sending it cannot block the parent (which
+    would stall the other workers, and deadlock with a worker blocked sending its progress).
+    0 (never queue) where the pipe is no socket whose buffer can be read (Windows pipes, and
+    macOS's 8 KiB buffers are left alone too)."""
+    if sys.platform != "linux":
+        return 0
+    try:
+        with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            buffer_bytes = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    except OSError:
+        return 0
+    return min(QUEUED_TASK_BYTES, buffer_bytes // 4)
 
 
 class _Pool:
     """Worker processes fed engine tasks over their own pipe, in order, so the parent always
     knows which engine a worker is running when it dies.
 
-    A worker may be sent its next task while it runs one, when there is work enough for every
-    worker: it then starts the next as soon as it has answered, without waiting for the parent
-    to hear the answer and reply (two process wake-ups, about 0.5 ms a task on this VM: 5% of
-    a K-Means pass of 8 engines on one worker). At the end of a pass tasks go only to workers
-    with nothing to do, so no worker waits on a queue while another is idle."""
+    A worker may be sent its next task while it runs one: it then starts the next as soon as
+    it has answered, without waiting for the parent to hear the answer and reply (two process
+    wake-ups, about 0.5 ms a task on this VM: 5% of a K-Means pass of 8 engines on one
+    worker). Only while there are at least as many tasks left as workers (at the end of a pass
+    tasks go only to idle workers), and only behind a running task that reads no more than any
+    other running task: behind a long one (an engine reading several devices), the next would
+    wait while a worker with a short one went idle."""
 
     def __init__(self, size: int, threads: int):
         context = _context()
         self.arena = RowsArena()
         self.workers: list[_Worker] = []
+        self._too_large: set[int] = set()
+        """Engines of the pass under way whose task is too large to queue."""
         for _ in range(size):
             parent_end, child_end = context.Pipe()
             process = context.Process(target=_worker_main, args=(child_end, threads), daemon=True)
             process.start()
             child_end.close()  # so a dead worker reads as EOF on parent_end
-            self.workers.append(_Worker(process, parent_end))
+            limit = queue_limit_bytes(parent_end)
+            self.workers.append(_Worker(process, parent_end, queue_bytes=limit))
 
     def alive(self) -> bool:
         return all(w.process.is_alive() for w in self.workers)
@@ -528,6 +556,7 @@ class _Pool:
         """Every task's (partial, stats) by engine; raises on the first failure."""
         pending = deque(tasks)
         results: dict[int, tuple[Any, EngineStats]] = {}
+        self._too_large = set()
         while pending or any(w.tasks for w in self.workers):
             self._dispatch(pending)
             busy = [w for w in self.workers if w.tasks]
@@ -538,23 +567,31 @@ class _Pool:
         return results
 
     def _dispatch(self, pending: deque[_Task]) -> None:
-        """A task to every idle worker, then a next one to each busy worker while there are
-        at least as many tasks left as workers."""
+        """A task to every idle worker, then a next one queued behind each running task that
+        is among the shortest running, while there are at least as many tasks left as
+        workers."""
         for w in reversed(self.workers):
             if pending and not w.tasks:
                 self._send(w, pending.popleft())
+        running = [w.tasks[0].read_bytes for w in self.workers if w.tasks]
         for w in reversed(self.workers):
-            if len(pending) >= len(self.workers) and len(w.tasks) == 1:
-                if not self._send(w, pending[0], queued=True):
-                    return
-                pending.popleft()
+            if len(pending) < len(self.workers) or len(w.tasks) != 1:
+                continue
+            if w.tasks[0].read_bytes > min(running):
+                continue
+            if not self._send(w, pending[0], queued=True):
+                return
+            pending.popleft()
 
     def _send(self, worker: _Worker, task: _Task, queued: bool = False) -> bool:
-        """Send `task`; when `queued` (behind another), only a small one without an arena to
-        pass, else False and nothing sent."""
+        """Send `task`; when `queued` (behind another), only one without an arena to pass
+        and within the worker's `queue_bytes`, else False and nothing sent."""
         send_fd = task.rows is not None and worker.arena != task.rows.generation
+        if queued and (send_fd or task.engine in self._too_large):
+            return False
         message = reduction.ForkingPickler.dumps(("task", task, send_fd))
-        if queued and (send_fd or len(message) > QUEUED_TASK_BYTES):
+        if queued and len(message) > worker.queue_bytes:
+            self._too_large.add(task.engine)  # not pickled again at every wake-up
             return False
         worker.tasks.append(task)
         try:
@@ -760,8 +797,8 @@ chunk. 20 updates a second are plenty for a progress bar."""
 
 
 class _Progress:
-    """A worker's bytes read, sent at most every PROGRESS_EVERY_S (its first chunk's at once,
-    so the parent sees work start); the rest goes with the task's answer (`take`)."""
+    """A worker's bytes read, sent at most every PROGRESS_EVERY_S (a new worker's first chunk
+    at once, so the parent sees work start); the rest goes with the task's answer (`take`)."""
 
     def __init__(self, conn: Connection):
         self.conn = conn
