@@ -25,11 +25,20 @@ class SpecError(NdpkitError):
 class UnknownNameError(NdpkitError):
     """A preset, application or option value that does not exist."""
 
-    def __init__(self, kind: str, name: str, known: list[str], *, source: str | None = None):
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        known: list[str],
+        *,
+        source: str | None = None,
+        hint: str | None = None,
+    ):
         self.kind = kind
         self.name = name
         self.known = known
         message = f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}"
+        message += f"; {hint}" if hint else ""
         super().__init__(f"{source}: {message}" if source else message)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import tomllib
 from collections.abc import Sequence
 from importlib import resources
@@ -252,7 +253,10 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
         source = f"profiles {name_or_path}"
         text = resources.files(_PROFILES).joinpath(f"{name_or_path}.toml").read_text("utf-8")
     else:
-        raise UnknownNameError("profile set", str(name_or_path), profile_set_names())
+        hint = None
+        if path.is_file():
+            hint = f"a file {str(name_or_path)!r} is here: give it as ./{name_or_path}"
+        raise UnknownNameError("profile set", str(name_or_path), profile_set_names(), hint=hint)
     data = _parse(text, source, json_format=path.suffix == ".json")
     apps = data.get("apps")
     if isinstance(apps, dict):
@@ -276,9 +280,11 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
 
 
 def _is_file(name_or_path: str | Path) -> bool:
-    """Whether a profile set is named by its file rather than a shipped set's name."""
-    path = Path(name_or_path)
-    return path.suffix in (".toml", ".json") or path.exists()
+    """Whether a profile set is named by its file rather than a shipped set's name: a .toml
+    or .json name, or one with a directory in it (as for platforms: a file that merely has a
+    shipped set's name in the current directory does not replace the set)."""
+    text = str(name_or_path)
+    return Path(text).suffix in (".toml", ".json") or "/" in text or os.sep in text
 
 
 def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:

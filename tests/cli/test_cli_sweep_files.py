@@ -82,6 +82,11 @@ def test_an_output_in_a_missing_directory_fails_before_the_sweep(ndpkit, tmp_pat
         (("--apps", "lc,,he"), "--apps: 'lc,,he' has an empty value"),
         (("--platforms", ",rans"), "--platforms: ',rans' has an empty value"),
         (("--chunks", "4MiB, ,8MiB"), "--chunks: '4MiB, ,8MiB' has an empty value"),
+        (("--engines", "1:1000000000"), "--engines: '1:1000000000' gives 1,000,000,000 engine"),
+        (("--engines", "1_8"), "--engines: expected '18,27,36'"),
+        (("--engines", "\u0661\u0668"), "--engines: expected '18,27,36'"),  # Arabic-Indic 18
+        (("--platforms", "rans," * 2000), "--platforms: rans is given more than once"),
+        (("--apps", "he," * 20000), "--apps: he is given more than once"),
         (("--chunks", "4MiB,4096 KiB"), "--chunks: 4 MiB is given more than once"),
         (("--platforms", "rans,rans"), "--platforms: rans is given more than once"),
         (("--apps", "he,he"), "--apps: he is given more than once"),
@@ -92,6 +97,14 @@ def test_a_grid_value_given_twice_or_left_empty_is_refused(
 ) -> None:
     result = ndpkit("sweep", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_a_file_named_like_a_preset_is_named_in_the_error(ndpkit, tmp_path: Path) -> None:
+    twin = tmp_path / "r.toml"
+    twin.write_text('extends = "rans"\nname = "rans"\n')
+    result = ndpkit("sweep", "--platforms", f"rans,{twin}")
+    assert result.returncode == 2
+    assert f"--platforms: 'rans' and '{twin}' are both named 'rans'" in result.stderr
 
 
 def test_a_trailing_comma_in_engines_is_taken_like_the_other_lists(ndpkit) -> None:

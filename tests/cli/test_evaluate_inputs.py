@@ -113,6 +113,8 @@ def test_workers_below_one_with_data(ndpkit: Run, tmp_path: Path) -> None:
         (("--split-tolerance", "inf"), "--split-tolerance: must be a finite fraction ≥ 0"),
         (("--platforms", ""), "--platforms: names no platform, got ''"),
         (("--platforms", " , "), "--platforms: names no platform"),
+        (("--platforms", "rans,,rfns"), "--platforms: 'rans,,rfns' has an empty value"),
+        (("--platforms", ",rans"), "--platforms: ',rans' has an empty value"),
     ],
 )
 def test_bad_numbers_and_lists_exit_2(ndpkit: Run, args: tuple[str, ...], needle: str) -> None:

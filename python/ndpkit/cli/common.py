@@ -317,3 +317,19 @@ def size_flag(flag: str, text: str) -> float:
     if value < 1:
         raise SpecError(f"must be at least 1 byte, got {text!r}", source="command line", field=flag)
     return value
+
+
+def comma_list(flag: str, text: str) -> list[str]:
+    """A comma-separated list of values, stripped: a trailing comma is allowed, an empty value
+    inside is not (`lc,,he` is likelier a name left out than a stray comma). Only blanks and
+    commas give []: the caller says what its flag needed."""
+    items = [item.strip() for item in text.split(",")]
+    if len(items) > 1 and not items[-1]:
+        items.pop()
+    if "" in items and any(items):
+        raise SpecError(
+            f"{text!r} has an empty value; give the values separated by single commas",
+            source=COMMAND_LINE,
+            field=flag,
+        )
+    return [item for item in items if item]

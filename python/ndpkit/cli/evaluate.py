@@ -24,6 +24,7 @@ from ndpkit.cli.common import (
     FormatOption,
     check_fraction,
     check_output_file,
+    comma_list,
     emit,
     size_flag,
     stderr,
@@ -216,7 +217,7 @@ def _out_of_memory() -> Iterator[None]:
 
 
 def _platforms(text: str) -> list[str]:
-    wanted = [p.strip() for p in text.split(",") if p.strip()]
+    wanted = comma_list("--platforms", text)
     if not wanted:
         raise SpecError(
             f"names no platform, got {text!r}; give one or more, e.g. "

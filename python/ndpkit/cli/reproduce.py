@@ -25,6 +25,7 @@ from ndpkit.cli.common import (
     WallTimesOpt,
     build_options,
     choice,
+    comma_list,
     emit,
     stderr,
     user_errors,
@@ -241,7 +242,7 @@ def _wanted(tables: str | None, known: Sequence[str]) -> list[str]:
     error, not every table."""
     if tables is None:
         return []
-    wanted = [t.strip() for t in tables.split(",") if t.strip()]
+    wanted = comma_list("--tables", tables)
     if not wanted:
         raise SpecError(
             f"names no table; known: {', '.join(known)}", source="command line", field="--tables"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,6 +16,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ndpkit.cli.common import (
+    COMMAND_LINE,
     EnergyFormOpt,
     Format,
     FormatOption,
@@ -28,6 +29,7 @@ from ndpkit.cli.common import (
     build_options,
     check_output_file,
     choice,
+    comma_list,
     emit,
     size_flag,
     stderr,
@@ -44,6 +46,7 @@ from ndpkit.cli.model import (
 )
 from ndpkit.cli.simulate_nascent2 import nascent2_cmd
 from ndpkit.errors import ModelError, SpecError
+from ndpkit.evaluate import load_platforms
 from ndpkit.files import write_atomic
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
@@ -352,7 +355,10 @@ def sweep_cmd(
 ) -> None:
     """Simulate a grid (platforms x apps x engine counts x chunk sizes) on every core."""
     with user_errors():
-        specs = [load_platform(name) for name in _items("--platforms", platforms)]
+        platform_names = comma_list("--platforms", platforms)
+        _each_once("--platforms", platform_names)  # before loading any: a list may be long
+        found = load_platforms(platform_names, source=COMMAND_LINE, flag="--platforms")
+        specs = list(found.values())
         if not specs:
             raise SpecError(
                 "give at least one platform", source="command line", field="--platforms"
@@ -361,10 +367,11 @@ def sweep_cmd(
             raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
         opts = build_options(Options(), locals(), unread_options(specs[0]), _BASIS_SET)
         _port_cap_applies_somewhere(specs, opts)
-        names = _items("--apps", apps)
+        names = comma_list("--apps", apps)
+        _each_once("--apps", names)
         chosen = [profile_for(specs[0], a, profiles) for a in names]
         counts = None if engines is None else _counts(engines)
-        sizes = [size_flag("--chunks", c) for c in _items("--chunks", chunks)]
+        sizes = [size_flag("--chunks", c) for c in comma_list("--chunks", chunks)]
         if workers is not None and workers < 1:
             raise SpecError("must be at least 1", source="command line", field="--workers")
         if out is not None and out.suffix not in (".csv", ".parquet"):
@@ -378,8 +385,6 @@ def sweep_cmd(
         for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
             if given is not None and not given:
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
-        _each_once("--platforms", [spec.name for spec in specs])
-        _each_once("--apps", names)
         _each_once("--chunks", sizes, lambda b: format_si(b, Kind.SIZE, binary=True))
         _each_once("--engines", counts or [])
         sim = SimOptions(data_bytes=None if size is None else size_flag("--size", size))
@@ -414,46 +419,59 @@ def sweep_cmd(
 
 def _each_once(flag: str, values: list[Any], show: Callable[[Any], str] = str) -> None:
     """A value given twice would only repeat its rows (`4MiB,4096 KiB` is one chunk size)."""
-    twice = [v for i, v in enumerate(values) if v in values[:i]]
-    if twice:
-        raise SpecError(
-            f"{show(twice[0])} is given more than once; give each once",
-            source="command line",
-            field=flag,
-        )
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            raise SpecError(
+                f"{show(value)} is given more than once; give each once",
+                source=COMMAND_LINE,
+                field=flag,
+            )
+        seen.add(value)
 
 
-def _items(flag: str, text: str) -> list[str]:
-    """A comma-separated list: a trailing comma is allowed, an empty value inside is not
-    (`lc,,he` is likelier a name left out than a stray comma)."""
-    items = [item.strip() for item in text.split(",")]
-    if len(items) > 1 and not items[-1]:
-        items.pop()
-    if "" in items and items != [""]:
-        raise SpecError(
-            f"{text!r} has an empty value; give the values separated by single commas",
-            source="command line",
-            field=flag,
-        )
-    return [item for item in items if item]
+MAX_ENGINE_COUNTS = 4096
+"""Engine counts one sweep takes: a range of a billion was built in full before any check."""
 
 
 def _counts(text: str) -> list[int]:
     try:
-        if ":" in text:
-            parts = [int(p) for p in text.split(":")]
-            start, stop = parts[0], parts[1]
-            step = parts[2] if len(parts) > 2 else 1
-            if step < 1 or len(parts) > 3:
-                raise ValueError
-            return list(range(start, stop + 1, step))
-        return [int(p) for p in _items("--engines", text) or [""]]
+        counts: Sequence[int] = (
+            _range(text)
+            if ":" in text
+            else [_whole(p) for p in comma_list("--engines", text) or [""]]
+        )
     except ValueError:
         raise SpecError(
             f"expected '18,27,36' or 'start:stop[:step]', got {text!r}",
-            source="command line",
+            source=COMMAND_LINE,
             field="--engines",
         ) from None
+    if len(counts) > MAX_ENGINE_COUNTS:
+        raise SpecError(
+            f"{text!r} gives {len(counts):,} engine counts; a sweep takes at most "
+            f"{MAX_ENGINE_COUNTS:,}",
+            source=COMMAND_LINE,
+            field="--engines",
+        )
+    return list(counts)
+
+
+def _range(text: str) -> range:
+    """'start:stop[:step]', stop included; not built, so its length is known at once."""
+    parts = [_whole(p) for p in text.split(":")]
+    step = parts[2] if len(parts) == 3 else 1
+    if len(parts) > 3 or step < 1:
+        raise ValueError(text)
+    return range(parts[0], parts[1] + 1, step)
+
+
+def _whole(text: str) -> int:
+    """A whole number in ASCII digits (int() would also take '١٨', '1_8' and '+18')."""
+    digits = text.strip()
+    if not digits.removeprefix("-").isascii() or not digits.removeprefix("-").isdigit():
+        raise ValueError(text)
+    return int(digits)
 
 
 def _encode(rows: list[dict[str, Any]], suffix: str) -> str | bytes:

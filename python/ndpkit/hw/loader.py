@@ -96,6 +96,9 @@ def _layers(
 
     `seen` holds (identity, name) of the files below; `named_by` is the file whose
     `extends` names this one: errors in resolving the name are that file's."""
+    if not str(name_or_path).strip():
+        what = "is empty: give a preset's name or a platform file"
+        raise SpecError(what, source=named_by, field="extends" if named_by else "platform")
     path = Path(name_or_path)
     is_file = _is_file(name_or_path)
     # A file is the same file however it is reached ("a.toml", "../d/a.toml").
@@ -114,7 +117,9 @@ def _layers(
         text = resources.files(_PRESETS).joinpath(f"{name_or_path}.toml").read_text("utf-8")
         data = _parse(text, source)
     elif named_by is None:
-        raise UnknownNameError("platform", str(name_or_path), preset_names())
+        raise UnknownNameError(
+            "platform", str(name_or_path), preset_names(), hint=_file_hint(name_or_path)
+        )
     else:
         raise SpecError(
             str(UnknownNameError("platform", str(name_or_path), preset_names())),
@@ -136,22 +141,32 @@ def _layers(
     if not isinstance(parent, str):
         raise SpecError("must be a preset name or a path", source=source, field="extends")
     parent_ref: str | Path = parent
-    if is_file and parent.endswith(".toml"):
+    if is_file and _is_file(parent):  # relative to this file, not to the current directory
         parent_ref = path.parent / parent
     return layers + _layers(parent_ref, (*seen, (key, str(name_or_path))), named_by=source)
 
 
 def _is_file(name_or_path: str | Path) -> bool:
-    """A path to a user's file, not a preset name: a .toml name, a name with a directory in
-    it (presets have none, so "p/ok.json" missing is "file not found"), or a file there."""
+    """A path to a user's file, not a preset name: a .toml name, or a name with a directory
+    in it (presets have none, so "p/ok.json" missing is "file not found"). Any other name is
+    a preset's, even where a file or directory of that name happens to be: else a directory
+    `rans/` in the current directory would break every preset that extends `rans`."""
     text = str(name_or_path)
-    path = Path(name_or_path)
     # The text, not `path.parts`: pathlib drops a leading "./", which marks a path all the same.
-    return path.suffix == ".toml" or "/" in text or os.sep in text or path.exists()
+    return Path(name_or_path).suffix == ".toml" or "/" in text or os.sep in text
+
+
+def _file_hint(name: str | Path) -> str | None:
+    """For an unknown preset name that is a file here: how to name the file."""
+    if not Path(name).is_file():
+        return None
+    return f"a file {str(name)!r} is here: give it as ./{name} (or name it *.toml)"
 
 
 def _read_file(path: Path, named_by: str | None, shown: str) -> dict[str, Any]:
     """The TOML table in `path`, named `shown` in errors."""
+    if shown.endswith(("/", os.sep)) and not path.is_dir():  # pathlib drops the slash
+        raise SpecError("not a directory, as its trailing '/' says it is", source=shown)
     if not path.name or path.is_dir():  # "" is "."; a directory is no platform
         what = f"{shown!r} is a directory, not a platform file"
         if named_by is not None:

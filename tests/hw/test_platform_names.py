@@ -1,0 +1,82 @@
+"""Preset name or file: a bare name is always a preset's (whatever is in the current
+directory), a `.toml` name or one with a `/` is a file, and `extends` paths are relative to
+the file that names them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.hw.loader import load_platform
+from ndpkit.profile import load_profiles
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_directory_named_like_a_preset_does_not_hide_it(here: Path) -> None:
+    """`rans/` and `cns/` here: `rans` is still the preset, and so is the `cns` that the
+    presets extend."""
+    (here / "rans").mkdir()
+    (here / "cns").mkdir()
+    assert load_platform("rans").name == "rans"
+    assert load_platform("rfns").name == "rfns"  # rfns → … → cns
+
+
+def test_a_file_named_like_a_preset_does_not_hide_it(here: Path) -> None:
+    (here / "rans").write_text('name = "evil"\n')
+    assert load_platform("rans").name == "rans"
+    (here / "kid.toml").write_text('extends = "rans"\nname = "kid"\n')
+    assert load_platform("kid.toml").name == "kid"
+    with pytest.raises(SpecError, match="host") as caught:
+        load_platform("./rans")  # the file, which is no whole platform
+    assert caught.value.source == "./rans"
+
+
+def test_a_file_without_toml_given_bare_is_unknown_with_a_hint(here: Path) -> None:
+    (here / "edge16").write_text('extends = "rans"\nname = "edge16"\n')
+    with pytest.raises(UnknownNameError, match=r"give it as \./edge16"):
+        load_platform("edge16")
+    assert load_platform("./edge16").name == "edge16"
+
+
+def test_extends_with_a_slash_is_relative_to_the_file(here: Path) -> None:
+    (here / "t1").mkdir()
+    (here / "t1" / "parent").write_text('extends = "rans"\nname = "parent"\n')
+    (here / "t1" / "child.toml").write_text('extends = "./parent"\nname = "child"\n')
+    assert load_platform("t1/child.toml").name == "child"  # from here, not from t1/
+    (here / "t1" / "orphan.toml").write_text('extends = "./nowhere"\nname = "orphan"\n')
+    with pytest.raises(SpecError, match="file not found: t1/nowhere") as caught:
+        load_platform("t1/orphan.toml")
+    assert caught.value.source == "t1/orphan.toml"
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_name_says_so(here: Path, name: str) -> None:
+    with pytest.raises(SpecError, match="is empty"):
+        load_platform(name)
+    (here / "blank.toml").write_text(f'extends = "{name}"\nname = "blank"\n')
+    with pytest.raises(SpecError, match="extends: is empty") as caught:
+        load_platform("blank.toml")
+    assert caught.value.source == "blank.toml"
+
+
+def test_a_file_named_with_a_trailing_slash_is_not_taken(here: Path) -> None:
+    (here / "mine.toml").write_text('extends = "rans"\nname = "mine"\n')
+    with pytest.raises(SpecError, match="not a directory") as caught:
+        load_platform("mine.toml/")
+    assert caught.value.source == "mine.toml/"
+
+
+def test_profile_sets_follow_the_same_rule(here: Path) -> None:
+    shipped = load_profiles("rans-rfns")
+    (here / "rans-rfns").write_text("not a profile set")
+    assert load_profiles("rans-rfns") == shipped
+    (here / "mine").write_text("")
+    with pytest.raises(UnknownNameError, match=r"give it as \./mine"):
+        load_profiles("mine")
