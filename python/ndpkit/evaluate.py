@@ -51,6 +51,7 @@ the predicted table shows that rate's time (D / Eq. (1) performance) beside it.
 
 from __future__ import annotations
 
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -63,6 +64,7 @@ import numpy as np
 
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
+from ndpkit.hw.loader import names_a_file
 from ndpkit.kernels import Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan import plan
@@ -193,7 +195,7 @@ def load_platforms(
         spec = load_platform(argument)
         if spec.name in found:
             first = found[spec.name][0]
-            if first == argument:
+            if first == argument or _same_file(first, argument):
                 why = f"names platform {spec.name!r} twice; give each platform once"
             else:
                 why = (
@@ -203,6 +205,13 @@ def load_platforms(
             raise SpecError(why, source=source, field=flag)
         found[spec.name] = (argument, spec)
     return {name: spec for name, (_, spec) in found.items()}
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two platform arguments name one file ("a.toml" and "./a.toml")."""
+    if not (names_a_file(a) and names_a_file(b)):
+        return False
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def evaluate(

@@ -240,8 +240,8 @@ def profile_set_names() -> list[str]:
 def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     """Load a shipped profile set by name, or a TOML/JSON file by path."""
     path = Path(name_or_path)
-    if _is_file(path):
-        source = str(path)
+    if _is_file(name_or_path):
+        source = str(name_or_path)  # as the user wrote it
         try:
             # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML or JSON.
             text = path.read_text(encoding="utf-8-sig")
@@ -280,9 +280,11 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
 
 
 def _is_file(name_or_path: str | Path) -> bool:
-    """Whether a profile set is named by its file rather than a shipped set's name: a .toml
-    or .json name, or one with a directory in it (as for platforms: a file that merely has a
-    shipped set's name in the current directory does not replace the set)."""
+    """Whether a profile set is named by its file rather than a shipped set's name: a `Path`,
+    a .toml or .json name, or one with a directory in it (as for platforms: a file that merely
+    has a shipped set's name in the current directory does not replace the set)."""
+    if isinstance(name_or_path, Path):
+        return True
     text = str(name_or_path)
     return Path(text).suffix in (".toml", ".json") or "/" in text or os.sep in text
 

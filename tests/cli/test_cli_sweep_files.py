@@ -85,8 +85,10 @@ def test_an_output_in_a_missing_directory_fails_before_the_sweep(ndpkit, tmp_pat
         (("--engines", "1:1000000000"), "--engines: '1:1000000000' gives 1,000,000,000 engine"),
         (("--engines", "1_8"), "--engines: expected '18,27,36'"),
         (("--engines", "\u0661\u0668"), "--engines: expected '18,27,36'"),  # Arabic-Indic 18
-        (("--platforms", "rans," * 2000), "--platforms: rans is given more than once"),
-        (("--apps", "he," * 20000), "--apps: he is given more than once"),
+        (("--engines", "1:99999999999999999999"), "gives 99,999,999,999,999,999,999 engine"),
+        # Repeats are caught before anything is loaded: not "unknown platform 'nosuch'".
+        (("--platforms", "rans,rans,nosuch"), "--platforms: rans is given more than once"),
+        (("--apps", "he,he,nosuch"), "--apps: he is given more than once"),
         (("--chunks", "4MiB,4096 KiB"), "--chunks: 4 MiB is given more than once"),
         (("--platforms", "rans,rans"), "--platforms: rans is given more than once"),
         (("--apps", "he,he"), "--apps: he is given more than once"),
@@ -105,6 +107,9 @@ def test_a_file_named_like_a_preset_is_named_in_the_error(ndpkit, tmp_path: Path
     result = ndpkit("sweep", "--platforms", f"rans,{twin}")
     assert result.returncode == 2
     assert f"--platforms: 'rans' and '{twin}' are both named 'rans'" in result.stderr
+    again = ndpkit("sweep", "--platforms", f"{twin},{tmp_path}/./r.toml")  # one file, twice
+    assert again.returncode == 2
+    assert "--platforms: names platform 'rans' twice; give each platform once" in again.stderr
 
 
 def test_a_trailing_comma_in_engines_is_taken_like_the_other_lists(ndpkit) -> None:

@@ -4,6 +4,7 @@ the file that names them."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -71,12 +72,29 @@ def test_a_file_named_with_a_trailing_slash_is_not_taken(here: Path) -> None:
     with pytest.raises(SpecError, match="not a directory") as caught:
         load_platform("mine.toml/")
     assert caught.value.source == "mine.toml/"
+    (here / "kid.toml").write_text('extends = "mine.toml/"\nname = "kid"\n')
+    with pytest.raises(SpecError, match="not a directory") as caught:
+        load_platform("kid.toml")  # in an extends too
+    with pytest.raises(SpecError, match="file not found") as caught:
+        load_platform("missing/")
+    assert caught.value.source == "missing/"
+
+
+def test_a_path_object_is_always_a_file(here: Path) -> None:
+    """Only text can say "./rans"; a Path has lost the "./", so a Path is taken as a file."""
+    (here / "edge16").write_text('extends = "rans"\nname = "edge16"\n')
+    assert load_platform(Path("edge16")).name == "edge16"
+    with pytest.raises(SpecError, match="file not found"):
+        load_platform(Path("./rans"))
 
 
 def test_profile_sets_follow_the_same_rule(here: Path) -> None:
     shipped = load_profiles("rans-rfns")
     (here / "rans-rfns").write_text("not a profile set")
     assert load_profiles("rans-rfns") == shipped
-    (here / "mine").write_text("")
+    shipped_text = resources.files("ndpkit.profiles").joinpath("rans-rfns.toml").read_text()
+    (here / "mine").write_text(shipped_text)
     with pytest.raises(UnknownNameError, match=r"give it as \./mine"):
         load_profiles("mine")
+    assert load_profiles("./mine").apps == shipped.apps
+    assert load_profiles(Path("mine")).apps == shipped.apps

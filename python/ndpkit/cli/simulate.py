@@ -447,10 +447,10 @@ def _counts(text: str) -> list[int]:
             source=COMMAND_LINE,
             field="--engines",
         ) from None
-    if len(counts) > MAX_ENGINE_COUNTS:
+    n = _length(counts)
+    if n > MAX_ENGINE_COUNTS:
         raise SpecError(
-            f"{text!r} gives {len(counts):,} engine counts; a sweep takes at most "
-            f"{MAX_ENGINE_COUNTS:,}",
+            f"{text!r} gives {n:,} engine counts; a sweep takes at most {MAX_ENGINE_COUNTS:,}",
             source=COMMAND_LINE,
             field="--engines",
         )
@@ -464,6 +464,13 @@ def _range(text: str) -> range:
     if len(parts) > 3 or step < 1:
         raise ValueError(text)
     return range(parts[0], parts[1] + 1, step)
+
+
+def _length(counts: Sequence[int]) -> int:
+    """len(), also of a range longer than len() can count (sys.maxsize)."""
+    if isinstance(counts, range):
+        return max(0, -((counts.start - counts.stop) // counts.step))
+    return len(counts)
 
 
 def _whole(text: str) -> int:

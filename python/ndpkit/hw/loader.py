@@ -35,7 +35,7 @@ def load_platform(name_or_path: str | Path) -> Platform:
     for _, layer in reversed(layers):
         data = _merge(data, layer)
     platform = _validate(data, layers)
-    if _is_file(name_or_path):
+    if names_a_file(name_or_path):
         _own_name(layers)
     return platform
 
@@ -100,7 +100,7 @@ def _layers(
         what = "is empty: give a preset's name or a platform file"
         raise SpecError(what, source=named_by, field="extends" if named_by else "platform")
     path = Path(name_or_path)
-    is_file = _is_file(name_or_path)
+    is_file = names_a_file(name_or_path)
     # A file is the same file however it is reached ("a.toml", "../d/a.toml").
     # realpath: pathlib's resolve() raises RuntimeError on a loop of links before Python 3.13,
     # where reading the file gives the clear "too many levels of symbolic links".
@@ -141,16 +141,20 @@ def _layers(
     if not isinstance(parent, str):
         raise SpecError("must be a preset name or a path", source=source, field="extends")
     parent_ref: str | Path = parent
-    if is_file and _is_file(parent):  # relative to this file, not to the current directory
-        parent_ref = path.parent / parent
+    if is_file and names_a_file(parent):  # relative to this file, not to the current directory
+        # A str, keeping a trailing "/" that a Path would drop (`_read_file` checks it).
+        parent_ref = str(path.parent / parent) + ("/" if parent.endswith(("/", os.sep)) else "")
     return layers + _layers(parent_ref, (*seen, (key, str(name_or_path))), named_by=source)
 
 
-def _is_file(name_or_path: str | Path) -> bool:
-    """A path to a user's file, not a preset name: a .toml name, or a name with a directory
-    in it (presets have none, so "p/ok.json" missing is "file not found"). Any other name is
-    a preset's, even where a file or directory of that name happens to be: else a directory
-    `rans/` in the current directory would break every preset that extends `rans`."""
+def names_a_file(name_or_path: str | Path) -> bool:
+    """A path to a user's file, not a preset name: a `Path`, a .toml name, or a name with a
+    directory in it (presets have none, so "p/ok.json" missing is "file not found"). Any
+    other name is a preset's, even where a file or directory of that name happens to be: else
+    a directory `rans/` in the current directory would break every preset that extends
+    `rans`. (Text, not a Path, keeps "./rans" a path: pathlib makes it "rans".)"""
+    if isinstance(name_or_path, Path):
+        return True
     text = str(name_or_path)
     # The text, not `path.parts`: pathlib drops a leading "./", which marks a path all the same.
     return Path(name_or_path).suffix == ".toml" or "/" in text or os.sep in text
@@ -165,7 +169,8 @@ def _file_hint(name: str | Path) -> str | None:
 
 def _read_file(path: Path, named_by: str | None, shown: str) -> dict[str, Any]:
     """The TOML table in `path`, named `shown` in errors."""
-    if shown.endswith(("/", os.sep)) and not path.is_dir():  # pathlib drops the slash
+    if shown.endswith(("/", os.sep)) and path.exists() and not path.is_dir():
+        # pathlib drops the slash, which would quietly take the file
         raise SpecError("not a directory, as its trailing '/' says it is", source=shown)
     if not path.name or path.is_dir():  # "" is "."; a directory is no platform
         what = f"{shown!r} is a directory, not a platform file"
