@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,3 +63,44 @@ def test_sort_alone_shows_the_same_reflowed_help() -> None:
 def test_reflow_keeps_a_no_rewrap_paragraph_as_it_is() -> None:
     text = "Summary.\n\n\b\nline one\n  indented two"
     assert reflow(text) == text
+
+
+def _help(ndpkit_path: str, columns: int, *args: str, **env: str) -> str:
+    result = subprocess.run(
+        [ndpkit_path, *args, "--help"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": str(columns), "NO_COLOR": "1", **env},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _ndpkit() -> str:
+    return str(Path(sys.executable).parent / "ndpkit")
+
+
+def test_help_in_a_narrow_terminal_is_plain_and_readable() -> None:
+    """At 80 columns rich's option table left its help column ~18 characters wide; Click's
+    plain layout gives options their help on the same line, and the command list keeps
+    whole summaries (Click would cut the ones it makes)."""
+    options = _help(_ndpkit(), 80, "sweep")
+    assert "╭" not in options
+    assert "  --apps <str>                    Comma-separated apps.  [default: he,knn8]" in options
+    assert all(len(line) <= 80 for line in options.splitlines())
+    commands = _help(_ndpkit(), 80)
+    assert "..." not in commands.split("Commands:")[1]
+    assert "  estimate   Predict time, bottleneck stage and energy of one application on\n" in (
+        commands
+    )
+
+
+def test_help_in_a_wide_terminal_or_when_asked_is_rich() -> None:
+    assert "╭─ Options" in _help(_ndpkit(), 120, "sweep")
+    assert "╭─ Options" in _help(_ndpkit(), 80, "sweep", TYPER_USE_RICH="1")
+    summary = (
+        "estimate   Predict time, bottleneck stage and energy of one application on one platform."
+    )
+    assert summary in _help(_ndpkit(), 120)

@@ -12,6 +12,7 @@ then leave a temporary file or directory behind.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -131,7 +132,23 @@ def _stopped() -> int:
     return 128 + first
 
 
+RICH_HELP_MIN_COLUMNS = 100
+"""Below this width help and usage errors are Click's plain layout: rich's option table
+leaves its help column about 18 characters at 80 columns, one or two words a line."""
+
+
+def _plain_when_narrow() -> None:
+    """Plain help in a narrow terminal (or a pipe: 80 columns), unless TYPER_USE_RICH says."""
+    if "TYPER_USE_RICH" in os.environ:
+        return
+    if shutil.get_terminal_size().columns < RICH_HELP_MIN_COLUMNS:
+        import typer.core  # noqa: PLC0415
+
+        typer.core.HAS_RICH = False
+
+
 def _run() -> None:
+    _plain_when_narrow()
     if sys.argv[1:2] == ["sort"]:
         # `ndpkit sort` is timed against DuckDB and Polars, which start in 0.1 s; the other
         # commands' imports (pint, scipy, scikit-learn…) cost half a second it never uses.

@@ -57,10 +57,21 @@ def reflow_help(app: typer.Typer) -> typer.Typer:
         text = info.help if isinstance(info.help, str) else inspect.getdoc(info.callback)
         if text:
             info.help = reflow(text)
+            _summarise(info, info.help)
     for group in app.registered_groups:
         if group.typer_instance is not None:
             reflow_help(group.typer_instance)
+            text = group.help if isinstance(group.help, str) else group.typer_instance.info.help
+            if isinstance(text, str):
+                _summarise(group, reflow(text))
     return app
+
+
+def _summarise(info: Any, text: str) -> None:
+    """The command's line in its group's list: its help's first paragraph, whole. (Click's
+    plain layout, used in narrow terminals, would cut a summary it made itself to fit.)"""
+    if not isinstance(info.short_help, str):
+        info.short_help = text.split("\n\n", 1)[0]
 
 
 def reflow(text: str) -> str:
