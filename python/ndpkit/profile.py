@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
 import tomllib
 from collections.abc import Sequence
 from importlib import resources
@@ -43,6 +42,7 @@ from pydantic import (
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.files import write_atomic
 from ndpkit.hw.engine import EngineKind
+from ndpkit.hw.loader import file_hint, names_a_file
 from ndpkit.hw.quantity import (
     Cycles,
     Duration,
@@ -56,6 +56,8 @@ from ndpkit.hw.quantity import (
 from ndpkit.hw.spec import spec_error
 
 _PROFILES = "ndpkit.profiles"
+_SUFFIXES = (".toml", ".json")
+"""A profile set named with one of these is a file (`names_a_file`)."""
 NO_HOST_STAGE = math.inf
 CPB_DECIMALS = 4
 """RISP Table I prints CPB to 4 decimals; the derived value is rounded the same way."""
@@ -240,7 +242,7 @@ def profile_set_names() -> list[str]:
 def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     """Load a shipped profile set by name, or a TOML/JSON file by path."""
     path = Path(name_or_path)
-    if _is_file(name_or_path):
+    if names_a_file(name_or_path, _SUFFIXES):
         source = str(name_or_path)  # as the user wrote it
         try:
             # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML or JSON.
@@ -253,9 +255,7 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
         source = f"profiles {name_or_path}"
         text = resources.files(_PROFILES).joinpath(f"{name_or_path}.toml").read_text("utf-8")
     else:
-        hint = None
-        if path.is_file():
-            hint = f"a file {str(name_or_path)!r} is here: give it as ./{name_or_path}"
+        hint = file_hint(name_or_path)
         raise UnknownNameError("profile set", str(name_or_path), profile_set_names(), hint=hint)
     data = _parse(text, source, json_format=path.suffix == ".json")
     apps = data.get("apps")
@@ -275,18 +275,8 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
     try:
         return profiles.apps[app]
     except KeyError:
-        where = str(source) if _is_file(source) else f"profiles {source}"
+        where = str(source) if names_a_file(source, _SUFFIXES) else f"profiles {source}"
         raise UnknownNameError("app", app, sorted(profiles.apps), source=where) from None
-
-
-def _is_file(name_or_path: str | Path) -> bool:
-    """Whether a profile set is named by its file rather than a shipped set's name: a `Path`,
-    a .toml or .json name, or one with a directory in it (as for platforms: a file that merely
-    has a shipped set's name in the current directory does not replace the set)."""
-    if isinstance(name_or_path, Path):
-        return True
-    text = str(name_or_path)
-    return Path(text).suffix in (".toml", ".json") or "/" in text or os.sep in text
 
 
 def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:

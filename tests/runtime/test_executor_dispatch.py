@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_executor import SumCount  # a sibling module: workers unpickle it by name
 
 import ndpkit.runtime.executor as runtime_executor
-from ndpkit.kernels import Kernel, run_in_memory
+from ndpkit.kernels import run_in_memory
 from ndpkit.kernels.base import RowSpec
 from ndpkit.runtime import LocalExecutor, WorkerDiedError, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
@@ -38,43 +39,18 @@ from ndpkit.runtime.executor import (
 from ndpkit.runtime.transfer import Rows
 
 
-class Count(Kernel):
-    name = "count"
-    dtype = np.dtype(np.float32)
-    record_shape = (2,)
-
-    def generate(self, size_bytes: int, seed: int) -> np.ndarray:
-        n = max(1, size_bytes // self.record_bytes)
-        return np.random.default_rng(seed).integers(0, 9, (n, 2)).astype(np.float32)
-
-    def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
-        return len(chunk)
-
-    def merge(self, partials: list[Any]) -> int:
-        return sum(partials)
-
-    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
-        return merged, True
-
-    def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
-        return len(data)
-
-    def check(self, result: Any, expected: Any) -> None:
-        assert result == expected
-
-
-class DiesOnDevice(Count):
+class DiesOnDevice(SumCount):
     """SIGKILLs its worker when it reaches record `first_record` (offsets are global), after
     a pause in which the parent has long queued the next engine behind this one."""
 
     def __init__(self, first_record: int) -> None:
         self.first_record = first_record
 
-    def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
         if offset <= self.first_record < offset + len(chunk):
             time.sleep(0.5)
             os.kill(os.getpid(), signal.SIGKILL)
-        return len(chunk)
+        return super().device(chunk, state, offset)
 
 
 class _Pipe:
@@ -90,12 +66,12 @@ class _Pipe:
 def _task(engine: int, state: Any = None, rows: Rows | None = None, records: int = 100) -> _Task:
     shard = _Shard(f"device-{engine}.npy", engine, records, 0, 0, "")
     return _Task(
-        kernel=Count(),
+        kernel=SumCount(),
         state=state,
         engine=engine,
         devices=(engine,),
         shards=(shard,),
-        layout=RecordLayout(np.dtype(np.float32), (2,)),
+        layout=RecordLayout(np.dtype(np.float32), (4,)),
         chunk_records=16,
         report_progress=False,
         verify=False,
@@ -221,7 +197,7 @@ def test_a_task_passing_an_arena_waits_for_an_idle_worker(
 def test_a_worker_killed_with_a_task_queued_names_the_engine_it_was_running(
     tmp_path: Path,
 ) -> None:
-    ds = generate_dataset(Count(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
+    ds = generate_dataset(SumCount(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
     victim = ds.shards_of(1)[0]
     with pytest.raises(WorkerDiedError, match=r"^engine 1 ") as caught:
         LocalExecutor(1).run(DiesOnDevice(victim.offset), ds, {}, chunk_bytes=400)
@@ -230,24 +206,25 @@ def test_a_worker_killed_with_a_task_queued_names_the_engine_it_was_running(
 
 
 def test_queued_tasks_give_the_same_answer_pass_after_pass(tmp_path: Path) -> None:
-    ds = generate_dataset(Count(), 40_000, 8, tmp_path / "ds", shard_bytes=1000)
+    ds = generate_dataset(SumCount(), 40_000, 8, tmp_path / "ds", shard_bytes=1000)
     with LocalExecutor(1) as ex:
-        outs = [ex.run(Count(), ds, {}, chunk_bytes=400) for _ in range(3)]
-    expected = run_in_memory(Count(), ds.read_all(), {}, 50)
-    assert all(out.result == expected == ds.records for out in outs)
+        outs = [ex.run(SumCount(), ds, {}, chunk_bytes=400) for _ in range(3)]
+    expected = run_in_memory(SumCount(), ds.read_all(), {}, 25)
+    assert expected["count"] == ds.records
+    assert all(out.result == expected for out in outs)
     assert all(sorted(e.engine for e in out.engines) == list(range(8)) for out in outs)
 
 
-class Slow(Count):
-    def device(self, chunk: np.ndarray, state: Any, offset: int) -> int:
+class Slow(SumCount):
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
         time.sleep(0.002)
-        return len(chunk)
+        return super().device(chunk, state, offset)
 
 
 def test_progress_is_sent_now_and_then_and_adds_up(tmp_path: Path) -> None:
     """A message per chunk would wake the parent 200 times; at most one per PROGRESS_EVERY_S
     (the first at once) still shows the run moving, and the answers bring the rest."""
-    ds = generate_dataset(Count(), 200 * 16, 2, tmp_path / "ds", shard_bytes=800)
+    ds = generate_dataset(SumCount(), 200 * 16, 2, tmp_path / "ds", shard_bytes=800)
     seen: list[tuple[int, int]] = []
     start = time.monotonic()
     LocalExecutor(1).run(Slow(), ds, {}, chunk_bytes=16, progress=lambda *a: seen.append(a))

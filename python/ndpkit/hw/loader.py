@@ -118,7 +118,7 @@ def _layers(
         data = _parse(text, source)
     elif named_by is None:
         raise UnknownNameError(
-            "platform", str(name_or_path), preset_names(), hint=_file_hint(name_or_path)
+            "platform", str(name_or_path), preset_names(), hint=file_hint(name_or_path)
         )
     else:
         raise SpecError(
@@ -147,24 +147,24 @@ def _layers(
     return layers + _layers(parent_ref, (*seen, (key, str(name_or_path))), named_by=source)
 
 
-def names_a_file(name_or_path: str | Path) -> bool:
-    """A path to a user's file, not a preset name: a `Path`, a .toml name, or a name with a
-    directory in it (presets have none, so "p/ok.json" missing is "file not found"). Any
-    other name is a preset's, even where a file or directory of that name happens to be: else
-    a directory `rans/` in the current directory would break every preset that extends
-    `rans`. (Text, not a Path, keeps "./rans" a path: pathlib makes it "rans".)"""
+def names_a_file(name_or_path: str | Path, suffixes: tuple[str, ...] = (".toml",)) -> bool:
+    """A path to a user's file, not a shipped name (a preset's, a profile set's): a `Path`, a
+    name ending in one of `suffixes`, or a name with a directory in it (presets have none, so
+    "p/ok.json" missing is "file not found"). Any other name is a shipped one, even where a
+    file or directory of that name happens to be: else a directory `rans/` in the current
+    directory would break every preset that extends `rans`. (Text, not a Path, keeps "./rans"
+    a path: pathlib makes it "rans".)"""
     if isinstance(name_or_path, Path):
         return True
     text = str(name_or_path)
-    # The text, not `path.parts`: pathlib drops a leading "./", which marks a path all the same.
-    return Path(name_or_path).suffix == ".toml" or "/" in text or os.sep in text
+    return Path(text).suffix in suffixes or "/" in text or os.sep in text
 
 
-def _file_hint(name: str | Path) -> str | None:
-    """For an unknown preset name that is a file here: how to name the file."""
+def file_hint(name: str | Path) -> str | None:
+    """For an unknown shipped name that is a file here: how to name the file."""
     if not Path(name).is_file():
         return None
-    return f"a file {str(name)!r} is here: give it as ./{name} (or name it *.toml)"
+    return f"a file {str(name)!r} is here: give it as ./{name}"
 
 
 def _read_file(path: Path, named_by: str | None, shown: str) -> dict[str, Any]:
