@@ -92,10 +92,18 @@ def _join_lines(paragraph: str) -> str:
     return "\n".join(lines)
 
 
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich's own handling exits with status 1; `writing_stdout` says 141 for every
+        format alike."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def stdout() -> Console:
-    console = Console(soft_wrap=False)
+    console = _Stdout(soft_wrap=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(soft_wrap=False, width=PIPED_WIDTH)
+        console = _Stdout(soft_wrap=False, width=PIPED_WIDTH)
     return console
 
 
@@ -170,14 +178,52 @@ def check_output_file(flag: str, path: Path, *, directory_ok: bool = False) -> N
 def emit(tables: list[Table], fmt: Format, document: dict[str, Any] | None = None) -> None:
     """Write results to stdout in the chosen format."""
     if fmt is Format.json:
-        sys.stdout.write(to_json(document if document is not None else _doc(tables)))
+        write_out(to_json(document if document is not None else _doc(tables)))
     elif fmt is Format.csv:
-        sys.stdout.write(to_csv(tables))
+        write_out(to_csv(tables))
     else:
-        console = stdout()
-        for table in tables:
-            for part in to_rich(table, console.width):
-                console.print(part)
+        with writing_stdout():
+            console = stdout()
+            for table in tables:
+                for part in to_rich(table, console.width):
+                    console.print(part)
+
+
+EXIT_PIPE_CLOSED = 141
+"""Status when the reader of stdout went away (`| head`): what a shell reports for a
+process SIGPIPE killed, which is what a C tool would have been."""
+
+
+def write_out(text: str) -> None:
+    """`text` on stdout, flushed (so that a full disk is reported here, not at exit)."""
+    with writing_stdout():
+        sys.stdout.write(text)
+
+
+@contextmanager
+def writing_stdout() -> Iterator[None]:
+    """Write to stdout inside; a reader that went away ends the command quietly (status
+    141), a write that fails otherwise (a full disk behind `> out.json`) is one line on
+    stderr and status 2, not a traceback."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_unwritten()  # nothing will read the rest
+        raise typer.Exit(EXIT_PIPE_CLOSED) from None
+    except OSError as exc:
+        _drop_unwritten()
+        message = f"stdout: cannot write the output ({exc.strerror or exc})"
+        stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def _drop_unwritten() -> None:
+    """Point stdout at /dev/null: the interpreter's flush at exit would fail on the same
+    text again and print a second, raw report of it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _doc(tables: list[Table]) -> dict[str, Any]:

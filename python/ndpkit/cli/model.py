@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -29,6 +28,7 @@ from ndpkit.cli.common import (
     emit,
     stderr,
     user_errors,
+    write_out,
 )
 from ndpkit.errors import ModelError, NdpkitError, SpecError
 from ndpkit.hw import Platform, load_platform
@@ -391,7 +391,7 @@ def plan_cmd(
             )
     document = {"plan": result.as_dict(), "candidates": [c.as_dict() for c in result.candidates]}
     if fmt is Format.json:
-        sys.stdout.write(to_json(document))
+        write_out(to_json(document))
         return
     if fmt is Format.csv:
         # the JSON's tables and values: numbers in the units their keys name, not display text

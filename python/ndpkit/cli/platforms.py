@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, emit, user_errors
+from ndpkit.cli.common import Format, FormatOption, emit, user_errors, write_out
 from ndpkit.hw import Platform, load_platform, preset_names
 from ndpkit.report import Column, Table, to_json
 from ndpkit.units import Kind, format_si
@@ -84,7 +83,7 @@ def show(
         platform = load_platform(name)
     data = platform.model_dump()
     if fmt is Format.json:
-        sys.stdout.write(to_json(data))
+        write_out(to_json(data))
         return
     fields = _flatten(data)
     columns = [Column("field", "field", None), Column("value", "value", None)]
@@ -108,9 +107,9 @@ def check(
     with user_errors():
         platform = load_platform(file)
     s = summary(platform)
-    typer.echo(
+    write_out(
         f"ok: {file}: platform {s['name']!r}, {s['devices']} SSDs, "
-        f"{s['engines']} {s['engine_kind'] or 'no'} engines, switch layer {s['switch_layer']}"
+        f"{s['engines']} {s['engine_kind'] or 'no'} engines, switch layer {s['switch_layer']}\n"
     )
 
 

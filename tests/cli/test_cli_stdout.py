@@ -1,0 +1,73 @@
+"""Output that cannot be written: a full disk behind `> out.json` is one error line and
+status 2; a reader that went away (`| head`) ends the command quietly with status 141."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import NDPKIT
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+COMMANDS = [
+    ("platforms", "show", "rans"),
+    ("platforms", "show", "rans", "-f", "json"),
+    ("platforms", "show", "rans", "-f", "csv"),
+    ("platforms", "check", "rans"),
+    ("plan", "-p", "rans", "-a", "he", "-f", "json"),
+    ("reproduce", "rans-rfns", "--tables", "9"),
+]
+needs_dev_full = pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+
+
+def run_into(stdout: int, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(NDPKIT), *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+
+
+@needs_dev_full
+@pytest.mark.parametrize("args", COMMANDS)
+def test_a_full_disk_is_one_line_and_exit_2(args: tuple[str, ...]) -> None:
+    with open("/dev/full", "wb") as full:
+        result = run_into(full.fileno(), args)
+    assert_ends_with_the_error(result)
+
+
+@pytest.mark.parametrize("args", COMMANDS)
+def test_a_reader_that_went_away_ends_quietly_with_141(args: tuple[str, ...]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # closed before the command writes: every write fails with EPIPE
+    try:
+        result = run_into(write_end, args)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141, result.stderr
+    # progress lines (reproduce's) may be there; no error, traceback or "Exception ignored"
+    assert "error" not in result.stderr and "Exception" not in result.stderr, result.stderr
+
+
+@needs_dev_full
+def test_evaluate_runs_its_apps_then_says_the_output_could_not_be_written() -> None:
+    with open("/dev/full", "wb") as full:
+        result = run_into(full.fileno(), ("evaluate", "lc", "--size", "1MiB", "--platforms", "cns"))
+    assert_ends_with_the_error(result)
+
+
+def assert_ends_with_the_error(result: subprocess.CompletedProcess[str]) -> None:
+    """Exit 2, no traceback, and the error as the last line on stderr (after any progress
+    lines: a command's progress is on stderr and stays)."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == "error: stdout: cannot write the output (No space left on device)"
+    assert sum(line.startswith("error:") for line in lines) == 1
