@@ -3,6 +3,7 @@ name, so a second platform of the same name would silently replace the first's r
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,41 @@ def test_in_process_the_field_is_platforms(tmp_path: Path) -> None:
     same_name.write_text('version = 1\nextends = "rfns"\nname = "rfns"\n')
     with pytest.raises(SpecError, match=r"^platforms: 'rfns' and '.*copy.toml' are both named"):
         ev.evaluate(["lc"], ["rfns", str(same_name)])
+
+
+def test_a_platform_that_costs_nothing_is_infinitely_better_than_cns(tmp_path: Path) -> None:
+    """All powers 0 W price the run at 0 J: × CNS (MB/J) is +∞, not a ZeroDivisionError."""
+    free = tmp_path / "free.toml"
+    free.write_text(
+        'version = 1\nextends = "cns"\nname = "free"\n'
+        '[host]\npower_active = "0 W"\npower_idle = "0 W"\n'
+    )
+    result = _evaluate("--platforms", f"cns,{free}", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["apps"][0]["predicted"]
+    assert rows["free"]["energy_j"] == 0
+    assert rows["free"]["ee_vs_cns"] == "inf"
+    assert rows["free"]["ee_mb_per_j"] == "inf"
+    assert rows["cns"]["ee_vs_cns"] == 1
+
+
+@pytest.mark.parametrize(
+    ("apps", "named"),
+    [
+        (("lc", "lc"), "'lc' more than once; "),
+        (("knn", "knn8"), "'knn8' more than once (the group"),
+    ],
+)
+def test_an_app_named_twice_is_refused(apps: tuple[str, ...], named: str) -> None:
+    result = subprocess.run(
+        [str(NDPKIT), "evaluate", *apps, "--size", "1 MiB"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    line = _one_error_line(result)
+    assert line.startswith("error: command line: APPS: names ") and named in line
+    with pytest.raises(SpecError, match=r"^apps: names 'lc' more than once"):
+        ev.evaluate(["lc", "lc"], ["cns"])

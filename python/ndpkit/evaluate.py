@@ -51,6 +51,7 @@ the predicted table shows that rate's time (D / Eq. (1) performance) beside it.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from abc import ABC, abstractmethod
@@ -65,7 +66,7 @@ import numpy as np
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.loader import names_a_file
-from ndpkit.kernels import Kernel, get_kernel, kernel_names, run_in_memory
+from ndpkit.kernels import GROUPS, Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan import plan
 from ndpkit.plan.splits import RULE, SPLIT_OPTIONS, SplitComparison, compare_splits
@@ -331,6 +332,25 @@ class _Reporter:
         return self.bytes
 
 
+def check_each_app_once(apps: Sequence[str], *, source: str = "apps", field: str = "") -> None:
+    """Refuse an app named twice (also through a group: knn is knn2, knn6 and knn8): it
+    would run twice and print two rows of the same results."""
+    twice = sorted({app for app in apps if list(apps).count(app) > 1})
+    if not twice:
+        return
+    groups = [
+        f"the group {group} is {', '.join(members)}"
+        for group, members in GROUPS.items()
+        if set(members) & set(twice)
+    ]
+    hint = f" ({'; '.join(groups)})" if groups else ""
+    raise SpecError(
+        f"names {', '.join(map(repr, twice))} more than once{hint}; give each app once",
+        source=source,
+        field=field or None,
+    )
+
+
 def _apps(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
     """The apps to run: the default ones, or the data set's; a requested app must read the
     data set's records as they are stored, or its answer (and profile) would be garbage."""
@@ -345,6 +365,7 @@ def _apps(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
                 field="app",
             )
         return [dataset.app]
+    check_each_app_once(apps)
     if dataset is None:
         return list(apps)
     layout = f"{dataset.dtype} records of shape {dataset.record_shape}"
@@ -620,7 +641,7 @@ def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
                 energy_j=e.energy_j,
                 ee_mb_per_j=_mb_per_j(r.model_bytes, e.energy_j),
                 speedup_vs_cns=base.time_s / e.time_s if base else None,
-                ee_vs_cns=base.energy_j / e.energy_j if base else None,
+                ee_vs_cns=_ratio(base.energy_j, e.energy_j) if base else None,
             )
             plan_row = r.plans.get(name, {})
             if "engines_on" in plan_row:
@@ -628,6 +649,15 @@ def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
                 row["plan_saving_pct"] = round(plan_row["saving_pct"], 9) + 0.0  # no "-0.0"
         rows.append(row)
     return rows
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    """numerator / denominator; a platform whose powers are all 0 W prices its run at
+    0 J: then infinitely better than a run that costs anything, and not comparable with
+    another free one (None)."""
+    if denominator > 0:
+        return numerator / denominator
+    return math.inf if numerator > 0 else None
 
 
 def _mb_per_j(data_bytes: float, energy_j: float) -> float:

@@ -219,3 +219,54 @@ def test_a_misspelt_key_blames_the_file_that_wrote_it(tmp_path: Path) -> None:
     child.write_text('extends = "base.toml"\nname = "child"\n[engines]\npower_activ = "5 W"\n')
     with pytest.raises(SpecError, match=r"child\.toml: engines\.power_activ: unknown field"):
         load_platform(child)
+
+
+@pytest.mark.parametrize(
+    ("base", "table", "body", "key"),
+    [
+        ("rans", "host", 'power_active = "10 W"\npower_idle = "95 W"', "power_active"),
+        ("rans", "engines", 'power_active = "1 W"\npower_idle = "2 W"', "power_active"),
+        (
+            "rans",
+            "engines",
+            'power_idle = "5 W"\n[engines.power_active_by_app]\nhe = "1 W"',
+            "power_active_by_app.he",
+        ),
+        ("rans", "storage", 'power_active = "1 W"\npower_idle = "5 W"', "power_active"),
+        (
+            "risp-64ch",
+            "storage",
+            'channel_power_active = "1 mW"\nchannel_power_idle = "5 mW"',
+            "channel_power_active",
+        ),
+        (
+            "risp-64ch",
+            "storage.controller",
+            'power_active = "1 mW"\npower_idle = "5 mW"',
+            "power_active",
+        ),
+    ],
+)
+def test_a_busy_power_below_the_idle_one_is_an_error(
+    tmp_path: Path,
+    base: str,
+    table: str,
+    body: str,
+    key: str,
+    platform_error: Callable[..., SpecError],
+) -> None:
+    """Form B charges the host P_active - P_idle: with the two swapped, a run's energy came
+    out negative (and its MB/J infinite)."""
+    error = platform_error(f'extends = "{base}"\n[{table}]\n{body}\n')
+    assert error.source == str(tmp_path / "mine.toml")
+    assert error.field == table
+    assert error.detail.startswith(f"{key} (")
+    assert "is below power_idle" in error.detail
+
+
+def test_equal_busy_and_idle_powers_load(tmp_path: Path) -> None:
+    path = tmp_path / "flat.toml"
+    path.write_text(
+        'extends = "rans"\nname = "flat"\n[host]\npower_active = "95 W"\npower_idle = "95 W"\n'
+    )
+    assert load_platform(path).host.power_active_w == 95

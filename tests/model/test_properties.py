@@ -236,6 +236,51 @@ def test_energy_components_are_never_negative(case):
     assert e.energy_j > 0
 
 
+def mux2_on(p: Platform, data: st.DataObject) -> Configuration:
+    on = data.draw(st.integers(minimum_engines(p.devices, 2), p.devices))
+    return configuration_of(activate(p.devices, 2, on), p.devices)
+
+
+@SETTINGS
+@given(platforms, profiles(), options(), st.data())
+def test_storage_reads_each_byte_once_whatever_the_placement(p, profile, opts, data):
+    """Where the data sits changes which SSDs read, not how long reading it keeps SSDs
+    busy in all: D / one SSD's bandwidth, in device-seconds (re-sharded onto y SSDs, each
+    reads D/y in y times as long). With the mux port cap an SSD behind a capped port reads
+    its share more slowly, so the total lies between D / device and D / capped port."""
+    config = mux2_on(p, data)
+    o = opts.with_(time_basis="pipeline")
+    storage = estimate(p, profile, config, o).state_times.storage
+    device = p.storage.device_bandwidth_bytes_per_s
+    port = p.switch_layer.port_bandwidth_bytes_per_s
+    least = profile.data_bytes / device
+    if not o.mux_port_cap or port is None:
+        assert storage["active"] == pytest.approx(least, rel=1e-9)
+    else:
+        most = profile.data_bytes / min(device, port)
+        assert least * (1 - 1e-9) <= storage["active"] <= most * (1 + 1e-9)
+    total = estimate(p, profile, config, o).time_s * p.devices
+    assert storage["active"] + storage["idle"] == pytest.approx(total, rel=1e-9)
+
+
+@SETTINGS
+@given(platforms, profiles(), options(), st.data())
+def test_static_shards_make_engines_wait_not_work_more(p, profile, opts, data):
+    """With one shard per SSD the busiest engine sets the NDP stage, and the others idle
+    once their fewer shards are done: engines are busy for D / SNDP_BW engine-seconds, as
+    with the data re-sharded evenly; only their idle time grows."""
+    config = mux2_on(p, data)
+    times = {}
+    for placement in ("paper_no_loss", "static_shards"):
+        o = opts.with_(placement=placement, wall_times="unrounded")
+        assume(o.time_basis in ("pipeline", "staged"))  # paper/overlap: busy for T_NDP
+        times[placement] = estimate(p, profile, config, o).state_times.engines
+    single = estimate(p, profile, config, opts).pipeline.engine_bytes_per_s
+    for engines in times.values():
+        assert engines["busy"] == pytest.approx(profile.data_bytes / single, rel=1e-9)
+    assert times["static_shards"]["idle"] >= times["paper_no_loss"]["idle"] * (1 - 1e-9)
+
+
 @SETTINGS
 @given(cases())
 def test_efficiency_times_energy_is_the_data_in_mb(case):

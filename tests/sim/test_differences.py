@@ -140,9 +140,16 @@ def test_an_engine_serving_two_ssds_finishes_last(tmp_path: Path) -> None:
     assert max(computes, key=lambda e: e["ts"] + e["dur"])["tid"] == 2
 
     assert s.model.time_s == pytest.approx(0.200, rel=1e-12)
+    # The model charges the engines their own work (D / 1 GB/s = 0.4 engine-seconds), the
+    # rest of the makespan idle, as the run does; it used to charge all three for 0.2 s.
+    busy = sum(e["busy_s"] for e in s.engines)
+    assert s.model.state_times.engines["busy"] == pytest.approx(0.4, rel=1e-12)
+    assert busy == pytest.approx(0.4, rel=REL)
+    assert abs(s.energy_difference) < 0.01
     assert s.notes == []
     difference, notes = against(s, platform, prof, config, static, Options())
     assert difference == pytest.approx(makespan / (0.4 / 3) - 1, rel=1e-9)
+    assert any(n.startswith("simulated energy") and "engines" in n for n in notes), notes
     assert any(
         n.startswith("load imbalance: engine 2 serves 2 SSDs (1.50x the mean load)")
         and "finishes last" in n

@@ -41,11 +41,11 @@ from hypothesis import strategies as st
 
 from ndpkit.hw import Platform
 from ndpkit.model import HOST_ONLY, Configuration, Options
+from ndpkit.model.pipeline import ssd_shares_bytes
 from ndpkit.plan import minimum_engines
 from ndpkit.profile import Profile
 from ndpkit.sim import SimOptions, Simulation, simulate
 from ndpkit.sim.options import MAX_SERVICE_CV, HostMode
-from ndpkit.sim.spec import shard_bytes
 from ndpkit.sim.sweep import configuration
 
 from .synthetic import APP, variant, write_platform
@@ -206,7 +206,7 @@ def test_bytes_are_conserved_and_each_engine_reduces_by_alpha(base: Platform, ca
     platform = case.platform(base)
     s = simulate(platform, case.profile(), case.config(platform), case.options, case.sim)
     chunk = case.sim.chunk_bytes
-    shards = shard_bytes(platform, case.config(platform), case.options, case.data_bytes)
+    shards = ssd_shares_bytes(platform, case.config(platform), case.options, case.data_bytes)
     ssd_bytes = [ssd["bytes"] for ssd in s.ssds]
     assert all(close(read, shard) for read, shard in zip(ssd_bytes, shards, strict=True))
     assert close(sum(ssd_bytes), case.data_bytes)

@@ -143,6 +143,7 @@ def evaluate_cmd(
         names = expand(apps) if apps else None
         for name in names or ():
             get_kernel(name)  # an unknown app fails here, before any work
+        ev.check_each_app_once(names or [], source=COMMAND_LINE, field="APPS")
         specs = ev.load_platforms(_platforms(platforms), source=COMMAND_LINE, flag="--platforms")
         size_bytes = _size_bytes(size)
         model_bytes = None if model_size is None else _model_bytes(model_size)

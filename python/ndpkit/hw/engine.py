@@ -26,7 +26,7 @@ from ndpkit.hw.quantity import (
     Rate,
     Time,
 )
-from ndpkit.hw.spec import Spec
+from ndpkit.hw.spec import Spec, check_busy_power
 
 EngineKind = Literal["arm", "fpga", "cpu"]
 Placement = Literal["device", "channel"]
@@ -97,6 +97,9 @@ class Engine(Spec):
             # The in-storage model reads the cell design first, the server model the
             # throughput: with both, the two models would disagree about one engine.
             raise ValueError(f"{', '.join(both)}: in both throughput and bytes_per_cycle; give one")
+        check_busy_power(self.power_active_w, self.power_idle_w, "power_active")
+        for app, watts in self.power_active_by_app.items():
+            check_busy_power(watts, self.power_idle_w, f"power_active_by_app.{app}")
         return self
 
     def power_on_w(self, app: str) -> float:

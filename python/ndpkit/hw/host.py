@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ndpkit.hw.quantity import Count, Energy, Frequency, Power, Size
-from ndpkit.hw.spec import Spec
+from ndpkit.hw.spec import Spec, check_busy_power
 
 
 class Host(Spec):
@@ -34,6 +34,11 @@ class Host(Spec):
     )
     dram_power_w: Power = Field(0.0, alias="dram_power", description="host DRAM (DDR) power")
     chipset_power_w: Power = Field(0.0, alias="chipset_power", description="host chipset power")
+
+    @model_validator(mode="after")
+    def _powers(self) -> Host:
+        check_busy_power(self.power_active_w, self.power_idle_w, "power_active")
+        return self
 
     @property
     def cores(self) -> int:

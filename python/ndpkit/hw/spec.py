@@ -24,6 +24,17 @@ class Spec(BaseModel):
     )
 
 
+def check_busy_power(active_w: float, idle_w: float | None, active_key: str) -> None:
+    """Refuse a busy power below the idle one: form B of the energy model (O1) charges the
+    host P_active - P_idle, which would then be negative, and elsewhere a part that draws
+    less working than waiting is almost surely a swapped pair."""
+    if idle_w is not None and active_w < idle_w:
+        raise ValueError(
+            f"{active_key} ({active_w:g} W) is below power_idle ({idle_w:g} W): a part "
+            "draws at least its idle power while busy (are the two swapped?)"
+        )
+
+
 def reported_error(exc: ValidationError) -> Any:
     """The one of pydantic's errors a message reports: an unknown key first, since a
     misspelt one ("alpah") also makes its real one missing, and "alpha: required field is

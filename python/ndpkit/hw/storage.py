@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from ndpkit.hw.link import Link
 from ndpkit.hw.quantity import Bandwidth, Count, Frequency, Power, Size
-from ndpkit.hw.spec import Spec
+from ndpkit.hw.spec import Spec, check_busy_power
 
 
 class DeviceDram(Spec):
@@ -23,6 +23,11 @@ class DeviceDram(Spec):
     power_active_w: Power = Field(0.0, alias="power_active")
     power_idle_w: Power = Field(0.0, alias="power_idle")
 
+    @model_validator(mode="after")
+    def _powers(self) -> DeviceDram:
+        check_busy_power(self.power_active_w, self.power_idle_w, "power_active")
+        return self
+
 
 class Controller(Spec):
     """The SSD controller: embedded CPU(s) running the FTL, and the SSD chipset."""
@@ -32,6 +37,11 @@ class Controller(Spec):
     frequency_hz: Frequency | None = Field(None, alias="frequency")
     power_active_w: Power = Field(0.0, alias="power_active")
     power_idle_w: Power = Field(0.0, alias="power_idle")
+
+    @model_validator(mode="after")
+    def _powers(self) -> Controller:
+        check_busy_power(self.power_active_w, self.power_idle_w, "power_active")
+        return self
 
 
 class StorageDevice(Spec):
@@ -64,6 +74,10 @@ class StorageDevice(Spec):
 
     @model_validator(mode="after")
     def _bandwidth_given(self) -> StorageDevice:
+        check_busy_power(self.power_active_w, self.power_idle_w, "power_active")
+        check_busy_power(
+            self.channel_power_active_w, self.channel_power_idle_w, "channel_power_active"
+        )
         if self.read_bandwidth_bytes_per_s is None and self.channel_bandwidth_bytes_per_s is None:
             raise ValueError("give read_bandwidth, or channels and channel_bandwidth")
         if self.channel_bandwidth_bytes_per_s is not None and self.channels is None:

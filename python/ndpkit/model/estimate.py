@@ -32,7 +32,14 @@ from ndpkit.model import in_storage
 from ndpkit.model.configuration import FULL_GEAR, HOST_ONLY, Configuration
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j, price
 from ndpkit.model.options import Options
-from ndpkit.model.pipeline import CPU, Pipeline, full_ndp_time_s, pipeline, stage_time_s
+from ndpkit.model.pipeline import (
+    CPU,
+    Pipeline,
+    full_ndp_time_s,
+    pipeline,
+    stage_time_s,
+    storage_busy_s,
+)
 from ndpkit.profile import Profile
 
 
@@ -133,7 +140,8 @@ def estimate(
             f"an engine serves {pipe.max_shards_per_engine} SSDs; with static one-shard-per-SSD "
             "placement it would take that many times longer (placement=static_shards)"
         )
-    time_s, times = _state_times(platform, pipe, data, t_ndp, t_cpu, options)
+    storage_busy = storage_busy_s(platform, config, options, data)
+    time_s, times = _state_times(platform, pipe, data, t_ndp, t_cpu, storage_busy, options)
     energy = price(platform, profile.app, times, options)
     return Estimate(
         platform=platform.name,
@@ -182,6 +190,7 @@ def _state_times(
     data: float,
     t_ndp: float,
     t_cpu: float,
+    storage_busy: float,
     options: Options,
 ) -> tuple[float, StateTimes]:
     """The run's duration and the seconds each component spends in each power state."""
@@ -204,6 +213,10 @@ def _state_times(
         engines_on, host_active = (total if pipe.engines_active else 0.0), t_cpu
         ndp_bw = pipe.stages.get("ndp", math.inf)
         busy_fraction = min(1.0, performance / ndp_bw)
+    if options.placement == "static_shards" and pipe.engines_active:
+        # The busiest engine sets the NDP stage; the others finish their fewer shards
+        # sooner and idle: on average engines are busy 1/imbalance of the busiest's time.
+        busy_fraction /= pipe.load_imbalance
     host_idle = max(total - host_active, 0.0)
     active, n = pipe.engines_active, pipe.engines_total
     engines = {
@@ -212,7 +225,6 @@ def _state_times(
         "off": (n - active) * total + active * (total - engines_on),
     }
     switch_on = engines_on if options.switch_time == "ndp" else total
-    storage_busy = stage_time_s(data, pipe.stages["ssd"]) * platform.devices
     storage = {
         "active": min(storage_busy, total * platform.devices),
         "idle": max(total * platform.devices - storage_busy, 0.0),

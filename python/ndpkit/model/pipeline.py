@@ -94,7 +94,7 @@ def pipeline(
 ) -> Pipeline:
     """Stage bandwidths of Eq. (1) for `config` on `platform`."""
     n = platform.devices
-    if config.split == "host" or platform.engines is None:
+    if _host_split(platform, config):
         return _host_only(platform, profile)
     active = config.active_engines(n)
     routes = config.routes(n)
@@ -136,6 +136,56 @@ def _host_only(platform: Platform, profile: Profile) -> Pipeline:
     }
     engines = 0 if platform.engines is None else platform.engines.count
     return Pipeline(stages, 0.0, 0.0, engines, 0, 0)
+
+
+def ssd_shares_bytes(
+    platform: Platform, config: Configuration, options: Options, data: float
+) -> list[float]:
+    """Bytes on each SSD, per the placement option (O8):
+
+    - `static_shards`: D/n on every SSD, as the runtime shards; an engine serving two
+      SSDs under mux-2 has twice the work;
+    - `paper_no_loss`: placed so that every active engine gets D/y, split evenly over the
+      SSDs routed to it (the paper's "no performance loss" needs the data re-sharded so);
+    - `reshard_y_ssds`: D/y on the own SSD of each of the y active engines, none elsewhere.
+    """
+    n = platform.devices
+    if _host_split(platform, config) or options.placement == "static_shards":
+        return [data / n] * n
+    active = config.active_engines(n)
+    routes = config.routes(n)
+    if options.placement == "reshard_y_ssds":
+        return [data / len(active) if i in set(active) else 0.0 for i in range(n)]
+    served = config.shards_per_engine(n)
+    return [data / len(active) / served[routes[i]] for i in range(n)]
+
+
+def ssd_read_bandwidth(platform: Platform, options: Options, ssd: int) -> float:
+    """An SSD's read bandwidth on its path: position 0 of a module has its own wire, the
+    others cross a mux port (§2.6), capped with `mux_port_cap`."""
+    device = platform.storage.device_bandwidth_bytes_per_s
+    port = platform.switch_layer.port_bandwidth_bytes_per_s
+    k = platform.switch_layer.module_size(platform.devices)
+    if options.mux_port_cap and port is not None and k > 1 and ssd % k != 0:
+        return min(device, port)
+    return device
+
+
+def storage_busy_s(
+    platform: Platform, config: Configuration, options: Options, data: float
+) -> float:
+    """Device-seconds the SSDs spend reading D: each its share (per the placement) at its
+    own bandwidth. The SSD stage of Eq. (1) is paced by the slowest SSD; the others finish
+    their share sooner and idle. Without engines the data goes to the host, not through
+    the switch layer's ports."""
+    shares = ssd_shares_bytes(platform, config, options, data)
+    if _host_split(platform, config):
+        return sum(shares) / platform.storage.device_bandwidth_bytes_per_s
+    return sum(b / ssd_read_bandwidth(platform, options, i) for i, b in enumerate(shares) if b)
+
+
+def _host_split(platform: Platform, config: Configuration) -> bool:
+    return config.split == "host" or platform.engines is None
 
 
 def _slowest_ssd_bandwidth(platform: Platform, options: Options) -> float:

@@ -292,11 +292,32 @@ def _utilisation(
 
 
 def explain(s: Simulation, spec: dict[str, Any]) -> list[str]:
-    """Why the simulation differs from the analytic model, when it does by more than 1 %."""
+    """Why the simulation differs from the analytic model, in time or in energy, when it
+    does by more than 1 %."""
+    notes = _time_notes(s, spec) if abs(s.time_difference) > AGREEMENT else []
+    if abs(s.energy_difference) > AGREEMENT:
+        notes.append(_energy_note(s))
+    return notes
+
+
+def _energy_note(s: Simulation) -> str:
+    modelled = s.model.energy.by_component_j
+    parts = [
+        f"{name} {j:.6g} J vs {modelled.get(name, 0.0):.6g} J"
+        for name, j in s.energy.by_component_j.items()
+        if abs(_relative(j, modelled.get(name, 0.0))) > AGREEMENT
+    ]
+    return (
+        f"simulated energy {s.energy_j:.6g} J vs modelled {s.model.energy_j:.6g} J "
+        f"({s.energy_difference * 100:+.2f} %): {'; '.join(parts) or 'no single component'}"
+        "; the simulation charges each component for the seconds it was busy, the model "
+        f"for its stage times (time basis {s.model.options.time_basis})"
+    )
+
+
+def _time_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
     notes: list[str] = []
     diff = s.time_difference
-    if abs(diff) <= AGREEMENT:
-        return notes
     notes.append(
         f"simulated {s.time_s:.6g} s vs modelled {s.model.time_s:.6g} s "
         f"({diff * 100:+.2f} %, model time basis {s.model.options.time_basis})"

@@ -3,7 +3,7 @@
 The simulator sees the same hardware the analytic model reads: each SSD's read bandwidth
 (capped by its switch-layer port with `mux_port_cap`), the single-engine rate and α, the
 host link, the host part's rate, and every power. Where the data sits follows the model's
-`placement` option (`shard_bytes`).
+`placement` option (`model.pipeline.ssd_shares_bytes`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import Configuration, Options
-from ndpkit.model.pipeline import engine_bandwidth
+from ndpkit.model.pipeline import engine_bandwidth, ssd_read_bandwidth, ssd_shares_bytes
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
 
@@ -33,28 +33,6 @@ def host_rate(platform: Platform, profile: Profile, config: Configuration) -> fl
             "so it cannot run without engines"
         )
     return profile.host_only_bytes_per_s
-
-
-def shard_bytes(
-    platform: Platform, config: Configuration, options: Options, data: float
-) -> list[float]:
-    """Bytes on each SSD, per the placement option (O8):
-
-    - `static_shards`: D/n on every SSD, as the runtime shards; an engine serving two
-      SSDs under mux-2 has twice the work;
-    - `paper_no_loss`: placed so that every active engine gets D/y, split evenly over the
-      SSDs routed to it (the paper's "no performance loss" needs the data re-sharded so);
-    - `reshard_y_ssds`: D/y on the own SSD of each of the y active engines, none elsewhere.
-    """
-    n = platform.devices
-    if is_host_split(platform, config) or options.placement == "static_shards":
-        return [data / n] * n
-    active = config.active_engines(n)
-    routes = config.routes(n)
-    if options.placement == "reshard_y_ssds":
-        return [data / len(active) if i in set(active) else 0.0 for i in range(n)]
-    served = config.shards_per_engine(n)
-    return [data / len(active) / served[routes[i]] for i in range(n)]
 
 
 def build_spec(
@@ -79,12 +57,12 @@ def build_spec(
     ssds = [
         {
             "bytes": size,
-            "read_bps": _read_bps(platform, options, i),
+            "read_bps": ssd_read_bandwidth(platform, options, i),
             "engine": None if host_split else routes[i],
             "power_active_w": platform.storage.power_active_w,
             "power_idle_w": platform.storage.power_idle_w,
         }
-        for i, size in enumerate(shard_bytes(platform, config, options, data))
+        for i, size in enumerate(ssd_shares_bytes(platform, config, options, data))
     ]
     host = platform.host
     host_active_w = host.power_active_w
@@ -119,17 +97,6 @@ def build_spec(
         "trace_limit": sim.trace_limit,
         "timeline_bins": sim.timeline_bins,
     }
-
-
-def _read_bps(platform: Platform, options: Options, ssd: int) -> float:
-    """An SSD's read bandwidth on its path: position 0 of a module has its own wire, the
-    others cross a mux port (§2.6), capped with `mux_port_cap`."""
-    device = platform.storage.device_bandwidth_bytes_per_s
-    port = platform.switch_layer.port_bandwidth_bytes_per_s
-    k = platform.switch_layer.module_size(platform.devices)
-    if options.mux_port_cap and port is not None and k > 1 and ssd % k != 0:
-        return min(device, port)
-    return device
 
 
 def _engines(platform: Platform, profile: Profile, config: Configuration) -> list[dict[str, Any]]:
