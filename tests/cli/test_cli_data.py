@@ -104,7 +104,14 @@ def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected:
         (("generate", "lc", "--size", "12", "--out", "X"), "--size: '12' has no unit"),
         (("generate", "lc", "--size", "3 GB/s", "--out", "X"), "is not a size"),
         (("generate", "lc", "--size", "1MiB", "--devices", "0", "--out", "X"), "devices: must"),
-        (("generate", "lc", "--size", "1MiB", "--seed", "-1", "--out", "X"), "seed: must be ≥ 0"),
+        (
+            ("generate", "lc", "--size", "1MiB", "--seed", "-1", "--out", "X"),
+            "error: command line: --seed: must be ≥ 0",
+        ),
+        (
+            ("generate", "sobel", "--size", "100KiB", "--out", "X"),
+            "error: command line: --size: 102400 bytes is less than one 65536-byte sobel",
+        ),
         (("generate", "nope", "--size", "1MiB", "--out", "X"), "unknown app 'nope'"),
         (("import", "MISSING", "--app", "lc", "--out", "X"), "no such file or directory"),
         (("import", "MISSING", "--app", "nope", "--out", "X"), "unknown app 'nope'"),

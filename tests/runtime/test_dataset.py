@@ -186,6 +186,31 @@ def test_too_small_and_bad_counts_are_clear_errors(tmp_path: Path) -> None:
         ),
         (lambda root: _edit_manifest(root, extra=1), MANIFEST, "extra: unknown field"),
         (
+            lambda root: _edit_manifest(root, seed=-5),
+            MANIFEST,
+            "seed: .*greater than or equal to 0",
+        ),
+        (lambda root: _edit_manifest(root, seed="7"), MANIFEST, "seed: "),
+        (lambda root: _edit_manifest(root, records="10000"), MANIFEST, "records: .*valid integer"),
+        (lambda root: _edit_manifest(root, devices=3.0), MANIFEST, "devices: .*valid integer"),
+        (lambda root: _edit_manifest(root, devices=True), MANIFEST, "devices: .*valid integer"),
+        (
+            lambda root: _edit_manifest(root, record_shape=[-1, -4]),
+            MANIFEST,
+            "record_shape.0: .*greater than or equal to 1",
+        ),
+        (
+            lambda root: _edit_shard_entry(root, records="10"),
+            MANIFEST,
+            "shards.0.records: .*valid integer",
+        ),
+        (lambda root: _replace_with_directory(root / MANIFEST), MANIFEST, "is a directory, not"),
+        (
+            lambda root: _replace_with_directory(root / "device-00" / "shard-0000.npy"),
+            "device-00/shard-0000.npy",
+            "is not a regular file",
+        ),
+        (
             lambda root: (root / "device-01" / "shard-0000.npy").unlink(),
             "device-01/shard-0000.npy",
             "shard is missing",
@@ -288,6 +313,33 @@ def test_not_a_directory(tmp_path: Path) -> None:
 def _edit_manifest(root: Path, **changes: Any) -> None:
     path = root / MANIFEST
     path.write_text(json.dumps(json.loads(path.read_text()) | changes))
+
+
+def _edit_shard_entry(root: Path, **changes: Any) -> None:
+    path = root / MANIFEST
+    document = json.loads(path.read_text())
+    document["shards"][0] |= changes
+    path.write_text(json.dumps(document))
+
+
+def _replace_with_directory(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def test_a_file_is_not_a_data_set_directory(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(SpecError, match="afile: is a file, not a data set directory"):
+        open_dataset(tmp_path / "afile")
+
+
+def test_a_manifest_whose_app_cannot_read_its_records_is_refused(tmp_path: Path) -> None:
+    """`app: sobel` on float32 (8,) records passed `data show --verify`; only evaluate
+    refused it later."""
+    generate_dataset("knn8", 64 * 1024, 2, tmp_path / "ds", seed=1)
+    _edit_manifest(tmp_path / "ds", app="sobel")
+    with pytest.raises(SpecError, match=r"app 'sobel' reads uint8 records of shape"):
+        open_dataset(tmp_path / "ds")
 
 
 def _truncate(path: Path) -> None:
@@ -419,6 +471,13 @@ def _sample_images(folder: Path, *names: str) -> Path:
     for name in names:
         shutil.copy(SKIMAGE_DATA / name, folder / name)
     return folder
+
+
+def test_one_image_points_to_its_directory(tmp_path: Path) -> None:
+    folder = _sample_images(tmp_path / "imgs", "camera.png")
+    with pytest.raises(SpecError, match=r"camera.png: is one image; .* give the directory"):
+        import_dataset(folder / "camera.png", 2, tmp_path / "ds", "he")
+    assert not (tmp_path / "ds").exists()
 
 
 def _quarters(image: np.ndarray) -> np.ndarray:
@@ -665,22 +724,46 @@ def test_a_file_where_a_parent_directory_should_be(tmp_path: Path) -> None:
         generate_dataset(Ints(), 10_000, 3, tmp_path / "afile" / "sub" / "ds")
 
 
+class _Disk:
+    """statvfs of a file system with `free` bytes free in 1-byte blocks (0 blocks in all
+    is a virtual file system such as /proc)."""
+
+    def __init__(self, free: int, blocks: int = 10**9):
+        self.f_bavail, self.f_frsize, self.f_blocks = free, 1, blocks
+
+
 def test_a_data_set_larger_than_the_free_space_is_refused_before_writing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    usage = shutil.disk_usage(tmp_path)
-    monkeypatch.setattr(
-        dataset_module.shutil, "disk_usage", lambda path: usage._replace(free=9_999)
-    )
+    monkeypatch.setattr(dataset_module.os, "statvfs", lambda path: _Disk(9_999))
     with pytest.raises(SpecError) as caught:
         _make(tmp_path)  # 625 records of 16 bytes: 10,000 bytes
     assert "needs at least 9.77 KiB (10,000 bytes)" in str(caught.value)
     assert "has 9.76 KiB (9,999 bytes) free; nothing was written" in str(caught.value)
     assert list(tmp_path.iterdir()) == []
-    monkeypatch.setattr(
-        dataset_module.shutil, "disk_usage", lambda path: usage._replace(free=10_000)
-    )
+    monkeypatch.setattr(dataset_module.os, "statvfs", lambda path: _Disk(10_000))
     assert _make(tmp_path).total_bytes == 10_000
+
+
+def test_a_virtual_file_system_is_refused_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc reports 0 blocks: "has 0 B free" hid that it cannot be written at all."""
+    monkeypatch.setattr(dataset_module.os, "statvfs", lambda path: _Disk(0, blocks=0))
+    with pytest.raises(SpecError, match=r"no storage of its own .* cannot hold a data set"):
+        _make(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_an_existing_file_is_not_replaced_whatever_overwrite_says(
+    tmp_path: Path, overwrite: bool
+) -> None:
+    """Without --overwrite it used to say "pass --overwrite", which then refused too."""
+    (tmp_path / "ds").write_text("mine")
+    with pytest.raises(SpecError, match="ds: exists and is not a data set directory"):
+        _make(tmp_path, overwrite=overwrite)
+    assert (tmp_path / "ds").read_text() == "mine"
 
 
 def test_npy_shards_put_their_records_on_a_page(tmp_path: Path) -> None:

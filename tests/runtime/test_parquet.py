@@ -4,6 +4,7 @@ bad table or damaged shard as a clear error naming the file."""
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 
@@ -134,6 +135,19 @@ def test_import_names_the_bad_column(
     with pytest.raises(SpecError, match=message) as caught:
         import_dataset(source, 2, tmp_path / "ds", "lc", columns=columns)
     assert caught.value.source == str(source) and caught.value.field == field
+    assert not (tmp_path / "ds").exists()
+
+
+def test_a_value_beyond_float32_is_one_error_without_numpy_warnings(tmp_path: Path) -> None:
+    source = tmp_path / "huge.parquet"
+    values = [float(i) for i in range(1000)]
+    table = pa.table({f"c{j}": pa.array(values) for j in range(8)})
+    table = table.set_column(5, "c5", pa.array([*values[:700], 1e300, *values[701:]]))
+    pq.write_table(table, source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "overflow encountered in cast" would raise
+        with pytest.raises(SpecError, match=r"record 700 holds NaN or ±inf"):
+            import_dataset(source, 2, tmp_path / "ds", "lc")
     assert not (tmp_path / "ds").exists()
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import glob
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ndpkit.cli.common import (
+    COMMAND_LINE,
     Format,
     FormatOption,
     choice,
@@ -108,7 +111,7 @@ def generate(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Generate an app's synthetic data, shard by shard (never all in memory)."""
-    with user_errors():
+    with user_errors(), _as_flags({"size": "--size", "seed": "--seed"}):
         dataset = generate_dataset(
             app_name,
             _size("--size", size),
@@ -121,6 +124,18 @@ def generate(
         )
     _note_leftovers(out)
     _show(dataset, fmt)
+
+
+@contextmanager
+def _as_flags(flags: dict[str, str]) -> Iterator[None]:
+    """The API's errors about its arguments (`field="size"`) named as the flags the user
+    typed (`command line: --size`)."""
+    try:
+        yield
+    except SpecError as exc:
+        if exc.source is None and exc.field in flags:
+            raise SpecError(exc.detail, source=COMMAND_LINE, field=flags[exc.field]) from None
+        raise
 
 
 @app.command("import")
@@ -270,7 +285,7 @@ def tpcc(
     with user_errors():
         check_scale_factor(sf, field="--sf", bounds=SF_RANGE)
         if seed < 0:
-            raise SpecError(f"must be ≥ 0, got {seed}", source="command line", field="--seed")
+            raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
         made = generate_tpcc(sf, out, seed=seed, overwrite=overwrite, progress=_progress)
     _show_tables([made], sf, fmt)
 

@@ -61,7 +61,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, Protocol
+from stat import S_ISREG
+from typing import Annotated, Any, BinaryIO, Literal, Protocol
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -70,7 +71,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ndpkit.errors import NdpkitError, SpecError, brief
 from ndpkit.files import name_kept, signals_held
 from ndpkit.hw.spec import spec_error
-from ndpkit.kernels import Kernel, get_kernel
+from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import wide_mode_error
 
 MANIFEST = "manifest.json"
@@ -130,7 +131,8 @@ class ShardError(SpecError):
 class ShardEntry(BaseModel):
     """One shard file as the manifest records it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a hand-edited "records": "131072", 32768.0 or true is an error, not converted
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     device: int = Field(ge=0)
     index: int = Field(ge=0)
@@ -147,17 +149,17 @@ class ShardEntry(BaseModel):
 class Manifest(BaseModel):
     """manifest.json: what the data set is and every shard in record order."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     format: Literal["ndpkit-dataset"] = "ndpkit-dataset"
     version: Literal[1] = 1
     app: str
-    seed: int | None
+    seed: Annotated[int, Field(ge=0)] | None
     """The generator's seed; None for an import."""
     source: str
     layout: Literal["contiguous"] = "contiguous"
     dtype: str
-    record_shape: tuple[int, ...]
+    record_shape: tuple[Annotated[int, Field(ge=1)], ...]
     record_bytes: int = Field(gt=0)
     devices: int = Field(ge=1)
     records: int = Field(ge=1)
@@ -178,6 +180,7 @@ class Manifest(BaseModel):
             raise ValueError("data_bytes is not records x record_bytes")
         _check_columns(self.shard_format, self.columns, self.record_shape)
         _check_shard_order(self.shards, self.devices, self.records, self.shard_format)
+        _check_app_reads(self.app, dtype, self.record_shape)
         return self
 
     def to_json(self) -> str:
@@ -186,6 +189,20 @@ class Manifest(BaseModel):
         npy = self.shard_format == "npy"
         skip = {"shard_format", "columns"} if npy else None
         return self.model_dump_json(indent=2, exclude=skip) + "\n"
+
+
+def _check_app_reads(app: str, dtype: np.dtype[Any], record_shape: tuple[int, ...]) -> None:
+    """One of ndpkit's apps must read the records as stored (an app made through the
+    Python API is the caller's to check)."""
+    if app not in kernel_names():
+        return
+    kernel = get_kernel(app)
+    shape = tuple(kernel.record_shape)
+    if kernel.dtype != dtype or shape != record_shape:
+        raise ValueError(
+            f"app {app!r} reads {kernel.dtype} records of shape {shape}, and the manifest "
+            f"says {dtype} of shape {record_shape}"
+        )
 
 
 def _parse_dtype(text: str) -> np.dtype[Any]:
@@ -456,8 +473,12 @@ def open_dataset(
     """
     root = Path(path)
     manifest_path = root / MANIFEST
+    if root.exists() and not root.is_dir():
+        raise SpecError("is a file, not a data set directory", source=str(root))
     if not root.is_dir():
         raise SpecError("no such data set directory", source=str(root))
+    if manifest_path.is_dir():
+        raise SpecError("is a directory, not a manifest file", source=str(manifest_path))
     if not manifest_path.is_file():
         raise SpecError(
             "missing: not a data set, or one whose writing did not finish",
@@ -501,7 +522,8 @@ def _read_manifest(path: Path) -> Manifest:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise SpecError(f"not an ndpkit data set manifest (format {FORMAT!r})", source=str(path))
     try:
-        return Manifest.model_validate(document)
+        # JSON mode: strict, yet arrays are tuples
+        return Manifest.model_validate_json(json.dumps(document))
     except ValidationError as exc:
         raise spec_error(exc, str(path)) from None
 
@@ -509,11 +531,14 @@ def _read_manifest(path: Path) -> Manifest:
 def check_shard_size(path: Path, file_bytes: int) -> None:
     """A missing or truncated shard is an error naming it; sizes come from the manifest."""
     try:
-        found = path.stat().st_size
+        stat = path.stat()
     except FileNotFoundError:
         raise ShardError(path, "shard is missing") from None
     except OSError as exc:
         raise ShardError(path, f"cannot read shard ({exc.strerror})") from None
+    if not S_ISREG(stat.st_mode):
+        raise ShardError(path, "is not a regular file (a directory, device or FIFO)")
+    found = stat.st_size
     if found != file_bytes:
         raise ShardError(
             path, f"shard is {found} bytes, the manifest says {file_bytes}: truncated or corrupt"
@@ -650,6 +675,12 @@ def _check_npy_file(src: Path) -> None:
         start = f.read(len(_NPY_MAGIC))
         if start.startswith(_ZIP_MAGIC):
             raise SpecError("is a zip archive (.npz?), not a single .npy array", source=str(src))
+        if start != _NPY_MAGIC and src.suffix.lower() in _IMAGE_SUFFIXES:
+            raise SpecError(
+                "is one image; images are imported a directory at a time: give the "
+                "directory that holds it",
+                source=str(src),
+            )
         if start != _NPY_MAGIC:
             raise SpecError(
                 "not a .npy file: it does not start with NumPy's magic bytes (\\x93NUMPY)",
@@ -743,8 +774,11 @@ def batch_to_records(batch: Any, dtype: np.dtype[Any]) -> np.ndarray:
     if not columns:
         return np.empty((batch.num_rows, 0), dtype=dtype)
     # Stacking the columns and transposing the copy measured 1.5x faster than filling the
-    # (n, columns) array column by column (strided writes).
-    return np.ascontiguousarray(np.vstack(columns).T, dtype=dtype)
+    # (n, columns) array column by column (strided writes). A float64 beyond float32's range
+    # becomes ±inf, which the import's check of every record reports by its record number:
+    # numpy's own warning would be a second, vaguer report on stderr.
+    with np.errstate(over="ignore"):
+        return np.ascontiguousarray(np.vstack(columns).T, dtype=dtype)
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -1175,9 +1209,16 @@ def _check_free_space(path: Path, needed_bytes: int) -> None:
     after filling the disk. `needed_bytes` are the records alone: headers add a little."""
     existing = _existing_ancestor(path)
     try:
-        free_bytes = shutil.disk_usage(existing).free
+        stats = os.statvfs(existing)
     except OSError:
         return  # no figure (a missing or unreadable directory): the writes will tell
+    if stats.f_blocks == 0:
+        raise SpecError(
+            f"{os.path.realpath(existing)} is on a file system with no storage of its own "
+            "(such as /proc or /sys), which cannot hold a data set; nothing was written",
+            source=str(path),
+        )
+    free_bytes = stats.f_bavail * stats.f_frsize
     if needed_bytes > free_bytes:
         from ndpkit.units import Kind, format_si  # noqa: PLC0415 - pint, on this error only
 
@@ -1218,13 +1259,14 @@ def _new_sibling_dir(path: Path) -> Path:
 def _check_target(path: Path, overwrite: bool) -> None:
     if not path.exists() and not path.is_symlink():
         return
+    if not path.is_dir() or path.is_symlink():
+        # said first: overwrite would not help (/dev/null, a file, a symlink)
+        raise SpecError(
+            "exists and is not a data set directory; not replacing it", source=str(path)
+        )
     if not overwrite:
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=str(path)
-        )
-    if not path.is_dir() or path.is_symlink():
-        raise SpecError(
-            "exists and is not a data set directory; not replacing it", source=str(path)
         )
     if not (path / MANIFEST).is_file() and any(path.iterdir()):
         raise SpecError(
