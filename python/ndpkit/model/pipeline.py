@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model.configuration import Configuration
@@ -140,7 +142,7 @@ def _host_only(platform: Platform, profile: Profile) -> Pipeline:
 
 def ssd_shares_bytes(
     platform: Platform, config: Configuration, options: Options, data: float
-) -> list[float]:
+) -> np.ndarray:
     """Bytes on each SSD, per the placement option (O8):
 
     - `static_shards`: D/n on every SSD, as the runtime shards; an engine serving two
@@ -148,27 +150,33 @@ def ssd_shares_bytes(
     - `paper_no_loss`: placed so that every active engine gets D/y, split evenly over the
       SSDs routed to it (the paper's "no performance loss" needs the data re-sharded so);
     - `reshard_y_ssds`: D/y on the own SSD of each of the y active engines, none elsewhere.
+
+    numpy, not a loop: `plan --optimal` asks this of every engine count of servers of up
+    to 10,000 SSDs.
     """
     n = platform.devices
     if _host_split(platform, config) or options.placement == "static_shards":
-        return [data / n] * n
-    active = config.active_engines(n)
-    routes = config.routes(n)
+        return np.full(n, data / n)
+    active = np.asarray(config.active_engines(n), dtype=np.intp)
     if options.placement == "reshard_y_ssds":
-        return [data / len(active) if i in set(active) else 0.0 for i in range(n)]
-    served = config.shards_per_engine(n)
-    return [data / len(active) / served[routes[i]] for i in range(n)]
+        shares = np.zeros(n)
+        shares[active] = data / len(active)
+        return shares
+    routes = np.asarray(config.routes(n), dtype=np.intp)
+    served = np.bincount(routes, minlength=n)
+    return data / len(active) / served[routes]
 
 
-def ssd_read_bandwidth(platform: Platform, options: Options, ssd: int) -> float:
-    """An SSD's read bandwidth on its path: position 0 of a module has its own wire, the
+def ssd_read_bandwidths(platform: Platform, options: Options) -> np.ndarray:
+    """Each SSD's read bandwidth on its path: position 0 of a module has its own wire, the
     others cross a mux port (§2.6), capped with `mux_port_cap`."""
     device = platform.storage.device_bandwidth_bytes_per_s
+    bandwidths = np.full(platform.devices, device)
     port = platform.switch_layer.port_bandwidth_bytes_per_s
     k = platform.switch_layer.module_size(platform.devices)
-    if options.mux_port_cap and port is not None and k > 1 and ssd % k != 0:
-        return min(device, port)
-    return device
+    if options.mux_port_cap and port is not None and k > 1:
+        bandwidths[np.arange(platform.devices) % k != 0] = min(device, port)
+    return bandwidths
 
 
 def storage_busy_s(
@@ -178,10 +186,11 @@ def storage_busy_s(
     own bandwidth. The SSD stage of Eq. (1) is paced by the slowest SSD; the others finish
     their share sooner and idle. Without engines the data goes to the host, not through
     the switch layer's ports."""
+    if _host_split(platform, config) or not options.mux_port_cap:
+        # every SSD reads at the device's bandwidth, and the shares add up to D
+        return data / platform.storage.device_bandwidth_bytes_per_s
     shares = ssd_shares_bytes(platform, config, options, data)
-    if _host_split(platform, config):
-        return sum(shares) / platform.storage.device_bandwidth_bytes_per_s
-    return sum(b / ssd_read_bandwidth(platform, options, i) for i, b in enumerate(shares) if b)
+    return float(np.sum(shares / ssd_read_bandwidths(platform, options)))
 
 
 def _host_split(platform: Platform, config: Configuration) -> bool:

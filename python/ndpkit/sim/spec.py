@@ -14,7 +14,7 @@ from typing import Any
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import Configuration, Options
-from ndpkit.model.pipeline import engine_bandwidth, ssd_read_bandwidth, ssd_shares_bytes
+from ndpkit.model.pipeline import engine_bandwidth, ssd_read_bandwidths, ssd_shares_bytes
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
 
@@ -54,15 +54,16 @@ def build_spec(
     host_bps = host_rate(platform, profile, config)
     host_mode, power_off = sim.resolved(not host_split and not math.isinf(host_bps))
     routes = config.routes(n)
+    read_bps = ssd_read_bandwidths(platform, options).tolist()
     ssds = [
         {
             "bytes": size,
-            "read_bps": ssd_read_bandwidth(platform, options, i),
+            "read_bps": read_bps[i],
             "engine": None if host_split else routes[i],
             "power_active_w": platform.storage.power_active_w,
             "power_idle_w": platform.storage.power_idle_w,
         }
-        for i, size in enumerate(ssd_shares_bytes(platform, config, options, data))
+        for i, size in enumerate(ssd_shares_bytes(platform, config, options, data).tolist())
     ]
     host = platform.host
     host_active_w = host.power_active_w
