@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import decimal
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -162,3 +165,130 @@ def test_out_in_a_missing_directory_is_refused_before_the_sort(
         f"--out: cannot write '{missing / 'o.parquet'}': no directory '{missing}'" in result.stderr
     )
     assert "read…" not in result.stderr  # before the input is read
+
+
+def duckdb_rids(path: Path, key: str) -> list[int]:
+    query = (
+        f"SELECT rid FROM read_parquet('{path}', file_row_number=true) "
+        f"ORDER BY {key}, file_row_number"
+    )
+    return [r[0] for r in duckdb.sql(query).fetchall()]
+
+
+@pytest.mark.parametrize("slash", ["/", ""])
+def test_no_merge_writes_a_partition_for_one_device_too(
+    ndpkit, table: Path, tmp_path: Path, slash: str
+) -> None:
+    out = tmp_path / "p1"
+    args = ("--by", "mode", "--devices", "1", "--no-merge", "--format", "json")
+    result = ndpkit("sort", str(table), *args, "--out", f"{out}{slash}")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["devices"], doc["merged"], doc["seconds"]["merge"]) == (1, False, 0.0)
+    part = out / "device-00" / "part-0000.parquet"
+    assert out.is_dir() and sorted(out.rglob("*")) == [part.parent, part]
+    assert pq.read_table(part).column("rid").to_pylist() == duckdb_rids(table, "mode")
+
+
+@pytest.mark.parametrize("ending", ["/", "/."])
+def test_a_merged_out_named_as_a_directory_is_refused(
+    ndpkit, table: Path, tmp_path: Path, ending: str
+) -> None:
+    out = f"{tmp_path / 'newdir'}{ending}"
+    result = ndpkit("sort", str(table), "--by", "mode", "--out", out)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"error: {out}: --out: ends in {ending!r}, a directory's name; the merged sorted table "
+        "is one file: name it, or pass --no-merge for a directory of partitions"
+    )
+    assert not (tmp_path / "newdir").exists()
+
+
+@pytest.mark.parametrize("through_a_link", [False, True], ids=["direct", "symlink"])
+def test_out_holding_the_input_is_refused(
+    ndpkit, table: Path, tmp_path: Path, through_a_link: bool
+) -> None:
+    """--no-merge --overwrite would replace the directory that holds the input."""
+    earlier = tmp_path / "anc"
+    source = earlier / "device-01" / "part-0000.parquet"
+    source.parent.mkdir(parents=True)
+    source.write_bytes(table.read_bytes())
+    out = earlier
+    if through_a_link:
+        out = tmp_path / "link"
+        out.symlink_to(earlier, target_is_directory=True)
+    args = ("--by", "mode", "--devices", "2", "--no-merge", "--overwrite")
+    result = ndpkit("sort", str(source), *args, "--out", str(out))
+    assert result.returncode == 2
+    assert f"error: {out}: --out: holds the input '{source}'" in result.stderr
+    assert "read…" not in result.stderr  # refused before the input is read
+    assert sorted(earlier.rglob("*")) == [source.parent, source]
+    assert source.read_bytes() == table.read_bytes()
+
+
+def test_merged_out_with_another_suffix_is_refused(ndpkit, table: Path, tmp_path: Path) -> None:
+    """docs/sort.md: a merged output is named .parquet or .pq, or has no suffix."""
+    result = ndpkit("sort", str(table), "--by", "mode", "--out", str(tmp_path / "sorted.foo"))
+    assert result.returncode == 2 and "name it .parquet (or .pq), not '.foo'" in result.stderr
+    assert not (tmp_path / "sorted.foo").exists()
+    for name in ("sorted", "sorted.pq", "sorted.PARQUET"):
+        result = ndpkit("sort", str(table), "--by", "mode", "--out", str(tmp_path / name))
+        assert result.returncode == 0, result.stderr
+        assert pq.read_table(tmp_path / name).column("rid").to_pylist() == duckdb_rids(
+            table, "mode"
+        )
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _wide_decimal(path: Path) -> None:
+    values = pa.array([decimal.Decimal(10**39), None], pa.decimal256(40, 0))
+    pq.write_table(pa.table({"d": values, "mode": ["a", "b"]}), path)
+
+
+def _two_columns_named_mode(path: Path) -> None:
+    arrays = [pa.array(["a", "b"]), pa.array([1, 2])]
+    pq.write_table(pa.Table.from_arrays(arrays, names=["mode", "mode"]), path)
+
+
+def _no_columns(path: Path) -> None:
+    pq.write_table(pa.table({}), path)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_fifo, "not a regular file (a FIFO, device or socket); give a Parquet file"),
+        (_wide_decimal, "d: unsupported type decimal256(40, 0): decimals of up to 38 digits"),
+        (_two_columns_named_mode, "mode: two columns are named 'mode'"),
+        (_no_columns, "--by: no column 'mode'; the table has no columns"),
+    ],
+    ids=["fifo", "decimal256", "duplicate-names", "no-columns"],
+)
+def test_inputs_polars_cannot_take_are_one_error_line(
+    ndpkit, tmp_path: Path, make: Callable[[Path], None], message: str
+) -> None:
+    source = tmp_path / "in.parquet"
+    make(source)
+    out = tmp_path / "out.parquet"
+    result = ndpkit("sort", str(source), "--by", "mode", "--out", str(out))
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {source}: {message}")
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_the_documented_json_report_has_every_key(ndpkit, table: Path, tmp_path: Path) -> None:
+    """docs/sort.md's example report has the keys, and stage keys, that a report has."""
+    doc = (Path(__file__).parents[2] / "docs" / "sort.md").read_text()
+    example = json.loads(doc.split("## The report", 1)[1].split("```json", 1)[1].split("```")[0])
+    result = ndpkit(
+        "sort", str(table), "--by", "mode", "--out", str(tmp_path / "o.parquet"), "-f", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert list(example) == list(report)
+    assert list(example["seconds"]) == list(report["seconds"])
+    assert example["merged"] and example["devices"] == 1 and example["seconds"]["merge"] == 0.0

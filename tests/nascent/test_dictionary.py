@@ -6,7 +6,14 @@ import pytest
 from ndpkit.errors import ModelError
 from ndpkit.nascent.bitonic import argsort
 from ndpkit.nascent.decoder import decode
-from ndpkit.nascent.dictionary import MAX_DISTINCT, encode, map_keys, placement, renumber
+from ndpkit.nascent.dictionary import (
+    MAX_DISTINCT,
+    URAM_BYTES,
+    encode,
+    map_keys,
+    placement,
+    renumber,
+)
 from ndpkit.nascent.generic import generic_sort
 
 DICTIONARY = np.array(["USA", "Iran", "Croatia", "Brazil", "Ghana", "Chile"])
@@ -113,3 +120,23 @@ def test_unsortable_values_are_model_errors() -> None:
         renumber(np.array(["a", "b", "a"]))
     with pytest.raises(ModelError, match="one-dimensional"):
         encode(np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+@pytest.mark.parametrize("budget", [URAM_BYTES, 0], ids=["fpga-decode", "host-decode"])
+def test_value_then_index_keeps_equal_zeros_and_nans_in_row_order(
+    descending: bool, budget: int
+) -> None:
+    """-0.0 and 0.0 are two dictionary entries (distinct bits) but equal values, as are two
+    NaNs of different payloads: with "value_then_index" they keep their row order, as
+    `keys._float_keys` and `filesort` order them; each row's own bits are decoded."""
+    other_nan = np.array([0x7FF8_0000_0000_0001], dtype=np.uint64).view(np.float64)[0]
+    column = np.array([0.0, -0.0, 1.5, np.nan, -0.0, 0.0, -2.0, other_nan, -0.0, 0.0])
+    r = generic_sort(
+        column, tie_break="value_then_index", descending=descending, budget_bytes=budget
+    )
+    rank = np.where(np.isnan(column), np.inf, column + 0.0)  # NaN above every number here
+    expected = np.argsort(-rank if descending else rank, kind="stable")
+    assert r.indices.tolist() == expected.tolist()
+    assert r.placement == ("fpga" if budget else "host")
+    assert np.array_equal(r.values.view(np.uint64), column[r.indices].view(np.uint64))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import os
 import re
 from pathlib import Path
 
@@ -20,13 +21,15 @@ import pytest
 from hypothesis import given, settings
 
 from ndpkit.errors import SpecError
-from ndpkit.nascent.keys import SortKeys, sort_keys
+from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
 from ndpkit.nascent.tablesort import (
+    ENGINES,
     GROUP_LIMIT,
     KeyGroups,
     in_key_order,
     input_schema,
     key_groups,
+    parquet_inputs,
     partition_bounds,
     plan_sort,
     read_parquet,
@@ -486,3 +489,139 @@ def test_a_directory_whose_files_differ_names_the_file_and_column(
     with pytest.raises(SpecError, match=re.escape(message)) as caught:
         read_parquet(folder)
     assert str(folder / "p1.parquet") in str(caught.value)
+
+
+def _wide_keys(rows: int) -> pa.Table:
+    """Three key types with `rows` distinct values each (every row's own), in shuffled order,
+    and 10 % nulls, which no dictionary holds."""
+    rng = np.random.default_rng(11)
+    values = rng.permutation(rows)
+    valid = rng.random(rows) >= 0.1
+    return pa.table(
+        {
+            "rid": pa.array(np.arange(rows)),
+            "f": pa.array(values / 7.0, mask=~valid),
+            "s": pa.array([f"k{v:07d}" for v in values], mask=~valid),
+            "b": pa.array([int(v).to_bytes(4, "big") for v in values], pa.binary(), mask=~valid),
+        }
+    )
+
+
+@pytest.mark.parametrize("key", ["f", "s", "b"])
+def test_nascent2_counts_each_devices_dictionary_alike_for_every_key_type(
+    tmp_path: Path, key: str
+) -> None:
+    """NASCENT2 dictionary encodes each device's table on its own (spec §3.2, §9.4): 2¹⁶
+    distinct values per device partition, whatever the key's type. 150,000 rows with about
+    135,000 distinct keys are too many for one device and fit on three (~45,000 each)."""
+    path = tmp_path / "wide.parquet"
+    pq.write_table(_wide_keys(150_000), path)
+    table = pl.read_parquet(path)
+    with pytest.raises(SpecError) as caught:
+        sort_frame(table, key, engine="nascent2", source=str(path))
+    assert (caught.value.source, caught.value.field) == (str(path), "--engine")
+    assert re.match(
+        rf"column '{key}' has \d+ distinct values: more than the 65536", caught.value.detail
+    )
+    assert "use --engine host" in caught.value.detail
+    for merge in (True, False):
+        frames, report = sort_frame(table, key, devices=3, merge=merge, engine="nascent2")
+        assert [c["flow"] for c in report.counts] == ["B"] * 3
+        if merge:
+            assert frames[0]["rid"].to_list() == duckdb_order(path, key, False)
+        else:
+            bounds = partition_bounds(table.height, 3)
+            got = [f["rid"].to_list() for f in frames]
+            assert got == [
+                [r for r in duckdb_order(path, key, False) if start <= r < stop]
+                for start, stop in bounds
+            ]
+
+
+def test_nascent2_names_the_device_whose_dictionary_overflows() -> None:
+    """Two devices: the first partition's keys are all distinct, the second's all equal."""
+    n = DICTIONARY_LIMIT + 1
+    table = pl.DataFrame({"f": np.concatenate([np.arange(n) / 3.0, np.zeros(n)])})
+    with pytest.raises(SpecError, match=rf"column 'f' has, on device 0 of 2, {n} distinct"):
+        sort_frame(table, "f", devices=2, engine="nascent2", source="t.parquet")
+    flipped = table.reverse()
+    with pytest.raises(SpecError, match=rf"column 'f' has, on device 1 of 2, {n} distinct"):
+        sort_frame(flipped, "f", devices=2, engine="nascent2", source="t.parquet")
+
+
+def test_one_device_unmerged_is_a_partition(table_file: Path, tmp_path: Path) -> None:
+    """--no-merge writes OUT/device-NN/part-0000.parquet for one device as for several."""
+    for key in ("i64", "rid", "flag"):  # a gather, already in order, few key values
+        out = tmp_path / key
+        report = sort_parquet(table_file, out, key, devices=1, merge=False)
+        assert not report.merged and report.seconds["merge"] == 0.0
+        assert [p.relative_to(out).as_posix() for p in sorted(out.rglob("*"))] == [
+            "device-00",
+            "device-00/part-0000.parquet",
+        ]
+        part = pq.read_table(out / "device-00" / "part-0000.parquet")
+        assert part.column("rid").to_pylist() == duckdb_order(table_file, key, False)
+
+
+def test_one_device_runs_no_merge_and_reports_none(table_file: Path, tmp_path: Path) -> None:
+    for engine in ENGINES:  # i64 is gathered: the single partition's order is the output's
+        report = sort_parquet(table_file, tmp_path / f"{engine}.parquet", "i64", engine=engine)
+        assert report.merged and not report.already_sorted
+        assert report.seconds["merge"] == 0.0
+
+
+def test_a_table_without_columns_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "none.parquet"
+    pq.write_table(pa.table({}), path)
+    with pytest.raises(SpecError, match=r"no column 'a'; the table has no columns$"):
+        sort_parquet(path, tmp_path / "o.parquet", "a")
+
+
+def test_fifos_are_refused_before_any_read(tmp_path: Path) -> None:
+    """Polars' read of a FIFO blocks in native code, where no signal reaches it."""
+    fifo = tmp_path / "in.parquet"
+    os.mkfifo(fifo)
+    with pytest.raises(SpecError, match="not a regular file") as caught:
+        parquet_inputs(fifo)
+    assert caught.value.source == str(fifo)
+    folder = tmp_path / "table"
+    folder.mkdir()
+    pq.write_table(pa.table({"a": [1]}), folder / "p0.parquet")
+    os.mkfifo(folder / "p1.parquet")
+    with pytest.raises(SpecError, match="not a regular file") as caught:
+        parquet_inputs(folder)
+    assert caught.value.source == str(folder / "p1.parquet")
+
+
+def test_a_directory_named_like_a_parquet_file_is_read_once(tmp_path: Path) -> None:
+    """Spark names a table's directory x.parquet: its files are the table, once."""
+    folder = tmp_path / "table"
+    (folder / "x.parquet").mkdir(parents=True)
+    pq.write_table(pa.table({"a": [2, 1]}), folder / "x.parquet" / "part-0.parquet")
+    assert parquet_inputs(folder) == [folder / "x.parquet" / "part-0.parquet"]
+    assert read_parquet(folder)["a"].to_list() == [2, 1]
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        (
+            {"d": pa.array([decimal.Decimal(10**39), None], pa.decimal256(40, 0)), "r": [1, 2]},
+            "d: unsupported type decimal256(40, 0): decimals of up to 38 digits can be read",
+        ),
+        (
+            pa.Table.from_arrays([pa.array([1, 2]), pa.array(["x", "y"])], names=["a", "a"]),
+            "a: two columns are named 'a'",
+        ),
+    ],
+    ids=["decimal256", "duplicate-names"],
+)
+def test_valid_parquet_polars_cannot_load_names_the_column(
+    tmp_path: Path, columns: dict[str, object] | pa.Table, message: str
+) -> None:
+    path = tmp_path / "in.parquet"
+    pq.write_table(columns if isinstance(columns, pa.Table) else pa.table(columns), path)
+    with pytest.raises(SpecError) as caught:
+        read_parquet(path)
+    assert str(caught.value).startswith(f"{path}: {message}")
+    assert "not a readable Parquet file" not in str(caught.value)

@@ -159,3 +159,8 @@ def test_sensitivity_names_what_changes() -> None:
 def test_missing_table_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match=r"region\.parquet: no such TPC-H table file"):
         analyse(1.0, tmp_path)
+
+
+def test_data_dir_may_be_a_str(tpch_dir: Path, analysis: Analysis) -> None:
+    from_str = analyse(0.01, str(tpch_dir))
+    assert from_str == analysis and from_str.columns  # the same counts as from a Path

@@ -21,11 +21,8 @@ from ndpkit.errors import SpecError
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
 from ndpkit.report import Column, Table
 
-_OTHER_FORMATS = frozenset(
-    {".csv", ".tsv", ".txt", ".json", ".jsonl", ".ndjson", ".arrow", ".feather", ".ipc"}
-    | {".orc", ".avro", ".npy", ".npz", ".xlsx"}
-)
-"""Suffixes of formats the sorted table is not in (it is Parquet)."""
+PARQUET_SUFFIXES = frozenset({".parquet", ".pq", ""})
+"""What a merged output may be named (it is Parquet): .parquet, .pq or no suffix."""
 MAX_DEVICES = 4096
 """More partitions than this only cost memory (one partition's bookkeeping each)."""
 _COMPRESSIONS = ("snappy", "zstd", "lz4", "gzip", "uncompressed")
@@ -42,7 +39,14 @@ def sort_cmd(
         Path, typer.Argument(help="A Parquet file, or a directory of Parquet files (one table).")
     ],
     by: Annotated[str, typer.Option("--by", help="The key column.")],
-    out: Annotated[Path, typer.Option("--out", help="The sorted Parquet file to write.")],
+    # A str, not a Path: pathlib drops a trailing "/", which says a directory is meant.
+    out: Annotated[
+        str,
+        typer.Option(
+            "--out",
+            help="The sorted Parquet file to write (a directory of partitions with --no-merge).",
+        ),
+    ],
     desc: Annotated[
         bool, typer.Option("--desc", help="Descending order (nulls still last).")
     ] = False,
@@ -99,16 +103,16 @@ def sort_cmd(
             raise SpecError(f"choose one of {', '.join(ENGINES)}", field="--engine")
         if compression not in _COMPRESSIONS:
             raise SpecError(f"choose one of {', '.join(_COMPRESSIONS)}", field="--compression")
-        _check_out(out, source, partitions=devices > 1 and not merge)
-        if not overwrite and (out.exists() or out.is_symlink()):
+        out_path = _check_out(out, source, partitions=not merge)
+        if not overwrite and (out_path.exists() or out_path.is_symlink()):
             raise SpecError(
-                "already exists; pass --overwrite to replace it", source=str(out), field="--out"
+                "already exists; pass --overwrite to replace it", source=out, field="--out"
             )
         console = stderr()
         quiet = fmt is not Format.table
         report = sort_parquet(
             source,
-            out,
+            out_path,
             by,
             descending=desc,
             devices=devices,
@@ -118,10 +122,10 @@ def sort_cmd(
             keep_schema=keep_schema,
             progress=None if quiet else lambda stage: console.print(f"[dim]{stage}…[/]"),
         )
-    emit(_tables(report, out), fmt, {**report.as_dict(), "out": str(out)})
+    emit(_tables(report, out), fmt, {**report.as_dict(), "out": out})
 
 
-def _tables(report: SortReport, out: Path) -> list[Table]:
+def _tables(report: SortReport, out: str) -> list[Table]:
     key = report.encoding + (f", {report.distinct:,} distinct" if report.distinct else "")
     facts = [
         ("rows", f"{report.rows:,} × {report.columns} columns"),
@@ -136,7 +140,7 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
             "schema",
             "the input's" if report.schema == "input" else "Polars' (large_string, nullable)",
         ),
-        ("out", str(out)),
+        ("out", out),
     ]
     summary = Table(
         "sort",
@@ -159,25 +163,43 @@ def _tables(report: SortReport, out: Path) -> list[Table]:
     return [summary, stages]
 
 
-def _check_out(out: Path, source: Path, *, partitions: bool) -> None:
+def _check_out(out: str, source: Path, *, partitions: bool) -> Path:
     """--out before the sort rather than after it: as every output file (a directory for
-    `--no-merge` partitions, which `check_output` checks further), not named for another
-    format, and not the input or in the input's directory (the next sort of that directory
-    would read it as input)."""
-    if not partitions and out.suffix.lower() in _OTHER_FORMATS:
+    `--no-merge` partitions, which `check_output` checks further); a merged output named as
+    a Parquet file, not a directory (a trailing "/") nor for another format; not the input,
+    in the input's directory (the next sort of that directory would read it as input), or
+    around the input (`--overwrite` would replace the input with the partitions)."""
+    path = Path(out)
+    if not partitions and len(out) > 1 and os.path.basename(out) in ("", "."):
+        ending = "/." if out.endswith("/.") else out[-1]
         raise SpecError(
-            f"the sorted table is Parquet; name it .parquet (or .pq), not {out.suffix!r}",
-            source=str(out),
+            f"ends in {ending!r}, a directory's name; the merged sorted table is one file: "
+            "name it, or pass --no-merge for a directory of partitions",
+            source=out,
+            field="--out",
+        )
+    if not partitions and path.suffix.lower() not in PARQUET_SUFFIXES:
+        raise SpecError(
+            f"the sorted table is Parquet; name it .parquet (or .pq), not {path.suffix!r}",
+            source=out,
             field="--out",
         )
     real_out, real_source = Path(os.path.realpath(out)), Path(os.path.realpath(source))
     if real_out == real_source or real_out.is_relative_to(real_source):
         raise SpecError(
             "must be outside the input (a file of its own, not in the input's directory)",
-            source=str(out),
+            source=out,
             field="--out",
         )
-    check_output_file("--out", out, directory_ok=partitions)
+    if real_source.is_relative_to(real_out):
+        raise SpecError(
+            f"holds the input {str(source)!r}, which --overwrite would replace; choose a "
+            "directory outside it",
+            source=out,
+            field="--out",
+        )
+    check_output_file("--out", path, directory_ok=partitions)
+    return path
 
 
 sort_app.command()(sort_cmd)

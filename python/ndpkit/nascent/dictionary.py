@@ -134,6 +134,17 @@ def map_keys(keys: NDArray[Any], renumbered: Renumbered) -> tuple[NDArray[np.uin
     return mapped, decoded.counts
 
 
+def equality_classes(sorted_values: NDArray[Any]) -> NDArray[np.uint32]:
+    """Each sorted dictionary entry's class: entries that compare equal share one (for
+    floats -0.0 equals 0.0 and every NaN equals every other; other types are distinct)."""
+    n = len(sorted_values)
+    if n == 0 or sorted_values.dtype.kind != "f":
+        return np.arange(n, dtype=np.uint32)
+    v = sorted_values.astype(np.float64)
+    same = (v[1:] == v[:-1]) | (np.isnan(v[1:]) & np.isnan(v[:-1]))
+    return np.concatenate([[0], np.cumsum(~same)]).astype(np.uint32)
+
+
 def placement(table_bytes: int, copies: int = 1, budget_bytes: int = URAM_BYTES) -> Placement:
     """Where the last decode runs: on the FPGA if `copies` tables fit the budget."""
     return "fpga" if table_bytes * copies <= budget_bytes else "host"

@@ -46,7 +46,13 @@ from ndpkit.nascent.bitonic import (
     argsort,
 )
 from ndpkit.nascent.decoder import DecodeCounts, Decoded, decode, default_lanes, dictionary_table
-from ndpkit.nascent.dictionary import URAM_BYTES, map_keys, placement, renumber
+from ndpkit.nascent.dictionary import (
+    URAM_BYTES,
+    equality_classes,
+    map_keys,
+    placement,
+    renumber,
+)
 from ndpkit.nascent.keys import sort_keys
 from ndpkit.nascent.pages import DictionaryPage, Fault
 from ndpkit.nascent.shuffler import ShuffleCounts, shuffle
@@ -172,7 +178,7 @@ def _sort_through_dictionary(tf: TableFile, o: SortOptions) -> KeySort:
     mapped, map_counts = map_keys(tf.data_page.keys, renumbered)
     # Sort by equality class: distinct dictionary entries that compare equal (-0.0 and 0.0,
     # NaN payloads) share a class, so their rows keep their original order.
-    r = _argsort(_equality_classes(renumbered.sorted)[mapped], o, o.descending)
+    r = _argsort(equality_classes(renumbered.sorted)[mapped], o, o.descending)
     nkeys = mapped[r.indices]
     order = renumbered.mapping.argsort(kind="stable")  # NKey → original key
     sorted_page = DictionaryPage(tuple(page.values[i] for i in order), page.fixed_width, page.l_max)
@@ -191,17 +197,6 @@ def _sort_through_dictionary(tf: TableFile, o: SortOptions) -> KeySort:
     )
     keys = arrow_array(key, _decoded_field(decoded, key), Fault(str(tf.path)))
     return KeySort(r.indices, keys, "C", r.counts, decoded.counts, map_counts)
-
-
-def _equality_classes(sorted_values: NDArray[Any]) -> NDArray[np.uint32]:
-    """Each sorted dictionary entry's class: entries that compare equal share one (for
-    floats -0.0 equals 0.0 and every NaN equals every other; other types are distinct)."""
-    n = len(sorted_values)
-    if n == 0 or sorted_values.dtype.kind != "f":
-        return np.arange(n, dtype=np.uint32)
-    v = sorted_values.astype(np.float64)
-    same = (v[1:] == v[:-1]) | (np.isnan(v[1:]) & np.isnan(v[:-1]))
-    return np.concatenate([[0], np.cumsum(~same)]).astype(np.uint32)
 
 
 def _dictionary_values(page: DictionaryPage, key: Column) -> NDArray[Any]:

@@ -37,7 +37,15 @@ from ndpkit.nascent.decoder import (
     default_lanes,
     dictionary_table,
 )
-from ndpkit.nascent.dictionary import URAM_BYTES, Placement, encode, map_keys, placement, renumber
+from ndpkit.nascent.dictionary import (
+    URAM_BYTES,
+    Placement,
+    encode,
+    equality_classes,
+    map_keys,
+    placement,
+    renumber,
+)
 
 
 @dataclass(frozen=True)
@@ -111,18 +119,23 @@ def generic_sort(
     encoded = encode(column)
     renumbered = renumber(encoded.dictionary)
     mapped, map_counts = map_keys(encoded.keys, renumbered)
-    sorted_keys = argsort(mapped, p=p, l=l, tie_break=tie_break, descending=descending)
+    # The kernel sorts each NKey's equality class: -0.0 and 0.0 (distinct by bits, so two
+    # dictionary entries) compare equal, as do all NaNs, so "value_then_index" keeps such
+    # ties in row order. The decoder then decodes the NKeys themselves.
+    classes = equality_classes(renumbered.sorted)[mapped]
+    sorted_keys = argsort(classes, p=p, l=l, tie_break=tie_break, descending=descending)
+    nkeys = mapped[sorted_keys.indices]
     values, width = _to_bytes(renumbered.sorted)
     table = dictionary_table(values)
     copies = default_lanes(4) if width is not None else 1
     where = placement(int(table.rows.nbytes), copies, budget_bytes)
     if where == "host":
-        out = renumbered.sorted[sorted_keys.keys.astype(np.intp)]
+        out = renumbered.sorted[nkeys.astype(np.intp)]
         return GenericSortResult(
             out, sorted_keys.indices, where, map_counts, sorted_keys.counts, None
         )
     mode: Mode = "fixed" if width is not None else "variable"
-    decoded = decode(values, sorted_keys.keys, mode=mode, width=width, lanes=copies)
+    decoded = decode(values, nkeys, mode=mode, width=width, lanes=copies)
     out = _from_decoded(decoded, renumbered.sorted)
     return GenericSortResult(
         out, sorted_keys.indices, where, map_counts, sorted_keys.counts, decoded.counts

@@ -10,8 +10,9 @@ The stages are the paper's (spec §2.4, Flows A–C), whichever engine runs them
      (`ndp_sort::host`); a dictionary of ≤ 2¹⁶ values is one counting pass, O(n);
    - engine `nascent2`: the bitonic sort kernel (spec §5) with the stable tie rule
      `value_then_index`, returning the hardware counts of Eq. 2/3. It sorts 32- or 64-bit
-     integers and dictionary ranks; a non-integer key with more than 2¹⁶ distinct values
-     cannot be dictionary encoded on the device (spec §3.2) and is an error there.
+     integers and dictionary ranks. Each device's partition has a dictionary of its own,
+     so a non-integer key is an error there when a device's partition has more than 2¹⁶
+     distinct values, which it cannot dictionary encode (spec §3.2), whatever the type.
 3. **merge** — optionally, the M sorted partitions merge into one global order
    (`ndp_sort::host::merge_runs`; the paper leaves this global merge out of scope).
 4. **shuffle** — SortedTable[i] = Table[SortedIndices[i]] (Eq. 4): Arrow's gather. When
@@ -30,6 +31,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -180,11 +182,9 @@ def _flow_a(values: NDArray[np.uint64], key_bits: int) -> tuple[NDArray[np.uint3
 def _flow_b(values: NDArray[np.uint64]) -> tuple[NDArray[np.uint32], dict[str, Any]]:
     """Any other key (spec Flow B, the generic sort): dictionary encode, renumber through
     the sorted dictionary, map on the decoder, sort the NKeys, decode them back. The
-    decoded keys must be the sorted keys: a check of the whole device pipeline."""
-    try:
-        result = generic_sort(values, tie_break="value_then_index")
-    except ModelError as exc:
-        raise SpecError(f"{exc}; use --engine host", field="--engine") from exc
+    decoded keys must be the sorted keys: a check of the whole device pipeline. The
+    dictionary's size was checked before any sort (`_check_dictionaries`)."""
+    result = generic_sort(values, tie_break="value_then_index")
     if not np.array_equal(result.values, values[result.indices]):
         raise ModelError("the decoder's output disagrees with the sorted keys")
     counts = {
@@ -201,19 +201,37 @@ def _shift(local: NDArray[np.uint32], start: int) -> NDArray[np.uint32]:
     return local + np.uint32(start) if start else local
 
 
-def _check_engine(engine: str, keys: SortKeys, by: str) -> Engine:
+def _check_engine(engine: str) -> Engine:
     if engine not in ENGINES:
         raise SpecError(
             f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}", field="--engine"
         )
-    if engine == "nascent2" and keys.encoding == "rank":
-        raise SpecError(
-            f"column {by!r} has {keys.distinct} distinct values: more than the {DICTIONARY_LIMIT} "
-            "a 16-bit dictionary can number, so NASCENT2 cannot sort it on the device "
-            "(spec §3.2); use --engine host",
-            field="--engine",
-        )
     return "host" if engine == "host" else "nascent2"
+
+
+def _check_dictionaries(keys: SortKeys, devices: int, by: str, source: str) -> None:
+    """Engine `nascent2` sorts a non-integer key through its device's dictionary (Flow B).
+    Each device's table has a dictionary page of its own, of at most 2¹⁶ values (spec
+    §3.2), so the distinct values are counted per device partition, alike for every key
+    type, and a partition with more is an error before any sort runs."""
+    if keys.encoding in ("integer", "decimal"):
+        return  # Flow A: the sort kernel takes the integers themselves
+    if keys.distinct is not None and keys.distinct <= DICTIONARY_LIMIT:
+        return  # the whole column fits one dictionary, so every partition's does
+    for device, (start, stop) in enumerate(partition_bounds(len(keys), devices)):
+        part = keys.keys[start:stop]
+        if keys.valid is not None:
+            part = part[keys.valid[start:stop]]
+        distinct = int(np.unique(part).size)
+        if distinct > DICTIONARY_LIMIT:
+            where = f"has, on device {device} of {devices}," if devices > 1 else "has"
+            raise SpecError(
+                f"column {by!r} {where} {distinct} distinct values: more than the "
+                f"{DICTIONARY_LIMIT} a device's 16-bit dictionary can number, so NASCENT2 "
+                "cannot sort it on the device (spec §3.2); use --engine host",
+                source=source,
+                field="--engine",
+            )
 
 
 def argsort_partitions(
@@ -337,20 +355,21 @@ def plan_sort(
     source: str = "table",
     progress: Progress | None = None,
 ) -> SortPlan:
-    """Stages 1–3: keys, per-device argsort and the optional merge. With `merge` (or one
-    device) the plan has one output; otherwise one per device partition, in device order."""
+    """Stages 1–3: keys, per-device argsort and the optional merge. With `merge` the plan
+    has one output; otherwise one per device partition, in device order (one for one
+    device, a partition all the same)."""
     if by not in table.columns:
-        raise SpecError(
-            f"no column {by!r}; the table has {', '.join(table.columns)}",
-            source=source,
-            field="--by",
-        )
+        has = f"has {', '.join(table.columns)}" if table.columns else "has no columns"
+        raise SpecError(f"no column {by!r}; the table {has}", source=source, field="--by")
+    checked = _check_engine(engine)
     seconds: dict[str, float] = {}
     with _stage(seconds, "keys", progress):
         keys = sort_keys(table[by], descending=descending, source=source)
-    checked = _check_engine(engine, keys, by)
-    merged = merge or devices == 1
-    groups = key_groups(keys) if merged and checked == "host" else None
+    if checked == "nascent2":
+        _check_dictionaries(keys, devices, by, source)
+    merged = merge
+    # One device's partition is the whole table, merged or not.
+    groups = key_groups(keys) if (merged or devices == 1) and checked == "host" else None
     outputs: list[tuple[int, int, Order]]
     with _stage(seconds, "argsort", progress):
         in_order = devices == 1 and checked == "host" and in_key_order(keys)
@@ -360,8 +379,11 @@ def plan_sort(
     if skip:
         outputs = [(0, table.height, None if in_order else groups)]
     elif merged:
-        with _stage(seconds, "merge", progress):
-            order = parts[0].order if devices == 1 else merge_partitions(keys, parts)
+        if devices == 1:
+            order = parts[0].order  # one partition: nothing to merge, and no merge timed
+        else:
+            with _stage(seconds, "merge", progress):
+                order = merge_partitions(keys, parts)
         outputs = [(0, table.height, order if order is None or groups is None else groups)]
     else:
         outputs = [(p.start, p.stop, _local(p)) for p in parts]
@@ -446,26 +468,48 @@ def _local(p: Partition) -> NDArray[np.uint32] | None:
 
 def parquet_inputs(path: Path) -> list[Path]:
     """A Parquet file, or every Parquet file under a directory in name order (a sharded
-    table such as a data set's device-NN/ directories)."""
+    table such as a data set's device-NN/ directories). A FIFO, device or socket is
+    refused before any read: Polars' read of one would block, uninterruptibly, in native
+    code. A directory named like a Parquet file is searched, not read as one too."""
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".parquet", ".pq"))
+        named = sorted(p for p in path.rglob("*") if p.suffix in (".parquet", ".pq"))
+        files = [p for p in named if not p.is_dir()]
         if not files:
             raise SpecError("no .parquet files in this directory", source=str(path))
+        for file in files:
+            _check_regular(file)
         return files
     if not path.exists():
         raise SpecError("no such file", source=str(path))
+    _check_regular(path)
     return [path]
 
 
+def _check_regular(path: Path) -> None:
+    """A regular file (through any symbolic link), or an error naming it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise SpecError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise SpecError(
+            "not a regular file (a FIFO, device or socket); give a Parquet file",
+            source=str(path),
+        )
+
+
 def read_parquet(path: Path) -> pl.DataFrame:
-    """The whole table, with a clear error naming the file when it is not valid Parquet."""
+    """The whole table, with a clear error naming the file when it is not valid Parquet, or
+    naming the column when it is valid Parquet that Polars cannot load."""
     files = parquet_inputs(path)
     frames = []
     for file in files:
         try:
             frames.append(pl.read_parquet(file))
         except (pl.exceptions.PolarsError, OSError) as exc:
-            raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
+            raise _unloadable(file) or SpecError(
+                f"not a readable Parquet file: {brief(exc)}", source=str(file)
+            ) from exc
     if len(frames) == 1:
         return frames[0]
     try:
@@ -474,6 +518,37 @@ def read_parquet(path: Path) -> pl.DataFrame:
         raise _schemas_differ(files, frames) or SpecError(
             f"the files' schemas differ: {brief(exc)}", source=str(path)
         ) from exc
+
+
+POLARS_DECIMAL_DIGITS = 38
+"""The widest decimal Polars loads (its decimals are 128-bit)."""
+
+
+def _unloadable(file: Path) -> SpecError | None:
+    """Why Polars could not load `file` when its schema, as pyarrow reads it, shows the
+    cause: two columns of one name, or a decimal wider than Polars' (decimal256(40, 0)).
+    None when the schema shows nothing of the kind (or cannot be read either)."""
+    try:
+        schema = pq.read_schema(file)
+    except (pa.ArrowException, OSError):
+        return None
+    names = schema.names
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        return SpecError(
+            f"two columns are named {twice!r}; a table's column names must differ",
+            source=str(file),
+            field=twice,
+        )
+    for column in schema:
+        if pa.types.is_decimal(column.type) and column.type.precision > POLARS_DECIMAL_DIGITS:
+            return SpecError(
+                f"unsupported type {column.type}: decimals of up to {POLARS_DECIMAL_DIGITS} "
+                "digits can be read",
+                source=str(file),
+                field=column.name,
+            )
+    return None
 
 
 def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
@@ -593,15 +668,18 @@ def write_sorted(
     outputs: Sequence[pl.DataFrame],
     out: Path,
     *,
+    partitions: bool = False,
     compression: str = "snappy",
     schema: pa.Schema | None = None,
 ) -> None:
-    """Write one sorted table to the file `out`, or several device partitions under the
-    directory `out` (device-NN/part-0000.parquet); whole or not at all. Polars writes them
-    in its own types; with a `schema` (from `input_schema`), pyarrow writes them cast back
-    to it."""
+    """Write one sorted table to the file `out`, or with `partitions` each device's
+    partition under the directory `out` (device-NN/part-0000.parquet), one device's too;
+    whole or not at all. Polars writes them in its own types; with a `schema` (from
+    `input_schema`), pyarrow writes them cast back to it."""
+    if not partitions and len(outputs) != 1:
+        raise ValueError(f"one table goes to a file, not {len(outputs)}")
     with replacing(out) as tmp:
-        if len(outputs) == 1:
+        if not partitions:
             _write_frame(outputs[0], tmp, compression, schema)
             return
         for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
@@ -651,7 +729,7 @@ def sort_parquet(
     """`ndpkit sort`: read Parquet, sort by `by`, write Parquet; the report's `seconds`
     include the read and the write. With `keep_schema` the output has the input's Arrow
     schema (see `input_schema`), at the cost of a single-threaded write."""
-    check_output(out, partitions=devices > 1 and not merge)
+    check_output(out, partitions=not merge)
     seconds: dict[str, float] = {}
     with _stage(seconds, "read", progress):
         table = read_parquet(source)
@@ -670,7 +748,7 @@ def sort_parquet(
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
     with _stage(seconds, "write", progress):
-        write_sorted(outputs, out, compression=compression, schema=schema)
+        write_sorted(outputs, out, partitions=not merge, compression=compression, schema=schema)
     report.schema = "polars" if schema is None else "input"
     stages = {**seconds, **report.seconds}
     # Every stage, 0.0 when skipped, so the JSON report's keys do not change from run to run.

@@ -30,6 +30,7 @@ Example: `analyse(1.0).rows()` gives the statistics beside the paper's.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -377,11 +378,11 @@ class Change:
     encodable_b: bool
 
 
-def analyse(sf: float = 1.0, data_dir: Path | None = None) -> Analysis:
-    """E8 at scale factor `sf`: on `data_dir/<table>.parquet` if given (made at that SF),
-    else on tables tpchgen-cli generates into a temporary directory."""
+def analyse(sf: float = 1.0, data_dir: str | os.PathLike[str] | None = None) -> Analysis:
+    """E8 at scale factor `sf`: on `data_dir/<table>.parquet` if given (made at that SF; a
+    str or a Path), else on tables tpchgen-cli generates into a temporary directory."""
     check_scale_factor(sf)
-    with _tables(sf, data_dir) as data:
+    with _tables(sf, None if data_dir is None else Path(data_dir)) as data:
         columns = tuple(
             ColumnCount(table, column, _distinct(data[table][column]))
             for table in TPCH_TABLES
