@@ -38,6 +38,11 @@ from ndpkit.profile import load_profiles
         ("host", "cores_per_socket", "0", "greater than or equal to 1"),
         ("host", "cores_per_socket", "1_000_000_000_000_000_000_000", "less than or equal"),
         ("storage", "capacity", '"1e30 GB"', "out of range"),
+        ("storage", "read_bandwidth", '"3 mB/s"', "did you mean '3 MB/s'?"),  # millibytes
+        ("host_link", "bandwidth", '"20 mbps"', "did you mean '20 Mbps'?"),  # millibits
+        ("storage", "read_bandwidth", '"3*2 GB/s"', "never numbers"),
+        ("storage", "read_bandwidth", '"3 GB/s/2"', "never numbers"),
+        ("engines", "power_active", '"10 dBm"', "logarithmic units (dB, dBm, Np)"),
     ],
 )
 def test_a_value_that_cannot_be_right_is_an_error(
