@@ -1,12 +1,15 @@
 """Inputs past a limit (a file nested too deeply, an endless `extends` chain) are one error
-line naming the file."""
+line naming the file, and the error lines the docs quote are the real ones."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from cli_errors import one_error_line
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.mark.parametrize(
@@ -37,3 +40,16 @@ def test_a_profile_set_nested_too_deeply_is_one_error_line(ndpkit, tmp_path: Pat
     path.write_text('{"apps": ' + "[" * 100_000 + "]" * 100_000 + "}")
     line = one_error_line(ndpkit("estimate", "-p", "rans", "-a", "he", "--profiles", str(path)))
     assert line.startswith(f"error: {path}: nested too deeply")
+
+
+@pytest.mark.parametrize("doc", ["planning.md", "reproducing-rans-rfns.md"])
+def test_the_quoted_odd_n_error_is_the_real_one(ndpkit, tmp_path: Path, doc: str) -> None:
+    """Both docs quote `ndpkit estimate -p rfns7.toml -a he -n 3` and its error line."""
+    text = (DOCS / doc).read_text(encoding="utf-8")
+    quoted = re.search(r"\$ ndpkit estimate -p rfns7\.toml -a he -n 3\n\s*(error: .*)\n", text)
+    assert quoted is not None
+    (tmp_path / "rfns7.toml").write_text(
+        'extends = "rfns"\nname = "rfns7"\n[storage]\ncount = 7\n[engines]\ncount = 7\n'
+    )
+    result = ndpkit("estimate", "-p", str(tmp_path / "rfns7.toml"), "-a", "he", "-n", "3")
+    assert one_error_line(result) == quoted.group(1)
