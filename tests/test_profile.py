@@ -140,3 +140,20 @@ def test_an_app_missing_from_a_profile_set_names_the_set(tmp_path: Path) -> None
         load_profile("he", path)
     with pytest.raises(UnknownNameError, match=r"^profiles rans-rfns: unknown app 'hex'; known: "):
         load_profile("hex")
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("deep.json", '{"apps": ' + "[" * 100_000 + "]" * 100_000 + "}"),  # RecursionError
+        ("deep.toml", "[apps.he]\nalpha = " + "[" * 100_000 + "]" * 100_000 + "\n"),
+        ("deep40.json", '{"apps": {"he": {"alpha": ' + "[" * 40 + "]" * 40 + "}}}"),
+    ],
+)
+def test_a_profile_set_nested_too_deeply_is_one_error(tmp_path: Path, name: str, body: str) -> None:
+    path = tmp_path / name
+    path.write_text(body)
+    with pytest.raises(SpecError) as info:
+        load_profiles(path)
+    assert info.value.source == str(path)
+    assert info.value.detail.startswith("nested too deeply")

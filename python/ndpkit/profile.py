@@ -42,7 +42,7 @@ from pydantic import (
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.files import write_atomic
 from ndpkit.hw.engine import EngineKind
-from ndpkit.hw.loader import file_hint, names_a_file
+from ndpkit.hw.loader import file_hint, names_a_file, parse_nested
 from ndpkit.hw.quantity import (
     Cycles,
     Duration,
@@ -281,7 +281,7 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
 
 def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
     try:
-        data = json.loads(text) if json_format else tomllib.loads(text)
+        data = parse_nested(json.loads if json_format else tomllib.loads, text, source)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         kind = "JSON" if json_format else "TOML"
         raise SpecError(f"malformed {kind}: {exc}", source=source) from None

@@ -70,10 +70,8 @@ def parse(text: Any, kind: Kind) -> float:
         quantity: Any = ureg.Quantity(text.strip())
     except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
         raise UnitError(f"{text!r}: unknown unit ({exc}){_did_you_mean(text, kind)}") from None
-    except pint.errors.OffsetUnitCalculusError:  # °C, °F: no quantity ndpkit reads has them
-        raise UnitError(
-            f"{text!r}: a temperature is not a {kind.name.lower()}; write it like {kind.example!r}"
-        ) from None
+    except pint.errors.OffsetUnitCalculusError as exc:  # °C, °F; dB, dBm, Np
+        raise UnitError(_offset_unit(text, exc, kind)) from None
     except Exception as exc:  # pint's tokenizer raises plain errors on garbage
         raise UnitError(f"{text!r} is not a quantity ({exc})") from None
     if isinstance(quantity, pint.Quantity):
@@ -84,6 +82,8 @@ def parse(text: Any, kind: Kind) -> float:
     if _LEADING_NUMBER.match(text) is None:
         # pint reads a bare unit as 1 of it ("GB/s" = 1 GB/s): never what the author meant.
         raise UnitError(f"{text!r} has no number; write it like {kind.example!r}")
+    if kind in (Kind.SIZE, Kind.BANDWIDTH):
+        _check_information_prefixes(text, quantity, kind)
     base = quantity.to_base_units()
     if str(base.units) != kind.base:
         raise UnitError(
@@ -129,6 +129,12 @@ def _is_sum(body: str) -> bool:
 
 
 def _check_characters(text: str, kind: Kind) -> None:
+    if any(char.isdecimal() and not char.isascii() for char in text):
+        # pint's tokenizer reads "２" as a name and reports a "missing unary operator".
+        raise UnitError(
+            f"{text!r} is not a {kind.name.lower()}: write its number in the digits 0-9, "
+            f"like {kind.example!r}"
+        )
     stray = _STRAY.search(text)
     if stray is not None:
         hint = " (the decimal mark is '.')" if stray.group() == "," else ""
@@ -138,6 +144,104 @@ def _check_characters(text: str, kind: Kind) -> None:
         )
     if _is_sum(text.strip().lstrip("(").lstrip()):
         raise UnitError(f"{text!r}: write one number and a unit, like {kind.example!r}, not a sum")
+    if _UNDERSCORE_IN_NUMBER.search(text):
+        # Python's tokenizer, which pint uses, reads "1_0" as 10.
+        raise UnitError(
+            f"{text!r}: '_' has no place in a number; write one number and a unit, "
+            f"like {kind.example!r}"
+        )
+    if _is_arithmetic(text):
+        raise UnitError(
+            f"{text!r}: write one number and a unit, like {kind.example!r}: an operator may "
+            "join units (as in 'GB/s' or 's^-1'), never numbers"
+        )
+
+
+_UNDERSCORE_IN_NUMBER = re.compile(r"[0-9]_|_[0-9]")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+    r"|(?P<operator>\*\*|[*/^·+\-])|(?P<paren>[()])|(?P<name>[^\s0-9*/^·+\-()]+))"
+)
+"""One token of a quantity as pint's parser sees it (the text has passed `_STRAY`)."""
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    """(kind, text) of each token: number, operator, paren or name."""
+    tokens = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind is not None:
+            tokens.append((kind, match.group(kind)))
+    return tokens
+
+
+def _is_arithmetic(text: str) -> bool:
+    """Whether an operator acts on a number: "3*2 GB/s", "2**3 GB/s", "3 GB/s/2", "3/2 GB"
+    or two numbers side by side ("3 2 GB", which pint multiplies). pint evaluates all of
+    them. The only numbers a quantity has are its own, first, and the exponents of its
+    units ("s^-1", "s**-1"); the only operators join units ("GB/s", "W*s", "GB s**-1").
+    Text that does not start with a number is left to the "has no number" check."""
+    tokens = _tokens(text)
+    start = 0
+    while start < len(tokens) and tokens[start] in (_OPEN, *_SIGNS):
+        start += 1
+    if start == len(tokens) or tokens[start][0] != "number":
+        return False
+    after = start + 1
+    while after < len(tokens) and tokens[after] == _CLOSE:
+        after += 1
+    if after < len(tokens) and tokens[after][0] in ("operator", "number"):
+        return True  # "3*2", "3/2", "2**3", "3 2": the quantity's number is acted on
+    for i in range(after, len(tokens)):
+        if tokens[i][0] != "number":
+            continue
+        power = i - 2 if tokens[i - 1] in _SIGNS else i - 1  # > start: see above
+        if tokens[power] not in _POWERS:
+            return True  # "GB/s/2", "GB*2", "GB2"
+        if tokens[power - 1][0] != "name" and tokens[power - 1] != _CLOSE:
+            return True  # "GB^2^2": a power of a number
+    return False
+
+
+_OPEN, _CLOSE = ("paren", "("), ("paren", ")")
+_SIGNS = (("operator", "-"), ("operator", "+"))
+_POWERS = (("operator", "^"), ("operator", "**"))
+
+
+def _offset_unit(text: str, exc: pint.errors.OffsetUnitCalculusError, kind: Kind) -> str:
+    """Why a unit pint cannot multiply (an offset or logarithmic one) is refused."""
+    ureg = registry()
+    units = [ureg.Unit(u) for u in (exc.units1, exc.units2) if not isinstance(u, str)]
+    if any("[temperature]" in unit.dimensionality for unit in units):
+        return (
+            f"{text!r}: a temperature is not a {kind.name.lower()}; write it like {kind.example!r}"
+        )
+    return (
+        f"{text!r}: logarithmic units (dB, dBm, Np) are not supported; give the "
+        f"{kind.name.lower()} in {kind.si_name}, like {kind.example!r}"
+    )
+
+
+def _check_information_prefixes(text: str, quantity: Any, kind: Kind) -> None:
+    """Refuse a prefix that divides a bit or a byte: pint reads "3 mB/s" as millibytes per
+    second and "3 mbps" as millibits per second, 10^9 times less than the likely
+    "3 MB/s" and "3 Mbps"; no size or bandwidth is written so."""
+    ureg = registry()
+    for name, _ in quantity.unit_items():
+        for prefix, unit, _suffix in ureg.parse_unit_name(name):
+            if not prefix or str(ureg.Quantity(1, unit).to_base_units().units) not in _INFORMATION:
+                continue
+            factor = ureg.Quantity(1, prefix + unit).to(unit).magnitude
+            if factor < 1:
+                raise UnitError(
+                    f"{text!r}: the prefix {prefix} ({factor:g}) divides a bit or byte, and no "
+                    f"{kind.name.lower()} is counted in fractions of one; write it like "
+                    f"{kind.example!r}{_did_you_mean(text, kind)}"
+                )
+
+
+_INFORMATION = ("bit", "bit / second")
+"""pint's base units of the units that count bits or bytes (bit, byte, bps = baud)."""
 
 
 def _finite(text: str, magnitude: Any, kind: Kind) -> float:
@@ -178,6 +282,10 @@ _ALIASES: dict[Kind, dict[str, str]] = {
     },
 }
 """Common ways of writing a unit that pint does not read so, and the spelling it reads."""
+_BINARY_BIT = re.compile(r"([kmgtpKMGTP])[iI]b(\s*/\s*s)?")
+"""A binary prefix on a b, which pint reads as a barn: "Gib", "Mib/s"."""
+_BINARY_BIT_KIND = {False: Kind.SIZE, True: Kind.BANDWIDTH}
+"""The kind a `_BINARY_BIT` spelling is, without and with its "/s"."""
 _NUMBER_AND_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S.*?)\s*")
 
 
@@ -205,6 +313,15 @@ def _did_you_mean(text: str, kind: Kind) -> str:
         return ""
     number, unit = match.groups()
     suggestion = _suggestions(kind).get(_case_key(unit))
+    binary = _BINARY_BIT.fullmatch(unit)
+    per_second = binary is not None and binary.group(2) is not None
+    if suggestion is None and binary is not None and kind is _BINARY_BIT_KIND[per_second]:
+        # pint reads "Gib" as gibibarns: bits or bytes? Both, bits first (the b typed).
+        prefix, per = binary.group(1).upper(), "/s" if binary.group(2) else ""
+        return (
+            f"; did you mean '{number} {prefix}ibit{per}' or '{number} {prefix}iB{per}'? "
+            "(b is a bit, B a byte)"
+        )
     if suggestion is None or suggestion == unit:
         return ""
     note = " (b is a bit, B a byte)" if "b" in suggestion else ""

@@ -128,6 +128,19 @@ def test_simulate_host_plan(ndpkit) -> None:
         (("-p", "rfns", "-a", "nosuch"), "unknown app 'nosuch'"),
         (("-p", "rfns", "-a", "knn8", "--chunk", "1 furlong"), "--chunk: '1 furlong'"),
         (("-p", "rfns", "-a", "knn8", "--size", "-3GiB"), "--size: must be at least 1 byte"),
+        (
+            ("-p", "rfns", "-a", "knn8", "--size", "4Gib"),  # pint: gibibarns
+            "--size: '4Gib' is not a size (expected a unit like '500 GB'); did you mean "
+            "'4 Gibit' or '4 GiB'? (b is a bit, B a byte)",
+        ),
+        (
+            ("-p", "rfns", "-a", "knn8", "--size", "\uff12 MiB"),  # a full-width 2
+            "error: command line: --size: '\uff12 MiB' is not a size: write its number in "
+            "the digits 0-9",
+        ),
+        (("-p", "rfns", "-a", "knn8", "--size", "1_0 MiB"), "'_' has no place in a number"),
+        (("-p", "rfns", "-a", "knn8", "--chunk", "1 mB"), "did you mean '1 MB'?"),
+        (("-p", "rfns", "-a", "knn8", "--size", "2**3 GiB"), "never numbers"),
         (("-p", "rfns", "-a", "knn8", "--plan", "bogus"), "--plan: must be one of"),
         (("-p", "rfns", "-a", "knn8", "--engines", "5"), "5 engines cannot serve 36 SSDs"),
         (

@@ -121,3 +121,48 @@ def test_a_trailing_comma_in_engines_is_taken_like_the_other_lists(ndpkit) -> No
         ("rans", "he", 18),
         ("rans", "he", 36),
     }
+
+
+def test_csv_on_stdout_has_the_columns_and_values_of_the_out_file(ndpkit, tmp_path: Path) -> None:
+    """`-f csv` printed the table's nine columns (and a `table` column) where --out and
+    `-f json` have every field."""
+    out = tmp_path / "sweep.csv"
+    result = ndpkit(*MIXED, "-f", "csv", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    printed = list(csv.DictReader(result.stdout.splitlines()))
+    with out.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        written = list(reader)
+        columns = list(reader.fieldnames or [])
+    assert list(printed[0]) == columns
+    assert printed == written  # the same rows, wall_s included: one sweep wrote both
+    as_json = ndpkit(*MIXED, "-f", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    json_columns: dict[str, None] = {}
+    for row in json.loads(as_json.stdout)["sweep"]:
+        json_columns.update(dict.fromkeys(row))
+    assert columns == list(json_columns)
+
+
+def test_engine_counts_for_platforms_without_engines_are_refused(ndpkit) -> None:
+    """CNS has no engines: --engines was ignored, and the sweep ran one row at 0 engines."""
+    result = ndpkit("sweep", "--platforms", "cns", "--apps", "he", "--engines", "5")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert result.stderr == (
+        "error: command line: --engines: platform 'cns' has no engines; give engine counts "
+        "with a platform that has engines, or leave them out\n"
+    )
+
+
+def test_a_platform_without_engines_is_the_baseline_of_a_mixed_sweep(ndpkit) -> None:
+    """With a platform that has engines, CNS runs once per app and chunk size, at 0."""
+    args = ("--platforms", "cns,rfns", "--apps", "he", "--engines", "18,36", "--size", "1 GiB")
+    result = ndpkit("sweep", *args, "--chunks", "1 MiB", "-f", "json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["sweep"]
+    assert [(r["platform"], r["engines_on"]) for r in rows] == [
+        ("cns", 0),
+        ("rfns", 18),
+        ("rfns", 36),
+    ]

@@ -9,6 +9,7 @@ import pytest
 
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw import load_platform, preset_names
+from ndpkit.hw.loader import MAX_EXTENDS, MAX_NESTING
 from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.profile import load_profiles
 
@@ -38,6 +39,11 @@ from ndpkit.profile import load_profiles
         ("host", "cores_per_socket", "0", "greater than or equal to 1"),
         ("host", "cores_per_socket", "1_000_000_000_000_000_000_000", "less than or equal"),
         ("storage", "capacity", '"1e30 GB"', "out of range"),
+        ("storage", "read_bandwidth", '"3 mB/s"', "did you mean '3 MB/s'?"),  # millibytes
+        ("host_link", "bandwidth", '"20 mbps"', "did you mean '20 Mbps'?"),  # millibits
+        ("storage", "read_bandwidth", '"3*2 GB/s"', "never numbers"),
+        ("storage", "read_bandwidth", '"3 GB/s/2"', "never numbers"),
+        ("engines", "power_active", '"10 dBm"', "logarithmic units (dB, dBm, Np)"),
     ],
 )
 def test_a_value_that_cannot_be_right_is_an_error(
@@ -154,6 +160,70 @@ def test_a_cycle_through_another_spelling_of_the_path_is_found(
     error = platform_error('extends = "../d/a.toml"\n', "d/a.toml")
     assert error.field == "extends"
     assert error.detail.startswith("forms a cycle")
+
+
+def _chain(tmp_path: Path, files: int) -> Path:
+    """c0.toml extends rans (3 presets), c1.toml extends c0.toml, …; the last one's path."""
+    for i in range(files):
+        parent = "rans" if i == 0 else f"c{i - 1}.toml"
+        (tmp_path / f"c{i}.toml").write_text(f'extends = "{parent}"\nname = "c{i}"\n')
+    return tmp_path / f"c{files - 1}.toml"
+
+
+def test_an_extends_chain_at_the_limit_loads(tmp_path: Path) -> None:
+    assert load_platform(_chain(tmp_path, MAX_EXTENDS - 3)).name == f"c{MAX_EXTENDS - 4}"
+
+
+@pytest.mark.parametrize("files", [MAX_EXTENDS - 2, 1000])  # 1000 was a RecursionError
+def test_an_extends_chain_beyond_the_limit_names_the_file_loaded(
+    tmp_path: Path, files: int
+) -> None:
+    top = _chain(tmp_path, files)
+    with pytest.raises(SpecError) as info:
+        load_platform(top)
+    assert info.value.source == str(top)
+    assert info.value.field == "extends"
+    assert f"longer than {MAX_EXTENDS} files" in info.value.detail
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "description = " + "[" * 100_000 + "]" * 100_000,  # RecursionError in tomllib
+        "description = " + "{a=" * 3000 + "1" + "}" * 3000,
+        "description = " + "[" * (MAX_NESTING) + "]" * (MAX_NESTING),  # one level too deep
+        "[engines.throughput]\nhe." + ".".join(["a"] * 3000) + " = 1",
+    ],
+    ids=["arrays-100k", "inline-tables-3000", "arrays-limit", "dotted-keys-3000"],
+)
+def test_a_file_nested_too_deeply_is_one_error(
+    tmp_path: Path, body: str, platform_error: Callable[..., SpecError]
+) -> None:
+    error = platform_error(f'extends = "rans"\nname = "x"\n{body}\n')
+    assert error.source == str(tmp_path / "mine.toml")
+    assert error.detail == (
+        f"nested too deeply: arrays and tables may be at most {MAX_NESTING} levels deep"
+    )
+
+
+def test_deep_tables_in_a_parent_and_a_child_are_refused_before_merging(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
+    """Merging two 3000-deep tables key by key recursed 3000 times."""
+    deep = "description." + ".".join(["a"] * 3000) + " = 1\n"
+    (tmp_path / "parent.toml").write_text(f'extends = "rans"\nname = "p"\n{deep}')
+    error = platform_error(f'extends = "parent.toml"\nname = "c"\n{deep}', "child.toml")
+    assert error.source == str(tmp_path / "child.toml")
+    assert error.detail.startswith("nested too deeply")
+
+
+def test_nesting_at_the_limit_is_read(platform_error: Callable[..., SpecError]) -> None:
+    """The top table is level 1: a list MAX_NESTING - 1 deep inside it is read (and then
+    refused for what it is, not for its depth)."""
+    depth = MAX_NESTING - 1
+    error = platform_error(f'extends = "rans"\ndescription = {"[" * depth}{"]" * depth}\n')
+    assert error.field == "description"
+    assert "nested" not in error.detail
 
 
 def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:

@@ -215,3 +215,109 @@ def test_rejects_what_cannot_be_right(text: str, kind: Kind, fragment: str) -> N
 )
 def test_accepts_the_edges(text: str, kind: Kind, expected: float) -> None:
     assert parse(text, kind) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "suggestion"),
+    [
+        ("3 mB/s", Kind.BANDWIDTH, "'3 MB/s'"),  # pint: millibytes per second, 0.003 B/s
+        ("3 mbps", Kind.BANDWIDTH, "'3 Mbps'"),  # millibits per second
+        ("3 mbit/s", Kind.BANDWIDTH, "'3 Mbit/s'"),
+        ("3 mB", Kind.SIZE, "'3 MB'"),
+        ("3 pB", Kind.SIZE, "'3 PB'"),  # picobytes
+        ("3 µB", Kind.SIZE, None),
+        ("3 ubit/s", Kind.BANDWIDTH, None),
+        ("3 cB", Kind.SIZE, None),
+    ],
+)
+def test_a_fraction_of_a_byte_or_bit_is_refused(
+    text: str, kind: Kind, suggestion: str | None
+) -> None:
+    with pytest.raises(UnitError) as info:
+        parse(text, kind)
+    message = str(info.value)
+    assert "divides a bit or byte" in message
+    if suggestion is None:
+        assert "did you mean" not in message
+    else:
+        assert f"did you mean {suggestion}?" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("66 mW", Kind.POWER, 0.066),  # milli stays a prefix where it means something
+        ("10 ms", Kind.TIME, 0.01),
+        ("1 mJ", Kind.ENERGY, 0.001),
+        ("1.5e9 B/s", Kind.BANDWIDTH, 1.5e9),
+        ("3 kB", Kind.SIZE, 3e3),
+        ("1 Gibit", Kind.SIZE, 2**30 / 8),
+        ("3 W*s", Kind.ENERGY, 3.0),  # an operator between units
+        ("3 GB s^-1", Kind.BANDWIDTH, 3e9),
+        ("3 (GB/s)", Kind.BANDWIDTH, 3e9),
+    ],
+)
+def test_prefixes_and_unit_operators_that_stay_valid(
+    text: str, kind: Kind, expected: float
+) -> None:
+    assert parse(text, kind) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3*2 GB/s",
+        "2**3 GB/s",
+        "2^3 GB/s",
+        "3 GB/s/2",
+        "3/2 GB/s",
+        "3 GB*2/s",
+        "3 2 GB/s",  # pint multiplies numbers side by side
+        "(3)*2 GB/s",
+        "3 *GB/s",
+        "3 GB^2^2/s",
+        "0x10 GB/s",  # a hexadecimal literal to Python's tokenizer
+    ],
+)
+def test_arithmetic_is_refused(text: str) -> None:
+    with pytest.raises(UnitError, match="never numbers"):
+        parse(text, Kind.BANDWIDTH)
+
+
+def test_an_underscore_in_the_number_is_refused() -> None:
+    with pytest.raises(UnitError, match="'_' has no place in a number"):
+        parse("1_0 MiB", Kind.SIZE)  # Python's tokenizer: 10
+
+
+def test_a_digit_other_than_0_to_9_is_not_a_size() -> None:
+    with pytest.raises(UnitError) as info:
+        parse("２ MiB", Kind.SIZE)  # full-width 2
+    assert str(info.value) == (
+        "'２ MiB' is not a size: write its number in the digits 0-9, like '500 GB'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "suggestion"),
+    [
+        ("4Gib", Kind.SIZE, "did you mean '4 Gibit' or '4 GiB'?"),  # pint: gibibarns
+        ("4 Mib", Kind.SIZE, "did you mean '4 Mibit' or '4 MiB'?"),
+        ("3 Gib/s", Kind.BANDWIDTH, "did you mean '3 Gibit/s' or '3 GiB/s'?"),
+    ],
+)
+def test_a_binary_prefix_on_b_suggests_bits_and_bytes(
+    text: str, kind: Kind, suggestion: str
+) -> None:
+    with pytest.raises(UnitError, match=re.escape(suggestion)):
+        parse(text, kind)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("10 dBm", Kind.POWER), ("3 dB", Kind.POWER), ("3 Np", Kind.SIZE)],
+)
+def test_a_logarithmic_unit_is_not_called_a_temperature(text: str, kind: Kind) -> None:
+    with pytest.raises(UnitError) as info:
+        parse(text, kind)
+    assert "logarithmic units (dB, dBm, Np) are not supported" in str(info.value)
+    assert "temperature" not in str(info.value)

@@ -423,3 +423,12 @@ def test_unknown_device_lists_the_known_ones() -> None:
         DEVICES.fpga("cpu")
     with pytest.raises(UnknownNameError, match="known: cpu"):
         DEVICES.cpu("xeon")
+
+
+def test_a_device_file_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
+    """tomllib raised RecursionError on arrays 100,000 deep."""
+    path = _write(tmp_path, "version = 1\n[x]\nkind = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(SpecError) as info:
+        load_devices(path)
+    assert info.value.source == str(path)
+    assert info.value.detail.startswith("nested too deeply")

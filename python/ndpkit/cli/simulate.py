@@ -34,6 +34,7 @@ from ndpkit.cli.common import (
     size_flag,
     stderr,
     user_errors,
+    write_out,
 )
 from ndpkit.cli.model import (
     AppOpt,
@@ -388,7 +389,10 @@ def sweep_cmd(
         _each_once("--chunks", sizes, lambda b: format_si(b, Kind.SIZE, binary=True))
         _each_once("--engines", counts or [])
         sim = SimOptions(data_bytes=None if size is None else size_flag("--size", size))
-        points = grid(specs, chosen, counts, sizes)
+        try:
+            points = grid(specs, chosen, counts, sizes)
+        except ModelError as exc:
+            raise SpecError(str(exc), source=COMMAND_LINE, field="--engines") from None
         for point in points:  # fail before any work on an impossible point
             _configuration(point.platform, point.engines_on)
         with Progress(
@@ -411,8 +415,10 @@ def sweep_cmd(
             )
         if out is not None:
             write_atomic(out, _encode(rows, out.suffix))
-    table = sweep_table(rows)
-    emit([table], fmt, {"sweep": rows})
+    if fmt is Format.csv:  # the columns of --out's CSV, not the table's nine
+        write_out(_csv(rows))
+    else:
+        emit([sweep_table(rows)], fmt, {"sweep": rows})
     if out is not None and fmt is Format.table:
         stderr().print(f"wrote {len(rows)} rows to {out}", highlight=False, markup=False)
 
@@ -482,19 +488,24 @@ def _whole(text: str) -> int:
 
 
 def _encode(rows: list[dict[str, Any]], suffix: str) -> str | bytes:
-    names = _fieldnames(rows)
     if suffix == ".parquet":
         import pyarrow as pa  # noqa: PLC0415 (only for Parquet output)
         import pyarrow.parquet as pq  # noqa: PLC0415
 
         # Rows of different platforms have different stages (CNS has no ndp): every row
         # gets every column, null where it has none, as the CSV's empty cells.
+        names = _fieldnames(rows)
         padded = [{name: row.get(name) for name in names} for row in rows]
         sink = pa.BufferOutputStream()
         pq.write_table(pa.Table.from_pylist(padded), sink)
         return bytes(sink.getvalue().to_pybytes())
+    return _csv(rows)
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    """The rows as CSV, for --out and for `-f csv` alike: every column of every row."""
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=names, lineterminator="\n")
+    writer = csv.DictWriter(text, fieldnames=_fieldnames(rows), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return text.getvalue()

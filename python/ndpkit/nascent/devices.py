@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any, Self, TypeVar
 
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.hw.loader import parse_nested
 from ndpkit.nascent.bitonic import MAX_CAPACITY, MAX_P
 from ndpkit.units import Kind, UnitError, parse
 
@@ -211,9 +212,10 @@ def _read_file(path: Path) -> dict[str, dict[str, Any]]:
 
 def _parse(text: str, source: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        document: dict[str, Any] = parse_nested(tomllib.loads, text, source)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML ({exc})", source=source) from None
+    return document
 
 
 def _tables(doc: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:

@@ -49,7 +49,19 @@ def grid(
     engines: Sequence[int] | None,
     chunks: Sequence[float],
 ) -> list[SweepPoint]:
-    """The grid's points; `engines` None = every routable count of each platform."""
+    """The grid's points; `engines` None = every routable count of each platform.
+
+    A platform without engines (CNS) has one point per app and chunk size, with no engines,
+    whatever `engines` says: it is the baseline of a sweep over platforms with engines. Engine
+    counts for a grid in which no platform has engines are an error (a ModelError), as they
+    would be ignored."""
+    without = [p.name for p in platforms if p.engines is None]
+    if engines is not None and platforms and len(without) == len(platforms):
+        have = "has" if len(without) == 1 else "have"
+        raise ModelError(
+            f"platform {', '.join(repr(name) for name in without)} {have} no engines; give "
+            "engine counts with a platform that has engines, or leave them out"
+        )
     points = []
     for platform, profile, chunk in product(platforms, profiles, chunks):
         counts: Sequence[int | None]
