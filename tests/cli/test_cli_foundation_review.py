@@ -95,7 +95,9 @@ def test_engines_with_a_host_split_is_refused(ndpkit: Run) -> None:
     line = one_error_line(
         ndpkit("estimate", "-p", "rans", "-a", "lc", "-n", "18", "--split", "host")
     )
-    assert line.startswith("error: --engines: --split host runs the whole kernel on the host")
+    assert line.startswith(
+        "error: command line: --engines: --split host runs the whole kernel on the host"
+    )
 
 
 @pytest.mark.parametrize(

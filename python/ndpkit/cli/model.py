@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ndpkit.cli.common import (
+    COMMAND_LINE,
     EnergyFormOpt,
     EqRoundingOpt,
     Format,
@@ -192,14 +193,17 @@ def estimate_cmd(
         if split not in (None, "device", "host"):
             raise ModelError(f"--split must be device or host, got {split!r}")
         if split == "device" and spec.engines is None:
-            raise ModelError(
-                f"--split device: platform {spec.name!r} has no NDP engines or cells; "
-                "its only split is host"
+            raise SpecError(
+                f"platform {spec.name!r} has no NDP engines or cells; its only split is host",
+                source=COMMAND_LINE,
+                field="--split device",
             )
         if split == "host" and engines is not None:
-            raise ModelError(
-                "--engines: --split host runs the whole kernel on the host with every engine "
-                "off; leave out --engines, or use --split device"
+            raise SpecError(
+                "--split host runs the whole kernel on the host with every engine off; "
+                "leave out --engines, or use --split device",
+                source=COMMAND_LINE,
+                field="--engines",
             )
         port_cap_applies(spec, opts, host_split=split == "host")
         if split == "host":
@@ -207,7 +211,11 @@ def estimate_cmd(
         elif engines is None:
             config = FULL_GEAR
         elif spec.engines is None:
-            raise ModelError(f"--engines: platform {spec.name!r} has no engines or cells")
+            raise SpecError(
+                f"platform {spec.name!r} has no engines or cells",
+                source=COMMAND_LINE,
+                field="--engines",
+            )
         else:
             config = _configuration_with(spec, engines)
         result = estimate(spec, profile, config, opts)
@@ -257,7 +265,7 @@ def _configuration_with(spec: Platform, engines: int) -> Configuration:
         k = spec.switch_layer.module_size(spec.devices)
         return configuration_of(activate(spec.devices, k, engines), spec.devices)
     except ModelError as exc:
-        raise ModelError(f"--engines: {exc}") from None
+        raise SpecError(str(exc), source=COMMAND_LINE, field="--engines") from None
 
 
 def plan_cmd(

@@ -245,7 +245,9 @@ def chosen_configuration(
         if plan_name != "full":
             raise ModelError("give --plan or --engines, not both")
         if platform.engines is None:
-            raise ModelError(f"--engines: platform {platform.name!r} has no engines")
+            raise SpecError(
+                f"platform {platform.name!r} has no engines", source=COMMAND_LINE, field="--engines"
+            )
         return _configuration(platform, engines)
     if plan_name == "host":
         return HOST_ONLY
