@@ -63,7 +63,6 @@ def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path
         ("missing/p.json", "rans", "no directory"),
         (".", "rans", "is a directory"),
         ("p.json", "cns,rans", "2 are given (cns, rans); give one with --platforms"),
-        ("p.json", "rans knn8", "'knn8', 'knn8-topk' would be saved more than once"),
         # knn8 brings its top-k split, so naming the split too is also twice.
         ("p.json", "rans knn8-topk", "'knn8-topk' would be saved more than once"),
         ("p" * 300 + ".json", "rans", "File name too long"),
