@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ndpkit.errors import NdpkitError
 from ndpkit.kernels import KernelMismatchError, run_in_memory
 from ndpkit.kernels.kmeans import (
     GRID,
@@ -147,6 +148,76 @@ def test_empty_cluster_keeps_its_centre():
         assert result.iterations == 2 and result.converged
     sums = kernel.device(data, kernel.init(params), 0)
     np.testing.assert_array_equal(sums.counts, [3, 3, 0])
+
+
+def test_a_result_with_an_empty_cluster_passes_its_check():
+    """scikit-learn moves an empty cluster's centre to a far point, this kernel keeps it:
+    the reference then replays Lloyd under the kernel's rule, and a correct result passes
+    (it failed before, while streamed verification passed the same result)."""
+    kernel = KMeansKernel(features=2, clusters=3)
+    data = np.array([[0, 0], [0, 1], [1, 0], [10, 10], [10, 11], [11, 10]], dtype=np.float32)
+    params = {
+        "init_centres": np.array([[0.0, 0.0], [10.0, 10.0], [1000.0, -1000.0]]),
+        "max_iter": 10,
+        "tol_sq": 0.0,
+    }
+    result = run_in_memory(kernel, data, params, 4)
+    expected = kernel.reference(data, params)
+    np.testing.assert_array_equal(expected.centres[2], [1000.0, -1000.0])
+    kernel.check(result, expected)
+    moved = result.centres + np.array([[0, 0], [0, 0], [1, 0]])
+    wrong = KMeansResult(moved, result.iterations, True)
+    with pytest.raises(KernelMismatchError, match="centre 2"):
+        kernel.check(wrong, expected)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"init_centres": np.full((8, 8), np.nan)}, "initial centre 0 is not finite"),
+        ({"init_centres": np.zeros((3, 8))}, r"init_centres has shape \(3, 8\), not \(8, 8\)"),
+        ({"max_iter": 0}, "max_iter must be at least 1, got 0"),
+        ({"max_iter": -1}, "max_iter must be at least 1"),
+        ({"max_iter": 2.5}, "max_iter must be a whole number"),
+        ({"max_iter": True}, "max_iter must be a whole number"),
+        ({"tol_sq": -1.0}, "tol_sq must be finite and ≥ 0"),
+    ],
+)
+def test_bad_params_are_refused_before_any_pass(change, message):
+    with pytest.raises(NdpkitError, match=message):
+        KERNEL.init({**KERNEL.params(0), **change})
+    with pytest.raises(NdpkitError, match=message):
+        KERNEL.reference(KERNEL.generate(1 << 16, 0), {**KERNEL.params(0), **change})
+
+
+def test_missing_params_name_the_key():
+    params = KERNEL.params(0)
+    del params["init_centres"]
+    with pytest.raises(NdpkitError, match="kmeans: params have no 'init_centres'"):
+        KERNEL.init(params)
+
+
+def test_a_nan_point_is_refused_not_put_in_cluster_0():
+    """It used to send every point to cluster 0 and run to max_iter (or "converge" with NaN
+    centres)."""
+    data = KERNEL.generate(1 << 20, 0)
+    data[4321, 2] = np.nan
+    with pytest.raises(NdpkitError, match="point 4321 has a non-finite coordinate"):
+        run_in_memory(KERNEL, data, KERNEL.params(0), 4096)
+    with pytest.raises(NdpkitError, match="point 4321 has a non-finite coordinate"):
+        KERNEL.reference(data, KERNEL.params(0))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (np.zeros((100, 3), np.float32), r"the data has shape \(100, 3\), not \(n, 8\)"),
+        (np.zeros((5, 8), np.float32), "5 points cannot form K = 8 clusters"),
+    ],
+)
+def test_the_reference_refuses_data_it_would_misread(data, message):
+    with pytest.raises(NdpkitError, match=message):
+        KERNEL.reference(data, KERNEL.params(0))
 
 
 def test_equidistant_point_goes_to_the_first_centre():

@@ -8,6 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ndpkit import _core
+from ndpkit.errors import NdpkitError
 from ndpkit.kernels.kmeans import cluster_sums, cluster_sums_numpy, kernels
 
 KERNEL = kernels()["kmeans"]
@@ -81,7 +82,7 @@ def test_mismatched_centres_are_refused():
 def test_points_of_another_width_are_refused(dtype: type):
     """(n, 6) points are not silently read as rows of 8 features."""
     points = np.zeros((40, 6), dtype)
-    with pytest.raises(ValueError, match="points have 6 features, the centres 8"):
+    with pytest.raises(NdpkitError, match="points have 6 features, the centres 8"):
         cluster_sums(points, np.zeros((3, 8)))
-    with pytest.raises(ValueError, match="points have 6 features, the centres 8"):
+    with pytest.raises(NdpkitError, match="points have 6 features, the centres 8"):
         cluster_sums_numpy(points, np.zeros((3, 8)))

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from ndpkit.errors import NdpkitError
 from ndpkit.kernels import KernelMismatchError, get_kernel, run_in_memory
 from ndpkit.kernels.knn import (
     FEATURE_COUNTS,
@@ -244,8 +245,22 @@ def test_names_and_records():
 
 def test_rejects_a_params_k_it_cannot_merge():
     kernel = KERNELS["knn8-topk"]
-    with pytest.raises(ValueError, match="k = 10"):
+    with pytest.raises(NdpkitError, match="k = 10"):
         kernel.init({**kernel.params(0), "k": 5})
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"k": 10}, "knn8: params have no 'query' \\(they have 'k'\\)"),
+        ({"query": np.zeros(8, np.float32)}, "knn8: params have no 'k'"),
+        ({"k": 10, "query": np.zeros(3, np.float32)}, r"query of shape \(8,\), got \(3,\)"),
+    ],
+)
+def test_bad_params_are_an_ndpkit_error_naming_the_key(params, message):
+    """A KeyError or ValueError used to come out of a worker."""
+    with pytest.raises(NdpkitError, match=message):
+        KERNELS["knn8"].init(params)
 
 
 @pytest.mark.parametrize("d", FEATURE_COUNTS)

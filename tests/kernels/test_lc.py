@@ -234,3 +234,18 @@ def test_weights_or_output_of_the_wrong_length_are_rejected() -> None:
         LC.device(points, {"weights": np.zeros(7, np.float32)}, 0)
     with pytest.raises(ValueError, match="out has 3 values for 4 points"):
         LC.device_into(points, {"weights": np.zeros(8, np.float32)}, 0, np.zeros(3, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "lc: params have no 'weights' \\(they have nothing\\)"),
+        ({"weights": np.zeros(8, np.float32)}, "lc: params have no 'bias'"),
+        ({"weights": np.zeros(7, np.float32), "bias": 0.0}, "weights must be 8 finite numbers"),
+        ({"weights": np.full(8, np.nan, np.float32), "bias": 0.0}, "weights must be 8 finite"),
+        ({"weights": np.zeros(8, np.float32), "bias": np.inf}, "bias must be finite"),
+    ],
+)
+def test_bad_params_are_an_ndpkit_error_before_any_pass(params, message):
+    with pytest.raises(NdpkitError, match=message):
+        LC.init(params)

@@ -14,18 +14,18 @@ slice of whole records, and `offset` is the index of the chunk's first record in
 data set (k-NN returns original indices). Every kernel has a seeded generator and an
 independent reference (numpy/scipy/scikit-learn/scikit-image) that `check` compares with.
 
-Example:
-    k = get_kernel("lc"); x = k.generate(1_000_000, seed=0)
-    state = k.init(x[:0]) ; part = k.device(x, state, 0)
+Example (`run_in_memory` does this, for iterative kernels too):
+    k = get_kernel("lc"); x = k.generate(1_000_000, seed=0); params = k.params(0)
+    state = k.init(params); part = k.merge([k.device(x, state, 0)])
     result, done = k.host(part, state)   # done is True for single-pass kernels
-    k.check(k.finish(result), k.reference(x))
+    k.check(k.finish(result), k.reference(x, params))
 """
 
 from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,18 @@ from ndpkit.errors import NdpkitError
 
 class KernelMismatchError(NdpkitError):
     """A kernel's answer differs from its independent reference."""
+
+
+def param(params: Mapping[str, Any], key: str, kernel: str) -> Any:
+    """`params[key]`, or an NdpkitError naming the kernel and the keys it was given (a
+    KeyError from inside a worker said only the key)."""
+    if key not in params:
+        have = ", ".join(map(repr, params)) or "nothing"
+        raise NdpkitError(
+            f"{kernel}: params have no {key!r} (they have {have}); start from "
+            f"get_kernel({kernel!r}).params(seed)"
+        )
+    return params[key]
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,17 @@ dtypes; the two can differ only on a point whose two nearest scores are within r
 Reference: `sklearn.cluster.KMeans(init=<the same centres>, n_init=1, algorithm="lloyd",
 tol=tol_sq / mean feature variance, max_iter=max_iter)` on float64 data (scikit-learn stops
 when Σ_k ‖Δc_k‖² ≤ mean variance × tol, the same quantity). It centres the data internally, so
-`check` compares centres with rtol = 1e-6, atol = 1e-9 and iterations exactly.
+`check` compares centres with rtol = 1e-6, atol = 1e-9 and iterations exactly. scikit-learn
+moves an empty cluster's centre to a far point where this kernel keeps it; when a pass leaves
+a cluster empty, the reference is therefore Lloyd replayed with scipy's distances under the
+kernel's rule (`lloyd_keeping_empty`, also what streamed verification runs). Non-finite points
+or initial centres, and max_iter below 1, are refused (`NdpkitError`).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any
@@ -50,7 +56,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError
+from ndpkit.kernels.base import Kernel, KernelMismatchError, param
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -152,7 +158,7 @@ def cluster_sums_numpy(points: np.ndarray, centres: F64) -> ClusterSums:
 def _check_width(points: np.ndarray, d: int) -> None:
     """Rows of points must have the centres' width (a flat array is read as rows of d)."""
     if points.ndim > 1 and points.shape[-1] != d:
-        raise ValueError(f"points have {points.shape[-1]} features, the centres {d}")
+        raise NdpkitError(f"kmeans: points have {points.shape[-1]} features, the centres {d}")
 
 
 def _nearest_one_hot(scores: F64) -> F64:
@@ -246,25 +252,30 @@ class KMeansKernel(Kernel):
         centres by the same seeded k-means++, over `sample`, points of that data set (say
         INIT_SAMPLE_RECORDS of them, spread over it). Raises NdpkitError unless the sample
         has the kernel's width, at least K points, and finite coordinates."""
-        points = np.asarray(sample)
+        points = self._points(sample, "sample", "seed")
+        return self._params_from(points, seed)
+
+    def _points(self, data: np.ndarray, what: str, verb: str) -> F64:
+        """`data` as float64 points, or an NdpkitError unless it has the kernel's width, at
+        least K points, and finite coordinates (`what` names it, `verb` says what the
+        points are for)."""
+        points = np.asarray(data, dtype=np.float64)
         if points.ndim != 2 or points.shape[1] != self.features:
             raise NdpkitError(
-                f"{self.name}: the sample for the initial centres has shape {points.shape}, "
-                f"not (n, {self.features})"
+                f"{self.name}: the {what} has shape {points.shape}, not (n, {self.features})"
             )
         if len(points) < self.clusters:
             raise NdpkitError(
-                f"{self.name}: {len(points)} points cannot seed K = {self.clusters} clusters "
+                f"{self.name}: {len(points)} points cannot {verb} K = {self.clusters} clusters "
                 f"(the data set needs at least {self.clusters} points)"
             )
-        points = points.astype(np.float64)
         if not np.isfinite(points).all():
             bad = int(np.flatnonzero(~np.isfinite(points).all(axis=1))[0])
             raise NdpkitError(
-                f"{self.name}: sample point {bad} has a non-finite coordinate "
+                f"{self.name}: {what} point {bad} has a non-finite coordinate "
                 f"({points[bad].tolist()}); K-Means needs finite points"
             )
-        return self._params_from(points, seed)
+        return points
 
     def _params_from(self, sample: F64, seed: int) -> dict[str, Any]:
         rng = np.random.default_rng([seed, _INIT_STREAM])
@@ -275,17 +286,44 @@ class KMeansKernel(Kernel):
         }
 
     def init(self, params: dict[str, Any]) -> KMeansState:
-        centres = np.array(params["init_centres"], dtype=np.float64)
-        if centres.shape != (self.clusters, self.features):
-            raise ValueError(
-                f"kmeans needs init_centres of shape ({self.clusters}, {self.features})"
-            )
+        centres, tol_sq, max_iter = self._checked(params)
         counts = np.zeros(self.clusters, dtype=np.int64)
-        tol_sq, max_iter = float(params["tol_sq"]), int(params["max_iter"])
         return KMeansState(centres, 0, np.inf, tol_sq, max_iter, counts)
 
+    def _checked(self, params: dict[str, Any]) -> tuple[F64, float, int]:
+        """(initial centres, tol_sq, max_iter), or an NdpkitError saying which is wrong:
+        NaN centres would send every point to cluster 0 and still "converge"."""
+        centres = np.asarray(param(params, "init_centres", self.name), dtype=np.float64)
+        if centres.shape != (self.clusters, self.features):
+            raise NdpkitError(
+                f"{self.name}: init_centres has shape {centres.shape}, "
+                f"not ({self.clusters}, {self.features})"
+            )
+        if not np.isfinite(centres).all():
+            bad = int(np.flatnonzero(~np.isfinite(centres).all(axis=1))[0])
+            raise NdpkitError(f"{self.name}: initial centre {bad} is not finite ({centres[bad]})")
+        max_iter = param(params, "max_iter", self.name)
+        if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)):
+            raise NdpkitError(f"{self.name}: max_iter must be a whole number, got {max_iter!r}")
+        if max_iter < 1:
+            raise NdpkitError(f"{self.name}: max_iter must be at least 1, got {max_iter}")
+        tol_sq = float(param(params, "tol_sq", self.name))
+        if not (math.isfinite(tol_sq) and tol_sq >= 0):
+            raise NdpkitError(f"{self.name}: tol_sq must be finite and ≥ 0, got {tol_sq}")
+        return centres.copy(), tol_sq, int(max_iter)
+
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> ClusterSums:
-        return cluster_sums(chunk, state.centres)
+        sums = cluster_sums(chunk, state.centres)
+        if not np.isfinite(sums.sums).all():
+            # A NaN point sends every later point of its cluster's sums to NaN (and its
+            # score ties nowhere, so the pass puts it in cluster 0): say which, as k-NN does.
+            points = np.asarray(chunk).reshape(-1, self.features)
+            bad = int(np.flatnonzero(~np.isfinite(points).all(axis=1))[0])
+            raise NdpkitError(
+                f"{self.name}: point {offset + bad} has a non-finite coordinate "
+                f"({points[bad].tolist()}); K-Means needs finite points"
+            )
+        return sums
 
     def merge(self, partials: list[Any]) -> ClusterSums:
         sums = np.zeros((self.clusters, self.features))
@@ -322,18 +360,24 @@ class KMeansKernel(Kernel):
             KMeans as SklearnKMeans,
         )
 
-        points = np.asarray(data, dtype=np.float64).reshape(-1, self.features)
-        mean_variance = float(np.var(points, axis=0).mean()) if len(points) else 0.0
-        tol_sq = float(params["tol_sq"])
+        centres, tol_sq, max_iter = self._checked(params)
+        points = self._points(data, "data", "form")
+        replay, emptied = lloyd_keeping_empty(lambda: [(0, points)], params)
+        if emptied:
+            # scikit-learn moves an empty cluster's centre to a far point; this kernel keeps
+            # it where it was, as the RISP host does. Then the reference is Lloyd replayed
+            # with scipy's distances under the kernel's rule (as streamed verification is).
+            return replay
+        mean_variance = float(np.var(points, axis=0).mean())
         model = SklearnKMeans(
             n_clusters=self.clusters,
-            init=np.asarray(params["init_centres"], dtype=np.float64),
+            init=centres,
             n_init=1,
             algorithm="lloyd",
             tol=tol_sq / mean_variance if tol_sq > 0 and mean_variance > 0 else 0.0,
-            max_iter=int(params["max_iter"]),
+            max_iter=max_iter,
         ).fit(points)
-        converged = model.n_iter_ < int(params["max_iter"])
+        converged = model.n_iter_ < max_iter
         counts = np.bincount(model.labels_, minlength=self.clusters).astype(np.int64)
         return KMeansResult(model.cluster_centers_, int(model.n_iter_), converged, counts)
 
@@ -355,6 +399,39 @@ class KMeansKernel(Kernel):
             raise KernelMismatchError(
                 f"kmeans: {result.iterations} iterations, reference {expected.iterations}"
             )
+
+
+def lloyd_keeping_empty(
+    chunks: Callable[[], Iterable[tuple[int, np.ndarray]]], params: dict[str, Any]
+) -> tuple[KMeansResult, bool]:
+    """Lloyd replayed with scipy's distances, one pass over `chunks()` per iteration, under
+    this kernel's rules (an empty cluster keeps its centre; the same stopping rule): the
+    result, and whether any iteration left a cluster empty (where scikit-learn's rule
+    differs)."""
+    from scipy.spatial.distance import cdist  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+
+    centres = np.array(params["init_centres"], dtype=np.float64)
+    clusters, features = centres.shape
+    tol_sq, max_iter = float(params["tol_sq"]), int(params["max_iter"])
+    iterations, shift_sq, emptied = 0, math.inf, False
+    while True:
+        sums = np.zeros((clusters, features))
+        sizes = np.zeros(clusters, dtype=np.int64)
+        for _, chunk in chunks():
+            points = np.asarray(chunk, dtype=np.float64).reshape(-1, features)
+            labels = cdist(points, centres, "sqeuclidean").argmin(axis=1)
+            sizes += np.bincount(labels, minlength=clusters)
+            cells = (labels[:, None] * features + np.arange(features)).ravel()
+            sums += np.bincount(cells, points.ravel(), clusters * features).reshape(sums.shape)
+        filled = sizes > 0
+        emptied = emptied or not filled.all()
+        moved = centres.copy()
+        moved[filled] = sums[filled] / sizes[filled][:, None]
+        shift_sq = float(((moved - centres) ** 2).sum())
+        centres, iterations = moved, iterations + 1
+        if shift_sq <= tol_sq or iterations >= max_iter:
+            break
+    return KMeansResult(centres, iterations, shift_sq <= tol_sq, sizes), emptied
 
 
 def kernels() -> dict[str, Kernel]:

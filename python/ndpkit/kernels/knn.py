@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, param
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -250,11 +250,14 @@ class Knn(Kernel):
         return {"query": rng.random(self.features, dtype=np.float32), "k": self.k}
 
     def init(self, params: dict[str, Any]) -> dict[str, Any]:
-        if params["k"] != self.k:
-            raise ValueError(f"{self.name} merges its partials for k = {self.k}, not {params['k']}")
-        query = np.asarray(params["query"], dtype=np.float32)
+        k = param(params, "k", self.name)
+        if k != self.k:
+            raise NdpkitError(f"{self.name} merges its partials for k = {self.k}, not {k}")
+        query = np.asarray(param(params, "query", self.name), dtype=np.float32)
         if query.shape != (self.features,):
-            raise ValueError(f"{self.name} needs a query of shape ({self.features},)")
+            raise NdpkitError(
+                f"{self.name} needs a query of shape ({self.features},), got {query.shape}"
+            )
         return {"query": query, "k": self.k}
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:

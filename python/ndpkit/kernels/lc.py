@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, param
 from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -70,6 +70,16 @@ class LinearClassifier(RowKernel):
         rng = np.random.default_rng(seed)
         weights = (rng.integers(-64, 65, FEATURES) / 64).astype(np.float32)
         bias = np.float32(rng.integers(-1024, 1025) / 1024)
+        return {"weights": weights, "bias": bias}
+
+    def init(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The params, checked here rather than as a KeyError inside a worker."""
+        weights = np.asarray(param(params, "weights", self.name), dtype=np.float32)
+        if weights.shape != (FEATURES,) or not np.isfinite(weights).all():
+            raise NdpkitError(f"lc: weights must be {FEATURES} finite numbers, got {weights}")
+        bias = np.float32(param(params, "bias", self.name))
+        if not np.isfinite(bias):
+            raise NdpkitError(f"lc: bias must be finite, got {bias}")
         return {"weights": weights, "bias": bias}
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:

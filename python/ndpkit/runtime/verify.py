@@ -202,34 +202,22 @@ def _verify_kmeans(
     kernel: KMeansKernel, chunks: Chunks, params: dict[str, Any], result: Any
 ) -> Verification:
     """Lloyd replayed with scipy's distances, one streamed pass per iteration."""
-    from scipy.spatial.distance import cdist  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+    from ndpkit.kernels.kmeans import lloyd_keeping_empty  # noqa: PLC0415 (loaded)
 
-    from ndpkit.kernels.kmeans import KMeansResult  # noqa: PLC0415 (loaded)
+    kernel.init(params)  # the params' own errors first, as the run would give them
+    count = records = 0
 
-    centres = np.array(params["init_centres"], dtype=np.float64)
-    clusters, features = centres.shape
-    tol_sq, max_iter = float(params["tol_sq"]), int(params["max_iter"])
-    iterations, shift_sq, count, records = 0, math.inf, 0, 0
-    while True:
-        sums = np.zeros((clusters, features))
-        sizes = np.zeros(clusters, dtype=np.int64)
-        records = 0
-        for _, chunk in chunks():
-            points = np.asarray(chunk, dtype=np.float64).reshape(-1, features)
-            labels = cdist(points, centres, "sqeuclidean").argmin(axis=1)
-            sizes += np.bincount(labels, minlength=clusters)
-            cells = (labels[:, None] * features + np.arange(features)).ravel()
-            sums += np.bincount(cells, points.ravel(), clusters * features).reshape(sums.shape)
-            count, records = count + 1, records + len(points)
-        moved = centres.copy()
-        filled = sizes > 0
-        moved[filled] = sums[filled] / sizes[filled][:, None]
-        shift_sq = float(((moved - centres) ** 2).sum())
-        centres, iterations = moved, iterations + 1
-        if shift_sq <= tol_sq or iterations >= max_iter:
-            break
-    kernel.check(result, KMeansResult(centres, iterations, shift_sq <= tol_sq, sizes))
-    return Verification("streamed Lloyd", count, iterations, records)
+    def counted() -> Iterator[tuple[int, np.ndarray]]:
+        nonlocal count, records
+        for offset, chunk in chunks():
+            count, records = count + 1, records + len(chunk)
+            yield offset, chunk
+
+    expected, _ = lloyd_keeping_empty(counted, params)
+    kernel.check(result, expected)
+    return Verification(
+        "streamed Lloyd", count, expected.iterations, records // expected.iterations
+    )
 
 
 def _verify_whole(
