@@ -89,7 +89,14 @@ _MERGE_EVERY = 8  # partials a worker holds before merging them into one
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
 the fork server, which reports its workers' exits, is gone."""
-_PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]  # imported once, by the server
+_PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]
+"""Imported once by the fork server rather than by every worker. `__main__` is there so that
+the user's script (and a kernel it defines) is imported once too, where CPython honours it:
+3.11 and 3.12 ignore it (python/cpython#126631, fixed in 2025 for 3.13 and later), and each
+worker imports the main module itself. Either way the user's script runs again, as
+`__mp_main__`, before a worker can unpickle a kernel it defines; so a script that starts an
+executor must protect its entry point with `if __name__ == "__main__":` (`_start_hint`)."""
+_GUARD_DOCS = "docs/kernels.md, 'A script that starts an executor'"
 
 Progress = Callable[[int, int], None]
 """progress(bytes_done, bytes_total): bytes read so far, and the bytes of the passes started
@@ -270,6 +277,10 @@ class LocalExecutor:
 
     `with LocalExecutor(2) as ex:` keeps the processes between runs (no start-up per run);
     without `with`, each `run` starts and stops its own.
+
+    Its workers are started as multiprocessing starts them (forkserver or spawn), by running
+    the main script again under another name: a script that uses an executor must protect
+    its entry point with `if __name__ == "__main__":`, and cannot be read from stdin.
     """
 
     def __init__(self, workers: int | None = None):
@@ -335,6 +346,7 @@ class LocalExecutor:
             return self._pool
         if self._pool is not None:
             self._pool.close()
+            self._pool = None  # not kept if the new pool fails to start
         self._pool = _Pool(size, threads=max(1, _usable_cpus() // size))
         return self._pool
 
@@ -463,6 +475,10 @@ class _Worker:
     """The generation of the rows arena this worker has mapped (0: none)."""
     queue_bytes: int = 0
     """The largest task it may be sent while it runs another (`queue_limit_bytes`)."""
+    started: bool = False
+    """Whether it has said it is ready: got through multiprocessing's start-up, which runs
+    the parent's main module again, and its own. A worker that dies before is reported as
+    one that failed to start, not as one that failed reading its shards."""
 
     @property
     def task(self) -> _Task | None:
@@ -512,7 +528,17 @@ class _Pool:
         for _ in range(size):
             parent_end, child_end = context.Pipe()
             process = context.Process(target=_worker_main, args=(child_end, threads), daemon=True)
-            process.start()
+            try:
+                process.start()
+            except (EOFError, ConnectionError):  # the fork server ended before it answered
+                parent_end.close()
+                child_end.close()
+                self.close(kill=True)
+                raise WorkerDiedError(
+                    "the worker processes failed to start: multiprocessing's fork server, "
+                    "which starts them, ended before it answered (its own error, if any, is "
+                    f"on stderr){_start_hint()}; no result"
+                ) from None
             child_end.close()  # so a dead worker reads as EOF on parent_end
             limit = queue_limit_bytes(parent_end)
             self.workers.append(_Worker(process, parent_end, queue_bytes=limit))
@@ -627,7 +653,9 @@ class _Pool:
         on_bytes: Callable[[int], None] | None,
     ) -> None:
         kind = message[0]
-        if kind == "progress":
+        if kind == "ready":
+            worker.started = True
+        elif kind == "progress":
             if on_bytes is not None:
                 on_bytes(message[1])
         elif kind == "done":
@@ -688,7 +716,50 @@ def _died(worker: _Worker) -> WorkerDiedError:
         how = "stopped answering"
     else:
         how = f"exited with status {code}"
+    if not _heard_ready(worker):
+        return WorkerDiedError(
+            f"{engine}: the worker process failed to start: it {how} before it began its "
+            f"task (its own error, if any, is on stderr){_start_hint()}; no result"
+        )
     return WorkerDiedError(f"{engine} {how} while reading {listed}; no result")
+
+
+def _heard_ready(worker: _Worker) -> bool:
+    """Whether the worker said it was ready, reading that message if it is still in the pipe
+    (from a worker that died as it was sent its first task)."""
+    if not worker.started:
+        with contextlib.suppress(EOFError, OSError):
+            worker.started = worker.conn.poll() and worker.conn.recv() == ("ready",)
+    return worker.started
+
+
+def _start_hint() -> str:
+    """Why a worker may fail to start: multiprocessing starts it by running the parent's main
+    module again (as `__mp_main__`), unless that is a package's `__main__`, `-c` code or an
+    interactive session."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    path = getattr(main, "__file__", None)
+    if name is not None:
+        if name == "__main__" or name.endswith(".__main__"):
+            return ""
+        what = f"module {name}"
+    elif path is None:
+        return ""
+    elif not os.path.isfile(path):
+        return (
+            f". A worker starts by running the parent's main module again, and here that is "
+            f"{path!r}, which it cannot read: run code that starts an executor from a script "
+            f'file, with its entry point protected by `if __name__ == "__main__":` '
+            f"({_GUARD_DOCS})"
+        )
+    else:
+        what = path
+    return (
+        f". A worker starts by running the parent's main module ({what}) again: a script "
+        f'that starts an executor must protect its entry point with `if __name__ == "__main__":`'
+        f", or its body runs again in every worker ({_GUARD_DOCS})"
+    )
 
 
 def _context() -> SpawnContext | ForkServerContext:
@@ -708,6 +779,8 @@ def _worker_main(conn: Connection, threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threadpool_limits(limits=threads)  # kept for the life of the process
     keep_freed_memory()
+    if not _answer(conn, ("ready",)):  # started: a death from now on is the task's
+        return
     progress = _Progress(conn)
     while True:
         try:
