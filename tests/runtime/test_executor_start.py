@@ -1,11 +1,13 @@
-"""Starting workers: a worker that dies while multiprocessing starts it is said to have
-failed to start (with the `if __name__ == "__main__":` advice when the main script is the
-likely cause), not to have failed reading a shard."""
+"""Starting workers, and the executor's arguments: a worker that dies while multiprocessing
+starts it is said to have failed to start (with the `if __name__ == "__main__":` advice when
+the main script is the likely cause), not to have failed reading a shard; arguments of the
+wrong type or out of range are SpecErrors naming them, raised before any process starts."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -17,7 +19,8 @@ import numpy as np
 import pytest
 from test_executor import SumCount  # a sibling module: workers unpickle it by name
 
-from ndpkit.runtime import Dataset, LocalExecutor, generate_dataset
+from ndpkit.errors import SpecError
+from ndpkit.runtime import Dataset, LocalExecutor, engine_devices, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
 from ndpkit.runtime.executor import _died, _Shard, _Task, _Worker
 
@@ -183,3 +186,81 @@ def test_workers_say_they_are_ready_before_their_first_task(lc_data: Dataset) ->
     with LocalExecutor(1) as ex:
         ex.run(SumCountLC(), lc_data, {})
         assert ex._pool is not None and all(w.started for w in ex._pool.workers)
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("workers", "message"),
+    [
+        (2.5, r"workers: must be an integer ≥ 1 .*got 2\.5 \(float\)"),
+        ("2", r"workers: must be an integer ≥ 1 .*got '2' \(str\)"),
+        (True, r"workers: must be an integer ≥ 1 .*got True \(bool\)"),
+        (0, "workers: must be ≥ 1, got 0"),
+    ],
+)
+def test_workers_must_be_an_integer_at_least_1(workers: Any, message: str) -> None:
+    with pytest.raises(SpecError, match=message) as caught:
+        LocalExecutor(workers)
+    assert caught.value.field == "workers"
+
+
+def test_workers_may_be_a_numpy_integer() -> None:
+    assert LocalExecutor(np.int64(3)).workers == 3  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("chunk_bytes", "message"),
+    [
+        (100.5, r"got 100\.5 \(float\)"),
+        (None, r"got None \(NoneType\)"),
+        ("4096", r"got '4096' \(str\)"),
+        (True, r"got True \(bool\)"),
+    ],
+)
+def test_chunk_bytes_must_be_an_integer_before_any_worker_starts(
+    lc_data: Dataset, chunk_bytes: Any, message: str
+) -> None:
+    ex = LocalExecutor(1)
+    with pytest.raises(SpecError, match="chunk_bytes: must be a whole number of bytes ≥ 1, ") as e:
+        ex.run(SumCountLC(), lc_data, {}, chunk_bytes=chunk_bytes)
+    assert re.search(message, str(e.value))
+    assert ex._pool is None  # refused in the parent: no worker was started
+
+
+@pytest.mark.parametrize(
+    ("active", "route", "field", "message"),
+    [
+        (None, [9, 9, 9, 9], "route", r"no engine 9: engine i sits beside device i, so over 4 "),
+        (None, [0, 1, 2, 4], "route", r"no engine 4: .* the engines are 0 to 3"),
+        ([0, 1, 2, 3, 99], None, "active_devices", r"no engine 99: "),
+        ([0, 1, 2, -3], None, "active_devices", "engine numbers must be ≥ 0"),
+        (None, [0.0, 1, 2, 3], "route", r"engine numbers must be integers, got 0\.0 in "),
+        (None, [0, 1, 2, True], "route", r"engine numbers must be integers, got True in "),
+        ([0.0, 1], [0, 0, 1, 1], "active_devices", r"must be integers, got 0\.0"),
+        ([0, 1, 1], [0, 0, 1, 1], "active_devices", r"names engines \[1\] more than once"),
+        (None, "0123", "route", "must be a list of engine numbers, got '0123'"),
+        (None, 3, "route", "must be a list of engine numbers, got 3"),
+    ],
+)
+def test_engine_numbers_are_integers_beside_a_device(
+    active: Any, route: Any, field: str, message: str
+) -> None:
+    with pytest.raises(SpecError, match=message) as caught:
+        engine_devices(4, active, route)
+    assert caught.value.field == field
+
+
+def test_a_route_may_name_an_engine_many_times() -> None:
+    assert engine_devices(4, [0, 2], [0, 0, 2, 2]) == {0: (0, 1), 2: (2, 3)}
+    assert engine_devices(4, None, np.array([3, 3, 3, 3])) == {3: (0, 1, 2, 3)}
+
+
+def test_run_refuses_an_engine_without_a_device_before_any_worker_starts(
+    lc_data: Dataset,
+) -> None:
+    ex = LocalExecutor(1)
+    with pytest.raises(SpecError, match="route: no engine 9"):
+        ex.run(SumCountLC(), lc_data, {}, route=[9, 9])
+    assert ex._pool is None

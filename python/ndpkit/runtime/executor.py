@@ -46,6 +46,7 @@ import contextlib
 import ctypes
 import math
 import multiprocessing
+import numbers
 import os
 import pickle
 import resource
@@ -57,7 +58,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import reduction
 from multiprocessing.connection import Connection, wait
@@ -250,16 +251,27 @@ def engine_devices(
 ) -> dict[int, tuple[int, ...]]:
     """engine → the devices whose shards it reads, as ndpkit.model.Configuration reads a route:
     `route[device]` is the engine reading that device (default: its own); every device must be
-    routed to an active engine. Active engines that no device routes to stay idle."""
-    routes = tuple(range(devices)) if route is None else tuple(route)
+    routed to an active engine. Active engines that no device routes to stay idle.
+
+    Engine i sits beside device i, so engine numbers, in `route` and in `active`, are integers
+    from 0 to devices - 1; `active` names each engine once (a route may name one many times:
+    that engine reads several devices)."""
+    routes = tuple(range(devices)) if route is None else _engine_numbers(route, devices, "route")
     if len(routes) != devices:
         raise SpecError(
             f"must name an engine for each of the {devices} devices, got {len(routes)}",
             field="route",
         )
-    if any(engine < 0 for engine in routes):
-        raise SpecError(f"engine numbers must be ≥ 0, got {list(routes)}", field="route")
-    on = set(routes) if active is None else set(active)
+    if active is None:
+        on = set(routes)
+    else:
+        listed = _engine_numbers(active, devices, "active_devices")
+        twice = sorted({engine for engine in listed if listed.count(engine) > 1})
+        if twice:
+            raise SpecError(
+                f"names engines {twice} more than once: {list(listed)}", field="active_devices"
+            )
+        on = set(listed)
     orphans = [device for device, engine in enumerate(routes) if engine not in on]
     if orphans:
         raise SpecError(
@@ -270,6 +282,39 @@ def engine_devices(
         engine: tuple(d for d, e in enumerate(routes) if e == engine)
         for engine in sorted(set(routes))
     }
+
+
+def _engine_numbers(values: Iterable[Any], devices: int, name: str) -> tuple[int, ...]:
+    """`values` as engine numbers: integers (not bools, not floats) from 0 to devices - 1,
+    each beside its own device; else a SpecError naming the argument `name`."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise SpecError(f"must be a list of engine numbers, got {values!r}", field=name)
+    given = tuple(values)
+    wrong = [v for v in given if isinstance(v, bool) or not isinstance(v, numbers.Integral)]
+    if wrong:
+        raise SpecError(
+            f"engine numbers must be integers, got {', '.join(map(repr, wrong))} in {list(given)}",
+            field=name,
+        )
+    engines = tuple(int(v) for v in given)
+    if any(engine < 0 for engine in engines):
+        raise SpecError(f"engine numbers must be ≥ 0, got {list(engines)}", field=name)
+    beyond = sorted({engine for engine in engines if engine >= devices})
+    if beyond:
+        raise SpecError(
+            f"no engine {', '.join(map(str, beyond))}: engine i sits beside device i, so over "
+            f"{devices} devices the engines are 0 to {devices - 1}; got {list(engines)}",
+            field=name,
+        )
+    return engines
+
+
+def _whole_number(value: object, name: str, expected: str) -> int:
+    """`value` if it is an integer (not a bool, a float or a string), else a SpecError naming
+    the argument `name` and saying what it must be (`expected`: "an integer ≥ 1")."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SpecError(f"must be {expected}, got {value!r} ({type(value).__name__})", field=name)
+    return int(value)
 
 
 class LocalExecutor:
@@ -284,8 +329,12 @@ class LocalExecutor:
     """
 
     def __init__(self, workers: int | None = None):
-        if workers is not None and workers < 1:
-            raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
+        if workers is not None:
+            workers = _whole_number(
+                workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)"
+            )
+            if workers < 1:
+                raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
         self.workers = workers or _usable_cpus()
         self._keep = False
         self._pool: _Pool | None = None
@@ -321,7 +370,7 @@ class LocalExecutor:
         all routed ones); `route[device]` the engine that reads that device. `verify` checks
         each shard's CRC-32 as it is read (costs a CRC pass over the data)."""
         start = time.perf_counter()
-        _check_fit(kernel, dataset, chunk_bytes)
+        chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
         plan = engine_devices(dataset.devices, active_devices, route)
         pool = self._acquire(min(self.workers, len(plan)))
         used = min(len(pool.workers), len(plan))
@@ -357,15 +406,19 @@ def _usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> None:
+def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> int:
+    """The chunk size, once the kernel is known to read the data set's records and the
+    size to be a whole number of bytes ≥ 1."""
     if kernel.dtype != dataset.dtype or tuple(kernel.record_shape) != dataset.record_shape:
         raise SpecError(
             f"holds {dataset.dtype} records of shape {dataset.record_shape} (app "
             f"{dataset.app!r}); kernel {kernel.name!r} needs {kernel.dtype} {kernel.record_shape}",
             source=str(dataset.path),
         )
+    chunk_bytes = _whole_number(chunk_bytes, "chunk_bytes", "a whole number of bytes ≥ 1")
     if chunk_bytes < 1:
         raise SpecError(f"must be ≥ 1 byte, got {chunk_bytes}", field="chunk_bytes")
+    return chunk_bytes
 
 
 # -- the parent's side --------------------------------------------------------------------
