@@ -46,6 +46,7 @@ import contextlib
 import ctypes
 import math
 import multiprocessing
+import numbers
 import os
 import pickle
 import resource
@@ -57,7 +58,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import reduction
 from multiprocessing.connection import Connection, wait
@@ -89,7 +90,14 @@ _MERGE_EVERY = 8  # partials a worker holds before merging them into one
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
 the fork server, which reports its workers' exits, is gone."""
-_PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]  # imported once, by the server
+_PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]
+"""Imported once by the fork server rather than by every worker. `__main__` is there so that
+the user's script (and a kernel it defines) is imported once too, where CPython honours it:
+3.11 and 3.12 ignore it (python/cpython#126631, fixed in 2025 for 3.13 and later), and each
+worker imports the main module itself. Either way the user's script runs again, as
+`__mp_main__`, before a worker can unpickle a kernel it defines; so a script that starts an
+executor must protect its entry point with `if __name__ == "__main__":` (`_start_hint`)."""
+_GUARD_DOCS = "docs/kernels.md, 'A script that starts an executor'"
 
 Progress = Callable[[int, int], None]
 """progress(bytes_done, bytes_total): bytes read so far, and the bytes of the passes started
@@ -243,16 +251,27 @@ def engine_devices(
 ) -> dict[int, tuple[int, ...]]:
     """engine → the devices whose shards it reads, as ndpkit.model.Configuration reads a route:
     `route[device]` is the engine reading that device (default: its own); every device must be
-    routed to an active engine. Active engines that no device routes to stay idle."""
-    routes = tuple(range(devices)) if route is None else tuple(route)
+    routed to an active engine. Active engines that no device routes to stay idle.
+
+    Engine i sits beside device i, so engine numbers, in `route` and in `active`, are integers
+    from 0 to devices - 1; `active` names each engine once (a route may name one many times:
+    that engine reads several devices)."""
+    routes = tuple(range(devices)) if route is None else _engine_numbers(route, devices, "route")
     if len(routes) != devices:
         raise SpecError(
             f"must name an engine for each of the {devices} devices, got {len(routes)}",
             field="route",
         )
-    if any(engine < 0 for engine in routes):
-        raise SpecError(f"engine numbers must be ≥ 0, got {list(routes)}", field="route")
-    on = set(routes) if active is None else set(active)
+    if active is None:
+        on = set(routes)
+    else:
+        listed = _engine_numbers(active, devices, "active_devices")
+        twice = sorted({engine for engine in listed if listed.count(engine) > 1})
+        if twice:
+            raise SpecError(
+                f"names engines {twice} more than once: {list(listed)}", field="active_devices"
+            )
+        on = set(listed)
     orphans = [device for device, engine in enumerate(routes) if engine not in on]
     if orphans:
         raise SpecError(
@@ -265,16 +284,57 @@ def engine_devices(
     }
 
 
+def _engine_numbers(values: Iterable[Any], devices: int, name: str) -> tuple[int, ...]:
+    """`values` as engine numbers: integers (not bools, not floats) from 0 to devices - 1,
+    each beside its own device; else a SpecError naming the argument `name`."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise SpecError(f"must be a list of engine numbers, got {values!r}", field=name)
+    given = tuple(values)
+    wrong = [v for v in given if isinstance(v, bool) or not isinstance(v, numbers.Integral)]
+    if wrong:
+        raise SpecError(
+            f"engine numbers must be integers, got {', '.join(map(repr, wrong))} in {list(given)}",
+            field=name,
+        )
+    engines = tuple(int(v) for v in given)
+    if any(engine < 0 for engine in engines):
+        raise SpecError(f"engine numbers must be ≥ 0, got {list(engines)}", field=name)
+    beyond = sorted({engine for engine in engines if engine >= devices})
+    if beyond:
+        raise SpecError(
+            f"no engine {', '.join(map(str, beyond))}: engine i sits beside device i, so over "
+            f"{devices} devices the engines are 0 to {devices - 1}; got {list(engines)}",
+            field=name,
+        )
+    return engines
+
+
+def _whole_number(value: object, name: str, expected: str) -> int:
+    """`value` if it is an integer (not a bool, a float or a string), else a SpecError naming
+    the argument `name` and saying what it must be (`expected`: "an integer ≥ 1")."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SpecError(f"must be {expected}, got {value!r} ({type(value).__name__})", field=name)
+    return int(value)
+
+
 class LocalExecutor:
     """Runs kernels over data sets with local worker processes.
 
     `with LocalExecutor(2) as ex:` keeps the processes between runs (no start-up per run);
     without `with`, each `run` starts and stops its own.
+
+    Its workers are started as multiprocessing starts them (forkserver or spawn), by running
+    the main script again under another name: a script that uses an executor must protect
+    its entry point with `if __name__ == "__main__":`, and cannot be read from stdin.
     """
 
     def __init__(self, workers: int | None = None):
-        if workers is not None and workers < 1:
-            raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
+        if workers is not None:
+            workers = _whole_number(
+                workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)"
+            )
+            if workers < 1:
+                raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
         self.workers = workers or _usable_cpus()
         self._keep = False
         self._pool: _Pool | None = None
@@ -310,7 +370,7 @@ class LocalExecutor:
         all routed ones); `route[device]` the engine that reads that device. `verify` checks
         each shard's CRC-32 as it is read (costs a CRC pass over the data)."""
         start = time.perf_counter()
-        _check_fit(kernel, dataset, chunk_bytes)
+        chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
         plan = engine_devices(dataset.devices, active_devices, route)
         pool = self._acquire(min(self.workers, len(plan)))
         used = min(len(pool.workers), len(plan))
@@ -335,6 +395,7 @@ class LocalExecutor:
             return self._pool
         if self._pool is not None:
             self._pool.close()
+            self._pool = None  # not kept if the new pool fails to start
         self._pool = _Pool(size, threads=max(1, _usable_cpus() // size))
         return self._pool
 
@@ -345,15 +406,19 @@ def _usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> None:
+def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> int:
+    """The chunk size, once the kernel is known to read the data set's records and the
+    size to be a whole number of bytes ≥ 1."""
     if kernel.dtype != dataset.dtype or tuple(kernel.record_shape) != dataset.record_shape:
         raise SpecError(
             f"holds {dataset.dtype} records of shape {dataset.record_shape} (app "
             f"{dataset.app!r}); kernel {kernel.name!r} needs {kernel.dtype} {kernel.record_shape}",
             source=str(dataset.path),
         )
+    chunk_bytes = _whole_number(chunk_bytes, "chunk_bytes", "a whole number of bytes ≥ 1")
     if chunk_bytes < 1:
         raise SpecError(f"must be ≥ 1 byte, got {chunk_bytes}", field="chunk_bytes")
+    return chunk_bytes
 
 
 # -- the parent's side --------------------------------------------------------------------
@@ -463,6 +528,10 @@ class _Worker:
     """The generation of the rows arena this worker has mapped (0: none)."""
     queue_bytes: int = 0
     """The largest task it may be sent while it runs another (`queue_limit_bytes`)."""
+    started: bool = False
+    """Whether it has said it is ready: got through multiprocessing's start-up, which runs
+    the parent's main module again, and its own. A worker that dies before is reported as
+    one that failed to start, not as one that failed reading its shards."""
 
     @property
     def task(self) -> _Task | None:
@@ -512,7 +581,17 @@ class _Pool:
         for _ in range(size):
             parent_end, child_end = context.Pipe()
             process = context.Process(target=_worker_main, args=(child_end, threads), daemon=True)
-            process.start()
+            try:
+                process.start()
+            except (EOFError, ConnectionError):  # the fork server ended before it answered
+                parent_end.close()
+                child_end.close()
+                self.close(kill=True)
+                raise WorkerDiedError(
+                    "the worker processes failed to start: multiprocessing's fork server, "
+                    "which starts them, ended before it answered (its own error, if any, is "
+                    f"on stderr){_start_hint()}; no result"
+                ) from None
             child_end.close()  # so a dead worker reads as EOF on parent_end
             limit = queue_limit_bytes(parent_end)
             self.workers.append(_Worker(process, parent_end, queue_bytes=limit))
@@ -627,7 +706,9 @@ class _Pool:
         on_bytes: Callable[[int], None] | None,
     ) -> None:
         kind = message[0]
-        if kind == "progress":
+        if kind == "ready":
+            worker.started = True
+        elif kind == "progress":
             if on_bytes is not None:
                 on_bytes(message[1])
         elif kind == "done":
@@ -688,7 +769,50 @@ def _died(worker: _Worker) -> WorkerDiedError:
         how = "stopped answering"
     else:
         how = f"exited with status {code}"
+    if not _heard_ready(worker):
+        return WorkerDiedError(
+            f"{engine}: the worker process failed to start: it {how} before it began its "
+            f"task (its own error, if any, is on stderr){_start_hint()}; no result"
+        )
     return WorkerDiedError(f"{engine} {how} while reading {listed}; no result")
+
+
+def _heard_ready(worker: _Worker) -> bool:
+    """Whether the worker said it was ready, reading that message if it is still in the pipe
+    (from a worker that died as it was sent its first task)."""
+    if not worker.started:
+        with contextlib.suppress(EOFError, OSError):
+            worker.started = worker.conn.poll() and worker.conn.recv() == ("ready",)
+    return worker.started
+
+
+def _start_hint() -> str:
+    """Why a worker may fail to start: multiprocessing starts it by running the parent's main
+    module again (as `__mp_main__`), unless that is a package's `__main__`, `-c` code or an
+    interactive session."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    path = getattr(main, "__file__", None)
+    if name is not None:
+        if name == "__main__" or name.endswith(".__main__"):
+            return ""
+        what = f"module {name}"
+    elif path is None:
+        return ""
+    elif not os.path.isfile(path):
+        return (
+            f". A worker starts by running the parent's main module again, and here that is "
+            f"{path!r}, which it cannot read: run code that starts an executor from a script "
+            f'file, with its entry point protected by `if __name__ == "__main__":` '
+            f"({_GUARD_DOCS})"
+        )
+    else:
+        what = path
+    return (
+        f". A worker starts by running the parent's main module ({what}) again: a script "
+        f'that starts an executor must protect its entry point with `if __name__ == "__main__":`'
+        f", or its body runs again in every worker ({_GUARD_DOCS})"
+    )
 
 
 def _context() -> SpawnContext | ForkServerContext:
@@ -708,6 +832,8 @@ def _worker_main(conn: Connection, threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threadpool_limits(limits=threads)  # kept for the life of the process
     keep_freed_memory()
+    if not _answer(conn, ("ready",)):  # started: a death from now on is the task's
+        return
     progress = _Progress(conn)
     while True:
         try:

@@ -1,0 +1,266 @@
+"""Starting workers, and the executor's arguments: a worker that dies while multiprocessing
+starts it is said to have failed to start (with the `if __name__ == "__main__":` advice when
+the main script is the likely cause), not to have failed reading a shard; arguments of the
+wrong type or out of range are SpecErrors naming them, raised before any process starts."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from test_executor import SumCount  # a sibling module: workers unpickle it by name
+
+from ndpkit.errors import SpecError
+from ndpkit.runtime import Dataset, LocalExecutor, engine_devices, generate_dataset
+from ndpkit.runtime.dataset import RecordLayout
+from ndpkit.runtime.executor import _died, _Shard, _Task, _Worker
+
+needs_forkserver = pytest.mark.skipif(
+    "forkserver" not in multiprocessing.get_all_start_methods(), reason="a fork server"
+)
+GUARD = 'if __name__ == "__main__":'
+
+
+class SumCountLC(SumCount):
+    """SumCount over LC's points (8 float32 features)."""
+
+    record_shape = (8,)
+
+
+@pytest.fixture(scope="module")
+def lc_data(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    return generate_dataset("lc", 2**14, 2, tmp_path_factory.mktemp("lc") / "ds", shard_bytes=4096)
+
+
+def _python(
+    args: list[str], cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        input=stdin,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+UNGUARDED = """
+import sys
+
+from ndpkit.kernels import get_kernel
+from ndpkit.runtime import LocalExecutor, WorkerDiedError, open_dataset
+
+kernel = get_kernel("lc")
+try:
+    out = LocalExecutor(2).run(kernel, open_dataset(sys.argv[1]), kernel.params(0))
+except WorkerDiedError as exc:
+    print(exc)
+else:
+    print("alpha", out.alpha)
+"""
+
+
+# -- a worker that dies before it starts ---------------------------------------------------
+
+
+@needs_forkserver
+def test_an_unguarded_script_is_told_to_guard_its_entry_point(
+    tmp_path: Path, lc_data: Dataset
+) -> None:
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED)
+    result = _python([str(script), str(lc_data.path)], cwd=tmp_path)
+    message = result.stdout.strip().splitlines()[-1]
+    assert "the worker process failed to start" in message, result.stdout + result.stderr
+    assert "before it began its task" in message
+    assert GUARD in message and str(script) in message
+    assert "while reading" not in message and "shard-" not in message
+    assert "bootstrapping phase" in result.stderr  # the worker's own error, left on stderr
+
+
+@needs_forkserver
+def test_code_on_stdin_is_told_to_become_a_guarded_script(tmp_path: Path, lc_data: Dataset) -> None:
+    result = _python(["-", str(lc_data.path)], cwd=tmp_path, stdin=UNGUARDED)
+    message = result.stdout.strip().splitlines()[-1]
+    assert "the worker process failed to start" in message, result.stdout + result.stderr
+    assert "'<stdin>', which it cannot read" in message and GUARD in message
+    assert "while reading" not in message
+
+
+@needs_forkserver
+def test_the_same_code_guarded_runs(tmp_path: Path, lc_data: Dataset) -> None:
+    head, body = UNGUARDED.split("kernel = ", 1)
+    script = tmp_path / "guarded.py"
+    script.write_text(f"{head}{GUARD}\n" + textwrap.indent("kernel = " + body, "    "))
+    result = _python([str(script), str(lc_data.path)], cwd=tmp_path)
+    assert result.stdout.strip() == "alpha 8.0", result.stdout + result.stderr
+
+
+FAILING_PRELOAD = """
+import sys
+
+import ndpkit.runtime.executor as executor
+from ndpkit.kernels import get_kernel
+from ndpkit.runtime import LocalExecutor, WorkerDiedError, open_dataset
+
+if __name__ == "__main__":
+    executor._PRELOAD = [*executor._PRELOAD, "fails_on_import"]
+    kernel = get_kernel("lc")
+    try:
+        LocalExecutor(2).run(kernel, open_dataset(sys.argv[1]), kernel.params(0))
+    except WorkerDiedError as exc:
+        print(exc)
+    print(*(p.pid for p in __import__("multiprocessing").active_children()))
+"""
+
+
+@needs_forkserver
+def test_a_fork_server_that_ends_before_it_answers_is_a_failed_start(
+    tmp_path: Path, lc_data: Dataset
+) -> None:
+    """As where CPython preloads an unguarded `__main__` in the server (its body fails
+    there): `Process.start` hits EOF, which becomes a WorkerDiedError, no bare EOFError."""
+    (tmp_path / "fails_on_import.py").write_text("raise RuntimeError('fails on import')\n")
+    (tmp_path / "run.py").write_text(FAILING_PRELOAD)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    result = _python([str(tmp_path / "run.py"), str(lc_data.path)], cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "EOFError" not in result.stderr
+    message, children = [*result.stdout.splitlines(), ""][:2]
+    assert message.startswith("the worker processes failed to start: multiprocessing's fork ")
+    assert "ended before it answered" in message and GUARD in message
+    assert children.strip() == ""  # no worker left behind
+
+
+def _task() -> _Task:
+    shard = _Shard("device-03/shard-0000.npy", 3, 10, 0, 0, "")
+    layout = RecordLayout(np.dtype(np.float32), (4,))
+    return _Task(SumCount(), None, 3, (3,), (shard,), layout, 16, False, False, None, None)
+
+
+def _dead_worker(said: list[Any]) -> _Worker:
+    """A worker that exited with status 1, running engine 3, after sending `said`."""
+    parent_end, child_end = multiprocessing.Pipe()
+    for message in said:
+        child_end.send(message)
+    child_end.close()
+    process = SimpleNamespace(pid=4242, exitcode=1, join=lambda timeout=None: None)
+    worker = _Worker(process=process, conn=parent_end)  # type: ignore[arg-type]
+    worker.tasks.append(_task())
+    return worker
+
+
+def test_a_worker_that_said_it_was_ready_died_reading() -> None:
+    """The ready message still in the pipe counts (a worker that died as it was sent its
+    first task, whose pipe the parent had not read yet)."""
+    message = str(_died(_dead_worker([("ready",)])))
+    assert message == (
+        "engine 3 (devices [3], worker pid 4242) exited with status 1 while reading "
+        "device-03/shard-0000.npy; no result"
+    )
+
+
+def test_a_worker_that_never_said_it_was_ready_failed_to_start() -> None:
+    worker = _dead_worker([])
+    message = str(_died(worker))
+    assert message.startswith(
+        "engine 3 (devices [3], worker pid 4242): the worker process failed to start: it "
+        "exited with status 1 before it began its task"
+    )
+    assert "while reading" not in message and message.endswith("; no result")
+
+
+def test_workers_say_they_are_ready_before_their_first_task(lc_data: Dataset) -> None:
+    with LocalExecutor(1) as ex:
+        ex.run(SumCountLC(), lc_data, {})
+        assert ex._pool is not None and all(w.started for w in ex._pool.workers)
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("workers", "message"),
+    [
+        (2.5, r"workers: must be an integer ≥ 1 .*got 2\.5 \(float\)"),
+        ("2", r"workers: must be an integer ≥ 1 .*got '2' \(str\)"),
+        (True, r"workers: must be an integer ≥ 1 .*got True \(bool\)"),
+        (0, "workers: must be ≥ 1, got 0"),
+    ],
+)
+def test_workers_must_be_an_integer_at_least_1(workers: Any, message: str) -> None:
+    with pytest.raises(SpecError, match=message) as caught:
+        LocalExecutor(workers)
+    assert caught.value.field == "workers"
+
+
+def test_workers_may_be_a_numpy_integer() -> None:
+    assert LocalExecutor(np.int64(3)).workers == 3  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("chunk_bytes", "message"),
+    [
+        (100.5, r"got 100\.5 \(float\)"),
+        (None, r"got None \(NoneType\)"),
+        ("4096", r"got '4096' \(str\)"),
+        (True, r"got True \(bool\)"),
+    ],
+)
+def test_chunk_bytes_must_be_an_integer_before_any_worker_starts(
+    lc_data: Dataset, chunk_bytes: Any, message: str
+) -> None:
+    ex = LocalExecutor(1)
+    with pytest.raises(SpecError, match="chunk_bytes: must be a whole number of bytes ≥ 1, ") as e:
+        ex.run(SumCountLC(), lc_data, {}, chunk_bytes=chunk_bytes)
+    assert re.search(message, str(e.value))
+    assert ex._pool is None  # refused in the parent: no worker was started
+
+
+@pytest.mark.parametrize(
+    ("active", "route", "field", "message"),
+    [
+        (None, [9, 9, 9, 9], "route", r"no engine 9: engine i sits beside device i, so over 4 "),
+        (None, [0, 1, 2, 4], "route", r"no engine 4: .* the engines are 0 to 3"),
+        ([0, 1, 2, 3, 99], None, "active_devices", r"no engine 99: "),
+        ([0, 1, 2, -3], None, "active_devices", "engine numbers must be ≥ 0"),
+        (None, [0.0, 1, 2, 3], "route", r"engine numbers must be integers, got 0\.0 in "),
+        (None, [0, 1, 2, True], "route", r"engine numbers must be integers, got True in "),
+        ([0.0, 1], [0, 0, 1, 1], "active_devices", r"must be integers, got 0\.0"),
+        ([0, 1, 1], [0, 0, 1, 1], "active_devices", r"names engines \[1\] more than once"),
+        (None, "0123", "route", "must be a list of engine numbers, got '0123'"),
+        (None, 3, "route", "must be a list of engine numbers, got 3"),
+    ],
+)
+def test_engine_numbers_are_integers_beside_a_device(
+    active: Any, route: Any, field: str, message: str
+) -> None:
+    with pytest.raises(SpecError, match=message) as caught:
+        engine_devices(4, active, route)
+    assert caught.value.field == field
+
+
+def test_a_route_may_name_an_engine_many_times() -> None:
+    assert engine_devices(4, [0, 2], [0, 0, 2, 2]) == {0: (0, 1), 2: (2, 3)}
+    assert engine_devices(4, None, np.array([3, 3, 3, 3])) == {3: (0, 1, 2, 3)}
+
+
+def test_run_refuses_an_engine_without_a_device_before_any_worker_starts(
+    lc_data: Dataset,
+) -> None:
+    ex = LocalExecutor(1)
+    with pytest.raises(SpecError, match="route: no engine 9"):
+        ex.run(SumCountLC(), lc_data, {}, route=[9, 9])
+    assert ex._pool is None
