@@ -124,6 +124,21 @@ def test_merge_tree_and_ssd_direct_agree_too() -> None:
         assert within(d.simulated, d.model), d
 
 
+@pytest.mark.parametrize("kernels", [2, 3, 4])
+@pytest.mark.parametrize("key", ["ssd", "dram"])
+def test_sort_kernel_replicas_share_the_dram_as_simulated(kernels: int, key: str) -> None:
+    # Replicas of the SmartSSD's sort kernel split its 19 GB/s of DRAM: the simulation
+    # moves their loads and stores over the one link, and the model charges the same.
+    device = SMARTSSD.with_(sort_kernels=kernels)
+    if key == "ssd":
+        s = simulate_table_sort(device, PLAIN_KEYS)
+        simulated, modelled = s.phases_s()["sort"], s.model.sort.total_s
+    else:
+        g = simulate_generic_sort(device, 3_000_000, dict_values=2526, width=4)
+        simulated, modelled = g.phases_s()["sort"], g.model.sort.total_s
+    assert within(simulated, modelled), (simulated, modelled)
+
+
 @pytest.mark.parametrize(
     "values",
     [{"width": 4}, {"mean_length": 12.0, "l_max": 16}],

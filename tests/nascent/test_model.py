@@ -101,6 +101,38 @@ def test_merge_tree_passes() -> None:
     assert four.total_s < t.total_s
 
 
+@pytest.mark.parametrize("kernels", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("source", ["dram", "ssd"])
+def test_sort_replicas_never_beat_the_shared_dram(kernels: int, source: str) -> None:
+    # 2^23 keys: 64 chunks, 6 on-chip passes. Whatever the number of sort kernels, a
+    # phase is never faster than its DRAM bytes over the one BW_D2F that they share.
+    n, e, index = 1 << 23, 4, 4
+    t = sort_time(SMARTSSD.with_(sort_kernels=kernels), n, source=source)  # type: ignore[arg-type]
+    chunk_bytes = t.chunks * t.chunk.elements * (e + e + index)
+    onchip_bytes = t.onchip_passes * t.chunks * 2 * t.chunk.elements * (e + index)
+    assert t.chunk_phase_s >= chunk_bytes / D2F
+    assert t.onchip_merge_s >= onchip_bytes / D2F  # 805 MB: 42.4 ms
+    if kernels >= 4:
+        # The kernels of a wave reload and store together, so the DRAM sets the pace:
+        # per wave 2 × kernels × 1 MiB over BW_D2F, plus a chunk's merge compute.
+        alone = t.onchip_pass_s - 2 * t.chunk.elements * (e + index) / (64 * F_HZ)
+        waves = t.chunks // kernels
+        wave = 2 * kernels * t.chunk.elements * (e + index) / D2F + alone
+        assert t.onchip_merge_s == pytest.approx(t.onchip_passes * waves * wave, rel=REL)
+    one = sort_time(SMARTSSD, n, source=source)  # type: ignore[arg-type]
+    assert t.total_s <= one.total_s * (1 + REL)
+
+
+def test_the_paper_sort_kernel_counts_are_unchanged_by_sharing_dram() -> None:
+    # One SmartSSD kernel is charged at its AXI port alone; the U250's two kernels at
+    # 2 × 19.2 GB/s stay within its 77 GB/s, so both are still waves × one chunk's time.
+    for device in (SMARTSSD, U250):
+        t = sort_time(device, 1 << 23)
+        waves = math.ceil(t.chunks / device.sort_kernels)
+        assert t.chunk_phase_s == pytest.approx(waves * t.chunk_s, rel=REL)
+        assert t.onchip_merge_s == pytest.approx(t.onchip_passes * waves * t.onchip_pass_s, rel=REL)
+
+
 def test_sort_time_is_data_independent() -> None:
     # The model prices counts that the functional kernel reproduces for any data of size n.
     n = 3000

@@ -68,6 +68,7 @@ from ndpkit.nascent.timing import (
     ShuffleTime,
     SortTime,
     check_choice,
+    merge_tree_pass_bytes,
 )
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -421,14 +422,13 @@ def _sort_phases(device: FpgaDevice, s: SortTime, options: ModelOptions) -> list
         read=read,
         wait="item" if options.overlap == "overlap" else "all",
     )
-    pass_bytes = 2 * s.chunks * nc * (e + INDEX_BYTES)
     if s.streaming_passes:
-        return [chunks, *_bitonic_dram(device, s, pass_bytes)]
+        return [chunks, *_bitonic_dram(device, s, 2 * s.chunks * nc * (e + INDEX_BYTES))]
     tree = _phase(
         "sort:merge_tree",
         [
             [
-                _part("d2f", per_item=pass_bytes),
+                _part("d2f", per_item=merge_tree_pass_bytes(s.elements, s.key_bits)),
                 _part(per_item=s.elements / (f * device.merge_tree_elements_per_cycle)),
             ]
         ],
@@ -447,9 +447,8 @@ def _bitonic_dram(device: FpgaDevice, s: SortTime, pass_bytes: float) -> list[Sp
         )
     port = device.axi_bytes * device.clock_hz
     move = s.chunk.elements * (s.key_bits // 8 + INDEX_BYTES)
-    waves = math.ceil(s.chunks / s.kernels)
     # The model's on-chip pass per chunk, less the reload and store the simulation moves.
-    compute_s = s.onchip_merge_s / (waves * levels) - 2 * move / port
+    compute_s = s.onchip_pass_s - 2 * move / port
     stream = _phase(
         "sort:stream",
         [[_part("d2f", per_item=pass_bytes, cap=STREAMING_PASS_PORTS * port)]],

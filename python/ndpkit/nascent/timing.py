@@ -19,8 +19,11 @@ each bounded by the merger's element rate and by BW_D2F. With the input in the S
 the chunk loads, as a two-stage pipeline over chunks.
 
 Assumptions: the 𝒫-sorter runs in the shadow of the load; replicas of the sort kernel
-(the U250's k_rep) share the chunks and the on-chip merge passes, while DRAM streaming
-passes share BW_D2F; counts are for the input padded to a power of two (O16).
+(the U250's k_rep) take the chunks and the on-chip merge passes in waves, and the kernels
+of a wave load and store together within BW_D2F (a wave's transfer takes
+max(its bytes at one AXI port, the wave's bytes / BW_D2F)); DRAM streaming passes share
+BW_D2F; counts are for the input padded to a power of two (O16). `merge_tree` passes move
+the N real pairs (the chunk pass drops the pads).
 
 Example (one full chunk, spec §13.3):
     >>> from ndpkit.nascent.devices import load_devices
@@ -125,6 +128,7 @@ class SortTime:
     streaming_s: float
     onchip_passes: int
     onchip_merge_s: float
+    onchip_pass_s: float
     merge_tree_passes: int
     merge_tree_s: float
 
@@ -168,25 +172,37 @@ def sort_time(
     kernels = device.sort_kernels
     waves = math.ceil(chunks / kernels)
     chunk_s = chunk.total / f
+    load_bytes = chunk.elements * e
+    store_bytes = chunk.elements * (e + INDEX_BYTES)
+    chunk_moves = (load_bytes, store_bytes)
     ssd_read_s = n * e / device.s2f_bytes_per_s if source == "ssd" else 0.0
     if source == "ssd" and overlap == "overlap":
         # A two-stage pipeline (P2P read, kernel): the first chunk's load waits for its
         # data, later chunks arrive while the kernels work; the kernels never run faster
-        # than with the input already in DRAM, and never slower than read-then-sort.
+        # than with the input already in DRAM, and never slower than read-then-sort. The
+        # chunks land one by one, so the replicas take them staggered, not in waves, and
+        # together move no more than BW_D2F.
         first = max(ssd_read_s / chunks, chunk.load / f)
         compute = (chunk.total - chunk.load) / f
-        chunk_phase_s = max(ssd_read_s + compute, first + compute + (waves - 1) * chunk_s)
+        moved_s = chunks * (load_bytes + store_bytes) / device.d2f_bytes_per_s
+        chunk_phase_s = max(
+            ssd_read_s + compute, first + compute + (waves - 1) * chunk_s, first + moved_s
+        )
     else:
-        chunk_phase_s = ssd_read_s + waves * chunk_s
+        chunk_phase_s = ssd_read_s + _waves_s(device, chunks, chunk_s, chunk_moves)
     streaming_passes = onchip_passes = tree_passes = 0
-    streaming_s = onchip_s = tree_s = 0.0
-    pass_bytes = 2 * chunks * counts.chunk_elements * (e + INDEX_BYTES)
+    streaming_s = onchip_s = onchip_pass_s = tree_s = 0.0
     if chunks > 1 and dram_merge == "bitonic_dram":
+        pass_bytes = 2 * chunks * counts.chunk_elements * (e + INDEX_BYTES)
         streaming_passes = counts.dram_passes
         streaming_s = streaming_passes * pass_bytes / device.d2f_bytes_per_s
         onchip_passes = counts.onchip_merge_passes
-        onchip_s = _onchip_merge_s(device, counts, chunk, key_bits) * waves
+        onchip_pass_s = _onchip_pass_s(device, counts, chunk, key_bits)
+        onchip_moves = (store_bytes, store_bytes)
+        onchip_s = onchip_passes * _waves_s(device, chunks, onchip_pass_s, onchip_moves)
     elif chunks > 1:
+        # The chunk pass drops the pads, so each merge pass moves the N real pairs each way.
+        pass_bytes = merge_tree_pass_bytes(n, key_bits)
         tree_passes = math.ceil(math.log(chunks, merge_ways) - 1e-12)
         per_pass = max(
             pass_bytes / device.d2f_bytes_per_s,
@@ -210,16 +226,50 @@ def sort_time(
         streaming_s=streaming_s,
         onchip_passes=onchip_passes,
         onchip_merge_s=onchip_s,
+        onchip_pass_s=onchip_pass_s,
         merge_tree_passes=tree_passes,
         merge_tree_s=tree_s,
     )
 
 
-def _onchip_merge_s(
+def merge_tree_pass_bytes(n: int, key_bits: int = 32) -> int:
+    """DRAM bytes of one `merge_tree` pass: the N real (key, index) pairs read and written."""
+    return 2 * n * (key_bits // 8 + INDEX_BYTES)
+
+
+def _shared_move_s(device: FpgaDevice, kernels: int, move_bytes: float) -> float:
+    """One chunk transfer made by `kernels` sort kernels at once: each at its AXI port's
+    rate, and, with more than one, all of them within BW_D2F (a kernel alone is charged at
+    its port, the model's choice, §5.8)."""
+    port_s = move_bytes / (device.axi_bytes * device.clock_hz)
+    if kernels < 2:
+        return port_s
+    return max(port_s, kernels * move_bytes / device.d2f_bytes_per_s)
+
+
+def _waves_s(
+    device: FpgaDevice, chunks: int, one_chunk_s: float, moves: tuple[float, ...]
+) -> float:
+    """`chunks` chunk jobs on the sort kernels, in waves of up to `sort_kernels`.
+
+    One chunk alone takes `one_chunk_s`, whose `moves` (bytes) are DRAM transfers at the
+    AXI port's rate. The kernels of a wave make each transfer together, so it takes their
+    bytes / BW_D2F when that is longer: the replicas share the DRAM, and no wave is faster
+    than its bytes over BW_D2F."""
+    port_s = [b / (device.axi_bytes * device.clock_hz) for b in moves]
+    full, rest = divmod(chunks, device.sort_kernels)
+    total = 0.0
+    for kernels, waves in ((device.sort_kernels, full), (rest, 1 if rest else 0)):
+        shared = sum(_shared_move_s(device, kernels, b) for b in moves)
+        total += waves * (one_chunk_s - sum(port_s) + shared)
+    return total
+
+
+def _onchip_pass_s(
     device: FpgaDevice, counts: SortCounts, chunk: ChunkCycles, key_bits: KeyBits
 ) -> float:
-    """The (n − c) on-chip passes of `bitonic_dram` for one chunk per kernel, in seconds: each
-    reloads the chunk's keys and indices, runs the sub-steps below N_c, and stores them."""
+    """One of the (n − c) on-chip passes of `bitonic_dram` for one chunk on a kernel alone,
+    in seconds: reload the chunk's keys and indices, run the sub-steps below N_c, store."""
     passes, chunks = counts.onchip_merge_passes, counts.chunks
     first_level = expected_counts(chunk.elements, key_bits=key_bits, p=device.p, l=device.l)
     extra_pcs = counts.pcs_ops - chunks * first_level.pcs_ops
@@ -231,7 +281,7 @@ def _onchip_merge_s(
         + extra_merges / (chunks * passes * device.u_mrg)
         + chunk.pipe
     )
-    return passes * per_chunk / device.clock_hz
+    return per_chunk / device.clock_hz
 
 
 @dataclass(frozen=True)
