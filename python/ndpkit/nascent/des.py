@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -707,16 +707,22 @@ def simulate_devices(
         cpu=cpu_dev,
     )
     schedule = des.baseline_schedule
+    # The SmartSSDs share nothing and run the same job, so one is simulated, on a stream of
+    # its own, and stands for all 𝓜: each draws the same gather permutation from the seed
+    # (`shuffle_order="gather"`), and T_NASCENT2 does not grow with 𝓜 (§10.6).
     n2_job = _table_job(n2, n2_dev, options, des)
-    machines = [_fpga_machine(f"{n2_dev.name}[{i}]", n2_dev, [n2_job], "serial") for i in range(m)]
-    machines.append(
+    (one_ssd,), ssd_events = _run(
+        [_fpga_machine(f"{n2_dev.name}[0]", n2_dev, [n2_job], "serial")], des
+    )
+    smartssds = [replace(one_ssd, name=f"{n2_dev.name}[{i}]") for i in range(m)]
+    machines = [
         _fpga_machine(
             fpga_dev.name, fpga_dev, [_table_job(board, fpga_dev, options, des)] * m, schedule
-        )
-    )
-    machines.append(_cpu_machine(cpu_dev, job.table_bytes, cpu_phases, m, schedule))
-    runs, events = _run(machines, des)
-    *smartssds, board_run, cpu_run = runs
+        ),
+        _cpu_machine(cpu_dev, job.table_bytes, cpu_phases, m, schedule),
+    ]
+    (board_run, cpu_run), baseline_events = _run(machines, des)
+    events = m * ssd_events + baseline_events
     result = Comparison(
         devices=m,
         nascent2_s=max(r.end_s for r in smartssds),
