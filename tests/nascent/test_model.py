@@ -262,7 +262,7 @@ def test_shuffle_staging_follows_dram_capacity() -> None:
     # 1 GB fits once but not twice: staged, output streamed to the SSD (O6).
     mid = shuffle_time(SMARTSSD, 1000, 3e6)
     assert (mid.staging, mid.output_sink) == ("stage_in_dram", "ssd")
-    with pytest.raises(ModelError, match="stage_in_dram"):
+    with pytest.raises(SpecError, match="nascent2 model: staging: stage_in_dram needs"):
         shuffle_time(SMARTSSD, 10_000, 4e6, staging="stage_in_dram")
 
 
@@ -464,3 +464,50 @@ def test_a_device_file_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
         load_devices(path)
     assert info.value.source == str(path)
     assert info.value.detail.startswith("nested too deeply")
+
+
+def test_device_errors_name_the_source_and_the_field(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as info:
+        load_devices(overrides={"smartssd": {"kind": "cpu"}})
+    assert str(info.value) == (
+        "command line: --option smartssd.kind=cpu: a device's kind is set in its device "
+        "file (--devices), not overridden"
+    )
+    with pytest.raises(UnknownNameError) as unknown:
+        load_devices(overrides={"nosuch": {"clock": 1}})
+    assert str(unknown.value).startswith("command line: --option nosuch.clock=1: unknown device")
+    path = tmp_path / "d.toml"
+    path.write_text('version = 1\n[smartssd]\nextends = "cpu"\n')
+    with pytest.raises(UnknownNameError) as kind:
+        load_devices(path).fpga("smartssd")
+    assert str(kind.value) == (
+        f"{path}: unknown FPGA device 'smartssd'; known: u250; smartssd has kind cpu"
+    )
+
+
+def test_a_file_device_may_extend_one_that_extends(tmp_path: Path) -> None:
+    path = tmp_path / "d.toml"
+    path.write_text(
+        'version = 1\n[b]\nextends = "a"\nclock = { value = "200 MHz", source = "t" }\n'
+        '[a]\nextends = "smartssd"\npower = { value = "9 W", source = "t" }\n'
+    )
+    found = load_devices(path)
+    assert (found.fpga("b").clock_hz, found.fpga("b").power_w) == (200e6, 9.0)
+    assert found.fpga("a").clock_hz == SMARTSSD.clock_hz
+    path.write_text('version = 1\n[a]\nextends = "b"\n[b]\nextends = "a"\n')
+    with pytest.raises(SpecError, match="extends in a cycle: a → b → a"):
+        load_devices(path)
+
+
+def test_the_decoder_table_memory_is_named_and_checked_in_both_modes() -> None:
+    small = SMARTSSD.with_(dictionary_memory_bytes=1000.0)
+    with pytest.raises(ModelError) as fixed:
+        decode_time(small, 10, 2, width=4, dict_values=1024)
+    assert str(fixed.value) == (
+        "nascent2 model: smartssd.dictionary_memory: a 1024-value × 4 B dictionary exceeds "
+        "the decoder's 1000 B table memory"
+    )
+    with pytest.raises(ModelError, match=r"smartssd\.dictionary_memory: a 100-value, 1200 B"):
+        decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=100, dict_bytes=1200)
+    fits = decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=80, dict_bytes=960)
+    assert fits.mode == "variable"

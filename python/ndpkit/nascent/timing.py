@@ -54,6 +54,11 @@ INDEX_BYTES = 4
 _SOURCE = "nascent2 model"
 
 
+def _device_error(device: FpgaDevice, field: str, message: str) -> ModelError:
+    """A job the device cannot hold, naming the device entry at fault."""
+    return ModelError(f"{_SOURCE}: {device.name}.{field}: {message}")
+
+
 def check_choice(name: str, value: str, allowed: object) -> None:
     """A clear error for an option value outside its Literal."""
     values = get_args(allowed)
@@ -366,9 +371,11 @@ def decode_time(
         if dict_values:
             fit = int(device.dictionary_memory_bytes // (dict_values * width))
             if fit < 1:
-                raise ModelError(
+                raise _device_error(
+                    device,
+                    "dictionary_memory",
                     f"a {dict_values}-value × {width} B dictionary exceeds the decoder's "
-                    f"{device.dictionary_memory_bytes:.0f} B table memory"
+                    f"{device.dictionary_memory_bytes:.0f} B table memory",
                 )
             n_lanes = min(n_lanes, fit)
         out: float = width
@@ -383,6 +390,13 @@ def decode_time(
         if l_max is None or l_max < 1:
             raise SpecError(
                 "variable-length decoding needs l_max ≥ 1", source=_SOURCE, field="l_max"
+            )
+        if dict_bytes > device.dictionary_memory_bytes:
+            raise _device_error(
+                device,
+                "dictionary_memory",
+                f"a {dict_values}-value, {dict_bytes:.0f} B dictionary exceeds the decoder's "
+                f"{device.dictionary_memory_bytes:.0f} B table memory",
             )
         buffers = min(l_max, 64)
         n_lanes, out = 1, mean_length
@@ -453,9 +467,11 @@ def shuffle_time(
     fits = table + reserved_bytes <= device.dram_bytes
     mode = ("stage_in_dram" if fits else "ssd_direct") if staging == "auto" else staging
     if mode == "stage_in_dram" and not fits:
-        raise ModelError(
-            f"staging: stage_in_dram needs {table + reserved_bytes:.3g} B of FPGA DRAM, the "
-            f"{device.name} has {device.dram_bytes:.3g} B; use ssd_direct (O5)"
+        raise SpecError(
+            f"stage_in_dram needs {table + reserved_bytes:.3g} B of FPGA DRAM, the "
+            f"{device.name} has {device.dram_bytes:.3g} B; use ssd_direct (O5)",
+            source=_SOURCE,
+            field="staging",
         )
     port = device.axi_bytes * device.clock_hz
     kernels = device.shuffle_kernels
