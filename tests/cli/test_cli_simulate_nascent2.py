@@ -143,6 +143,11 @@ def test_the_rans_rfns_simulator_is_still_simulate(ndpkit: Any) -> None:
         (("nascent2", "--sf", "0"), "--sf"),
         (("nascent2", "--sf", "inf"), "--sf"),
         (("nascent2", "--sf", "big"), "--sf"),
+        # An SF below one row is refused, not run as one row under the title "SF 1e-30".
+        (("nascent2", "--sf", "1e-30"), "--sf: SF 1e-30 gives no lineitem row (SF 1.7e-07"),
+        (("nascent2", "--table", "order_line", "--sf", "1e-5"), "--sf: SF 1e-05 gives no"),
+        (("nascent2", "--device-file", ""), "command line: --device-file: must name a device"),
+        (("nascent2", "--device-file", " "), "command line: --device-file: must name a device"),
         (("nascent2", "-o", "des.chunk_bytes=abc"), "--option des.chunk_bytes=abc"),
         (("nascent2", "-o", "des.chunk_bytes=-1 KiB"), "--option des.chunk_bytes=-1 KiB"),
         (
@@ -188,6 +193,18 @@ def test_reproduce_simulate_adds_the_columns(ndpkit: Any) -> None:
         (("-o", "des.chunk_bytes=64 KiB"), "--option des.chunk_bytes=64 KiB"),
         (("--simulate", "-o", "des.chunk_bytes=1 furlong"), "--option des.chunk_bytes=1 furlong"),
         (("--simulate", "-o", "des.baseline_schedule=x"), "--option des.baseline_schedule=x"),
+        # A million threads would hang in the thread pool; they are refused at once.
+        (
+            ("-o", "threads=1000000"),
+            "error: command line: --option threads=1000000: must be a whole number from 1 to 256",
+        ),
+        (("-o", "threads=0"), "--option threads=0: must be a whole number from 1 to 256"),
+        (("-o", "seed=18446744073709551616"), "--option seed=18446744073709551616: must be"),
+        (
+            ("--simulate", "-o", "des.seed=18446744073709551616"),
+            "--option des.seed=18446744073709551616: must be",
+        ),
+        (("--devices", ""), "error: command line: --devices: must name a device file"),
     ],
 )
 def test_reproduce_bad_des_options(ndpkit: Any, args: tuple[str, ...], field: str) -> None:

@@ -12,6 +12,7 @@ shared PCIe path that sets the concurrent baselines' growth; energy never negati
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -124,6 +125,21 @@ def test_merge_tree_and_ssd_direct_agree_too() -> None:
         assert within(d.simulated, d.model), d
 
 
+@pytest.mark.parametrize("kernels", [2, 3, 4])
+@pytest.mark.parametrize("key", ["ssd", "dram"])
+def test_sort_kernel_replicas_share_the_dram_as_simulated(kernels: int, key: str) -> None:
+    # Replicas of the SmartSSD's sort kernel split its 19 GB/s of DRAM: the simulation
+    # moves their loads and stores over the one link, and the model charges the same.
+    device = SMARTSSD.with_(sort_kernels=kernels)
+    if key == "ssd":
+        s = simulate_table_sort(device, PLAIN_KEYS)
+        simulated, modelled = s.phases_s()["sort"], s.model.sort.total_s
+    else:
+        g = simulate_generic_sort(device, 3_000_000, dict_values=2526, width=4)
+        simulated, modelled = g.phases_s()["sort"], g.model.sort.total_s
+    assert within(simulated, modelled), (simulated, modelled)
+
+
 @pytest.mark.parametrize(
     "values",
     [{"width": 4}, {"mean_length": 12.0, "l_max": 16}],
@@ -178,6 +194,27 @@ def test_same_seed_same_run() -> None:
     ]
     assert runs[0].total_s == runs[1].total_s
     assert runs[0].events == runs[1].events
+
+
+def test_identical_jobs_draw_the_same_gather_permutation_on_every_smartssd() -> None:
+    # §10.6: each SmartSSD runs its own identical job, so T_NASCENT2 is one job's time for
+    # any 𝓜. With Eq. 4 in output order every SmartSSD draws the same permutation from the
+    # seed; drawing one per device made the slowest of 𝓜 draws grow with 𝓜.
+    des = DesOptions(shuffle_order="gather", chunk_bytes=64 * 1024, seed=0)
+    one = simulate_devices(1, E6_JOB, des=des)
+    twelve = simulate_devices(12, E6_JOB, des=des)
+    assert twelve.device_busy_s == one.device_busy_s * 12
+    assert twelve.result.nascent2_s == one.result.nascent2_s
+    assert twelve.result.nascent2_j == pytest.approx(12 * one.result.nascent2_j, rel=REL)
+    assert [m.name for m in twelve.nascent2] == [f"smartssd[{i}]" for i in range(12)]
+    # Still a random permutation, drawn from the seed: another seed draws another one.
+    times = {
+        simulate_devices(2, E6_JOB, des=replace(des, seed=seed)).result.nascent2_s
+        for seed in range(6)
+    }
+    assert len(times) > 1
+    again = simulate_devices(12, E6_JOB, des=des)
+    assert (again.result, again.events) == (twelve.result, twelve.events)
 
 
 def test_concurrent_baselines_share_one_path_fairly_so_no_job_finishes_early() -> None:

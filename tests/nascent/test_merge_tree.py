@@ -178,3 +178,20 @@ def test_bad_merge_options() -> None:
         argsort(keys, dram_merge="merge_tree", merge_ways=1)
     with pytest.raises(SpecError, match="merge_ways"):
         expected_merge_passes(10, merge_ways=0)
+
+
+def test_timing_model_prices_the_real_elements_the_kernel_moves() -> None:
+    # A fast merger (16 elements per cycle) leaves each pass bound by DRAM: it moves what
+    # the kernel counts per merge pass, N·(e + 4) each way, not the padded chunks.
+    device = load_devices().fpga("smartssd").with_(p=2, l=1, merge_tree_elements_per_cycle=16)
+    n, ways = 9000, 2  # three chunks of 4,096: 12,288 padded elements
+    keys = _keys(n, np.uint32, None, 11)
+    counts = argsort(keys, p=2, l=1, dram_merge="merge_tree", merge_ways=ways).counts
+    chunk_bytes = n * 4 + n * 8  # keys in, keys and indices out
+    per_pass = (counts.dram_read_bytes + counts.dram_write_bytes - chunk_bytes) / (
+        counts.dram_passes
+    )
+    assert per_pass == 2 * n * 8 == timing.merge_tree_pass_bytes(n)
+    model = timing.sort_time(device, n, dram_merge="merge_tree", merge_ways=ways)
+    assert model.merge_tree_passes == counts.dram_passes == 2
+    assert model.merge_tree_s == pytest.approx(2 * per_pass / device.d2f_bytes_per_s, rel=1e-12)

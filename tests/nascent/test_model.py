@@ -101,6 +101,38 @@ def test_merge_tree_passes() -> None:
     assert four.total_s < t.total_s
 
 
+@pytest.mark.parametrize("kernels", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("source", ["dram", "ssd"])
+def test_sort_replicas_never_beat_the_shared_dram(kernels: int, source: str) -> None:
+    # 2^23 keys: 64 chunks, 6 on-chip passes. Whatever the number of sort kernels, a
+    # phase is never faster than its DRAM bytes over the one BW_D2F that they share.
+    n, e, index = 1 << 23, 4, 4
+    t = sort_time(SMARTSSD.with_(sort_kernels=kernels), n, source=source)  # type: ignore[arg-type]
+    chunk_bytes = t.chunks * t.chunk.elements * (e + e + index)
+    onchip_bytes = t.onchip_passes * t.chunks * 2 * t.chunk.elements * (e + index)
+    assert t.chunk_phase_s >= chunk_bytes / D2F
+    assert t.onchip_merge_s >= onchip_bytes / D2F  # 805 MB: 42.4 ms
+    if kernels >= 4:
+        # The kernels of a wave reload and store together, so the DRAM sets the pace:
+        # per wave 2 × kernels × 1 MiB over BW_D2F, plus a chunk's merge compute.
+        alone = t.onchip_pass_s - 2 * t.chunk.elements * (e + index) / (64 * F_HZ)
+        waves = t.chunks // kernels
+        wave = 2 * kernels * t.chunk.elements * (e + index) / D2F + alone
+        assert t.onchip_merge_s == pytest.approx(t.onchip_passes * waves * wave, rel=REL)
+    one = sort_time(SMARTSSD, n, source=source)  # type: ignore[arg-type]
+    assert t.total_s <= one.total_s * (1 + REL)
+
+
+def test_the_paper_sort_kernel_counts_are_unchanged_by_sharing_dram() -> None:
+    # One SmartSSD kernel is charged at its AXI port alone; the U250's two kernels at
+    # 2 × 19.2 GB/s stay within its 77 GB/s, so both are still waves × one chunk's time.
+    for device in (SMARTSSD, U250):
+        t = sort_time(device, 1 << 23)
+        waves = math.ceil(t.chunks / device.sort_kernels)
+        assert t.chunk_phase_s == pytest.approx(waves * t.chunk_s, rel=REL)
+        assert t.onchip_merge_s == pytest.approx(t.onchip_passes * waves * t.onchip_pass_s, rel=REL)
+
+
 def test_sort_time_is_data_independent() -> None:
     # The model prices counts that the functional kernel reproduces for any data of size n.
     n = 3000
@@ -230,7 +262,7 @@ def test_shuffle_staging_follows_dram_capacity() -> None:
     # 1 GB fits once but not twice: staged, output streamed to the SSD (O6).
     mid = shuffle_time(SMARTSSD, 1000, 3e6)
     assert (mid.staging, mid.output_sink) == ("stage_in_dram", "ssd")
-    with pytest.raises(ModelError, match="stage_in_dram"):
+    with pytest.raises(SpecError, match="nascent2 model: staging: stage_in_dram needs"):
         shuffle_time(SMARTSSD, 10_000, 4e6, staging="stage_in_dram")
 
 
@@ -432,3 +464,50 @@ def test_a_device_file_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
         load_devices(path)
     assert info.value.source == str(path)
     assert info.value.detail.startswith("nested too deeply")
+
+
+def test_device_errors_name_the_source_and_the_field(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as info:
+        load_devices(overrides={"smartssd": {"kind": "cpu"}})
+    assert str(info.value) == (
+        "command line: --option smartssd.kind=cpu: a device's kind is set in its device "
+        "file (--devices), not overridden"
+    )
+    with pytest.raises(UnknownNameError) as unknown:
+        load_devices(overrides={"nosuch": {"clock": 1}})
+    assert str(unknown.value).startswith("command line: --option nosuch.clock=1: unknown device")
+    path = tmp_path / "d.toml"
+    path.write_text('version = 1\n[smartssd]\nextends = "cpu"\n')
+    with pytest.raises(UnknownNameError) as kind:
+        load_devices(path).fpga("smartssd")
+    assert str(kind.value) == (
+        f"{path}: unknown FPGA device 'smartssd'; known: u250; smartssd has kind cpu"
+    )
+
+
+def test_a_file_device_may_extend_one_that_extends(tmp_path: Path) -> None:
+    path = tmp_path / "d.toml"
+    path.write_text(
+        'version = 1\n[b]\nextends = "a"\nclock = { value = "200 MHz", source = "t" }\n'
+        '[a]\nextends = "smartssd"\npower = { value = "9 W", source = "t" }\n'
+    )
+    found = load_devices(path)
+    assert (found.fpga("b").clock_hz, found.fpga("b").power_w) == (200e6, 9.0)
+    assert found.fpga("a").clock_hz == SMARTSSD.clock_hz
+    path.write_text('version = 1\n[a]\nextends = "b"\n[b]\nextends = "a"\n')
+    with pytest.raises(SpecError, match="extends in a cycle: a → b → a"):
+        load_devices(path)
+
+
+def test_the_decoder_table_memory_is_named_and_checked_in_both_modes() -> None:
+    small = SMARTSSD.with_(dictionary_memory_bytes=1000.0)
+    with pytest.raises(ModelError) as fixed:
+        decode_time(small, 10, 2, width=4, dict_values=1024)
+    assert str(fixed.value) == (
+        "nascent2 model: smartssd.dictionary_memory: a 1024-value × 4 B dictionary exceeds "
+        "the decoder's 1000 B table memory"
+    )
+    with pytest.raises(ModelError, match=r"smartssd\.dictionary_memory: a 100-value, 1200 B"):
+        decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=100, dict_bytes=1200)
+    fits = decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=80, dict_bytes=960)
+    assert fits.mode == "variable"

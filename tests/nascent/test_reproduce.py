@@ -141,8 +141,17 @@ def test_settings_from_flags() -> None:
         settings_from_flags(options=["speed=3"])
     with pytest.raises(SpecError, match="≥ 2"):  # a merge of one run is no merge
         settings_from_flags(options=["merge_ways=1"])
-    with pytest.raises(SpecError, match="≥ 1"):
-        settings_from_flags(options=["seed=0"])
+    # Seeds are whole numbers in [0, 2^64), for the run (`seed`) as for the simulation.
+    both = settings_from_flags(options=["seed=0", "des.seed=0"], simulate=True)
+    assert (both.seed, both.des.seed) == (0, 0)
+    top = str(2**64 - 1)
+    assert settings_from_flags(options=[f"seed={top}"]).seed == 2**64 - 1
+    for key in ("seed", "des.seed"):
+        with pytest.raises(SpecError, match="from 0 to 18446744073709551615"):
+            settings_from_flags(options=[f"{key}={2**64}"], simulate=True)
+    with pytest.raises(SpecError, match="from 1 to 256"):
+        settings_from_flags(options=["threads=257"])
+    assert settings_from_flags(options=["threads=256"]).threads == 256
 
 
 def test_e8_scale_factor() -> None:

@@ -22,6 +22,8 @@ from ndpkit.reproduce.nascent2.cpu import CpuSorts
 from ndpkit.reproduce.nascent2.settings import Settings
 from ndpkit.reproduce.nascent2.simulated import COMPARISON_COLUMNS, comparison_rows, simulate
 from ndpkit.reproduce.nascent2.tables import E7_KEYS, KeySpec, e7_cpu, e7_job
+from ndpkit.tpc.shape import LINEITEM_ROWS_AT_SF1
+from ndpkit.tpc.tpcc import ORDERS_PER_WAREHOUSE as ORDERS
 
 _SOURCE = "command line"
 
@@ -76,7 +78,10 @@ def nascent2_cmd(
         m = _devices(devices)
         scale = _scale_factor(sf)
         spec = _key(table, key)
-        settings = settings_from_flags(devices=device_file, options=option, simulate=True)
+        _check_rows(table, scale)
+        settings = settings_from_flags(
+            devices=device_file, options=option, simulate=True, devices_flag="--device-file"
+        )
         job = e7_job(table, scale, spec)
         _check_size(job, m, settings.des.chunk_bytes)
         cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
@@ -136,6 +141,18 @@ def _scale_factor(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise SpecError(f"must be a number > 0, got {text!r}", source=_SOURCE, field="--sf")
     return value
+
+
+def _check_rows(table: str, sf: float) -> None:
+    """Refuse a scale factor too small for one row (lineitem) or one order (order_line),
+    which `table_shape` would round up to one and the title would still call SF `sf`."""
+    unit, per_sf = ("row", LINEITEM_ROWS_AT_SF1) if table == "lineitem" else ("order", ORDERS)
+    if round(sf * per_sf) < 1:
+        raise SpecError(
+            f"SF {sf:g} gives no {table} {unit} (SF {1 / per_sf:.2g} gives one)",
+            source=_SOURCE,
+            field="--sf",
+        )
 
 
 def _key(table: str, column: str | None) -> KeySpec:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -68,6 +68,7 @@ from ndpkit.nascent.timing import (
     ShuffleTime,
     SortTime,
     check_choice,
+    merge_tree_pass_bytes,
 )
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -421,14 +422,13 @@ def _sort_phases(device: FpgaDevice, s: SortTime, options: ModelOptions) -> list
         read=read,
         wait="item" if options.overlap == "overlap" else "all",
     )
-    pass_bytes = 2 * s.chunks * nc * (e + INDEX_BYTES)
     if s.streaming_passes:
-        return [chunks, *_bitonic_dram(device, s, pass_bytes)]
+        return [chunks, *_bitonic_dram(device, s, 2 * s.chunks * nc * (e + INDEX_BYTES))]
     tree = _phase(
         "sort:merge_tree",
         [
             [
-                _part("d2f", per_item=pass_bytes),
+                _part("d2f", per_item=merge_tree_pass_bytes(s.elements, s.key_bits)),
                 _part(per_item=s.elements / (f * device.merge_tree_elements_per_cycle)),
             ]
         ],
@@ -447,9 +447,8 @@ def _bitonic_dram(device: FpgaDevice, s: SortTime, pass_bytes: float) -> list[Sp
         )
     port = device.axi_bytes * device.clock_hz
     move = s.chunk.elements * (s.key_bits // 8 + INDEX_BYTES)
-    waves = math.ceil(s.chunks / s.kernels)
     # The model's on-chip pass per chunk, less the reload and store the simulation moves.
-    compute_s = s.onchip_merge_s / (waves * levels) - 2 * move / port
+    compute_s = s.onchip_pass_s - 2 * move / port
     stream = _phase(
         "sort:stream",
         [[_part("d2f", per_item=pass_bytes, cap=STREAMING_PASS_PORTS * port)]],
@@ -708,16 +707,22 @@ def simulate_devices(
         cpu=cpu_dev,
     )
     schedule = des.baseline_schedule
+    # The SmartSSDs share nothing and run the same job, so one is simulated, on a stream of
+    # its own, and stands for all 𝓜: each draws the same gather permutation from the seed
+    # (`shuffle_order="gather"`), and T_NASCENT2 does not grow with 𝓜 (§10.6).
     n2_job = _table_job(n2, n2_dev, options, des)
-    machines = [_fpga_machine(f"{n2_dev.name}[{i}]", n2_dev, [n2_job], "serial") for i in range(m)]
-    machines.append(
+    (one_ssd,), ssd_events = _run(
+        [_fpga_machine(f"{n2_dev.name}[0]", n2_dev, [n2_job], "serial")], des
+    )
+    smartssds = [replace(one_ssd, name=f"{n2_dev.name}[{i}]") for i in range(m)]
+    machines = [
         _fpga_machine(
             fpga_dev.name, fpga_dev, [_table_job(board, fpga_dev, options, des)] * m, schedule
-        )
-    )
-    machines.append(_cpu_machine(cpu_dev, job.table_bytes, cpu_phases, m, schedule))
-    runs, events = _run(machines, des)
-    *smartssds, board_run, cpu_run = runs
+        ),
+        _cpu_machine(cpu_dev, job.table_bytes, cpu_phases, m, schedule),
+    ]
+    (board_run, cpu_run), baseline_events = _run(machines, des)
+    events = m * ssd_events + baseline_events
     result = Comparison(
         devices=m,
         nascent2_s=max(r.end_s for r in smartssds),

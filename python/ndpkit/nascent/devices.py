@@ -158,8 +158,15 @@ class DeviceSet:
         device = self.devices.get(name)
         if not isinstance(device, kind):
             known = sorted(n for n, d in self.devices.items() if isinstance(d, kind))
-            raise UnknownNameError(what, name, known)
+            hint = None
+            if device is not None:
+                hint = f"{name} has kind {'cpu' if isinstance(device, CpuDevice) else 'fpga'}"
+            raise UnknownNameError(what, name, known, hint=hint, source=self.source)
         return device
+
+
+_FIXED_KEYS = ("kind", "description", "extends")
+"""Entries that are not `{ value, source }` quantities, so `-o DEVICE.ENTRY` cannot set them."""
 
 
 def load_devices(
@@ -179,10 +186,16 @@ def load_devices(
         # A user file adds devices or replaces shipped ones; the rest stay available.
         raw = {**{k: v for k, v in builtin.items() if k not in raw}, **raw}
     for name, changes in (overrides or {}).items():
+        flags = [f"--option {name}.{key}={value}" for key, value in changes.items()]
         if name not in raw:
-            raise UnknownNameError(
-                "device", name, sorted(raw), source=f"override {name}.… (--option)"
-            )
+            raise UnknownNameError("device", name, sorted(raw), source=f"command line: {flags[0]}")
+        for key, flag in zip(changes, flags, strict=True):
+            if key in _FIXED_KEYS:
+                raise SpecError(
+                    f"a device's {key} is set in its device file (--devices), not overridden",
+                    source="command line",
+                    field=flag,
+                )
         raw[name] = {
             **raw[name],
             **{k: {"value": v, "source": "[override]"} for k, v in changes.items()},
@@ -231,23 +244,39 @@ def _tables(doc: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
 def _resolve_extends(
     raw: dict[str, dict[str, Any]], builtin: dict[str, dict[str, Any]], source: str
 ) -> dict[str, dict[str, Any]]:
+    """Each device with its `extends` chain applied, parents first: a device of the file
+    may extend another of the file (which may itself extend one), or a shipped one; a
+    device extending itself extends the shipped device of that name. A cycle is an error."""
     out: dict[str, dict[str, Any]] = {}
-    for name, table in raw.items():
+
+    def resolve(name: str, seen: tuple[str, ...]) -> dict[str, Any]:
+        if name in out:
+            return out[name]
+        table = raw[name]
         parent_name = table.get("extends")
         if parent_name is None:
             out[name] = dict(table)
-            continue
-        parent = raw.get(parent_name) if parent_name != name else None
-        parent = parent if parent is not None else builtin.get(parent_name)
-        if parent is None or "extends" in parent:
-            known = sorted(set(builtin) | {n for n, t in raw.items() if "extends" not in t})
+            return out[name]
+        if parent_name in seen:
+            chain = " → ".join([*seen, name, parent_name])
+            raise SpecError(f"extends in a cycle: {chain}", source=source, field=f"{name}.extends")
+        if parent_name != name and parent_name in raw:
+            parent = resolve(parent_name, (*seen, name))
+        elif parent_name in builtin:
+            parent = builtin[parent_name]
+        else:
+            known = sorted(set(builtin) | set(raw))
             raise SpecError(
                 f"extends unknown device {parent_name!r}; known: {', '.join(known)}",
                 source=source,
                 field=f"{name}.extends",
             )
         out[name] = {**parent, **{k: v for k, v in table.items() if k != "extends"}}
-    return out
+        return out[name]
+
+    for name in raw:
+        resolve(name, ())
+    return {name: out[name] for name in raw}
 
 
 def _device(name: str, table: dict[str, Any], source: str) -> Device:

@@ -19,8 +19,11 @@ each bounded by the merger's element rate and by BW_D2F. With the input in the S
 the chunk loads, as a two-stage pipeline over chunks.
 
 Assumptions: the 𝒫-sorter runs in the shadow of the load; replicas of the sort kernel
-(the U250's k_rep) share the chunks and the on-chip merge passes, while DRAM streaming
-passes share BW_D2F; counts are for the input padded to a power of two (O16).
+(the U250's k_rep) take the chunks and the on-chip merge passes in waves, and the kernels
+of a wave load and store together within BW_D2F (a wave's transfer takes
+max(its bytes at one AXI port, the wave's bytes / BW_D2F)); DRAM streaming passes share
+BW_D2F; counts are for the input padded to a power of two (O16). `merge_tree` passes move
+the N real pairs (the chunk pass drops the pads).
 
 Example (one full chunk, spec §13.3):
     >>> from ndpkit.nascent.devices import load_devices
@@ -49,6 +52,11 @@ Accounting = Literal["paper", "full"]
 INDEX_BYTES = 4
 """Sorted indices are u32 (spec §3.5)."""
 _SOURCE = "nascent2 model"
+
+
+def _device_error(device: FpgaDevice, field: str, message: str) -> ModelError:
+    """A job the device cannot hold, naming the device entry at fault."""
+    return ModelError(f"{_SOURCE}: {device.name}.{field}: {message}")
 
 
 def check_choice(name: str, value: str, allowed: object) -> None:
@@ -125,6 +133,7 @@ class SortTime:
     streaming_s: float
     onchip_passes: int
     onchip_merge_s: float
+    onchip_pass_s: float
     merge_tree_passes: int
     merge_tree_s: float
 
@@ -168,25 +177,37 @@ def sort_time(
     kernels = device.sort_kernels
     waves = math.ceil(chunks / kernels)
     chunk_s = chunk.total / f
+    load_bytes = chunk.elements * e
+    store_bytes = chunk.elements * (e + INDEX_BYTES)
+    chunk_moves = (load_bytes, store_bytes)
     ssd_read_s = n * e / device.s2f_bytes_per_s if source == "ssd" else 0.0
     if source == "ssd" and overlap == "overlap":
         # A two-stage pipeline (P2P read, kernel): the first chunk's load waits for its
         # data, later chunks arrive while the kernels work; the kernels never run faster
-        # than with the input already in DRAM, and never slower than read-then-sort.
+        # than with the input already in DRAM, and never slower than read-then-sort. The
+        # chunks land one by one, so the replicas take them staggered, not in waves, and
+        # together move no more than BW_D2F.
         first = max(ssd_read_s / chunks, chunk.load / f)
         compute = (chunk.total - chunk.load) / f
-        chunk_phase_s = max(ssd_read_s + compute, first + compute + (waves - 1) * chunk_s)
+        moved_s = chunks * (load_bytes + store_bytes) / device.d2f_bytes_per_s
+        chunk_phase_s = max(
+            ssd_read_s + compute, first + compute + (waves - 1) * chunk_s, first + moved_s
+        )
     else:
-        chunk_phase_s = ssd_read_s + waves * chunk_s
+        chunk_phase_s = ssd_read_s + _waves_s(device, chunks, chunk_s, chunk_moves)
     streaming_passes = onchip_passes = tree_passes = 0
-    streaming_s = onchip_s = tree_s = 0.0
-    pass_bytes = 2 * chunks * counts.chunk_elements * (e + INDEX_BYTES)
+    streaming_s = onchip_s = onchip_pass_s = tree_s = 0.0
     if chunks > 1 and dram_merge == "bitonic_dram":
+        pass_bytes = 2 * chunks * counts.chunk_elements * (e + INDEX_BYTES)
         streaming_passes = counts.dram_passes
         streaming_s = streaming_passes * pass_bytes / device.d2f_bytes_per_s
         onchip_passes = counts.onchip_merge_passes
-        onchip_s = _onchip_merge_s(device, counts, chunk, key_bits) * waves
+        onchip_pass_s = _onchip_pass_s(device, counts, chunk, key_bits)
+        onchip_moves = (store_bytes, store_bytes)
+        onchip_s = onchip_passes * _waves_s(device, chunks, onchip_pass_s, onchip_moves)
     elif chunks > 1:
+        # The chunk pass drops the pads, so each merge pass moves the N real pairs each way.
+        pass_bytes = merge_tree_pass_bytes(n, key_bits)
         tree_passes = math.ceil(math.log(chunks, merge_ways) - 1e-12)
         per_pass = max(
             pass_bytes / device.d2f_bytes_per_s,
@@ -210,16 +231,50 @@ def sort_time(
         streaming_s=streaming_s,
         onchip_passes=onchip_passes,
         onchip_merge_s=onchip_s,
+        onchip_pass_s=onchip_pass_s,
         merge_tree_passes=tree_passes,
         merge_tree_s=tree_s,
     )
 
 
-def _onchip_merge_s(
+def merge_tree_pass_bytes(n: int, key_bits: int = 32) -> int:
+    """DRAM bytes of one `merge_tree` pass: the N real (key, index) pairs read and written."""
+    return 2 * n * (key_bits // 8 + INDEX_BYTES)
+
+
+def _shared_move_s(device: FpgaDevice, kernels: int, move_bytes: float) -> float:
+    """One chunk transfer made by `kernels` sort kernels at once: each at its AXI port's
+    rate, and, with more than one, all of them within BW_D2F (a kernel alone is charged at
+    its port, the model's choice, §5.8)."""
+    port_s = move_bytes / (device.axi_bytes * device.clock_hz)
+    if kernels < 2:
+        return port_s
+    return max(port_s, kernels * move_bytes / device.d2f_bytes_per_s)
+
+
+def _waves_s(
+    device: FpgaDevice, chunks: int, one_chunk_s: float, moves: tuple[float, ...]
+) -> float:
+    """`chunks` chunk jobs on the sort kernels, in waves of up to `sort_kernels`.
+
+    One chunk alone takes `one_chunk_s`, whose `moves` (bytes) are DRAM transfers at the
+    AXI port's rate. The kernels of a wave make each transfer together, so it takes their
+    bytes / BW_D2F when that is longer: the replicas share the DRAM, and no wave is faster
+    than its bytes over BW_D2F."""
+    port_s = [b / (device.axi_bytes * device.clock_hz) for b in moves]
+    full, rest = divmod(chunks, device.sort_kernels)
+    total = 0.0
+    for kernels, waves in ((device.sort_kernels, full), (rest, 1 if rest else 0)):
+        shared = sum(_shared_move_s(device, kernels, b) for b in moves)
+        total += waves * (one_chunk_s - sum(port_s) + shared)
+    return total
+
+
+def _onchip_pass_s(
     device: FpgaDevice, counts: SortCounts, chunk: ChunkCycles, key_bits: KeyBits
 ) -> float:
-    """The (n − c) on-chip passes of `bitonic_dram` for one chunk per kernel, in seconds: each
-    reloads the chunk's keys and indices, runs the sub-steps below N_c, and stores them."""
+    """One of the (n − c) on-chip passes of `bitonic_dram` for one chunk on a kernel alone,
+    in seconds: reload the chunk's keys and indices, run the sub-steps below N_c, store."""
     passes, chunks = counts.onchip_merge_passes, counts.chunks
     first_level = expected_counts(chunk.elements, key_bits=key_bits, p=device.p, l=device.l)
     extra_pcs = counts.pcs_ops - chunks * first_level.pcs_ops
@@ -231,7 +286,7 @@ def _onchip_merge_s(
         + extra_merges / (chunks * passes * device.u_mrg)
         + chunk.pipe
     )
-    return passes * per_chunk / device.clock_hz
+    return per_chunk / device.clock_hz
 
 
 @dataclass(frozen=True)
@@ -316,9 +371,11 @@ def decode_time(
         if dict_values:
             fit = int(device.dictionary_memory_bytes // (dict_values * width))
             if fit < 1:
-                raise ModelError(
+                raise _device_error(
+                    device,
+                    "dictionary_memory",
                     f"a {dict_values}-value × {width} B dictionary exceeds the decoder's "
-                    f"{device.dictionary_memory_bytes:.0f} B table memory"
+                    f"{device.dictionary_memory_bytes:.0f} B table memory",
                 )
             n_lanes = min(n_lanes, fit)
         out: float = width
@@ -333,6 +390,13 @@ def decode_time(
         if l_max is None or l_max < 1:
             raise SpecError(
                 "variable-length decoding needs l_max ≥ 1", source=_SOURCE, field="l_max"
+            )
+        if dict_bytes > device.dictionary_memory_bytes:
+            raise _device_error(
+                device,
+                "dictionary_memory",
+                f"a {dict_values}-value, {dict_bytes:.0f} B dictionary exceeds the decoder's "
+                f"{device.dictionary_memory_bytes:.0f} B table memory",
             )
         buffers = min(l_max, 64)
         n_lanes, out = 1, mean_length
@@ -403,9 +467,11 @@ def shuffle_time(
     fits = table + reserved_bytes <= device.dram_bytes
     mode = ("stage_in_dram" if fits else "ssd_direct") if staging == "auto" else staging
     if mode == "stage_in_dram" and not fits:
-        raise ModelError(
-            f"staging: stage_in_dram needs {table + reserved_bytes:.3g} B of FPGA DRAM, the "
-            f"{device.name} has {device.dram_bytes:.3g} B; use ssd_direct (O5)"
+        raise SpecError(
+            f"stage_in_dram needs {table + reserved_bytes:.3g} B of FPGA DRAM, the "
+            f"{device.name} has {device.dram_bytes:.3g} B; use ssd_direct (O5)",
+            source=_SOURCE,
+            field="staging",
         )
     port = device.axi_bytes * device.clock_hz
     kernels = device.shuffle_kernels

@@ -75,6 +75,16 @@ class Settings:
 
 
 _INT_SETTINGS = ("merge_ways", "seed", "threads")
+MAX_THREADS = 256
+"""The most CPU-baseline threads `-o threads=` takes: each is a worker of a thread pool (the
+multi-threaded sort and decoder), and a number far past the cores only exhausts memory."""
+SEED_LIMIT = 2**64
+"""Seeds (`-o seed=`, `-o des.seed=`) are whole numbers in [0, 2^64)."""
+_INT_RANGES: dict[str, tuple[int, int | None]] = {
+    "merge_ways": (2, None),  # a merge takes at least two runs
+    "seed": (0, SEED_LIMIT - 1),
+    "threads": (1, MAX_THREADS),
+}
 _CHOICES: dict[str, Any] = {"dram_merge": DramMerge, "overlap": Overlap, "staging": Staging}
 DES_PREFIX = "des"
 """`-o des.KEY=VALUE` sets the simulation's options, so no device may be called `des`."""
@@ -88,12 +98,18 @@ def settings_from_flags(
     devices: str | None = None,
     options: Sequence[str] | None = None,
     simulate: bool = False,
+    devices_flag: str = "--devices",
 ) -> Settings:
     """Settings from the command line: `--full`, `--devices FILE`, `--simulate` and
     `-o KEY=VALUE` pairs, where KEY is a model option (dram_merge, merge_ways, overlap,
     staging), seed, threads, des.ENTRY for the simulation (des.chunk_bytes="64 KiB",
     des.baseline_schedule, des.shuffle_order, des.seed; only with `simulate`), or
-    DEVICE.ENTRY for a device entry (e.g. smartssd.dram_random_latency="200 ns")."""
+    DEVICE.ENTRY for a device entry (e.g. smartssd.dram_random_latency="200 ns").
+    `devices_flag` is how the command line spells `--devices` (an empty one is refused)."""
+    if devices is not None and not devices.strip():
+        raise SpecError(
+            "must name a device file, got an empty name", source="command line", field=devices_flag
+        )
     model: dict[str, Any] = {}
     run: dict[str, Any] = {}
     des: dict[str, Any] = {}
@@ -113,10 +129,11 @@ def settings_from_flags(
         elif key in _CHOICES:
             model[key] = _choice(value, _CHOICES[key], flag)
         elif key in _INT_SETTINGS:
-            least = 2 if key == "merge_ways" else 1  # a merge takes at least two runs
-            if not value.isdigit() or int(value) < least:
+            least, most = _INT_RANGES[key]
+            if not value.isdigit() or int(value) < least or (most and int(value) > most):
+                wanted = f"from {least} to {most}" if most else f"≥ {least}"
                 raise SpecError(
-                    f"must be a whole number ≥ {least}", source="command line", field=flag
+                    f"must be a whole number {wanted}", source="command line", field=flag
                 )
             (model if key == "merge_ways" else run)[key] = int(value)
         else:
@@ -147,9 +164,11 @@ def _des_value(entry: str, value: str, flag: str) -> Any:
     if entry in _DES_CHOICES:
         return _choice(value, _DES_CHOICES[entry], flag)
     if entry == "seed":
-        if not value.isdigit() or int(value) >= 2**64:
+        if not value.isdigit() or int(value) >= SEED_LIMIT:
             raise SpecError(
-                "must be a whole number in [0, 2^64)", source="command line", field=flag
+                f"must be a whole number from 0 to {SEED_LIMIT - 1}",
+                source="command line",
+                field=flag,
             )
         return int(value)
     if entry != "chunk_bytes":
