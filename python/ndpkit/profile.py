@@ -89,6 +89,9 @@ class PublishedFit(BaseModel):
     power_slope_w: Power = Field(alias="power_slope", description="watts per channel")
     bandwidth_slope_bytes_per_s: Rate = Field(alias="bandwidth_slope", description="per channel")
     cell_clock_hz: Frequency = Field(alias="cell_clock", description="f_RU of the fit")
+    channel_bandwidth_bytes_per_s: Rate | None = Field(
+        None, alias="channel_bandwidth", description="b_ch of the SSD the fit is for"
+    )
 
 
 class Profile(BaseModel):
@@ -196,6 +199,7 @@ _UNITS = {
     "power_slope_w": "W",
     "bandwidth_slope_bytes_per_s": "B/s",
     "cell_clock_hz": "Hz",
+    "channel_bandwidth_bytes_per_s": "B/s",
 }
 """The unit each quantity field is written in (its value is in that SI unit)."""
 

@@ -623,7 +623,10 @@ def test_estimate_risp_baseline_runs_on_the_host(run) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("-p", "risp-64ch", "-a", "sobel", "--channels", "0"), "--channels must be at least 1"),
+        (
+            ("-p", "risp-64ch", "-a", "sobel", "--channels", "0"),
+            "command line: --channels: must be at least 1",
+        ),
         (("-p", "risp-64ch", "-a", "sobel", "--interface", "usb9"), "unknown interface 'usb9'"),
         (("-p", "risp-64ch", "-a", "sobel", "--cell-clock-mhz", "-5"), "--cell-clock-mhz"),
         (("-p", "rans", "-a", "lc", "--channels", "16"), "in-storage"),
@@ -893,3 +896,55 @@ def test_option_of_the_other_paper_is_refused_not_recorded(run, paper, pair, own
 
 def test_units_option_is_read_by_both_papers(run) -> None:
     assert ok_json(run("reproduce", "risp", "-o", "units=decimal", "--format", "json"))
+
+
+@pytest.mark.parametrize(
+    ("args", "prefix"),
+    [
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--channels", "0"), "--channels"),
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--cell-clock-mhz", "0"), "--cell-clock-mhz"),
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--policy", "power"), "--policy"),
+        (("plan", "-p", "risp-64ch", "-a", "kmeans", "--fit", "paper"), "--fit"),
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--power-budget", "1W"), "--power-budget"),
+        (("plan", "-p", "rans", "-a", "lc", "--power-budget", "3W"), "--power-budget"),
+        (("plan", "-p", "risp-baseline", "-a", "sobel"), "--platform"),
+        (("reproduce", "risp", "--measured", "foo=1"), "--measured"),
+        (
+            ("plan", "-p", "risp-64ch", "-a", "sobel", "--policy", "host", "--power-budget", "2W"),
+            "--power-budget",
+        ),
+        (
+            ("plan", "-p", "risp-64ch", "-a", "sobel", "--fit", "paper", "--cell-clock-mhz", "200"),
+            "--fit",
+        ),
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--channels", "4097"), "--channels"),
+    ],
+)
+def test_channel_plan_input_errors_name_their_flag(run: Run, args, prefix):
+    """Every refusal is `error: command line: --flag: …`, one line, exit 2."""
+    line = assert_usage_error(run(*args))
+    assert line.startswith(f"error: command line: {prefix}: "), line
+
+
+def test_plan_power_budget_under_reduced_cells_is_met_by_more_cells(run: Run):
+    """One cell fed by all 64 channels draws 2.93 W but all 64 cells 2.296 W: a 2.5 W budget
+    is met (it was refused with 'even one channel draws 2.93 W')."""
+    plan = ok_json(
+        run(
+            "plan",
+            "-p",
+            "risp-64ch",
+            "-a",
+            "sobel",
+            "--policy",
+            "power",
+            "--power-budget",
+            "2.5W",
+            "--time-model",
+            "reduced_cells",
+            "-f",
+            "json",
+        )
+    )["plan"]
+    assert plan["engines_on"] == 64
+    assert plan["planned_power_w"] <= 2.5

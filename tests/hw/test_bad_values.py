@@ -34,6 +34,8 @@ from ndpkit.profile import load_profiles
         ("engines.bytes_per_cycle", "lc", "nan", "finite number"),
         ("engines.bytes_per_cycle", "lc", "0.0", "greater than 0"),
         ("engines.bytes_per_cycle", "lc", "1e300", "between"),
+        # 0 is refused too, so the range must not offer it
+        ("engines.bytes_per_cycle", "lc", "1e-300", "must be between 1e-24 and 1e+24, got 1e-300"),
         ("engines.pipeline_delay", "lc", "1_000_000_000_000_000_000", "less than or equal"),
         ("host", "frequency", '"0 GHz"', "greater than zero"),
         ("host", "cores_per_socket", "0", "greater than or equal to 1"),

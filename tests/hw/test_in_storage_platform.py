@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw import (
+    Platform,
     interface_names,
     interface_spec,
     load_platform,
@@ -514,3 +516,19 @@ def test_an_unknown_interface_in_a_file_names_the_file_and_field(tmp_path: Path,
     path = _write(tmp_path, f'extends = "risp-64ch"\nname = "mine"\n{link}\n')
     with pytest.raises(UnknownNameError, match=r"mine\.toml: host_link: unknown interface"):
         load_platform(path)
+
+
+def test_public_cell_idle_above_the_ru_computing_is_refused():
+    """public_cell.power_idle is the whole RU's power while it does not compute; the RU
+    computing with one cell (public cell + one cell) must draw at least that."""
+    data = load_platform("risp-64ch").model_dump(by_alias=False)
+    data["public_cell"]["power_idle_w"] = 2.0  # above 1.358 W + 2.125 mW (Sobel)
+    with pytest.raises(ValidationError, match=r"public_cell\.power_idle"):
+        Platform.model_validate(data, context={"si": True})
+    # The fixed part alone may be below the idle figure when the cells make up the rest.
+    data["public_cell"]["power_idle_w"] = 0.024
+    data["public_cell"]["power_active_w"] = 0.010
+    data["public_cell"]["power_active_by_app"] = {}
+    data["engines"]["power_active_w"] = 0.020
+    data["engines"]["power_active_by_app"] = {}
+    assert Platform.model_validate(data, context={"si": True}).public_cell is not None

@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ndpkit.hw import Platform, load_platform
-from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
+from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
 from ndpkit.plan.channels import channels_off_config, group_channels, reduced_cells_config
 from ndpkit.profile import Profile, load_profile
 
@@ -224,8 +224,9 @@ def test_energy_is_power_times_state_time(p, profile, opts, config):
         + 0.075 * times("controller").get("idle", 0.0),
     }
     # Every powered channel is in one state or the other for the whole run; the rest are off.
-    assert nvm["active"] + nvm["idle"] == pytest.approx(on * _base_time(e, opts), rel=1e-9)
-    assert nvm["off"] == pytest.approx((N - on) * _base_time(e, opts), rel=1e-9)
+    # T includes the bitstream load (R15), which the other components wait through.
+    assert nvm["active"] + nvm["idle"] == pytest.approx(on * e.time_s, rel=1e-9)
+    assert nvm["off"] == pytest.approx((N - on) * e.time_s, rel=1e-9)
     if config.split == "device":
         k = e.pipeline.engines_active
         cell = 19.125e-3 if profile.app == "kmeans" else 2.125e-3
@@ -234,9 +235,13 @@ def test_energy_is_power_times_state_time(p, profile, opts, config):
             p_ru = (1.358 + 16 * cell) * k / 16
         ru = times("ru")
         expected["ru"] = p_ru * ru["active"] + 0.024 * ru["idle"]
-        assert _state_sum(ru) == pytest.approx(_base_time(e, opts), rel=1e-9)
-        assert times("controller")["active"] == pytest.approx(_base_time(e, opts), rel=1e-12)
+        assert _state_sum(ru) == pytest.approx(e.time_s, rel=1e-9)
+        assert times("controller")["active"] == pytest.approx(e.time_s, rel=1e-12)
+        dram = times("device_dram")
+        assert dram["active"] + dram["idle"] == pytest.approx(e.time_s, rel=1e-9)
         if opts.reconfiguration == "include":
+            # The RU loads its bitstream at the reconfiguration power, not idle.
+            assert ru["configuring"] == pytest.approx(RECONFIGURATION_S, rel=1e-12)
             expected["reconfiguration"] = RECONFIGURATION_J
     else:
         link = p.host_link
@@ -249,10 +254,3 @@ def test_energy_is_power_times_state_time(p, profile, opts, config):
         expected["host_cpu"] = 0.9e-9 * per_byte * profile.data_bytes
         assert times("host_dram")["active"] == pytest.approx(e.time_s, rel=1e-12)
     assert e.energy.by_component_j == pytest.approx(expected, rel=1e-9)
-
-
-def _base_time(e: Estimate, opts: Options) -> float:
-    """The run the components are attributed over: T without the bitstream load."""
-    if e.config.split == "device" and opts.reconfiguration == "include":
-        return e.time_s - RECONFIGURATION_S
-    return e.time_s

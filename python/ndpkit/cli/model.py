@@ -40,6 +40,7 @@ from ndpkit.plan.channels import (
     ChannelRounding,
     FitSource,
     Grouping,
+    PlanInputError,
     Policy,
     TimeModel,
     group_channels,
@@ -116,16 +117,19 @@ def in_storage_variant(
         )
     if channels is not None:
         if channels < 1:
-            raise ModelError(f"--channels must be at least 1, got {channels}")
+            raise SpecError(
+                f"must be at least 1, got {channels}", source=COMMAND_LINE, field="--channels"
+            )
         spec = _flagged("--channels", lambda: spec.with_channels(channels))
     if interface is not None:
         spec = _flagged("--interface", lambda: spec.with_interface(interface))
     if cell_clock_mhz is not None:
         hz = cell_clock_mhz * 1e6
         if not MIN_SI <= hz <= MAX_SI:  # NaN fails too; the platform file's range for a clock
-            raise ModelError(
-                f"--cell-clock-mhz must be from {MIN_SI / 1e6:g} to {MAX_SI / 1e6:g}, "
-                f"got {cell_clock_mhz:g}"
+            raise SpecError(
+                f"must be from {MIN_SI / 1e6:g} to {MAX_SI / 1e6:g}, got {cell_clock_mhz:g}",
+                source=COMMAND_LINE,
+                field="--cell-clock-mhz",
             )
         spec = _flagged("--cell-clock-mhz", lambda: spec.with_cell_clock(hz))
     return spec
@@ -363,28 +367,33 @@ def plan_cmd(
             raise ModelError("--tolerance applies to the --optimal search; add --optimal")
         if spec.is_in_storage:
             if spec.engines is None:
-                raise ModelError(
-                    f"platform {spec.name!r} has no processing cells to plan "
-                    "(engines.placement = 'channel'); plan on risp-64ch or add [engines]"
+                raise SpecError(
+                    f"{spec.name!r} has no processing cells to plan "
+                    "(engines.placement = 'channel'); plan on risp-64ch or add [engines]",
+                    source=COMMAND_LINE,
+                    field="--platform",
                 )
             if optimal:
                 raise ModelError("--optimal is for NDP servers; in-storage plans use --policy")
             if scheme is not None:
                 raise ModelError("--scheme is for NDP servers; an SSD groups channels itself")
             budget = None if power_budget is None else _power(power_budget)
-            result = plan_channels(
-                spec,
-                profile,
-                opts,
-                policy=choice("--policy", policy or ("both" if budget else "host"), Policy),
-                budget_w=budget,
-                fit=choice("--fit", fit, FitSource),
-                rounding=choice("--channel-rounding", channel_rounding, ChannelRounding),
-                grouping=choice("--grouping", grouping, Grouping),
-                time_model=None
-                if time_model is None
-                else choice("--time-model", time_model, TimeModel),
-            )
+            try:
+                result = plan_channels(
+                    spec,
+                    profile,
+                    opts,
+                    policy=choice("--policy", policy or ("both" if budget else "host"), Policy),
+                    budget_w=budget,
+                    fit=choice("--fit", fit, FitSource),
+                    rounding=choice("--channel-rounding", channel_rounding, ChannelRounding),
+                    grouping=choice("--grouping", grouping, Grouping),
+                    time_model=None
+                    if time_model is None
+                    else choice("--time-model", time_model, TimeModel),
+                )
+            except PlanInputError as exc:
+                raise _plan_input_error(exc, spec, channels_given=channels is not None) from None
         else:
             _no_channel_flags(
                 spec.name, policy=policy, power_budget=power_budget, time_model=time_model
@@ -417,13 +426,28 @@ def _rewired(spec: Platform, scheme: str) -> Platform:
         raise SpecError(exc.detail, source="command line", field="--scheme") from None
 
 
+_PLAN_FLAGS = {"policy": "--policy", "budget_w": "--power-budget", "fit": "--fit"}
+
+
+def _plan_input_error(exc: PlanInputError, spec: Platform, *, channels_given: bool) -> SpecError:
+    """The planner's refusal, naming the flag (or, for a platform file's own channel
+    count, the file's field)."""
+    if exc.parameter == "channels":
+        if channels_given:
+            return SpecError(str(exc), source=COMMAND_LINE, field="--channels")
+        return SpecError(str(exc), source=f"platform {spec.name!r}", field="storage.channels")
+    return SpecError(str(exc), source=COMMAND_LINE, field=_PLAN_FLAGS[exc.parameter])
+
+
 def _no_channel_flags(platform: str, **given: str | None) -> None:
     """Channel-plan flags on an NDP server would be ignored: say so instead."""
     used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value is not None]
     if used:
-        raise ModelError(
-            f"{', '.join(used)}: for in-storage platforms (channel plans, e.g. risp-64ch); "
-            f"{platform!r} is an NDP server, planned by engines"
+        raise SpecError(
+            f"for in-storage platforms (channel plans, e.g. risp-64ch); "
+            f"{platform!r} is an NDP server, planned by engines",
+            source=COMMAND_LINE,
+            field=", ".join(used),
         )
 
 

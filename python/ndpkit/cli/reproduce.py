@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ndpkit.cli.common import (
+    COMMAND_LINE,
     EnergyFormOpt,
     EqRoundingOpt,
     Format,
@@ -268,7 +269,9 @@ def _measured(text: str | None) -> dict[str, float]:
         app, sep, seconds = pair.partition("=")
         app = app.strip()
         if app not in risp.APPS:
-            raise UnknownNameError("app", app, list(risp.APPS))
+            raise UnknownNameError(
+                "app", app, list(risp.APPS), source=f"{COMMAND_LINE}: --measured"
+            )
         value = _seconds(seconds.strip()) if sep else math.nan
         if not (MEASURED_MIN_S <= value <= MEASURED_MAX_S):  # NaN fails too
             raise SpecError(

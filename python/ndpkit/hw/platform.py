@@ -96,6 +96,8 @@ class Platform(Spec):
                 "an in-storage platform groups channels onto cells itself; "
                 "leave switch_layer.scheme at mux1"
             )
+        if self.public_cell is not None:
+            _check_ru_idle(self.public_cell, engines)
         return self
 
     @property
@@ -182,3 +184,21 @@ class Platform(Spec):
         except ValidationError as exc:
             message = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise SpecError(message, source=f"platform {self.name}", field=field) from None
+
+
+def _check_ru_idle(public: PublicCell, engines: Engine) -> None:
+    """public_cell.power_idle is the whole RU's power while it does not compute, so the RU
+    computing with its fewest cells, the public cell's power plus one cell's, draws at
+    least that much (as every other part's busy power is at least its idle power); the
+    public cell's own active power is only the RU's fixed part and may be below it."""
+    apps = sorted(set(public.power_active_by_app) | set(engines.power_active_by_app))
+    for app in [None, *apps]:
+        fixed = public.power_active_w if app is None else public.power_on_w(app)
+        cell = engines.power_active_w if app is None else engines.power_on_w(app)
+        if fixed + cell < public.power_idle_w:
+            what = "" if app is None else f" for {app}"
+            raise ValueError(
+                f"public_cell.power_idle ({public.power_idle_w:g} W, the whole RU while not "
+                f"computing) is above the RU computing{what} with one cell, public_cell "
+                f"power_active + one cell's = {fixed + cell:g} W (are they swapped?)"
+            )

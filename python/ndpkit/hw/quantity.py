@@ -62,10 +62,11 @@ def _as_written(value: Any) -> str:
 
 
 def _plausible(value: float, info: ValidationInfo) -> float:
-    """A plain number from a file within [MIN_SI, MAX_SI] (or 0), as quantities are."""
+    """A positive plain number from a file within [MIN_SI, MAX_SI], as quantities are (its
+    type refuses 0 and negatives before this runs)."""
     from_file = not (info.context and info.context.get("si"))
-    if from_file and value != 0 and not MIN_SI <= abs(value) <= MAX_SI:
-        raise ValueError(f"must be 0 or between {MIN_SI:g} and {MAX_SI:g}, got {value:g}")
+    if from_file and not MIN_SI <= value <= MAX_SI:
+        raise ValueError(f"must be between {MIN_SI:g} and {MAX_SI:g}, got {value:g}")
     return value
 
 

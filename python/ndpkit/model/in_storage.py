@@ -43,6 +43,8 @@ from ndpkit.profile import Profile
 
 # Stage names, in data-flow order.
 CHANNEL, CELL, DRAM, HOST_LINK, LINK, CPU = "channel", "cell", "dram", "host_link", "link", "cpu"
+RECONFIGURATION = "reconfiguration"
+"""R15's bitstream load: a stage before the others, not overlapped with them."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,8 @@ def layout(platform: Platform, config: Configuration) -> Layout:
         raise ModelError("a device split needs at least one processing cell")
     if any(not 0 <= cell < n for cell in active):
         raise ModelError(f"cell ids must be in 0..{n - 1}")
-    orphans = [ch for ch in powered if routes[ch] not in set(active)]
+    computing = set(active)
+    orphans = [ch for ch in powered if routes[ch] not in computing]
     if orphans:
         raise ModelError(f"channels {orphans[:8]} are routed to cells that are off")
     loads = Counter(routes[ch] for ch in powered)
@@ -209,14 +212,22 @@ def _risp(platform: Platform, profile: Profile, lay: Layout, options: Options) -
     t_risp = max(t.values())
     notes: list[str] = []
     total = t_risp
+    load_s = 0.0
     if options.reconfiguration == "include":
+        # R15: the bitstream loads before processing starts, so T includes it (and D / T,
+        # spec §4.4, falls). Over the load the RU draws the reconfiguration power (its
+        # energy, below) and every other component waits: spec §5.2 charges NVM and DRAM
+        # idle over T minus their active time, and the SSD chipset over the whole of T.
         reconf = _reconfiguration(platform)
-        total += reconf.time_s
+        load_s = reconf.time_s
+        total += load_s
         notes.append(
             f"includes loading the bitstream: {reconf.time_s * 1e3:.3g} ms, "
             f"{reconf.energy_j * 1e3:.3g} mJ"
         )
     stages = {name: d / seconds for name, seconds in t.items()}
+    if load_s:
+        stages[RECONFIGURATION] = d / load_s
     engines_total = _cells_total(platform)
     pipe = Pipeline(
         stages,
@@ -225,14 +236,18 @@ def _risp(platform: Platform, profile: Profile, lay: Layout, options: Options) -
         engines_total,
         lay.cells,
         lay.max_channels_per_cell,
+        after=(RECONFIGURATION,) if load_s else (),
     )
     full = options.attribution == "all_active"
+    ru = _active_idle(t[CELL], t_risp, full or options.ru_time == "configured")
+    if load_s:
+        ru["configuring"] = load_s  # priced as the reconfiguration energy
     times = StateTimes(
         {
-            "nvm": _nvm_times(platform, lay, t[CHANNEL], t_risp, full),
-            "ru": _active_idle(t[CELL], t_risp, full or options.ru_time == "configured"),
-            "device_dram": _active_idle(t[DRAM], t_risp, full),
-            "controller": {"active": t_risp},  # R13: the SSD chipset, at controller power
+            "nvm": _nvm_times(platform, lay, t[CHANNEL], total, full),
+            "ru": ru,
+            "device_dram": _active_idle(t[DRAM], total, full),
+            "controller": {"active": total},  # R13: the SSD chipset, at controller power
         }
     )
     energy = _price(platform, profile, times, lay, options, host_cpu=False)

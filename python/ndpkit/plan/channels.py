@@ -10,7 +10,12 @@ the paper's own fits are used (`fit = "paper"`, Sobel's Eqs. 13-14, R7).
 - Policy B, host bandwidth: n_host = β x b_hostIO / s for f_pb = s x n: only n_host
   cells are configured, and all N channels still supply data (R10 `reduced_cells`);
   the public cell switches contiguous groups of channels onto each cell (§7.4, R9).
-- `both` (§7.5, not the paper's): the smaller of the two.
+- `both` (§7.5, not the paper's): the smaller of the two. When that is the host policy's
+  count and it would cost more energy than all channels on (`never_worse`), the power
+  policy's count is used instead: it is within the budget by construction.
+
+A power budget is read by `power` and `both` only: `host` with a budget is refused, as
+is a budget that no channel count meets.
 
 Rounding a fractional n (R8) is `floor` (the paper), `ceil`, `nearest`, or
 `search`: the integer n that the *model* (not its fit) says meets the goal: the most
@@ -48,9 +53,23 @@ TimeModel = Literal["reduced_cells", "channels_off"]
 SAMPLE_CHANNELS = tuple(range(4, 65, 4))
 """R18 `step_4`: Fig. 8's sample points, 4, 8, …, 64 channels."""
 
+MAX_PLAN_CHANNELS = 4096
+"""The most channels a channel plan takes: the searches evaluate the model at every count
+from 1 to N, each evaluation O(N), so the plan's time grows as N² (4096 channels: about
+2 s; the 65536 channels `estimate` accepts would take about ten minutes)."""
+
 # Relative slack so that 19.700000001 channels still floors to 19 and a time equal to
 # all-on's up to rounding counts as no loss.
 _SLACK = 1e-9
+
+
+class PlanInputError(ModelError):
+    """An input the channel planner refuses; `parameter` names it (`policy`, `budget_w`,
+    `fit` or `channels`) so that a command line can name its flag."""
+
+    def __init__(self, message: str, *, parameter: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 @dataclass(frozen=True)
@@ -137,9 +156,10 @@ def characteristic(
     if source == "paper":
         published = profile.published_fit
         if published is None:
-            raise ModelError(
+            raise PlanInputError(
                 f"the paper publishes fits for sobel only; app {profile.app!r} has no "
-                "published_fit (use fit=model)"
+                "published_fit (use the model fit)",
+                parameter="fit",
             )
         return Characteristic(
             profile.app,
@@ -245,23 +265,38 @@ def power_budget_channels(
         n: _power_w(platform, profile, options, _config(n_total, n, time_model, grouping)[1])
         for n in range(1, n_total + 1)
     }
-    if powers_w[1] > budget_w * (1 + _SLACK):
-        raise ModelError(
-            f"even one channel draws {powers_w[1]:.3g} W, above the {budget_w:g} W budget"
-        )
+    # Spec §7.2: n_power = max{n : power(n) <= budget}. Power need not grow with n (under
+    # reduced_cells fewer cells compute longer at the RU's fixed power), so every count
+    # is checked, not only the first.
     feasible = [n for n, w in powers_w.items() if w <= budget_w * (1 + _SLACK)]
+    unit = _unit(time_model)
+    if not feasible:
+        least = min(powers_w, key=powers_w.__getitem__)
+        raise PlanInputError(
+            f"no count of {unit} keeps within the {budget_w:g} W budget: the lowest-power "
+            f"plan, {_describe(least, n_total, time_model)}, draws {powers_w[least]:.3g} W",
+            parameter="budget_w",
+        )
     rounded["search"] = max(feasible)
     wanted = rounded[rounding]
-    chosen = max(n for n in feasible if n <= wanted)
+    below = [n for n in feasible if n <= wanted]
+    chosen = max(below) if below else min(feasible)
     note = ""
     if chosen != wanted:
-        unit = _unit(time_model)
+        which = "most" if below else "fewest"
         note = (
             f"R8 rounding {rounding} of n = {exact:.2f} gives {wanted} {unit}, which draw "
-            f"{powers_w[wanted]:.3f} W, over the {budget_w:g} W power budget; the most {unit} "
-            f"within it, {chosen}, are used instead"
+            f"{powers_w[wanted]:.3f} W, over the {budget_w:g} W power budget; the {which} "
+            f"{unit} within it, {chosen}, are used instead"
         )
     return ChannelChoice("power", exact, chosen, rounded, note)
+
+
+def _describe(n: int, channels: int, time_model: TimeModel) -> str:
+    """What n enables, in words: '1 channel with its cell', '1 cell serving all 64 channels'."""
+    if time_model == "channels_off":
+        return f"{n} channel with its cell" if n == 1 else f"{n} channels with their cells"
+    return f"{n} cell{'' if n == 1 else 's'} serving all {channels} channels"
 
 
 def _power_w(
@@ -332,9 +367,10 @@ def plan_channels(
 
     With `never_worse` (the default; the paper has no such rule) a host-bandwidth choice
     that would use more energy than all channels on is not taken: every cell stays on
-    and a note says why. A power budget is a hard constraint: whatever the rounding, the
-    planned power never exceeds it (a count over it steps down, and under `both` a host
-    plan over it gives way to the budget's count), and a note says so.
+    (under `both`, the power policy's count is used instead) and a note says why. A power
+    budget is a hard constraint: whatever the rounding, the planned power never exceeds it
+    (a count over it steps down, and under `both` a host plan over it gives way to the
+    budget's count), and a note says so. `policy="host"` with a budget is refused.
     """
     options = options or Options(units="decimal", host_stage="with_host_stage")
     if not platform.is_in_storage or platform.engines is None:
@@ -343,10 +379,30 @@ def plan_channels(
             "(engines.placement = 'channel'); channel selection needs them"
         )
     if policy in ("power", "both") and budget_w is None:
-        raise ModelError(f"policy {policy!r} needs a power budget (e.g. --power-budget 3W)")
-    if budget_w is not None and budget_w <= 0:
-        raise ModelError(f"the power budget must be positive, got {budget_w:g} W")
+        raise PlanInputError(
+            f"policy {policy!r} needs a power budget (e.g. --power-budget 3W)", parameter="policy"
+        )
+    if policy == "host" and budget_w is not None:
+        # The host policy never reads the budget; planning over it silently would break
+        # the promise that a budget is a hard constraint.
+        raise PlanInputError(
+            "policy 'host' does not read a power budget; use policy 'both' (the host match "
+            "within the budget) or 'power'",
+            parameter="budget_w",
+        )
+    if budget_w is not None and not budget_w > 0:
+        raise PlanInputError(
+            f"the power budget must be positive, got {budget_w:g} W", parameter="budget_w"
+        )
     n_total = platform.channels
+    if n_total > MAX_PLAN_CHANNELS:
+        raise PlanInputError(
+            f"a channel plan takes at most {MAX_PLAN_CHANNELS} channels (it evaluates the "
+            f"model at every count, in time growing as N²), got {n_total}",
+            parameter="channels",
+        )
+    if fit == "paper":
+        check_published_fit(platform, profile)
     curves = characteristic(platform, profile, options, source=fit)
     choices: list[ChannelChoice] = []
     if policy in ("power", "both"):
@@ -381,9 +437,11 @@ def plan_channels(
         power_choice is not None
         and budget_w is not None
         and binding is not power_choice
-        and _watts(planned) > budget_w * (1 + _SLACK)
+        and (why or _watts(planned) > budget_w * (1 + _SLACK))
     ):
-        # The budget is a constraint: the host policy's plan (or all on) breaks it.
+        # `both`: the host policy's count gives way to the power policy's, which is within
+        # the budget by construction, when it would cost more energy than all on (the other
+        # of the two counts is then the smaller one left) or when it breaks the budget.
         why = why or (
             f"the host policy's {len(mapping.active)} cells ({model}) draw "
             f"{_watts(planned):.3f} W, over the {budget_w:g} W power budget"
@@ -440,6 +498,37 @@ def plan_channels(
     )
 
 
+def check_published_fit(platform: Platform, profile: Profile) -> None:
+    """Refuse the paper's fit on cells or channels other than those it was published for:
+    Eqs. (13)-(14) hold at f_RU = 100 MHz and the paper's 400 MB/s channels only."""
+    published = profile.published_fit
+    if published is None:
+        raise PlanInputError(
+            f"the paper publishes fits for sobel only; app {profile.app!r} has no "
+            "published_fit (use the model fit)",
+            parameter="fit",
+        )
+    engines = platform.engines
+    clock = engines.frequency_hz if engines is not None else None
+    differ = []
+    if clock is None or not math.isclose(clock, published.cell_clock_hz, rel_tol=1e-9):
+        shown = "none" if clock is None else f"{clock / 1e6:g} MHz"
+        differ.append(f"cells at {published.cell_clock_hz / 1e6:g} MHz (this platform: {shown})")
+    published_bw = published.channel_bandwidth_bytes_per_s
+    bw = platform.storage.channel_bandwidth_bytes_per_s
+    if published_bw is not None and (
+        bw is None or not math.isclose(bw, published_bw, rel_tol=1e-9)
+    ):
+        shown = "none" if bw is None else f"{bw / 1e6:g} MB/s"
+        differ.append(f"{published_bw / 1e6:g} MB/s channels (this platform: {shown})")
+    if differ:
+        raise PlanInputError(
+            f"the paper's fit for {profile.app} was published for {' and '.join(differ)}; "
+            "use the model fit",
+            parameter="fit",
+        )
+
+
 def calibrate_ru_power(
     platform: Platform,
     profile: Profile,
@@ -457,13 +546,15 @@ def calibrate_ru_power(
     engines, public = platform.engines, platform.public_cell
     if engines is None or public is None:
         raise ModelError("calibration needs channel cells and a public cell")
-    zero = _with_ru_power(platform, profile.app, 0.0, 0.0)
+    # The RU drawing nothing at all (idle too: an RU whose idle power is above its power
+    # computing is refused), so that the rest of the SSD's power is what remains.
+    zero = _with_ru_power(platform, profile.app, 0.0, 0.0, idle_w=0.0)
     rows: list[tuple[float, float, float]] = []
     for n in channels:
         e = estimate(zero.with_channels(n), profile, FULL_GEAR, options)
         ru = e.state_times.of("ru")
         active = ru.get("active", 0.0) / e.time_s
-        rest = (e.energy_j - public.power_idle_w * ru.get("idle", 0.0)) / e.time_s
+        rest = e.energy_j / e.time_s
         idle_part = public.power_idle_w * (1 - active)
         rows.append((active, n * active, target(n) - rest - idle_part))
     # Normal equations for y ≈ fixed x a + cell x (n a).
@@ -478,8 +569,12 @@ def calibrate_ru_power(
     return (t1 * s22 - t2 * s12) / det, (s11 * t2 - s12 * t1) / det
 
 
-def _with_ru_power(platform: Platform, app: str, fixed_w: float, cell_w: float) -> Platform:
+def _with_ru_power(
+    platform: Platform, app: str, fixed_w: float, cell_w: float, *, idle_w: float | None = None
+) -> Platform:
     data = platform.model_dump(by_alias=False)
+    if idle_w is not None:
+        data["public_cell"]["power_idle_w"] = idle_w
     data["engines"]["power_active_by_app"][app] = cell_w
     data["public_cell"]["power_active_by_app"][app] = fixed_w
     return Platform.model_validate(data, context={"si": True})

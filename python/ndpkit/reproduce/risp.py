@@ -136,9 +136,18 @@ def _binary(
     data["storage"]["dram"]["bandwidth_bytes_per_s"] *= gb
     data["host_link"]["bandwidth_bytes_per_s"] *= gb
     scaled = Platform.model_validate(data, context={"si": True})
-    return scaled, {
-        app: p.with_changes(data_bytes=p.data_bytes * gb) for app, p in profiles.items()
-    }
+    return scaled, {app: _binary_profile(p, mb, gb) for app, p in profiles.items()}
+
+
+def _binary_profile(profile: Profile, mb: float, gb: float) -> Profile:
+    """D read as GiB; a published fit's SSD is the preset's, so its b_ch is read as MiB/s
+    like the platform's (the fit's own numbers are kept, as E6 and E7 print them)."""
+    fit = profile.published_fit
+    if fit is not None and fit.channel_bandwidth_bytes_per_s is not None:
+        fit = fit.model_copy(
+            update={"channel_bandwidth_bytes_per_s": fit.channel_bandwidth_bytes_per_s * mb}
+        )
+    return profile.with_changes(data_bytes=profile.data_bytes * gb, published_fit=fit)
 
 
 def _at(platform: Platform, channels: int, interface: str = "sata-3.2") -> Platform:
