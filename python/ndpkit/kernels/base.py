@@ -38,6 +38,18 @@ class KernelMismatchError(NdpkitError):
     """A kernel's answer differs from its independent reference."""
 
 
+def checked_records(data: np.ndarray, record_shape: tuple[int, ...], kernel: str) -> np.ndarray:
+    """`data` as an array of whole records of `record_shape`, or an NdpkitError: a reshape
+    would read (1000, 3) points as 375 points of 8 features and answer for them."""
+    array = np.asarray(data)
+    if array.ndim != len(record_shape) + 1 or array.shape[1:] != tuple(record_shape):
+        raise NdpkitError(
+            f"{kernel}: data of shape {array.shape} is not records of shape {record_shape} "
+            f"(an array of shape (n, {', '.join(map(str, record_shape))}))"
+        )
+    return array
+
+
 def param(params: Mapping[str, Any], key: str, kernel: str) -> Any:
     """`params[key]`, or an NdpkitError naming the kernel and the keys it was given (a
     KeyError from inside a worker said only the key)."""

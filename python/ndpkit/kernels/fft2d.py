@@ -31,7 +31,7 @@ import scipy.fft  # type: ignore[import-untyped, unused-ignore]
 from numpy.typing import NDArray
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, checked_records
 
 SIDE = 256
 CHANNELS = 3
@@ -101,13 +101,13 @@ class Fft2d(RowKernel):
         return (tint * ramp[None, :, :, None] + noise).astype(np.uint8)
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> list[Spectra]:
-        return [Spectra(offset, spectra(chunk))]
+        return [Spectra(offset, spectra(checked_records(chunk, self.record_shape, self.name)))]
 
     def row_spec(self, state: Any) -> RowSpec:
         return RowSpec(np.dtype(np.complex64), (CHANNELS, SIDE, SIDE))
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
-        spectra(chunk, out)
+        spectra(checked_records(chunk, self.record_shape, self.name), out)
 
     def rows_merged(self, rows: np.ndarray, state: Any) -> list[Spectra]:
         return [Spectra(0, rows)]
@@ -132,7 +132,7 @@ class Fft2d(RowKernel):
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> NDArray[np.complex128]:
         """numpy's 2-D FFT in float64, channel first."""
-        images = np.asarray(data, dtype=np.float64).reshape(-1, SIDE, SIDE, CHANNELS)
+        images = checked_records(data, self.record_shape, self.name).astype(np.float64)
         return np.fft.fft2(np.moveaxis(images, -1, 1), axes=(2, 3))
 
     def check(self, result: Any, expected: Any) -> None:

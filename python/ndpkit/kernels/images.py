@@ -111,7 +111,10 @@ def pack_above(
     """(n, ceil(h·w / 8)) uint8: per image, `np.packbits(image.ravel() > threshold)` (first
     pixel in the top bit, the last byte zero-padded), in one Rust pass; into `out`
     (C-contiguous, that shape) if given."""
-    limits = np.ascontiguousarray(thresholds, dtype=np.uint8)
+    given = np.asarray(thresholds)
+    if given.dtype.kind not in "iu" or (given.size and (given.min() < 0 or given.max() > 255)):
+        raise NdpkitError(f"binarize: thresholds must be whole numbers from 0 to 255, got {given}")
+    limits = np.ascontiguousarray(given, dtype=np.uint8)
     bits: np.ndarray = _core.pack_above_u8(_rows(images), limits, out)
     return bits
 
@@ -128,7 +131,14 @@ def remap(images: np.ndarray, luts: np.ndarray, out: np.ndarray | None = None) -
 
 def _rows(images: np.ndarray) -> np.ndarray:
     """C-contiguous (n, h·w) uint8 pixels: a view of contiguous images, else a copy."""
+    check_pixels(images)
     return np.ascontiguousarray(pixel_rows(images), dtype=np.uint8)
+
+
+def check_pixels(images: np.ndarray, kernel: str = "image kernels") -> None:
+    """8-bit images or an NdpkitError: a cast would wrap 300 to 44 and cut 0.5 to 0."""
+    if np.asarray(images).dtype != np.uint8:
+        raise NdpkitError(f"{kernel}: need 8-bit images (uint8), got {np.asarray(images).dtype}")
 
 
 def writable_in_place(out: np.ndarray) -> np.ndarray | None:

@@ -50,7 +50,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, param
+from ndpkit.kernels.base import (
+    Kernel,
+    KernelMismatchError,
+    RowKernel,
+    RowSpec,
+    checked_records,
+    param,
+)
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -263,7 +270,7 @@ class Knn(Kernel):
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
         if self.device_topk:
             return self._device_topk(chunk, state["query"], offset)
-        dists = distances_sq(chunk, state["query"])
+        dists = distances_sq(checked_records(chunk, self.record_shape, self.name), state["query"])
         refuse_non_finite(self.name, dists, chunk, state["query"], offset)
         return [Segment(offset, dists)]
 
@@ -279,6 +286,7 @@ class Knn(Kernel):
     def _device_topk(
         self, chunk: np.ndarray, query: F32, offset: int, best: Neighbours | None = None
     ) -> Neighbours:
+        checked_records(chunk, self.record_shape, self.name)
         points = np.ascontiguousarray(chunk, dtype=np.float32)
         best = empty_neighbours() if best is None else best
         for start in range(0, len(points), BLOCK_ROWS):
@@ -317,7 +325,10 @@ class Knn(Kernel):
             NearestNeighbors,
         )
 
-        points = np.asarray(data, dtype=np.float64).reshape(-1, self.features)
+        points = checked_records(data, self.record_shape, self.name).astype(np.float64)
+        if not np.isfinite(points).all():
+            bad = int(np.flatnonzero(~np.isfinite(points).all(axis=1))[0])
+            raise NdpkitError(f"{self.name}: point {bad} has a non-finite coordinate")
         k = min(self.k, len(points))
         asked = min(self.k + 1, len(points))
         if asked == 0:
@@ -355,6 +366,7 @@ class KnnRows(Knn, RowKernel):
         """The distances straight into `out` (a chunk's slice of the rows arena is
         C-contiguous); into any other `out` BLOCK_ROWS points at a time, so only a block
         (64 KiB) is ever copied."""
+        checked_records(chunk, self.record_shape, self.name)
         query = state["query"]
         if out.flags.c_contiguous and out.flags.writeable:
             distances_sq(chunk, query, out)

@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
-from ndpkit.kernels.images import IMAGE_SHAPE, blocky_images, images_of, rows_out
+from ndpkit.kernels.images import IMAGE_SHAPE, blocky_images, check_pixels, images_of, rows_out
 from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 _GROUP_PIXELS = 1 << 16
@@ -69,6 +70,9 @@ class _Buffers:
 def sobel_magnitude(images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """The uint8 magnitude of each (height, width) image (see the module doc), written into
     `out` (any uint8 array of the images' shape) if given, else into a new array."""
+    check_pixels(images, "sobel")
+    if images.ndim != 3:
+        raise NdpkitError(f"sobel: need images of shape (n, height, width), got {images.shape}")
     count, height, width = images.shape
     out = np.empty_like(images) if out is None else rows_out(out, images.shape, np.uint8, "sobel")
     if images.size == 0:

@@ -1,0 +1,96 @@
+"""The kernels' public functions refuse input they would misread, with an NdpkitError that
+says what was expected, instead of a plausible wrong answer or numpy's own ValueError or
+IndexError (found by a review of the Python API)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.errors import NdpkitError
+from ndpkit.kernels import get_kernel
+from ndpkit.kernels.images import pack_above
+from ndpkit.kernels.sobel import sobel_magnitude
+
+KNN8 = get_kernel("knn8")
+KNN8_TOPK = get_kernel("knn8-topk")
+FFT2D = get_kernel("fft2d")
+IMAGES = np.zeros((2, 16, 16), np.uint8)
+
+
+def knn_state() -> Any:
+    return KNN8.init(KNN8.params(0))
+
+
+CASES: list[tuple[str, Callable[[], object], str]] = [
+    (
+        "k-NN reference on 3-feature points (read as 375 points of 8 before)",
+        lambda: KNN8.reference(np.zeros((1000, 3), np.float32), KNN8.params(0)),
+        r"knn8: data of shape \(1000, 3\) is not records of shape \(8,\)",
+    ),
+    (
+        "k-NN device on 3-feature points",
+        lambda: KNN8.device(np.zeros((10, 3), np.float32), knn_state(), 0),
+        r"knn8: data of shape \(10, 3\)",
+    ),
+    (
+        "k-NN top-k device on a flat array",
+        lambda: KNN8_TOPK.device(np.zeros(80, np.float32), knn_state(), 0),
+        r"knn8-topk: data of shape \(80,\)",
+    ),
+    (
+        "k-NN reference with a NaN point",
+        lambda: KNN8.reference(np.full((20, 8), np.nan, np.float32), KNN8.params(0)),
+        "knn8: point 0 has a non-finite coordinate",
+    ),
+    (
+        "FFT2D reference on grey images (read as 2 RGB spectra before)",
+        lambda: FFT2D.reference(np.zeros((6, 256, 256), np.uint8), {}),
+        r"fft2d: data of shape \(6, 256, 256\) is not records of shape \(256, 256, 3\)",
+    ),
+    (
+        "FFT2D device on 4-channel images",
+        lambda: FFT2D.device(np.zeros((1, 256, 256, 4), np.uint8), None, 0),
+        r"fft2d: data of shape \(1, 256, 256, 4\)",
+    ),
+    (
+        "Sobel on float images (0.5 everywhere before)",
+        lambda: sobel_magnitude(IMAGES.astype(np.float64)),
+        r"sobel: need 8-bit images \(uint8\), got float64",
+    ),
+    (
+        "Sobel on one 2-D image",
+        lambda: sobel_magnitude(IMAGES[0]),
+        r"sobel: need images of shape \(n, height, width\), got \(16, 16\)",
+    ),
+    (
+        "binarize with a threshold of 300 (wrapped to 44 before)",
+        lambda: pack_above(IMAGES, np.array([300, 1])),
+        "thresholds must be whole numbers from 0 to 255",
+    ),
+    (
+        "binarize on int16 images",
+        lambda: pack_above(IMAGES.astype(np.int16), np.array([1, 1])),
+        r"need 8-bit images \(uint8\), got int16",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "call", "message"), CASES, ids=[c[0] for c in CASES])
+def test_input_a_kernel_would_misread_is_refused(
+    case: str, call: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(NdpkitError, match=message):
+        call()
+
+
+def test_the_checks_let_good_input_through() -> None:
+    points = np.random.default_rng(0).random((100, 8), dtype=np.float32)
+    assert len(KNN8.reference(points, KNN8.params(0)).neighbours.indices) == 10
+    spectra = FFT2D.reference(np.zeros((1, 256, 256, 3), np.uint8), {})
+    assert spectra.shape == (1, 3, 256, 256)
+    assert sobel_magnitude(IMAGES).dtype == np.uint8
+    assert pack_above(IMAGES + 2, np.array([1, 2])).tolist()[0][0] == 255
