@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from typing import Any
 
@@ -373,65 +373,56 @@ class KMeansKernel(Kernel):
         ).fit(points)
         converged = model.n_iter_ < max_iter
         counts = np.bincount(model.labels_, minlength=self.clusters).astype(np.int64)
-        found = KMeansResult(model.cluster_centers_, int(model.n_iter_), converged, counts)
-        return SklearnReference(found, lambda: lloyd_keeping_empty(lambda: [(0, points)], params))
+        return SklearnReference(
+            model.cluster_centers_,
+            int(model.n_iter_),
+            converged,
+            counts,
+            replay=lambda: lloyd_keeping_empty(lambda: [(0, points)], params),
+        )
 
     def check(self, result: Any, expected: Any) -> None:
-        if isinstance(expected, SklearnReference):
-            try:
-                self.check(result, expected.result)
-            except KernelMismatchError:
-                # scikit-learn moves an empty cluster's centre to a far point; this kernel
-                # keeps it where it was, as the RISP host does. Where a pass left a cluster
-                # empty, Lloyd replayed with scipy's distances under the kernel's rule (as
-                # streamed verification is) is the reference; otherwise the mismatch stands.
-                replay, emptied = expected.replay()
-                if not emptied:
-                    raise
-                self.check(result, replay)
-            return
-        if result.centres.shape != expected.centres.shape:
-            raise KernelMismatchError(
-                f"kmeans: centres of shape {result.centres.shape}, "
-                f"reference {expected.centres.shape}"
-            )
-        if not np.allclose(result.centres, expected.centres, rtol=CENTRE_RTOL, atol=CENTRE_ATOL):
-            worst = np.unravel_index(
-                np.argmax(np.abs(result.centres - expected.centres)), result.centres.shape
-            )
-            raise KernelMismatchError(
-                f"kmeans: centre {worst[0]} feature {worst[1]} is {result.centres[worst]:.9g}, "
-                f"reference {expected.centres[worst]:.9g} (rtol {CENTRE_RTOL})"
-            )
-        if result.iterations != expected.iterations:
-            raise KernelMismatchError(
-                f"kmeans: {result.iterations} iterations, reference {expected.iterations}"
-            )
+        try:
+            _compare(result, expected)
+        except KernelMismatchError:
+            if not isinstance(expected, SklearnReference):
+                raise
+            # scikit-learn moves an empty cluster's centre to a far point; this kernel keeps
+            # it where it was, as the RISP host does. Where a pass left a cluster empty,
+            # Lloyd replayed with scipy's distances under the kernel's rule (as streamed
+            # verification is) is the reference; otherwise the mismatch stands.
+            replay, emptied = expected.replay()
+            if not emptied:
+                raise
+            _compare(result, replay)
+
+
+def _compare(result: Any, expected: KMeansResult) -> None:
+    """Centres within CENTRE_RTOL and the same iteration count, or KernelMismatchError."""
+    if result.centres.shape != expected.centres.shape:
+        raise KernelMismatchError(
+            f"kmeans: centres of shape {result.centres.shape}, reference {expected.centres.shape}"
+        )
+    if not np.allclose(result.centres, expected.centres, rtol=CENTRE_RTOL, atol=CENTRE_ATOL):
+        worst = np.unravel_index(
+            np.argmax(np.abs(result.centres - expected.centres)), result.centres.shape
+        )
+        raise KernelMismatchError(
+            f"kmeans: centre {worst[0]} feature {worst[1]} is {result.centres[worst]:.9g}, "
+            f"reference {expected.centres[worst]:.9g} (rtol {CENTRE_RTOL})"
+        )
+    if result.iterations != expected.iterations:
+        raise KernelMismatchError(
+            f"kmeans: {result.iterations} iterations, reference {expected.iterations}"
+        )
 
 
 @dataclass(frozen=True)
-class SklearnReference:
-    """scikit-learn's result, and the replay under the kernel's empty-cluster rule that
+class SklearnReference(KMeansResult):
+    """scikit-learn's result, with the replay under the kernel's empty-cluster rule that
     `check` falls back to (run only then: it costs as much again)."""
 
-    result: KMeansResult
-    replay: Callable[[], tuple[KMeansResult, bool]]
-
-    @property
-    def centres(self) -> F64:
-        return self.result.centres
-
-    @property
-    def iterations(self) -> int:
-        return self.result.iterations
-
-    @property
-    def converged(self) -> bool:
-        return self.result.converged
-
-    @property
-    def counts(self) -> NDArray[np.int64] | None:
-        return self.result.counts
+    replay: Callable[[], tuple[KMeansResult, bool]] = field(kw_only=True)
 
 
 def lloyd_keeping_empty(

@@ -42,7 +42,7 @@ from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.plan.mapping import Mapping
 from ndpkit.plan.reconfigure import Plan
-from ndpkit.profile import Profile
+from ndpkit.profile import Profile, PublishedFit
 
 Policy = Literal["host", "power", "both"]
 FitSource = Literal["model", "paper"]
@@ -154,13 +154,7 @@ def characteristic(
     """The fits the policies use: regress the model's own points, or the paper's Eqs."""
     points = characteristic_points(platform, profile, options, channels)
     if source == "paper":
-        published = profile.published_fit
-        if published is None:
-            raise PlanInputError(
-                f"the paper publishes fits for sobel only; app {profile.app!r} has no "
-                "published_fit (use the model fit)",
-                parameter="fit",
-            )
+        published = published_fit(profile)
         return Characteristic(
             profile.app,
             "paper",
@@ -498,16 +492,21 @@ def plan_channels(
     )
 
 
-def check_published_fit(platform: Platform, profile: Profile) -> None:
-    """Refuse the paper's fit on cells or channels other than those it was published for:
-    Eqs. (13)-(14) hold at f_RU = 100 MHz and the paper's 400 MB/s channels only."""
-    published = profile.published_fit
-    if published is None:
+def published_fit(profile: Profile) -> PublishedFit:
+    """The paper's Eqs. (13)-(14) for `profile`'s app, or a PlanInputError naming --fit."""
+    if profile.published_fit is None:
         raise PlanInputError(
             f"the paper publishes fits for sobel only; app {profile.app!r} has no "
             "published_fit (use the model fit)",
             parameter="fit",
         )
+    return profile.published_fit
+
+
+def check_published_fit(platform: Platform, profile: Profile) -> None:
+    """Refuse the paper's fit on cells or channels other than those it was published for:
+    Eqs. (13)-(14) hold at f_RU = 100 MHz and the paper's 400 MB/s channels only."""
+    published = published_fit(profile)
     engines = platform.engines
     clock = engines.frequency_hz if engines is not None else None
     differ = []
