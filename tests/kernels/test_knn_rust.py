@@ -1,4 +1,4 @@
-"""The Rust distance loop (`ndp-kernels`) against its numpy oracle: bit for bit."""
+"""The Rust distance loop and top-k fold (`ndp-kernels`) against their numpy oracles."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndpkit.kernels.knn import distances_sq, distances_sq_numpy, empty_neighbours, merge_block
+from ndpkit import _core  # type: ignore[attr-defined]
+from ndpkit.errors import NdpkitError
+from ndpkit.kernels.knn import (
+    distances_sq,
+    distances_sq_numpy,
+    empty_neighbours,
+    fold_top_k,
+    merge_block,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -88,3 +96,79 @@ def test_block_by_block_top_k_is_the_k_smallest_by_distance_then_index(
     order = np.lexsort((np.arange(len(every)), every))[:k]
     assert np.array_equal(best.indices, order)
     assert np.array_equal(best.distances_sq, every[order])
+
+
+# -- the top-k fold in Rust (`fold_top_k`) against the numpy block-by-block path -------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 40_000), min_size=1, max_size=4),
+    dims=st.sampled_from([2, 3, 6, 8]),
+    k=st.integers(1, 30),
+    levels=st.sampled_from([2, 40, 10**6]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_rust_top_k_fold_equals_the_numpy_blocks(
+    sizes: list[int], dims: int, k: int, levels: int, seed: int
+) -> None:
+    """Chunks of any sizes (past the 16,384-point block), few distinct coordinates (ties
+    everywhere) or many: the same k (index, distance) pairs as `merge_block` over the numpy
+    distances, which are the k smallest by (distance, index)."""
+    rng = np.random.default_rng(seed)
+    chunks = [(rng.integers(0, levels, (n, dims)) / levels).astype(np.float32) for n in sizes]
+    query = (rng.integers(0, levels, dims) / levels).astype(np.float32)
+    rust, numpy_path, first = empty_neighbours(), empty_neighbours(), 0
+    for chunk in chunks:
+        if len(chunk):
+            rust = fold_top_k("knn", chunk, query, first, k, rust)
+        dists = distances_sq_numpy(chunk, query)
+        for start in range(0, len(dists), 16384):
+            numpy_path = merge_block(numpy_path, dists[start : start + 16384], first + start, k)
+        first += len(chunk)
+    assert rust.indices.dtype == np.int64 and rust.distances_sq.dtype == np.float32
+    assert np.array_equal(rust.indices, numpy_path.indices)
+    assert np.array_equal(rust.distances_sq, numpy_path.distances_sq)
+
+
+@pytest.mark.parametrize(
+    ("row", "value", "message"),
+    [
+        (20_000, np.nan, "point 20005 has a non-finite coordinate"),
+        (3, np.inf, "point 8 has a non-finite coordinate"),
+        (17_000, 1e20, "the squared distance of point 17005 to the query overflows"),
+    ],
+)
+def test_rust_top_k_fold_names_a_point_it_cannot_rank(row: int, value: float, message: str):
+    points = np.random.default_rng(0).random((30_000, 8), dtype=np.float32)
+    points[row, 2] = value
+    clean = np.random.default_rng(1).random((10, 8), dtype=np.float32)
+    before = fold_top_k("knn8-topk", clean, np.zeros(8, np.float32), 0, 3, empty_neighbours())
+    with pytest.raises(NdpkitError, match=message):
+        fold_top_k("knn8-topk", points, np.zeros(8, np.float32), 5, 3, before)
+    query = np.array([0, 0, np.nan, 0, 0, 0, 0, 0], np.float32)
+    with pytest.raises(NdpkitError, match=r"the query .* has a non-finite coordinate"):
+        fold_top_k("knn8-topk", points[:5], query, 0, 3, empty_neighbours())
+
+
+@pytest.mark.parametrize(
+    ("indices", "distances", "k", "message"),
+    [
+        ([2, 1], [0.5, 0.25], 3, "sorted"),
+        ([1, 2, 3], [0.1, 0.2, 0.3], 2, "top-2 of 3"),
+        ([1], [0.1, 0.2], 3, "1 indices and 2 distances"),
+        ([], [], 0, "k and the number of features"),
+    ],
+)
+def test_rust_top_k_fold_refuses_a_top_k_it_cannot_extend(
+    indices: list[int], distances: list[float], k: int, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        _core.fold_top_k_f32(
+            np.zeros((4, 2), np.float32),
+            np.zeros(2, np.float32),
+            0,
+            k,
+            np.array(indices, np.int64),
+            np.array(distances, np.float32),
+        )

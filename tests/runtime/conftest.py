@@ -46,7 +46,8 @@ def one_engine(tmp_path: Path) -> Callable[[Kernel, int, int], EngineStats]:
     def run(kernel: Kernel, size_mib: int, chunk_bytes: int) -> EngineStats:
         path = tmp_path / f"{kernel.name}-{size_mib}"
         ds = generate_dataset(kernel, size_mib * 2**20, 1, path, shard_bytes=16 * 2**20)
-        (engine,) = LocalExecutor(1).run(kernel, ds, {}, chunk_bytes=chunk_bytes).engines
+        pool = LocalExecutor(1, mapped_budget_bytes=0)  # streamed: windows, never kept
+        (engine,) = pool.run(kernel, ds, {}, chunk_bytes=chunk_bytes).engines
         return engine
 
     return run

@@ -87,11 +87,32 @@ def _pool(workers: int, queue_bytes: int = QUEUED_TASK_BYTES) -> _Pool:
         for _ in range(workers)
     ]
     pool._too_large = set()
+    pool._last = {}
     return pool
 
 
 def _engines(worker: _Worker) -> list[int]:
     return [t.engine for t in worker.tasks]
+
+
+def test_an_engine_goes_back_to_the_worker_that_ran_it() -> None:
+    """Its shards are mapped there (`ShardMaps`): the next pass hands each worker its own
+    engines first, whatever order they are pending in."""
+    pool = _pool(2)
+    pool._dispatch(deque(_task(e) for e in range(4)))
+    first = {e: w for w in pool.workers for e in _engines(w)}
+    assert len(first) == 3  # two running, one queued
+    for w in pool.workers:
+        w.tasks.clear()
+    pool._dispatch(deque(_task(e) for e in sorted(first, reverse=True)))
+    again = {e: w for w in pool.workers for e in _engines(w)}
+    assert len(again) == 2 and all(first[e] is w for e, w in again.items())
+    # A worker whose engines are all gone takes another's rather than stay idle.
+    for w in pool.workers:
+        w.tasks.clear()
+    lonely = pool.workers[0]
+    pool._dispatch(deque(_task(e) for e in first if first[e] is not lonely))
+    assert lonely.tasks
 
 
 def test_one_worker_gets_its_next_task_while_it_runs_one() -> None:

@@ -42,6 +42,62 @@ fn squared_distances_f32<'py>(
     Ok(out)
 }
 
+/// A top-k's (indices, distances) and the row that stopped a fold (-1: none).
+type TopK<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>, i64);
+
+/// Fold the rows of a C-contiguous float32 (n, d) array (row r has index `first_index` + r)
+/// into a running top-k of squared distances to `query`, given as int64 `indices` and
+/// float32 `distances` (at most k pairs, sorted by distance then index). Returns the new
+/// (indices, distances) and -1, or the old ones and the first row whose distance is NaN or
+/// infinite.
+#[pyfunction]
+fn fold_top_k_f32<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<'py, f32>,
+    query: PyReadonlyArray1<'py, f32>,
+    first_index: i64,
+    k: usize,
+    indices: PyReadonlyArray1<'py, i64>,
+    distances: PyReadonlyArray1<'py, f32>,
+) -> PyResult<TopK<'py>> {
+    let (_, slice, q) = rows_and_vector(&points, &query, "query")?;
+    let mut idx = indices.as_slice()?.to_vec();
+    let mut dist = distances.as_slice()?.to_vec();
+    if k == 0 || q.is_empty() {
+        return Err(PyValueError::new_err(
+            "k and the number of features must be ≥ 1",
+        ));
+    }
+    if idx.len() != dist.len() || idx.len() > k {
+        return Err(PyValueError::new_err(format!(
+            "a top-{k} of {} indices and {} distances",
+            idx.len(),
+            dist.len()
+        )));
+    }
+    let sorted = dist
+        .windows(2)
+        .zip(idx.windows(2))
+        .all(|(d, i)| d[0] < d[1] || (d[0] == d[1] && i[0] < i[1]));
+    if !sorted {
+        return Err(PyValueError::new_err(
+            "the top-k must be sorted by (distance, index)",
+        ));
+    }
+    let outcome = py.detach(|| {
+        ndp_kernels::topk::fold_top_k_f32(slice, q, first_index, k, &mut idx, &mut dist)
+    });
+    let bad = match outcome {
+        Ok(()) => -1,
+        Err(e) => i64::try_from(e.row).unwrap_or(i64::MAX),
+    };
+    Ok((
+        PyArray1::from_vec(py, idx),
+        PyArray1::from_vec(py, dist),
+        bad,
+    ))
+}
+
 /// An error unless `out` holds exactly `expected` values (`what` they are for, in words).
 fn check_len(len: usize, expected: usize, what: impl FnOnce() -> String) -> PyResult<()> {
     if len != expected {
@@ -255,6 +311,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack_above_u8, m)?)?;
     m.add_function(wrap_pyfunction!(remap_u8, m)?)?;
     m.add_function(wrap_pyfunction!(cluster_sums_f32, m)?)?;
+    m.add_function(wrap_pyfunction!(fold_top_k_f32, m)?)?;
     checksum::register(m)?;
     sim::register(m)?;
     sort::register(m)?;

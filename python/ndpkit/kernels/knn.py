@@ -197,6 +197,29 @@ def merge_block(best: Neighbours, block: F32, first_index: int, k: int) -> Neigh
     )
 
 
+def fold_top_k(
+    name: str, points: F32, query: F32, offset: int, k: int, best: Neighbours
+) -> Neighbours:
+    """`best` updated with every point of `points` (2-D, C-contiguous float32; the first is
+    point `offset`): one Rust call (`ndp-kernels` `topk`), the same distances and the same
+    (distance, index) order as `merge_block` block by block, without a numpy call per block
+    (which cost a fifth of the top-k split's pass). A non-finite distance raises as
+    `refuse_non_finite` does, naming the point."""
+    indices, dists_sq, bad = _core.fold_top_k_f32(
+        points,
+        query,
+        offset,
+        k,
+        np.ascontiguousarray(best.indices, dtype=np.int64),
+        np.ascontiguousarray(best.distances_sq, dtype=np.float32),
+    )
+    if bad >= 0:
+        row = points[bad : bad + 1]
+        refuse_non_finite(name, distances_sq(row, query), row, query, offset + bad)
+        raise AssertionError(f"{name}: point {offset + bad} has a finite distance after all")
+    return Neighbours(indices, dists_sq)
+
+
 BOUND_PREFIX = 512
 """Distances whose k-th smallest bounds a block's first selection (see `_kth_bound`)."""
 
@@ -289,6 +312,8 @@ class Knn(Kernel):
         checked_records(chunk, self.record_shape, self.name)
         points = np.ascontiguousarray(chunk, dtype=np.float32)
         best = empty_neighbours() if best is None else best
+        if points.ndim == 2 and len(points):
+            return fold_top_k(self.name, points, query, offset, self.k, best)
         for start in range(0, len(points), BLOCK_ROWS):
             block = points[start : start + BLOCK_ROWS]
             dists = distances_sq(block, query)

@@ -73,6 +73,7 @@ from ndpkit.files import name_kept, signals_held
 from ndpkit.hw.spec import spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import wide_mode_error
+from ndpkit.runtime.shard_maps import ShardMaps
 
 MANIFEST = "manifest.json"
 FORMAT = "ndpkit-dataset"
@@ -592,18 +593,22 @@ def shard_chunks(
     chunk_records: int,
     *,
     verify: bool = False,
+    maps: ShardMaps | None = None,
+    run: int = 0,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """(offset of the first record in the data set, chunk) over one shard, after checking the
     shard against the manifest. Chunks hold at most `chunk_records` whole records. With
     `verify`, the shard's CRC-32 is checked too (.npy: as it is read, raising at the end;
-    Parquet: before the first chunk). Any problem is a `ShardError` naming the shard."""
+    Parquet: before the first chunk). With `maps`, a .npy shard is read from a mapping of
+    the whole shard kept there, if it fits its budget (`ShardMaps`; `run` is the caller's
+    run), else through windows. Any problem is a `ShardError` naming the shard."""
     check_shard_size(path, shard.file_bytes)
     if layout.shard_format == "parquet":
         if verify:
             _check_crc(path, _file_crc(path), shard.crc32)
         yield from _parquet_chunks(path, shard, layout, chunk_records)
     else:
-        yield from _npy_chunks(path, shard, layout, chunk_records, verify)
+        yield from _npy_chunks(path, shard, layout, chunk_records, verify, maps, run)
 
 
 def _check_crc(path: Path, found: str, expected: str) -> None:
@@ -612,16 +617,27 @@ def _check_crc(path: Path, found: str, expected: str) -> None:
 
 
 def _npy_chunks(
-    path: Path, shard: ShardFacts, layout: RecordLayout, chunk_records: int, verify: bool
+    path: Path,
+    shard: ShardFacts,
+    layout: RecordLayout,
+    chunk_records: int,
+    verify: bool,
+    maps: ShardMaps | None = None,
+    run: int = 0,
 ) -> Iterator[tuple[int, np.ndarray]]:
-    data_offset = _open_npy_shard(path, shard, layout)
+    whole, data_offset = _kept_shard(path, shard, layout, maps, run)
     crc = _header_crc(path, data_offset) if verify else 0
-    window_records = chunk_records * WINDOW_CHUNKS
+    # A kept mapping is read as one window; otherwise each window is mapped on its own.
+    window_records = shard.records if whole is not None else chunk_records * WINDOW_CHUNKS
     for first in range(0, shard.records, window_records):
         count = min(window_records, shard.records - first)
         try:
-            window = read_records(
-                path, data_offset, layout.dtype, layout.record_shape, first, count
+            window = (
+                whole
+                if whole is not None
+                else read_records(
+                    path, data_offset, layout.dtype, layout.record_shape, first, count
+                )
             )
         except (OSError, ValueError) as exc:
             raise ShardError(path, f"cannot map records {first}..{first + count} ({exc})") from None
@@ -634,6 +650,28 @@ def _npy_chunks(
         del window  # with the caller's chunks gone, the window is unmapped here
     if verify:
         _check_crc(path, f"{crc:08x}", shard.crc32)
+
+
+def _kept_shard(
+    path: Path, shard: ShardFacts, layout: RecordLayout, maps: ShardMaps | None, run: int
+) -> tuple[np.ndarray | None, int]:
+    """(the shard's records from a mapping kept in `maps`, or None; its data's file offset).
+    A shard kept already is not opened again; any other's header is checked first."""
+    hit = (
+        None
+        if maps is None
+        else maps.get(path, layout.dtype, layout.record_shape, shard.records, run)
+    )
+    if hit is not None:
+        return hit
+    data_offset = _open_npy_shard(path, shard, layout)
+    if maps is None:
+        return None, data_offset
+    try:
+        whole = maps.keep(path, data_offset, layout.dtype, layout.record_shape, shard.records, run)
+    except (OSError, ValueError) as exc:
+        raise ShardError(path, f"cannot map its {shard.records} records ({exc})") from None
+    return whole, data_offset
 
 
 def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:

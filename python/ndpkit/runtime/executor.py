@@ -13,6 +13,14 @@ Why it is built this way:
   the kernel is done with it (or one batch of a Parquet shard's rows, decoded a row group at a
   time), so a worker's resident memory is a chunk plus the kernel's partials whatever the size
   of the data set (file pages stay in the page cache, not in the worker).
+- **Kept mappings, within a budget.** Up to `mapped_budget_bytes` of .npy shards (a quarter
+  of physical memory by default, shared by the workers; `NDPKIT_MAPPED_BYTES` or the
+  argument sets it, 0 turns it off), a worker maps a shard whole and keeps the mapping for
+  later passes and runs (`shard_maps.ShardMaps`): building and tearing down the page tables
+  of every window cost an iterative kernel 3-10% of each pass. The pages are the page cache
+  the shards occupy anyway; past the budget, shards stream through windows as above, so a
+  worker's resident size is bounded by the budget whatever the data set's size. An engine's
+  task goes back to the worker that ran it last, where its shards are mapped.
 - **forkserver, not fork.** A child forked from the parent would inherit its threads and locks
   (BLAS pools, a progress UI). Forkserver children are forked from a clean, single-purpose
   server that has already imported numpy and this module, so a worker starts in milliseconds
@@ -73,6 +81,7 @@ from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.files import signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
+from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
 from ndpkit.runtime.transfer import (
     ARENAS,
     Rows,
@@ -85,6 +94,7 @@ from ndpkit.runtime.transfer import (
     spill_root,
     unpack,
 )
+from ndpkit.units import Kind, UnitError, parse
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
 _UNKNOWN_EXIT = 255
@@ -141,6 +151,11 @@ class EngineStats:
     counted once in the machine's memory, but in both processes' resident sizes. (Near 0 for a
     disk arena: a worker unmaps each chunk's rows once written, so that they count in its
     resident size no longer than a chunk's window does.)"""
+    mapped_bytes: int = 0
+    """Shard bytes the worker mapped whole while this engine ran and kept for later passes
+    and runs (`shard_maps.ShardMaps`): page cache, within the executor's
+    `mapped_budget_bytes`, not counted in `rss_growth_bytes`. 0 for an engine whose shards
+    were mapped already, or streamed through windows."""
 
     def plus(self, other: EngineStats) -> EngineStats:
         return replace(
@@ -153,6 +168,7 @@ class EngineStats:
             peak_rss_bytes=max(self.peak_rss_bytes, other.peak_rss_bytes),
             rss_growth_bytes=max(self.rss_growth_bytes, other.rss_growth_bytes),
             shared_growth_bytes=self.shared_growth_bytes + other.shared_growth_bytes,
+            mapped_bytes=self.mapped_bytes + other.mapped_bytes,
         )
 
 
@@ -240,6 +256,9 @@ class _Task:
     verify: bool
     spill_dir: str | None
     rows: Rows | None
+    run: int = 0
+    """Which run of the pool this pass belongs to: a worker keeps the shard mappings of the
+    current run (`ShardMaps`)."""
 
     @property
     def read_bytes(self) -> int:
@@ -326,18 +345,31 @@ class LocalExecutor:
     Its workers are started as multiprocessing starts them (forkserver or spawn), by running
     the main script again under another name: a script that uses an executor must protect
     its entry point with `if __name__ == "__main__":`, and cannot be read from stdin.
+
+    `mapped_budget_bytes` bounds the .npy shards the workers keep mapped whole between passes
+    and runs, shared evenly among them (default: `NDPKIT_MAPPED_BYTES` if set, else a
+    quarter of physical memory; 0: stream every shard through windows every pass).
     """
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, *, mapped_budget_bytes: int | None = None):
         if workers is not None:
             workers = _whole_number(
                 workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)"
             )
             if workers < 1:
                 raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
+        if mapped_budget_bytes is None:
+            mapped_budget_bytes = budget_from_environment()
+        mapped_budget_bytes = _whole_number(
+            mapped_budget_bytes, "mapped_budget_bytes", "a whole number of bytes ≥ 0"
+        )
+        if mapped_budget_bytes < 0:
+            raise SpecError(f"must be ≥ 0, got {mapped_budget_bytes}", field="mapped_budget_bytes")
         self.workers = workers or _usable_cpus()
+        self.mapped_budget_bytes = mapped_budget_bytes
         self._keep = False
         self._pool: _Pool | None = None
+        self._runs = 0
 
     def __enter__(self) -> LocalExecutor:
         self._keep = True
@@ -378,7 +410,8 @@ class LocalExecutor:
         ok = False
         try:
             spill_dir = tempfile.mkdtemp(prefix=f"ndpkit-run-{os.getpid()}-", dir=spill_root())
-            run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill_dir)
+            self._runs += 1
+            run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill_dir, self._runs)
             outcome = run.execute(pool, params)
             ok = True
         finally:
@@ -396,8 +429,27 @@ class LocalExecutor:
         if self._pool is not None:
             self._pool.close()
             self._pool = None  # not kept if the new pool fails to start
-        self._pool = _Pool(size, threads=max(1, _usable_cpus() // size))
+        budget = self.mapped_budget_bytes // size
+        self._pool = _Pool(size, threads=max(1, _usable_cpus() // size), mapped_budget_bytes=budget)
         return self._pool
+
+
+def budget_from_environment() -> int:
+    """The kept-mapping budget `NDPKIT_MAPPED_BYTES` sets (a size: `2GiB`, `512 MiB`, `0`),
+    else `default_budget_bytes()`; a value that is no size is a SpecError naming it."""
+    text = os.environ.get(BUDGET_ENV)
+    if text is None:
+        return default_budget_bytes()
+    if text.strip() == "0":
+        return 0
+    source = f"environment: {BUDGET_ENV}"
+    try:
+        budget = int(parse(text, Kind.SIZE))
+    except UnitError as exc:
+        raise SpecError(str(exc), source=source) from None
+    if budget < 0:
+        raise SpecError(f"must be ≥ 0 bytes, got {text!r}", source=source)
+    return budget
 
 
 def _usable_cpus() -> int:
@@ -435,6 +487,8 @@ class _Run:
     progress: Progress | None
     verify: bool
     spill_dir: str | None
+    serial: int = 0
+    """This run's number among the executor's runs (`_Task.run`)."""
     bytes_done: int = 0
     passes: list[PassStats] = field(default_factory=list)
 
@@ -515,6 +569,7 @@ class _Run:
             verify=self.verify,
             spill_dir=self.spill_dir,
             rows=rows,
+            run=self.serial,
         )
 
 
@@ -572,15 +627,19 @@ class _Pool:
     other running task: behind a long one (an engine reading several devices), the next would
     wait while a worker with a short one went idle."""
 
-    def __init__(self, size: int, threads: int):
+    def __init__(self, size: int, threads: int, mapped_budget_bytes: int = 0):
         context = _context()
         self.arena = RowsArena()
         self.workers: list[_Worker] = []
         self._too_large: set[int] = set()
         """Engines of the pass under way whose task is too large to queue."""
+        self._last: dict[int, _Worker] = {}
+        """The worker that last ran each engine: it has the engine's shards mapped."""
         for _ in range(size):
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker_main, args=(child_end, threads), daemon=True)
+            process = context.Process(
+                target=_worker_main, args=(child_end, threads, mapped_budget_bytes), daemon=True
+            )
             try:
                 process.start()
             except (EOFError, ConnectionError):  # the fork server ended before it answered
@@ -651,16 +710,35 @@ class _Pool:
         workers."""
         for w in reversed(self.workers):
             if pending and not w.tasks:
-                self._send(w, pending.popleft())
+                self._send(w, self._take(pending, w))
         running = [w.tasks[0].read_bytes for w in self.workers if w.tasks]
         for w in reversed(self.workers):
             if len(pending) < len(self.workers) or len(w.tasks) != 1:
                 continue
             if w.tasks[0].read_bytes > min(running):
                 continue
-            if not self._send(w, pending[0], queued=True):
+            at = self._choose(pending, w)
+            if not self._send(w, pending[at], queued=True):
                 return
-            pending.popleft()
+            del pending[at]
+
+    def _choose(self, pending: deque[_Task], worker: _Worker) -> int:
+        """Where in `pending` the task for `worker` is: the first whose engine it ran last (its
+        shards are mapped there), else the first that no other worker ran last, else the first."""
+        fallback = None
+        for at, task in enumerate(pending):
+            last = self._last.get(task.engine)
+            if last is worker:
+                return at
+            if fallback is None and (last is None or last not in self.workers):
+                fallback = at
+        return 0 if fallback is None else fallback
+
+    def _take(self, pending: deque[_Task], worker: _Worker) -> _Task:
+        at = self._choose(pending, worker)
+        task = pending[at]
+        del pending[at]
+        return task
 
     def _send(self, worker: _Worker, task: _Task, queued: bool = False) -> bool:
         """Send `task`; when `queued` (behind another), only one without an arena to pass
@@ -673,6 +751,7 @@ class _Pool:
             self._too_large.add(task.engine)  # not pickled again at every wake-up
             return False
         worker.tasks.append(task)
+        self._last[task.engine] = worker
         try:
             worker.conn.send_bytes(message)
             if send_fd:
@@ -826,12 +905,13 @@ def _context() -> SpawnContext | ForkServerContext:
 # -- the worker's side --------------------------------------------------------------------
 
 
-def _worker_main(conn: Connection, threads: int) -> None:
+def _worker_main(conn: Connection, threads: int, mapped_budget_bytes: int = 0) -> None:
     """Run tasks until told to stop or the parent goes away. Ctrl-C is the parent's to handle:
     it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threadpool_limits(limits=threads)  # kept for the life of the process
     keep_freed_memory()
+    maps = ShardMaps(mapped_budget_bytes)
     if not _answer(conn, ("ready",)):  # started: a death from now on is the task's
         return
     progress = _Progress(conn)
@@ -850,7 +930,7 @@ def _worker_main(conn: Connection, threads: int) -> None:
             if fd_follows:  # read before anything can fail, so the pipe stays in step
                 adopt_arena(conn, task.rows.generation, task.rows.size_bytes)
             progress.start(task.report_progress)
-            partial, stats = _run_task(task, progress)
+            partial, stats = _run_task(task, progress, maps)
             packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
             answered = _answer(conn, ("done", task.engine, packed, stats, progress.take()))
         except Exception as exc:
@@ -950,14 +1030,18 @@ class _Progress:
         return unsent
 
 
-def _run_task(task: _Task, progress: _Progress) -> tuple[Any, EngineStats]:
+def _run_task(
+    task: _Task, progress: _Progress, maps: ShardMaps | None = None
+) -> tuple[Any, EngineStats]:
     """One engine's pass: its partial (None for a kernel that writes rows), and its stats."""
     _reset_peak_memory()
     (rss_start, _, shared_start), start = _memory_bytes(), time.perf_counter()
+    mapped_start = 0 if maps is None else maps.mapped_bytes
     writer = _writer(task)
-    partial, records, chunks = _device_pass(task, progress, writer)
+    partial, records, chunks = _device_pass(task, progress, writer, maps)
     _, peak, shared_end = _memory_bytes()
     shared = max(0, shared_end - shared_start)
+    mapped = 0 if maps is None else maps.mapped_bytes - mapped_start
     if task.rows is None:
         bytes_out = task.kernel.output_bytes(partial)
     else:
@@ -972,14 +1056,15 @@ def _run_task(task: _Task, progress: _Progress) -> tuple[Any, EngineStats]:
         bytes_out=bytes_out,
         seconds=time.perf_counter() - start,
         peak_rss_bytes=peak,
-        rss_growth_bytes=peak - rss_start - shared,
+        rss_growth_bytes=peak - rss_start - shared - mapped,
         shared_growth_bytes=shared,
+        mapped_bytes=mapped,
     )
     return partial, stats
 
 
 def _device_pass(
-    task: _Task, progress: _Progress, writer: RowWriter | None
+    task: _Task, progress: _Progress, writer: RowWriter | None, maps: ShardMaps | None = None
 ) -> tuple[Any, int, int]:
     """Every chunk of the engine's shards through the device part, its rows written by
     `writer` or its partials merged as they come (or folded, `Kernel.folds`): (merged
@@ -988,7 +1073,13 @@ def _device_pass(
     records = chunks = 0
     for shard in task.shards:
         stream = shard_chunks(
-            Path(shard.path), shard, task.layout, task.chunk_records, verify=task.verify
+            Path(shard.path),
+            shard,
+            task.layout,
+            task.chunk_records,
+            verify=task.verify,
+            maps=maps,
+            run=task.run,
         )
         for offset, chunk in stream:
             if writer is None and kernel.folds:
