@@ -529,8 +529,9 @@ def _read_manifest(path: Path) -> Manifest:
         raise spec_error(exc, str(path)) from None
 
 
-def check_shard_size(path: Path, file_bytes: int) -> None:
-    """A missing or truncated shard is an error naming it; sizes come from the manifest."""
+def check_shard_size(path: Path, file_bytes: int) -> os.stat_result:
+    """A missing or truncated shard is an error naming it; sizes come from the manifest.
+    Answers the shard's `os.stat`."""
     try:
         stat = path.stat()
     except FileNotFoundError:
@@ -544,6 +545,7 @@ def check_shard_size(path: Path, file_bytes: int) -> None:
         raise ShardError(
             path, f"shard is {found} bytes, the manifest says {file_bytes}: truncated or corrupt"
         )
+    return stat
 
 
 def _file_crc(
@@ -602,13 +604,13 @@ def shard_chunks(
     Parquet: before the first chunk). With `maps`, a .npy shard is read from a mapping of
     the whole shard kept there, if it fits its budget (`ShardMaps`; `run` is the caller's
     run), else through windows. Any problem is a `ShardError` naming the shard."""
-    check_shard_size(path, shard.file_bytes)
+    stat = check_shard_size(path, shard.file_bytes)
     if layout.shard_format == "parquet":
         if verify:
             _check_crc(path, _file_crc(path), shard.crc32)
         yield from _parquet_chunks(path, shard, layout, chunk_records)
     else:
-        yield from _npy_chunks(path, shard, layout, chunk_records, verify, maps, run)
+        yield from _npy_chunks(path, shard, layout, chunk_records, verify, maps, run, stat)
 
 
 def _check_crc(path: Path, found: str, expected: str) -> None:
@@ -624,8 +626,9 @@ def _npy_chunks(
     verify: bool,
     maps: ShardMaps | None = None,
     run: int = 0,
+    stat: os.stat_result | None = None,
 ) -> Iterator[tuple[int, np.ndarray]]:
-    whole, data_offset = _kept_shard(path, shard, layout, maps, run)
+    whole, data_offset = _kept_shard(path, shard, layout, maps, run, stat)
     crc = _header_crc(path, data_offset) if verify else 0
     # A kept mapping is read as one window; otherwise each window is mapped on its own.
     window_records = shard.records if whole is not None else chunk_records * WINDOW_CHUNKS
@@ -653,15 +656,19 @@ def _npy_chunks(
 
 
 def _kept_shard(
-    path: Path, shard: ShardFacts, layout: RecordLayout, maps: ShardMaps | None, run: int
+    path: Path,
+    shard: ShardFacts,
+    layout: RecordLayout,
+    maps: ShardMaps | None,
+    run: int,
+    stat: os.stat_result | None = None,
 ) -> tuple[np.ndarray | None, int]:
     """(the shard's records from a mapping kept in `maps`, or None; its data's file offset).
-    A shard kept already is not opened again; any other's header is checked first."""
-    hit = (
-        None
-        if maps is None
-        else maps.get(path, layout.dtype, layout.record_shape, shard.records, run)
-    )
+    A shard kept already is not opened again (`stat`: its `os.stat` if the caller has it);
+    any other's header is checked first."""
+    hit = None
+    if maps is not None:
+        hit = maps.get(path, layout.dtype, layout.record_shape, shard.records, run, stat)
     if hit is not None:
         return hit
     data_offset = _open_npy_shard(path, shard, layout)

@@ -489,6 +489,8 @@ class _Run:
     spill_dir: str | None
     serial: int = 0
     """This run's number among the executor's runs (`_Task.run`)."""
+    shards: dict[tuple[int, ...], tuple[_Shard, ...]] = field(default_factory=dict)
+    """Each engine's shards, by the devices it reads."""
     bytes_done: int = 0
     passes: list[PassStats] = field(default_factory=list)
 
@@ -552,11 +554,14 @@ class _Run:
 
     def _task(self, engine: int, devices: tuple[int, ...], state: Any, rows: Rows | None) -> _Task:
         ds = self.dataset
-        shards = tuple(
-            _Shard(str(ds.shard_path(s)), s.device, s.records, s.offset, s.file_bytes, s.crc32)
-            for device in devices
-            for s in ds.shards_of(device)
-        )
+        shards = self.shards.get(devices)
+        if shards is None:  # the same every pass: built once (paths cost ~10 µs each)
+            shards = tuple(
+                _Shard(str(ds.shard_path(s)), s.device, s.records, s.offset, s.file_bytes, s.crc32)
+                for device in devices
+                for s in ds.shards_of(device)
+            )
+            self.shards[devices] = shards
         return _Task(
             kernel=self.kernel,
             state=state,

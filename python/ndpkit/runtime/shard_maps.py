@@ -101,17 +101,20 @@ class ShardMaps:
         record_shape: tuple[int, ...],
         count: int,
         run: int,
+        stat: os.stat_result | None = None,
     ) -> tuple[np.ndarray, int] | None:
         """(records, data offset) of the shard at `path` if it is kept and is still the same
         file, holding `count` records of that dtype and shape (its header was checked when
-        it was kept); else None, after dropping a mapping of a file that has changed."""
+        it was kept); else None, after dropping a mapping of a file that has changed.
+        `stat`: the file's `os.stat`, if the caller has just taken it."""
         self._start(run)
         key = str(path)
         kept = self._kept.get(key)
         if kept is None:
             return None
         same = kept.records.dtype == dtype and kept.records.shape == (count, *record_shape)
-        if not same or kept.identity != _identity(path):
+        identity = _identity(path) if stat is None else _identity_of(stat)
+        if not same or kept.identity != identity:
             self._drop(key)
             return None
         kept.run = run
