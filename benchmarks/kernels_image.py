@@ -11,7 +11,9 @@ remap on the device (`he-remap`), `numpy.bincount` + the LUT + `lut[image]` per 
 compared with this machine's single-core read bandwidth, measured here as the fastest numpy
 reduction over a large buffer. BLAS is limited to one thread.
 Figures are GB/s of input (1e9 bytes), best of `--repeat` after a warm-up, in thread CPU
-time (see `best_pair`).
+time (see `best_pair`). The read bandwidth is that of memory only when the data is well
+beyond the last-level cache (260 MiB of L3 on this VM: use `--size-mib 1024`); over smaller
+data it is the cache's, as the second line of the output says.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from ndpkit.kernels import Kernel, get_kernel
 from ndpkit.kernels.binarize import Binarize
+from timing import where_the_data_is
 
 CHUNK_BYTES = 16 << 20
 """What a runtime hands a device per call (whole records)."""
@@ -163,6 +166,7 @@ def main() -> None:
     args = parser.parse_args()
     size_bytes = args.size_mib << 20
     print(f"{platform.processor() or platform.machine()}, numpy {np.__version__}, 1 thread")
+    print(where_the_data_is(size_bytes))
     with threadpool_limits(1):
         reads = read_bandwidth_gbs(size_bytes, args.repeat)
         for what, gbs in reads.items():

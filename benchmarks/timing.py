@@ -48,3 +48,30 @@ def huge_page_settings() -> str:
             return "unknown"
         chosen.append(text.split("[")[1].split("]")[0] if "[" in text else text.strip())
     return " / ".join(chosen)
+
+
+def last_level_cache_bytes() -> int | None:
+    """The size of this CPU's largest cache (Linux sysfs), or None where it cannot be read."""
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        units = {"K": 2**10, "M": 2**20, "G": 2**30}
+        if text and text[-1] in units and text[:-1].isdigit():
+            sizes.append(int(text[:-1]) * units[text[-1]])
+        elif text.isdigit():
+            sizes.append(int(text))
+    return max(sizes) if sizes else None
+
+
+def where_the_data_is(size_bytes: int) -> str:
+    """Whether a buffer of `size_bytes`, read over and over, is read from the last-level cache
+    or from memory: a "read bandwidth" over data that fits the cache is the cache's."""
+    llc = last_level_cache_bytes()
+    if llc is None:
+        return "last-level cache size unknown"
+    where = "memory (DRAM)" if size_bytes >= 2 * llc else "the last-level cache, mostly"
+    mib, llc_mib = size_bytes / 2**20, llc / 2**20
+    return f"{mib:.0f} MiB against a {llc_mib:.0f} MiB last-level cache: read from {where}"
