@@ -72,6 +72,11 @@ def where_the_data_is(size_bytes: int) -> str:
     llc = last_level_cache_bytes()
     if llc is None:
         return "last-level cache size unknown"
-    where = "memory (DRAM)" if size_bytes >= 2 * llc else "the last-level cache, mostly"
+    if size_bytes >= 2 * llc:
+        where = "memory (DRAM)"
+    elif size_bytes > llc:
+        where = "memory and the last-level cache"
+    else:
+        where = "the last-level cache"
     mib, llc_mib = size_bytes / 2**20, llc / 2**20
     return f"{mib:.0f} MiB against a {llc_mib:.0f} MiB last-level cache: read from {where}"

@@ -139,7 +139,7 @@ def test_rust_top_k_fold_equals_the_numpy_blocks(
         (17_000, 1e20, "the squared distance of point 17005 to the query overflows"),
     ],
 )
-def test_rust_top_k_fold_names_a_point_it_cannot_rank(row: int, value: float, message: str):
+def test_rust_top_k_fold_names_a_point_it_cannot_rank(row: int, value: float, message: str) -> None:
     points = np.random.default_rng(0).random((30_000, 8), dtype=np.float32)
     points[row, 2] = value
     clean = np.random.default_rng(1).random((10, 8), dtype=np.float32)
@@ -172,3 +172,16 @@ def test_rust_top_k_fold_refuses_a_top_k_it_cannot_extend(
             np.array(indices, np.int64),
             np.array(distances, np.float32),
         )
+
+
+def test_rust_top_k_fold_with_points_nearer_and_nearer_and_a_large_k() -> None:
+    """Data sorted towards the query: every point enters the top-k."""
+    points = np.linspace(0, 1, 200_000, dtype=np.float32)[:, None]
+    query = np.ones(1, np.float32)
+    rust = fold_top_k("knn", points, query, 0, 2000, empty_neighbours())
+    numpy_path = empty_neighbours()
+    dists = distances_sq_numpy(points, query)
+    for start in range(0, len(dists), 16384):
+        numpy_path = merge_block(numpy_path, dists[start : start + 16384], start, 2000)
+    assert np.array_equal(rust.indices, numpy_path.indices)
+    assert np.array_equal(rust.distances_sq, numpy_path.distances_sq)

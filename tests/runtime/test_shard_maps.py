@@ -35,7 +35,8 @@ def _offset(path: Path) -> int:
 
 
 def _keep(maps: ShardMaps, path: Path, rows: int, run: int = 1) -> np.ndarray | None:
-    return maps.keep(path, _offset(path), F32, (4,), rows, run)
+    with path.open("rb") as f:
+        return maps.keep(path, f, _offset(path), F32, (4,), rows, run)
 
 
 # -- the cache itself -----------------------------------------------------------------------
@@ -93,9 +94,8 @@ def test_a_file_rewritten_in_place_is_checked_again(tmp_path: Path) -> None:
     path = _shard(tmp_path / "a.npy", 1000, 1.0)
     maps = ShardMaps(1 << 20)
     assert _keep(maps, path, 1000) is not None
-    raw = path.read_bytes()
-    os.utime(path, ns=(1, 1))  # a different modification time: its header must be read again
-    path.write_bytes(raw)
+    path.write_bytes(path.read_bytes())
+    os.utime(path, ns=(1, 1))  # surely another modification time, whatever the clock's tick
     assert maps.get(path, F32, (4,), 1000, run=1) is None
 
 
@@ -186,8 +186,8 @@ def test_with_no_budget_every_pass_streams(sumcount_data: Dataset) -> None:
 def test_a_worker_keeps_no_more_than_its_share_of_the_budget(sumcount_data: Dataset) -> None:
     budget = 120_000  # two workers: 60,000 bytes each, one 40,000-byte shard each
     out = LocalExecutor(2, mapped_budget_bytes=budget).run(Median(), sumcount_data, {})
-    per_worker = sum(e.mapped_bytes for e in out.engines)
-    assert 0 < per_worker <= budget
+    kept = sum(e.mapped_bytes for e in out.engines)
+    assert 0 < kept <= budget
     assert out.result == run_in_memory(Median(), sumcount_data.read_all(), {}, 1000)
 
 
@@ -237,3 +237,20 @@ def test_a_real_iterative_kernel_gives_the_same_answer_kept_or_streamed(tmp_path
     np.testing.assert_array_equal(kept.result.centres, streamed.result.centres)
     assert kept.result.iterations == streamed.result.iterations
     assert sum(e.mapped_bytes for e in kept.engines) == ds.records * ds.record_bytes
+
+
+def test_growth_is_not_hidden_when_mappings_make_room_for_others(tmp_path: Path) -> None:
+    """A run that drops an earlier run's mappings to keep its own adds less to the resident
+    size than it maps: only what it added is left out of `rss_growth_bytes`, which must not
+    go far below zero (it would hide the memory the run itself needed)."""
+    kernel = SumCount()
+    sets = [
+        generate_dataset(kernel, 4 * 2**20, 1, tmp_path / name, seed=i, shard_bytes=4 * 2**20)
+        for i, name in enumerate("ab")
+    ]
+    with LocalExecutor(1, mapped_budget_bytes=6 * 2**20) as ex:  # room for one data set
+        runs = [ex.run(kernel, sets[i], {}) for i in (0, 1, 0)]
+    for out in runs:
+        (engine,) = out.engines
+        assert engine.mapped_bytes == 4 * 2**20  # each run dropped the other's mapping
+        assert engine.rss_growth_bytes > -256 * 2**10, engine

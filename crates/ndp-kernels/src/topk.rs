@@ -9,6 +9,9 @@
 //! at one by one. Once k points are known almost every group passes in one comparison, so the
 //! fold runs at the speed of the distances themselves.
 
+use core::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use crate::distance::squared_distances_f32;
 
 /// Points whose distances are computed and scanned at once (64 KiB of distances: in L2).
@@ -55,25 +58,20 @@ pub fn fold_top_k_f32(
     );
     assert!(indices.len() <= k, "the top-k holds more than k pairs");
     let rows = points.len() / d;
-    // Restored if a block has a non-finite distance (at most k pairs: cheap to keep).
-    let saved = (indices.clone(), distances.clone());
+    let mut best = Best::new(k, indices, distances);
     let mut scratch = vec![0.0f32; BLOCK_ROWS.min(rows)];
-    let mut best = Best {
-        k,
-        indices,
-        distances,
-    };
     for start in (0..rows).step_by(BLOCK_ROWS) {
         let n = BLOCK_ROWS.min(rows - start);
         let block = &mut scratch[..n];
         squared_distances_f32(&points[start * d..(start + n) * d], query, block);
         if block.iter().fold(false, |bad, &x| bad | !finite(x)) {
+            // The top-k given is left as it was: `best` works on a heap of its own.
             let row = start + block.iter().position(|&x| !finite(x)).unwrap_or(0);
-            (*best.indices, *best.distances) = saved;
             return Err(NonFinite { row });
         }
         best.scan(block, first_index + start as i64);
     }
+    best.write(indices, distances);
     Ok(())
 }
 
@@ -83,71 +81,100 @@ fn finite(x: f32) -> bool {
     x.to_bits() & 0x7f80_0000 != 0x7f80_0000
 }
 
-struct Best<'a> {
-    k: usize,
-    indices: &'a mut Vec<i64>,
-    distances: &'a mut Vec<f32>,
+/// A (distance, index) pair ordered by distance, then index. Distances here are finite (a
+/// block with any other is refused before it is scanned), so the order is total.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pair {
+    distance: f32,
+    index: i64,
 }
 
-impl Best<'_> {
+impl Eq for Pair {}
+
+impl Ord for Pair {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.distance
+            .partial_cmp(&other.distance)
+            .unwrap_or(Ordering::Equal)
+            .then(self.index.cmp(&other.index))
+    }
+}
+
+impl PartialOrd for Pair {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The k best so far as a max-heap: its top is the k-th, the one a new point must beat.
+/// A heap keeps each entry O(log k), where inserting into a sorted list cost O(k): points
+/// that keep getting nearer (data sorted towards the query) enter one after another.
+struct Best {
+    k: usize,
+    heap: BinaryHeap<Pair>,
+}
+
+impl Best {
+    fn new(k: usize, indices: &[i64], distances: &[f32]) -> Self {
+        let pairs: Vec<Pair> = distances
+            .iter()
+            .zip(indices)
+            .map(|(&distance, &index)| Pair { distance, index })
+            .collect();
+        Self {
+            k,
+            heap: BinaryHeap::from(pairs),
+        }
+    }
+
     /// Every distance of `block` (the first has index `first`) offered to the top-k.
     fn scan(&mut self, block: &[f32], first: i64) {
         let mut at = 0;
-        while at < block.len() && self.distances.len() < self.k {
-            self.offer(block[at], first + at as i64);
+        while at < block.len() && self.heap.len() < self.k {
+            self.heap.push(Pair {
+                distance: block[at],
+                index: first + at as i64,
+            });
             at += 1;
         }
         // Full: only points at or below the k-th distance can enter.
         while at < block.len() {
             let end = (at + GROUP).min(block.len());
-            let kth = self.distances[self.k - 1];
             let group = &block[at..end];
+            let kth = self.kth();
             if group.iter().fold(false, |hit, &x| hit | (x <= kth)) {
                 for (r, &x) in group.iter().enumerate() {
-                    if x <= self.distances[self.k - 1] {
-                        self.offer(x, first + (at + r) as i64);
-                    }
+                    self.offer(Pair {
+                        distance: x,
+                        index: first + (at + r) as i64,
+                    });
                 }
             }
             at = end;
         }
     }
 
-    /// (distance, index) into the sorted top-k, if it is among the k smallest.
-    fn offer(&mut self, distance: f32, index: i64) {
-        let len = self.distances.len();
-        if len == self.k
-            && !before(
-                distance,
-                index,
-                self.distances[len - 1],
-                self.indices[len - 1],
-            )
-        {
-            return;
-        }
-        let mut pos = len;
-        while pos > 0
-            && before(
-                distance,
-                index,
-                self.distances[pos - 1],
-                self.indices[pos - 1],
-            )
-        {
-            pos -= 1;
-        }
-        self.distances.insert(pos, distance);
-        self.indices.insert(pos, index);
-        self.distances.truncate(self.k);
-        self.indices.truncate(self.k);
+    fn kth(&self) -> f32 {
+        self.heap.peek().map_or(f32::INFINITY, |p| p.distance)
     }
-}
 
-/// (a, i) < (b, j) by distance, then index.
-#[inline(always)]
-fn before(a: f32, i: i64, b: f32, j: i64) -> bool {
-    a < b || (a == b && i < j)
+    /// `pair` into the full top-k, if it comes before the k-th.
+    fn offer(&mut self, pair: Pair) {
+        if let Some(mut top) = self.heap.peek_mut() {
+            if pair < *top {
+                *top = pair;
+            }
+        }
+    }
+
+    /// The top-k, sorted by (distance, index), into `indices` and `distances`.
+    fn write(self, indices: &mut Vec<i64>, distances: &mut Vec<f32>) {
+        let sorted = self.heap.into_sorted_vec();
+        indices.clear();
+        distances.clear();
+        indices.extend(sorted.iter().map(|p| p.index));
+        distances.extend(sorted.iter().map(|p| p.distance));
+    }
 }
 
 #[cfg(test)]
@@ -239,6 +266,18 @@ mod tests {
         let big = vec![3.0e19f32; 8];
         let got = fold_top_k_f32(&big, &[0.0; 8], 0, 1, &mut Vec::new(), &mut Vec::new());
         assert_eq!(got, Err(NonFinite { row: 0 }));
+    }
+
+    #[test]
+    fn points_that_keep_getting_nearer_with_a_large_k() {
+        // Sorted towards the query: every point enters the top-k (a sorted-list insert made
+        // this O(n·k)); the answer is still the definition's.
+        let n = 50_000;
+        let p: Vec<f32> = (0..n).map(|i| i as f32 / n as f32).collect();
+        let q = [1.0f32];
+        for k in [1, 7, 2000, n + 5] {
+            assert_eq!(folded(&[&p], &q, k), naive(&p, &q, 0, k), "k={k}");
+        }
     }
 
     #[test]

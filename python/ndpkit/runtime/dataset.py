@@ -671,11 +671,14 @@ def _kept_shard(
         hit = maps.get(path, layout.dtype, layout.record_shape, shard.records, run, stat)
     if hit is not None:
         return hit
-    data_offset = _open_npy_shard(path, shard, layout)
     if maps is None:
-        return None, data_offset
+        return None, _open_npy_shard(path, shard, layout)
     try:
-        whole = maps.keep(path, data_offset, layout.dtype, layout.record_shape, shard.records, run)
+        with path.open("rb") as f:  # the header checked and the mapping made from one file
+            data_offset = _check_npy_header(f, path, shard, layout)
+            whole = maps.keep(
+                path, f, data_offset, layout.dtype, layout.record_shape, shard.records, run
+            )
     except (OSError, ValueError) as exc:
         raise ShardError(path, f"cannot map its {shard.records} records ({exc})") from None
     return whole, data_offset
@@ -687,8 +690,16 @@ def _open_npy_shard(path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
     whole-file `np.load` memmap per shard was 5% of LC's pass)."""
     try:
         with path.open("rb") as f:
-            shape, fortran, dtype = _read_npy_header(f)
-            data_offset = f.tell()
+            return _check_npy_header(f, path, shard, layout)
+    except OSError as exc:
+        raise ShardError(path, f"cannot read shard ({exc.strerror})") from None
+
+
+def _check_npy_header(f: BinaryIO, path: Path, shard: ShardFacts, layout: RecordLayout) -> int:
+    """`_open_npy_shard` on the open file `f` (at its start): the data's file offset."""
+    try:
+        shape, fortran, dtype = _read_npy_header(f)
+        data_offset = f.tell()
     except Exception as exc:  # numpy raises many kinds on a damaged header
         raise ShardError(path, f"not a readable .npy shard ({brief(exc)})") from None
     expected = (shard.records, *layout.record_shape)

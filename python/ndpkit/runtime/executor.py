@@ -1040,13 +1040,17 @@ def _run_task(
 ) -> tuple[Any, EngineStats]:
     """One engine's pass: its partial (None for a kernel that writes rows), and its stats."""
     _reset_peak_memory()
-    (rss_start, _, shared_start), start = _memory_bytes(), time.perf_counter()
+    (rss_start, _, shared_start, files_start), start = _memory_bytes(), time.perf_counter()
     mapped_start = 0 if maps is None else maps.mapped_bytes
     writer = _writer(task)
     partial, records, chunks = _device_pass(task, progress, writer, maps)
-    _, peak, shared_end = _memory_bytes()
+    _, peak, shared_end, files_end = _memory_bytes()
     shared = max(0, shared_end - shared_start)
     mapped = 0 if maps is None else maps.mapped_bytes - mapped_start
+    # Only what the kept mappings added to the resident size is left out of the growth: a
+    # task that dropped older mappings to make room (or whose pages were not all resident)
+    # added less than it mapped, and subtracting it all would hide the run's own memory.
+    kept_resident = min(mapped, max(0, files_end - files_start)) if files_end else mapped
     if task.rows is None:
         bytes_out = task.kernel.output_bytes(partial)
     else:
@@ -1061,7 +1065,7 @@ def _run_task(
         bytes_out=bytes_out,
         seconds=time.perf_counter() - start,
         peak_rss_bytes=peak,
-        rss_growth_bytes=peak - rss_start - shared - mapped,
+        rss_growth_bytes=peak - rss_start - shared - kept_resident,
         shared_growth_bytes=shared,
         mapped_bytes=mapped,
     )
@@ -1113,8 +1117,9 @@ def _writer(task: _Task) -> RowWriter | None:
 # -- memory -------------------------------------------------------------------------------
 
 
-def _memory_bytes() -> tuple[int, int, int]:
-    """(resident now, peak resident, shared memory resident now) of this process.
+def _memory_bytes() -> tuple[int, int, int, int]:
+    """(resident now, peak resident, shared memory resident now, file pages resident now) of
+    this process.
 
     On Linux from /proc/self/status: getrusage's ru_maxrss would not do, because it keeps the
     high-water mark of the parent's memory across the fork+exec that spawned this worker, which
@@ -1124,10 +1129,11 @@ def _memory_bytes() -> tuple[int, int, int]:
     except OSError:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         peak = int(peak if sys.platform == "darwin" else peak * 1024)
-        return peak, peak, 0
+        return peak, peak, 0, 0
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     shared = _kib(fields["RssShmem"]) if "RssShmem" in fields else 0
-    return _kib(fields["VmRSS"]), _kib(fields["VmHWM"]), shared
+    files = _kib(fields["RssFile"]) if "RssFile" in fields else 0
+    return _kib(fields["VmRSS"]), _kib(fields["VmHWM"]), shared, files
 
 
 def _kib(text: str) -> int:

@@ -4,7 +4,7 @@ A worker streams a .npy shard through windows of its page cache, each mapped, re
 unmapped (`dataset.read_records`), so that its resident size never depends on the data set.
 Mapping and unmapping are not free: the page tables of every window are built and torn
 down again, about 1 ms per 64 MiB on this VM when the page cache holds the shard in small
-folios, which is 5-10% of a K-Means pass that reads the same shards a hundred times.
+folios, 3-10% of a K-Means pass that reads the same shards a hundred times.
 
 `ShardMaps` keeps a shard's whole mapping instead, as long as the mappings it keeps stay
 within `budget_bytes`: later passes of an iterative kernel, and later runs of a kept
@@ -16,9 +16,12 @@ a worker's resident size is at most the budget plus a window, whatever the data 
 
 A kept mapping is used again only for the same file: same device, inode, size and change
 times (`os.stat`), checked before every use; its header, checked against the manifest when
-it was mapped, is then not read again. A shard replaced by a new file (as ndpkit's writers
-replace files, by rename) is mapped afresh; one truncated in place fails the size check
-before it is read (`dataset.check_shard_size`), as it would without the cache.
+it was mapped (from the same open file), is then not read again. A shard replaced by a new
+file (as ndpkit's writers replace files, by rename) is mapped afresh; one truncated in place
+fails the size check before it is read (`dataset.check_shard_size`), as it would without
+the cache. (A file rewritten in place within one tick of a coarse file-system clock keeps
+its change times: its data is still read as it is now, through the shared mapping, but its
+header is not checked again.)
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ import resource
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
+
+from ndpkit.runtime.transfer import available_memory_bytes
 
 MAX_KEPT_FILES = 256
 """At most this many kept mappings (each holds a file descriptor: Python's mmap keeps one)."""
@@ -124,28 +129,25 @@ class ShardMaps:
     def keep(
         self,
         path: Path,
+        file: BinaryIO,
         data_offset: int,
         dtype: np.dtype[Any],
         record_shape: tuple[int, ...],
         count: int,
         run: int,
     ) -> np.ndarray | None:
-        """Records [0, count) of the .npy file at `path` (data from `data_offset`), from a
-        mapping made now and kept, if it fits the budget; else None."""
+        """Records [0, count) of the .npy file at `path`, open as `file` (its header checked
+        by the caller; data from `data_offset`), from a mapping made now and kept, if it
+        fits the budget; else None."""
         self._start(run)
         nbytes = count * math.prod(record_shape) * dtype.itemsize
         if nbytes == 0 or not self._make_room(nbytes, run):
             return None
-        array, identity = _map_whole(path, data_offset, dtype, record_shape, count)
+        array, identity = _map_whole(file, data_offset, dtype, record_shape, count)
         self._kept[str(path)] = _Kept(identity, array, data_offset, nbytes, run)
         self.kept_bytes += nbytes
         self.mapped_bytes += nbytes
         return array
-
-    def clear(self) -> None:
-        """Drop every kept mapping (each is unmapped once no chunk of it is left)."""
-        self._kept.clear()
-        self.kept_bytes = 0
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -173,20 +175,25 @@ def _identity_of(st: os.stat_result) -> _Identity:
 
 
 def _map_whole(
-    path: Path, data_offset: int, dtype: np.dtype[Any], record_shape: tuple[int, ...], count: int
+    file: BinaryIO,
+    data_offset: int,
+    dtype: np.dtype[Any],
+    record_shape: tuple[int, ...],
+    count: int,
 ) -> tuple[np.ndarray, _Identity]:
-    """The records as a read-only array over one mapping of the file, its pages mapped now
-    (MAP_POPULATE where Linux has it), and the identity of the file mapped. From file offset
-    0, so that the mapping lines up with the page cache's large folios (the kernel then maps
-    2 MiB at a time). A file shorter than the records is a ValueError (from mmap)."""
+    """The records as a read-only array over one mapping of the open `file`, its pages
+    mapped now (MAP_POPULATE where Linux has it), and the identity of the file mapped. From
+    file offset 0, so that the mapping lines up with the page cache's large folios (the
+    kernel then maps 2 MiB at a time). A file shorter than the records is a ValueError (from
+    mmap)."""
     nbytes = count * math.prod(record_shape) * dtype.itemsize
-    with path.open("rb") as f:
-        identity = _identity_of(os.fstat(f.fileno()))
-        if hasattr(mmap, "MAP_SHARED"):
-            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            whole = mmap.mmap(f.fileno(), data_offset + nbytes, flags=flags, prot=mmap.PROT_READ)
-        else:  # Windows
-            whole = mmap.mmap(f.fileno(), data_offset + nbytes, access=mmap.ACCESS_READ)
+    fd = file.fileno()
+    identity = _identity_of(os.fstat(fd))
+    if hasattr(mmap, "MAP_SHARED"):
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        whole = mmap.mmap(fd, data_offset + nbytes, flags=flags, prot=mmap.PROT_READ)
+    else:  # Windows
+        whole = mmap.mmap(fd, data_offset + nbytes, access=mmap.ACCESS_READ)
     items = nbytes // dtype.itemsize
     array = np.frombuffer(whole, dtype, items, data_offset).reshape((count, *record_shape))
     return array, identity
@@ -201,9 +208,12 @@ def _soft_file_limit() -> int:
 
 
 def default_budget_bytes() -> int:
-    """A quarter of physical memory (where it can be read; else 1 GiB)."""
+    """A quarter of physical memory (1 GiB where it cannot be read), and at most half of the
+    memory available now, within this process's cgroup if it has a limit: kept pages are
+    page cache charged to the cgroup."""
     try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        budget = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) // 4
     except (ValueError, OSError, AttributeError):
-        return 2**30
-    return max(0, int(total) // 4)
+        budget = 2**30
+    available = available_memory_bytes()
+    return max(0, budget if available is None else min(budget, available // 2))
