@@ -73,7 +73,7 @@ from ndpkit.files import name_kept, signals_held
 from ndpkit.hw.spec import spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import wide_mode_error
-from ndpkit.runtime.shard_maps import ShardMaps
+from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 
 MANIFEST = "manifest.json"
 FORMAT = "ndpkit-dataset"
@@ -1380,15 +1380,8 @@ def read_records(
     at = data_offset + start * math.prod(record_shape) * dtype.itemsize
     base = at - at % mmap.ALLOCATIONGRANULARITY
     with path.open("rb") as f:
-        window = _map_read_only(f.fileno(), at - base + items * dtype.itemsize, base)
+        window = map_read_only(f.fileno(), at - base + items * dtype.itemsize, base)
     return np.frombuffer(window, dtype, items, at - base).reshape(shape)
-
-
-def _map_read_only(fileno: int, length: int, offset: int) -> mmap.mmap:
-    if not hasattr(mmap, "MAP_SHARED"):  # Windows
-        return mmap.mmap(fileno, length, access=mmap.ACCESS_READ, offset=offset)
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # populate: Linux only
-    return mmap.mmap(fileno, length, flags=flags, prot=mmap.PROT_READ, offset=offset)
 
 
 def _npy_sources(

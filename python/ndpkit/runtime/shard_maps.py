@@ -187,16 +187,21 @@ def _map_whole(
     kernel then maps 2 MiB at a time). A file shorter than the records is a ValueError (from
     mmap)."""
     nbytes = count * math.prod(record_shape) * dtype.itemsize
-    fd = file.fileno()
-    identity = _identity_of(os.fstat(fd))
-    if hasattr(mmap, "MAP_SHARED"):
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        whole = mmap.mmap(fd, data_offset + nbytes, flags=flags, prot=mmap.PROT_READ)
-    else:  # Windows
-        whole = mmap.mmap(fd, data_offset + nbytes, access=mmap.ACCESS_READ)
+    identity = _identity_of(os.fstat(file.fileno()))
+    whole = map_read_only(file.fileno(), data_offset + nbytes, 0)
     items = nbytes // dtype.itemsize
     array = np.frombuffer(whole, dtype, items, data_offset).reshape((count, *record_shape))
     return array, identity
+
+
+def map_read_only(fileno: int, length: int, offset: int) -> mmap.mmap:
+    """A read-only shared mapping of `length` bytes of the file from `offset`, its pages
+    mapped now where Linux can (MAP_POPULATE: one system call instead of a fault every few
+    pages while a kernel reads them)."""
+    if not hasattr(mmap, "MAP_SHARED"):  # Windows
+        return mmap.mmap(fileno, length, access=mmap.ACCESS_READ, offset=offset)
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # populate: Linux only
+    return mmap.mmap(fileno, length, flags=flags, prot=mmap.PROT_READ, offset=offset)
 
 
 def _soft_file_limit() -> int:
