@@ -42,6 +42,7 @@ import timing
 from ndpkit.kernels import Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.runtime import Dataset, LocalExecutor, RunResult, generate_dataset
 from ndpkit.runtime.dataset import write_npy
+from ndpkit.runtime.executor import RUN_CHUNK_BYTES
 from ndpkit.units import Kind, parse
 
 
@@ -158,7 +159,11 @@ def main() -> None:
     parser.add_argument("--size", default="2GiB", help="data set size (default 2GiB)")
     parser.add_argument("--devices", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--chunk-size", default="8MiB")
+    parser.add_argument(
+        "--chunk-size",
+        default=f"{RUN_CHUNK_BYTES // 2**20}MiB",
+        help="the executor's chunk (default: its own default, RUN_CHUNK_BYTES)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--kernel", choices=[*kernel_names(), "moments", "all"], default="all", help="app"

@@ -83,9 +83,11 @@ DEFAULT_CHUNK_BYTES = 8 * 2**20
 """What a reader holds of a shard at once: large enough that per-chunk costs (a mapping, a
 Python call) vanish, small enough to stay near the caches and keep a worker's memory small."""
 WINDOW_CHUNKS = 4
-"""Chunks of a .npy shard mapped at once: one mapping per chunk cost LC's device part 5%
-(a system call pair and its page-table work per 8 MiB), and a worker still holds only a few
-chunks of the shard."""
+"""Chunks of a .npy shard mapped at once, as long as they fit WINDOW_BYTES (else one): one
+mapping per chunk cost LC's device part 5% (a system call pair and its page-table work per
+8 MiB), and a worker still holds only a few chunks of the shard."""
+WINDOW_BYTES = 32 * 2**20
+"""The most a window holds when it holds more than one chunk."""
 _PIECE_BYTES = 16 * 2**20  # how much of a source an import copies at once
 _CRC_BLOCK_BYTES = 8 * 2**20
 """What a CRC check reads at once, into one reused buffer: large enough that the per-read
@@ -631,7 +633,9 @@ def _npy_chunks(
     whole, data_offset = _kept_shard(path, shard, layout, maps, run, stat)
     crc = _header_crc(path, data_offset) if verify else 0
     # A kept mapping is read as one window; otherwise each window is mapped on its own.
-    window_records = shard.records if whole is not None else chunk_records * WINDOW_CHUNKS
+    window_records = (
+        shard.records if whole is not None else window_records_for(chunk_records, layout)
+    )
     for first in range(0, shard.records, window_records):
         count = min(window_records, shard.records - first)
         try:
@@ -653,6 +657,13 @@ def _npy_chunks(
         del window  # with the caller's chunks gone, the window is unmapped here
     if verify:
         _check_crc(path, f"{crc:08x}", shard.crc32)
+
+
+def window_records_for(chunk_records: int, layout: RecordLayout) -> int:
+    """Records in a window: WINDOW_CHUNKS chunks, fewer if they would pass WINDOW_BYTES, and
+    at least one."""
+    fit = WINDOW_BYTES // max(1, chunk_records * layout.record_bytes)
+    return chunk_records * max(1, min(WINDOW_CHUNKS, fit))
 
 
 def _kept_shard(

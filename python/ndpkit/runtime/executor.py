@@ -80,7 +80,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.files import signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
-from ndpkit.runtime.dataset import DEFAULT_CHUNK_BYTES, Dataset, RecordLayout, shard_chunks
+from ndpkit.runtime.dataset import Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
 from ndpkit.runtime.transfer import (
     ARENAS,
@@ -97,6 +97,12 @@ from ndpkit.runtime.transfer import (
 from ndpkit.units import Kind, UnitError, parse
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
+RUN_CHUNK_BYTES = 32 * 2**20
+"""What an engine hands its device part at once by default. Larger than the data set
+readers' 8 MiB (`DEFAULT_CHUNK_BYTES`): each chunk costs a Python call or two around the
+kernel (about 10 µs), and with shards kept mapped a chunk is only a slice, so 32 MiB chunks
+took 2-3% off K-Means' passes and k-NN's top-k split through the executor against 8 MiB
+(benchmarks/README.md). A shard streamed through windows holds one 32 MiB window."""
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
 the fork server, which reports its workers' exits, is gone."""
@@ -392,7 +398,7 @@ class LocalExecutor:
         *,
         active_devices: Sequence[int] | None = None,
         route: Sequence[int] | None = None,
-        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        chunk_bytes: int = RUN_CHUNK_BYTES,
         progress: Progress | None = None,
         verify: bool = False,
     ) -> RunResult:
