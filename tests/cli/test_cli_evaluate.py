@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import NDPKIT
 from ndpkit.kernels import get_kernel
 from ndpkit.runtime import generate_dataset, import_dataset, open_dataset
 from ndpkit.runtime.profiling import measure
@@ -132,4 +134,21 @@ def test_evaluate_corrupt_parquet_shard_exits_2(ndpkit, tmp_path: Path) -> None:
     result = ndpkit("evaluate", "--data", str(path), "--workers", "1")
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"error: {victim}: " in result.stderr and "corrupt" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("budget", ["lots", "3 GBs", "-1 GiB"])
+def test_a_bad_mapping_budget_in_the_environment_exits_2(budget: str) -> None:
+    """NDPKIT_MAPPED_BYTES (the kept shard mappings' budget) is checked like a flag."""
+    env = {"NO_COLOR": "1", "PATH": "/usr/bin:/bin", "NDPKIT_MAPPED_BYTES": budget}
+    result = subprocess.run(
+        [str(NDPKIT), "evaluate", "lc", "--size", "1 MiB"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "environment: NDPKIT_MAPPED_BYTES" in result.stderr
     assert "Traceback" not in result.stderr
