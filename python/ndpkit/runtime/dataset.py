@@ -677,13 +677,11 @@ def _kept_shard(
     """(the shard's records from a mapping kept in `maps`, or None; its data's file offset).
     A shard kept already is not opened again (`stat`: its `os.stat` if the caller has it);
     any other's header is checked first."""
-    hit = None
-    if maps is not None:
-        hit = maps.get(path, layout.dtype, layout.record_shape, shard.records, run, stat)
-    if hit is not None:
-        return hit
     if maps is None:
         return None, _open_npy_shard(path, shard, layout)
+    hit = maps.get(path, layout.dtype, layout.record_shape, shard.records, run, stat)
+    if hit is not None:
+        return hit
     try:
         with path.open("rb") as f:  # the header checked and the mapping made from one file
             data_offset = _check_npy_header(f, path, shard, layout)

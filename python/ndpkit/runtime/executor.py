@@ -160,8 +160,9 @@ class EngineStats:
     mapped_bytes: int = 0
     """Shard bytes the worker mapped whole while this engine ran and kept for later passes
     and runs (`shard_maps.ShardMaps`): page cache, within the executor's
-    `mapped_budget_bytes`, not counted in `rss_growth_bytes`. 0 for an engine whose shards
-    were mapped already, or streamed through windows."""
+    `mapped_budget_bytes`. What they added to the resident size is left out of
+    `rss_growth_bytes`. 0 for an engine whose shards were mapped already, or streamed
+    through windows."""
 
     def plus(self, other: EngineStats) -> EngineStats:
         return replace(
