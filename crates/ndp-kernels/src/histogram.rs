@@ -14,7 +14,9 @@
 //! Where the CPU has AVX-512 with VBMI, VPOPCNTDQ and GFNI, whole 512-byte blocks are
 //! counted from their bit planes instead (see [`avx512`]): no stores, the same speed
 //! whatever the data. That is 3.9–4.0 GB/s on random bytes and on images with flat areas,
-//! where the scalar loop's repeated bins slow it to 3.25 GB/s.
+//! where the scalar loop's repeated bins slow it to 3.25 GB/s. Where it also has VBMI2
+//! and BITALG, the bytes are binned by their top three bits and counted as one-hot codes
+//! (see [`binned`]): 6.8 GB/s from L2, 5.1–5.4 GB/s from memory.
 
 /// Sub-tables; byte i of each group of `TABLES` goes to table i.
 const TABLES: usize = 8;
@@ -41,11 +43,13 @@ const SMALL: usize = 1024;
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod binned;
 
 /// Count how many times each byte value occurs in `data`.
 pub fn histogram_u8(data: &[u8]) -> [u64; 256] {
     let mut counts = [0u64; 256];
-    count_fastest(data, &[], Path::best(), &mut counts);
+    Counter::new(Path::best()).count(data, &[], &mut counts);
     counts
 }
 
@@ -57,11 +61,18 @@ enum Path {
     /// Bit planes and population counts (see [`avx512`]), the rest of each row scalar.
     #[cfg(target_arch = "x86_64")]
     BitPlanes,
+    /// Binning by the top three bits, then one-hot codes (see [`binned`]).
+    #[cfg(target_arch = "x86_64")]
+    Binned,
 }
 
 impl Path {
     /// The fastest path this CPU has.
     fn best() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if binned::available() {
+            return Self::Binned;
+        }
         #[cfg(target_arch = "x86_64")]
         if avx512::available() {
             return Self::BitPlanes;
@@ -70,15 +81,49 @@ impl Path {
     }
 }
 
-/// Counts `data` into `counts`; `following` is what will be counted next (fetched early).
-fn count_fastest(data: &[u8], following: &[u8], path: Path, counts: &mut [u64; 256]) {
-    match path {
-        Path::Scalar => count_into(data, FLUSH_BYTES, counts),
-        #[cfg(target_arch = "x86_64")]
-        Path::BitPlanes => {
-            // SAFETY: `Path::best` chose this path only on a CPU that has what it needs.
-            let done = unsafe { avx512::count_blocks(data, following, counts) };
-            count_into(&data[done..], FLUSH_BYTES, counts);
+/// A path and what it keeps from one input to the next.
+enum Counter {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    BitPlanes,
+    #[cfg(target_arch = "x86_64")]
+    Binned(Box<binned::Counter>),
+}
+
+impl Counter {
+    /// # Panics
+    /// If this CPU lacks what `path` needs ([`Path::best`] never chooses such a path).
+    fn new(path: Path) -> Self {
+        match path {
+            Path::Scalar => Self::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            Path::BitPlanes => {
+                assert!(avx512::available(), "this CPU cannot count bit planes");
+                Self::BitPlanes
+            }
+            #[cfg(target_arch = "x86_64")]
+            Path::Binned => Self::Binned(Box::new(
+                binned::Counter::new().expect("this CPU cannot bin"),
+            )),
+        }
+    }
+
+    /// Adds the counts of `data` to `counts`; `following` is what will be counted next
+    /// (fetched early).
+    fn count(&mut self, data: &[u8], following: &[u8], counts: &mut [u64; 256]) {
+        if data.len() < SMALL {
+            return count_into(data, FLUSH_BYTES, counts);
+        }
+        match self {
+            Self::Scalar => count_into(data, FLUSH_BYTES, counts),
+            #[cfg(target_arch = "x86_64")]
+            Self::BitPlanes => {
+                // SAFETY: `Counter::new` checked that this CPU has what it needs.
+                let done = unsafe { avx512::count_blocks(data, following, counts) };
+                count_into(&data[done..], FLUSH_BYTES, counts);
+            }
+            #[cfg(target_arch = "x86_64")]
+            Self::Binned(counter) => counter.count(data, following, counts),
         }
     }
 }
@@ -101,11 +146,12 @@ pub fn histograms_u8(pixels: &[u8], width: usize, out: &mut [u64]) {
 }
 
 fn rows_with(pixels: &[u8], width: usize, out: &mut [u64], path: Path) {
+    let mut counter = Counter::new(path);
     for (r, counts) in out.chunks_exact_mut(256).enumerate() {
         let counts: &mut [u64; 256] = counts.try_into().expect("chunks of 256");
         counts.fill(0);
         let following = &pixels[((r + 1) * width).min(pixels.len())..];
-        count_fastest(&pixels[r * width..(r + 1) * width], following, path, counts);
+        counter.count(&pixels[r * width..(r + 1) * width], following, counts);
     }
 }
 
@@ -166,6 +212,10 @@ mod tests {
         if avx512::available() {
             found.push(Path::BitPlanes);
         }
+        #[cfg(target_arch = "x86_64")]
+        if binned::available() {
+            found.push(Path::Binned);
+        }
         found
     }
 
@@ -193,14 +243,14 @@ mod tests {
                         continue;
                     };
                     let mut counts = [0u64; 256];
-                    count_fastest(input, &[], path, &mut counts);
+                    Counter::new(path).count(input, &[], &mut counts);
                     assert_eq!(counts, naive(input), "{path:?}, {name}, len {len}");
                 }
             }
             for value in [0u8, 1, 127, 128, 254, 255] {
                 let input = vec![value; 9000];
                 let mut counts = [7u64; 256];
-                count_fastest(&input, &[], path, &mut counts);
+                Counter::new(path).count(&input, &[], &mut counts);
                 let mut want = [7u64; 256];
                 want[usize::from(value)] += 9000;
                 assert_eq!(counts, want, "{path:?}, constant {value}");
