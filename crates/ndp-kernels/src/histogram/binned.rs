@@ -150,13 +150,21 @@ impl State {
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512bitalg,gfni,popcnt")]
     fn count(&mut self, data: &[u8], following: &[u8], counts: &mut [u64; 256]) {
-        for (i, span) in data.chunks(SPAN).enumerate() {
-            let at = (i + PREFETCH_SPANS) * SPAN;
+        // Spans of equal length (whole vectors), so that no short last span pays a span's
+        // fixed costs for a few bytes.
+        let spans = data.len().div_ceil(SPAN);
+        let length = data
+            .len()
+            .div_ceil(spans.max(1))
+            .next_multiple_of(64)
+            .min(SPAN);
+        for (i, span) in data.chunks(length.max(64)).enumerate() {
+            let at = (i + PREFETCH_SPANS) * length;
             let ahead = match data.get(at..) {
                 Some(rest) => rest,
                 None => following.get(at - data.len()..).unwrap_or(&[]),
             };
-            self.span(span, &ahead[..ahead.len().min(SPAN)]);
+            self.span(span, &ahead[..ahead.len().min(length)]);
             if (i + 1) % self.flush_spans == 0 {
                 self.flush_into(counts);
             }
@@ -175,7 +183,7 @@ impl State {
         // The loops have too many instructions in flight per line for the out-of-order
         // window to reach far ahead, so the input is asked for a few spans early, a few
         // lines at a time between the steps (a burst would queue on the fill buffers).
-        let mut ahead = ahead.chunks(SPAN.div_ceil(STEPS));
+        let mut ahead = ahead.chunks(ahead.len().div_ceil(STEPS).max(1));
         let mut fetch = || {
             for line in ahead.next().unwrap_or(&[]).chunks(64) {
                 prefetch(line);
@@ -281,11 +289,14 @@ impl State {
                 _mm512_storeu_si512(ones.as_mut_ptr().cast(), self.positional(self.ones[bin]));
                 _mm512_storeu_si512(twos.as_mut_ptr().cast(), self.positional(self.twos[bin]));
             }
-            for (k, ((&four, &two), &one)) in
-                self.fours[bin].iter().zip(&twos).zip(&ones).enumerate()
-            {
-                let value = 32 * bin + 8 * (k / 16) + k % 8;
-                counts[value] += 4 * u64::from(four) + 2 * u64::from(two) + u64::from(one);
+            // Counters k and k + 8 of each 16 count the same bit (two halves of the lanes).
+            let fours = &self.fours[bin];
+            let values = &mut counts[32 * bin..32 * (bin + 1)];
+            for (v, count) in values.iter_mut().enumerate() {
+                let k = 16 * (v / 8) + v % 8;
+                *count += 4 * u64::from(fours[k] + fours[k + 8])
+                    + 2 * u64::from(twos[k] + twos[k + 8])
+                    + u64::from(ones[k] + ones[k + 8]);
             }
             counts[32 * bin] -= self.padding[bin];
             self.ones[bin] = zero;
