@@ -40,6 +40,25 @@ def test_labels_are_the_step_function_of_the_score() -> None:
     assert run_in_memory(LC, data, params, 2).tolist() == [1, 0, 0]  # a score of 0 is class 0
 
 
+@pytest.mark.parametrize(
+    ("bad", "feature"),
+    [(np.nan, 3), (np.inf, 0)],  # inf · 0 (the weight of feature 0 is 0 below) is NaN
+)
+def test_a_nan_score_is_an_error_naming_the_point_not_class_0(bad: float, feature: int) -> None:
+    data = _data(300)
+    data[217, feature] = bad
+    params = {"weights": np.array([0, 1, 1, 1, 1, 1, 1, 1], np.float32), "bias": np.float32(0)}
+    with pytest.raises(NdpkitError, match="score of point 217 is NaN"):
+        run_in_memory(LC, data, params, 64)
+
+
+def test_an_infinite_score_is_a_label() -> None:
+    data = np.zeros((2, 8), np.float32)
+    data[0, 1], data[1, 1] = np.inf, -np.inf
+    params = {"weights": np.array([0, 1, 0, 0, 0, 0, 0, 0], np.float32), "bias": np.float32(0)}
+    assert run_in_memory(LC, data, params, 1).tolist() == [1, 0]
+
+
 def test_empty_data_gives_no_labels() -> None:
     data = _data(0)[:0]
     labels = run_in_memory(LC, data, LC.params(0), 4)

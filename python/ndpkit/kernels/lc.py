@@ -108,8 +108,17 @@ class LinearClassifier(RowKernel):
         return merge_by_offset(partials)
 
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
-        """The step function of w·x + b, as w·x > −b: uint8 labels in record order."""
+        """The step function of w·x + b, as w·x > −b: uint8 labels in record order.
+
+        A NaN score has no side: it is an error naming the point, not class 0. (The max
+        propagates NaN, so one pass finds out; only then is the point looked up.)"""
         (dots,) = in_order(merged)
+        if dots.size and np.isnan(dots.max()):
+            where = int(np.flatnonzero(np.isnan(dots))[0])
+            raise NdpkitError(
+                f"lc: the score of point {where} is NaN (a NaN feature, or an infinite one "
+                "times a zero weight or against another infinity); LC needs finite points"
+            )
         return (dots > -np.float32(state["bias"])).view(np.uint8), True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> Labels:
