@@ -65,6 +65,7 @@ pub(super) fn available() -> bool {
         && std::arch::is_x86_feature_detected!("avx512vbmi2")
         && std::arch::is_x86_feature_detected!("avx512bitalg")
         && std::arch::is_x86_feature_detected!("gfni")
+        && std::arch::is_x86_feature_detected!("popcnt")
 }
 
 /// A histogram counter whose buffers are allocated once and reused for every input.
