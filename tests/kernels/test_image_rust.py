@@ -174,3 +174,21 @@ def test_all_three_loops_on_random_shapes(rows: int, width: int, seed: int, low:
     assert np.array_equal(_core.pack_above_u8(pixels, thresholds), _packbits(pixels, thresholds))
     remapped = np.take_along_axis(luts, pixels.astype(np.intp), axis=1)
     assert np.array_equal(_core.remap_u8(pixels, luts), remapped)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 3),
+    width=st.integers(1024, 20_000),
+    seed=st.integers(0, 2**32 - 1),
+    low=st.integers(0, 255),
+    spread=st.integers(1, 256),
+)
+def test_histograms_of_long_rows_with_uneven_values(
+    rows: int, width: int, seed: int, low: int, spread: int
+) -> None:
+    """Rows long enough for the vector paths (≥ 1 KiB), with values in a window of `spread`
+    levels: most of the top-bit bins empty or most bytes in one, as in flat image areas."""
+    rng = np.random.default_rng(seed)
+    pixels = ((low + rng.integers(0, spread, (rows, width))) % 256).astype(np.uint8)
+    assert np.array_equal(_core.histograms_u8(pixels), _bincounts(pixels))
