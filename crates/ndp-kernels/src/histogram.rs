@@ -14,9 +14,9 @@
 //! Where the CPU has AVX-512 with VBMI, VPOPCNTDQ and GFNI, whole 512-byte blocks are
 //! counted from their bit planes instead (see [`avx512`]): no stores, the same speed
 //! whatever the data. That is 3.9–4.0 GB/s on random bytes and on images with flat areas,
-//! where the scalar loop's repeated bins slow it to 3.25 GB/s. Where it also has VBMI2
-//! and BITALG, the bytes are binned by their top three bits and counted as one-hot codes
-//! (see [`binned`]): 6.8 GB/s from L2, 5.1–5.4 GB/s from memory.
+//! where the scalar loop's repeated bins slow it to 3.25 GB/s. Where it has VBMI, VBMI2,
+//! BITALG and GFNI (VPOPCNTDQ or not), the bytes are binned by their top three bits and
+//! counted as one-hot codes (see [`binned`]): 6.8 GB/s from L2, 5.1–5.4 GB/s from memory.
 
 /// Sub-tables; byte i of each group of `TABLES` goes to table i.
 const TABLES: usize = 8;
@@ -49,7 +49,12 @@ mod binned;
 /// Count how many times each byte value occurs in `data`.
 pub fn histogram_u8(data: &[u8]) -> [u64; 256] {
     let mut counts = [0u64; 256];
-    Counter::new(Path::best()).count(data, &[], &mut counts);
+    let path = if data.len() < SMALL {
+        Path::Scalar // no buffers to allocate for a few bytes
+    } else {
+        Path::best()
+    };
+    Counter::new(path).count(data, &[], &mut counts);
     counts
 }
 
@@ -146,7 +151,7 @@ pub fn histograms_u8(pixels: &[u8], width: usize, out: &mut [u64]) {
 }
 
 fn rows_with(pixels: &[u8], width: usize, out: &mut [u64], path: Path) {
-    let mut counter = Counter::new(path);
+    let mut counter = Counter::new(if width < SMALL { Path::Scalar } else { path });
     for (r, counts) in out.chunks_exact_mut(256).enumerate() {
         let counts: &mut [u64; 256] = counts.try_into().expect("chunks of 256");
         counts.fill(0);

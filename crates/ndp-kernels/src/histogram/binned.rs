@@ -42,7 +42,7 @@ const SPAN_VECTORS: usize = 60;
 /// Loads a byte counter of the fours takes (at most 8 each) before it is widened.
 const MAX_LOADS: u32 = 31;
 /// A split of a run of n bytes takes 2n + 128 bytes of its target: either child may get all
-/// n bytes, and a whole vector is stored at its end, up to 63 bytes past it. The 21 lines
+/// n bytes, and a whole vector is stored at its end, 64 bytes from where it ends. The 21 lines
 /// more keep the two buffers from being a multiple of 4 KiB apart: a load whose address
 /// matches a pending store's in its low 12 bits waits for it ("4K aliasing"), which cost
 /// half the speed when the buffers were 8 KiB apart.
@@ -54,7 +54,8 @@ const STEPS: usize = 3 + BINS;
 /// Bins after three splits.
 const BINS: usize = 8;
 /// Spans counted into the u32 totals before they are added to the u64 counts: a total
-/// gains at most 8 per 64 bytes, 2³⁰ · 8 / 64 < 2³² over 1 GiB.
+/// gains at most 8 per load, and a span makes at most 68 loads (60 vectors and 8 tails):
+/// 2³⁰ / 3840 · 68 · 8 < 2³².
 const FLUSH_SPANS: usize = (1 << 30) / SPAN;
 
 /// Whether this CPU has what a [`Counter`] needs.
@@ -151,21 +152,23 @@ impl State {
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512bitalg,gfni,popcnt")]
     fn count(&mut self, data: &[u8], following: &[u8], counts: &mut [u64; 256]) {
-        // Spans of equal length (whole vectors), so that no short last span pays a span's
-        // fixed costs for a few bytes.
-        let spans = data.len().div_ceil(SPAN);
-        let length = data
-            .len()
-            .div_ceil(spans.max(1))
-            .next_multiple_of(64)
-            .min(SPAN);
-        for (i, span) in data.chunks(length.max(64)).enumerate() {
-            let at = (i + PREFETCH_SPANS) * length;
-            let ahead = match data.get(at..) {
-                Some(rest) => rest,
-                None => following.get(at - data.len()..).unwrap_or(&[]),
+        // The input's vectors shared out as evenly as whole vectors allow (no span more than
+        // one vector longer than another), so that no short last span pays a span's fixed
+        // costs for a few bytes.
+        let vectors = data.len().div_ceil(64);
+        let spans = vectors.div_ceil(SPAN_VECTORS);
+        let bound = |i: usize| (i * vectors / spans.max(1) * 64).min(data.len());
+        for i in 0..spans {
+            let span = &data[bound(i)..bound(i + 1)];
+            let (from, to) = (bound(i + PREFETCH_SPANS), bound(i + PREFETCH_SPANS + 1));
+            let ahead = if i + PREFETCH_SPANS < spans {
+                &data[from..to]
+            } else {
+                // Past the end: the start of what is counted next, a span's worth.
+                let past = (i + PREFETCH_SPANS - spans) * SPAN;
+                following.get(past..).unwrap_or(&[])
             };
-            self.span(span, &ahead[..ahead.len().min(length)]);
+            self.span(span, &ahead[..ahead.len().min(SPAN)]);
             if (i + 1) % self.flush_spans == 0 {
                 self.flush_into(counts);
             }
@@ -388,8 +391,8 @@ fn split_all<const SHIFT: u32, const N: usize, const M: usize>(
 }
 
 /// Writes the bytes of `bytes` whose bit `7 - SHIFT` is clear to `target[clear..]` and
-/// the others to `target[set..]`, in order; returns how many of each. Up to 63 bytes past
-/// the end of each are overwritten.
+/// the others to `target[set..]`, in order; returns how many of each. The 64 bytes from
+/// the end of each may be overwritten.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
 #[inline]
 fn split<const SHIFT: u32>(
