@@ -41,6 +41,19 @@ fn prefetch_line(at: *const u8) {
 /// Below this many bytes zeroing and summing the sub-tables costs more than it saves.
 const SMALL: usize = 1024;
 
+/// Asks for every line of `bytes` to be brought into L2 (hints: they never fault). For the
+/// vector paths, whose loops hold too many instructions per line for the out-of-order
+/// window to reach the next lines by itself.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch_to_l2(bytes: &[u8]) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    for line in bytes.chunks(64) {
+        // SAFETY: a prefetch is a hint and never faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T1>(line.as_ptr().cast()) };
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
@@ -49,12 +62,7 @@ mod binned;
 /// Count how many times each byte value occurs in `data`.
 pub fn histogram_u8(data: &[u8]) -> [u64; 256] {
     let mut counts = [0u64; 256];
-    let path = if data.len() < SMALL {
-        Path::Scalar // no buffers to allocate for a few bytes
-    } else {
-        Path::best()
-    };
-    Counter::new(path).count(data, &[], &mut counts);
+    Counter::new(Path::for_bytes(data.len())).count(data, &[], &mut counts);
     counts
 }
 
@@ -83,6 +91,16 @@ impl Path {
             return Self::BitPlanes;
         }
         Self::Scalar
+    }
+
+    /// The path for inputs of `bytes` each: the scalar loop below [`SMALL`], where setting
+    /// up the others (zeroing, buffers) costs more than it saves.
+    fn for_bytes(bytes: usize) -> Self {
+        if bytes < SMALL {
+            Self::Scalar
+        } else {
+            Self::best()
+        }
     }
 }
 
@@ -116,9 +134,6 @@ impl Counter {
     /// Adds the counts of `data` to `counts`; `following` is what will be counted next
     /// (fetched early).
     fn count(&mut self, data: &[u8], following: &[u8], counts: &mut [u64; 256]) {
-        if data.len() < SMALL {
-            return count_into(data, FLUSH_BYTES, counts);
-        }
         match self {
             Self::Scalar => count_into(data, FLUSH_BYTES, counts),
             #[cfg(target_arch = "x86_64")]
@@ -147,11 +162,11 @@ pub fn histograms_u8(pixels: &[u8], width: usize, out: &mut [u64]) {
         rows * width,
         "pixels must hold one row of width pixels per histogram"
     );
-    rows_with(pixels, width, out, Path::best());
+    rows_with(pixels, width, out, Path::for_bytes(width));
 }
 
 fn rows_with(pixels: &[u8], width: usize, out: &mut [u64], path: Path) {
-    let mut counter = Counter::new(if width < SMALL { Path::Scalar } else { path });
+    let mut counter = Counter::new(path);
     for (r, counts) in out.chunks_exact_mut(256).enumerate() {
         let counts: &mut [u64; 256] = counts.try_into().expect("chunks of 256");
         counts.fill(0);

@@ -19,6 +19,7 @@ use core::arch::x86_64::{
     _mm512_setzero_si512, _mm512_ternarylogic_epi64,
 };
 
+use super::prefetch_to_l2;
 use crate::transpose::Transpose8;
 
 /// Bytes per block: eight 64-byte vectors, one 512-bit plane per bit.
@@ -64,7 +65,7 @@ pub(super) unsafe fn count_blocks(data: &[u8], following: &[u8], counts: &mut [u
         }
         for high in 0..16 {
             if let Some(lines) = ahead.next() {
-                prefetch(lines);
+                prefetch_to_l2(lines);
             }
             let mut acc = [zero; 16];
             for b in 0..span {
@@ -79,15 +80,6 @@ pub(super) unsafe fn count_blocks(data: &[u8], following: &[u8], counts: &mut [u
         *count += _mm512_reduce_add_epi64(*total) as u64;
     }
     blocks * BLOCK
-}
-
-#[inline(always)]
-fn prefetch(bytes: &[u8]) {
-    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-    for line in bytes.chunks(64) {
-        // SAFETY: a prefetch is a hint and never faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T1>(line.as_ptr().cast()) };
-    }
 }
 
 /// `f(a, b, c) = a ∧ (b = B) ∧ (c = C)` as a three-input logic table: bit `4a + 2b + c`.
