@@ -31,6 +31,7 @@ from ndpkit.runtime import (
     import_dataset,
     open_dataset,
 )
+from ndpkit.runtime.executor import _kib, _memory_bytes, _reset_peak_memory
 
 
 class SumCount(Kernel):
@@ -363,6 +364,28 @@ def test_worker_memory_does_not_grow_with_the_data(
         large.rss_growth_bytes < 20 * chunk_bytes
     )  # 5 MiB (a window is 4 chunks), 1/13 of the data
     assert large.rss_growth_bytes < small.rss_growth_bytes + 4 * chunk_bytes
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc only")
+def test_memory_fields_are_read_as_proc_states_them() -> None:
+    """The four fields the worker's stats use, parsed from the bytes, agree with a plain
+    parse of the text; the peak is reset and then grows with an allocation."""
+    _reset_peak_memory()
+    rss, peak, shared, files = _memory_bytes()
+    text = Path("/proc/self/status").read_text()
+    fields = {
+        k: int(v.split()[0]) * 1024
+        for k, v in (ln.split(":", 1) for ln in text.splitlines())
+        if k in ("VmRSS", "VmHWM", "RssShmem", "RssFile")
+    }
+    assert abs(rss - fields["VmRSS"]) < 8 * 2**20 and abs(files - fields["RssFile"]) < 8 * 2**20
+    assert peak >= rss and shared >= 0
+    block = np.ones(64 * 2**20 // 8)  # 64 MiB touched
+    assert _memory_bytes()[1] >= peak + 48 * 2**20
+    del block
+    assert _kib(b"Name:\tx\nVmRSS:\t  12 kB\n", b"\nVmRSS:") == 12 * 1024
+    assert _kib(b"Name:\tx\nVmRSS:\t  12 kB", b"\nVmRSS:") == 12 * 1024  # no newline after
+    assert _kib(b"Name:\tx\n", b"\nRssShmem:") == 0  # an older kernel without the field
 
 
 # -- a real kernel ------------------------------------------------------------------------

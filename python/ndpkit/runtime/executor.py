@@ -1130,24 +1130,36 @@ def _memory_bytes() -> tuple[int, int, int, int]:
 
     On Linux from /proc/self/status: getrusage's ru_maxrss would not do, because it keeps the
     high-water mark of the parent's memory across the fork+exec that spawned this worker, which
-    hides a worker's own growth. Elsewhere, getrusage for the first two."""
+    hides a worker's own growth. Elsewhere, getrusage for the first two. Read as bytes and
+    only the four fields parsed: twice per task, the text and a dict of every field took
+    32 µs a read against 10."""
     try:
-        status = Path("/proc/self/status").read_text()
+        with open("/proc/self/status", "rb") as status:
+            text = status.read()
     except OSError:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         peak = int(peak if sys.platform == "darwin" else peak * 1024)
         return peak, peak, 0, 0
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    shared = _kib(fields["RssShmem"]) if "RssShmem" in fields else 0
-    files = _kib(fields["RssFile"]) if "RssFile" in fields else 0
-    return _kib(fields["VmRSS"]), _kib(fields["VmHWM"]), shared, files
+    rss, hwm, shared, files = (
+        _kib(text, field) for field in (b"\nVmRSS:", b"\nVmHWM:", b"\nRssShmem:", b"\nRssFile:")
+    )
+    return rss, hwm, shared, files
 
 
-def _kib(text: str) -> int:
-    return int(text.split(maxsplit=1)[0]) * 1024
+def _kib(status: bytes, field: bytes) -> int:
+    """A field of /proc/self/status ("VmRSS:   9308 kB") in bytes; 0 where it is missing."""
+    at = status.find(field)
+    if at < 0:
+        return 0
+    end = status.find(b"\n", at + len(field))
+    return int(status[at + len(field) : None if end < 0 else end].split()[0]) * 1024
 
 
 def _reset_peak_memory() -> None:
     """Start a fresh peak for this task (Linux: writing 5 to clear_refs resets VmHWM)."""
     with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
+        descriptor = os.open("/proc/self/clear_refs", os.O_WRONLY)
+        try:
+            os.write(descriptor, b"5")
+        finally:
+            os.close(descriptor)
