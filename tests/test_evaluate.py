@@ -11,9 +11,11 @@ import pytest
 
 from ndpkit import evaluate as ev
 from ndpkit.errors import SpecError
+from ndpkit.hw import load_platform
 from ndpkit.kernels import KernelMismatchError
 from ndpkit.kernels.lc import LinearClassifier
 from ndpkit.model import Estimate
+from ndpkit.model.pipeline import engine_bandwidth
 from ndpkit.runtime import Dataset, generate_dataset
 from ndpkit.runtime.dataset import ShardError
 
@@ -74,6 +76,35 @@ def test_knn_runs_and_compares_both_splits() -> None:
     assert [r["app"] for r in tables["measured"].rows] == ["knn2", "knn2-topk"]
     doc = ev.document([run])["apps"][0]
     assert doc["splits"]["rfns"]["chosen"] == run.splits["rfns"].chosen
+
+
+def test_the_split_the_papers_measured_gets_their_rate_power_and_d() -> None:
+    """`he-remap` is the HE the papers ran (the engine equalises, α = 1): on RFNS it takes the
+    platform's HE rate and power (a file that overrides `he` changes both) and the papers'
+    D, so it is bound by the 36 GB/s to the host and half the engines go off, as in the
+    paper's HE example (nane_mux2 = 18). `he` sends
+    histograms (α = 32) and is bound by the same engine rate instead. A top-k split run
+    alone is modelled at its paper app's D too."""
+    he, remap, topk = ev.evaluate(["he", "he-remap", "knn2-topk"], ["rfns"], size_bytes=1 << 20)
+    d_he, d_knn2 = ev.published_size("he"), ev.published_size("knn2")
+    assert d_he is not None and d_knn2 is not None
+    assert he.model_bytes == remap.model_bytes == d_he and topk.model_bytes == d_knn2
+    rfns = load_platform("rfns")
+    assert rfns.engines is not None
+    paper_rate = rfns.engines.throughput["he"]
+    for run in (he, remap):
+        assert engine_bandwidth(rfns, run.profiles["rfns"][0]) == paper_rate
+    given = ev.with_papers_entries(rfns, ["he-remap", "knn2-topk"])
+    assert given.engines is not None and "knn2-topk" not in given.engines.throughput
+    assert given.engines.throughput["he-remap"] == paper_rate
+    assert given.engines.power_on_w("he-remap") == given.engines.power_on_w("he") == 20.65
+    faster = rfns.engines.model_copy(update={"throughput": {"he": 2 * paper_rate}})
+    mine = ev.with_papers_entries(rfns.model_copy(update={"engines": faster}), ["he-remap"])
+    assert mine.engines is not None and mine.engines.throughput["he-remap"] == 2 * paper_rate
+    remap_estimate, he_estimate = remap.estimates["rfns"], he.estimates["rfns"]
+    assert isinstance(remap_estimate, Estimate) and isinstance(he_estimate, Estimate)
+    assert (remap_estimate.bottleneck, he_estimate.bottleneck) == ("ndp2cpu", "ndp")
+    assert remap.plans["rfns"]["engines_on"] == 18
 
 
 def test_apps_without_other_splits_have_no_split_table() -> None:

@@ -179,8 +179,8 @@ def split_variants(app: str) -> list[str]:
 
     Only the device-side top-k splits: `compare_splits` gives a split without a platform
     entry the app's entry scaled by the measured ratio, which assumes the entry measured the
-    app's own split. HE's `he-remap` is the other way round (the presets' `he` entry measured
-    the papers' split, which is `he-remap`), so it is left out."""
+    app's own split. HE's `he-remap` is the other way round (the papers measured it, and the
+    presets give it that entry of its own), so it is left out."""
     name = f"{app}-topk"
     return [name] if name in kernel_names() else []
 
@@ -261,7 +261,7 @@ def evaluate(
             others = [
                 _run(get_kernel(name), source, seed_used, report) for name in split_variants(app)
             ]
-            d = model_bytes or published_size(app) or float(source.input_bytes)
+            d = model_bytes or published_size(kernel.paper_app or app) or float(source.input_bytes)
             app_run = AppRun(
                 app,
                 source.input_bytes,
@@ -291,6 +291,7 @@ def _model_on(
 ) -> None:
     """The app's estimate and plan on one platform, and its splits compared there."""
     opts = options or (Options(units="decimal") if spec.is_in_storage else Options())
+    spec = with_papers_entries(spec, [k.app for k in kernel_runs])
     profiles = [
         to_profile(
             k.measurement,
@@ -302,6 +303,12 @@ def _model_on(
         )
         for k in kernel_runs
     ]
+    engines = spec.engines
+    for i, k in enumerate(kernel_runs):
+        if engines is not None and get_kernel(k.app).papers_split and k.app in engines.throughput:
+            # What the models are given, so that a saved profile set gives `estimate` the same.
+            rates = {**profiles[i].engine_bytes_per_s, engines.kind: engines.throughput[k.app]}
+            profiles[i] = profiles[i].with_changes(engine_bytes_per_s=rates)
     app_run.profiles[spec.name] = profiles
     _model(app_run, spec, profiles[0], opts)
     if len(profiles) > 1:
@@ -309,6 +316,30 @@ def _model_on(
         app_run.splits[spec.name] = compare_splits(
             spec, profiles, split_opts, tolerance=split_tolerance
         )
+
+
+def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:
+    """`spec` with its engine entries for a papers' app (throughput, per-app power) given to
+    the kernels that are the split the papers measured for it, where it has none of their
+    own: the presets' `he` entry measured HE with the engine equalising the images, which
+    is ndpkit's `he-remap`. Read from the platform, so that a file that overrides `he`
+    changes both."""
+    engines = spec.engines
+    if engines is None:
+        return spec
+    throughput, power = dict(engines.throughput), dict(engines.power_active_by_app)
+    for app in apps:
+        kernel = get_kernel(app)
+        entry = kernel.paper_app
+        if not kernel.papers_split or app in throughput or entry not in throughput:
+            continue
+        throughput[app] = throughput[entry]
+        if entry in power:
+            power.setdefault(app, power[entry])
+    if throughput == engines.throughput:
+        return spec
+    engines = engines.model_copy(update={"throughput": throughput, "power_active_by_app": power})
+    return spec.model_copy(update={"engines": engines})
 
 
 def save_profiles(runs: Sequence[AppRun], platform: str, path: Path) -> None:

@@ -315,11 +315,13 @@ def _limited(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.parametrize("out_name", ["ds", "new/parents/ds"])
 @pytest.mark.parametrize(("shard_format", "suffix"), [("npy", "npy"), ("parquet", "parquet")])
 def test_a_file_size_limit_is_one_error_line(
-    tmp_path: Path, shard_format: str, suffix: str
+    tmp_path: Path, shard_format: str, suffix: str, out_name: str
 ) -> None:
-    out = tmp_path / "ds"
+    """Nothing is left, not even the parent directories the run made for its --out."""
+    out = tmp_path / out_name
     args = ("generate", "knn2", "--size", "4MiB", "--devices", "1", "--out", str(out))
     line = one_error_line(_limited("data", *args, "--shard-format", shard_format))
     assert line.startswith(f"error: {out}: cannot write device-00/shard-0000.{suffix}: File too")

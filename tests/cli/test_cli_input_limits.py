@@ -53,3 +53,65 @@ def test_the_quoted_odd_n_error_is_the_real_one(ndpkit, tmp_path: Path, doc: str
     )
     result = ndpkit("estimate", "-p", str(tmp_path / "rfns7.toml"), "-a", "he", "-n", "3")
     assert one_error_line(result) == quoted.group(1)
+
+
+LONG_NUMBER = "9" * 5000
+"""More digits than Python converts to an int (4300 by default): a plain ValueError inside
+the TOML and JSON parsers, not their syntax error."""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "command"),
+    [
+        (
+            "long.toml",
+            f'extends = "rfns"\nname = "long"\n[storage]\ncount = {LONG_NUMBER}\n',
+            ("platforms", "check"),
+        ),
+        (
+            "long.json",
+            f'{{"version": {LONG_NUMBER}}}',
+            ("estimate", "-p", "cns", "-a", "lc", "--profiles"),
+        ),
+        (
+            "long-p.toml",
+            f"version = {LONG_NUMBER}\n",
+            ("estimate", "-p", "cns", "-a", "lc", "--profiles"),
+        ),
+    ],
+    ids=["platform", "profiles-json", "profiles-toml"],
+)
+def test_a_number_too_long_to_read_is_one_error_line(
+    ndpkit, tmp_path: Path, name: str, text: str, command: tuple[str, ...]
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    line = one_error_line(ndpkit(*command, str(path)))
+    assert line.startswith(f"error: {path}: a number too long to read")
+    assert LONG_NUMBER not in line
+
+
+@pytest.fixture
+def small_data_set(ndpkit, tmp_path: Path) -> Path:
+    out = tmp_path / "lc"
+    result = ndpkit("data", "generate", "lc", "--size", "1MiB", "--devices", "2", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    ["[" * 1000 + "]" * 1000, '{"format": "x", "seed": ' + LONG_NUMBER + "}"],
+    ids=["nested", "long-number"],
+)
+@pytest.mark.parametrize(
+    "command", [("data", "show"), ("evaluate", "--platforms", "cns", "--data")]
+)
+def test_a_data_set_manifest_past_a_limit_is_one_error_line(
+    ndpkit, small_data_set: Path, manifest: str, command: tuple[str, ...]
+) -> None:
+    path = small_data_set / "manifest.json"
+    path.write_text(manifest)
+    line = one_error_line(ndpkit(*command, str(small_data_set)))
+    assert line.startswith(f"error: {path}: ")
+    assert "nested too deeply" in line or "a number too long to read" in line

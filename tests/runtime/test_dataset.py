@@ -182,7 +182,23 @@ def test_too_small_and_bad_counts_are_clear_errors(tmp_path: Path) -> None:
         (
             lambda root: _edit_manifest(root, records=1, data_bytes=16),
             MANIFEST,
-            "the manifest says 1$",
+            "records: the shards hold .* the manifest says 1$",
+        ),
+        (
+            lambda root: _edit_shard_entry(root, path="/etc/passwd"),
+            MANIFEST,
+            "shards.0.path: shard path '/etc/passwd' should be 'device-00/shard-0000.npy'",
+        ),
+        (
+            lambda root: _edit_shard_entry(root, records=1),
+            MANIFEST,
+            r"shards.1.offset: shard device-00/shard-0001.npy starts at record \d+, but the 1 "
+            r"shards before it hold 1 records",
+        ),
+        (
+            lambda root: _edit_manifest(root, record_bytes=3),
+            MANIFEST,
+            "record_bytes: 3 does not match dtype and record_shape",
         ),
         (lambda root: _edit_manifest(root, extra=1), MANIFEST, "extra: unknown field"),
         (

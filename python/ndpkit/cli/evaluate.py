@@ -54,7 +54,8 @@ def evaluate_cmd(
         list[str] | None,
         typer.Argument(
             help="Apps (default: all nine; with --data, the data set's app): lc he knn2 knn6 "
-            "knn8 (or knn) fft2d kmeans binarize sobel. With --data, any app whose records "
+            "knn8 (or knn) fft2d kmeans binarize sobel; also the other splits he-remap (the "
+            "papers' HE) and knn2-topk knn6-topk knn8-topk. With --data, any app whose records "
             "have the data set's dtype and shape (knn8 and kmeans on lc's 8 float32 features) "
             "runs on it; any other is an error.",
         ),

@@ -6,6 +6,7 @@ and override any field; tables are merged key by key.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Callable
@@ -218,11 +219,18 @@ def _parse(text: str, source: str) -> dict[str, Any]:
 def parse_nested(parse: Callable[[str], Any], text: str, source: str) -> Any:
     """`parse(text)` (`tomllib.loads`, `json.loads`), refused with a SpecError naming
     `source` if it nests arrays and tables more than MAX_NESTING deep: the parsers recurse
-    and would raise RecursionError on `[[[…]]]` a few hundred deep."""
+    and would raise RecursionError on `[[[…]]]` a few hundred deep. A number longer than
+    Python converts (`sys.get_int_max_str_digits()`, 4300 digits) is refused the same way;
+    the parsers' own syntax errors are left to the caller."""
     try:
         document = parse(text)
     except RecursionError:
         raise _too_deep(source) from None
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError):
+        raise
+    except ValueError as exc:  # int("9" * 5000): a plain ValueError from either parser
+        reason = str(exc).split(";", 1)[0].split(":", 1)[0]
+        raise SpecError(f"a number too long to read ({reason})", source=source) from None
     if _depth(document) > MAX_NESTING:
         raise _too_deep(source)
     return document

@@ -43,6 +43,15 @@ def reported_error(exc: ValidationError) -> Any:
     return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
 
+class FieldValueError(ValueError):
+    """A check across fields (a model validator's, where pydantic reports no field) that
+    names the field to blame, e.g. `shards.3.offset`."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
 def spec_error(
     exc: ValidationError, source: str, *, model: type[BaseModel] | None = None
 ) -> SpecError:
@@ -52,6 +61,9 @@ def spec_error(
     the list of valid keys at that place."""
     first = reported_error(exc)
     field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    blamed = first.get("ctx", {}).get("error")
+    if not first["loc"] and isinstance(blamed, FieldValueError):
+        field = blamed.field
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "missing":
         message = "required field is missing"

@@ -80,6 +80,12 @@ class Kernel(ABC):
 
     name: str = ""
     description: str = ""
+    paper_app: str = ""
+    """The papers' app this kernel is another split of, where its name differs (`he-remap`
+    and `knn8-topk` are splits of `he` and `knn8`): `evaluate` models it at that app's D."""
+    papers_split: bool = False
+    """Whether this is the split the papers measured for `paper_app` (`he-remap`): then a
+    platform's engine entries for `paper_app` (rate, power) are this kernel's own."""
     dtype: np.dtype[Any] = np.dtype(np.uint8)
     record_shape: tuple[int, ...] = ()
     """Shape of one record (axis 0 of the data is records): (8,) for LC, (256, 256, 3) for

@@ -130,6 +130,8 @@ class HistogramEqualisationRemap(HistogramEqualisation):
     """The papers' split: the device sends equalised images (α = 1), the host concatenates."""
 
     name = "he-remap"
+    paper_app = "he"
+    papers_split = True
     description = "histogram equalisation of 8-bit grayscale images (device: equalised images)"
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:

@@ -265,6 +265,7 @@ class Knn(Kernel):
         self.folds = device_topk  # the top-k split streams its shard with one top-k (`fold`)
         self.record_shape = (features,)
         self.name = f"knn{features}" + ("-topk" if device_topk else "")
+        self.paper_app = f"knn{features}" if device_topk else ""
         where = "device keeps its k best" if device_topk else "device sends distances"
         self.description = f"k-NN, {features} float32 features, k = {k} ({where})"
 

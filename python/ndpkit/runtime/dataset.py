@@ -70,7 +70,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ndpkit.errors import NdpkitError, SpecError, brief
 from ndpkit.files import name_kept, signals_held
-from ndpkit.hw.spec import spec_error
+from ndpkit.hw.loader import parse_nested
+from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import wide_mode_error
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
@@ -178,9 +179,11 @@ class Manifest(BaseModel):
         """Catch a hand-edited or mixed-up manifest before any shard is read."""
         dtype = _parse_dtype(self.dtype)
         if self.record_bytes != math.prod(self.record_shape) * dtype.itemsize:
-            raise ValueError(f"record_bytes {self.record_bytes} does not match dtype and shape")
+            raise FieldValueError(
+                "record_bytes", f"{self.record_bytes} does not match dtype and record_shape"
+            )
         if self.data_bytes != self.records * self.record_bytes:
-            raise ValueError("data_bytes is not records x record_bytes")
+            raise FieldValueError("data_bytes", "is not records x record_bytes")
         _check_columns(self.shard_format, self.columns, self.record_shape)
         _check_shard_order(self.shards, self.devices, self.records, self.shard_format)
         _check_app_reads(self.app, dtype, self.record_shape)
@@ -202,9 +205,10 @@ def _check_app_reads(app: str, dtype: np.dtype[Any], record_shape: tuple[int, ..
     kernel = get_kernel(app)
     shape = tuple(kernel.record_shape)
     if kernel.dtype != dtype or shape != record_shape:
-        raise ValueError(
+        raise FieldValueError(
+            "app",
             f"app {app!r} reads {kernel.dtype} records of shape {shape}, and the manifest "
-            f"says {dtype} of shape {record_shape}"
+            f"says {dtype} of shape {record_shape}",
         )
 
 
@@ -237,24 +241,34 @@ def _check_shard_order(
     """Shards must tile the records in device-major order, each device holding at least one."""
     offset = 0
     expected = (0, 0)
-    for shard in shards:
+    for i, shard in enumerate(shards):
         if (shard.device, shard.index) not in (expected, (expected[0] + 1, 0)):
-            raise ValueError(
-                f"shard {shard.path} is out of order (expected device/index {expected})"
+            raise FieldValueError(
+                f"shards.{i}",
+                f"shard {shard.path} is out of order (expected device/index {expected})",
             )
         expected_path = shard_relpath(shard.device, shard.index, shard_format)
         if shard.path != expected_path:
-            raise ValueError(f"shard path {shard.path!r} should be {expected_path!r}")
+            raise FieldValueError(
+                f"shards.{i}.path", f"shard path {shard.path!r} should be {expected_path!r}"
+            )
         if shard.offset != offset:
-            raise ValueError(
-                f"shard {shard.path} starts at record {shard.offset}, expected {offset}"
+            # Either this offset or an earlier shard's records is wrong: both are named.
+            raise FieldValueError(
+                f"shards.{i}.offset",
+                f"shard {shard.path} starts at record {shard.offset}, but the {i} shards "
+                f"before it hold {offset} records (their `records`)",
             )
         offset += shard.records
         expected = (shard.device, shard.index + 1)
     if not shards or expected[0] != devices - 1:
-        raise ValueError(f"every one of the {devices} devices needs at least one shard")
+        raise FieldValueError(
+            "devices", f"every one of the {devices} devices needs at least one shard"
+        )
     if offset != records:
-        raise ValueError(f"the shards hold {offset} records, the manifest says {records}")
+        raise FieldValueError(
+            "records", f"the shards hold {offset} records, the manifest says {records}"
+        )
 
 
 def shard_relpath(device: int, index: int, shard_format: ShardFormat = "npy") -> str:
@@ -519,7 +533,7 @@ def _check_no_strays(dataset: Dataset) -> None:
 
 def _read_manifest(path: Path) -> Manifest:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = parse_nested(json.loads, path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SpecError(f"not readable JSON ({exc})", source=str(path)) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -1238,6 +1252,7 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
     _check_target(path, overwrite)
     _check_free_space(path, needed_bytes)
     staging: Path | None = None
+    made = _missing_parents(path)
     try:
         with signals_held():  # so that `staging` is known before any signal can stop us
             staging = _new_sibling_dir(path)
@@ -1245,9 +1260,12 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
         with signals_held():
             _publish(staging, path)
     except BaseException as exc:
-        if staging is not None:
-            with signals_held():
+        with signals_held():
+            if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
+            for parent in made:  # deepest first; one that something else filled stays
+                with contextlib.suppress(OSError):
+                    parent.rmdir()
         if isinstance(exc, _WriteError):
             raise _write_failed(path, staging, exc) from None
         raise
@@ -1259,6 +1277,17 @@ def _write_failed(path: Path, staging: Path | None, exc: _WriteError) -> SpecErr
     else:
         what = f"write {exc.path.relative_to(staging).as_posix()}"
     return SpecError(f"cannot {what}: {_reason(exc.error)}; nothing was written", source=str(path))
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    """The parents of `path` that do not exist yet, deepest first: a run that fails removes
+    those it made, so that "nothing was written" holds."""
+    missing = []
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    return missing
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -1535,7 +1564,8 @@ def _source_columns(
     features = kernel.record_shape[0]
     if len(chosen) != features:
         raise SpecError(
-            f"{len(chosen)} columns ({', '.join(chosen)}) for app {kernel.name!r}, which needs "
+            f"{len(chosen)} column{'s' if len(chosen) != 1 else ''} ({', '.join(chosen)}) for "
+            f"app {kernel.name!r}, which needs "
             f"{features} features: choose them with columns (--columns)",
             source=str(src),
             field="columns",
