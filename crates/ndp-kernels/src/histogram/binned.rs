@@ -29,12 +29,13 @@
 
 use super::prefetch_to_l2;
 use core::arch::x86_64::{
-    __m512i, _mm512_add_epi32, _mm512_add_epi8, _mm512_castsi512_si128, _mm512_cvtepu8_epi32,
-    _mm512_extracti32x4_epi32, _mm512_gf2p8affine_epi64_epi8, _mm512_loadu_si512,
-    _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8, _mm512_movepi8_mask,
+    __m512i, _mm256_add_epi32, _mm512_add_epi32, _mm512_add_epi64, _mm512_add_epi8,
+    _mm512_castsi512_si128, _mm512_castsi512_si256, _mm512_cvtepu32_epi64, _mm512_cvtepu8_epi32,
+    _mm512_extracti32x4_epi32, _mm512_extracti64x4_epi64, _mm512_gf2p8affine_epi64_epi8,
+    _mm512_loadu_si512, _mm512_maskz_compress_epi8, _mm512_maskz_loadu_epi8, _mm512_movepi8_mask,
     _mm512_permutexvar_epi8, _mm512_popcnt_epi8, _mm512_set1_epi32, _mm512_set1_epi64,
-    _mm512_setzero_si512, _mm512_shldv_epi32, _mm512_slli_epi16, _mm512_srli_epi32,
-    _mm512_storeu_si512, _mm512_ternarylogic_epi32,
+    _mm512_setzero_si512, _mm512_shldv_epi32, _mm512_slli_epi16, _mm512_slli_epi32,
+    _mm512_srli_epi32, _mm512_storeu_si512, _mm512_ternarylogic_epi32,
 };
 
 /// Input bytes binned and counted at a time.
@@ -309,28 +310,14 @@ impl State {
             widen_into(self.bytes[bin], &mut self.fours[bin]);
             self.bytes[bin] = zero;
             self.loads[bin] = 0;
-            let mut ones = [0u8; 64];
-            let mut twos = [0u8; 64];
-            // SAFETY: both arrays hold 64 bytes.
-            unsafe {
-                _mm512_storeu_si512(
-                    ones.as_mut_ptr().cast(),
-                    self.codes.positional(self.ones[bin]),
-                );
-                _mm512_storeu_si512(
-                    twos.as_mut_ptr().cast(),
-                    self.codes.positional(self.twos[bin]),
-                );
-            }
-            // Counters k and k + 8 of each 16 count the same bit (two halves of the lanes).
-            let fours = &self.fours[bin];
-            let values = &mut counts[32 * bin..32 * (bin + 1)];
-            for (v, count) in values.iter_mut().enumerate() {
-                let k = 16 * (v / 8) + v % 8;
-                *count += 4 * u64::from(fours[k] + fours[k + 8])
-                    + 2 * u64::from(twos[k] + twos[k + 8])
-                    + u64::from(ones[k] + ones[k + 8]);
-            }
+            let ones = self.codes.positional(self.ones[bin]);
+            let twos = self.codes.positional(self.twos[bin]);
+            add_counts(
+                ones,
+                twos,
+                &self.fours[bin],
+                &mut counts[32 * bin..32 * (bin + 1)],
+            );
             counts[32 * bin] -= self.padding[bin];
             self.ones[bin] = zero;
             self.twos[bin] = zero;
@@ -348,6 +335,46 @@ fn full_add(a: __m512i, b: __m512i, c: __m512i) -> (__m512i, __m512i) {
         _mm512_ternarylogic_epi32::<0x96>(a, b, c),
         _mm512_ternarylogic_epi32::<0xE8>(a, b, c),
     )
+}
+
+/// Adds one bin's counts to `values` (its 32): value v is 4 × fours + 2 × twos + ones of
+/// counters k and k + 8, k = 16(v / 8) + v % 8 (the two halves of the lanes of one bit).
+/// In u32 until the end: a total of the fours is at most 8 × 68 per span over
+/// `FLUSH_SPANS` spans (1.5 × 10⁸), so 4 × two of them and the rest stay below 2³².
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn add_counts(ones: __m512i, twos: __m512i, fours: &[u32; 64], values: &mut [u64]) {
+    debug_assert_eq!(values.len(), 32);
+    let quarter = |v: __m512i| {
+        [
+            _mm512_castsi512_si128(v),
+            _mm512_extracti32x4_epi32::<1>(v),
+            _mm512_extracti32x4_epi32::<2>(v),
+            _mm512_extracti32x4_epi32::<3>(v),
+        ]
+    };
+    let (ones, twos) = (quarter(ones), quarter(twos));
+    for q in 0..4 {
+        // SAFETY: `fours` holds 64 u32 (16 from 16q) and `values` 32 u64 (8 from 8q).
+        unsafe {
+            let fours = _mm512_loadu_si512(fours[16 * q..].as_ptr().cast());
+            let weighted = _mm512_add_epi32(
+                _mm512_slli_epi32::<2>(fours),
+                _mm512_add_epi32(
+                    _mm512_slli_epi32::<1>(_mm512_cvtepu8_epi32(twos[q])),
+                    _mm512_cvtepu8_epi32(ones[q]),
+                ),
+            );
+            let halves = _mm256_add_epi32(
+                _mm512_castsi512_si256(weighted),
+                _mm512_extracti64x4_epi64::<1>(weighted),
+            );
+            let at = values[8 * q..].as_mut_ptr();
+            let sum =
+                _mm512_add_epi64(_mm512_loadu_si512(at.cast()), _mm512_cvtepu32_epi64(halves));
+            _mm512_storeu_si512(at.cast(), sum);
+        }
+    }
 }
 
 /// Adds 64 byte counters to u32 totals.
