@@ -372,3 +372,13 @@ def test_a_staging_directory_left_beside_out_is_named(ndpkit, tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     assert f"note: {tmp_path / 'ds.tmp-deadbeef'} is a data set being written" in result.stderr
     assert (tmp_path / "ds.tmp-deadbeef").is_dir()  # named, not removed
+
+
+def test_an_empty_out_is_refused_not_taken_for_the_current_directory(
+    ndpkit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = ndpkit("data", "generate", "lc", "--size", "1MiB", "--out", "")
+    assert result.returncode == 2
+    assert "'--out' / '-o': is empty; give the directory to create" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -100,7 +100,8 @@ def test_workers_below_one_with_data(ndpkit: Run, tmp_path: Path) -> None:
         (("--seed", "-5"), "--seed: must be ≥ 0, got -5"),
         (("--workers", "2"), "--workers: only applies to --data"),
         (("--no-verify-shards",), "--no-verify-shards: only applies to --data"),
-        (("--size", "0B"), "--size: must be at least 1 byte"),
+        (("--size", "0B"), "--size: must be at least 1 MiB, got '0B'"),  # evaluate's least
+        (("--size", "-1MiB"), "--size: must be at least 1 MiB, got '-1MiB'"),
         (("--size", "1B"), "--size: '1B' is too small to measure"),
         (("--size", "1023KiB"), "give at least 1 MiB"),
         (("--size", "1e400B"), "'1e400B'"),

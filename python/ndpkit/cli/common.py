@@ -362,9 +362,9 @@ def check_fraction(flag: str, value: float, example: str) -> None:
         )
 
 
-def size_flag(flag: str, text: str) -> float:
+def size_flag(flag: str, text: str, least: str = "1 byte") -> float:
     """A size flag ('4 GiB', '1 MiB') in bytes; a bad or sub-byte one is an exit-2 error
-    naming the flag."""
+    naming the flag, and for a command that needs more (`least`, e.g. "1 MiB"), saying so."""
     from ndpkit.units import Kind, UnitError, parse  # noqa: PLC0415 - see TYPE_CHECKING
 
     try:
@@ -372,7 +372,9 @@ def size_flag(flag: str, text: str) -> float:
     except UnitError as exc:
         raise SpecError(str(exc), source="command line", field=flag) from None
     if value < 1:
-        raise SpecError(f"must be at least 1 byte, got {text!r}", source="command line", field=flag)
+        raise SpecError(
+            f"must be at least {least}, got {text!r}", source="command line", field=flag
+        )
     return value
 
 

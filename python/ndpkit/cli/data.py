@@ -47,7 +47,20 @@ app = typer.Typer(
 DevicesOpt = Annotated[
     int, typer.Option("--devices", "-d", help="Devices to shard over (one dir each).")
 ]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="The data set directory to create.")]
+
+
+def _out_path(text: str) -> Path:
+    """--out as a path; an empty one is refused (Path("") would be the current directory).
+    Checked while Click parses, so it is Click's usage error (exit status 2)."""
+    if not text.strip():
+        raise typer.BadParameter("is empty; give the directory to create")
+    return Path(text)
+
+
+OutOpt = Annotated[
+    Path,
+    typer.Option("--out", "-o", parser=_out_path, help="The data set directory to create."),
+]
 MIN_SHARD_BYTES = 64 * 2**10
 """The smallest --shard-size: every shard is a file, and below this the files only multiply
 (1 B shards made 32,768 files of one record each for 1 MiB of lc)."""
@@ -242,7 +255,10 @@ def show(
     _show(dataset, fmt)
 
 
-TpcOutOpt = Annotated[Path, typer.Option("--out", "-o", help="The directory to write into.")]
+TpcOutOpt = Annotated[
+    Path,
+    typer.Option("--out", "-o", parser=_out_path, help="The directory to write into."),
+]
 SfOpt = Annotated[float, typer.Option("--sf", help="Scale factor (> 0; fractions allowed).")]
 
 

@@ -231,7 +231,8 @@ def _platforms(text: str) -> list[str]:
 
 
 def _size_bytes(text: str) -> int:
-    value = size_flag("--size", text)  # finite: the unit parser refuses inf and nan
+    # finite: the unit parser refuses inf and nan
+    value = size_flag("--size", text, least=_si(MIN_SIZE_BYTES))
     if value < MIN_SIZE_BYTES:
         raise SpecError(
             f"{text!r} is too small to measure: below {_si(MIN_SIZE_BYTES)} the measured "

@@ -1480,8 +1480,13 @@ def _finite(records: np.ndarray, src: Path, first: int) -> np.ndarray:
         finite = np.isfinite(records.reshape(len(records), -1)).all(axis=1)
         if not finite.all():
             at = first + int(np.argmin(finite))
+            # A wider column cast to the app's float32 turns a finite 1e300 into inf.
+            cast = (
+                f" (or a value beyond ±{np.finfo(records.dtype).max:.1e}, the range of "
+                f"{records.dtype})"
+            )
             raise SpecError(
-                f"record {at} holds NaN or ±inf; the apps' kernels need finite values",
+                f"record {at} holds NaN or ±inf{cast}; the apps' kernels need finite values",
                 source=str(src),
             )
     return records
