@@ -54,6 +54,10 @@ def registry() -> Any:
     return pint.UnitRegistry()
 
 
+MAX_QUANTITY_CHARS = 1000
+"""Longer text is no quantity (the longest unit names and a float's digits fit in far less)."""
+
+
 def parse(text: Any, kind: Kind) -> float:
     """Parse `text` (e.g. "3 GB/s") as a quantity of `kind`; return it in SI units.
 
@@ -64,6 +68,11 @@ def parse(text: Any, kind: Kind) -> float:
         raise UnitError(f"expected a quantity with a unit, such as {kind.example!r}, got {text!r}")
     if not text.strip():
         raise UnitError(f"is empty; write a quantity with a unit, such as {kind.example!r}")
+    if len(text) > MAX_QUANTITY_CHARS:  # not echoed: it would fill the screen
+        raise UnitError(
+            f"is {len(text):,} characters long (starts {text[:20]!r}); a quantity is a number "
+            f"and a unit, such as {kind.example!r}"
+        )
     _check_characters(text, kind)
     ureg = registry()
     try:

@@ -62,6 +62,8 @@ def test_parses_to_si(text: str, kind: Kind, expected: float) -> None:
         ("3 byte - 1 byte", Kind.SIZE, "not a sum"),
         ("3 degC", Kind.POWER, "a temperature is not a power"),
         ("", Kind.POWER, "is empty"),
+        # not echoed whole (a 5,000-digit number filled the screen)
+        ("9" * 5000 + " GB/s", Kind.BANDWIDTH, r"^is 5,005 characters long \(starts '9{20}'\)"),
     ],
 )
 def test_rejects_with_a_reason(text: object, kind: Kind, fragment: str) -> None:
