@@ -18,7 +18,8 @@ from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.kernels import get_kernel
 from ndpkit.kernels.kmeans import KMeansKernel
-from ndpkit.model import Estimate
+from ndpkit.model import FULL_GEAR, Estimate, estimate
+from ndpkit.plan.splits import SPLIT_OPTIONS
 from ndpkit.profile import FpgaCell, Profile, PublishedFit, load_profiles, save_profiles
 from ndpkit.runtime import Dataset, LocalExecutor, RunResult, generate_dataset
 from ndpkit.runtime.profiling import EngineScaling, measure, save, to_profile
@@ -95,6 +96,27 @@ def test_evaluate_saves_the_profiles_it_modelled(tmp_path: Path) -> None:
     apps = load_profiles(path).apps
     assert list(apps) == ["knn2", "knn2-topk"]
     assert [apps["knn2"], apps["knn2-topk"]] == run.profiles["rans"]
+
+
+def test_saved_split_profiles_give_estimate_the_time_evaluate_predicted(tmp_path: Path) -> None:
+    """The top-k split's engine rate is the platform's knn2 entry carried over by the measured
+    ratio, and he-remap's is the platform's he entry: both are what a saved profile holds,
+    so `estimate` from the file gives the splits table's (and the predicted table's) time.
+    Before, the file held the host measurement mapped onto the engine: 26× faster on RANS."""
+    knn, remap = ev.evaluate(["knn2", "he-remap"], ["rans"], size_bytes=1 << 20)
+    path = tmp_path / "saved.json"
+    ev.save_profiles([knn, remap], "rans", path)
+    saved = load_profiles(path).apps
+    rans = load_platform("rans")
+    comparison = knn.splits["rans"]
+    topk = next(s for s in comparison.splits if s.app == "knn2-topk")
+    assert topk.estimate is not None and "knn2-topk" in comparison.carried
+    again = estimate(rans, saved["knn2-topk"], FULL_GEAR, SPLIT_OPTIONS)
+    assert again.time_s == pytest.approx(topk.estimate.time_s, rel=1e-12)
+    assert again.energy_j == pytest.approx(topk.estimate.energy_j, rel=1e-12)  # one ARM power
+    predicted = remap.estimates["rans"]
+    assert isinstance(predicted, Estimate)
+    assert estimate(rans, saved["he-remap"]).time_s == pytest.approx(predicted.time_s, rel=1e-12)
 
 
 def test_a_list_of_measurements_is_not_a_profile_set(tmp_path: Path) -> None:

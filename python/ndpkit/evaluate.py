@@ -65,6 +65,7 @@ import numpy as np
 
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
+from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.loader import names_a_file
 from ndpkit.kernels import GROUPS, Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
@@ -306,16 +307,25 @@ def _model_on(
     engines = spec.engines
     for i, k in enumerate(kernel_runs):
         if engines is not None and get_kernel(k.app).papers_split and k.app in engines.throughput:
-            # What the models are given, so that a saved profile set gives `estimate` the same.
-            rates = {**profiles[i].engine_bytes_per_s, engines.kind: engines.throughput[k.app]}
-            profiles[i] = profiles[i].with_changes(engine_bytes_per_s=rates)
-    app_run.profiles[spec.name] = profiles
+            profiles[i] = _engine_rate(profiles[i], engines.kind, engines.throughput[k.app])
     _model(app_run, spec, profiles[0], opts)
     if len(profiles) > 1:
         split_opts = options or replace(opts, time_basis=SPLIT_OPTIONS.time_basis)
-        app_run.splits[spec.name] = compare_splits(
-            spec, profiles, split_opts, tolerance=split_tolerance
-        )
+        comparison = compare_splits(spec, profiles, split_opts, tolerance=split_tolerance)
+        app_run.splits[spec.name] = comparison
+        for i, profile in enumerate(profiles):
+            if engines is not None and profile.app in comparison.carried:
+                rate = engines.throughput[profiles[0].app] * comparison.carried[profile.app]
+                profiles[i] = _engine_rate(profile, engines.kind, rate)
+    app_run.profiles[spec.name] = profiles
+
+
+def _engine_rate(profile: Profile, kind: EngineKind, rate_bytes_per_s: float) -> Profile:
+    """`profile` with the engine rate the models were given on a platform whose engines are
+    of `kind` (a platform entry, or one carried over to another split), so that a saved
+    profile set gives `estimate` and `plan` the same time."""
+    rates: dict[EngineKind, float] = {**profile.engine_bytes_per_s, kind: rate_bytes_per_s}
+    return profile.with_changes(engine_bytes_per_s=rates)
 
 
 def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:
