@@ -107,6 +107,20 @@ def test_the_split_the_papers_measured_gets_their_rate_power_and_d() -> None:
     assert remap.plans["rfns"]["engines_on"] == 18
 
 
+def test_on_risp_the_splits_are_compared_with_the_host_link() -> None:
+    """Eq. (8) alone never sees the SATA link that the paper split's distances cross, so both
+    splits tied at the channels' time; with the host stage (R11) the paper split is
+    link-bound and the top-k split wins on time. The predicted table keeps Eq. (8)."""
+    (run,) = ev.evaluate(["knn2"], ["risp-64ch"], size_bytes=1 << 20)
+    comparison = run.splits["risp-64ch"]
+    paper, topk = (s.estimate for s in comparison.splits)
+    assert paper is not None and topk is not None
+    assert paper.bottleneck == "host_link" and topk.time_s < paper.time_s / 3
+    assert comparison.chosen == "knn2-topk"
+    predicted = run.estimates["risp-64ch"]
+    assert isinstance(predicted, Estimate) and predicted.bottleneck != "host_link"
+
+
 def test_apps_without_other_splits_have_no_split_table() -> None:
     (run,) = ev.evaluate(["lc"], ["cns"], size_bytes=1 << 16)
     assert run.other_splits == [] and run.splits == {}

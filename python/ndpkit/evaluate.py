@@ -310,7 +310,12 @@ def _model_on(
             profiles[i] = _engine_rate(profiles[i], engines.kind, engines.throughput[k.app])
     _model(app_run, spec, profiles[0], opts)
     if len(profiles) > 1:
-        split_opts = options or replace(opts, time_basis=SPLIT_OPTIONS.time_basis)
+        # The splits differ in what crosses the link to the host: on RISP that link is
+        # only in the time with the host stage (R11), which Eq. (8) alone leaves out.
+        host_stage = "with_host_stage" if spec.is_in_storage else opts.host_stage
+        split_opts = options or replace(
+            opts, time_basis=SPLIT_OPTIONS.time_basis, host_stage=host_stage
+        )
         comparison = compare_splits(spec, profiles, split_opts, tolerance=split_tolerance)
         app_run.splits[spec.name] = comparison
         for i, profile in enumerate(profiles):
