@@ -258,6 +258,44 @@ def test_check_rejects_corrupted_results(data_sets):
             KERNEL.check(bad, expected)
 
 
+@pytest.mark.filterwarnings("ignore:Number of distinct clusters:UserWarning")
+def test_check_compares_the_points_per_cluster_not_only_the_centres():
+    """At 1e7 a centre within rtol 1e-6 is within 10 of the reference: the points of one
+    cluster moved wholly to its neighbour passed. The counts catch it."""
+    x = np.full((8, 8), 1e7, np.float32)
+    centres = np.full((8, 8), 1e7)
+    centres[2:] += 1000
+    centres[0, 0] += 0.26  # centre 1 is nearest: (0.25)² < (0.26)²
+    centres[1, 0] -= 0.25
+    params = {"init_centres": centres, "max_iter": 1, "tol_sq": 0.0}
+    expected = KERNEL.reference(x, params)
+    replay, _ = expected.replay()  # exact distances: all eight points go to centre 1
+    assert replay.counts is not None and list(replay.counts) == [0, 8, 0, 0, 0, 0, 0, 0]
+    KERNEL.check(replay, expected)
+    wrong = KMeansResult(replay.centres, 1, False, np.array([8, 0, 0, 0, 0, 0, 0, 0]))
+    with pytest.raises(KernelMismatchError, match="cluster 0 has 8 points in the last pass"):
+        KERNEL.check(wrong, expected)
+
+
+def test_exact_ties_follow_the_kernels_rule_not_sklearns_rounding():
+    """Integer points halfway between two centres go to the first (the kernel's rule, and
+    scipy's replay's); scikit-learn scores after subtracting the mean, so rounding picks
+    for it. The check falls back to the replay and accepts the kernel's answer."""
+    x = np.zeros((100, 8), np.float32)
+    x[:, 0] = np.repeat(np.arange(15), [7, 3, 1, 4, 7, 8, 5, 7, 6, 13, 7, 9, 10, 10, 3])
+    centres = np.zeros((8, 8))
+    centres[:, 0] = np.arange(0, 16, 2)
+    params = {"init_centres": centres, "max_iter": 100, "tol_sq": 0.0}
+    result = run_in_memory(KERNEL, x, params, 100)
+    KERNEL.check(result, KERNEL.reference(x, params))
+
+
+def test_flat_points_that_are_not_whole_rows_are_an_error():
+    params = {**KERNEL.params(0), "max_iter": 1}
+    with pytest.raises(NdpkitError, match="not whole points of the centres' 8 features"):
+        cluster_sums(np.zeros(12, np.float32), params["init_centres"])
+
+
 def test_reduction_ratio(data_sets):
     """K × (d + 1) × 8 bytes per pass whatever the chunk: α = chunk bytes / 576."""
     data, params, _ = data_sets[0]
