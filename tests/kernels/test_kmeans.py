@@ -290,6 +290,26 @@ def test_exact_ties_follow_the_kernels_rule_not_sklearns_rounding():
     KERNEL.check(result, KERNEL.reference(x, params))
 
 
+def test_moving_the_data_far_from_the_origin_changes_nothing():
+    """Integer points moved by 1e7 (exact in float32) cluster as they did at 0: the scores
+    are measured from the first centre. Scored as ‖c‖² − 2c·x (8e14) they lost distances
+    below 0.125 and took 92 passes instead of 76, with other clusters."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-20, 20, (4000, 8)).astype(np.float32)
+    start = x[rng.choice(4000, 8, replace=False)].astype(np.float64)
+    params = {"init_centres": start, "max_iter": 100, "tol_sq": 0.0}
+    near = run_in_memory(KERNEL, x, params, 1000)
+    shift = 1e7
+    far = run_in_memory(
+        KERNEL, x + np.float32(shift), {**params, "init_centres": start + shift}, 1000
+    )
+    assert far.iterations == near.iterations
+    np.testing.assert_array_equal(far.counts, near.counts)
+    np.testing.assert_allclose(far.centres - shift, near.centres, atol=1e-8)
+    labels = assign_labels(x + np.float32(shift), near.centres + shift)
+    np.testing.assert_array_equal(labels, assign_labels(x, near.centres))
+
+
 def test_flat_points_that_are_not_whole_rows_are_an_error():
     params = {**KERNEL.params(0), "max_iter": 1}
     with pytest.raises(NdpkitError, match="not whole points of the centres' 8 features"):

@@ -146,7 +146,7 @@ def cluster_sums_numpy(points: np.ndarray, centres: F64) -> ClusterSums:
     points = points.reshape(-1, d)
     sums = np.zeros((k, d))
     counts = np.zeros(k)
-    minus_2c, norms = -2.0 * centres, np.einsum("kd,kd->k", centres, centres)[:, None]
+    minus_2c, norms = _scoring(centres)
     for start in range(0, len(points), BLOCK_ROWS):
         block = points[start : start + BLOCK_ROWS].astype(np.float64)
         one_hot = _nearest_one_hot(minus_2c @ block.T + norms)
@@ -178,8 +178,25 @@ def _nearest_one_hot(scores: F64) -> F64:
 def assign_labels(points: np.ndarray, centres: F64) -> NDArray[np.intp]:
     """The nearest centre of every point (the first on ties), by the device's distance rule."""
     block = np.asarray(points, dtype=np.float64).reshape(-1, centres.shape[1])
-    scores: F64 = -2.0 * centres @ block.T + np.einsum("kd,kd->k", centres, centres)[:, None]
+    minus_2c, norms = _scoring(centres)
+    scores: F64 = minus_2c @ block.T + norms
     return np.asarray(scores.argmin(axis=0), dtype=np.intp)
+
+
+def _scoring(centres: F64) -> tuple[F64, F64]:
+    """(−2e, n) of the device's score n_k − 2e_k·x = ‖x − c_k‖² − ‖x − o‖², with o the first
+    centre and e = c − o (`ndp-kernels` kmeans.rs): measured from a point near the data,
+    the terms are the spread times the coordinates, not the coordinates squared, which at
+    1e7 lost distances below 0.125. n_k sums e_kj·(e_kj + 2o_j) over j in order."""
+    centres = np.asarray(centres, dtype=np.float64)
+    if len(centres) == 0:
+        return -2.0 * centres, np.zeros((0, 1))
+    origin = centres[0]
+    from_origin = centres - origin
+    norms = np.zeros(len(centres))
+    for j in range(centres.shape[1]):
+        norms = norms + from_origin[:, j] * (from_origin[:, j] + 2.0 * origin[j])
+    return -2.0 * from_origin, norms[:, None]
 
 
 def update_centres(merged: ClusterSums, centres: F64) -> F64:

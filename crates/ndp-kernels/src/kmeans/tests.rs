@@ -4,14 +4,16 @@ use crate::distance::tests::{pseudo_random, special_points};
 /// The module's rule written out plainly: labels, then sums and counts per copy.
 fn definition(points: &[f32], centres: &[f64], d: usize) -> (Vec<f64>, Vec<u64>) {
     let k = centres.len() / d;
+    let origin = &centres[..d];
     let score = |x: &[f32], c: &[f64]| {
-        let mut norm = c[0] * c[0];
-        for v in &c[1..] {
-            norm += v * v;
+        let e: Vec<f64> = (0..d).map(|j| c[j] - origin[j]).collect();
+        let mut norm = e[0] * (e[0] + 2.0 * origin[0]);
+        for j in 1..d {
+            norm += e[j] * (e[j] + 2.0 * origin[j]);
         }
         let mut s = norm;
         for j in 0..d {
-            s = (-2.0 * c[j]).mul_add(f64::from(x[j]), s);
+            s = (-2.0 * e[j]).mul_add(f64::from(x[j]), s);
         }
         s
     };
