@@ -112,6 +112,9 @@ def test_estimate_all_formats(ndpkit) -> None:
     assert table.returncode == 0 and "bottleneck" in table.stdout
     doc = json.loads(ndpkit("estimate", "-p", "rans", "-a", "lc", "-f", "json").stdout)
     assert doc["estimate"]["bottleneck"] == "ndp"
+    assert doc["units"] == "binary"  # RANS/RFNS GB = 2^30 B; RISP's are decimal
+    risp = json.loads(ndpkit("estimate", "-p", "risp-64ch", "-a", "sobel", "-f", "json").stdout)
+    assert risp["units"] == "decimal"
     rows = list(
         csv.DictReader(io.StringIO(ndpkit("estimate", "-p", "cns", "-a", "he", "-f", "csv").stdout))
     )

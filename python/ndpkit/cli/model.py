@@ -223,7 +223,12 @@ def estimate_cmd(
         else:
             config = _configuration_with(spec, engines)
         result = estimate(spec, profile, config, opts)
-    emit([estimate_table(result)], fmt, {"estimate": result.as_dict(), "notes": result.notes})
+    document = {
+        "estimate": result.as_dict(),
+        "units": result.options.units,  # which GB and MB the *_gb_per_s and MB/J use
+        "notes": result.notes,
+    }
+    emit([estimate_table(result)], fmt, document)
     _print_notes(result.notes, fmt)
 
 
