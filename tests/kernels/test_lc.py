@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -52,11 +53,22 @@ def test_a_nan_score_is_an_error_naming_the_point_not_class_0(bad: float, featur
         run_in_memory(LC, data, params, 64)
 
 
-def test_an_infinite_score_is_a_label() -> None:
-    data = np.zeros((2, 8), np.float32)
-    data[0, 1], data[1, 1] = np.inf, -np.inf
-    params = {"weights": np.array([0, 1, 0, 0, 0, 0, 0, 0], np.float32), "bias": np.float32(0)}
-    assert run_in_memory(LC, data, params, 1).tolist() == [1, 0]
+@pytest.mark.parametrize(
+    ("point", "message"),
+    [
+        ([0, np.inf, 0, 0, 0, 0, 0, 0], "score of point 1 is inf (an infinite feature"),
+        ([0, -np.inf, 0, 0, 0, 0, 0, 0], "score of point 1 is -inf (an infinite feature"),
+        # finite features whose float32 sum overflows: the exact score is -3e38, label 0,
+        # but summed in order it reaches +inf and would have been labelled 1
+        ([3e38, 3e38, -3e38, -3e38, -3e38, 0, 0, 0], "past float32's ±3.4e38"),
+    ],
+)
+def test_an_infinite_score_is_an_error_not_a_label(point: list[float], message: str) -> None:
+    data = np.zeros((3, 8), np.float32)
+    data[1] = point
+    params = {"weights": np.ones(8, np.float32), "bias": np.float32(0)}
+    with pytest.raises(NdpkitError, match=re.escape(message)):
+        run_in_memory(LC, data, params, 1)
 
 
 def test_empty_data_gives_no_labels() -> None:

@@ -110,14 +110,26 @@ class LinearClassifier(RowKernel):
     def host(self, merged: Any, state: Any) -> tuple[np.ndarray, bool]:
         """The step function of w·x + b, as w·x > −b: uint8 labels in record order.
 
-        A NaN score has no side: it is an error naming the point, not class 0. (The max
-        propagates NaN, so one pass finds out; only then is the point looked up.)"""
+        A score that is not finite is an error naming the point, not a label: NaN has no
+        side, and ±inf comes from an infinite feature or from a float32 sum past ±3.4e38,
+        whose sign need not be the exact score's ([3e38, 3e38, −3e38, −3e38, −3e38] · 1 is
+        −3e38, summed in order +inf). (The max and min propagate NaN and reach ±inf, so
+        two passes find out; only then is the point looked up.)"""
         (dots,) = in_order(merged)
-        if dots.size and np.isnan(dots.max()):
-            where = int(np.flatnonzero(np.isnan(dots))[0])
+        if dots.size and not (np.isfinite(dots.max()) and np.isfinite(dots.min())):
+            where = int(np.flatnonzero(~np.isfinite(dots))[0])
+            if np.isnan(dots[where]):
+                why = (
+                    "NaN (a NaN feature, or an infinite one times a zero weight or against "
+                    "another infinity)"
+                )
+            else:
+                why = (
+                    f"{float(dots[where])} (an infinite feature, or a sum of products past "
+                    "float32's ±3.4e38, whose sign need not be the exact score's)"
+                )
             raise NdpkitError(
-                f"lc: the score of point {where} is NaN (a NaN feature, or an infinite one "
-                "times a zero weight or against another infinity); LC needs finite points"
+                f"lc: the score of point {where} is {why}; LC needs finite points and scores"
             )
         return (dots > -np.float32(state["bias"])).view(np.uint8), True
 
