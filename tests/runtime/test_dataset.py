@@ -9,6 +9,8 @@ import json
 import os
 import re
 import shutil
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -474,6 +476,45 @@ def test_import_refuses_an_image_of_more_than_8_bits(tmp_path: Path) -> None:
     Image.new("I;16", (256, 256), 40000).save(folder / "wide.png")  # a 16-bit PNG
     with pytest.raises(SpecError, match=r"wide\.png: a I;16 image has more than 8 bits"):
         import_dataset(folder, 1, tmp_path / "ds", "sobel")
+    assert not (tmp_path / "ds").exists()
+
+
+def _png_16_bit(path: Path, colour_type: int, channels: int) -> None:
+    """A 256×256 PNG of 16 bits per sample (pillow writes none in colour), by hand."""
+    samples = (np.arange(256 * 256 * channels) * 97 % 65536).astype(">u2")
+    rows = samples.reshape(256, 256 * channels)
+    raw = b"".join(b"\0" + row.tobytes() for row in rows)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    header = struct.pack(">IIBBBBB", 256, 256, 16, colour_type, 0, 0, 0)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.mark.parametrize(
+    ("colour_type", "channels", "raw", "app"),
+    [(2, 3, "RGB;16B", "fft2d"), (6, 4, "RGBA;16B", "he"), (4, 2, "LA;16B", "sobel")],
+)
+def test_import_refuses_a_16_bit_colour_png_that_pillow_opens_as_8_bit(
+    tmp_path: Path, colour_type: int, channels: int, raw: str, app: str
+) -> None:
+    """Pillow opens these as RGB, RGBA or LA and keeps each sample's high byte: the import
+    stored a >> 8 without a word."""
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    _png_16_bit(folder / "deep.png", colour_type, channels)
+    with pytest.raises(
+        SpecError, match=rf"deep\.png: a {re.escape(raw)} image has more than 8 bits"
+    ):
+        import_dataset(folder, 1, tmp_path / "ds", app)
     assert not (tmp_path / "ds").exists()
 
 

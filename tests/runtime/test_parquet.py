@@ -180,6 +180,35 @@ def test_import_rejects_what_is_not_a_feature_table(tmp_path: Path) -> None:
         import_dataset(npy, 2, tmp_path / "c", "lc", columns=["a"])
 
 
+def test_a_page_damaged_past_the_footer_is_one_error(tmp_path: Path) -> None:
+    """The footer reads, so the file opens; the damage shows when the second row group is
+    read, mid-import. It was an OSError traceback with exit 1."""
+    source = tmp_path / "damaged.parquet"
+    values = np.arange(14_000, dtype=np.float64)
+    table = pa.table({f"c{j}": pa.array(values + j) for j in range(8)})
+    pq.write_table(table, source, row_group_size=7000, compression="none")
+    at = pq.ParquetFile(source).metadata.row_group(1).column(2).data_page_offset
+    raw = bytearray(source.read_bytes())
+    for i in range(at, at + 12):
+        raw[i] ^= 0xFF
+    source.write_bytes(bytes(raw))
+    with pytest.raises(SpecError, match="not a readable Parquet file") as caught:
+        import_dataset(source, 2, tmp_path / "ds", "lc")
+    assert caught.value.source == str(source)
+    assert not (tmp_path / "ds").exists()
+
+
+def test_two_columns_of_one_name_are_one_error(tmp_path: Path) -> None:
+    source = tmp_path / "twice.parquet"
+    column = pa.array(np.linspace(0.0, 1.0, 100))
+    pq.write_table(pa.Table.from_arrays([column] * 8, names=["f0", "f1", "f2", "f3"] * 2), source)
+    for columns in (None, ["f0", "f1", "f2", "f3"]):
+        with pytest.raises(SpecError, match="2 columns are named 'f0'") as caught:
+            import_dataset(source, 2, tmp_path / "ds", "lc", columns=columns)
+        assert caught.value.field == "f0"
+    assert not (tmp_path / "ds").exists()
+
+
 def test_generate_parquet_only_for_point_apps(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="Parquet shards hold rows") as caught:
         generate_dataset("sobel", 1 << 18, 2, tmp_path / "s", shard_format="parquet")

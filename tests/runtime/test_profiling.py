@@ -175,3 +175,42 @@ def test_the_default_counters_never_stop_a_measurement() -> None:
     assert m.cpb_source in ("perf", "clock") and m.cycles_per_byte > 0
     if m.cpb_source == "clock":
         assert any("perf_event_open" in note or "perf counters" in note for note in m.notes)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"fpga_frequency_hz": 0}, "fpga_frequency_hz"),  # was a ZeroDivisionError later
+        ({"arm_frequency_hz": -1.2e9}, "arm_frequency_hz"),
+        ({"arm_per_clock_ratio": float("nan")}, "arm_per_clock_ratio"),
+        ({"fpga_speedup": float("inf")}, "fpga_speedup"),
+        ({"arm_cores": 0}, "arm_cores"),
+        ({"arm_cores": 2.5}, "arm_cores"),
+    ],
+)
+def test_a_scaling_that_cannot_be_right_names_its_field(
+    change: dict[str, float], field: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        EngineScaling(**change)  # type: ignore[arg-type]
+    assert caught.value.field == field
+
+
+@pytest.mark.parametrize("frequency_hz", [0.0, -2e9, float("nan")])
+def test_a_clock_that_cannot_be_right_is_refused_not_replaced(frequency_hz: float) -> None:
+    """0 used to mean "this host's clock" silently; a negative or NaN clock gave a negative
+    or NaN CPB, refused only later by the profile's own validation."""
+    kernel = get_kernel("lc")
+    data = kernel.generate(1 << 16, 0)
+    with pytest.raises(SpecError) as caught:
+        measure(kernel, data, kernel.params(0), frequency_hz=frequency_hz, repeat=1)
+    assert caught.value.field == "frequency_hz"
+
+
+@pytest.mark.parametrize("data_bytes", [0, -1.0, float("nan")])
+def test_a_data_size_that_cannot_be_right_is_refused(data_bytes: float) -> None:
+    kernel = get_kernel("lc")
+    m = measure(kernel, kernel.generate(1 << 16, 0), kernel.params(0), repeat=1, counters=None)
+    with pytest.raises(SpecError) as caught:
+        to_profile(m, data_bytes=data_bytes)
+    assert caught.value.field == "data_bytes"

@@ -29,18 +29,35 @@ WIDE_MODES = frozenset({"I", "F", "I;16", "I;16B", "I;16L", "I;16N"})
 """Pillow modes of more than 8 bits per pixel, which its conversion to "L" clips at 255."""
 
 
-def wide_mode_error(mode: str) -> str | None:
-    """Why an image of pillow `mode` is refused (its levels would be clipped), or None."""
-    if mode not in WIDE_MODES:
-        return None
-    return f"a {mode} image has more than 8 bits per pixel; convert it to 8-bit grayscale first"
+def wide_mode_error(image: Image.Image) -> str | None:
+    """Why an opened image is refused (its levels would be clipped), or None. Pillow opens a
+    16-bit colour PNG as mode RGB or RGBA, keeping only the high byte of each sample: its
+    depth shows only in the decoder's raw mode (`RGB;16B`)."""
+    if image.mode in WIDE_MODES:
+        return (
+            f"a {image.mode} image has more than 8 bits per pixel; convert it to 8-bit "
+            "grayscale first"
+        )
+    for tile in getattr(image, "tile", None) or ():
+        args = tile[3] if len(tile) > 3 else None
+        raw = (
+            args
+            if isinstance(args, str)
+            else (args[0] if args and isinstance(args[0], str) else "")
+        )
+        if ";16" in raw or ";32" in raw:
+            return (
+                f"a {raw} image has more than 8 bits per sample; pillow would keep only the "
+                "high byte of each: convert it to 8 bits first"
+            )
+    return None
 
 
 def load_image(path: str | os.PathLike[str]) -> np.ndarray:
     """One PNG/JPEG/… file as a 2-D uint8 grayscale array (colour goes through pillow's "L")."""
     try:
         with Image.open(path) as image:
-            if (why := wide_mode_error(image.mode)) is not None:
+            if (why := wide_mode_error(image)) is not None:
                 raise NdpkitError(f"{os.fspath(path)}: {why}")
             return np.array(image.convert("L"), dtype=np.uint8)
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:

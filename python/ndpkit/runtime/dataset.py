@@ -1529,8 +1529,16 @@ def _parquet_sources(
     def blocks() -> Iterator[np.ndarray]:
         first = 0
         with table:
-            batches = table.iter_batches(batch_size=per_piece, columns=list(chosen))
-            for batch in batches:
+            batches = iter(table.iter_batches(batch_size=per_piece, columns=list(chosen)))
+            while True:
+                try:  # a page damaged past the footer is found only when it is read
+                    batch = next(batches)
+                except StopIteration:
+                    break
+                except (pa.ArrowException, OSError) as exc:
+                    raise SpecError(
+                        f"not a readable Parquet file ({exc})", source=str(src)
+                    ) from None
                 try:
                     records = batch_to_records(batch, kernel.dtype)
                 except ValueError as exc:
@@ -1558,6 +1566,13 @@ def _source_columns(
         if name not in names:
             raise SpecError(
                 f"no column {name!r} (it has: {', '.join(names)})", source=str(src), field="columns"
+            )
+        if names.count(name) > 1:
+            raise SpecError(
+                f"{names.count(name)} columns are named {name!r}: which one is meant is "
+                "ambiguous; rename them in the file",
+                source=str(src),
+                field=name,
             )
         kind = schema.field(name).type
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
@@ -1786,7 +1801,7 @@ def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
     try:
         with Image.open(path) as image:
             width, height = image.size
-            wide = wide_mode_error(image.mode)
+            wide = wide_mode_error(image)
     except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     if wide is not None:
@@ -1797,7 +1812,7 @@ def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
 def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
     try:
         with Image.open(path) as image:
-            wide = wide_mode_error(image.mode)
+            wide = wide_mode_error(image)
             pixels = None if wide else np.asarray(image.convert(mode))
     except (OSError, Image.DecompressionBombError) as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -80,6 +81,19 @@ class EngineScaling:
     cpu_per_clock_ratio: float = 1.0
     follow_platform: bool = True
     """Take f_engine and cores from the target engine's platform file where it sets them."""
+
+    def __post_init__(self) -> None:
+        for name in (
+            "arm_frequency_hz",
+            "arm_per_clock_ratio",
+            "fpga_speedup",
+            "fpga_frequency_hz",
+            "cpu_per_clock_ratio",
+        ):
+            _positive(getattr(self, name), name)
+        if isinstance(self.arm_cores, bool) or not isinstance(self.arm_cores, numbers.Integral):
+            raise SpecError(f"must be a whole number, got {self.arm_cores!r}", field="arm_cores")
+        _positive(self.arm_cores, "arm_cores")
 
     def rates(
         self,
@@ -270,6 +284,13 @@ def host_frequency_hz(default: float = 2.0e9) -> float:
     return default
 
 
+def _positive(value: float, name: str) -> None:
+    """A finite number > 0, else a SpecError naming the argument (NaN fails every test)."""
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and value > 0):
+        raise SpecError(f"must be a finite number > 0, got {value!r}", field=name)
+
+
 def measure(
     kernel: Kernel,
     data: np.ndarray,
@@ -286,6 +307,8 @@ def measure(
     `progress` hears the bytes streamed after every pass."""
     if len(data) == 0:
         raise SpecError("cannot profile an empty data set", field=kernel.name)
+    if frequency_hz is not None:
+        _positive(frequency_hz, "frequency_hz")  # 0 would have meant this host's clock
     # At least two chunks where there are two records: α needs the output of part of the
     # sample beside the whole's (`Measurement.device_sends_bytes`).
     chunk = chunk_records or max(
@@ -312,7 +335,7 @@ def measure(
         output_bytes=last.output_bytes,
         device_s=device.seconds,
         host_s=host.seconds,
-        host_frequency_hz=frequency_hz or host_frequency_hz(),
+        host_frequency_hz=host_frequency_hz() if frequency_hz is None else frequency_hz,
         passes=runs[-1].passes,
         notes=meter.notes,
         device_cycles=device.cycles if counted else None,
@@ -498,7 +521,9 @@ def to_profile(
     scale = 1.0
     if target_host is not None:
         scale = target_host.cores * target_host.frequency_hz / m.host_frequency_hz
-    d = float(data_bytes or m.data_bytes)
+    if data_bytes is not None:
+        _positive(data_bytes, "data_bytes")  # 0 would have meant the data profiled
+    d = float(m.data_bytes if data_bytes is None else data_bytes)
     n = m.passes if passes is None else passes
     if n < 1:
         raise SpecError(f"must be at least 1, got {n}", field="passes")
