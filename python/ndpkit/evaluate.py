@@ -247,7 +247,7 @@ def evaluate(
     specs = dict(platforms) if isinstance(platforms, Mapping) else load_platforms(platforms)
     runs = []
     dataset = open_dataset(data) if isinstance(data, Path) else data
-    names = _apps(apps, dataset)
+    names = apps_to_run(apps, dataset)
     if dataset is not None and verify_shards:
         check_shards(dataset, report.step, report.bytes)
     with LocalExecutor(workers) as executor:
@@ -397,7 +397,7 @@ def check_each_app_once(apps: Sequence[str], *, source: str = "apps", field: str
     )
 
 
-def _apps(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
+def apps_to_run(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
     """The apps to run: the default ones, or the data set's; a requested app must read the
     data set's records as they are stored, or its answer (and profile) would be garbage."""
     if apps is None:

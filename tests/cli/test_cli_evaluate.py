@@ -152,3 +152,15 @@ def test_a_bad_mapping_budget_in_the_environment_exits_2(budget: str) -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     assert "environment: NDPKIT_MAPPED_BYTES" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_app_that_cannot_read_a_small_data_set_is_one_error_without_a_warning(
+    ndpkit, tmp_path: Path
+) -> None:
+    """The data set is below 1 MiB (a warning: its profile is unreliable) and holds images,
+    which `lc` cannot read: the error alone, not the warning and then the error."""
+    generate_dataset("he", 256 * 2**10, 2, tmp_path / "small", seed=0)
+    result = ndpkit("evaluate", "lc", "--data", str(tmp_path / "small"), "--platforms", "cns")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "app 'lc' needs" in lines[0]

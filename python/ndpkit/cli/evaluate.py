@@ -151,6 +151,7 @@ def evaluate_cmd(
         _check_seed(seed)
         check_fraction("--split-tolerance", split_tolerance, "e.g. 0.05")
         dataset = _dataset(data, workers, verify_shards)
+        ev.apps_to_run(names, dataset)  # an app that cannot read the data set: one error first
         _check_sample(size_bytes, dataset)
         profiles_platform = _profiles_target(save_profiles, list(specs), names or [])
         with _progress(fmt) as (report, on_bytes), _out_of_memory():
