@@ -310,6 +310,24 @@ def test_moving_the_data_far_from_the_origin_changes_nothing():
     np.testing.assert_array_equal(labels, assign_labels(x, near.centres))
 
 
+def test_an_outlying_first_centre_does_not_blur_the_others():
+    """Measured from the first centre (at 1e8) the scores of points near 0 rounded by
+    several units, and two clusters 0.2 apart ran into one: 3,978 and 22 points instead of
+    2,000 each. The origin is the centre of least norm."""
+    rng = np.random.default_rng(3)
+    blobs = [rng.normal(c, 0.01, (2000, 8)) for c in (-0.1, 0.1)]
+    x = np.concatenate([[np.full(8, 1e8)], *blobs]).astype(np.float32)
+    start = np.zeros((8, 8))
+    start[0], start[1], start[2] = 1e8, -0.05, 0.05
+    start[3:] = np.arange(10.0, 60.0, 10.0)[:, None]  # centres no point is near: kept
+    params = {"init_centres": start, "max_iter": 100, "tol_sq": 0.0}
+    result = run_in_memory(KERNEL, x, params, 1000)
+    assert result.counts is not None
+    assert result.counts.tolist() == [1, 2000, 2000, 0, 0, 0, 0, 0]
+    labels = assign_labels(x, result.centres)
+    assert np.bincount(labels, minlength=8).tolist() == result.counts.tolist()
+
+
 def test_flat_points_that_are_not_whole_rows_are_an_error():
     params = {**KERNEL.params(0), "max_iter": 1}
     with pytest.raises(NdpkitError, match="not whole points of the centres' 8 features"):

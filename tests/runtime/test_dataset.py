@@ -23,6 +23,7 @@ from PIL import Image
 
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels import Kernel
+from ndpkit.kernels.images import wide_mode_error
 from ndpkit.runtime import (
     Dataset,
     ShardError,
@@ -518,6 +519,22 @@ def test_import_refuses_a_16_bit_colour_png_that_pillow_opens_as_8_bit(
     assert not (tmp_path / "ds").exists()
 
 
+def test_a_16_bit_packed_bmp_is_8_bits_per_sample_and_is_read() -> None:
+    """RGB565: 16 bits a pixel, 5 or 6 a sample, which pillow widens to 8 correctly. Its raw
+    mode `BGR;16` is no 16-bit sample: `wide_mode_error` must not refuse it."""
+    w, h, pixels = 2, 2, [[0xF800, 0x07E0], [0x001F, 0xFFFF]]
+    data = b"".join(struct.pack(f"<{w}H", *row) for row in reversed(pixels))
+    info = struct.pack("<IiiHHIIiiII", 40, w, h, 1, 16, 3, len(data), 2835, 2835, 0, 0)
+    masks = struct.pack("<III", 0xF800, 0x07E0, 0x001F)
+    offset = 14 + len(info) + len(masks)
+    bmp = struct.pack("<2sIHHI", b"BM", offset + len(data), 0, 0, offset) + info + masks + data
+    with Image.open(io.BytesIO(bmp)) as image:
+        assert image.tile[0][3][0] == "BGR;16"
+        assert wide_mode_error(image) is None
+        rgb = np.asarray(image.convert("RGB")).tolist()
+    assert rgb == [[[255, 0, 0], [0, 255, 0]], [[0, 0, 255], [255, 255, 255]]]
+
+
 # -- real images: record-sized tiles, never a reshape ------------------------------------
 
 SKIMAGE_DATA = Path(skimage.data.__file__).parent
@@ -907,3 +924,22 @@ def test_a_data_set_named_near_the_file_system_limit_is_made_and_replaced(tmp_pa
         made = generate_dataset(Ints(), 1000, 2, out, seed=seed, overwrite=True)
     assert [p.name for p in tmp_path.iterdir()] == [out.name]
     assert np.array_equal(open_dataset(out).read_all(), made.read_all())
+
+
+def test_only_the_parents_a_run_made_are_its_to_remove(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parents are made shallowest first; one that another process makes between the look
+    and the mkdir (FileExistsError) is not this run's, so its failure leaves it for the
+    other run."""
+    from ndpkit.runtime.dataset import _make_parents  # noqa: PLC0415 - a private helper
+
+    made = _make_parents(tmp_path / "a" / "b" / "c" / "ds")
+    assert made == [tmp_path / "a" / "b" / "c", tmp_path / "a" / "b", tmp_path / "a"]
+    assert (tmp_path / "a" / "b" / "c").is_dir()
+    (tmp_path / "x").mkdir()  # made by "another run" after this one looked
+    real_exists = Path.exists
+    monkeypatch.setattr(
+        Path, "exists", lambda self: False if self == tmp_path / "x" else real_exists(self)
+    )
+    assert _make_parents(tmp_path / "x" / "y" / "ds") == [tmp_path / "x" / "y"]

@@ -3,12 +3,14 @@
 //!
 //! The rule, which every path follows to the bit:
 //! - centre k scores ‖x − c_k‖² − ‖x − o‖² = n_k − 2 e_k·x in float64, where o is the
-//!   first centre (a point near the data) and e_k = c_k − o: as a chain of fused
-//!   multiply-adds from n_k, feature by feature: `s = n_k`, then `s = fma(m_kj, x_j, s)`
-//!   for j = 0, 1, …, with `m = −2e` (exact) and `n_k = e_k0·(e_k0 + 2·o_0) + e_k1·(e_k1 +
-//!   2·o_1) + …` summed in order with separate roundings. Measured from o, the terms are as
-//!   large as the centres' spread times the coordinates, not the coordinates squared: at
-//!   coordinates of 1e7, ‖c‖² − 2c·x (8e14) kept distances to 0.125, this to about 1e-5;
+//!   centre of least norm (the first on ties; norms `c_0·c_0 + c_1·c_1 + …` in order) and
+//!   e_k = c_k − o: as a chain of fused multiply-adds from n_k, feature by feature:
+//!   `s = n_k`, then `s = fma(m_kj, x_j, s)` for j = 0, 1, …, with `m = −2e` (exact) and
+//!   `n_k = e_k0·(e_k0 + 2·o_0) + e_k1·(e_k1 + 2·o_1) + …` summed in order with separate
+//!   roundings. Where the data lies far from 0 (coordinates of 1e7: ‖c‖² − 2c·x, 8e14, kept
+//!   distances to 0.125) o is one of its centres and the terms are the spread times the
+//!   coordinates (about 1e-5 there); an outlying centre is never o unless it is the
+//!   nearest to 0, where the rule is as good as measuring from 0;
 //! - a point goes to the centre with the smallest score, the first on ties; if a score is
 //!   NaN it goes to the first centre whose score is NaN (numpy's `argmin`);
 //! - point i of the call is added, in order, to copy `i mod 4` of the sums and counts, and
@@ -76,7 +78,20 @@ pub(crate) struct Scoring {
 
 impl Scoring {
     fn new(centres: &[f64], d: usize) -> Self {
-        let origin = &centres[..d];
+        let norm = |c: &[f64]| c[1..].iter().fold(c[0] * c[0], |acc, v| acc + v * v);
+        let nearest_0 = centres
+            .chunks_exact(d)
+            .enumerate()
+            .fold((0, f64::INFINITY), |best, (k, c)| {
+                let n = norm(c);
+                if n < best.1 {
+                    (k, n)
+                } else {
+                    best
+                }
+            })
+            .0;
+        let origin = &centres[nearest_0 * d..(nearest_0 + 1) * d];
         let from_origin: Vec<f64> = centres
             .chunks_exact(d)
             .flat_map(|c| c.iter().zip(origin).map(|(c, o)| c - o))

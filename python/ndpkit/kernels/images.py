@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from importlib import import_module
 from typing import Any
@@ -29,6 +30,11 @@ WIDE_MODES = frozenset({"I", "F", "I;16", "I;16B", "I;16L", "I;16N"})
 """Pillow modes of more than 8 bits per pixel, which its conversion to "L" clips at 255."""
 
 
+SAMPLES_16_BIT = re.compile(r"(?:I|L|LA|RGB|RGBA|RGBX|CMYK);16[BLN]?$")
+"""Raw modes of 16 bits per sample (not packed pixels of 16 bits, such as BMP's `BGR;16`,
+whose samples are 5 or 6 bits and which pillow widens to 8 correctly)."""
+
+
 def wide_mode_error(image: Image.Image) -> str | None:
     """Why an opened image is refused (its levels would be clipped), or None. Pillow opens a
     16-bit colour PNG as mode RGB or RGBA, keeping only the high byte of each sample: its
@@ -45,7 +51,7 @@ def wide_mode_error(image: Image.Image) -> str | None:
             if isinstance(args, str)
             else (args[0] if args and isinstance(args[0], str) else "")
         )
-        if ";16" in raw or ";32" in raw:
+        if SAMPLES_16_BIT.match(raw):
             return (
                 f"a {raw} image has more than 8 bits per sample; pillow would keep only the "
                 "high byte of each: convert it to 8 bits first"

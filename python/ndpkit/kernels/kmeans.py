@@ -184,14 +184,19 @@ def assign_labels(points: np.ndarray, centres: F64) -> NDArray[np.intp]:
 
 
 def _scoring(centres: F64) -> tuple[F64, F64]:
-    """(−2e, n) of the device's score n_k − 2e_k·x = ‖x − c_k‖² − ‖x − o‖², with o the first
-    centre and e = c − o (`ndp-kernels` kmeans.rs): measured from a point near the data,
-    the terms are the spread times the coordinates, not the coordinates squared, which at
-    1e7 lost distances below 0.125. n_k sums e_kj·(e_kj + 2o_j) over j in order."""
+    """(−2e, n) of the device's score n_k − 2e_k·x = ‖x − c_k‖² − ‖x − o‖², with o the
+    centre of least norm (the first on ties) and e = c − o (`ndp-kernels` kmeans.rs): where
+    the data lies far from 0 the terms are the spread times the coordinates, not the
+    coordinates squared, which at 1e7 lost distances below 0.125, and an outlying centre is
+    o only where it is the nearest to 0. Norms and n_k are summed over j in order."""
     centres = np.asarray(centres, dtype=np.float64)
     if len(centres) == 0:
         return -2.0 * centres, np.zeros((0, 1))
-    origin = centres[0]
+    norms_from_0 = centres[:, 0] * centres[:, 0]
+    for j in range(1, centres.shape[1]):
+        norms_from_0 = norms_from_0 + centres[:, j] * centres[:, j]
+    # as the Rust fold: a NaN norm is never the least, and the first of equal ones wins
+    origin = centres[int(np.argmin(np.where(np.isnan(norms_from_0), np.inf, norms_from_0)))]
     from_origin = centres - origin
     norms = np.zeros(len(centres))
     for j in range(centres.shape[1]):

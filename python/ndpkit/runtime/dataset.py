@@ -1252,10 +1252,10 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
     _check_target(path, overwrite)
     _check_free_space(path, needed_bytes)
     staging: Path | None = None
-    made = _missing_parents(path)
+    made: list[Path] = []
     try:
         with signals_held():  # so that `staging` is known before any signal can stop us
-            staging = _new_sibling_dir(path)
+            staging, made = _new_sibling_dir(path)
         yield staging
         with signals_held():
             _publish(staging, path)
@@ -1263,9 +1263,7 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
         with signals_held():
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
-            for parent in made:  # deepest first; one that something else filled stays
-                with contextlib.suppress(OSError):
-                    parent.rmdir()
+            _remove_empty(made)
         if isinstance(exc, _WriteError):
             raise _write_failed(path, staging, exc) from None
         raise
@@ -1279,15 +1277,34 @@ def _write_failed(path: Path, staging: Path | None, exc: _WriteError) -> SpecErr
     return SpecError(f"cannot {what}: {_reason(exc.error)}; nothing was written", source=str(path))
 
 
-def _missing_parents(path: Path) -> list[Path]:
-    """The parents of `path` that do not exist yet, deepest first: a run that fails removes
-    those it made, so that "nothing was written" holds."""
+def _make_parents(path: Path) -> list[Path]:
+    """Makes the missing parents of `path`, shallowest first, and answers those this call
+    made, deepest first: a run that fails removes them, so that "nothing was written"
+    holds. One that another process makes meanwhile (FileExistsError) is not ours."""
     missing = []
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         missing.append(parent)
         parent = parent.parent
-    return missing
+    made: list[Path] = []
+    try:
+        for parent in reversed(missing):
+            try:
+                parent.mkdir()
+            except FileExistsError:
+                continue
+            made.insert(0, parent)
+    except BaseException:
+        _remove_empty(made)
+        raise
+    return made
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    """Removes each of `directories` (deepest first) that is still empty."""
+    for directory in directories:
+        with contextlib.suppress(OSError):
+            directory.rmdir()
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -1326,10 +1343,11 @@ def _check_free_space(path: Path, needed_bytes: int) -> None:
         )
 
 
-def _new_sibling_dir(path: Path) -> Path:
+def _new_sibling_dir(path: Path) -> tuple[Path, list[Path]]:
     """A new, empty directory beside `path` (its parents made as needed), named `PATH.tmp-`
     and 8 random hex digits, made as `mkdir` makes one (0777 less the umask): it becomes the
-    data set, which `tempfile.mkdtemp`'s 0700 would hide from every other user."""
+    data set, which `tempfile.mkdtemp`'s 0700 would hide from every other user. Also the
+    parents it made (`_make_parents`)."""
     existing = _existing_ancestor(path)
     if not existing.is_dir():
         raise SpecError(
@@ -1337,7 +1355,7 @@ def _new_sibling_dir(path: Path) -> Path:
             source=str(path),
         )
     with _disk(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        made = _make_parents(path)
     while True:
         candidate = path.with_name(f"{name_kept(path.name)}.tmp-{secrets.token_hex(4)}")
         try:
@@ -1346,8 +1364,12 @@ def _new_sibling_dir(path: Path) -> Path:
         except _WriteError as exc:
             if isinstance(exc.error, FileExistsError):
                 continue
+            _remove_empty(made)
             raise
-        return candidate
+        except BaseException:
+            _remove_empty(made)
+            raise
+        return candidate, made
 
 
 def _check_target(path: Path, overwrite: bool) -> None:

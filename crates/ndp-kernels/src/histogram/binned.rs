@@ -313,12 +313,10 @@ impl State {
             self.loads[bin] = 0;
             let ones = self.codes.positional(self.ones[bin]);
             let twos = self.codes.positional(self.twos[bin]);
-            add_counts(
-                ones,
-                twos,
-                &self.fours[bin],
-                &mut counts[32 * bin..32 * (bin + 1)],
-            );
+            let values: &mut [u64; 32] = (&mut counts[32 * bin..32 * (bin + 1)])
+                .try_into()
+                .expect("a bin has 32 values");
+            add_counts(ones, twos, &self.fours[bin], values);
             counts[32 * bin] -= self.padding[bin];
             self.ones[bin] = zero;
             self.twos[bin] = zero;
@@ -344,8 +342,7 @@ fn full_add(a: __m512i, b: __m512i, c: __m512i) -> (__m512i, __m512i) {
 /// `FLUSH_SPANS` spans (1.5 × 10⁸), so 4 × two of them and the rest stay below 2³².
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn add_counts(ones: __m512i, twos: __m512i, fours: &[u32; 64], values: &mut [u64]) {
-    debug_assert_eq!(values.len(), 32);
+fn add_counts(ones: __m512i, twos: __m512i, fours: &[u32; 64], values: &mut [u64; 32]) {
     let quarter = |v: __m512i| {
         [
             _mm512_castsi512_si128(v),

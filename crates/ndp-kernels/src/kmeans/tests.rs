@@ -4,7 +4,20 @@ use crate::distance::tests::{pseudo_random, special_points};
 /// The module's rule written out plainly: labels, then sums and counts per copy.
 fn definition(points: &[f32], centres: &[f64], d: usize) -> (Vec<f64>, Vec<u64>) {
     let k = centres.len() / d;
-    let origin = &centres[..d];
+    let norm = |c: &[f64]| {
+        let mut n = c[0] * c[0];
+        for v in &c[1..] {
+            n += v * v;
+        }
+        n
+    };
+    let mut least = 0;
+    for (k, c) in centres.chunks_exact(d).enumerate() {
+        if norm(c) < norm(&centres[least * d..(least + 1) * d]) {
+            least = k;
+        }
+    }
+    let origin = &centres[least * d..(least + 1) * d];
     let score = |x: &[f32], c: &[f64]| {
         let e: Vec<f64> = (0..d).map(|j| c[j] - origin[j]).collect();
         let mut norm = e[0] * (e[0] + 2.0 * origin[0]);
