@@ -180,8 +180,8 @@ def split_variants(app: str) -> list[str]:
 
     Only the device-side top-k splits: `compare_splits` gives a split without a platform
     entry the app's entry scaled by the measured ratio, which assumes the entry measured the
-    app's own split. HE's `he-remap` is the other way round (the papers measured it, and the
-    presets give it that entry of its own), so it is left out."""
+    app's own split. HE's `he-remap` is the other way round (the papers measured it: it
+    takes the `he` entry as it is, `with_papers_entries`), so it is left out."""
     name = f"{app}-topk"
     return [name] if name in kernel_names() else []
 

@@ -46,12 +46,8 @@ def wide_mode_error(image: Image.Image) -> str | None:
         )
     for tile in getattr(image, "tile", None) or ():
         args = tile[3] if len(tile) > 3 else None
-        raw = (
-            args
-            if isinstance(args, str)
-            else (args[0] if args and isinstance(args[0], str) else "")
-        )
-        if SAMPLES_16_BIT.match(raw):
+        raw = args[0] if isinstance(args, tuple) and args else args  # ("RGB;16B", …) or "RGB"
+        if isinstance(raw, str) and SAMPLES_16_BIT.match(raw):
             return (
                 f"a {raw} image has more than 8 bits per sample; pillow would keep only the "
                 "high byte of each: convert it to 8 bits first"

@@ -1281,11 +1281,8 @@ def _make_parents(path: Path) -> list[Path]:
     """Makes the missing parents of `path`, shallowest first, and answers those this call
     made, deepest first: a run that fails removes them, so that "nothing was written"
     holds. One that another process makes meanwhile (FileExistsError) is not ours."""
-    missing = []
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        missing.append(parent)
-        parent = parent.parent
+    existing = _existing_ancestor(path)
+    missing = list(itertools.takewhile(lambda parent: parent != existing, path.parents))
     made: list[Path] = []
     try:
         for parent in reversed(missing):
