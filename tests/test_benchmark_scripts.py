@@ -57,3 +57,16 @@ def test_runtime_breakdown_prints_its_steps(tmp_path: Path) -> None:
                "1", "--dir", str(tmp_path), tmp_path=tmp_path)  # fmt: skip
     for step in ("one process", "chunks, shards", "executor, kept workers", "keep_freed_memory"):
         assert step in out
+
+
+def test_out_of_core_runs_checks_and_reports_memory(tmp_path: Path) -> None:
+    """Without --memory-limit (root only) it measures in this process's own cgroup."""
+    out = _run("out_of_core.py", "--dir", str(tmp_path / "data"), "--sizes", "1MiB", "2MiB",
+               "--kernels", "knn8-topk", "lc", "--workers", "1", "--devices", "2",
+               "--mapped-budget", "0", tmp_path=tmp_path)  # fmt: skip
+    rows = [line.split() for line in out.splitlines() if line.startswith(("knn8-topk", "lc"))]
+    assert [r[0] for r in rows] == ["knn8-topk", "knn8-topk", "lc", "lc"]
+    assert [r[-1] for r in rows] == ["top-k", "top-k", "chunk", "chunk"]  # the check's name
+    assert "no cgroup of its own" in out and "kept mappings: 0" in out
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
+        "knn8-topk-1MiB", "knn8-topk-2MiB", "lc-1MiB", "lc-2MiB"]  # fmt: skip

@@ -78,6 +78,36 @@ def test_knn_runs_and_compares_both_splits() -> None:
     assert doc["splits"]["rfns"]["chosen"] == run.splits["rfns"].chosen
 
 
+def test_a_split_asked_for_as_an_app_too_is_run_once(
+    monkeypatch: pytest.MonkeyPatch, lc_data: Dataset
+) -> None:
+    """`evaluate knn2 knn2-topk`: knn2-topk is knn2's other split and an app of its own; it
+    runs once on the same data and is one row of the measured table."""
+    ran: list[str] = []
+    real_run = ev._run
+
+    def counted(kernel: Any, *args: Any) -> Any:
+        ran.append(kernel.name)
+        return real_run(kernel, *args)
+
+    monkeypatch.setattr(ev, "_run", counted)
+    runs = ev.evaluate(["knn2", "knn2-topk"], ["cns"], size_bytes=1 << 19)
+    assert ran == ["knn2", "knn2-topk"]
+    assert runs[1].measurement is runs[0].other_splits[0].measurement
+    assert [r["app"] for r in {t.name: t for t in ev.tables(runs)}["measured"].rows] == [
+        "knn2",
+        "knn2-topk",
+    ]
+    # Different data is run again: another seed's points are not the same records.
+    assert not ev._same_data(
+        ev._InMemory(np.zeros((4, 2), np.float32)), ev._InMemory(np.ones((4, 2), np.float32))
+    )
+    ran.clear()
+    ev.evaluate(["lc"], ["cns"], data=lc_data.path, workers=1, size_bytes=100_000)
+    ev.evaluate(["lc"], ["cns"], data=lc_data.path, workers=1, size_bytes=100_000)
+    assert ran == ["lc", "lc"]  # each call measures afresh
+
+
 def test_the_split_the_papers_measured_gets_their_rate_power_and_d() -> None:
     """`he-remap` is the HE the papers ran (the engine equalises, α = 1): on RFNS it takes the
     platform's HE rate and power (a file that overrides `he` changes both) and the papers'

@@ -161,7 +161,12 @@ class EngineStats:
     """Shard bytes the worker mapped whole while this engine ran and kept for later passes
     and runs (`shard_maps.ShardMaps`): page cache, within the executor's
     `mapped_budget_bytes`. What they added to the resident size is left out of
-    `rss_growth_bytes`. 0 for an engine whose shards were mapped already, or streamed
+    `rss_growth_bytes`, as far as it is still resident when the engine ends: where memory
+    is short (a cgroup limit below the data set) the kernel reclaims kept pages during the
+    run, and those that were in the peak but are gone by the end stay in the growth, which is
+    then an upper bound (benchmarks/README.md, "Data sets larger than memory": hundreds of
+    MiB with kept mappings under a 2 GiB cgroup, a window's 32 MiB without, for the same
+    runs). 0 for an engine whose shards were mapped already, or streamed
     through windows."""
 
     def plus(self, other: EngineStats) -> EngineStats:

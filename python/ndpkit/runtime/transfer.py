@@ -106,29 +106,65 @@ def available_memory_bytes() -> int | None:
     return available if room is None else min(available, room)
 
 
-def _cgroup_room_bytes() -> int | None:
-    """The memory limit of this process's cgroup less its usage (v2, else v1), or None."""
+def _cgroup_room_bytes(
+    proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")
+) -> int | None:
+    """The memory limit of this process's cgroup less what it holds that cannot simply be
+    dropped (the first hierarchy that has the memory controller), or None if it has no
+    limit.
+
+    A cgroup's usage counts its page cache, and a data set read or written once fills the
+    cgroup with it up to the limit: limit − usage alone then says nothing is left (4 KiB
+    after writing an 8 GiB data set under a 2 GiB limit), where the kernel would drop those
+    pages for any process that asks. So clean file pages count as room, as MemAvailable
+    counts them for the machine; dirty pages and pages under writeback do not (they must be
+    written first)."""
     try:
-        with open("/proc/self/cgroup") as f:
-            lines = [line.strip().split(":", 2) for line in f]
+        lines = [line.strip().split(":", 2) for line in proc_cgroup.read_text().splitlines()]
     except OSError:
         return None
     for _, controllers, path in (line for line in lines if len(line) == 3):
         if controllers == "":  # v2
-            files = (f"/sys/fs/cgroup{path}/memory.max", f"/sys/fs/cgroup{path}/memory.current")
-        elif "memory" in controllers.split(","):  # v1
-            base = f"/sys/fs/cgroup/memory{path}"
-            files = (f"{base}/memory.limit_in_bytes", f"{base}/memory.usage_in_bytes")
+            base = Path(f"{root}{path}")
+            limit_file, usage_file = "memory.max", "memory.current"
+            file_keys = ("active_file", "inactive_file")
+            busy_keys = ("file_dirty", "file_writeback")
+        elif "memory" in controllers.split(","):  # v1; its total_ figures include children
+            base = Path(f"{root}/memory{path}")
+            limit_file, usage_file = "memory.limit_in_bytes", "memory.usage_in_bytes"
+            file_keys = ("total_active_file", "total_inactive_file")
+            busy_keys = ("total_dirty", "total_writeback")
         else:
             continue
         try:
-            limit, usage = (Path(name).read_text().strip() for name in files)
+            limit, usage = (
+                Path(base, name).read_text().strip() for name in (limit_file, usage_file)
+            )
             if limit == "max" or int(limit) >= 2**62:  # v1 writes "no limit" as a huge number
                 return None
-            return max(0, int(limit) - int(usage))
         except (OSError, ValueError):
-            return None
+            # On a hybrid machine the v2 line names a hierarchy mounted elsewhere, without
+            # the memory controller: the v1 line may still hold the limit.
+            continue
+        stat = _memory_stat(base / "memory.stat")
+        clean = sum(stat.get(k, 0) for k in file_keys) - sum(stat.get(k, 0) for k in busy_keys)
+        return min(int(limit), max(0, int(limit) - int(usage) + max(0, clean)))
     return None
+
+
+def _memory_stat(path: Path) -> dict[str, int]:
+    """A cgroup's memory.stat as {name: value}; lines that are not "name integer" are skipped
+    (an unreadable file reads as no figures: room is then limit − usage, as before)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return {}
+    stat: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if value.strip().isdigit():
+            stat[name] = int(value)
+    return stat
 
 
 # -- rows ---------------------------------------------------------------------------------
