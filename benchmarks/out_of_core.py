@@ -27,6 +27,7 @@ import argparse
 import os
 import platform
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -42,30 +43,48 @@ MIB = 2**20
 
 
 def make_cgroup(limit_bytes: int) -> Path:
-    """A new memory cgroup limited to `limit_bytes` (v1, else v2); its directory."""
+    """A new memory cgroup limited to `limit_bytes` (v1, else v2); its directory. Exits
+    with a message, leaving nothing behind, where none can be made."""
     name = f"ndpkit-out-of-core-{os.getpid()}"
-    v1 = Path("/sys/fs/cgroup/memory")
+    v1, v2 = Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")
     if (v1 / "memory.limit_in_bytes").exists():
         group, limit_file = v1 / name, "memory.limit_in_bytes"
+    elif "memory" in _words(v2 / "cgroup.subtree_control"):
+        group, limit_file = v2 / name, "memory.max"
     else:
-        group, limit_file = Path("/sys/fs/cgroup") / name, "memory.max"
+        sys.exit(
+            "error: --memory-limit: no cgroup hierarchy here gives its groups the memory "
+            "controller; run without --memory-limit"
+        )
     try:
         group.mkdir()
+    except OSError as exc:
+        sys.exit(f"error: --memory-limit: cannot make cgroup {group} ({exc.strerror}); run as root")
+    try:
+        # A real cgroup fills its directory with control files; a plain directory does not.
+        if not (group / "cgroup.procs").exists():
+            raise OSError(0, "not a cgroup file system")
         (group / limit_file).write_text(str(limit_bytes))
     except OSError as exc:
-        sys.exit(
-            f"error: --memory-limit: cannot make memory cgroup {group} ({exc.strerror}); "
-            "run as root on a machine with the memory controller, or run without it"
-        )
+        group.rmdir()
+        sys.exit(f"error: --memory-limit: cannot limit cgroup {group} ({exc.strerror})")
     return group
+
+
+def _words(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
 
 
 def run_in_cgroup(group: Path) -> int:
     """This script again, without --memory-limit, as a process in `group`; then the group
     is removed (a cgroup goes only once its last process, the executor's fork server
-    included, has exited)."""
+    included, has exited). SIGTERM stops the child and removes the group too."""
     argv = [sys.executable, __file__, *sys.argv[1:], "--in-cgroup", str(group)]
     procs = group / "cgroup.procs"
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         done = subprocess.run(
             argv, check=False, preexec_fn=lambda: procs.write_text(str(os.getpid()))
@@ -77,6 +96,13 @@ def run_in_cgroup(group: Path) -> int:
                 break
             except OSError:
                 time.sleep(0.1)
+        else:
+            print(f"warning: cgroup {group} is still there; remove it with rmdir", file=sys.stderr)
+    if done.returncode < 0:
+        killed = signal.Signals(-done.returncode).name
+        why = " (the cgroup's OOM killer: raise --memory-limit)" if killed == "SIGKILL" else ""
+        print(f"error: the measurement was killed by {killed}{why}", file=sys.stderr)
+        return 128 - done.returncode
     return done.returncode
 
 

@@ -70,7 +70,13 @@ from ndpkit.hw.loader import names_a_file
 from ndpkit.kernels import GROUPS, Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan import plan
-from ndpkit.plan.splits import RULE, SPLIT_OPTIONS, SplitComparison, compare_splits
+from ndpkit.plan.splits import (
+    RULE,
+    SPLIT_OPTIONS,
+    SplitComparison,
+    carry_engine_entries,
+    compare_splits,
+)
 from ndpkit.profile import Profile, load_profiles
 from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
@@ -139,6 +145,9 @@ class AppRun:
     """The app's other splits (k-NN's device-side top-k), run on the same data."""
     splits: dict[str, SplitComparison] = field(default_factory=dict)
     """Per platform, when the app has other splits: every split's estimate and the choice."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """Per platform, how the app's engine rate was derived, where it was (a top-k split's,
+    carried from its paper split's entry)."""
 
     @property
     def modelled_bytes(self) -> float:
@@ -176,12 +185,19 @@ def published_size(app: str) -> float | None:
 
 
 def split_variants(app: str) -> list[str]:
-    """The other splits `evaluate` compares an app with: knn8 → [knn8-topk].
+    """The other splits `evaluate` compares an app with: knn8 → [knn8-topk], and
+    knn8-topk → [knn8], the paper's split, whose platform entry its engine rate is carried
+    from (`carry_engine_entries`): a rate scaled from this host alone is not comparable with
+    the papers' entries, so a top-k split asked for on its own is modelled as it is beside
+    its paper split.
 
-    Only the device-side top-k splits: `compare_splits` gives a split without a platform
-    entry the app's entry scaled by the measured ratio, which assumes the entry measured the
-    app's own split. HE's `he-remap` is the other way round (the papers measured it: it
-    takes the `he` entry as it is, `with_papers_entries`), so it is left out."""
+    Only k-NN's splits: `compare_splits` gives a split without a platform entry the paper
+    split's entry scaled by the measured ratio, which assumes the entry measured that split.
+    HE's `he-remap` is the other way round (the papers measured it: it takes the `he` entry
+    as it is, `with_papers_entries`), so it is left out."""
+    kernel = get_kernel(app)
+    if kernel.paper_app and not kernel.papers_split:
+        return [kernel.paper_app]
     name = f"{app}-topk"
     return [name] if name in kernel_names() else []
 
@@ -263,7 +279,11 @@ def evaluate(
         return k_run
 
     with LocalExecutor(workers) as executor:
-        for app in names:
+        for i, app in enumerate(names):
+            # Only runs a later app will ask for are kept: each holds its data (generated,
+            # or the profiled sample), which `_check_sample` allows for one app at a time.
+            later = {n for a in names[i:] for n in (a, *split_variants(a))}
+            done = {name: kept for name, kept in done.items() if name in later}
             kernel = get_kernel(app)
             if dataset is None:
                 source: _Source = _InMemory(kernel.generate(size_bytes, seed or 0))
@@ -297,10 +317,21 @@ def _same_data(a: _Source, b: _Source) -> bool:
     if isinstance(a, _OnDisk) and isinstance(b, _OnDisk):
         return a.dataset is b.dataset and a.sample_bytes == b.sample_bytes
     if isinstance(a, _InMemory) and isinstance(b, _InMemory):
-        return a.values is b.values or (
-            a.values.dtype == b.values.dtype and np.array_equal(a.values, b.values)
-        )
+        return a.values is b.values or _equal_arrays(a.values, b.values)
     return False
+
+
+def _equal_arrays(a: np.ndarray, b: np.ndarray, step_bytes: int = 8 * 2**20) -> bool:
+    """Same dtype, shape and values, compared a slice at a time (`np.array_equal` makes a
+    boolean array of the whole, a quarter of float32 data)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+    step = max(1, step_bytes // max(a.itemsize, 1))
+    return all(
+        np.array_equal(flat_a[i : i + step], flat_b[i : i + step])
+        for i in range(0, len(flat_a), step)
+    )
 
 
 def _model_on(
@@ -329,7 +360,20 @@ def _model_on(
     for i, k in enumerate(kernel_runs):
         if engines is not None and get_kernel(k.app).papers_split and k.app in engines.throughput:
             profiles[i] = _engine_rate(profiles[i], engines.kind, engines.throughput[k.app])
-    _model(app_run, spec, profiles[0], opts)
+    # The paper's split first: the others' engine rates are carried from its entry.
+    paper = get_kernel(app_run.app).paper_app
+    compared = sorted(profiles, key=lambda p: p.app != paper)  # a copy: profiles change below
+    wired, carried = carry_engine_entries(spec, compared)
+    if engines is not None:
+        for i, profile in enumerate(profiles):
+            if profile.app in carried:
+                rate = engines.throughput[compared[0].app] * carried[profile.app]
+                profiles[i] = _engine_rate(profile, engines.kind, rate)
+    _model(app_run, wired, profiles[0], opts)
+    if profiles[0].app in carried:
+        app_run.notes[spec.name] = (
+            f"engine rate: {spec.name}'s {compared[0].app} entry x {carried[profiles[0].app]:.3g}"
+        )
     if len(profiles) > 1:
         # The splits differ in what crosses the link to the host: on RISP that link is
         # only in the time with the host stage (R11), which Eq. (8) alone leaves out.
@@ -337,12 +381,9 @@ def _model_on(
         split_opts = options or replace(
             opts, time_basis=SPLIT_OPTIONS.time_basis, host_stage=host_stage
         )
-        comparison = compare_splits(spec, profiles, split_opts, tolerance=split_tolerance)
-        app_run.splits[spec.name] = comparison
-        for i, profile in enumerate(profiles):
-            if engines is not None and profile.app in comparison.carried:
-                rate = engines.throughput[profiles[0].app] * comparison.carried[profile.app]
-                profiles[i] = _engine_rate(profile, engines.kind, rate)
+        app_run.splits[spec.name] = compare_splits(
+            spec, compared, split_opts, tolerance=split_tolerance
+        )
     app_run.profiles[spec.name] = profiles
 
 
@@ -382,9 +423,14 @@ def save_profiles(runs: Sequence[AppRun], platform: str, path: Path) -> None:
     """The profiles the models were given on `platform` (every app and split), as a profile
     set file that `ndpkit estimate/plan --profiles PATH` reads: the host rates scaled to
     its host, the engine rates mapped onto its engines, α for D over them."""
-    profiles = [p for r in runs for p in r.profiles[platform]]
+    profiles: dict[str, Profile] = {}
+    for profile in (p for r in runs for p in r.profiles[platform]):
+        # A split two apps share (`knn8 knn8-topk`) was run once and mapped alike for both.
+        earlier = profiles.setdefault(profile.app, profile)
+        if earlier != profile:
+            raise RuntimeError(f"two different profiles of {profile.app!r} for {platform!r}")
     source = f"ndpkit evaluate, measured on this machine and mapped onto platform {platform!r}"
-    save_profile_set(profiles, path, source=source)
+    save_profile_set(list(profiles.values()), path, source=source)
 
 
 @dataclass(frozen=True)
@@ -700,7 +746,9 @@ def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
             row["alpha"] = r.profiles[name][0].alpha
         if isinstance(e, str):
             row["note"] = e
-        else:
+        elif name in r.notes:
+            row["note"] = r.notes[name]
+        if not isinstance(e, str):
             row.update(
                 time_s=e.time_s,
                 stream_s=_stream_s(e),
@@ -800,7 +848,15 @@ def tables(runs: list[AppRun]) -> list[Table]:
             note=PREDICTED_NOTE,
         ),
     ]
-    split_rows = [_split_row(r, c) for r in runs for c in r.splits.values()]
+    # knn8 and knn8-topk asked for together compare the same two runs: listed once.
+    compared: set[tuple[str, frozenset[str]]] = set()
+    split_rows = []
+    for r in runs:
+        for c in r.splits.values():
+            key = (c.platform, frozenset(s.app for s in c.splits))
+            if key not in compared:
+                compared.add(key)
+                split_rows.append(_split_row(r, c))
     if split_rows:
         found.append(
             Table(

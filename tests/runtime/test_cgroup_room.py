@@ -86,3 +86,38 @@ def test_no_memory_controller_is_none(tmp_path: Path) -> None:
     proc.write_text("1:cpu:/\n0::/\n")  # the v2 line names a group with no memory files
     assert _cgroup_room_bytes(proc, tmp_path) is None
     assert _cgroup_room_bytes(tmp_path / "missing", tmp_path) is None
+
+
+def test_a_hybrid_machines_v2_line_first_does_not_hide_the_v1_limit(tmp_path: Path) -> None:
+    proc, root = _v1(tmp_path, GIB, GIB // 4, None)
+    proc.write_text("0::/\n4:memory:/job\n")
+    assert _cgroup_room_bytes(proc, root) == GIB - GIB // 4
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_parents_limit_binds_too(tmp_path: Path, version: int) -> None:
+    """A container's limit on the parent group, this process in an unlimited group below."""
+    if version == 1:
+        proc, root = _v1(tmp_path, 2**63 - 4096, GIB, "")  # "job": no limit of its own
+        child_dir, limit, usage = (
+            root / "memory" / "job" / "task",
+            "memory.limit_in_bytes",
+            "memory.usage_in_bytes",
+        )
+        parent_dir = root / "memory" / "job"
+        proc.write_text("4:memory:/job/task\n")
+    else:
+        proc, root = _v2(tmp_path, "max", GIB, "")
+        child_dir, limit, usage = root / "job" / "task", "memory.max", "memory.current"
+        parent_dir = root / "job"
+        proc.write_text("0::/job/task\n")
+    child_dir.mkdir()
+    (child_dir / limit).write_text("max\n" if version == 2 else f"{2**63 - 4096}\n")
+    (child_dir / usage).write_text(f"{GIB // 2}\n")
+    (parent_dir / limit).write_text(f"{2 * GIB}\n")
+    (parent_dir / usage).write_text(f"{GIB + GIB // 2}\n")
+    assert _cgroup_room_bytes(proc, root) == GIB // 2
+    (child_dir / limit).write_text(f"{GIB}\n")  # a tighter limit of its own wins
+    assert _cgroup_room_bytes(proc, root) == GIB // 2
+    (child_dir / limit).write_text(f"{GIB // 4 * 3}\n")
+    assert _cgroup_room_bytes(proc, root) == GIB // 4

@@ -153,7 +153,7 @@ def evaluate_cmd(
         dataset = _dataset(data, workers, verify_shards)
         ev.apps_to_run(names, dataset)  # an app that cannot read the data set: one error first
         _check_sample(size_bytes, dataset)
-        profiles_platform = _profiles_target(save_profiles, list(specs), names or [])
+        profiles_platform = _profiles_target(save_profiles, list(specs))
         with _progress(fmt) as (report, on_bytes), _out_of_memory():
             runs = ev.evaluate(
                 names,
@@ -175,25 +175,14 @@ def evaluate_cmd(
     emit(ev.tables(runs), fmt, ev.document(runs))
 
 
-def _profiles_target(path: Path | None, platforms: list[str], apps: list[str]) -> str | None:
+def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:
     """The platform whose profiles --save-profiles writes, checked before any work: the
     profiles are scaled to one platform's host and engines (α too, over its engines), so
-    one platform must be given; a profile set has one profile per app, so each app once;
-    and PATH must be a file in a directory that exists."""
+    one platform must be given; and PATH must be a file in a directory that exists. (A
+    split two apps share, as in `knn8 knn8-topk`, is one run and is saved once.)"""
     if path is None:
         return None
     flag = "--save-profiles"
-    # Each app brings its other splits (knn8 → knn8-topk), which are saved too.
-    saved = [name for app in apps for name in (app, *ev.split_variants(app))]
-    twice = sorted({app for app in saved if saved.count(app) > 1})
-    if twice:
-        raise SpecError(
-            f"a profile set has one profile per app, and {', '.join(map(repr, twice))} "
-            "would be saved more than once (a group such as knn includes knn2, knn6 and "
-            "knn8, and each k-NN app brings its -topk split)",
-            source=COMMAND_LINE,
-            field=flag,
-        )
     if len(platforms) != 1:
         raise SpecError(
             f"the profiles are mapped onto one platform's host and engines, and "

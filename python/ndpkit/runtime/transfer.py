@@ -109,47 +109,64 @@ def available_memory_bytes() -> int | None:
 def _cgroup_room_bytes(
     proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")
 ) -> int | None:
-    """The memory limit of this process's cgroup less what it holds that cannot simply be
-    dropped (the first hierarchy that has the memory controller), or None if it has no
-    limit.
+    """What this process's memory cgroup and its ancestors may still take: the least over
+    those with a limit of the limit less what the group holds that cannot simply be dropped
+    (from the first hierarchy that has the memory controller), or None if none has a limit.
 
     A cgroup's usage counts its page cache, and a data set read or written once fills the
     cgroup with it up to the limit: limit − usage alone then says nothing is left (4 KiB
     after writing an 8 GiB data set under a 2 GiB limit), where the kernel would drop those
     pages for any process that asks. So clean file pages count as room, as MemAvailable
     counts them for the machine; dirty pages and pages under writeback do not (they must be
-    written first)."""
+    written first). A limit set on a parent group (a container's, with this process in a
+    group below it) binds as well."""
     try:
         lines = [line.strip().split(":", 2) for line in proc_cgroup.read_text().splitlines()]
     except OSError:
         return None
     for _, controllers, path in (line for line in lines if len(line) == 3):
         if controllers == "":  # v2
-            base = Path(f"{root}{path}")
-            limit_file, usage_file = "memory.max", "memory.current"
-            file_keys = ("active_file", "inactive_file")
-            busy_keys = ("file_dirty", "file_writeback")
+            base = root
+            files = ("memory.max", "memory.current")
+            keys = ("active_file", "inactive_file", "file_dirty", "file_writeback")
         elif "memory" in controllers.split(","):  # v1; its total_ figures include children
-            base = Path(f"{root}/memory{path}")
-            limit_file, usage_file = "memory.limit_in_bytes", "memory.usage_in_bytes"
-            file_keys = ("total_active_file", "total_inactive_file")
-            busy_keys = ("total_dirty", "total_writeback")
+            base = root / "memory"
+            files = ("memory.limit_in_bytes", "memory.usage_in_bytes")
+            keys = ("total_active_file", "total_inactive_file", "total_dirty", "total_writeback")
         else:
             continue
-        try:
-            limit, usage = (
-                Path(base, name).read_text().strip() for name in (limit_file, usage_file)
-            )
-            if limit == "max" or int(limit) >= 2**62:  # v1 writes "no limit" as a huge number
-                return None
-        except (OSError, ValueError):
+        parts = [part for part in path.split("/") if part]
+        groups = [base.joinpath(*parts[:n]) for n in range(len(parts), -1, -1)]
+        if not (groups[0] / files[0]).exists():
             # On a hybrid machine the v2 line names a hierarchy mounted elsewhere, without
             # the memory controller: the v1 line may still hold the limit.
             continue
-        stat = _memory_stat(base / "memory.stat")
-        clean = sum(stat.get(k, 0) for k in file_keys) - sum(stat.get(k, 0) for k in busy_keys)
-        return min(int(limit), max(0, int(limit) - int(usage) + max(0, clean)))
+        rooms = [r for r in (_group_room_bytes(g, files, keys) for g in groups) if r is not None]
+        return min(rooms, default=None)
     return None
+
+
+def _group_room_bytes(
+    group: Path, files: tuple[str, str], keys: tuple[str, str, str, str]
+) -> int | None:
+    """One group's room (see `_cgroup_room_bytes`), or None if it has no limit or cannot be
+    read."""
+    try:
+        limit, usage = (_int_or_max((group / name).read_text()) for name in files)
+    except (OSError, ValueError):
+        return None
+    if limit is None or limit >= 2**62 or usage is None:  # v1 writes "no limit" as a huge number
+        return None
+    stat = _memory_stat(group / "memory.stat")
+    active, inactive, dirty, writeback = (stat.get(k, 0) for k in keys)
+    clean = max(0, active + inactive - dirty - writeback)
+    return min(limit, max(0, limit - usage + clean))
+
+
+def _int_or_max(text: str) -> int | None:
+    """A cgroup figure: an integer, or None for "max" (no limit)."""
+    text = text.strip()
+    return None if text == "max" else int(text)
 
 
 def _memory_stat(path: Path) -> dict[str, int]:
