@@ -61,6 +61,24 @@ def test_a_wrong_answer_on_a_data_set_fails(
         ev.evaluate(data=lc_data.path, platforms=["cns"], workers=1, size_bytes=100_000)
 
 
+def test_a_data_set_replaced_while_it_is_read_is_said_to_be(
+    lc_data: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`data generate --overwrite` onto the data set mid-run: the answer then differs from
+    the new data's reference, and the error says the data set changed, not the kernel."""
+    real_verify = ev.verify_streaming
+
+    def replaced_first(*args: Any) -> Any:
+        generate_dataset("lc", 1 << 20, 2, lc_data.path, seed=10, overwrite=True)
+        return real_verify(*args)
+
+    monkeypatch.setattr(ev, "verify_streaming", replaced_first)
+    with pytest.raises(SpecError, match="was replaced while it was read") as info:
+        ev.evaluate(data=lc_data.path, platforms=["cns"], workers=1, size_bytes=100_000)
+    assert info.value.source == str(lc_data.path)
+    # Without a change, a wrong answer is still the kernel's (test_a_wrong_answer_…).
+
+
 def test_knn_runs_and_compares_both_splits() -> None:
     (run,) = ev.evaluate(["knn2"], ["rfns", "cns"], size_bytes=1 << 19)
     assert [o.app for o in run.other_splits] == ["knn2-topk"]

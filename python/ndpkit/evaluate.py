@@ -56,6 +56,7 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -63,7 +64,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, NdpkitError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.loader import names_a_file
@@ -594,10 +595,27 @@ class _OnDisk(_Source):
     executor: LocalExecutor
     sample_bytes: int
     _sample: np.ndarray | None = field(default=None, init=False, repr=False)
+    _manifest: tuple[int, int, int, int] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.input_bytes = self.dataset.total_bytes
         self.input_records = self.dataset.records
+        self._manifest = _identity(self.dataset.path / MANIFEST)
+
+    @contextmanager
+    def _unchanged(self) -> Iterator[None]:
+        """A failure while reading a data set that was replaced meanwhile (`data generate
+        --overwrite` renames a new one onto it) says so, rather than blaming the kernel for
+        an answer that differs from the new data's reference, or a shard for its size."""
+        try:
+            yield
+        except NdpkitError:
+            if _identity(self.dataset.path / MANIFEST) != self._manifest:
+                raise SpecError(
+                    "was replaced while it was read (its manifest changed); run again",
+                    source=str(self.dataset.path),
+                ) from None
+            raise
 
     def params(self, kernel: Kernel, seed: int) -> dict[str, Any]:
         """A kernel that can start from the data does, from a sample of every shard: the
@@ -613,19 +631,30 @@ class _OnDisk(_Source):
         outside the passes (starting the worker processes, for the first app) is reported
         apart, so a first run compares with a warm one; the first pass in a new worker
         still imports the kernel's module."""
-        out = self.executor.run(kernel, self.dataset, params, progress=progress)
+        with self._unchanged():
+            out = self.executor.run(kernel, self.dataset, params, progress=progress)
         passes_s = sum(p.wall_s for p in out.pass_stats)
         return out.result, passes_s, out.passes, max(out.wall_s - passes_s, 0.0)
 
     def verify(
         self, kernel: Kernel, params: dict[str, Any], result: Any, progress: ByteProgress | None
     ) -> Verification:
-        return verify_streaming(kernel, _counted(self.dataset, progress), params, result)
+        with self._unchanged():
+            return verify_streaming(kernel, _counted(self.dataset, progress), params, result)
 
     def sample(self) -> np.ndarray:
         if self._sample is None:
             self._sample = self.dataset.head(self.sample_bytes)
         return self._sample
+
+
+def _identity(path: Path) -> tuple[int, int, int, int] | None:
+    """A file's (device, inode, size, change time), or None if it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns)
 
 
 def _counted(dataset: Dataset, progress: ByteProgress | None) -> Chunks:

@@ -52,5 +52,18 @@ def test_a_path_refused_by_the_system_is_one_line(capsys: pytest.CaptureFixture[
 
 
 def test_a_system_failure_that_is_not_about_a_path_keeps_its_traceback() -> None:
-    with pytest.raises(OSError, match="Too many open files"), user_errors():
-        raise OSError(errno.EMFILE, "Too many open files")
+    with pytest.raises(BrokenPipeError), user_errors():
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+@pytest.mark.parametrize("code", [errno.EMFILE, errno.ENFILE])
+def test_running_out_of_open_files_is_one_line_naming_the_limit(
+    capsys: pytest.CaptureFixture[str], code: int
+) -> None:
+    """A low `ulimit -n` is the user's setting, not a bug: one line that says what to do."""
+    with pytest.raises(typer.Exit) as info, user_errors():
+        raise OSError(code, "Too many open files")
+    assert info.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: Too many open files: this process may open ")
+    assert "(ulimit -n); raise the limit, or give fewer --workers" in err and err.count("\n") == 1

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from ndpkit import evaluate as ev
 from ndpkit.cli.commands import app
 from ndpkit.runtime import Dataset, generate_dataset
+from ndpkit.runtime.transfer import available_memory_bytes
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -105,7 +106,7 @@ def test_workers_below_one_with_data(ndpkit: Run, tmp_path: Path) -> None:
         (("--size", "1B"), "--size: '1B' is too small to measure"),
         (("--size", "1023KiB"), "give at least 1 MiB"),
         (("--size", "1e400B"), "'1e400B'"),
-        (("--size", "1PiB"), "--size: 1 PiB is held in memory and needs about 8 PiB"),
+        (("--size", "1PiB"), "--size: 1 PiB is held in memory and lc needs about 8 PiB for it"),
         (("--model-size", "0B"), "--model-size: must be at least 1 byte"),
         (("--model-size", "1e400B"), "'1e400B'"),
         (("--model-size", "2EiB"), "--model-size: must be at most 1 EiB, got '2EiB'"),
@@ -121,6 +122,17 @@ def test_workers_below_one_with_data(ndpkit: Run, tmp_path: Path) -> None:
 def test_bad_numbers_and_lists_exit_2(ndpkit: Run, args: tuple[str, ...], needle: str) -> None:
     line = _error(ndpkit("evaluate", "lc", *args))
     assert f"error: command line: {args[0]}: " in line and needle in line
+
+
+def test_the_sample_check_counts_the_app_that_needs_the_most(ndpkit: Run) -> None:
+    """FFT2D's spectra take about 48 bytes per byte of images: a size that fits LC's eightfold
+    need can still be refused for fft2d, naming it."""
+    available = available_memory_bytes()
+    if available is None:
+        pytest.skip("this system does not say how much memory is available")
+    size = f"{available // 16 // 2**20}MiB"  # 8x fits, 56x does not
+    line = _error(ndpkit("evaluate", "lc", "fft2d", "--size", size, "--platforms", "cns"))
+    assert "--size: " in line and "fft2d needs about" in line
 
 
 def test_a_table_run_writes_nothing_to_stderr(ndpkit: Run) -> None:

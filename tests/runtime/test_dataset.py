@@ -158,6 +158,27 @@ def test_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
 
 
+def test_a_data_set_another_run_published_meanwhile_is_not_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs to one DIR without overwrite: both pass the check before writing; the one
+    that finishes second must fail, not move the first one's data set aside and delete it."""
+    real_check = dataset_module._check_target
+    raced: list[bool] = []
+
+    def check_then_race(path: Path, overwrite: bool) -> None:
+        real_check(path, overwrite)
+        if not raced:  # the other run publishes while this one writes
+            raced.append(True)
+            _make(tmp_path, seed=1)
+
+    monkeypatch.setattr(dataset_module, "_check_target", check_then_race)
+    with pytest.raises(SpecError, match="another run made it meanwhile"):
+        _make(tmp_path, seed=2)
+    assert open_dataset(tmp_path / "ds").seed == 1  # the first run's, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # no staging left
+
+
 def test_overwrite_never_deletes_something_that_is_not_a_data_set(tmp_path: Path) -> None:
     precious = tmp_path / "ds"
     precious.mkdir()

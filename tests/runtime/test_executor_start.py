@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from test_executor import SumCount  # a sibling module: workers unpickle it by name
 
-from ndpkit.errors import SpecError
-from ndpkit.runtime import Dataset, LocalExecutor, engine_devices, generate_dataset
+from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.runtime import Dataset, LocalExecutor, engine_devices, executor, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
 from ndpkit.runtime.executor import _died, _Shard, _Task, _Worker
 
@@ -264,3 +264,24 @@ def test_run_refuses_an_engine_without_a_device_before_any_worker_starts(
     with pytest.raises(SpecError, match="route: no engine 9"):
         ex.run(SumCountLC(), lc_data, {}, route=[9, 9])
     assert ex._pool is None
+
+
+def test_too_few_open_files_for_the_workers_is_one_error_before_any_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A soft limit below what the workers need is raised towards the hard one; a hard limit
+    below it stops the run before a worker or the fork server starts."""
+    limits = {"soft": 20, "hard": 4096}
+    monkeypatch.setattr(executor.resource, "getrlimit", lambda _: (limits["soft"], limits["hard"]))
+    monkeypatch.setattr(
+        executor.resource, "setrlimit", lambda _, value: limits.update(soft=value[0])
+    )
+    executor._check_open_files(8)
+    assert limits == {"soft": 12 + 3 * 8, "hard": 4096}
+    executor._check_open_files(2)  # enough already: unchanged
+    assert limits["soft"] == 36
+    limits.update(soft=32, hard=32)
+    with pytest.raises(NdpkitError, match=r"8 worker processes need about 36 open files, "
+                       r"and this process may open 32 \(ulimit -n\)"):  # fmt: skip
+        executor._check_open_files(8)
+    assert limits["soft"] == 32

@@ -6,6 +6,7 @@ import errno
 import inspect
 import math
 import os
+import resource
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -125,11 +126,18 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(EXIT_USAGE) from None
     except OSError as exc:
         # The system refusing a path the user gave (a name too long for the file system, no
-        # permission) where no check named it first: still one line, not a traceback. Any
-        # other system failure (out of file descriptors, a dead pipe) keeps its traceback.
-        if exc.errno not in _PATH_ERRNOS or exc.filename is None:
+        # permission) where no check named it first, or this process's limit on open files
+        # (a low `ulimit -n` against many workers or shards): still one line, not a
+        # traceback. Any other system failure (a dead pipe) keeps its traceback.
+        if exc.errno in _LIMIT_ERRNOS:
+            message = (
+                f"{exc.strerror or exc}: this process may open {_open_files_limit()} files "
+                "(ulimit -n); raise the limit, or give fewer --workers"
+            )
+        elif exc.errno not in _PATH_ERRNOS or exc.filename is None:
             raise
-        message = " ".join(f"{exc.filename}: {exc.strerror or exc}".split())
+        else:
+            message = " ".join(f"{exc.filename}: {exc.strerror or exc}".split())
         stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
         raise typer.Exit(EXIT_USAGE) from None
 
@@ -147,6 +155,16 @@ _PATH_ERRNOS = frozenset(
     }
 )
 """What a path the user gave can be refused with."""
+
+_LIMIT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
+"""Too many open files: this process's limit, or the system's."""
+
+
+def _open_files_limit() -> str:
+    try:
+        return str(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    except (OSError, ValueError):
+        return "only so many"
 
 
 def check_output_file(flag: str, path: Path, *, directory_ok: bool = False) -> None:

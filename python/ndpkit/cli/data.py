@@ -203,13 +203,23 @@ def import_(
 
 
 def _note_leftovers(out: Path) -> None:
-    """On stderr, staging directories beside OUT that this run did not make: a run still
-    going, or one killed too hard to clean up (SIGKILL, a power cut), each as big as a
-    data set. Named, not removed: a run still going needs its own."""
-    for left in sorted(out.parent.glob(f"{glob.escape(name_kept(out.name))}.tmp-*")):
+    """On stderr, staging directories beside OUT that this run did not make (a run still
+    going, or one killed too hard to clean up: SIGKILL, a power cut), each as big as a
+    data set, and replaced data sets `--overwrite` could not delete. Named, not removed: a
+    run still going needs its own."""
+    stem = glob.escape(name_kept(out.name))
+    for left in sorted(out.parent.glob(f"{stem}.tmp-*")):
         stderr().print(
             f"note: {left} is a data set being written, or left by a run that was killed; "
             "remove it if no other `ndpkit data` is running",
+            style="yellow",
+            highlight=False,
+            markup=False,
+        )
+    for left in sorted(out.parent.glob(f"{stem}.old-*")):
+        stderr().print(
+            f"note: {left} holds a replaced data set that could not be deleted (a file or "
+            "directory in it this user may not remove), or one a run is replacing now",
             style="yellow",
             highlight=False,
             markup=False,

@@ -41,9 +41,6 @@ MIN_SIZE_BYTES = 2**20
 """Smallest --size: below it a kernel's measured rates are mostly fixed per-call costs (LC's
 device part measures 0.004 GB/s on one record, 8 GB/s on 64 KiB, 29 GB/s on 1 MiB), and the
 predictions extrapolate them to the paper's D (37 GiB for LC)."""
-MEMORY_PER_SAMPLE_BYTE = 8
-"""Memory the measured data takes per byte: the data, the kernel's partials and answer, the
-reference's, and the profiler's runs (about 6 bytes for most apps at 64 MiB)."""
 MAX_MODEL_BYTES = 2**60
 """Largest --model-size (1 EiB): beyond any server these models describe, and an infinite
 one would make every figure inf or nan."""
@@ -72,7 +69,8 @@ def evaluate_cmd(
             "--size",
             help="Generated data per app, e.g. '8 MiB', '4 GiB' (with --data: the part of the "
             "data set that is profiled). At least 1 MiB: smaller samples measure fixed costs, "
-            "not the kernel; at most an eighth of the free memory (it is held in memory).",
+            "not the kernel; at most an eighth of the free memory (FFT2D: a 56th), as it is "
+            "held in memory.",
         ),
     ] = "8 MiB",
     seed: Annotated[
@@ -151,8 +149,7 @@ def evaluate_cmd(
         _check_seed(seed)
         check_fraction("--split-tolerance", split_tolerance, "e.g. 0.05")
         dataset = _dataset(data, workers, verify_shards)
-        ev.apps_to_run(names, dataset)  # an app that cannot read the data set: one error first
-        _check_sample(size_bytes, dataset)
+        _check_sample(size_bytes, dataset, ev.apps_to_run(names, dataset))
         profiles_platform = _profiles_target(save_profiles, list(specs))
         with _progress(fmt) as (report, on_bytes), _out_of_memory():
             runs = ev.evaluate(
@@ -268,16 +265,19 @@ def _dataset(data: Path | None, workers: int | None, verify_shards: bool | None)
     return open_dataset(data)
 
 
-def _check_sample(size_bytes: int, dataset: Dataset | None) -> None:
-    """The measured sample must fit in memory; one under MIN_SIZE_BYTES (a small data set)
-    is measured anyway, with a warning."""
+def _check_sample(size_bytes: int, dataset: Dataset | None, apps: list[str]) -> None:
+    """The measured sample must fit in memory, for the app that needs the most per byte
+    (`Kernel.memory_per_input_byte`); one under MIN_SIZE_BYTES (a small data set) is
+    measured anyway, with a warning."""
     sample_bytes = size_bytes if dataset is None else min(size_bytes, dataset.total_bytes)
+    kernels = [get_kernel(n) for app in apps for n in (app, *ev.split_variants(app))]
+    worst = max(kernels, key=lambda k: k.memory_per_input_byte)
+    needed = sample_bytes * worst.memory_per_input_byte
     available = available_memory_bytes()
-    if available is not None and sample_bytes * MEMORY_PER_SAMPLE_BYTE > available:
+    if available is not None and needed > available:
         raise SpecError(
-            f"{_si(sample_bytes)} is held in memory and needs about "
-            f"{_si(sample_bytes * MEMORY_PER_SAMPLE_BYTE)}; {_si(available)} is available. "
-            "Give a smaller --size"
+            f"{_si(sample_bytes)} is held in memory and {worst.name} needs about "
+            f"{_si(needed)} for it; {_si(available)} is available. Give a smaller --size"
             + ("" if dataset else ", or make a data set (`ndpkit data generate`) for --data"),
             source=COMMAND_LINE,
             field="--size",

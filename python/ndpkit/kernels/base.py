@@ -86,6 +86,11 @@ class Kernel(ABC):
     papers_split: bool = False
     """Whether this is the split the papers measured for `paper_app` (`he-remap`): then a
     platform's engine entries for `paper_app` (rate, power) are this kernel's own."""
+    memory_per_input_byte: int = 8
+    """Memory an in-memory evaluation takes per byte of its data: the data, the kernel's
+    partials and answer, the reference's, and the profiler's runs. Measured (peak resident
+    size at 64 MiB less at 8 MiB, per byte): 2-8 for most apps; FFT2D's complex spectra
+    (8 bytes per pixel, its float64 reference twice that) take about 48."""
     dtype: np.dtype[Any] = np.dtype(np.uint8)
     record_shape: tuple[int, ...] = ()
     """Shape of one record (axis 0 of the data is records): (8,) for LC, (256, 256, 3) for

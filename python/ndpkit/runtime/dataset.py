@@ -1258,7 +1258,7 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
             staging, made = _new_sibling_dir(path)
         yield staging
         with signals_held():
-            _publish(staging, path)
+            _publish(staging, path, overwrite)
     except BaseException as exc:
         with signals_held():
             if staging is not None:
@@ -1387,9 +1387,26 @@ def _check_target(path: Path, overwrite: bool) -> None:
         )
 
 
-def _publish(staging: Path, path: Path) -> None:
-    """Rename the finished staging directory onto `path`, moving any old data set aside first
-    (rename cannot replace a non-empty directory) and deleting it only afterwards."""
+def _publish(staging: Path, path: Path, overwrite: bool) -> None:
+    """Rename the finished staging directory onto `path`. With `overwrite`, any old data set
+    is moved aside first (rename cannot replace a non-empty directory) and deleted only
+    afterwards. Without it, the rename itself is the check that nothing is at `path`: a
+    data set another run published there since `_check_target` (two runs to one -o) makes
+    it fail, where moving it aside would have deleted that run's data set."""
+    if not overwrite:
+        try:
+            os.rename(staging, path)  # onto a non-empty directory: ENOTEMPTY, never a replace
+        except OSError as exc:
+            if path.exists() or path.is_symlink():
+                raise SpecError(
+                    "already exists (another run made it meanwhile); pass overwrite "
+                    "(--overwrite) to replace it",
+                    source=str(path),
+                ) from None
+            raise SpecError(
+                f"cannot create the data set ({exc.strerror})", source=str(path)
+            ) from None
+        return
     old: Path | None = None
     if path.exists():
         try:
@@ -1410,7 +1427,7 @@ def _publish(staging: Path, path: Path) -> None:
         raise SpecError(f"cannot create the data set ({exc.strerror})", source=str(path)) from None
     finally:
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)  # what cannot go is named by the next run
 
 
 # -- import sources -----------------------------------------------------------------------

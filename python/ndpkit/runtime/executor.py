@@ -645,6 +645,7 @@ class _Pool:
     wait while a worker with a short one went idle."""
 
     def __init__(self, size: int, threads: int, mapped_budget_bytes: int = 0):
+        _check_open_files(size)
         context = _context()
         self.arena = RowsArena()
         self.workers: list[_Worker] = []
@@ -819,6 +820,32 @@ class _Pool:
             if isinstance(error, NdpkitError):
                 raise error
             raise error from _WorkerTracebackError(remote_traceback)
+
+
+FILES_PER_WORKER = 3
+"""Open files the parent holds per worker (its pipe, its process sentinel, and one passing
+through the fork server as it starts), beside FILES_BESIDE_WORKERS of its own."""
+FILES_BESIDE_WORKERS = 12
+
+
+def _check_open_files(workers: int) -> None:
+    """Workers to start need open files in this process: if its soft limit is too low, it is
+    raised towards the hard limit (as a server does), and if even that is too low, the run
+    stops before any worker starts, with one error, not a failure halfway through starting
+    the fork server (`ulimit -n 32` and 8 workers: a traceback from each process)."""
+    needed = FILES_BESIDE_WORKERS + FILES_PER_WORKER * workers
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != resource.RLIM_INFINITY and soft < needed <= hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+            return
+    except (OSError, ValueError):
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise NdpkitError(
+            f"{workers} worker processes need about {needed} open files, and this process "
+            f"may open {hard} (ulimit -n); raise the limit, or give fewer workers (--workers)"
+        )
 
 
 def _running(process: BaseProcess) -> bool:
