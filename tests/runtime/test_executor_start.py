@@ -285,3 +285,33 @@ def test_too_few_open_files_for_the_workers_is_one_error_before_any_starts(
                        r"and this process may open 32 \(ulimit -n\)"):  # fmt: skip
         executor._check_open_files(8)
     assert limits["soft"] == 32
+
+
+@needs_forkserver
+def test_the_fork_server_leaves_ctrl_c_to_the_parent(tmp_path: Path) -> None:
+    """Ctrl-C from a terminal reaches the whole process group: the fork server (and the
+    workers it forks) ignore it, so only the parent reports it; the parent's own handler
+    is back once the server runs."""
+    script = tmp_path / "server.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import signal
+            from multiprocessing import forkserver
+            from ndpkit.runtime import executor
+            {GUARD}
+                before = signal.getsignal(signal.SIGINT)
+                executor._context()
+                pid = forkserver._forkserver._forkserver_pid
+                status = open(f"/proc/{{pid}}/status").read()
+                ignored = int(status.split("SigIgn:")[1].split()[0], 16)
+                restored = signal.getsignal(signal.SIGINT) is before
+                print(bool(ignored & (1 << (signal.SIGINT - 1))), restored)
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]

@@ -63,12 +63,13 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from multiprocessing import reduction
+from multiprocessing import forkserver, reduction
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
@@ -943,7 +944,24 @@ def _context() -> SpawnContext | ForkServerContext:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)  # no effect once the server runs: harmless
+    _start_fork_server()
     return context
+
+
+def _start_fork_server() -> None:
+    """Starts multiprocessing's fork server with Ctrl-C ignored, as the workers it forks
+    ignore it: Ctrl-C is the parent's to handle. An ignored signal stays ignored through
+    exec, and Python then leaves it so, so a Ctrl-C from the terminal (sent to the whole
+    process group) while the server imports its preload modules no longer prints the
+    server's KeyboardInterrupt traceback beside the parent's one line. Off the main
+    thread signal dispositions cannot be changed: the server starts as it would anyway."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # -- the worker's side --------------------------------------------------------------------
