@@ -4,6 +4,8 @@ profiled on a bounded sample, and a wrong answer fails."""
 from __future__ import annotations
 
 import gc
+import os
+import shutil
 import weakref
 from pathlib import Path
 from typing import Any
@@ -77,6 +79,23 @@ def test_a_data_set_replaced_while_it_is_read_is_said_to_be(
         ev.evaluate(data=lc_data.path, platforms=["cns"], workers=1, size_bytes=100_000)
     assert info.value.source == str(lc_data.path)
     # Without a change, a wrong answer is still the kernel's (test_a_wrong_answer_…).
+
+
+def test_only_a_changed_manifest_counts_as_replaced(lc_data: Dataset) -> None:
+    """`touch` or `chmod` of the manifest leaves an error as it was; a new data set at the
+    path (or none) is named as the cause, at any step (here: a shard error)."""
+    manifest = lc_data.path / "manifest.json"
+    failure = ShardError("device-00/shard-0000.npy", "shard is 1 bytes, the manifest says 2")
+    os.utime(manifest)
+    manifest.chmod(0o600)
+    with pytest.raises(ShardError), ev.unchanged(lc_data):
+        raise failure
+    generate_dataset("lc", 1 << 20, 2, lc_data.path, seed=10, overwrite=True)
+    with pytest.raises(SpecError, match="was replaced while it was read"), ev.unchanged(lc_data):
+        raise failure
+    shutil.rmtree(lc_data.path)
+    with pytest.raises(SpecError, match="was replaced while it was read"), ev.unchanged(lc_data):
+        raise failure
 
 
 def test_knn_runs_and_compares_both_splits() -> None:

@@ -51,6 +51,7 @@ the predicted table shows that rate's time (D / Eq. (1) performance) beside it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -82,7 +83,7 @@ from ndpkit.profile import Profile, load_profiles
 from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
 from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
-from ndpkit.runtime.dataset import MANIFEST
+from ndpkit.runtime.dataset import MANIFEST, read_manifest
 from ndpkit.runtime.profiling import (
     ByteProgress,
     EngineScaling,
@@ -266,7 +267,8 @@ def evaluate(
     dataset = open_dataset(data) if isinstance(data, Path) else data
     names = apps_to_run(apps, dataset)
     if dataset is not None and verify_shards:
-        check_shards(dataset, report.step, report.bytes)
+        with unchanged(dataset):
+            check_shards(dataset, report.step, report.bytes)
     # Each split is run once on the same data: `evaluate knn8 knn8-topk` measures knn8-topk
     # as knn8's other split and reuses that run as the app's own.
     done: dict[str, tuple[_Source, KernelRun]] = {}
@@ -282,7 +284,8 @@ def evaluate(
     with LocalExecutor(workers) as executor:
         for i, app in enumerate(names):
             # Only runs a later app will ask for are kept: each holds its data (generated,
-            # or the profiled sample), which `_check_sample` allows for one app at a time.
+            # or the profiled sample). Usually one app's at a time; a split asked for after
+            # other apps (`knn2 lc knn2-topk`) keeps its data meanwhile.
             later = {n for a in names[i:] for n in (a, *split_variants(a))}
             done = {name: kept for name, kept in done.items() if name in later}
             kernel = get_kernel(app)
@@ -595,33 +598,20 @@ class _OnDisk(_Source):
     executor: LocalExecutor
     sample_bytes: int
     _sample: np.ndarray | None = field(default=None, init=False, repr=False)
-    _manifest: tuple[int, int, int, int] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.input_bytes = self.dataset.total_bytes
         self.input_records = self.dataset.records
-        self._manifest = _identity(self.dataset.path / MANIFEST)
 
-    @contextmanager
-    def _unchanged(self) -> Iterator[None]:
-        """A failure while reading a data set that was replaced meanwhile (`data generate
-        --overwrite` renames a new one onto it) says so, rather than blaming the kernel for
-        an answer that differs from the new data's reference, or a shard for its size."""
-        try:
-            yield
-        except NdpkitError:
-            if _identity(self.dataset.path / MANIFEST) != self._manifest:
-                raise SpecError(
-                    "was replaced while it was read (its manifest changed); run again",
-                    source=str(self.dataset.path),
-                ) from None
-            raise
+    def _unchanged(self) -> contextlib.AbstractContextManager[None]:
+        return unchanged(self.dataset)
 
     def params(self, kernel: Kernel, seed: int) -> dict[str, Any]:
         """A kernel that can start from the data does, from a sample of every shard: the
         data set was not made from the seed (an imported one least of all)."""
         if isinstance(kernel, DataSeeded):
-            return kernel.params_for_data(self.dataset.spread(self.sample_bytes), seed)
+            with self._unchanged():
+                return kernel.params_for_data(self.dataset.spread(self.sample_bytes), seed)
         return kernel.params(seed)
 
     def run(
@@ -644,17 +634,34 @@ class _OnDisk(_Source):
 
     def sample(self) -> np.ndarray:
         if self._sample is None:
-            self._sample = self.dataset.head(self.sample_bytes)
+            with self._unchanged():
+                self._sample = self.dataset.head(self.sample_bytes)
         return self._sample
 
 
-def _identity(path: Path) -> tuple[int, int, int, int] | None:
-    """A file's (device, inode, size, change time), or None if it is gone."""
+@contextmanager
+def unchanged(dataset: Dataset) -> Iterator[None]:
+    """A failure while reading a data set that was replaced meanwhile (`data generate
+    --overwrite` renames a new one onto it) says so, rather than blaming the kernel for an
+    answer that differs from the new data's reference, or a shard for its size. Replaced
+    means its manifest now says something else than when it was opened (or is gone): a
+    `touch` or `chmod` changes nothing."""
     try:
-        st = os.stat(path)
-    except OSError:
+        yield
+    except NdpkitError:
+        if _manifest_now(dataset.path) != dataset.manifest:
+            raise SpecError(
+                "was replaced while it was read (its manifest changed); run again",
+                source=str(dataset.path),
+            ) from None
+        raise
+
+
+def _manifest_now(root: Path) -> object:
+    try:
+        return read_manifest(root / MANIFEST)
+    except (NdpkitError, OSError):
         return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns)
 
 
 def _counted(dataset: Dataset, progress: ByteProgress | None) -> Chunks:

@@ -26,6 +26,21 @@ _counters: list[Callable[[int], bool]] = []
 """The counter `count_held_signals` set, if any (a list, so it is set without `global`)."""
 
 
+_CTRL_C_TO_PARENT = [False]
+
+
+def leave_ctrl_c_to_the_parent() -> None:
+    """Say that this process handles Ctrl-C itself and stops its workers (the `ndpkit`
+    command does): the executor then starts multiprocessing's fork server, and so every
+    worker, with Ctrl-C ignored (`executor._start_fork_server`). A library user's program
+    keeps Python's default."""
+    _CTRL_C_TO_PARENT[0] = True
+
+
+def ctrl_c_left_to_the_parent() -> bool:
+    return _CTRL_C_TO_PARENT[0]
+
+
 def count_held_signals(counter: Callable[[int], bool] | None) -> None:
     """Let `counter(signum)` see every signal that arrives while held. It returns True when it
     has dealt with the signal (counted it; it may also kill the process, which is the point:

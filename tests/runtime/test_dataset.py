@@ -173,7 +173,7 @@ def test_a_data_set_another_run_published_meanwhile_is_not_replaced(
             _make(tmp_path, seed=1)
 
     monkeypatch.setattr(dataset_module, "_check_target", check_then_race)
-    with pytest.raises(SpecError, match="another run made it meanwhile"):
+    with pytest.raises(SpecError, match="made while this run wrote"):
         _make(tmp_path, seed=2)
     assert open_dataset(tmp_path / "ds").seed == 1  # the first run's, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # no staging left

@@ -6,7 +6,8 @@ The command then prints `ndpkit: terminated (SIGTERM)` or `ndpkit: interrupted (
 exits with status 143 or 130 (128 + the signal, what a shell reports for a process the signal
 killed), unlike an input error's 2. A second signal does not cut the cleanups short: it is
 ignored while they run. A third kills the command at once, for a cleanup that hangs; it may
-then leave a temporary file or directory behind.
+then leave a temporary file or directory behind. Worker processes ignore Ctrl-C (the terminal
+sends it to them too): the command stops them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from ndpkit.files import count_held_signals
+from ndpkit.files import count_held_signals, leave_ctrl_c_to_the_parent
 
 if TYPE_CHECKING:
     import typer
@@ -108,6 +109,7 @@ def _install_handlers() -> None:
 
 def main() -> None:
     _install_handlers()
+    leave_ctrl_c_to_the_parent()  # its workers and fork server ignore it (see the module)
     try:
         _run()
     except (SystemExit, KeyboardInterrupt):

@@ -129,10 +129,15 @@ def user_errors() -> Iterator[None]:
         # permission) where no check named it first, or this process's limit on open files
         # (a low `ulimit -n` against many workers or shards): still one line, not a
         # traceback. Any other system failure (a dead pipe) keeps its traceback.
-        if exc.errno in _LIMIT_ERRNOS:
+        if exc.errno == errno.EMFILE:
             message = (
                 f"{exc.strerror or exc}: this process may open {_open_files_limit()} files "
-                "(ulimit -n); raise the limit, or give fewer --workers"
+                "(ulimit -n); raise the limit, or run fewer worker processes"
+            )
+        elif exc.errno == errno.ENFILE:
+            message = (
+                f"{exc.strerror or exc}: the system's table of open files is full "
+                "(fs.file-max); close other programs' files or raise the system's limit"
             )
         elif exc.errno not in _PATH_ERRNOS or exc.filename is None:
             raise
@@ -155,9 +160,6 @@ _PATH_ERRNOS = frozenset(
     }
 )
 """What a path the user gave can be refused with."""
-
-_LIMIT_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
-"""Too many open files: this process's limit, or the system's."""
 
 
 def _open_files_limit() -> str:

@@ -69,8 +69,8 @@ def evaluate_cmd(
             "--size",
             help="Generated data per app, e.g. '8 MiB', '4 GiB' (with --data: the part of the "
             "data set that is profiled). At least 1 MiB: smaller samples measure fixed costs, "
-            "not the kernel; at most an eighth of the free memory (FFT2D: a 56th), as it is "
-            "held in memory.",
+            "not the kernel; at most an eighth of the free memory (K-Means a tenth, FFT2D a "
+            "56th), as it is held in memory.",
         ),
     ] = "8 MiB",
     seed: Annotated[

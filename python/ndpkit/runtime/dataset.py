@@ -531,6 +531,11 @@ def _check_no_strays(dataset: Dataset) -> None:
                 )
 
 
+def read_manifest(path: Path) -> Manifest:
+    """A data set's manifest, read and validated (errors name the file and field)."""
+    return _read_manifest(path)
+
+
 def _read_manifest(path: Path) -> Manifest:
     try:
         document = parse_nested(json.loads, path.read_text(encoding="utf-8"), str(path))
@@ -1397,10 +1402,15 @@ def _publish(staging: Path, path: Path, overwrite: bool) -> None:
         try:
             os.rename(staging, path)  # onto a non-empty directory: ENOTEMPTY, never a replace
         except OSError as exc:
+            if path.is_dir() and not path.is_symlink():
+                raise SpecError(
+                    "already exists (made while this run wrote; another run's?); pass "
+                    "overwrite (--overwrite) to replace it",
+                    source=str(path),
+                ) from None
             if path.exists() or path.is_symlink():
                 raise SpecError(
-                    "already exists (another run made it meanwhile); pass overwrite "
-                    "(--overwrite) to replace it",
+                    "now exists and is not a data set directory; not replacing it",
                     source=str(path),
                 ) from None
             raise SpecError(

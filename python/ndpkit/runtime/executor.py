@@ -79,7 +79,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import NdpkitError, SpecError
-from ndpkit.files import signals_held
+from ndpkit.files import ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
@@ -823,29 +823,39 @@ class _Pool:
             raise error from _WorkerTracebackError(remote_traceback)
 
 
-FILES_PER_WORKER = 3
-"""Open files the parent holds per worker (its pipe, its process sentinel, and one passing
-through the fork server as it starts), beside FILES_BESIDE_WORKERS of its own."""
-FILES_BESIDE_WORKERS = 12
+FILES_PER_WORKER = 4
+"""Open files the parent holds per worker (its pipe, its process sentinel, one passing
+through the fork server as it starts, and what a kernel's libraries open), beside
+FILES_BESIDE_WORKERS of its own: measured 12 + 3 per worker for LC and one more per worker
+for k-NN, so with a margin."""
+FILES_BESIDE_WORKERS = 16
+OPEN_FILES_WANTED = 4096
+"""The soft limit on open files a pool raises a lower one to, within the hard limit: the
+fork server and the workers keep the limit they start with, and a later pool with more
+workers reuses the same fork server."""
 
 
 def _check_open_files(workers: int) -> None:
-    """Workers to start need open files in this process: if its soft limit is too low, it is
-    raised towards the hard limit (as a server does), and if even that is too low, the run
-    stops before any worker starts, with one error, not a failure halfway through starting
-    the fork server (`ulimit -n 32` and 8 workers: a traceback from each process)."""
+    """Workers to start need open files in this process: a soft limit below
+    OPEN_FILES_WANTED is raised towards the hard limit, as a server does (for the rest of
+    the process, and the processes it starts, as the docs say), and a hard limit below what
+    the workers need stops the run before any worker starts, with one error, not a failure
+    halfway through starting the fork server (`ulimit -n 32` and 8 workers: a traceback
+    from each process)."""
     needed = FILES_BESIDE_WORKERS + FILES_PER_WORKER * workers
+    infinite = resource.RLIM_INFINITY
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft != resource.RLIM_INFINITY and soft < needed <= hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
-            return
+        wanted = max(OPEN_FILES_WANTED, needed)
+        if soft != infinite and soft < wanted:
+            soft = wanted if hard == infinite else min(wanted, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     except (OSError, ValueError):
         return
-    if hard != resource.RLIM_INFINITY and hard < needed:
+    if soft != infinite and soft < needed:
         raise NdpkitError(
             f"{workers} worker processes need about {needed} open files, and this process "
-            f"may open {hard} (ulimit -n); raise the limit, or give fewer workers (--workers)"
+            f"may open {soft} (ulimit -n); raise the limit, or start fewer workers"
         )
 
 
@@ -949,15 +959,20 @@ def _context() -> SpawnContext | ForkServerContext:
 
 
 def _start_fork_server() -> None:
-    """Starts multiprocessing's fork server with Ctrl-C ignored, as the workers it forks
-    ignore it: Ctrl-C is the parent's to handle. An ignored signal stays ignored through
-    exec, and Python then leaves it so, so a Ctrl-C from the terminal (sent to the whole
-    process group) while the server imports its preload modules no longer prints the
-    server's KeyboardInterrupt traceback beside the parent's one line. Off the main
-    thread signal dispositions cannot be changed: the server starts as it would anyway."""
-    if threading.current_thread() is not threading.main_thread():
+    """Starts multiprocessing's fork server, with Ctrl-C ignored if the `ndpkit` command
+    asked for it (`files.leave_ctrl_c_to_the_parent`). The server's own code ignores SIGINT only
+    once its preload modules are imported, so a Ctrl-C from the terminal (sent to the whole
+    process group) about a second into a run printed the server's KeyboardInterrupt
+    traceback beside the command's one line. An ignored signal stays ignored through exec,
+    and Python then leaves it so. Only for the command: the server is the process's one,
+    and a program that embeds ndpkit may run other forkserver pools whose workers expect
+    Ctrl-C. (A Ctrl-C in the few ms the server takes to start is then lost.)"""
+    if not ctrl_c_left_to_the_parent() or threading.current_thread() is not threading.main_thread():
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:  # a handler installed outside Python: cannot be put back
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         forkserver.ensure_running()
     finally:
