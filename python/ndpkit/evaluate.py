@@ -51,7 +51,6 @@ the predicted table shows that rate's time (D / Eq. (1) performance) beside it.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import time
@@ -603,14 +602,11 @@ class _OnDisk(_Source):
         self.input_bytes = self.dataset.total_bytes
         self.input_records = self.dataset.records
 
-    def _unchanged(self) -> contextlib.AbstractContextManager[None]:
-        return unchanged(self.dataset)
-
     def params(self, kernel: Kernel, seed: int) -> dict[str, Any]:
         """A kernel that can start from the data does, from a sample of every shard: the
         data set was not made from the seed (an imported one least of all)."""
         if isinstance(kernel, DataSeeded):
-            with self._unchanged():
+            with unchanged(self.dataset):
                 return kernel.params_for_data(self.dataset.spread(self.sample_bytes), seed)
         return kernel.params(seed)
 
@@ -621,7 +617,7 @@ class _OnDisk(_Source):
         outside the passes (starting the worker processes, for the first app) is reported
         apart, so a first run compares with a warm one; the first pass in a new worker
         still imports the kernel's module."""
-        with self._unchanged():
+        with unchanged(self.dataset):
             out = self.executor.run(kernel, self.dataset, params, progress=progress)
         passes_s = sum(p.wall_s for p in out.pass_stats)
         return out.result, passes_s, out.passes, max(out.wall_s - passes_s, 0.0)
@@ -629,12 +625,12 @@ class _OnDisk(_Source):
     def verify(
         self, kernel: Kernel, params: dict[str, Any], result: Any, progress: ByteProgress | None
     ) -> Verification:
-        with self._unchanged():
+        with unchanged(self.dataset):
             return verify_streaming(kernel, _counted(self.dataset, progress), params, result)
 
     def sample(self) -> np.ndarray:
         if self._sample is None:
-            with self._unchanged():
+            with unchanged(self.dataset):
                 self._sample = self.dataset.head(self.sample_bytes)
         return self._sample
 

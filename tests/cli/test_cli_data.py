@@ -366,12 +366,15 @@ def test_a_read_only_out_directory_is_one_error_line(ndpkit, tmp_path: Path) -> 
 
 def test_a_staging_directory_left_beside_out_is_named(ndpkit, tmp_path: Path) -> None:
     (tmp_path / "ds.tmp-deadbeef").mkdir()  # as a run killed with SIGKILL leaves it
+    (tmp_path / "ds.old-cafe1234").mkdir()  # as an --overwrite that could not delete leaves it
     result = ndpkit(
         "data", "generate", "lc", "--size", "1MiB", "--devices", "2", "--out", str(tmp_path / "ds")
     )
     assert result.returncode == 0, result.stderr
     assert f"note: {tmp_path / 'ds.tmp-deadbeef'} is a data set being written" in result.stderr
+    assert f"note: {tmp_path / 'ds.old-cafe1234'} holds a replaced data set" in result.stderr
     assert (tmp_path / "ds.tmp-deadbeef").is_dir()  # named, not removed
+    assert (tmp_path / "ds.old-cafe1234").is_dir()
 
 
 def test_an_empty_out_is_refused_not_taken_for_the_current_directory(

@@ -208,22 +208,15 @@ def _note_leftovers(out: Path) -> None:
     data set, and replaced data sets `--overwrite` could not delete. Named, not removed: a
     run still going needs its own."""
     stem = glob.escape(name_kept(out.name))
-    for left in sorted(out.parent.glob(f"{stem}.tmp-*")):
-        stderr().print(
-            f"note: {left} is a data set being written, or left by a run that was killed; "
-            "remove it if no other `ndpkit data` is running",
-            style="yellow",
-            highlight=False,
-            markup=False,
-        )
-    for left in sorted(out.parent.glob(f"{stem}.old-*")):
-        stderr().print(
-            f"note: {left} holds a replaced data set that could not be deleted (a file or "
-            "directory in it this user may not remove), or one a run is replacing now",
-            style="yellow",
-            highlight=False,
-            markup=False,
-        )
+    kinds = {
+        "tmp": "is a data set being written, or left by a run that was killed; remove it "
+        "if no other `ndpkit data` is running",
+        "old": "holds a replaced data set that could not be deleted (a file or directory in "
+        "it this user may not remove), or one a run is replacing now",
+    }
+    for suffix, why in kinds.items():
+        for left in sorted(out.parent.glob(f"{stem}.{suffix}-*")):
+            stderr().print(f"note: {left} {why}", style="yellow", highlight=False, markup=False)
 
 
 def _say_cropped(src: Path, dataset: Dataset) -> None:
