@@ -58,11 +58,9 @@ import numbers
 import os
 import pickle
 import resource
-import shutil
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -83,6 +81,7 @@ from ndpkit.files import ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
+from ndpkit.runtime.spill_dirs import SpillDir, open_spill_dir
 from ndpkit.runtime.transfer import (
     ARENAS,
     Rows,
@@ -92,7 +91,6 @@ from ndpkit.runtime.transfer import (
     forget_arenas,
     pack,
     send_arena,
-    spill_root,
     unpack,
 )
 from ndpkit.units import Kind, UnitError, parse
@@ -419,12 +417,12 @@ class LocalExecutor:
         plan = engine_devices(dataset.devices, active_devices, route)
         pool = self._acquire(min(self.workers, len(plan)))
         used = min(len(pool.workers), len(plan))
-        spill_dir: str | None = None
+        spill: SpillDir | None = None
         ok = False
         try:
-            spill_dir = tempfile.mkdtemp(prefix=f"ndpkit-run-{os.getpid()}-", dir=spill_root())
+            spill = open_spill_dir()
             self._runs += 1
-            run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill_dir, self._runs)
+            run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill.path, self._runs)
             outcome = run.execute(pool, params)
             ok = True
         finally:
@@ -432,8 +430,8 @@ class LocalExecutor:
                 if not ok or not self._keep:
                     pool.close(kill=not ok)  # after a failure a worker may be mid-task
                     self._pool = None
-                if spill_dir is not None:
-                    shutil.rmtree(spill_dir, ignore_errors=True)
+                if spill is not None:
+                    spill.remove()
         return replace(outcome, wall_s=time.perf_counter() - start, workers=used)
 
     def _acquire(self, size: int) -> _Pool:

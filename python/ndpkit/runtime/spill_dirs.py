@@ -1,0 +1,111 @@
+"""A run's spill directory, and the removal of those a killed run left behind.
+
+Each `LocalExecutor.run` spills large partials into a directory of its own,
+`ndpkit-run-PID-…` under `transfer.spill_root()` (/dev/shm where there is one: memory, not
+disk). A run stopped any way it can see removes it; a run killed with SIGKILL (or by the OOM
+killer) cannot, and on /dev/shm what it left holds memory until someone deletes it.
+
+So the parent holds an exclusive `flock` on its directory for as long as the run lasts, and
+every run first removes the directories of its user that nobody holds and that have not been
+touched for `STALE_AFTER_S`. The kernel drops a lock when its holder dies, however it dies,
+so a held lock means a live run (in this PID namespace or another sharing /dev/shm), where a
+PID could have been reused or be another namespace's. The age keeps a directory that was just
+made, and is not yet locked, from another run's sweep. Directories of ndpkit versions that
+did not lock are removed once that old, like any other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so nothing is locked or swept
+    fcntl = None  # type: ignore[assignment]
+
+from ndpkit.runtime.transfer import spill_root
+
+PREFIX = "ndpkit-run-"
+STALE_AFTER_S = 60.0
+"""How long a directory nobody holds must have been left untouched before a run removes it."""
+
+
+@dataclass
+class SpillDir:
+    """A run's spill directory and the descriptor whose lock marks it in use."""
+
+    path: str
+    fd: int | None
+
+    def remove(self) -> None:
+        """Delete the directory, then let go of its lock (so no sweep sees it half gone)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def open_spill_dir() -> SpillDir:
+    """A new spill directory for this process's run, locked; stale ones swept first."""
+    root = spill_root()
+    sweep_stale(root)
+    path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=root)
+    return SpillDir(path, _locked(path))
+
+
+def _locked(path: str) -> int | None:
+    """A descriptor of `path` holding an exclusive lock on it, or None where there is none."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_stale(root: str | None, stale_after_s: float | None = None) -> list[str]:
+    """Remove this user's spill directories under `root` (None: the temporary directory)
+    that no process holds and that are older than `stale_after_s` (default
+    `STALE_AFTER_S`); returns their paths. Anything it cannot read or lock is left alone."""
+    if fcntl is None:
+        return []
+    age_s = STALE_AFTER_S if stale_after_s is None else stale_after_s
+    removed = []
+    try:
+        entries = list(os.scandir(root or tempfile.gettempdir()))
+    except OSError:
+        return []
+    now = time.time()
+    for entry in entries:
+        if not entry.name.startswith(PREFIX):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not entry.is_dir(follow_symlinks=False) or info.st_uid != os.getuid():
+            continue
+        if now - info.st_mtime < age_s:
+            continue
+        fd = _locked(entry.path)
+        if fd is None:  # held by a live run (or unreadable)
+            continue
+        try:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        finally:
+            os.close(fd)
+        if not os.path.exists(entry.path):
+            removed.append(entry.path)
+    return removed
