@@ -66,7 +66,7 @@ import numpy as np
 
 from ndpkit.errors import ModelError, NdpkitError, SpecError
 from ndpkit.hw import Platform, load_platform
-from ndpkit.hw.engine import EngineKind
+from ndpkit.hw.engine import Engine
 from ndpkit.hw.loader import names_a_file
 from ndpkit.kernels import GROUPS, Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
@@ -362,16 +362,16 @@ def _model_on(
     engines = spec.engines
     for i, k in enumerate(kernel_runs):
         if engines is not None and get_kernel(k.app).papers_split and k.app in engines.throughput:
-            profiles[i] = _engine_rate(profiles[i], engines.kind, engines.throughput[k.app])
+            profiles[i] = _engine_entry(profiles[i], engines, engines.throughput[k.app])
     # The paper's split first: the others' engine rates are carried from its entry.
     paper = get_kernel(app_run.app).paper_app
     compared = sorted(profiles, key=lambda p: p.app != paper)  # a copy: profiles change below
     wired, carried = carry_engine_entries(spec, compared)
-    if engines is not None:
+    if engines is not None and wired.engines is not None:
         for i, profile in enumerate(profiles):
             if profile.app in carried:
                 rate = engines.throughput[compared[0].app] * carried[profile.app]
-                profiles[i] = _engine_rate(profile, engines.kind, rate)
+                profiles[i] = _engine_entry(profile, wired.engines, rate)
     _model(app_run, wired, profiles[0], opts)
     if profiles[0].app in carried:
         app_run.notes[spec.name] = (
@@ -390,12 +390,19 @@ def _model_on(
     app_run.profiles[spec.name] = profiles
 
 
-def _engine_rate(profile: Profile, kind: EngineKind, rate_bytes_per_s: float) -> Profile:
-    """`profile` with the engine rate the models were given on a platform whose engines are
-    of `kind` (a platform entry, or one carried over to another split), so that a saved
-    profile set gives `estimate` and `plan` the same time."""
-    rates: dict[EngineKind, float] = {**profile.engine_bytes_per_s, kind: rate_bytes_per_s}
-    return profile.with_changes(engine_bytes_per_s=rates)
+def _engine_entry(profile: Profile, engines: Engine, rate_bytes_per_s: float) -> Profile:
+    """`profile` with the engine rate the models were given on a platform with `engines` (a
+    platform entry, or one carried over to another split), and the per-app power they were
+    given if the platform has one for the app, so that a saved profile set gives `estimate`,
+    `plan` and `simulate` the same time and energy (`model.energy.with_profile_power`)."""
+    kind = engines.kind
+    changes: dict[str, Any] = {
+        "engine_bytes_per_s": {**profile.engine_bytes_per_s, kind: rate_bytes_per_s}
+    }
+    watts = engines.power_active_by_app.get(profile.app)
+    if watts is not None:
+        changes["engine_power_active_w"] = {**profile.engine_power_active_w, kind: watts}
+    return profile.with_changes(**changes)
 
 
 def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:

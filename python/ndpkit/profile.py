@@ -114,6 +114,12 @@ class Profile(BaseModel):
     engine_bytes_per_s: dict[EngineKind, Rate] = Field(
         default_factory=dict, alias="engine", description="measured single-engine rate by kind"
     )
+    engine_power_active_w: dict[EngineKind, Power] = Field(
+        default_factory=dict,
+        alias="engine_power",
+        description="one engine's active power running this app, by kind, where the platform "
+        "has no engines.power_active_by_app entry for it",
+    )
     published_ndp_time_s: dict[str, Duration] = Field(
         default_factory=dict,
         alias="published_ndp_time",
@@ -132,10 +138,10 @@ class Profile(BaseModel):
         None, description="a paper's characteristic fits for this app (RISP Eqs. 13-14)"
     )
 
-    @field_validator("engine_bytes_per_s", mode="before")
+    @field_validator("engine_bytes_per_s", "engine_power_active_w", mode="before")
     @classmethod
     def _known_kinds(cls, value: Any) -> Any:
-        """A misspelt kind would never match an engine: the rate would be silently unused."""
+        """A misspelt kind would never match an engine: the entry would be silently unused."""
         kinds = get_args(EngineKind)
         for kind in value if isinstance(value, dict) else ():
             if kind not in kinds:
@@ -192,6 +198,7 @@ _UNITS = {
     "host_part_bytes_per_s": "B/s",
     "host_only_bytes_per_s": "B/s",
     "engine_bytes_per_s": "B/s",
+    "engine_power_active_w": "W",
     "published_ndp_time_s": "s",
     "power_w": "W",
     "power_fixed_w": "W",

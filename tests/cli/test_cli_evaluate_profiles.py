@@ -14,6 +14,7 @@ from rich.console import Console
 
 from ndpkit.cli import evaluate as cli_evaluate
 from ndpkit.cli.common import Format
+from ndpkit.hw import load_platform
 from ndpkit.profile import load_profiles
 
 FAST_RANS = """\
@@ -58,22 +59,32 @@ def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path
 
 
 def test_a_split_two_apps_share_is_saved_once(ndpkit, tmp_path: Path) -> None:
-    """knn2 brings knn2-topk and knn2-topk brings knn2: one run of each, one profile each,
-    and `estimate` from the file gives knn2-topk the time evaluate predicted for it."""
+    """knn2 brings knn2-topk and knn2-topk brings knn2: one run of each, one profile each.
+    On RFNS, whose engines draw a power per app, `estimate` from the file gives knn2-topk
+    (rate and power carried from knn2's entries) and he-remap (he's) the time and energy
+    evaluate predicted for them."""
     path = tmp_path / "knn.json"
     result = ndpkit(
-        "evaluate", "knn2", "knn2-topk", "--size", "1 MiB", "--platforms", "rans",
+        "evaluate", "knn2", "knn2-topk", "he-remap", "--size", "1 MiB", "--platforms", "rfns",
         "--save-profiles", str(path), "-f", "json",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert sorted(load_profiles(path).apps) == ["knn2", "knn2-topk"]
+    saved = load_profiles(path).apps
+    assert sorted(saved) == ["he-remap", "knn2", "knn2-topk"]
+    engines = load_platform("rfns").engines
+    assert engines is not None and engines.kind == "fpga"
+    for split, entry in (("knn2-topk", "knn2"), ("he-remap", "he")):
+        watts = engines.power_active_by_app[entry]
+        assert watts != engines.power_active_w  # else carrying it would change nothing
+        assert saved[split].engine_power_active_w == {"fpga": watts}
+    assert saved["knn2"].engine_power_active_w == {}  # the platform's own entry prices it
     runs = {a["app"]: a for a in json.loads(result.stdout)["apps"]}
-    again = ndpkit(
-        "estimate", "-p", "rans", "-a", "knn2-topk", "--profiles", str(path), "-f", "json"
-    )
-    assert again.returncode == 0, again.stderr
-    found = json.loads(again.stdout)["estimate"]
-    assert found["time_s"] == pytest.approx(runs["knn2-topk"]["estimates"]["rans"]["time_s"])
+    for app in ("knn2-topk", "he-remap"):
+        again = ndpkit("estimate", "-p", "rfns", "-a", app, "--profiles", str(path), "-f", "json")
+        assert again.returncode == 0, again.stderr
+        found, predicted = json.loads(again.stdout)["estimate"], runs[app]["estimates"]["rfns"]
+        assert found["time_s"] == pytest.approx(predicted["time_s"]), app
+        assert found["energy_j"] == pytest.approx(predicted["energy_j"]), app
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ndpkit.errors import SpecError
 from ndpkit.hw import Platform
+from ndpkit.hw.spec import check_busy_power
 from ndpkit.model.options import Options
+from ndpkit.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,31 @@ class Energy:
     @property
     def total_j(self) -> float:
         return sum(self.by_component_j.values())
+
+
+def with_profile_power(platform: Platform, profile: Profile) -> Platform:
+    """`platform` (an NDP server) with the engine power `profile` carries for its engines'
+    kind (`engine_power`) as the app's `power_active_by_app` entry, where the platform has
+    none of its own: its entry wins, as its throughput entry wins over the profile's engine
+    rate. `ndpkit evaluate --save-profiles` writes one for a split whose engine rate and
+    power it took from another app's entry (a top-k split from knnD's, he-remap from he's),
+    so that `estimate`, `plan` and `simulate` price it as evaluate did."""
+    engines = platform.engines
+    if engines is None or platform.is_in_storage or profile.app in engines.power_active_by_app:
+        return platform
+    watts = profile.engine_power_active_w.get(engines.kind)
+    if watts is None:
+        return platform
+    try:
+        check_busy_power(watts, engines.power_idle_w, f"engine_power.{engines.kind}")
+    except ValueError as exc:
+        raise SpecError(
+            f"{exc} (the power_idle of platform {platform.name!r}'s engines)",
+            source=f"profile {profile.app}",
+        ) from None
+    power = {**engines.power_active_by_app, profile.app: watts}
+    wired = engines.model_copy(update={"power_active_by_app": power})
+    return platform.model_copy(update={"engines": wired})
 
 
 def price(platform: Platform, app: str, times: StateTimes, options: Options) -> Energy:

@@ -30,7 +30,13 @@ from typing import Any
 from ndpkit.hw import Platform
 from ndpkit.model import in_storage
 from ndpkit.model.configuration import FULL_GEAR, HOST_ONLY, Configuration
-from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j, price
+from ndpkit.model.energy import (
+    Energy,
+    StateTimes,
+    efficiency_mb_per_j,
+    price,
+    with_profile_power,
+)
 from ndpkit.model.options import Options
 from ndpkit.model.pipeline import (
     CPU,
@@ -119,6 +125,7 @@ def estimate(
         config = HOST_ONLY  # nothing beside the storage: the whole kernel runs on the host
     if platform.is_in_storage:
         return _in_storage(platform, profile, config, options)
+    platform = with_profile_power(platform, profile)
     pipe = pipeline(platform, profile, config, options)
     data = profile.data_bytes
     notes: list[str] = []

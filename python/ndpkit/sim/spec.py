@@ -14,6 +14,7 @@ from typing import Any
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import Configuration, Options
+from ndpkit.model.energy import with_profile_power
 from ndpkit.model.pipeline import engine_bandwidth, ssd_read_bandwidths, ssd_shares_bytes
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
@@ -101,6 +102,7 @@ def build_spec(
 
 
 def _engines(platform: Platform, profile: Profile, config: Configuration) -> list[dict[str, Any]]:
+    platform = with_profile_power(platform, profile)
     engine = platform.engines
     assert engine is not None
     n = platform.devices
