@@ -35,14 +35,22 @@ def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-def test_a_file_extending_a_preset_beside_it_is_refused(tmp_path: Path) -> None:
+def test_a_file_under_the_name_of_the_preset_it_extends_is_refused(tmp_path: Path) -> None:
     mine = tmp_path / "mine3.toml"
     mine.write_text(
         'version = 1\nextends = "rfns"\nname = "rfns"\n[host]\npower_active = "1000 W"\n'
     )
     line = _one_error_line(_evaluate("--platforms", f"rfns,{mine}"))
+    assert line.startswith(f"error: {mine}: name: 'rfns' is the name of preset rfns")
+
+
+def test_two_files_of_one_name_are_refused(tmp_path: Path) -> None:
+    one, two = tmp_path / "one.toml", tmp_path / "two.toml"
+    one.write_text('version = 1\nextends = "rfns"\nname = "lab"\n')
+    two.write_text('version = 1\nextends = "rans"\nname = "lab"\n')
+    line = _one_error_line(_evaluate("--platforms", f"{one},{two}"))
     assert line.startswith("error: command line: --platforms: ")
-    assert f"'rfns' and '{mine}' are both named 'rfns'" in line
+    assert f"'{one}' and '{two}' are both named 'lab'" in line
 
 
 def test_a_platform_named_twice_is_refused() -> None:
@@ -57,9 +65,9 @@ def test_in_process_the_field_is_platforms(tmp_path: Path) -> None:
     named.write_text('version = 1\nextends = "rfns"\nname = "mine"\n')
     assert list(ev.load_platforms(["rfns", str(named)])) == ["rfns", "mine"]
     same_name = tmp_path / "copy.toml"
-    same_name.write_text('version = 1\nextends = "rfns"\nname = "rfns"\n')
-    with pytest.raises(SpecError, match=r"^platforms: 'rfns' and '.*copy.toml' are both named"):
-        ev.evaluate(["lc"], ["rfns", str(same_name)])
+    same_name.write_text('version = 1\nextends = "rans"\nname = "mine"\n')
+    with pytest.raises(SpecError, match=r"^platforms: '.*mine.toml' and '.*copy.toml' are both"):
+        ev.evaluate(["lc"], [str(named), str(same_name)])
 
 
 def test_a_platform_that_costs_nothing_is_infinitely_better_than_cns(tmp_path: Path) -> None:

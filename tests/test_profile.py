@@ -157,3 +157,17 @@ def test_a_profile_set_nested_too_deeply_is_one_error(tmp_path: Path, name: str,
         load_profiles(path)
     assert info.value.source == str(path)
     assert info.value.detail.startswith("nested too deeply")
+
+
+def test_an_app_key_that_differs_from_its_tables_name_is_refused(tmp_path: Path) -> None:
+    """`-a x` found table apps.x, whose profile then ran as 'y' (the docs audit): the
+    platform's entries for x would not have applied to it."""
+    body = '[apps.x]\napp = "{}"\ndata_size = "1 GiB"\nalpha = 2\n'
+    path = tmp_path / "p.toml"
+    path.write_text(body.format("y"))
+    with pytest.raises(SpecError) as caught:
+        load_profiles(path)
+    assert caught.value.field == "apps.x.app"
+    assert caught.value.detail.startswith("is 'y' in the table apps.x: leave it out")
+    path.write_text(body.format("x"))
+    assert load_profiles(path).apps["x"].app == "x"

@@ -53,7 +53,7 @@ from ndpkit.hw.quantity import (
     Rate,
     Size,
 )
-from ndpkit.hw.spec import spec_error
+from ndpkit.hw.spec import FieldValueError, spec_error
 
 _PROFILES = "ndpkit.profiles"
 _SUFFIXES = (".toml", ".json")
@@ -192,6 +192,19 @@ class ProfileSet(BaseModel):
     source: str = ""
     apps: dict[str, Profile]
 
+    @model_validator(mode="after")
+    def _apps_named_by_their_tables(self) -> ProfileSet:
+        """`-a NAME` finds a profile by its table's name and the models key the platform's
+        per-app entries by its `app`: the two must be one name."""
+        for name, profile in self.apps.items():
+            if profile.app != name:
+                raise FieldValueError(
+                    f"apps.{name}.app",
+                    f"is {profile.app!r} in the table apps.{name}: leave it out (it is the "
+                    "table's name) or make the two the same",
+                )
+        return self
+
 
 _UNITS = {
     "data_bytes": "B",
@@ -258,6 +271,8 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
         try:
             # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML or JSON.
             text = path.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            raise SpecError("file not found", source=source) from None
         except OSError as exc:
             raise SpecError(f"cannot read file ({exc.strerror or exc})", source=source) from None
         except UnicodeDecodeError as exc:

@@ -198,7 +198,7 @@ def test_generate_bad_shard_format(ndpkit, tmp_path: Path) -> None:
     assert "--shard-format: must be one of npy, parquet" in line
     sobel = ("generate", "sobel", "--size", "1MiB", "--out", str(tmp_path / "X"))
     line = one_error_line(ndpkit("data", *sobel, "--shard-format", "parquet"))
-    assert "shard_format: app 'sobel' has records of shape (256, 256)" in line
+    assert "command line: --shard-format: app 'sobel' has records of shape (256, 256)" in line
 
 
 # -- output formats and --verify ---------------------------------------------------------

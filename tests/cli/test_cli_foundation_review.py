@@ -106,6 +106,7 @@ def test_engines_with_a_host_split_is_refused(ndpkit: Run) -> None:
         (("estimate", "-p", "sans", "-a", "lc"), "'sans' declares no switch_layer.port_bandwidth"),
         (("estimate", "-p", "cns", "-a", "lc"), "'cns' declares no switch_layer.port_bandwidth"),
         (("estimate", "-p", "rans", "-a", "lc", "--split", "host"), "under --split host"),
+        (("simulate", "-p", "rans", "-a", "he", "--plan", "host"), "under --plan host no data"),
         (("plan", "-p", "rans", "-a", "lc", "--scheme", "mux1"), "switch layer mux1 on 'rans'"),
         (("estimate", "-p", "rans", "-a", "lc", "-o", "mux_port_cap=true", "--split", "host"), ""),
     ],

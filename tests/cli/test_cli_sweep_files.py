@@ -101,15 +101,24 @@ def test_a_grid_value_given_twice_or_left_empty_is_refused(
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 
-def test_a_file_named_like_a_preset_is_named_in_the_error(ndpkit, tmp_path: Path) -> None:
+def test_two_files_of_one_name_are_named_in_the_error(ndpkit, tmp_path: Path) -> None:
+    twin, other = tmp_path / "r.toml", tmp_path / "s.toml"
+    twin.write_text('extends = "rans"\nname = "lab"\n')
+    other.write_text('extends = "rfns"\nname = "lab"\n')
+    result = ndpkit("sweep", "--platforms", f"{twin},{other}")
+    assert result.returncode == 2
+    assert f"--platforms: '{twin}' and '{other}' are both named 'lab'" in result.stderr
+    again = ndpkit("sweep", "--platforms", f"{twin},{tmp_path}/./r.toml")  # one file, twice
+    assert again.returncode == 2
+    assert "--platforms: names platform 'lab' twice; give each platform once" in again.stderr
+
+
+def test_a_file_under_its_presets_name_is_refused(ndpkit, tmp_path: Path) -> None:
     twin = tmp_path / "r.toml"
     twin.write_text('extends = "rans"\nname = "rans"\n')
     result = ndpkit("sweep", "--platforms", f"rans,{twin}")
     assert result.returncode == 2
-    assert f"--platforms: 'rans' and '{twin}' are both named 'rans'" in result.stderr
-    again = ndpkit("sweep", "--platforms", f"{twin},{tmp_path}/./r.toml")  # one file, twice
-    assert again.returncode == 2
-    assert "--platforms: names platform 'rans' twice; give each platform once" in again.stderr
+    assert f"{twin}: name: 'rans' is the name of preset rans, which this file" in result.stderr
 
 
 def test_a_trailing_comma_in_engines_is_taken_like_the_other_lists(ndpkit) -> None:

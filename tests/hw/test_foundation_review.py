@@ -43,6 +43,34 @@ def test_an_unnamed_parent_is_fine_when_the_loaded_file_has_a_name(
     assert "a file that extends 'parent.toml' needs a name of its own" in error.detail
 
 
+@pytest.mark.parametrize(
+    ("body", "owner"),
+    [
+        ('extends = "rfns"\nname = "rfns"\n[storage]\ncount = 18\n[engines]\ncount = 18\n', "rfns"),
+        ('extends = "rfns"\nname = "sfns"\n', "sfns"),  # rfns extends sfns
+        ('extends = "rans"\nname = "cns"\n', "cns"),  # rans extends sans, which extends cns
+    ],
+)
+def test_a_name_that_a_file_it_extends_has_is_refused(
+    platform_error: Callable[..., SpecError], body: str, owner: str
+) -> None:
+    """Under its parent's name an 18-SSD rfns got the 36-SSD server's published times from
+    `--wall-times printed` (the docs-audit finding)."""
+    error = platform_error(body, "mine.toml")
+    assert error.field == "name"
+    assert error.detail.startswith(f"{owner!r} is the name of preset {owner}, which this file")
+    assert f"or it would pass for {owner!r}" in error.detail
+
+
+def test_a_name_that_a_users_parent_file_has_is_refused(
+    tmp_path: Path, platform_error: Callable[..., SpecError]
+) -> None:
+    (tmp_path / "parent.toml").write_text('extends = "rans"\nname = "lab"\n')
+    assert load_platform(tmp_path / "parent.toml").name == "lab"
+    error = platform_error('extends = "parent.toml"\nname = "lab"\n', "child.toml")
+    assert error.detail.startswith(f"'lab' is the name of {tmp_path / 'parent.toml'}")
+
+
 def test_other_problems_are_reported_before_the_missing_name(
     platform_error: Callable[..., SpecError],
 ) -> None:
@@ -159,3 +187,15 @@ def test_a_profile_cycle_count_is_a_whole_number(tmp_path: Path) -> None:
         "apps.x.fpga_cell.pipeline_delay",
         "expected a whole number, got true",
     )
+
+
+def test_extends_is_among_the_valid_top_level_keys(
+    platform_error: Callable[..., SpecError],
+) -> None:
+    """The loader takes `extends` out before validation; the hints still offer it."""
+    error = platform_error('extnds = "rans"\nname = "x"\n')
+    assert error.detail.startswith("unknown field; did you mean 'extends'?")
+    error = platform_error('extends = "rans"\nname = "x"\n[foo]\na = 1\n')
+    assert "valid keys here: description, engines, extends, host," in error.detail
+    error = platform_error('extends = "rans"\nname = "x"\n[engines]\nextends = 1\n')
+    assert "extends" not in error.detail.split("valid keys here:")[-1]

@@ -124,7 +124,10 @@ def generate(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Generate an app's synthetic data, shard by shard (never all in memory)."""
-    with user_errors(), _as_flags({"size": "--size", "seed": "--seed"}):
+    with (
+        user_errors(),
+        _as_flags({"size": "--size", "seed": "--seed", "shard_format": "--shard-format"}),
+    ):
         dataset = generate_dataset(
             app_name,
             _size("--size", size),

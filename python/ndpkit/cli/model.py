@@ -209,7 +209,7 @@ def estimate_cmd(
                 source=COMMAND_LINE,
                 field="--engines",
             )
-        port_cap_applies(spec, opts, host_split=split == "host")
+        port_cap_applies(spec, opts, host_split="--split host" if split == "host" else None)
         if split == "host":
             config = HOST_ONLY
         elif engines is None:
@@ -238,8 +238,9 @@ def _print_notes(notes: list[str], fmt: Format) -> None:
         stderr().print(f"note: {note}", highlight=False)
 
 
-def port_cap_applies(spec: Platform, opts: Options, *, host_split: bool = False) -> None:
-    """--mux-port-cap where no SSD crosses a capped mux port would change nothing."""
+def port_cap_applies(spec: Platform, opts: Options, *, host_split: str | None = None) -> None:
+    """--mux-port-cap where no SSD crosses a capped mux port would change nothing;
+    `host_split` is the option that chose the host split, if one did (`--split host`)."""
     if not opts.mux_port_cap:
         return
     layer = spec.switch_layer
@@ -248,7 +249,7 @@ def port_cap_applies(spec: Platform, opts: Options, *, host_split: bool = False)
     elif layer.module_size(spec.devices) == 1:
         why = f"switch layer {layer.scheme} on {spec.name!r} routes no SSD through a mux port"
     elif host_split:
-        why = "under --split host no data passes the switch layer to the engines"
+        why = f"under {host_split} no data passes the switch layer to the engines"
     else:
         return
     raise SpecError(f"changes nothing: {why}", source="command line", field="--mux-port-cap")

@@ -160,7 +160,7 @@ def simulate_cmd(
         platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
         opts = build_options(family_defaults(spec), locals(), unread_options(spec), _BASIS_SET)
-        port_cap_applies(spec, opts, host_split=plan_name == "host")
+        port_cap_applies(spec, opts, host_split="--plan host" if plan_name == "host" else None)
         profile = profile_for(spec, app, profiles)
         sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
         sim = sim.with_(trace=trace is not None)
@@ -422,7 +422,8 @@ def sweep_cmd(
     else:
         emit([sweep_table(rows)], fmt, {"sweep": rows})
     if out is not None and fmt is Format.table:
-        stderr().print(f"wrote {len(rows)} rows to {out}", highlight=False, markup=False)
+        noun = "row" if len(rows) == 1 else "rows"
+        stderr().print(f"wrote {len(rows)} {noun} to {out}", highlight=False, markup=False)
 
 
 def _each_once(flag: str, values: list[Any], show: Callable[[Any], str] = str) -> None:

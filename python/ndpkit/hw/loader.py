@@ -71,24 +71,40 @@ def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
     except ValidationError as exc:
         loc = reported_error(exc)["loc"]
         source = next((name for name, layer in layers if _has(layer, loc)), layers[0][0])
-        raise spec_error(exc, source, model=Platform) from None
+        raise spec_error(exc, source, model=Platform, top_keys=("extends",)) from None
 
 
 def _own_name(layers: list[Layer]) -> None:
-    """A user's file that extends another must name itself: under the parent's name it
-    would pass for the parent, e.g. `--wall-times printed` would apply the parent's
-    published full-server times to a different machine."""
+    """A user's file that extends another must name itself, with a name none of the files
+    it extends has: under the parent's name it would pass for the parent, e.g.
+    `--wall-times printed` would apply the parent's published full-server times to a
+    different machine."""
     source, top = layers[0]
     parent = top.get("extends")
-    if parent is None or "name" in top:
+    if parent is None:
         return
-    raise SpecError(
-        f"required: a file that extends {parent!r} needs a name of its own, or it would pass "
-        f"for {parent!r} (e.g. --wall-times printed would apply that platform's published "
-        "times to this machine)",
-        source=source,
-        field="name",
-    )
+
+    def why(other: object) -> str:
+        return (
+            f"or it would pass for {other!r} (e.g. --wall-times printed would apply that "
+            "platform's published times to this machine)"
+        )
+
+    if "name" not in top:
+        raise SpecError(
+            f"required: a file that extends {parent!r} needs a name of its own, {why(parent)}",
+            source=source,
+            field="name",
+        )
+    name = top["name"]
+    owner = next((label for label, layer in layers[1:] if layer.get("name") == name), None)
+    if owner is not None:
+        raise SpecError(
+            f"{name!r} is the name of {owner}, which this file extends: a file that extends "
+            f"{parent!r} needs a name of its own, {why(name)}",
+            source=source,
+            field="name",
+        )
 
 
 def _has(table: dict[str, Any], loc: tuple[str | int, ...]) -> bool:

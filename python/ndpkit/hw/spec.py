@@ -53,12 +53,17 @@ class FieldValueError(ValueError):
 
 
 def spec_error(
-    exc: ValidationError, source: str, *, model: type[BaseModel] | None = None
+    exc: ValidationError,
+    source: str,
+    *,
+    model: type[BaseModel] | None = None,
+    top_keys: tuple[str, ...] = (),
 ) -> SpecError:
     """Pydantic's report as one SpecError naming the first bad field (and how many more).
 
     With the `model` that was validated, an unknown key gets the closest valid key, or
-    the list of valid keys at that place."""
+    the list of valid keys at that place; `top_keys` are valid at the top level besides the
+    model's (a platform file's `extends`, which the loader takes out)."""
     first = reported_error(exc)
     field = ".".join(str(part) for part in first["loc"]) or "(top level)"
     blamed = first.get("ctx", {}).get("error")
@@ -68,7 +73,7 @@ def spec_error(
     if first["type"] == "missing":
         message = "required field is missing"
     elif first["type"] == "extra_forbidden":
-        message = "unknown field" + _unknown_key_hint(model, first["loc"])
+        message = "unknown field" + _unknown_key_hint(model, first["loc"], top_keys)
     elif first["type"] in ("model_type", "model_attributes_type", "dict_type"):
         # Pydantic names its classes ("instance of StorageDevice"); a file has tables.
         message = f"expected a table of keys, got {first['input']!r}"
@@ -78,8 +83,12 @@ def spec_error(
     return SpecError(message, source=source, field=field)
 
 
-def _unknown_key_hint(model: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
+def _unknown_key_hint(
+    model: type[BaseModel] | None, loc: tuple[str | int, ...], top_keys: tuple[str, ...] = ()
+) -> str:
     keys = None if model is None or not loc else _keys_at(model, loc[:-1])
+    if keys and len(loc) == 1:
+        keys = sorted({*keys, *top_keys})
     if not keys:
         return " (check the spelling)"
     close = difflib.get_close_matches(str(loc[-1]), keys, n=1)

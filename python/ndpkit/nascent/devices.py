@@ -216,6 +216,8 @@ def _read_file(path: Path) -> dict[str, dict[str, Any]]:
     try:
         # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML.
         text = path.read_text("utf-8-sig")
+    except FileNotFoundError:
+        raise SpecError("file not found", source=str(path)) from None
     except OSError as exc:
         raise SpecError(f"cannot read: {exc.strerror}", source=str(path)) from None
     except UnicodeDecodeError as exc:
@@ -227,7 +229,7 @@ def _parse(text: str, source: str) -> dict[str, Any]:
     try:
         document: dict[str, Any] = parse_nested(tomllib.loads, text, source)
     except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"not valid TOML ({exc})", source=source) from None
+        raise SpecError(f"malformed TOML: {exc}", source=source) from None
     return document
 
 

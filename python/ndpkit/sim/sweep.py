@@ -104,7 +104,10 @@ def run_point(point: SweepPoint, options: Options, sim: SimOptions) -> dict[str,
         "platform": s.platform,
         "app": s.app,
         "engines_on": len(engines),
-        "chunk_bytes": point.chunk_bytes,
+        # Whole bytes as an integer (a CSV with "262144.0" reads as a float elsewhere).
+        "chunk_bytes": int(point.chunk_bytes)
+        if float(point.chunk_bytes).is_integer()
+        else point.chunk_bytes,
         "data_bytes": round(s.data_bytes),  # whole bytes: a data set has no fractions
         "time_s": s.time_s,
         "model_time_s": s.model.time_s,
