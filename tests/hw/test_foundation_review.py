@@ -5,6 +5,7 @@ range errors quote the value as written, and booleans or strings are not counts.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,21 @@ def test_a_name_that_a_file_it_extends_has_is_refused(
     assert error.field == "name"
     assert error.detail.startswith(f"{owner!r} is the name of preset {owner}, which this file")
     assert f"or it would pass for {owner!r}" in error.detail
+
+
+def test_a_presets_name_is_refused_on_any_users_file(
+    platform_error: Callable[..., SpecError],
+) -> None:
+    """A copy of presets/rfns.toml (extends sfns, named rfns) with its counts edited passed
+    for the 36-SSD RFNS (the review of the first fix); so did a file without `extends`."""
+    copy = (resources.files("ndpkit.hw.presets") / "rfns.toml").read_text("utf-8")
+    error = platform_error(copy.replace("count = 36", "count = 18"), "rfns18.toml")
+    assert error.field == "name"
+    assert error.detail.startswith("'rfns' is the name of preset rfns: a platform file needs")
+    standalone = (resources.files("ndpkit.hw.presets") / "cns.toml").read_text("utf-8")
+    assert "extends" not in standalone
+    error = platform_error(standalone, "mycns.toml")
+    assert error.detail.startswith("'cns' is the name of preset cns: ")
 
 
 def test_a_name_that_a_users_parent_file_has_is_refused(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ndpkit.errors import SpecError
 from ndpkit.hw import Platform, load_platform
-from ndpkit.model import FULL_GEAR, Options, estimate
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Options, estimate
 from ndpkit.model.energy import with_profile_power
 from ndpkit.profile import Profile, load_profile, load_profiles, save_profiles
 from ndpkit.sim.options import SimOptions
@@ -67,6 +67,8 @@ def test_the_platforms_own_entry_wins() -> None:
 def test_power_for_another_kind_or_an_in_storage_platform_is_not_used() -> None:
     rfns = load_platform("rfns")
     assert with_profile_power(rfns, _split(30.0, kind="arm")) is rfns
+    arm = estimate(rfns, _split(30.0, kind="arm")).energy.by_component_j
+    assert arm == estimate(rfns, _split(None)).energy.by_component_j
     risp = load_platform("risp-64ch")
     assert with_profile_power(risp, _split(30.0)) is risp
 
@@ -77,9 +79,16 @@ def test_carried_power_below_the_engines_idle_power_is_refused(tmp_path: Path) -
     idle = load_platform(path)
     with pytest.raises(SpecError) as caught:
         estimate(idle, _split(5.0))
-    message = str(caught.value)
-    assert "profile knn2-split" in message and "engine_power.fpga (5 W)" in message
-    assert "power_idle (8 W)" in message and "rfns-idle" in message
+    assert caught.value.source == "profile knn2-split"
+    assert caught.value.field == "engine_power.fpga"
+    assert caught.value.detail.startswith(
+        "5 W is below the power_idle of the engines of platform 'rfns-idle' (8 W)"
+    )
+    # A host split runs no engine: the power it would never charge is not checked.
+    host = estimate(idle, _split(5.0), HOST_ONLY)
+    assert host.energy.total_j == estimate(idle, _split(None), HOST_ONLY).energy.total_j
+    spec = build_spec(idle, _split(5.0), HOST_ONLY, Options(), SimOptions())
+    assert not any(e["active"] for e in spec["engines"])
 
 
 def test_the_simulator_is_given_the_carried_power() -> None:

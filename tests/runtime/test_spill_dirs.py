@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
@@ -113,3 +114,35 @@ def test_what_a_sigkilled_run_left_is_removed_by_the_next_run(
     LocalExecutor(1).run(kernel, ds, kernel.params(0))
     assert not left.exists()
     assert list(root.iterdir()) == []  # the run's own directory is gone too
+
+
+def test_a_directory_that_cannot_be_locked_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unlocked, a live run's directory would be swept by another run after a minute."""
+
+    def no_descriptor_left(path: str) -> int:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(spill_dirs, "spill_root", lambda: str(tmp_path))
+    monkeypatch.setattr(spill_dirs, "_lock", no_descriptor_left)
+    with pytest.raises(OSError, match="Too many open files"):
+        open_spill_dir()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_linked_directory_is_left_alone(tmp_path: Path) -> None:
+    target = _left(tmp_path, "5-target", age_s=1.0)
+    link = tmp_path / f"{PREFIX}6-link"
+    link.symlink_to(target)
+    os.utime(link, (0, 0), follow_symlinks=False)
+    assert sweep_stale(str(tmp_path)) == []
+    assert link.is_symlink() and (target / "engine-0.bin").exists()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a directory to another user")
+def test_another_users_directory_is_left_alone(tmp_path: Path) -> None:
+    theirs = _left(tmp_path, "7-theirs")
+    os.chown(theirs, 12345, -1)
+    assert sweep_stale(str(tmp_path)) == []
+    assert (theirs / "engine-0.bin").exists()

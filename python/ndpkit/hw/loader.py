@@ -75,14 +75,13 @@ def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
 
 
 def _own_name(layers: list[Layer]) -> None:
-    """A user's file that extends another must name itself, with a name none of the files
-    it extends has: under the parent's name it would pass for the parent, e.g.
-    `--wall-times printed` would apply the parent's published full-server times to a
+    """A user's platform file must have a name of its own: neither a shipped preset's (a
+    copy of `presets/rfns.toml` with its counts edited is still named "rfns") nor that of a
+    file it extends. Under another platform's name it would pass for it, e.g.
+    `--wall-times printed` would apply that platform's published full-server times to a
     different machine."""
     source, top = layers[0]
     parent = top.get("extends")
-    if parent is None:
-        return
 
     def why(other: object) -> str:
         return (
@@ -90,21 +89,25 @@ def _own_name(layers: list[Layer]) -> None:
             "platform's published times to this machine)"
         )
 
-    if "name" not in top:
+    if parent is not None and "name" not in top:
         raise SpecError(
             f"required: a file that extends {parent!r} needs a name of its own, {why(parent)}",
             source=source,
             field="name",
         )
-    name = top["name"]
+    name = top.get("name")
     owner = next((label for label, layer in layers[1:] if layer.get("name") == name), None)
     if owner is not None:
-        raise SpecError(
-            f"{name!r} is the name of {owner}, which this file extends: a file that extends "
-            f"{parent!r} needs a name of its own, {why(name)}",
-            source=source,
-            field="name",
-        )
+        what = f"{owner}, which this file extends"
+    elif name in preset_names():
+        what = f"preset {name}"
+    else:
+        return
+    raise SpecError(
+        f"{name!r} is the name of {what}: a platform file needs a name of its own, {why(name)}",
+        source=source,
+        field="name",
+    )
 
 
 def _has(table: dict[str, Any], loc: tuple[str | int, ...]) -> bool:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from ndpkit.errors import SpecError
 from ndpkit.hw import Platform
-from ndpkit.hw.spec import check_busy_power
 from ndpkit.model.options import Options
 from ndpkit.profile import Profile
 
@@ -81,13 +80,15 @@ def with_profile_power(platform: Platform, profile: Profile) -> Platform:
     watts = profile.engine_power_active_w.get(engines.kind)
     if watts is None:
         return platform
-    try:
-        check_busy_power(watts, engines.power_idle_w, f"engine_power.{engines.kind}")
-    except ValueError as exc:
+    idle_w = engines.power_idle_w
+    if idle_w is not None and watts < idle_w:
         raise SpecError(
-            f"{exc} (the power_idle of platform {platform.name!r}'s engines)",
+            f"{watts:g} W is below the power_idle of the engines of platform "
+            f"{platform.name!r} ({idle_w:g} W): an engine draws at least its idle power "
+            "while busy",
             source=f"profile {profile.app}",
-        ) from None
+            field=f"engine_power.{engines.kind}",
+        )
     power = {**engines.power_active_by_app, profile.app: watts}
     wired = engines.model_copy(update={"power_active_by_app": power})
     return platform.model_copy(update={"engines": wired})

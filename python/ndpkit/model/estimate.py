@@ -125,7 +125,8 @@ def estimate(
         config = HOST_ONLY  # nothing beside the storage: the whole kernel runs on the host
     if platform.is_in_storage:
         return _in_storage(platform, profile, config, options)
-    platform = with_profile_power(platform, profile)
+    if config.split == "device":  # a host split runs no engine: its power is never charged
+        platform = with_profile_power(platform, profile)
     pipe = pipeline(platform, profile, config, options)
     data = profile.data_bytes
     notes: list[str] = []

@@ -11,7 +11,8 @@ touched for `STALE_AFTER_S`. The kernel drops a lock when its holder dies, howev
 so a held lock means a live run (in this PID namespace or another sharing /dev/shm), where a
 PID could have been reused or be another namespace's. The age keeps a directory that was just
 made, and is not yet locked, from another run's sweep. Directories of ndpkit versions that
-did not lock are removed once that old, like any other.
+did not lock are removed once that old, like any other: a run of such a version that spills
+nothing for a minute loses its directory to a newer one's sweep.
 """
 
 from __future__ import annotations
@@ -52,26 +53,31 @@ class SpillDir:
 
 
 def open_spill_dir() -> SpillDir:
-    """A new spill directory for this process's run, locked; stale ones swept first."""
+    """A new spill directory for this process's run, locked; stale ones swept first.
+
+    Raises OSError (the directory removed again) if it cannot be locked, e.g. with no file
+    descriptor left: unlocked, another run would take it for a killed run's after a minute."""
     root = spill_root()
     sweep_stale(root)
     path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=root)
-    return SpillDir(path, _locked(path))
-
-
-def _locked(path: str) -> int | None:
-    """A descriptor of `path` holding an exclusive lock on it, or None where there is none."""
     if fcntl is None:
-        return None
+        return SpillDir(path, None)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        return SpillDir(path, _lock(path))
     except OSError:
-        return None
+        shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
+def _lock(path: str) -> int:
+    """A descriptor of `path` holding an exclusive lock on it; OSError if it is held."""
+    assert fcntl is not None
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        return None
+        raise
     return fd
 
 
@@ -99,8 +105,9 @@ def sweep_stale(root: str | None, stale_after_s: float | None = None) -> list[st
             continue
         if now - info.st_mtime < age_s:
             continue
-        fd = _locked(entry.path)
-        if fd is None:  # held by a live run (or unreadable)
+        try:
+            fd = _lock(entry.path)
+        except OSError:  # held by a live run (or unreadable)
             continue
         try:
             shutil.rmtree(entry.path, ignore_errors=True)

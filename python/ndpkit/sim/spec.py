@@ -102,11 +102,12 @@ def build_spec(
 
 
 def _engines(platform: Platform, profile: Profile, config: Configuration) -> list[dict[str, Any]]:
-    platform = with_profile_power(platform, profile)
-    engine = platform.engines
-    assert engine is not None
     n = platform.devices
     active = set(config.active_engines(n))
+    if active:  # with every engine off their power for the app is never charged
+        platform = with_profile_power(platform, profile)
+    engine = platform.engines
+    assert engine is not None
     # A host split keeps every engine off; its rate is never used (and may be unknown).
     bps = engine_bandwidth(platform, profile) if active else 1.0
     app = profile.app
