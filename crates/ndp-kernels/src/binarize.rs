@@ -45,13 +45,13 @@ pub fn pack_rows_above_u8(pixels: &[u8], width: usize, thresholds: &[u8], out: &
     let rows = thresholds.len();
     let packed_width = width.div_ceil(8);
     assert_eq!(
-        pixels.len(),
-        rows * width,
+        Some(pixels.len()),
+        rows.checked_mul(width),
         "pixels must hold one row of width pixels per threshold"
     );
     assert_eq!(
-        out.len(),
-        rows * packed_width,
+        Some(out.len()),
+        rows.checked_mul(packed_width),
         "out must hold width.div_ceil(8) bytes per row"
     );
     if width == 0 {

@@ -68,9 +68,10 @@ pub(crate) unsafe fn fill_vec(points: &[f32], vector: &[f32], rows: usize, fill:
 /// Writes every element of `out`.
 fn fill(points: &[f32], query: &[f32], out: &mut Out) {
     let d = query.len();
+    // Checked: a product that wrapped could pass with rows left unwritten (`fill_vec`).
     assert_eq!(
-        points.len(),
-        out.len() * d,
+        Some(points.len()),
+        out.len().checked_mul(d),
         "points must hold out.len() rows of d features"
     );
     match d {

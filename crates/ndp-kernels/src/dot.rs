@@ -42,9 +42,10 @@ pub fn dot_f32(points: &[f32], weights: &[f32], rows: usize) -> Vec<f32> {
 
 /// Writes every element of `out`.
 fn fill(points: &[f32], weights: &[f32], out: &mut Out) {
+    // Checked: a product that wrapped could pass with rows left unwritten (`fill_vec`).
     assert_eq!(
-        points.len(),
-        out.len() * weights.len(),
+        Some(points.len()),
+        out.len().checked_mul(weights.len()),
         "points must hold out.len() rows of weights.len() features"
     );
     match weights.len() {

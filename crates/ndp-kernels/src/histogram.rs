@@ -158,8 +158,8 @@ pub fn histograms_u8(pixels: &[u8], width: usize, out: &mut [u64]) {
     assert_eq!(out.len() % 256, 0, "out must hold 256 counts per row");
     let rows = out.len() / 256;
     assert_eq!(
-        pixels.len(),
-        rows * width,
+        Some(pixels.len()),
+        rows.checked_mul(width),
         "pixels must hold one row of width pixels per histogram"
     );
     rows_with(pixels, width, out, Path::for_bytes(width));

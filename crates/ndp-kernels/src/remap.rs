@@ -16,8 +16,8 @@ pub fn remap_rows_u8(pixels: &[u8], width: usize, luts: &[u8], out: &mut [u8]) {
     assert_eq!(luts.len() % 256, 0, "luts must hold 256 entries per row");
     let rows = luts.len() / 256;
     assert_eq!(
-        pixels.len(),
-        rows * width,
+        Some(pixels.len()),
+        rows.checked_mul(width),
         "pixels must hold one row of width pixels per LUT"
     );
     assert_eq!(out.len(), pixels.len(), "out must be as long as pixels");

@@ -35,7 +35,8 @@ pub struct NonFinite {
 ///
 /// # Panics
 /// If `points.len()` is not a multiple of `query.len()`, `query` is empty, `indices` and
-/// `distances` differ in length or hold more than k, or k is 0.
+/// `distances` differ in length or hold more than k, k is 0, or the last point's index
+/// would overflow i64.
 pub fn fold_top_k_f32(
     points: &[f32],
     query: &[f32],
@@ -58,6 +59,13 @@ pub fn fold_top_k_f32(
     );
     assert!(indices.len() <= k, "the top-k holds more than k pairs");
     let rows = points.len() / d;
+    assert!(
+        i64::try_from(rows)
+            .ok()
+            .and_then(|n| first_index.checked_add(n))
+            .is_some(),
+        "the points' indices (first_index + rows) overflow i64"
+    );
     let mut best = Best::new(k, indices, distances);
     let mut scratch = vec![0.0f32; BLOCK_ROWS.min(rows)];
     for start in (0..rows).step_by(BLOCK_ROWS) {
