@@ -12,6 +12,7 @@ import pytest
 
 from ndpkit import evaluate as ev
 from ndpkit.errors import SpecError
+from ndpkit.hw import Platform, load_platform
 
 NDPKIT = Path(sys.executable).parent / "ndpkit"
 
@@ -106,3 +107,35 @@ def test_an_app_named_twice_is_refused(apps: tuple[str, ...], named: str) -> Non
     assert line.startswith("error: command line: APPS: names ") and named in line
     with pytest.raises(SpecError, match=r"^apps: names 'lc' more than once"):
         ev.evaluate(["lc", "lc"], ["cns"])
+
+
+def _rfns_with_designs(designs: dict[str, float], name: str = "rfns-design") -> Platform:
+    """RFNS whose engines run at 100 MHz with cell designs (bytes per cycle) for `designs`,
+    their throughput entries taken out."""
+    rfns = load_platform("rfns")
+    engines = rfns.engines
+    assert engines is not None
+    throughput = {app: r for app, r in engines.throughput.items() if app not in designs}
+    update = {"throughput": throughput, "bytes_per_cycle": designs, "frequency_hz": 1e8}
+    return rfns.model_copy(update={"name": name, "engines": engines.model_copy(update=update)})
+
+
+def test_a_server_platforms_cell_design_wins_over_the_scaled_measurement() -> None:
+    """A design's bytes per cycle x clock is the platform's own rate for the app, as a
+    throughput entry is (the profiling audit: evaluate used the scaled host measurement,
+    estimate the design)."""
+    platform = _rfns_with_designs({"kmeans": 9.0})
+    (run,) = ev.evaluate(["kmeans"], {platform.name: platform}, size_bytes=2**20)
+    estimate = run.estimates[platform.name]
+    assert not isinstance(estimate, str)
+    assert estimate.pipeline.engine_bytes_per_s == pytest.approx(9.0 * 1e8)
+    (profile,) = run.profiles[platform.name]
+    assert profile.engine_bytes_per_s["fpga"] != pytest.approx(9.0 * 1e8)  # measured, unused
+
+
+def test_a_design_entry_is_carried_to_the_top_k_split() -> None:
+    platform = _rfns_with_designs({"knn2": 4.0})
+    (run,) = ev.evaluate(["knn2"], {platform.name: platform}, size_bytes=2**20)
+    ratio = run.splits[platform.name].carried["knn2-topk"]
+    topk = next(p for p in run.profiles[platform.name] if p.app == "knn2-topk")
+    assert topk.engine_bytes_per_s["fpga"] == pytest.approx(4.0 * 1e8 * ratio)

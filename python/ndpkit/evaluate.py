@@ -361,8 +361,8 @@ def _model_on(
     ]
     engines = spec.engines
     for i, k in enumerate(kernel_runs):
-        if engines is not None and get_kernel(k.app).papers_split and k.app in engines.throughput:
-            profiles[i] = _engine_entry(profiles[i], engines, engines.throughput[k.app])
+        if engines is not None and get_kernel(k.app).papers_split and engines.has_rate_for(k.app):
+            profiles[i] = _engine_entry(profiles[i], engines, engines.bandwidth_bytes_per_s(k.app))
     # The paper's split first: the others' engine rates are carried from its entry.
     paper = get_kernel(app_run.app).paper_app
     compared = sorted(profiles, key=lambda p: p.app != paper)  # a copy: profiles change below
@@ -370,7 +370,7 @@ def _model_on(
     if engines is not None and wired.engines is not None:
         for i, profile in enumerate(profiles):
             if profile.app in carried:
-                rate = engines.throughput[compared[0].app] * carried[profile.app]
+                rate = engines.bandwidth_bytes_per_s(compared[0].app) * carried[profile.app]
                 profiles[i] = _engine_entry(profile, wired.engines, rate)
     _model(app_run, wired, profiles[0], opts)
     if profiles[0].app in carried:
@@ -415,17 +415,30 @@ def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:
     if engines is None:
         return spec
     throughput, power = dict(engines.throughput), dict(engines.power_active_by_app)
+    design, delay = dict(engines.bytes_per_cycle), dict(engines.pipeline_delay_cycles)
     for app in apps:
         kernel = get_kernel(app)
         entry = kernel.paper_app
-        if not kernel.papers_split or app in throughput or entry not in throughput:
+        if not kernel.papers_split or engines.has_rate_for(app) or not engines.has_rate_for(entry):
             continue
-        throughput[app] = throughput[entry]
+        if entry in throughput:
+            throughput[app] = throughput[entry]
+        else:  # a cell design: bytes per cycle (and its pipeline delay)
+            design[app] = design[entry]
+            if entry in delay:
+                delay[app] = delay[entry]
         if entry in power:
             power.setdefault(app, power[entry])
-    if throughput == engines.throughput:
+    if throughput == engines.throughput and design == engines.bytes_per_cycle:
         return spec
-    engines = engines.model_copy(update={"throughput": throughput, "power_active_by_app": power})
+    engines = engines.model_copy(
+        update={
+            "throughput": throughput,
+            "bytes_per_cycle": design,
+            "pipeline_delay_cycles": delay,
+            "power_active_by_app": power,
+        }
+    )
     return spec.model_copy(update={"engines": engines})
 
 

@@ -12,8 +12,16 @@ from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.kernels import get_kernel
 from ndpkit.model import estimate
+from ndpkit.runtime import profiling
 from ndpkit.runtime.perf_event import CounterError, CounterReading, open_counters
-from ndpkit.runtime.profiling import EngineScaling, Measurement, measure, save, to_profile
+from ndpkit.runtime.profiling import (
+    EngineScaling,
+    Measurement,
+    host_clock,
+    measure,
+    save,
+    to_profile,
+)
 
 
 def test_derived_rates_and_cycles_per_byte() -> None:
@@ -214,3 +222,58 @@ def test_a_data_size_that_cannot_be_right_is_refused(data_bytes: float) -> None:
     with pytest.raises(SpecError) as caught:
         to_profile(m, data_bytes=data_bytes)
     assert caught.value.field == "data_bytes"
+
+
+def test_with_counted_cycles_the_scaling_uses_the_clock_they_ran_at() -> None:
+    """perf counted 3.0e7 cycles in 12 ms (2.5 GHz) where /proc/cpuinfo said 2 GHz: the
+    host rates scaled to a target host then agree with the RISP Baseline's f x cores / CPB
+    (the profiling audit found the two 1.5x apart)."""
+    m = measurement(device_cycles=2.5e7, host_cycles=0.5e7)
+    assert m.cpb_frequency_hz == pytest.approx(2.5e9)
+    cns = load_platform("cns")
+    profile = to_profile(m, data_bytes=1e9, target_host=cns.host)
+    baseline = cns.host.cores * cns.host.frequency_hz / m.cycles_per_byte
+    assert profile.host_only_bytes_per_s == pytest.approx(baseline)
+    arm = EngineScaling().rates(m.device_bytes_per_s, 2.5e9)["arm"]
+    assert profile.engine_bytes_per_s["arm"] == pytest.approx(arm)
+
+
+def test_the_hosts_clock_comes_from_its_nominal_frequency(tmp_path) -> None:
+    cpufreq, cpuinfo = tmp_path / "base_frequency", tmp_path / "cpuinfo"
+    named = "model name\t: Intel(R) Xeon(R) Gold 6140 CPU @ 2.30GHz\ncpu MHz\t\t: 999.9\n"
+    cpuinfo.write_text(named)
+    cpufreq.write_text("2100000\n")  # kHz
+    assert host_clock(cpufreq, cpuinfo) == (2.1e9, str(cpufreq))
+    cpufreq.unlink()
+    assert host_clock(cpufreq, cpuinfo) == (pytest.approx(2.3e9), "the processor's name")
+    cpuinfo.write_text("model name\t: Intel(R) Xeon(R) Processor\ncpu MHz\t\t: 2299.998\n")
+    assert host_clock(cpufreq, cpuinfo) == (pytest.approx(2.299998e9), "/proc/cpuinfo cpu MHz")
+    cpuinfo.write_text("processor\t: 0\n")  # e.g. arm64, which states no clock
+    assert host_clock(cpufreq, cpuinfo) == (2.0e9, "assumed")
+
+
+def test_an_assumed_clock_is_noted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(profiling, "host_clock", lambda: (2.0e9, "assumed"))
+    kernel = get_kernel("lc")
+    data = kernel.generate(1 << 16, seed=1)
+    m = measure(kernel, data, kernel.params(1), repeat=1, counters=None)
+    assert m.host_frequency_hz == 2.0e9
+    assert any("2.00 GHz assumed" in note for note in m.notes)
+
+
+def test_saved_measurements_are_strict_json(tmp_path) -> None:
+    path = tmp_path / "m.json"
+    save([measurement(host_s=0.0)], path)  # a host part that took no time: rate +inf
+    text = path.read_text()
+    document = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in JSON"))
+    assert document[0]["host_part_bytes_per_s"] == "inf"
+
+
+def test_a_device_part_timed_at_zero_has_a_finite_rate() -> None:
+    m = measurement(device_s=0.0)
+    assert 0 < m.device_bytes_per_s < float("inf")
+
+
+def test_an_engine_kind_without_a_scaling_rule_is_refused() -> None:
+    with pytest.raises(SpecError, match="no scaling rule for engine kind 'gpu'"):
+        EngineScaling().rate("gpu", 1e9, 2e9)

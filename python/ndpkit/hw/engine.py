@@ -110,6 +110,11 @@ class Engine(Spec):
         """Power of one engine that is on but has no work (defaults to its active power)."""
         return self.power_on_w(app) if self.power_idle_w is None else self.power_idle_w
 
+    def has_rate_for(self, app: str) -> bool:
+        """Whether the platform gives `app` a rate of its own (a throughput entry or a cell
+        design), which wins over a profile's measured or scaled engine rate."""
+        return app in self.throughput or app in self.bytes_per_cycle
+
     def bandwidth_bytes_per_s(self, app: str) -> float:
         """One engine's processing bandwidth for `app`: the throughput table, else the
         cell design (bytes per cycle x clock)."""

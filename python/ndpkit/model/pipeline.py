@@ -73,11 +73,12 @@ class Pipeline:
 
 
 def engine_bandwidth(platform: Platform, profile: Profile) -> float:
-    """SNDP_BW: the platform's per-kernel table wins; else the profile's measurement."""
+    """SNDP_BW: the platform's per-kernel entry wins (its throughput table, else its cell
+    design, bytes per cycle x clock); else the profile's measurement."""
     engine = platform.engines
     if engine is None:
         raise ModelError(f"platform {platform.name!r} has no NDP engines")
-    if profile.app in engine.throughput:
+    if engine.has_rate_for(profile.app):
         return engine.bandwidth_bytes_per_s(profile.app)
     if engine.kind in profile.engine_bytes_per_s:
         return profile.engine_bytes_per_s[engine.kind]

@@ -154,25 +154,27 @@ def compare_splits(
 def carry_engine_entries(
     platform: Platform, profiles: Sequence[Profile]
 ) -> tuple[Platform, dict[str, float]]:
-    """`platform` with the first split's throughput entry (and per-app engine power) carried
-    over to the splits that have none, scaled by their measured engine-rate ratio; and the
-    ratio used for each."""
+    """`platform` with the first split's rate entry (throughput, or a cell design's bytes
+    per cycle x clock) and per-app engine power carried over to the splits that have none,
+    as throughput entries scaled by their measured engine-rate ratio; and the ratio used
+    for each."""
     engines = platform.engines
     first = profiles[0]
-    if engines is None or first.app not in engines.throughput:
+    if engines is None or not engines.has_rate_for(first.app):
         return platform, {}
     base_rate = first.engine_bytes_per_s.get(engines.kind)
+    entry = engines.bandwidth_bytes_per_s(first.app)
     throughput = dict(engines.throughput)
     power = dict(engines.power_active_by_app)
     carried: dict[str, float] = {}
     for profile in profiles[1:]:
-        if profile.app in throughput:
+        if engines.has_rate_for(profile.app):
             continue
         rate = profile.engine_bytes_per_s.get(engines.kind)
         if base_rate is None or rate is None:
             continue  # nothing measured to scale by: the models use what the profile has
         ratio = rate / base_rate
-        throughput[profile.app] = throughput[first.app] * ratio
+        throughput[profile.app] = entry * ratio
         if first.app in power:
             power.setdefault(profile.app, power[first.app])
         carried[profile.app] = ratio

@@ -29,6 +29,7 @@ import json
 import math
 import numbers
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -130,8 +131,11 @@ class EngineScaling:
         if kind == "cpu":
             clock = frequency_hz or host_frequency_hz
             return per_hz * clock * self.cpu_per_clock_ratio * (cores or 1)
-        clock_ratio = (frequency_hz or self.fpga_frequency_hz) / self.fpga_frequency_hz
-        return host_core_bytes_per_s * self.fpga_speedup * clock_ratio
+        if kind == "fpga":
+            clock_ratio = (frequency_hz or self.fpga_frequency_hz) / self.fpga_frequency_hz
+            return host_core_bytes_per_s * self.fpga_speedup * clock_ratio
+        kinds = ", ".join(get_args(EngineKind))
+        raise SpecError(f"no scaling rule for engine kind {kind!r} (the kinds are {kinds})")
 
 
 def _engine_shape(engine: Engine | None) -> dict[str, Any]:
@@ -211,7 +215,8 @@ class Measurement:
 
     @property
     def device_bytes_per_s(self) -> float:
-        return self.input_bytes / self.device_s
+        # A part faster than the clock can tell (0 s) read as at most one tick's worth.
+        return self.input_bytes / max(self.device_s, _TICK_S)
 
     @property
     def host_part_bytes_per_s(self) -> float:
@@ -269,19 +274,45 @@ class Measurement:
         }
 
 
-def host_frequency_hz(default: float = 2.0e9) -> float:
-    """This host's nominal clock from /proc/cpuinfo ('cpu MHz'), else `default`."""
+_TICK_S = time.get_clock_info("perf_counter").resolution
+"""The finest time `perf_counter` tells apart: a part timed at 0 s took less."""
+DEFAULT_FREQUENCY_HZ = 2.0e9
+"""The clock assumed where this host states none (`host_clock`)."""
+
+
+def host_frequency_hz(default: float = DEFAULT_FREQUENCY_HZ) -> float:
+    """This host's nominal clock (`host_clock`), else `default`."""
+    hz, source = host_clock()
+    return default if source == "assumed" else hz
+
+
+def host_clock(
+    cpufreq: Path = Path("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
+    cpuinfo: Path = Path("/proc/cpuinfo"),
+) -> tuple[float, str]:
+    """(Hz, where it was read) for this host's nominal clock: the base frequency cpufreq
+    states (Intel's driver; kHz), else the one in the processor's name ("… @ 2.30GHz"),
+    else /proc/cpuinfo's first "cpu MHz" (on bare metal with frequency scaling that is a
+    momentary reading, which is why it comes last; a VM shows its host's fixed clock),
+    else `DEFAULT_FREQUENCY_HZ` ("assumed")."""
     try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+        return float(cpufreq.read_text(encoding="ascii").strip()) * 1e3, str(cpufreq)
+    except (OSError, ValueError):
+        pass
+    try:
+        text = cpuinfo.read_text(encoding="utf-8")
     except OSError:
-        return default
+        return DEFAULT_FREQUENCY_HZ, "assumed"
+    named = re.search(r"^model name\s*:.*@\s*([0-9.]+)\s*GHz", text, re.MULTILINE)
+    if named:
+        return float(named.group(1)) * 1e9, "the processor's name"
     for line in text.splitlines():
         if line.startswith("cpu MHz"):
             try:
-                return float(line.split(":", 1)[1]) * 1e6
+                return float(line.split(":", 1)[1]) * 1e6, "/proc/cpuinfo cpu MHz"
             except ValueError:
                 break
-    return default
+    return DEFAULT_FREQUENCY_HZ, "assumed"
 
 
 def _positive(value: float, name: str) -> None:
@@ -329,13 +360,21 @@ def measure(
         meter.close()
     device, host = _best(r.device for r in runs), _best(r.host for r in runs)
     last = runs[-1]
+    if frequency_hz is None:
+        frequency_hz, source = host_clock()
+        if source == "assumed":
+            meter.notes.append(
+                f"this host states no clock: {frequency_hz / 1e9:.2f} GHz assumed for the "
+                "cycles per byte and the engine and host scaling (measure(..., frequency_hz=…) "
+                "sets it)"
+            )
     return Measurement(
         app=kernel.name,
         input_bytes=int(data.nbytes) * last.passes,
         output_bytes=last.output_bytes,
         device_s=device.seconds,
         host_s=host.seconds,
-        host_frequency_hz=host_frequency_hz() if frequency_hz is None else frequency_hz,
+        host_frequency_hz=frequency_hz,
         passes=runs[-1].passes,
         notes=meter.notes,
         device_cycles=device.cycles if counted else None,
@@ -517,10 +556,13 @@ def to_profile(
     D / count per pass and sends its merged partials (`Measurement.alpha_for`). Without
     it, one device reads D."""
     scaling = scaling or EngineScaling()
-    rates = scaling.rates(m.device_bytes_per_s, m.host_frequency_hz, target_engine)
+    # The clock the parts ran at: counted cycles / seconds where perf counted them, so that
+    # these rates and the RISP Baseline's f x cores / CPB come from one clock.
+    clock = m.cpb_frequency_hz
+    rates = scaling.rates(m.device_bytes_per_s, clock, target_engine)
     scale = 1.0
     if target_host is not None:
-        scale = target_host.cores * target_host.frequency_hz / m.host_frequency_hz
+        scale = target_host.cores * target_host.frequency_hz / clock
     if data_bytes is not None:
         _positive(data_bytes, "data_bytes")  # 0 would have meant the data profiled
     d = float(m.data_bytes if data_bytes is None else data_bytes)
@@ -557,4 +599,13 @@ def save(measurements: list[Measurement], path: Path) -> None:
     """Write measurements as JSON (a list of `Measurement.as_dict`), atomically (temporary
     name, then rename). They are raw measurements, not a profile set: a profile needs a D
     and a target (`to_profile`); `ndpkit.profile.save_profiles` writes profiles."""
-    write_atomic(path, json.dumps([m.as_dict() for m in measurements], indent=2))
+    # Strict JSON: +inf (a host part that took no time) as the string "inf", as
+    # `ndpkit evaluate --format json` writes it, not the bare Infinity of Python's default.
+    document = [{k: _finite_or_text(v) for k, v in m.as_dict().items()} for m in measurements]
+    write_atomic(path, json.dumps(document, indent=2, allow_nan=False))
+
+
+def _finite_or_text(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
