@@ -385,3 +385,13 @@ def test_an_empty_out_is_refused_not_taken_for_the_current_directory(
     assert result.returncode == 2
     assert "'--out' / '-o': is empty; give the directory to create" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_import_columns_of_a_npy_names_the_flag_and_the_file(ndpkit, tmp_path: Path) -> None:
+    np.save(tmp_path / "x.npy", np.zeros((10, 2), np.float32))
+    args = ("import", str(tmp_path / "x.npy"), "--app", "knn2", "--out", str(tmp_path / "X"))
+    line = one_error_line(ndpkit("data", *args, "--columns", "a,b"))
+    assert line == (
+        "error: command line: --columns: only a Parquet table (.parquet or .pq) has columns "
+        f"to choose; {tmp_path / 'x.npy'} is not one"
+    )

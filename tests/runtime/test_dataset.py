@@ -491,6 +491,48 @@ def test_import_images_that_cannot_be_records(tmp_path: Path) -> None:
     assert not (tmp_path / "ds").exists()
 
 
+def test_import_refuses_a_malformed_png_header_with_one_error(tmp_path: Path) -> None:
+    """A PNG whose IHDR length is 6, not 13: pillow raises ValueError ("Truncated IHDR
+    chunk"), which gave a traceback (the real-data audit)."""
+    _save_images(tmp_path / "imgs", [(8, 8)])
+    png = tmp_path / "imgs" / "img00.png"
+    raw = bytearray(png.read_bytes())
+    raw[11] = 6
+    png.write_bytes(bytes(raw))
+    with pytest.raises(SpecError, match=r"img00\.png: not a readable image \(") as caught:
+        import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", Tiles())
+    assert "IHDR" in str(caught.value)
+    assert not (tmp_path / "ds").exists()
+
+
+def test_import_refuses_a_fifo_named_like_an_image_without_reading_it(tmp_path: Path) -> None:
+    """Opening a FIFO blocks until a writer comes: the import hung (the real-data audit)."""
+    _save_images(tmp_path / "imgs", [(8, 8)])
+    os.mkfifo(tmp_path / "imgs" / "pipe.png")
+    (tmp_path / "imgs" / "dir.jpg").mkdir()
+    with pytest.raises(SpecError, match=r"dir\.jpg: not a regular file \(a directory, FIFO"):
+        import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", Tiles())
+    (tmp_path / "imgs" / "dir.jpg").rmdir()
+    with pytest.raises(SpecError, match=r"pipe\.png: not a regular file"):
+        import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", Tiles())
+    assert not (tmp_path / "ds").exists()
+
+
+def test_import_leaves_out_hidden_files_and_pillows_warnings(
+    tmp_path: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    images = _save_images(tmp_path / "imgs", [(8, 8)])
+    (tmp_path / "imgs" / "._img00.png").write_bytes(b"\x00\x05\x16\x07 AppleDouble")
+    palette = Image.new("P", (8, 8), 1)
+    palette.putpalette([0, 0, 0, 255, 0, 0])
+    # Transparency as bytes (a tRNS chunk): pillow warns when it converts the image.
+    palette.save(tmp_path / "imgs" / "img01.png", transparency=b"\x00\x80")
+    ds = import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", Tiles())
+    assert ds.records == 2
+    assert np.array_equal(ds.read_all()[0], images[0])
+    assert not [w for w in recwarn if "Transparency" in str(w.message)]
+
+
 def test_import_refuses_an_image_of_more_than_8_bits(tmp_path: Path) -> None:
     # Pillow's conversion to 8-bit grayscale would clip every level above 255 to 255.
     folder = tmp_path / "imgs"

@@ -56,6 +56,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -498,7 +499,8 @@ def open_dataset(
         raise SpecError("is a directory, not a manifest file", source=str(manifest_path))
     if not manifest_path.is_file():
         raise SpecError(
-            "missing: not a data set, or one whose writing did not finish",
+            "missing: not a data set, or one whose writing did not finish (files of your own "
+            "become one with `ndpkit data import PATH --app APP -o DIR`)",
             source=str(manifest_path),
         )
     dataset = Dataset(root, _read_manifest(manifest_path))
@@ -989,7 +991,10 @@ def import_dataset(
     source = Path(src)
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES
     if columns is not None and not parquet:
-        raise SpecError("only a Parquet table (.parquet) has columns to choose", field="columns")
+        raise SpecError(
+            f"only a Parquet table (.parquet or .pq) has columns to choose; {src} is not one",
+            field="columns",
+        )
     if crop and source.exists() and not (source.is_dir() and kernel.record_shape):
         raise SpecError(
             "only a directory of images cut into records (image apps) can be cropped",
@@ -1680,10 +1685,10 @@ def _image_sources(
     shard per image (which may exceed `shard_bytes`), the images split contiguously over
     devices. Other apps (records of shape (d,): points) take no images.
     """
-    files = sorted(p for p in src.iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES)
+    mode = _image_mode(kernel, src)
+    files = image_files(src)
     if not files:
         raise SpecError("no .png/.jpg/.jpeg images in the directory", source=str(src))
-    mode = _image_mode(kernel, src)
     shapes = [_image_shape(p, mode) for p in files]
     if kernel.record_shape == ():
         if len(files) < devices:
@@ -1733,8 +1738,8 @@ def crop_loss(src: str | Path, app: str | Kernel) -> CropLoss:
     """What cropping the images in `src` to whole records of `app` leaves out (from the
     images' headers)."""
     kernel = resolve_kernel(app)
-    files = sorted(p for p in Path(src).iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES)
     mode = _image_mode(kernel, Path(src))
+    files = image_files(Path(src))
     record_pixels = math.prod(kernel.record_shape[:2])
     cropped, empty, dropped, pixels = [], [], 0, 0
     for path in files:
@@ -1842,13 +1847,48 @@ def _image_mode(kernel: Kernel, src: Path) -> str:
     return mode
 
 
+def image_files(src: Path) -> list[Path]:
+    """The images of a directory, by name: its .png/.jpg/.jpeg files (any case), hidden ones
+    left out (macOS's `._x.png` beside `x.png` holds no image). A name with such a suffix
+    that is no regular file (a directory, a FIFO, which would block the read, a device) is
+    an error."""
+    files = []
+    for path in sorted(src.iterdir()):
+        if path.suffix.lower() not in _IMAGE_SUFFIXES or path.name.startswith("."):
+            continue
+        try:
+            regular = S_ISREG(path.stat().st_mode)  # through a link to what it names
+        except OSError:
+            regular = True  # a broken link: reading it says so (`_image_shape`)
+        if not regular:
+            raise SpecError(
+                "not a regular file (a directory, FIFO, device or socket?): the images of a "
+                "directory are its .png/.jpg/.jpeg files",
+                source=str(path),
+            )
+        files.append(path)
+    return files
+
+
+# What pillow raises on a malformed file besides OSError: a bad chunk length is a
+# ValueError ("Truncated IHDR chunk"), some headers a SyntaxError.
+_UNREADABLE = (
+    OSError,
+    ValueError,
+    SyntaxError,
+    UnidentifiedImageError,
+    Image.DecompressionBombError,
+)
+
+
 def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
     """The array shape of an image after conversion, from its header only."""
     try:
-        with Image.open(path) as image:
+        with warnings.catch_warnings(), Image.open(path) as image:
+            warnings.simplefilter("ignore")  # e.g. "Palette images with Transparency…"
             width, height = image.size
             wide = wide_mode_error(image)
-    except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
+    except _UNREADABLE as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     if wide is not None:
         raise SpecError(wide, source=str(path))
@@ -1857,10 +1897,11 @@ def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
 
 def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
     try:
-        with Image.open(path) as image:
+        with warnings.catch_warnings(), Image.open(path) as image:
+            warnings.simplefilter("ignore")  # e.g. "Palette images with Transparency…"
             wide = wide_mode_error(image)
             pixels = None if wide else np.asarray(image.convert(mode))
-    except (OSError, Image.DecompressionBombError) as exc:
+    except _UNREADABLE as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     if pixels is None:
         raise SpecError(f"{wide}", source=str(path))
