@@ -139,3 +139,15 @@ def test_a_design_entry_is_carried_to_the_top_k_split() -> None:
     ratio = run.splits[platform.name].carried["knn2-topk"]
     topk = next(p for p in run.profiles[platform.name] if p.app == "knn2-topk")
     assert topk.engine_bytes_per_s["fpga"] == pytest.approx(4.0 * 1e8 * ratio)
+
+
+def test_he_remap_takes_a_design_entry_for_he_as_its_rate() -> None:
+    """The papers' HE engine equalised the images (he-remap): an `he` cell design is given
+    to he-remap as a rate, the one a saved profile holds."""
+    platform = _rfns_with_designs({"he": 2.0})
+    (run,) = ev.evaluate(["he-remap"], {platform.name: platform}, size_bytes=2**20)
+    estimate = run.estimates[platform.name]
+    assert not isinstance(estimate, str)
+    assert estimate.pipeline.engine_bytes_per_s == pytest.approx(2.0 * 1e8)
+    (profile,) = run.profiles[platform.name]
+    assert profile.engine_bytes_per_s["fpga"] == pytest.approx(2.0 * 1e8)

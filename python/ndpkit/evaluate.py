@@ -406,7 +406,7 @@ def _engine_entry(profile: Profile, engines: Engine, rate_bytes_per_s: float) ->
 
 
 def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:
-    """`spec` with its engine entries for a papers' app (throughput, per-app power) given to
+    """`spec` with its engine entries for a papers' app (its rate, per-app power) given to
     the kernels that are the split the papers measured for it, where it has none of their
     own: the presets' `he` entry measured HE with the engine equalising the images, which
     is ndpkit's `he-remap`. Read from the platform, so that a file that overrides `he`
@@ -415,30 +415,20 @@ def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:
     if engines is None:
         return spec
     throughput, power = dict(engines.throughput), dict(engines.power_active_by_app)
-    design, delay = dict(engines.bytes_per_cycle), dict(engines.pipeline_delay_cycles)
     for app in apps:
         kernel = get_kernel(app)
         entry = kernel.paper_app
         if not kernel.papers_split or engines.has_rate_for(app) or not engines.has_rate_for(entry):
             continue
-        if entry in throughput:
-            throughput[app] = throughput[entry]
-        else:  # a cell design: bytes per cycle (and its pipeline delay)
-            design[app] = design[entry]
-            if entry in delay:
-                delay[app] = delay[entry]
+        # As a throughput entry, a cell design's rate alone (bytes per cycle x clock, no
+        # pipeline fill), as a top-k split is carried (`carry_engine_entries`): the rate is
+        # what a saved profile holds, so `estimate --profiles` gives the same time.
+        throughput[app] = engines.bandwidth_bytes_per_s(entry)
         if entry in power:
             power.setdefault(app, power[entry])
-    if throughput == engines.throughput and design == engines.bytes_per_cycle:
+    if throughput == engines.throughput:
         return spec
-    engines = engines.model_copy(
-        update={
-            "throughput": throughput,
-            "bytes_per_cycle": design,
-            "pipeline_delay_cycles": delay,
-            "power_active_by_app": power,
-        }
-    )
+    engines = engines.model_copy(update={"throughput": throughput, "power_active_by_app": power})
     return spec.model_copy(update={"engines": engines})
 
 

@@ -58,7 +58,7 @@ def test_bad_inputs_exit_2(tmp_path: Path) -> None:
         (["-o", "staging=tape"], "staging=tape"),
         (["-o", "smartssd.d2f_bandwidth=-1 GB/s", "--tables", "E6"], "d2f_bandwidth"),
         (["--devices", str(bad), "--tables", "E6"], "smartssd.d2f_bandwidth"),
-        (["--devices", str(tmp_path / "none.toml"), "--tables", "E6"], "cannot read"),
+        (["--devices", str(tmp_path / "none.toml"), "--tables", "E6"], "none.toml: file not found"),
     ):
         result = runner.invoke(app, ["reproduce", "nascent2", *args])
         assert result.exit_code == 2, args

@@ -277,3 +277,29 @@ def test_a_device_part_timed_at_zero_has_a_finite_rate() -> None:
 def test_an_engine_kind_without_a_scaling_rule_is_refused() -> None:
     with pytest.raises(SpecError, match="no scaling rule for engine kind 'gpu'"):
         EngineScaling().rate("gpu", 1e9, 2e9)
+
+
+def test_a_clock_of_zero_or_a_malformed_name_is_passed_over(tmp_path) -> None:
+    missing, cpuinfo = tmp_path / "none", tmp_path / "cpuinfo"
+    cpuinfo.write_text("model name\t: Odd CPU @ 2.3.1GHz\ncpu MHz\t\t: 0.000\n")
+    assert host_clock(missing, cpuinfo) == (2.0e9, "assumed")
+    cpuinfo.write_text("model name\t: Odd CPU @ .GHz\ncpu MHz\t\t: 1800.0\n")
+    assert host_clock(missing, cpuinfo) == (pytest.approx(1.8e9), "/proc/cpuinfo cpu MHz")
+
+
+def test_counted_cycles_need_no_assumed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(profiling, "host_clock", lambda: (2.0e9, "assumed"))
+    fake = FakeCounters([5e6, 7e6, 3e6, 9e6])
+    kernel = get_kernel("lc")
+    data = kernel.generate(1 << 20, seed=1)
+    m = measure(kernel, data, kernel.params(1), repeat=2, counters=lambda: fake)
+    assert m.cpb_source == "perf"
+    assert not any("assumed" in note for note in m.notes)
+
+
+def test_parts_timed_at_zero_give_finite_rates_and_a_profile() -> None:
+    m = measurement(device_s=0.0, host_s=0.0)
+    assert 0 < m.host_only_bytes_per_s < float("inf")
+    counted = measurement(device_s=0.0, host_s=0.0, device_cycles=10.0, host_cycles=5.0)
+    assert 0 < counted.cpb_frequency_hz < float("inf")
+    assert to_profile(m).host_only_bytes_per_s == pytest.approx(m.host_only_bytes_per_s)

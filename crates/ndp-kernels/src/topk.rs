@@ -60,11 +60,11 @@ pub fn fold_top_k_f32(
     assert!(indices.len() <= k, "the top-k holds more than k pairs");
     let rows = points.len() / d;
     assert!(
-        i64::try_from(rows)
+        i64::try_from(rows.saturating_sub(1))
             .ok()
             .and_then(|n| first_index.checked_add(n))
             .is_some(),
-        "the points' indices (first_index + rows) overflow i64"
+        "the points' indices (first_index + rows - 1) overflow i64"
     );
     let mut best = Best::new(k, indices, distances);
     let mut scratch = vec![0.0f32; BLOCK_ROWS.min(rows)];

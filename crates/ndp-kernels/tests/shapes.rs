@@ -25,7 +25,7 @@ fn binarize_refuses_a_width_whose_product_wraps() {
 }
 
 #[test]
-#[should_panic(expected = "the points' indices (first_index + rows) overflow i64")]
+#[should_panic(expected = "the points' indices (first_index + rows - 1) overflow i64")]
 fn top_k_refuses_indices_past_i64() {
     let (mut indices, mut distances) = (Vec::new(), Vec::new());
     let points = [0.0f32; 8];
@@ -42,9 +42,9 @@ fn top_k_refuses_indices_past_i64() {
 #[test]
 fn top_k_takes_indices_up_to_i64_max() {
     let (mut indices, mut distances) = (Vec::new(), Vec::new());
-    let points = [3.0f32, 0.0, 1.0, 0.0, 2.0, 0.0];
-    let first = i64::MAX - 3;
+    let points = [3.0f32, 0.0, 2.0, 0.0, 1.0, 0.0];
+    let first = i64::MAX - 2; // the last point's index is i64::MAX itself
     ndp_kernels::fold_top_k_f32(&points, &[0.0, 0.0], first, 1, &mut indices, &mut distances)
         .expect("finite");
-    assert_eq!((indices, distances), (vec![first + 1], vec![1.0]));
+    assert_eq!((indices, distances), (vec![i64::MAX], vec![1.0]));
 }

@@ -188,7 +188,7 @@ def import_(
     keeps its format, one row per record). Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""
-    with user_errors(), _as_flags({"columns": "--columns", "crop": "--crop"}):
+    with user_errors(), _as_flags({"columns": "--columns"}):
         dataset = import_dataset(
             path,
             _devices(devices),

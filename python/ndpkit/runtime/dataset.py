@@ -1871,21 +1871,32 @@ def image_files(src: Path) -> list[Path]:
 
 
 # What pillow raises on a malformed file besides OSError: a bad chunk length is a
-# ValueError ("Truncated IHDR chunk"), some headers a SyntaxError.
+# ValueError ("Truncated IHDR chunk"), some headers a SyntaxError; and its decompression-bomb
+# warning where warnings are errors (`-W error`).
 _UNREADABLE = (
     OSError,
     ValueError,
     SyntaxError,
     UnidentifiedImageError,
     Image.DecompressionBombError,
+    Image.DecompressionBombWarning,
 )
+
+
+@contextmanager
+def _quiet_pillow() -> Iterator[None]:
+    """Pillow's remarks on how it converts (a UserWarning such as "Palette images with
+    Transparency expressed in bytes…") kept off stderr; its decompression-bomb warning, about
+    the file itself, is left as it is."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning, module="PIL")
+        yield
 
 
 def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
     """The array shape of an image after conversion, from its header only."""
     try:
-        with warnings.catch_warnings(), Image.open(path) as image:
-            warnings.simplefilter("ignore")  # e.g. "Palette images with Transparency…"
+        with _quiet_pillow(), Image.open(path) as image:
             width, height = image.size
             wide = wide_mode_error(image)
     except _UNREADABLE as exc:
@@ -1897,8 +1908,7 @@ def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
 
 def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
     try:
-        with warnings.catch_warnings(), Image.open(path) as image:
-            warnings.simplefilter("ignore")  # e.g. "Palette images with Transparency…"
+        with _quiet_pillow(), Image.open(path) as image:
             wide = wide_mode_error(image)
             pixels = None if wide else np.asarray(image.convert(mode))
     except _UNREADABLE as exc:

@@ -18,13 +18,15 @@ cycle counter where Linux lets this process read it (`perf_event_open`, see
 `ndpkit.runtime.perf_event`): CPB = counted cycles / input bytes, `cpb_source` "perf". Where
 it does not (no virtual PMU in a VM, paranoid level 3, not Linux), or a read fails part-way,
 they come from the clock: CPB = f × seconds / input bytes with f this host's documented
-frequency (`/proc/cpuinfo`, or the `frequency_hz` argument), `cpb_source` "clock". The
+frequency (the `frequency_hz` argument, else its nominal clock, `host_clock`), `cpb_source`
+"clock". The
 measurement records the source and the frequency used (for perf, the effective one: counted
 cycles / seconds), and with perf the instruction counts too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import numbers
@@ -225,7 +227,7 @@ class Measurement:
     @property
     def host_only_bytes_per_s(self) -> float:
         """The whole kernel on one host core: device part then host part."""
-        return self.input_bytes / (self.device_s + self.host_s)
+        return self.input_bytes / max(self.device_s + self.host_s, _TICK_S)
 
     @property
     def cpb_source(self) -> Literal["perf", "clock"]:
@@ -237,7 +239,7 @@ class Measurement:
         """The clock CPB stands for: counted cycles / seconds with perf, else the host's."""
         if self.device_cycles is None or self.host_cycles is None:
             return self.host_frequency_hz
-        return (self.device_cycles + self.host_cycles) / (self.device_s + self.host_s)
+        return (self.device_cycles + self.host_cycles) / max(self.device_s + self.host_s, _TICK_S)
 
     @property
     def cycles_per_byte(self) -> float:
@@ -295,24 +297,28 @@ def host_clock(
     else /proc/cpuinfo's first "cpu MHz" (on bare metal with frequency scaling that is a
     momentary reading, which is why it comes last; a VM shows its host's fixed clock),
     else `DEFAULT_FREQUENCY_HZ` ("assumed")."""
-    try:
-        return float(cpufreq.read_text(encoding="ascii").strip()) * 1e3, str(cpufreq)
-    except (OSError, ValueError):
-        pass
+    for hz, source in _clock_readings(cpufreq, cpuinfo):
+        if math.isfinite(hz) and hz > 0:  # some VMs show "cpu MHz : 0.000"
+            return hz, source
+    return DEFAULT_FREQUENCY_HZ, "assumed"
+
+
+def _clock_readings(cpufreq: Path, cpuinfo: Path) -> Iterator[tuple[float, str]]:
+    """The clocks this host states, best first (see `host_clock`)."""
+    with contextlib.suppress(OSError, ValueError):
+        yield float(cpufreq.read_text(encoding="ascii").strip()) * 1e3, str(cpufreq)
     try:
         text = cpuinfo.read_text(encoding="utf-8")
     except OSError:
-        return DEFAULT_FREQUENCY_HZ, "assumed"
-    named = re.search(r"^model name\s*:.*@\s*([0-9.]+)\s*GHz", text, re.MULTILINE)
+        return
+    named = re.search(r"^model name\s*:.*@\s*([0-9]+(?:\.[0-9]+)?)\s*GHz", text, re.MULTILINE)
     if named:
-        return float(named.group(1)) * 1e9, "the processor's name"
+        yield float(named.group(1)) * 1e9, "the processor's name"
     for line in text.splitlines():
         if line.startswith("cpu MHz"):
-            try:
-                return float(line.split(":", 1)[1]) * 1e6, "/proc/cpuinfo cpu MHz"
-            except ValueError:
-                break
-    return DEFAULT_FREQUENCY_HZ, "assumed"
+            with contextlib.suppress(ValueError):
+                yield float(line.split(":", 1)[1]) * 1e6, "/proc/cpuinfo cpu MHz"
+            return
 
 
 def _positive(value: float, name: str) -> None:
@@ -362,7 +368,7 @@ def measure(
     last = runs[-1]
     if frequency_hz is None:
         frequency_hz, source = host_clock()
-        if source == "assumed":
+        if source == "assumed" and not counted:  # counted cycles give their own clock
             meter.notes.append(
                 f"this host states no clock: {frequency_hz / 1e9:.2f} GHz assumed for the "
                 "cycles per byte and the engine and host scaling (measure(..., frequency_hz=…) "
