@@ -86,6 +86,19 @@ def test_a_data_set_under_a_mib_is_measured_with_a_warning(ndpkit: Run, tmp_path
     result = ndpkit("evaluate", "--data", str(data.path), "--platforms", "cns", "-f", "json")
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith(f"warning: {data.path} holds only 256 KiB")
+    (warning,) = json.loads(result.stdout)["warnings"]  # a reader of the JSON sees it too
+    assert warning.startswith(f"{data.path} holds only 256 KiB")
+
+
+def test_a_size_beyond_the_data_set_is_said(ndpkit: Run, tmp_path: Path) -> None:
+    data = _lc_data(tmp_path)
+    args = ("evaluate", "--data", str(data.path), "--platforms", "cns", "-f", "json")
+    asked = ndpkit(*args, "--size", "1 GiB")
+    assert asked.returncode == 0, asked.stderr
+    (warning,) = json.loads(asked.stdout)["warnings"]
+    assert warning.startswith("--size 1 GiB is more than") and "all of its" in warning
+    default = ndpkit(*args)  # the default size says nothing
+    assert default.returncode == 0 and json.loads(default.stdout)["warnings"] == []
 
 
 def test_workers_below_one_with_data(ndpkit: Run, tmp_path: Path) -> None:

@@ -64,15 +64,16 @@ def evaluate_cmd(
         ),
     ] = ",".join(ev.DEFAULT_PLATFORMS),
     size: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--size",
             help="Generated data per app, e.g. '8 MiB', '4 GiB' (with --data: the part of the "
             "data set that is profiled). At least 1 MiB: smaller samples measure fixed costs, "
             "not the kernel; at most an eighth of the free memory (K-Means a tenth, FFT2D a "
-            "56th), as it is held in memory.",
+            "56th), as it is held in memory.  [default: 8 MiB]",
+            show_default=False,
         ),
-    ] = "8 MiB",
+    ] = None,
     seed: Annotated[
         int | None,
         typer.Option(
@@ -144,12 +145,13 @@ def evaluate_cmd(
             get_kernel(name)  # an unknown app fails here, before any work
         ev.check_each_app_once(names or [], source=COMMAND_LINE, field="APPS")
         specs = ev.load_platforms(_platforms(platforms), source=COMMAND_LINE, flag="--platforms")
-        size_bytes = _size_bytes(size)
+        size_bytes = ev.DEFAULT_SIZE_BYTES if size is None else _size_bytes(size)
         model_bytes = None if model_size is None else _model_bytes(model_size)
         _check_seed(seed)
         check_fraction("--split-tolerance", split_tolerance, "e.g. 0.05")
         dataset = _dataset(data, workers, verify_shards)
-        _check_sample(size_bytes, dataset, ev.apps_to_run(names, dataset))
+        apps_run = ev.apps_to_run(names, dataset)
+        early = _check_sample(size_bytes, dataset, apps_run, asked=size is not None)
         profiles_platform = _profiles_target(save_profiles, list(specs))
         with _progress(fmt) as (report, on_bytes), _out_of_memory():
             runs = ev.evaluate(
@@ -169,7 +171,8 @@ def evaluate_cmd(
             ev.save_profiles(runs, profiles_platform, save_profiles)
     for warning in (w for run in runs for w in run.warnings):
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
-    emit(ev.tables(runs), fmt, ev.document(runs))
+    # The run's own warnings (each app's are under it), for a reader of the JSON too.
+    emit(ev.tables(runs), fmt, ev.document(runs) | {"warnings": early})
 
 
 def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:
@@ -265,10 +268,13 @@ def _dataset(data: Path | None, workers: int | None, verify_shards: bool | None)
     return open_dataset(data)
 
 
-def _check_sample(size_bytes: int, dataset: Dataset | None, apps: list[str]) -> None:
+def _check_sample(
+    size_bytes: int, dataset: Dataset | None, apps: list[str], *, asked: bool = True
+) -> list[str]:
     """The measured sample must fit in memory, for the app that needs the most per byte
-    (`Kernel.memory_per_input_byte`); one under MIN_SIZE_BYTES (a small data set) is
-    measured anyway, with a warning."""
+    (`Kernel.memory_per_input_byte`); one under MIN_SIZE_BYTES (a small data set) or below
+    --size (a data set smaller than asked for) is measured anyway, with a warning (printed
+    at once, and returned)."""
     sample_bytes = size_bytes if dataset is None else min(size_bytes, dataset.total_bytes)
     kernels = [get_kernel(n) for app in apps for n in (app, *ev.split_variants(app))]
     worst = max(kernels, key=lambda k: k.memory_per_input_byte)
@@ -282,14 +288,20 @@ def _check_sample(size_bytes: int, dataset: Dataset | None, apps: list[str]) -> 
             source=COMMAND_LINE,
             field="--size",
         )
+    warnings = []
     if dataset is not None and sample_bytes < MIN_SIZE_BYTES:
-        stderr().print(
-            f"warning: {dataset.path} holds only {_si(sample_bytes)}: the profile measures "
-            f"mostly fixed costs below {_si(MIN_SIZE_BYTES)}, so the predictions are unreliable",
-            style="bold yellow",
-            highlight=False,
-            markup=False,
+        warnings.append(
+            f"{dataset.path} holds only {_si(sample_bytes)}: the profile measures mostly fixed "
+            f"costs below {_si(MIN_SIZE_BYTES)}, so the predictions are unreliable"
         )
+    elif dataset is not None and size_bytes > dataset.total_bytes and asked:
+        warnings.append(
+            f"--size {_si(size_bytes)} is more than {dataset.path} holds: all of its "
+            f"{_si(dataset.total_bytes)} is profiled"
+        )
+    for warning in warnings:
+        stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
+    return warnings
 
 
 @contextmanager
