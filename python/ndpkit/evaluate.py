@@ -477,6 +477,24 @@ def check_each_app_once(apps: Sequence[str], *, source: str = "apps", field: str
     )
 
 
+def expand_for(names: Sequence[str], dataset: Dataset | None) -> list[str]:
+    """App names with groups expanded (`kernels.expand`); with a data set, a group gives
+    only its members that read the data set's records (`knn` on k-NN_8 data is knn8), or
+    all of them if none does, so that the refusal (`apps_to_run`) names one."""
+    out: list[str] = []
+    for name in names:
+        members = list(GROUPS.get(name, (name,)))
+        if dataset is not None and name in GROUPS:
+            members = [m for m in members if _reads(get_kernel(m), dataset)] or members
+        out.extend(members)
+    return out
+
+
+def _reads(kernel: Kernel, dataset: Dataset) -> bool:
+    """Whether `kernel` reads the data set's records as they are stored."""
+    return kernel.dtype == dataset.dtype and tuple(kernel.record_shape) == dataset.record_shape
+
+
 def apps_to_run(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str]:
     """The apps to run: the default ones, or the data set's; a requested app must read the
     data set's records as they are stored, or its answer (and profile) would be garbage."""
@@ -497,7 +515,7 @@ def apps_to_run(apps: Sequence[str] | None, dataset: Dataset | None) -> list[str
     layout = f"{dataset.dtype} records of shape {dataset.record_shape}"
     for app in apps:
         kernel = get_kernel(app)
-        if kernel.dtype != dataset.dtype or tuple(kernel.record_shape) != dataset.record_shape:
+        if not _reads(kernel, dataset):
             raise SpecError(
                 f"holds {dataset.app!r} data ({layout}); app {app!r} needs {kernel.dtype} "
                 f"records of shape {tuple(kernel.record_shape)}, so it cannot run on it",

@@ -73,11 +73,24 @@ def test_an_app_with_the_data_sets_layout_runs_on_it(ndpkit: Run, tmp_path: Path
     assert [o["app"] for o in run["other_splits"]] == ["knn8-topk"]
 
 
+def test_a_group_on_a_data_set_runs_its_members_that_read_it(ndpkit: Run, tmp_path: Path) -> None:
+    """`knn` is knn2, knn6 and knn8; on 8-feature data only knn8 can run (it used to fail
+    on knn2, the group's first member: the evaluate audit)."""
+    data = _lc_data(tmp_path)
+    args = ("--data", str(data.path), "--platforms", "cns", "-f", "json")
+    result = ndpkit("evaluate", "knn", *args)
+    assert result.returncode == 0, result.stderr
+    assert [run["app"] for run in json.loads(result.stdout)["apps"]] == ["knn8"]
+
+
 def test_an_app_of_another_layout_is_an_error_naming_both(ndpkit: Run, tmp_path: Path) -> None:
     data = _lc_data(tmp_path)
-    line = _error(ndpkit("evaluate", "knn", "--data", str(data.path)))
+    line = _error(ndpkit("evaluate", "knn2", "--data", str(data.path)))
     assert line.startswith(f"error: {data.path}: holds 'lc' data")
     assert "float32 records of shape (8,)" in line
+    assert "app 'knn2' needs float32 records of shape (2,)" in line
+    images = generate_dataset("he", 2 << 20, 2, tmp_path / "he", seed=3)
+    line = _error(ndpkit("evaluate", "knn", "--data", str(images.path)))  # no member fits
     assert "app 'knn2' needs float32 records of shape (2,)" in line
 
 

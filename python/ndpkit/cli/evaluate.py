@@ -150,6 +150,8 @@ def evaluate_cmd(
         _check_seed(seed)
         check_fraction("--split-tolerance", split_tolerance, "e.g. 0.05")
         dataset = _dataset(data, workers, verify_shards)
+        if apps and dataset is not None:  # a group: its members that read the data set
+            names = ev.expand_for(apps, dataset)
         apps_run = ev.apps_to_run(names, dataset)
         early = _check_sample(size_bytes, dataset, apps_run, asked=size is not None)
         profiles_platform = _profiles_target(save_profiles, list(specs))
