@@ -68,7 +68,7 @@ from ndpkit.errors import ModelError, NdpkitError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.loader import names_a_file
-from ndpkit.kernels import GROUPS, Kernel, get_kernel, kernel_names, run_in_memory
+from ndpkit.kernels import GROUPS, Kernel, expand, get_kernel, kernel_names, run_in_memory
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan import plan
 from ndpkit.plan.splits import (
@@ -483,7 +483,7 @@ def expand_for(names: Sequence[str], dataset: Dataset | None) -> list[str]:
     all of them if none does, so that the refusal (`apps_to_run`) names one."""
     out: list[str] = []
     for name in names:
-        members = list(GROUPS.get(name, (name,)))
+        members = expand([name])
         if dataset is not None and name in GROUPS:
             members = [m for m in members if _reads(get_kernel(m), dataset)] or members
         out.extend(members)

@@ -19,9 +19,8 @@ cycle counter where Linux lets this process read it (`perf_event_open`, see
 it does not (no virtual PMU in a VM, paranoid level 3, not Linux), or a read fails part-way,
 they come from the clock: CPB = f × seconds / input bytes with f this host's documented
 frequency (the `frequency_hz` argument, else its nominal clock, `host_clock`), `cpb_source`
-"clock". The
-measurement records the source and the frequency used (for perf, the effective one: counted
-cycles / seconds), and with perf the instruction counts too.
+"clock". The measurement records the source and the frequency used (for perf, the effective
+one: counted cycles / seconds), and with perf the instruction counts too.
 """
 
 from __future__ import annotations
@@ -280,12 +279,6 @@ _TICK_S = time.get_clock_info("perf_counter").resolution
 """The finest time `perf_counter` tells apart: a part timed at 0 s took less."""
 DEFAULT_FREQUENCY_HZ = 2.0e9
 """The clock assumed where this host states none (`host_clock`)."""
-
-
-def host_frequency_hz(default: float = DEFAULT_FREQUENCY_HZ) -> float:
-    """This host's nominal clock (`host_clock`), else `default`."""
-    hz, source = host_clock()
-    return default if source == "assumed" else hz
 
 
 def host_clock(
