@@ -171,3 +171,9 @@ def test_an_app_key_that_differs_from_its_tables_name_is_refused(tmp_path: Path)
     assert caught.value.detail.startswith("is 'y' in the table apps.x: leave it out")
     path.write_text(body.format("x"))
     assert load_profiles(path).apps["x"].app == "x"
+
+
+def test_a_missing_profile_file_is_not_found(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_profiles(tmp_path / "none.toml")
+    assert str(caught.value) == f"{tmp_path / 'none.toml'}: file not found"

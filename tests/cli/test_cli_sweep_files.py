@@ -175,3 +175,14 @@ def test_a_platform_without_engines_is_the_baseline_of_a_mixed_sweep(ndpkit) -> 
         ("rfns", 18),
         ("rfns", 36),
     ]
+
+
+def test_one_row_is_said_so_and_whole_chunk_sizes_are_integers(ndpkit, tmp_path: Path) -> None:
+    out = tmp_path / "one.csv"
+    args = ("--platforms", "rans", "--apps", "he", "--engines", "36", "--chunks", "1 MiB")
+    result = ndpkit("sweep", *args, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"wrote 1 row to {out}" in result.stderr
+    with out.open(encoding="utf-8", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["chunk_bytes"] == "1048576"

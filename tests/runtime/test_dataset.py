@@ -1006,3 +1006,11 @@ def test_only_the_parents_a_run_made_are_its_to_remove(
         Path, "exists", lambda self: False if self == tmp_path / "x" else real_exists(self)
     )
     assert _make_parents(tmp_path / "x" / "y" / "ds") == [tmp_path / "x" / "y"]
+
+
+def test_a_directory_without_a_manifest_points_to_data_import(tmp_path: Path) -> None:
+    (tmp_path / "imgs").mkdir()
+    with pytest.raises(SpecError) as caught:
+        open_dataset(tmp_path / "imgs")
+    assert caught.value.detail.startswith("missing: not a data set")
+    assert "`ndpkit data import PATH --app APP -o DIR`" in caught.value.detail
