@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 import skimage.data
 from cli_errors import one_error_line
+from PIL import Image
 
 from ndpkit.kernels import Kernel
 from ndpkit.runtime import Dataset, generate_dataset, open_dataset
@@ -291,6 +292,24 @@ def test_import_crop_says_what_it_dropped(ndpkit, tmp_path: Path) -> None:
     )
     coins = skimage.data.coins()
     assert np.array_equal(open_dataset(tmp_path / "ds").read_all()[4], coins[:256, :256])
+
+
+def test_import_crop_counts_an_image_smaller_than_a_record_among_the_cropped(
+    ndpkit, tmp_path: Path
+) -> None:
+    (tmp_path / "imgs").mkdir()
+    shutil.copy(SKIMAGE_DATA / "coins.png", tmp_path / "imgs")
+    Image.fromarray(np.zeros((100, 120), np.uint8)).save(tmp_path / "imgs" / "tiny.png")
+    args = ("import", str(tmp_path / "imgs"), "--app", "sobel", "--devices", "1", "--crop")
+    result = ndpkit("data", *args, "--out", str(tmp_path / "ds"), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["dataset"]["records"] == 1
+    dropped, pixels = 303 * 384 - 256 * 256 + 100 * 120, 303 * 384 + 100 * 120
+    assert result.stderr.strip() == (
+        f"crop: 2 of 2 images lost their right or bottom edges, {dropped:,} of {pixels:,} "
+        f"pixels ({dropped / pixels:.1%}); of those, 1 smaller than one record gave none "
+        "(tiny.png)"
+    )
 
 
 # -- disks that refuse ------------------------------------------------------------------

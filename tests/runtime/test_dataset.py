@@ -440,7 +440,8 @@ def test_import_refuses_points_that_are_not_finite(tmp_path: Path, bad: float, s
         np.save(src, points)
     else:
         pq.write_table(pa.table({f"f{i}": points[:, i] for i in range(8)}), src)
-    with pytest.raises(SpecError, match=r"record 4321 holds NaN or ±inf"):
+    column = "feature 5" if suffix == ".npy" else "column 'f5'"
+    with pytest.raises(SpecError, match=rf"record 4321, {column}, holds NaN or ±inf"):
         import_dataset(src, 2, tmp_path / "ds", "knn8", shard_bytes=2**14)
     assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]  # nothing half-written
 
@@ -958,11 +959,14 @@ def _write_bad_npys(folder: Path) -> dict[str, str]:
         np.savez(f, a=np.zeros(3))  # an .npz under a .npy name
     (folder / "text.npy").write_text("a,b\n1,2\n")
     (folder / "truncated.npy").write_bytes(good.read_bytes()[:1000])
+    (folder / "trailing.npy").write_bytes(good.read_bytes() + b"\0" * 5)
     return {
         "objects.npy": "holds Python objects (dtype object), not numbers",
         "archive.npy": "is a zip archive (.npz?), not a single .npy array",
         "text.npy": "not a .npy file: it does not start with NumPy's magic bytes",
         "truncated.npy": "truncated: its header declares (100, 8) float32 (3200 bytes of data)",
+        "trailing.npy": "5 bytes follow the data its header declares ((100, 8) float32, 3200 "
+        "bytes); a .npy file ends with its data",
     }
 
 

@@ -235,7 +235,7 @@ def _say_cropped(src: Path, dataset: Dataset) -> None:
         )
         if loss.empty:
             names = ", ".join(loss.empty[:5]) + (", …" if len(loss.empty) > 5 else "")
-            message += f"; {len(loss.empty)} smaller than one record gave none ({names})"
+            message += f"; of those, {len(loss.empty)} smaller than one record gave none ({names})"
     stderr().print(message, highlight=False, markup=False)
 
 

@@ -756,7 +756,8 @@ _ZIP_MAGIC = b"PK\x03\x04"
 def _check_npy_file(src: Path) -> None:
     """What numpy's own errors would misname, named plainly: a file that is not a .npy at
     all (numpy blames pickled data), an array of Python objects, and a file shorter than its
-    header says (numpy: "mmap length is greater than file size")."""
+    header says (numpy: "mmap length is greater than file size"); and what numpy accepts
+    silently: bytes after the data."""
     with src.open("rb") as f:
         start = f.read(len(_NPY_MAGIC))
         if start.startswith(_ZIP_MAGIC):
@@ -786,6 +787,14 @@ def _check_npy_file(src: Path) -> None:
         raise SpecError(
             f"truncated: its header declares {shape} {dtype} ({data_bytes} bytes of data), "
             f"the file holds {file_bytes - header_bytes} after the header",
+            source=str(src),
+        )
+    if header_bytes + data_bytes < file_bytes:
+        # np.save never writes past the data: two files joined, or a damaged header.
+        raise SpecError(
+            f"{file_bytes - header_bytes - data_bytes} bytes follow the data its header "
+            f"declares ({shape} {dtype}, {data_bytes} bytes); a .npy file ends with its data "
+            "(two files joined, or a damaged header?)",
             source=str(src),
         )
 
@@ -1523,14 +1532,22 @@ def _npy_shards(
         first += count
 
 
-def _finite(records: np.ndarray, src: Path, first: int) -> np.ndarray:
+def _finite(
+    records: np.ndarray, src: Path, first: int, columns: Sequence[str] | None = None
+) -> np.ndarray:
     """`records` (the first is record `first` of `src`), refused if a float one holds NaN or
     ±inf: every kernel's reference (scikit-learn's k-NN and K-Means first) rejects them, so
-    the data set would fail at its first run instead of here."""
+    the data set would fail at its first run instead of here. The message names the record
+    and, for rows of features, the column (`columns`, else the feature's index)."""
     if records.dtype.kind == "f":
-        finite = np.isfinite(records.reshape(len(records), -1)).all(axis=1)
+        flat = np.isfinite(records.reshape(len(records), -1))
+        finite = flat.all(axis=1)
         if not finite.all():
-            at = first + int(np.argmin(finite))
+            row = int(np.argmin(finite))
+            at = f"{first + row}"
+            if records.ndim == 2:
+                j = int(np.argmin(flat[row]))
+                at += f", column {columns[j]!r}," if columns else f", feature {j},"
             # A wider column cast to the app's float32 turns a finite 1e300 into inf.
             cast = (
                 f" (or a value beyond ±{np.finfo(records.dtype).max:.1e}, the range of "
@@ -1594,7 +1611,7 @@ def _parquet_sources(
                     records = batch_to_records(batch, kernel.dtype)
                 except ValueError as exc:
                     raise SpecError(str(exc), source=str(src)) from None
-                yield _finite(records, src, first)
+                yield _finite(records, src, first, chosen)
                 first += len(records)
 
     per_shard = max(1, shard_bytes // kernel.record_bytes)
