@@ -136,6 +136,8 @@ def test_check_rejects_corrupted_results(photos):
         good.transpose(0, 1, 3, 2).copy(),
         np.conjugate(good),
         good[:2],
+        np.where(np.arange(SIDE) == 5, np.nan, good),  # NaN: its error compares as False
+        np.full_like(good, np.nan),
     ]
     for bad in corrupted:
         with pytest.raises(KernelMismatchError):

@@ -283,3 +283,12 @@ def test_load_image_names_the_file_it_cannot_read(tmp_path: Path) -> None:
     Image.fromarray(np.zeros((4, 4), np.uint16) + 1000).save(tmp_path / "deep.png")
     with pytest.raises(NdpkitError, match=r"deep\.png: .*more than 8 bits"):
         load_image(tmp_path / "deep.png")
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("shape", [(2, 0, 5), (1, 0, 0)])
+def test_images_without_pixels_match_their_reference(name: str, shape: tuple[int, ...]) -> None:
+    kernel = KERNELS[name]
+    params = kernel.params(0)
+    images = np.zeros(shape, np.uint8)
+    kernel.check(run_in_memory(kernel, images, params, 1), kernel.reference(images, params))

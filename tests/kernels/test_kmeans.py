@@ -247,15 +247,47 @@ def test_check_rejects_corrupted_results(data_sets):
     KERNEL.check(good, expected)
     nudged = good.centres.copy()
     nudged[3, 5] += 1e-4
-    corrupted = [
-        KMeansResult(nudged, good.iterations, good.converged),
-        KMeansResult(good.centres[::-1].copy(), good.iterations, good.converged),
-        KMeansResult(good.centres[:7], good.iterations, good.converged),
-        KMeansResult(good.centres, good.iterations + 1, good.converged),
-    ]
-    for bad in corrupted:
-        with pytest.raises(KernelMismatchError):
+    counts = good.counts
+    corrupted = {
+        "centre 3 feature 5": KMeansResult(nudged, good.iterations, good.converged, counts),
+        "centre 0": KMeansResult(good.centres[::-1].copy(), good.iterations, True, counts),
+        "centres of shape": KMeansResult(good.centres[:7], good.iterations, True, counts),
+        "iterations": KMeansResult(good.centres, good.iterations + 1, good.converged, counts),
+        "converged is False": KMeansResult(good.centres, good.iterations, False, counts),
+        "no points per cluster": KMeansResult(good.centres, good.iterations, True),
+    }
+    assert good.converged and good.iterations < params["max_iter"]
+    for message, bad in corrupted.items():
+        with pytest.raises(KernelMismatchError, match=message):
             KERNEL.check(bad, expected)
+
+
+def test_check_scales_its_tolerance_with_the_data():
+    """A fixed atol of 1e-9 accepted all-zero centres for data of magnitude 1e-10."""
+    data = KERNEL.generate(4000 * KERNEL.record_bytes, 0) * np.float32(1e-10)
+    params = KERNEL.params(0)
+    params["init_centres"] = params["init_centres"] * 1e-10
+    good = run_in_memory(KERNEL, data, params, 1000)
+    expected = KERNEL.reference(data, params)
+    KERNEL.check(good, expected)
+    zeros = KMeansResult(np.zeros_like(good.centres), good.iterations, good.converged, good.counts)
+    with pytest.raises(KernelMismatchError, match="centre 0 feature"):
+        KERNEL.check(zeros, expected)
+
+
+def test_a_result_that_converged_on_its_last_pass_passes_against_sklearn(data_sets):
+    """scikit-learn's flag is only "stopped before max_iter": on the last pass it cannot say."""
+    data, params, _ = data_sets[0]
+    converged = run_in_memory(KERNEL, data, params, 5000)
+    params = {**params, "max_iter": converged.iterations}
+    expected = KERNEL.reference(data, params)
+    assert not expected.converged
+    KERNEL.check(run_in_memory(KERNEL, data, params, 5000), expected)
+    replay, _ = expected.replay()  # exact about convergence: the flag must match it
+    assert replay.converged
+    flipped = KMeansResult(replay.centres, replay.iterations, False, replay.counts)
+    with pytest.raises(KernelMismatchError, match="converged is False, reference True"):
+        KERNEL.check(flipped, replay)
 
 
 @pytest.mark.filterwarnings("ignore:Number of distinct clusters:UserWarning")

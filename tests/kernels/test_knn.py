@@ -196,6 +196,21 @@ def test_check_rejects_corrupted_results(data_sets, name):
             kernel.check(bad, expected)
 
 
+def test_check_sees_distances_of_data_at_a_small_scale():
+    """An atol of 1e-12 on squared distances made every point of data at 3e-7 a tie: the
+    ten farthest points passed as the nearest."""
+    kernel = KERNELS["knn8"]
+    scale = np.float32(3e-7)
+    data = kernel.generate(10_000 * kernel.record_bytes, 0) * scale
+    params = {"query": kernel.params(0)["query"] * scale, "k": 10}
+    expected = kernel.reference(data, params)
+    kernel.check(run_in_memory(kernel, data, params, 4096), expected)
+    dists_sq = ((data.astype(np.float64) - params["query"]) ** 2).sum(axis=1)
+    farthest = np.argsort(dists_sq, kind="stable")[-10:]
+    with pytest.raises(KernelMismatchError, match="rank 0"):
+        kernel.check(Neighbours(farthest, dists_sq[farthest]), expected)
+
+
 def test_check_accepts_either_order_of_near_ties():
     indices = np.array([5, 9, 2], dtype=np.int64)
     tied = np.array([1.0, 2.0, 2.0 + 1e-9])

@@ -88,6 +88,28 @@ def test_any_float32_data_passes_outside_the_rounding_band() -> None:
     assert expected.uncertain.sum() < 10
 
 
+def test_a_score_of_exactly_0_is_checked_as_class_0_on_exact_data() -> None:
+    """Dyadic data is exact in float32 in any order: no point is uncertain, so labelling a
+    score of 0 as class 1 (>= instead of >) is caught."""
+    data, params = LC.generate(1 << 20, 0), LC.params(0)
+    scores = data.astype(np.float64) @ params["weights"].astype(np.float64) + float(params["bias"])
+    assert (scores == 0).sum() >= 1
+    expected = LC.reference(data, params)
+    assert not expected.uncertain.any()
+    LC.check(run_in_memory(LC, data, params, 1 << 16), expected)
+    with pytest.raises(KernelMismatchError, match="1 instead of 0"):
+        LC.check((scores >= 0).astype(np.uint8), expected)
+
+
+def test_products_that_underflow_float32_are_inside_the_band() -> None:
+    """Each 1e-30 · 1e-20 is 0 in float32: the score 8e-50 > 0 cannot be told from 0."""
+    data = np.full((1, 8), 1e-30, np.float32)
+    params = {"weights": np.full(8, 1e-20, np.float32), "bias": np.float32(0)}
+    expected = LC.reference(data, params)
+    assert expected.labels[0] == 1 and expected.uncertain[0]
+    LC.check(run_in_memory(LC, data, params, 1), expected)
+
+
 def test_points_inside_the_rounding_band_are_not_held_against_the_kernel() -> None:
     expected = Labels(np.array([1, 0], np.uint8), np.array([True, False]))
     LC.check(np.array([0, 0], np.uint8), expected)

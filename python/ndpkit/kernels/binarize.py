@@ -151,7 +151,11 @@ class Binarize(RowKernel):
         threshold = _valid_threshold(params["threshold"])
         if threshold == "otsu":
             filters: Any = import_module("skimage.filters")  # lazily: the device never needs it
-            thresholds = np.array([filters.threshold_otsu(image) for image in data], dtype=np.uint8)
+            # scikit-image has no threshold for an image without pixels: 0, as the kernel says
+            thresholds = np.array(
+                [filters.threshold_otsu(image) if image.size else 0 for image in data],
+                dtype=np.uint8,
+            )
         else:
             thresholds = np.full(len(data), threshold, dtype=np.uint8)
         above = pixel_rows(data) > thresholds[:, None]

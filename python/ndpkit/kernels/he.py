@@ -197,10 +197,10 @@ def reference_luts(data: np.ndarray) -> np.ndarray:
     for i, image in enumerate(data):
         counts, _ = np.histogram(image, bins=GREY_LEVELS, range=(0, GREY_LEVELS))
         cdf = np.cumsum(counts)
-        cdf_min = cdf[counts > 0][0]
-        if cdf[-1] == cdf_min:
+        if cdf[-1] == 0 or cdf[-1] == cdf[counts > 0][0]:  # no pixels, or one grey level
             luts[i] = np.arange(GREY_LEVELS)
             continue
+        cdf_min = cdf[counts > 0][0]
         scaled = 255 * (cdf - cdf_min) / (cdf[-1] - cdf_min)
         luts[i] = np.clip(np.floor(scaled + 0.5), 0, 255)
     return luts

@@ -19,7 +19,10 @@ Conventions (the paper leaves f and the weights open):
   multiple of 1/1024): every product and partial sum is exact in float32, so the device's
   float32 labels equal the float64 reference bit for bit whatever the summation order.
   For other data, `reference` marks as uncertain the points whose float64 score lies within
-  float32's rounding bound of 0, and `check` compares labels only outside that band.
+  float32's rounding bound of 0 (Higham's, doubled, plus 2⁻¹²⁶ per product for underflow),
+  and `check` compares labels only outside that band. A point whose products all lie on a
+  grid 2^g with Σ|xⱼwⱼ| < 2^(g+24) is exact in any order, so it is never uncertain: its
+  label is checked even at a score of exactly 0.
 
 Its partials are the per-record `{offset: arrays}` of `ndpkit.kernels.parts`, shared with
 every per-record kernel (HE, binarisation, Sobel, FFT2D): merged by union and put in record
@@ -41,6 +44,7 @@ _core: Any = import_module("ndpkit._core")  # the compiled extension has no type
 
 FEATURES = 8
 _U32 = 2.0**-24  # unit roundoff of float32
+_TINY32 = float(np.finfo(np.float32).tiny)  # 2⁻¹²⁶, float32's smallest normal number
 
 
 class Labels(NamedTuple):
@@ -139,9 +143,17 @@ class LinearClassifier(RowKernel):
         weights = np.asarray(params["weights"], dtype=np.float32).astype(np.float64)
         bias = float(np.float32(params["bias"]))
         scores = points @ weights + bias
-        rounding_bound = 2 * _gamma(FEATURES) * (np.abs(points) @ np.abs(weights))
+        magnitude = np.abs(points) @ np.abs(weights)
+        # Higham's bound, doubled, plus what underflow may lose: a product below float32's
+        # normal range is off by up to 2⁻¹²⁶ (a whole normal unit if the process flushes
+        # subnormals to zero).
+        rounding_bound = 2 * _gamma(FEATURES) * magnitude + FEATURES * _TINY32
         labels = (scores > 0).astype(np.uint8)
-        return Labels(labels, np.abs(scores) <= rounding_bound)
+        uncertain = np.abs(scores) <= rounding_bound
+        near = np.flatnonzero(uncertain)  # few: only these are looked at more closely
+        products = points[near] * weights  # exact: 24 × 24 significant bits fit in 53
+        uncertain[near] = ~_exact_in_float32(products, np.abs(products).sum(axis=1))
+        return Labels(labels, uncertain)
 
     def check(self, result: Any, expected: Any) -> None:
         labels = np.asarray(result)
@@ -156,6 +168,24 @@ class LinearClassifier(RowKernel):
                 f"lc: {wrong.size} labels differ from the float64 reference; first at point "
                 f"{i}: {int(labels[i])} instead of {int(expected.labels[i])}"
             )
+
+
+def _exact_in_float32(products: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Points whose float32 dot is exact in any summation order: every product is a multiple
+    of 2^g, g ≥ −126, and Σ|products| < 2^(g + 24) (and < 2^128), so each partial sum is a
+    multiple of 2^g that fits float32's 24 bits and is 0 or normal (exact even where the
+    process flushes subnormals). Then the label is exact, a score of exactly 0 included."""
+    mantissa, exponent = np.frexp(products)  # products = mantissa · 2^exponent
+    bits = (mantissa * 2.0**53).astype(np.int64)  # exact: |mantissa| < 1
+    low = np.where(bits != 0, exponent - 53 + _trailing_zeros(bits), 1 << 20)
+    grid = low.min(axis=1)
+    room = np.ldexp(1.0, np.clip(grid + 24, -126, 128))
+    return np.asarray((magnitude == 0) | ((grid >= -126) & (magnitude < room)))
+
+
+def _trailing_zeros(bits: np.ndarray) -> np.ndarray:
+    lowest = np.abs(bits) & -np.abs(bits)  # the lowest set bit (bits ≠ 0)
+    return np.asarray(np.log2(np.maximum(lowest, 1).astype(np.float64)).astype(np.int64))
 
 
 def _gamma(n: int) -> float:
