@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import io
 
 import pytest
 from rich.console import Console
 
 from ndpkit.report import Column, Table, cell, to_rich
+from ndpkit.report.table import to_csv
 
 TABLE = Table(
     "predicted",
@@ -188,3 +190,11 @@ def test_title_and_caption_wrap_at_the_terminal_not_at_the_table():
     assert lines[0] == "Estimate — lc on edge16 (device split)"
     assert lines[-1] == "bandwidths in GB/s with GB = 1073741824 bytes"
     assert max(len(line) for line in render(narrow, 30).splitlines()) <= 30
+
+
+def test_csv_names_each_rows_table_even_where_rows_have_a_table_column() -> None:
+    plain = Table("stages", "Stages", [Column("app", "App", None)], [{"app": "he"}])
+    tpc = Table("tables", "Tables", [Column("table", "Table", None)], [{"table": "region"}])
+    assert to_csv([plain]) == "table,app\nstages,he\n"
+    rows = list(csv.reader(io.StringIO(to_csv([plain, tpc]))))
+    assert rows == [["section", "app", "table"], ["stages", "he", ""], ["tables", "", "region"]]

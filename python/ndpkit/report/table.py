@@ -245,19 +245,22 @@ def to_json(document: dict[str, Any]) -> str:
 
 
 def to_csv(tables: Iterable[Table]) -> str:
-    """One CSV: a `table` column, then the union of every table's columns."""
+    """One CSV: a column naming each row's table, then the union of every table's columns.
+    That first column is `table`, or `section` where a table has a `table` column of its
+    own (TPC tables, NASCENT2's E7), which would otherwise overwrite it."""
     tables = list(tables)
     keys: list[str] = []
     for table in tables:
         keys.extend(c.key for c in table.columns if c.key not in keys)
+    section = "section" if "table" in keys else "table"
     buffer = io.StringIO()
     writer = csv.DictWriter(
-        buffer, fieldnames=["table", *keys], extrasaction="ignore", lineterminator="\n"
+        buffer, fieldnames=[section, *keys], extrasaction="ignore", lineterminator="\n"
     )
     writer.writeheader()
     for table in tables:
         for row in table.rows:
-            writer.writerow({"table": table.name, **jsonable(row)})
+            writer.writerow({**jsonable(row), section: table.name})
     return buffer.getvalue()
 
 
