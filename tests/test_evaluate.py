@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import shutil
 import weakref
 from pathlib import Path
@@ -94,8 +95,68 @@ def test_only_a_changed_manifest_counts_as_replaced(lc_data: Dataset) -> None:
     with pytest.raises(SpecError, match="was replaced while it was read"), ev.unchanged(lc_data):
         raise failure
     shutil.rmtree(lc_data.path)
-    with pytest.raises(SpecError, match="was replaced while it was read"), ev.unchanged(lc_data):
+    gone = rf"was removed or moved while it was read \({re.escape(str(failure))}\); no result"
+    with pytest.raises(SpecError, match=gone), ev.unchanged(lc_data):
         raise failure
+
+
+def _first_shard(dataset: Dataset) -> Path:
+    return dataset.shard_path(dataset.shards[0])
+
+
+def test_a_shard_rewritten_in_place_mid_run_is_named_not_the_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same size, same manifest, other records: the reference of the new records differs
+    from the answer of the old ones (a KernelMismatchError). The error names the shard."""
+    data = generate_dataset("lc", 1 << 20, 2, tmp_path / "lc", seed=9, shard_bytes=300_000)
+    real_verify = ev.verify_streaming
+    shard = _first_shard(data)
+
+    def rewritten_first(*args: Any) -> Any:
+        with shard.open("r+b") as f:
+            f.seek(-32 * 100, os.SEEK_END)
+            f.write(np.where(np.arange(800) % 2, 5.0, -5.0).astype(np.float32).tobytes())
+        with pytest.raises(KernelMismatchError):  # what the check alone would say
+            real_verify(*args)
+        return real_verify(*args)
+
+    monkeypatch.setattr(ev, "verify_streaming", rewritten_first)
+    with pytest.raises(ShardError, match="was written to while the data set was read") as info:
+        ev.evaluate(data=data.path, platforms=["cns"], workers=1, size_bytes=100_000)
+    assert info.value.source == str(shard)
+
+
+def test_a_shard_written_to_after_it_was_read_fails_the_run_even_if_all_matches(
+    lc_data: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that kept the bytes (or came after both the run and the reference read them)
+    fails nothing by itself: the run is still refused rather than called verified."""
+    real_verify = ev.verify_streaming
+    shard = _first_shard(lc_data)
+
+    def touched_after(*args: Any) -> Any:
+        result = real_verify(*args)
+        stat = shard.stat()
+        os.utime(shard, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+        return result
+
+    monkeypatch.setattr(ev, "verify_streaming", touched_after)
+    with pytest.raises(ShardError, match="was written to while the data set was read"):
+        ev.evaluate(data=lc_data.path, platforms=["cns"], workers=1, size_bytes=100_000)
+
+
+def test_a_shard_replaced_by_another_file_is_named(lc_data: Dataset) -> None:
+    stamps = lc_data.stamps()
+    shard = _first_shard(lc_data)
+    shutil.copy(shard, shard.with_suffix(".new"))
+    shard.with_suffix(".new").rename(shard)
+    with (
+        pytest.raises(ShardError, match="was replaced by another file"),
+        ev.unchanged(lc_data, stamps),
+    ):
+        raise ShardError(shard, "anything")
+    assert lc_data.changed_shard(lc_data.stamps()) is None
 
 
 def test_knn_runs_and_compares_both_splits() -> None:

@@ -82,7 +82,7 @@ from ndpkit.profile import Profile, load_profiles
 from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
 from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
-from ndpkit.runtime.dataset import MANIFEST, read_manifest
+from ndpkit.runtime.dataset import MANIFEST, ShardStamp, read_manifest
 from ndpkit.runtime.profiling import (
     ByteProgress,
     EngineScaling,
@@ -265,8 +265,9 @@ def evaluate(
     runs = []
     dataset = open_dataset(data) if isinstance(data, Path) else data
     names = apps_to_run(apps, dataset)
+    stamps = dataset.stamps() if dataset is not None else {}
     if dataset is not None and verify_shards:
-        with unchanged(dataset):
+        with unchanged(dataset, stamps):
             check_shards(dataset, report.step, report.bytes)
     # Each split is run once on the same data: `evaluate knn8 knn8-topk` measures knn8-topk
     # as knn8's other split and reuses that run as the app's own.
@@ -291,7 +292,7 @@ def evaluate(
             if dataset is None:
                 source: _Source = _InMemory(kernel.generate(size_bytes, seed or 0))
             else:
-                source = _OnDisk(dataset, executor, size_bytes)
+                source = _OnDisk(dataset, executor, size_bytes, stamps)
             main = run_once(app, source)
             others = [run_once(name, source) for name in split_variants(app)]
             d = model_bytes or published_size(kernel.paper_app or app) or float(source.input_bytes)
@@ -624,6 +625,8 @@ class _OnDisk(_Source):
     dataset: Dataset
     executor: LocalExecutor
     sample_bytes: int
+    stamps: dict[Path, ShardStamp] = field(default_factory=dict)
+    """The shards as they were before the first read (`Dataset.stamps`)."""
     _sample: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -634,7 +637,7 @@ class _OnDisk(_Source):
         """A kernel that can start from the data does, from a sample of every shard: the
         data set was not made from the seed (an imported one least of all)."""
         if isinstance(kernel, DataSeeded):
-            with unchanged(self.dataset):
+            with unchanged(self.dataset, self.stamps):
                 return kernel.params_for_data(self.dataset.spread(self.sample_bytes), seed)
         return kernel.params(seed)
 
@@ -645,7 +648,7 @@ class _OnDisk(_Source):
         outside the passes (starting the worker processes, for the first app) is reported
         apart, so a first run compares with a warm one; the first pass in a new worker
         still imports the kernel's module."""
-        with unchanged(self.dataset):
+        with unchanged(self.dataset, self.stamps):
             out = self.executor.run(kernel, self.dataset, params, progress=progress)
         passes_s = sum(p.wall_s for p in out.pass_stats)
         return out.result, passes_s, out.passes, max(out.wall_s - passes_s, 0.0)
@@ -653,35 +656,59 @@ class _OnDisk(_Source):
     def verify(
         self, kernel: Kernel, params: dict[str, Any], result: Any, progress: ByteProgress | None
     ) -> Verification:
-        with unchanged(self.dataset):
-            return verify_streaming(kernel, _counted(self.dataset, progress), params, result)
+        with unchanged(self.dataset, self.stamps):
+            verification = verify_streaming(
+                kernel, _counted(self.dataset, progress), params, result
+            )
+        # A shard rewritten in place after it was read (or before) changes no manifest and
+        # may fail nothing: the answer and its reference would be of different data.
+        changed = self.dataset.changed_shard(self.stamps)
+        if changed is not None:
+            raise changed
+        return verification
 
     def sample(self) -> np.ndarray:
         if self._sample is None:
-            with unchanged(self.dataset):
+            with unchanged(self.dataset, self.stamps):
                 self._sample = self.dataset.head(self.sample_bytes)
         return self._sample
 
 
 @contextmanager
-def unchanged(dataset: Dataset) -> Iterator[None]:
-    """A failure while reading a data set that was replaced meanwhile (`data generate
-    --overwrite` renames a new one onto it) says so, rather than blaming the kernel for an
-    answer that differs from the new data's reference, or a shard for its size. Replaced
-    means its manifest now says something else than when it was opened (or is gone): a
-    `touch` or `chmod` changes nothing."""
+def unchanged(dataset: Dataset, stamps: dict[Path, ShardStamp] | None = None) -> Iterator[None]:
+    """A failure while reading a data set that was replaced, removed or rewritten meanwhile
+    says so, rather than blaming the kernel for an answer that differs from the new data's
+    reference, or a shard for its size. Replaced: its manifest now says something else than
+    when it was opened (`data generate --overwrite` renames a new one onto it); removed or
+    moved: the manifest is gone (the error says which shard was missed); rewritten: a shard
+    of `stamps` was written to, resized or replaced. A `chmod` changes nothing."""
     try:
         yield
-    except NdpkitError:
-        if _manifest_now(dataset.path) != dataset.manifest:
+    except NdpkitError as exc:
+        now = _manifest_now(dataset.path)
+        if now is _GONE:
+            raise SpecError(
+                f"was removed or moved while it was read ({exc}); no result",
+                source=str(dataset.path),
+            ) from None
+        if now != dataset.manifest:
             raise SpecError(
                 "was replaced while it was read (its manifest changed); run again",
                 source=str(dataset.path),
             ) from None
+        changed = dataset.changed_shard(stamps or {})
+        if changed is not None:
+            raise changed from None
         raise
 
 
+_GONE = object()
+"""`_manifest_now` of a data set whose manifest no longer exists."""
+
+
 def _manifest_now(root: Path) -> object:
+    if not (root / MANIFEST).exists():
+        return _GONE
     try:
         return read_manifest(root / MANIFEST)
     except (NdpkitError, OSError):

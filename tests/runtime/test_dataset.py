@@ -32,7 +32,7 @@ from ndpkit.runtime import (
     open_dataset,
 )
 from ndpkit.runtime import dataset as dataset_module
-from ndpkit.runtime.dataset import MANIFEST, crop_loss, shard_seed
+from ndpkit.runtime.dataset import MANIFEST, ShardFormat, crop_loss, shard_seed
 
 
 class Ints(Kernel):
@@ -188,6 +188,32 @@ def test_overwrite_never_deletes_something_that_is_not_a_data_set(tmp_path: Path
     assert (precious / "thesis.tex").exists()
 
 
+@pytest.mark.parametrize("target", [".", "not-there/..", "ds/device-00/../.."])
+def test_overwrite_refuses_the_working_directory_and_what_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
+    """`-o .` crashed (a path without a name), and `-o x/..` with no x replaced the working
+    directory itself, leaving the shell in a deleted one."""
+    generate_dataset(Ints(), 4000, 2, tmp_path / "ds")
+    monkeypatch.chdir(tmp_path / "ds")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(SpecError, match="is the working directory or holds it") as caught:
+        generate_dataset(Ints(), 4000, 2, target, overwrite=True)
+    assert caught.value.source in (str(tmp_path), str(tmp_path / "ds"))
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_a_target_written_through_dot_dot_is_the_directory_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    dataset = generate_dataset(Ints(), 4000, 2, "not-there/../ds")
+    assert (tmp_path / "ds" / MANIFEST).is_file() and not (tmp_path / "not-there").exists()
+    assert open_dataset(dataset.path).records == dataset.records
+    generate_dataset(Ints(), 4000, 2, "not-there/../ds", overwrite=True, seed=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
 def test_too_small_and_bad_counts_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="less than one 16-byte ints record per device"):
         generate_dataset(Ints(), 40, 3, tmp_path / "x")
@@ -225,6 +251,21 @@ def test_too_small_and_bad_counts_are_clear_errors(tmp_path: Path) -> None:
             "record_bytes: 3 does not match dtype and record_shape",
         ),
         (lambda root: _edit_manifest(root, extra=1), MANIFEST, "extra: unknown field"),
+        (
+            lambda root: _edit_manifest(root, dtype="O"),
+            MANIFEST,
+            "dtype: 'O' cannot be stored in a shard",
+        ),
+        (
+            lambda root: _edit_manifest(root, dtype="garbage"),
+            MANIFEST,
+            "dtype: 'garbage' is not a numpy dtype",
+        ),
+        (
+            lambda root: _edit_manifest(root, columns=["a", "b"]),
+            MANIFEST,
+            "columns: .npy shards have no columns",
+        ),
         (
             lambda root: _edit_manifest(root, seed=-5),
             MANIFEST,
@@ -1018,3 +1059,34 @@ def test_a_directory_without_a_manifest_points_to_data_import(tmp_path: Path) ->
         open_dataset(tmp_path / "imgs")
     assert caught.value.detail.startswith("missing: not a data set")
     assert "`ndpkit data import PATH --app APP -o DIR`" in caught.value.detail
+
+
+@pytest.mark.parametrize(
+    ("shard_format", "message"),
+    [
+        ("npy", r"holds float32 \(2048, 8\), the manifest says float32 \(2049, 8\)"),
+        ("parquet", "holds 2048 rows of x0: float, .*the manifest says 2049 rows"),
+    ],
+)
+def test_verify_checks_each_shard_against_the_manifest_not_only_its_crc(
+    tmp_path: Path, shard_format: ShardFormat, message: str
+) -> None:
+    """A manifest edited to give one shard a record more (the later offsets and the totals
+    moved to match) kept every CRC-32: `data show --verify` said verified."""
+    ds = generate_dataset(
+        "lc", 2**18, 2, tmp_path / "ds", shard_bytes=2**16, shard_format=shard_format
+    )
+    manifest_path = ds.path / MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest["shards"][1]["records"] += 1
+    for later in manifest["shards"][2:]:
+        later["offset"] += 1
+    manifest["records"] += 1
+    manifest["data_bytes"] += 32
+    manifest_path.write_text(json.dumps(manifest))
+    edited = open_dataset(ds.path)
+    with pytest.raises(ShardError, match=message) as caught:
+        edited.verify()
+    assert caught.value.source == str(ds.path / "device-00" / "shard-0001") + (
+        ".npy" if shard_format == "npy" else ".parquet"
+    )

@@ -6,6 +6,8 @@ them. Data are integer-valued float32 so every sum is exact and results compare 
 
 from __future__ import annotations
 
+import errno
+import mmap
 import multiprocessing
 import os
 import signal
@@ -30,6 +32,7 @@ from ndpkit.runtime import (
     generate_dataset,
     import_dataset,
     open_dataset,
+    transfer,
 )
 from ndpkit.runtime.executor import _kib, _memory_bytes, _reset_peak_memory
 
@@ -234,6 +237,22 @@ def test_large_partials_arrive_intact_and_spill_files_are_removed(
     out = executor.run(Doubles(), big, {}, chunk_bytes=2**20)  # 1 MiB arrays: spilled
     assert np.array_equal(out.result, big.read_all() * 2)
     assert out.bytes_out == big.total_bytes and out.alpha == 1.0
+
+
+def test_a_spilled_partial_that_cannot_be_mapped_is_out_of_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `ulimit -v` the parent's mapping of a spilled partial fails with ENOMEM: that is
+    a MemoryError (which `evaluate` reports as one line), not an OSError traceback."""
+    packed = transfer.pack(np.zeros(2**20, np.uint8), str(tmp_path), "engine-0.bin")
+    assert packed.path is not None
+
+    def no_room(*args: Any, **kwargs: Any) -> mmap.mmap:
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(transfer.mmap, "mmap", no_room)
+    with pytest.raises(MemoryError, match="cannot map a spilled partial"):
+        transfer.unpack(packed)
 
 
 def test_more_engines_than_workers_queue(

@@ -12,17 +12,18 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 from test_executor import SumCount  # a sibling module: workers unpickle it by name
 
+from ndpkit.cli import main as cli_main
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.runtime import Dataset, LocalExecutor, engine_devices, executor, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
-from ndpkit.runtime.executor import _died, _Shard, _Task, _Worker
+from ndpkit.runtime.executor import _died, _Shard, _start_hint, _Task, _Worker
 
 needs_forkserver = pytest.mark.skipif(
     "forkserver" not in multiprocessing.get_all_start_methods(), reason="a fork server"
@@ -162,13 +163,41 @@ def _dead_worker(said: list[Any]) -> _Worker:
     return worker
 
 
-def test_a_worker_that_said_it_was_ready_died_reading() -> None:
+@pytest.fixture
+def in_shard_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake task's shard, as an empty file (its manifest size) in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "device-03").mkdir()
+    shard = tmp_path / "device-03" / "shard-0000.npy"
+    shard.touch()
+    return shard
+
+
+def test_a_worker_that_said_it_was_ready_died_reading(in_shard_dir: Path) -> None:
     """The ready message still in the pipe counts (a worker that died as it was sent its
     first task, whose pipe the parent had not read yet)."""
     message = str(_died(_dead_worker([("ready",)])))
     assert message == (
         "engine 3 (devices [3], worker pid 4242) exited with status 1 while reading "
         "device-03/shard-0000.npy; no result"
+    )
+
+
+def test_a_worker_that_died_reading_a_shard_that_changed_size_names_it(
+    in_shard_dir: Path,
+) -> None:
+    """A shard truncated (here: grown) while mapped kills its reader with SIGBUS; the shard
+    list alone may not show which one."""
+    in_shard_dir.write_bytes(b"12345")
+    message = str(_died(_dead_worker([("ready",)])))
+    assert message == (
+        "engine 3 (devices [3], worker pid 4242) exited with status 1 while reading "
+        "device-03/shard-0000.npy (since then device-03/shard-0000.npy is 5 bytes, the "
+        "manifest says 0: changed while it was read); no result"
+    )
+    in_shard_dir.unlink()
+    assert "(since then device-03/shard-0000.npy is gone: changed while" in str(
+        _died(_dead_worker([("ready",)]))
     )
 
 
@@ -336,3 +365,18 @@ def test_the_fork_server_leaves_ctrl_c_to_the_parent(tmp_path: Path) -> None:
         server_ignores, handler_back = done.stdout.split()
         assert handler_back == "True", who
         assert ignored is None or server_ignores == ignored, who
+
+
+def test_the_ndpkit_command_gets_no_advice_to_guard_its_entry_point(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Its console script (`from ndpkit.cli import main`, guarded) is a file like any script:
+    the advice is for scripts of users, which this one is not."""
+    script = tmp_path / "ndpkit"
+    script.write_text("from ndpkit.cli import main\n")
+    module = ModuleType("__main__")
+    module.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", module)
+    assert "__name__" in _start_hint()  # a script of the user's
+    module.main = cli_main  # type: ignore[attr-defined]
+    assert _start_hint() == ""

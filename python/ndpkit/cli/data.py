@@ -243,7 +243,8 @@ def _say_cropped(src: Path, dataset: Dataset) -> None:
 def show(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="A data set directory.")],
     verify: Annotated[
-        bool, typer.Option("--verify", help="Also check every shard's CRC-32 (reads it all).")
+        bool,
+        typer.Option("--verify", help="Also check every shard's CRC-32 and header (reads it all)."),
     ] = False,
     fmt: FormatOption = Format.table,
 ) -> None:

@@ -155,7 +155,7 @@ def evaluate_cmd(
         apps_run = ev.apps_to_run(names, dataset)
         early = _check_sample(size_bytes, dataset, apps_run, asked=size is not None)
         profiles_platform = _profiles_target(save_profiles, list(specs))
-        with _progress(fmt) as (report, on_bytes), _out_of_memory():
+        with _progress(fmt) as (report, on_bytes), _out_of_memory(data is not None):
             runs = ev.evaluate(
                 names,
                 specs,
@@ -197,16 +197,21 @@ def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:
 
 
 @contextmanager
-def _out_of_memory() -> Iterator[None]:
+def _out_of_memory(on_data: bool) -> Iterator[None]:
     """The memory check before the run is an estimate: an allocation that fails anyway is
-    an error naming --size, not a traceback."""
+    an error naming --size, not a traceback. On a data set (`on_data`), --size is only the
+    profiled sample, and the rest is the apps' own working memory or their partials."""
     try:
         yield
     except MemoryError:
+        advice = (
+            "give a smaller --size (the sample profiled), or more memory: the apps' "
+            "partials and references for a data set are held in memory"
+            if on_data
+            else "give a smaller --size (or run on a data set with --data)"
+        )
         raise SpecError(
-            "ran out of memory: give a smaller --size (or run on a data set with --data)",
-            source=COMMAND_LINE,
-            field="--size",
+            f"ran out of memory: {advice}", source=COMMAND_LINE, field="--size"
         ) from None
 
 

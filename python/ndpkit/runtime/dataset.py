@@ -217,9 +217,9 @@ def _parse_dtype(text: str) -> np.dtype[Any]:
     try:
         dtype = np.dtype(text)
     except TypeError:
-        raise ValueError(f"dtype {text!r} is not a numpy dtype") from None
+        raise FieldValueError("dtype", f"{text!r} is not a numpy dtype") from None
     if dtype.hasobject or dtype.itemsize == 0:
-        raise ValueError(f"dtype {text!r} cannot be stored in a shard")
+        raise FieldValueError("dtype", f"{text!r} cannot be stored in a shard")
     return dtype
 
 
@@ -228,12 +228,16 @@ def _check_columns(
 ) -> None:
     if shard_format == "npy":
         if columns is not None:
-            raise ValueError(".npy shards have no columns")
+            raise FieldValueError("columns", ".npy shards have no columns")
         return
     if len(record_shape) != 1:
-        raise ValueError(f"Parquet shards hold records of shape (d,), not {record_shape}")
+        raise FieldValueError(
+            "record_shape", f"Parquet shards hold records of shape (d,), not {record_shape}"
+        )
     if columns is None or len(columns) != record_shape[0] or len(set(columns)) != len(columns):
-        raise ValueError(f"Parquet shards need {record_shape[0]} distinct column names")
+        raise FieldValueError(
+            "columns", f"Parquet shards need {record_shape[0]} distinct column names"
+        )
 
 
 def _check_shard_order(
@@ -428,8 +432,33 @@ class Dataset:
         """The whole data set in record order, in memory: for tests and small data only."""
         return np.concatenate([np.array(chunk) for _, chunk in self.chunks()])
 
+    def stamps(self) -> dict[Path, ShardStamp]:
+        """Each shard's file identity and last change, to tell later (`changed_shard`) whether
+        one was rewritten or replaced in the meantime; a shard that cannot be read now is
+        left out (reading it is what reports that)."""
+        found = {}
+        for shard in self.shards:
+            path = self.shard_path(shard)
+            with contextlib.suppress(OSError):
+                found[path] = ShardStamp.of(path.stat())
+        return found
+
+    def changed_shard(self, stamps: dict[Path, ShardStamp]) -> ShardError | None:
+        """The first shard of `stamps` that changed since (written to, truncated, replaced,
+        removed), as the error to raise; None if none did."""
+        for path, then in stamps.items():
+            try:
+                now: ShardStamp | None = ShardStamp.of(path.stat())
+            except OSError:
+                now = None
+            if now != then:
+                what = "was removed" if now is None else then.change_to(now)
+                return ShardError(path, f"{what} while the data set was read; run again")
+        return None
+
     def verify(self, *, progress: Progress | None = None) -> None:
-        """Check every shard's size and CRC-32 in record order (reads the whole data set); the
+        """Check every shard's size, CRC-32 and header (records, dtype and shape; a Parquet
+        shard's rows and columns) in record order (reads the whole data set); the
         first bad shard is a `ShardError` naming it. `progress(checked_bytes, total_bytes)` is
         called at the start, at least every `PROGRESS_BYTES` and at the end."""
         buffer = bytearray(_CRC_BLOCK_BYTES)
@@ -438,6 +467,7 @@ class Dataset:
             path = self.shard_path(shard)
             check_shard_size(path, shard.file_bytes)
             _check_crc(path, _file_crc(path, buffer, meter.add), shard.crc32)
+            _check_shard_layout(path, shard, self.layout)
         meter.finish()
 
     def summary(self) -> dict[str, Any]:
@@ -550,6 +580,29 @@ def _read_manifest(path: Path) -> Manifest:
         return Manifest.model_validate_json(json.dumps(document))
     except ValidationError as exc:
         raise spec_error(exc, str(path)) from None
+
+
+@dataclass(frozen=True)
+class ShardStamp:
+    """What tells a shard file's contents changed without reading it: its identity (device,
+    inode: a file renamed over it), size, and the time of its last write (not of its last
+    change of any kind: a `chmod` leaves the data as it was)."""
+
+    device: int
+    inode: int
+    size_bytes: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, stat: os.stat_result) -> ShardStamp:
+        return cls(stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+    def change_to(self, now: ShardStamp) -> str:
+        if (now.device, now.inode) != (self.device, self.inode):
+            return "was replaced by another file"
+        if now.size_bytes != self.size_bytes:
+            return f"changed size from {self.size_bytes} to {now.size_bytes} bytes"
+        return "was written to"
 
 
 def check_shard_size(path: Path, file_bytes: int) -> os.stat_result:
@@ -827,14 +880,7 @@ def _parquet_chunks(
     except (pa.ArrowException, OSError) as exc:
         raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
     with table:
-        found = table.schema_arrow
-        wanted = pa.schema([(name, pa.from_numpy_dtype(layout.dtype)) for name in columns])
-        if table.metadata.num_rows != shard.records or not found.equals(wanted):
-            raise ShardError(
-                path,
-                f"holds {table.metadata.num_rows} rows of {_describe(found)}, the manifest says "
-                f"{shard.records} rows of {_describe(wanted)}",
-            )
+        _check_parquet_shard(table, path, shard, layout)
         start = 0
         batches = table.iter_batches(batch_size=chunk_records, columns=columns, use_threads=False)
         while True:
@@ -851,6 +897,34 @@ def _parquet_chunks(
             start += len(chunk)
     if start != shard.records:
         raise ShardError(path, f"gave {start} rows, the manifest says {shard.records}")
+
+
+def _check_parquet_shard(table: Any, path: Path, shard: ShardFacts, layout: RecordLayout) -> None:
+    """The open Parquet file `table` holds the rows and columns the manifest says."""
+    pa, _ = _arrow()
+    found = table.schema_arrow
+    columns = list(layout.columns or ())
+    wanted = pa.schema([(name, pa.from_numpy_dtype(layout.dtype)) for name in columns])
+    if table.metadata.num_rows != shard.records or not found.equals(wanted):
+        raise ShardError(
+            path,
+            f"holds {table.metadata.num_rows} rows of {_describe(found)}, the manifest says "
+            f"{shard.records} rows of {_describe(wanted)}",
+        )
+
+
+def _check_shard_layout(path: Path, shard: ShardFacts, layout: RecordLayout) -> None:
+    """A shard's own header (.npy) or metadata (Parquet) against the manifest: its CRC-32
+    can match a manifest whose records, shape or columns were edited."""
+    if layout.shard_format == "npy":
+        _open_npy_shard(path, shard, layout)
+        return
+    pa, pq = _arrow()
+    try:
+        with pq.ParquetFile(path, **_STREAMED) as table:
+            _check_parquet_shard(table, path, shard, layout)
+    except (pa.ArrowException, OSError) as exc:
+        raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
 
 
 def _describe(schema: Any) -> str:
@@ -1080,6 +1154,7 @@ def _write_dataset(
 ) -> Dataset:
     """Write shards and then the manifest into a staging directory and publish it atomically;
     `records` is how many the sources hold, for the free-space check."""
+    path = Path(os.path.normpath(path))  # `x/../ds` is `ds`, even where x does not exist
     dtype = np.dtype(meta["dtype"])
     record_shape: tuple[int, ...] = meta["record_shape"]
     shard_format: ShardFormat = meta.get("shard_format", "npy")
@@ -1268,6 +1343,12 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
     """A temporary sibling of `path` that becomes `path` on success and vanishes on failure
     (also on a second Ctrl-C or SIGTERM: the removal and the renames hold signals). A write
     error inside is a SpecError naming `path` and the file."""
+    # `.` and `x/..` have no name to put a sibling beside, and `x/..` must be checked as the
+    # directory it is (the working directory, where x does not exist).
+    try:
+        path = Path(os.path.abspath(path))
+    except OSError as exc:  # the working directory was removed
+        raise SpecError(f"cannot resolve the path ({_reason(exc)})", source=str(path)) from None
     _check_target(path, overwrite)
     _check_free_space(path, needed_bytes)
     staging: Path | None = None
@@ -1400,6 +1481,13 @@ def _check_target(path: Path, overwrite: bool) -> None:
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=str(path)
         )
+    with contextlib.suppress(OSError):
+        if Path.cwd().resolve().is_relative_to(path.resolve()):
+            raise SpecError(
+                "is the working directory or holds it: replacing it would delete the "
+                "directory this process (and its shell) is in; run from outside it",
+                source=str(path),
+            )
     if not (path / MANIFEST).is_file() and any(path.iterdir()):
         raise SpecError(
             "exists and is not a data set (no manifest.json); not replacing it", source=str(path)

@@ -906,7 +906,26 @@ def _died(worker: _Worker) -> WorkerDiedError:
             f"{engine}: the worker process failed to start: it {how} before it began its "
             f"task (its own error, if any, is on stderr){_start_hint()}; no result"
         )
-    return WorkerDiedError(f"{engine} {how} while reading {listed}; no result")
+    return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
+
+
+def _resized(task: _Task) -> str:
+    """The task's shards that are no longer the size the manifest says, as a clause: a shard
+    truncated while it is mapped kills its reader with SIGBUS, and the list of the engine's
+    shards may not show it."""
+    changed = []
+    for shard in task.shards:
+        try:
+            size = os.stat(shard.path).st_size
+        except OSError:
+            changed.append(f"{shard.path} is gone")
+            continue
+        if size != shard.file_bytes:
+            changed.append(f"{shard.path} is {size} bytes, the manifest says {shard.file_bytes}")
+    if not changed:
+        return ""
+    more = f" and {len(changed) - 2} more" if len(changed) > 2 else ""
+    return f" (since then {'; '.join(changed[:2])}{more}: changed while it was read)"
 
 
 def _heard_ready(worker: _Worker) -> bool:
@@ -920,11 +939,13 @@ def _heard_ready(worker: _Worker) -> bool:
 
 def _start_hint() -> str:
     """Why a worker may fail to start: multiprocessing starts it by running the parent's main
-    module again (as `__mp_main__`), unless that is a package's `__main__`, `-c` code or an
-    interactive session."""
+    module again (as `__mp_main__`), unless that is a package's `__main__`, `-c` code, an
+    interactive session or the `ndpkit` command."""
     main = sys.modules.get("__main__")
     name = getattr(getattr(main, "__spec__", None), "name", None)
     path = getattr(main, "__file__", None)
+    if getattr(getattr(main, "main", None), "__module__", None) == "ndpkit.cli":
+        return ""  # the `ndpkit` command's own script, whose entry point is guarded
     if name is not None:
         if name == "__main__" or name.endswith(".__main__"):
             return ""

@@ -531,7 +531,12 @@ def unpack(packed: Packed) -> Any:
     if packed.path is None:
         return pickle.loads(packed.head)
     with open(packed.path, "rb") as f:
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        except OSError as exc:
+            if exc.errno == errno.ENOMEM:  # no address space left (`ulimit -v`)
+                raise MemoryError(f"cannot map a spilled partial ({packed.path})") from None
+            raise
     os.unlink(packed.path)
     view = memoryview(mapped)
     buffers, start = [], 0
