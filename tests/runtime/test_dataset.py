@@ -1090,3 +1090,18 @@ def test_verify_checks_each_shard_against_the_manifest_not_only_its_crc(
     assert caught.value.source == str(ds.path / "device-00" / "shard-0001") + (
         ".npy" if shard_format == "npy" else ".parquet"
     )
+
+
+def test_a_shard_with_bytes_after_its_records_is_refused_even_with_a_matching_manifest(
+    tmp_path: Path,
+) -> None:
+    ds = generate_dataset("lc", 2**18, 2, tmp_path / "ds", shard_bytes=2**16)
+    shard = ds.path / "device-00" / "shard-0001.npy"
+    shard.write_bytes(shard.read_bytes() + b"\0" * 5)
+    manifest_path = ds.path / MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest["shards"][1]["file_bytes"] += 5
+    manifest["shards"][1]["crc32"] = f"{zlib.crc32(shard.read_bytes()):08x}"
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(ShardError, match="holds 5 bytes after the 2048 records its header"):
+        open_dataset(ds.path).verify()

@@ -799,6 +799,12 @@ def _check_npy_header(f: BinaryIO, path: Path, shard: ShardFacts, layout: Record
             f"its header ends at byte {data_offset}, leaving room for fewer than the "
             f"{shard.records} records it declares",
         )
+    if data_offset + data_bytes < shard.file_bytes:  # ndpkit writes none: records appended?
+        raise ShardError(
+            path,
+            f"holds {shard.file_bytes - data_offset - data_bytes} bytes after the "
+            f"{shard.records} records its header declares",
+        )
     return data_offset
 
 
