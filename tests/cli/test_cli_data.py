@@ -10,6 +10,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from PIL import Image
 
 from ndpkit.kernels import Kernel
 from ndpkit.runtime import Dataset, generate_dataset, open_dataset
+from ndpkit.runtime.spill_dirs import lock_dir
 
 SKIMAGE_DATA = Path(skimage.data.__file__).parent
 
@@ -394,6 +396,51 @@ def test_a_staging_directory_left_beside_out_is_named(ndpkit, tmp_path: Path) ->
     assert f"note: {tmp_path / 'ds.old-cafe1234'} holds a replaced data set" in result.stderr
     assert (tmp_path / "ds.tmp-deadbeef").is_dir()  # named, not removed
     assert (tmp_path / "ds.old-cafe1234").is_dir()
+
+
+def _aged(directory: Path, seconds: float) -> Path:
+    """`directory` and the directories in it as if last changed `seconds` ago."""
+    then = time.time() - seconds
+    for path in [directory, *(p for p in directory.iterdir() if p.is_dir())]:
+        os.utime(path, (then, then))
+    return directory
+
+
+def test_a_staging_directory_a_killed_run_left_is_removed_one_in_use_is_not(
+    ndpkit, tmp_path: Path
+) -> None:
+    """A run holds a lock on its staging directory while it writes; one that nobody holds
+    and that has not changed for a minute is a killed run's, and as big as a data set."""
+    killed = tmp_path / "ds.tmp-0badf00d"
+    (killed / "device-00").mkdir(parents=True)
+    (killed / "device-00" / "shard-0000.npy").write_bytes(b"\0" * 4096)
+    _aged(killed, 120)
+    in_use = tmp_path / "ds.tmp-0c0ffee0"
+    in_use.mkdir()
+    _aged(in_use, 120)
+    other = tmp_path / "other.tmp-0badf00d"  # beside another data set: not this one's
+    other.mkdir()
+    _aged(other, 120)
+    held = lock_dir(in_use)
+    try:
+        result = ndpkit(
+            "data",
+            "generate",
+            "lc",
+            "--size",
+            "1MiB",
+            "--devices",
+            "2",
+            "--out",
+            str(tmp_path / "ds"),
+        )
+    finally:
+        os.close(held)
+    assert result.returncode == 0, result.stderr
+    assert f"note: removed {killed}, left by an `ndpkit data` run that was killed" in result.stderr
+    assert not killed.exists()
+    assert f"note: {in_use} is a data set being written by another run" in result.stderr
+    assert in_use.is_dir() and other.is_dir()
 
 
 def test_an_empty_out_is_refused_not_taken_for_the_current_directory(

@@ -9,7 +9,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import struct
+import subprocess
+import sys
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -32,7 +36,13 @@ from ndpkit.runtime import (
     open_dataset,
 )
 from ndpkit.runtime import dataset as dataset_module
-from ndpkit.runtime.dataset import MANIFEST, ShardFormat, crop_loss, shard_seed
+from ndpkit.runtime.dataset import (
+    MANIFEST,
+    ShardFormat,
+    crop_loss,
+    remove_stale_staging,
+    shard_seed,
+)
 
 
 class Ints(Kernel):
@@ -1105,3 +1115,34 @@ def test_a_shard_with_bytes_after_its_records_is_refused_even_with_a_matching_ma
     manifest_path.write_text(json.dumps(manifest))
     with pytest.raises(ShardError, match="holds 5 bytes after the 2048 records its header"):
         open_dataset(ds.path).verify()
+
+
+def test_a_staging_directory_is_locked_while_written_and_swept_once_its_run_is_killed(
+    tmp_path: Path,
+) -> None:
+    """A real SIGKILL mid-write: the lock dies with the run, so the leftover is removed once
+    it has not changed for STALE_STAGING_S; while the run lives, it is not."""
+    script = (
+        "import sys\n"
+        "from ndpkit.runtime import generate_dataset\n"
+        "generate_dataset('lc', 2**29, 2, sys.argv[1], shard_bytes=2**16)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "ds")])
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("ds.tmp-*/device-00/shard-0001.npy")):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        (staging,) = tmp_path.glob("ds.tmp-*")
+        assert remove_stale_staging(tmp_path / "ds") == []  # held, and fresh
+        for path in [staging, *staging.iterdir()]:
+            os.utime(path, (time.time() - 120, time.time() - 120))
+        assert remove_stale_staging(tmp_path / "ds") == []  # held: a live run's, however old
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert staging.is_dir()
+    for path in [staging, *staging.iterdir()]:
+        os.utime(path, (time.time() - 120, time.time() - 120))
+    assert remove_stale_staging(tmp_path / "ds") == [staging]
+    assert list(tmp_path.iterdir()) == []

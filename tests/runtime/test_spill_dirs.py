@@ -125,7 +125,7 @@ def test_a_directory_that_cannot_be_locked_is_not_used(
         raise OSError(errno.EMFILE, "Too many open files")
 
     monkeypatch.setattr(spill_dirs, "spill_root", lambda: str(tmp_path))
-    monkeypatch.setattr(spill_dirs, "_lock", no_descriptor_left)
+    monkeypatch.setattr(spill_dirs, "lock_dir", no_descriptor_left)
     with pytest.raises(OSError, match="Too many open files"):
         open_spill_dir()
     assert list(tmp_path.iterdir()) == []

@@ -31,6 +31,7 @@ from ndpkit.runtime.dataset import (
     generate_dataset,
     import_dataset,
     open_dataset,
+    remove_stale_staging,
     resolve_kernel,
 )
 from ndpkit.tpc import GeneratedTable, generate_tpcc, generate_tpch
@@ -124,6 +125,7 @@ def generate(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Generate an app's synthetic data, shard by shard (never all in memory)."""
+    _remove_stale(out)
     with (
         user_errors(),
         _as_flags({"size": "--size", "seed": "--seed", "shard_format": "--shard-format"}),
@@ -188,6 +190,7 @@ def import_(
     keeps its format, one row per record). Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""
+    _remove_stale(out)
     with user_errors(), _as_flags({"columns": "--columns"}):
         dataset = import_dataset(
             path,
@@ -205,6 +208,18 @@ def import_(
     _show(dataset, fmt)
 
 
+def _remove_stale(out: Path) -> None:
+    """Staging directories beside OUT that a killed run left (held by no run, unchanged for
+    a minute) are removed first, each said on stderr: each is as big as a data set."""
+    for left in remove_stale_staging(out):
+        stderr().print(
+            f"note: removed {left}, left by an `ndpkit data` run that was killed",
+            style="yellow",
+            highlight=False,
+            markup=False,
+        )
+
+
 def _note_leftovers(out: Path) -> None:
     """On stderr, staging directories beside OUT that this run did not make (a run still
     going, or one killed too hard to clean up: SIGKILL, a power cut), each as big as a
@@ -212,8 +227,9 @@ def _note_leftovers(out: Path) -> None:
     run still going needs its own."""
     stem = glob.escape(name_kept(out.name))
     kinds = {
-        "tmp": "is a data set being written, or left by a run that was killed; remove it "
-        "if no other `ndpkit data` is running",
+        "tmp": "is a data set being written by another run (or one killed less than a "
+        "minute ago, or that this user may not remove); it is removed once nothing holds it "
+        "and it has not changed for a minute",
         "old": "holds a replaced data set that could not be deleted (a file or directory in "
         "it this user may not remove), or one a run is replacing now",
     }

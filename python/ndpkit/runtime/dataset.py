@@ -53,9 +53,11 @@ import json
 import math
 import mmap
 import os
+import re
 import secrets
 import shutil
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -76,6 +78,7 @@ from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import wide_mode_error
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
+from ndpkit.runtime.spill_dirs import lock_dir
 
 MANIFEST = "manifest.json"
 FORMAT = "ndpkit-dataset"
@@ -1359,9 +1362,11 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
     _check_free_space(path, needed_bytes)
     staging: Path | None = None
     made: list[Path] = []
+    lock: int | None = None
     try:
         with signals_held():  # so that `staging` is known before any signal can stop us
             staging, made = _new_sibling_dir(path)
+            lock = _hold(staging)
         yield staging
         with signals_held():
             _publish(staging, path, overwrite)
@@ -1373,6 +1378,72 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
         if isinstance(exc, _WriteError):
             raise _write_failed(path, staging, exc) from None
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)  # after the rename or the removal: no sweep sees it half done
+
+
+STALE_STAGING_S = 60.0
+"""How long nothing in a staging directory nobody holds must have changed before
+`remove_stale_staging` takes it for a killed run's."""
+_STAGING_NAME = re.compile(r"\.tmp-[0-9a-f]{8}")
+
+
+def _hold(staging: Path) -> int | None:
+    """A lock on the staging directory for as long as this run writes it: a run killed too
+    hard to remove it (SIGKILL) lets go of the lock as it dies, which tells
+    `remove_stale_staging` the directory is a leftover. None where there is no flock
+    (Windows), or the directory cannot be opened (then it is only named, not swept)."""
+    try:
+        return lock_dir(staging)
+    except (OSError, AttributeError):
+        return None
+
+
+def remove_stale_staging(path: str | Path) -> list[Path]:
+    """Remove the staging directories beside `path` (`PATH.tmp-` and 8 hex digits) that a
+    killed `generate`/`import` left: this user's, held by no run, and with nothing in them
+    or their device directories changed for `STALE_STAGING_S`. Answers what it removed;
+    anything it cannot read, lock or remove is left (and named by the command line)."""
+    if os.name != "posix":
+        return []
+    target = Path(os.path.abspath(path))
+    stem = name_kept(target.name)
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        tail = entry.name[len(stem) :]
+        if not entry.name.startswith(stem) or not _STAGING_NAME.fullmatch(tail):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
+                continue
+            fd = lock_dir(entry.path)
+        except OSError:  # held by a run that is writing it, or unreadable
+            continue
+        try:
+            if time.time() - _last_change(Path(entry.path)) >= STALE_STAGING_S:
+                shutil.rmtree(entry.path, ignore_errors=True)
+        finally:
+            os.close(fd)
+        if not os.path.lexists(entry.path):
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _last_change(directory: Path) -> float:
+    """The latest modification time of `directory` and of the directories in it (a shard
+    written into `device-03/` changes that directory's time)."""
+    times = [directory.stat().st_mtime]
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    times.append(entry.stat(follow_symlinks=False).st_mtime)
+    return max(times)
 
 
 def _write_failed(path: Path, staging: Path | None, exc: _WriteError) -> SpecError:

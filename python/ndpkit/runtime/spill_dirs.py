@@ -63,16 +63,18 @@ def open_spill_dir() -> SpillDir:
     if fcntl is None:
         return SpillDir(path, None)
     try:
-        return SpillDir(path, _lock(path))
+        return SpillDir(path, lock_dir(path))
     except OSError:
         shutil.rmtree(path, ignore_errors=True)
         raise
 
 
-def _lock(path: str) -> int:
-    """A descriptor of `path` holding an exclusive lock on it; OSError if it is held."""
+def lock_dir(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the directory `path` holding an exclusive lock on it; OSError if it is
+    held (or cannot be opened)."""
     assert fcntl is not None
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -106,7 +108,7 @@ def sweep_stale(root: str | None, stale_after_s: float | None = None) -> list[st
         if now - info.st_mtime < age_s:
             continue
         try:
-            fd = _lock(entry.path)
+            fd = lock_dir(entry.path)
         except OSError:  # held by a live run (or unreadable)
             continue
         try:
