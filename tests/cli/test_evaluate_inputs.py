@@ -176,3 +176,23 @@ def test_running_out_of_memory_is_an_error_naming_size(monkeypatch: pytest.Monke
     result = CliRunner().invoke(app, ["evaluate", "lc", "--platforms", "cns"])
     assert result.exit_code == 2, result.output
     assert "--size: ran out of memory" in result.output
+    assert "run on a data set with --data" in result.output
+
+
+def test_running_out_of_memory_on_a_data_set_does_not_suggest_data(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With --data, --size is only the profiled sample: the advice says so."""
+    generate_dataset("lc", 1 << 20, 2, tmp_path / "ds")
+
+    def no_memory(*_: object, **__: object) -> list[ev.AppRun]:
+        raise MemoryError
+
+    monkeypatch.setattr(ev, "evaluate", no_memory)
+    args = ["evaluate", "--data", str(tmp_path / "ds"), "--platforms", "cns"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "--size: ran out of memory: give a smaller --size (the sample profiled)" in " ".join(
+        result.output.split()
+    )
+    assert "with --data" not in result.output

@@ -224,6 +224,20 @@ def test_a_target_written_through_dot_dot_is_the_directory_it_names(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
 
 
+def test_dot_dot_after_a_symlink_is_the_parent_of_the_links_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the system resolves it: a lexical `link/..` replaced ./ds, another data set."""
+    (tmp_path / "elsewhere" / "a").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere" / "a")
+    here = generate_dataset(Ints(), 4000, 1, tmp_path / "ds", seed=1)
+    there = generate_dataset(Ints(), 4000, 1, tmp_path / "elsewhere" / "ds", seed=2)
+    monkeypatch.chdir(tmp_path)
+    new = generate_dataset(Ints(), 4000, 1, "link/../ds", seed=3, overwrite=True)
+    assert new.path == tmp_path / "elsewhere" / "ds"
+    assert open_dataset(here.path).seed == 1 and open_dataset(there.path).seed == 3
+
+
 def test_too_small_and_bad_counts_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="less than one 16-byte ints record per device"):
         generate_dataset(Ints(), 40, 3, tmp_path / "x")

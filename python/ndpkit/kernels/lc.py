@@ -45,6 +45,7 @@ _core: Any = import_module("ndpkit._core")  # the compiled extension has no type
 FEATURES = 8
 _U32 = 2.0**-24  # unit roundoff of float32
 _TINY32 = float(np.finfo(np.float32).tiny)  # 2⁻¹²⁶, float32's smallest normal number
+_EXACT_BLOCK = 1 << 16
 
 
 class Labels(NamedTuple):
@@ -150,9 +151,18 @@ class LinearClassifier(RowKernel):
         rounding_bound = 2 * _gamma(FEATURES) * magnitude + FEATURES * _TINY32
         labels = (scores > 0).astype(np.uint8)
         uncertain = np.abs(scores) <= rounding_bound
-        near = np.flatnonzero(uncertain)  # few: only these are looked at more closely
-        products = points[near] * weights  # exact: 24 × 24 significant bits fit in 53
-        uncertain[near] = ~_exact_in_float32(products, np.abs(products).sum(axis=1))
+        # Usually few points are near 0; they are looked at more closely, a bounded block
+        # at a time (weights of 0 put every point there).
+        near = np.flatnonzero(uncertain)
+        weights_normal = bool(np.all((weights == 0) | (np.abs(weights) >= _TINY32)))
+        for start in range(0, len(near), _EXACT_BLOCK):
+            block = near[start : start + _EXACT_BLOCK]
+            inputs = points[block]
+            products = inputs * weights  # exact: 24 × 24 significant bits fit in 53
+            exact = _exact_in_float32(products, np.abs(products).sum(axis=1))
+            # A subnormal input is read as 0 where the CPU flushes them: not exact then.
+            exact &= weights_normal & np.all((inputs == 0) | (np.abs(inputs) >= _TINY32), axis=1)
+            uncertain[block] = ~exact
         return Labels(labels, uncertain)
 
     def check(self, result: Any, expected: Any) -> None:

@@ -1163,7 +1163,7 @@ def _write_dataset(
 ) -> Dataset:
     """Write shards and then the manifest into a staging directory and publish it atomically;
     `records` is how many the sources hold, for the free-space check."""
-    path = Path(os.path.normpath(path))  # `x/../ds` is `ds`, even where x does not exist
+    path = _target(path)
     dtype = np.dtype(meta["dtype"])
     record_shape: tuple[int, ...] = meta["record_shape"]
     shard_format: ShardFormat = meta.get("shard_format", "npy")
@@ -1347,17 +1347,27 @@ def _reason(error: OSError) -> str:
     return why
 
 
+def _target(path: Path) -> Path:
+    """`path` as given, except where its text cannot name a sibling or be checked as the
+    directory it is: `.` (no name), and a path with `..` in it, which is resolved as the
+    system resolves it (after a symlink, `link/..` is the parent of the link's target; a
+    lexical `x/..` would be the working directory). The last component is not resolved:
+    a symlink there is refused, not followed."""
+    if path.name not in ("", ".", "..") and ".." not in path.parts:
+        return path
+    try:
+        if path.name in ("", ".", ".."):
+            return Path(os.path.realpath(path))
+        return Path(os.path.realpath(path.parent)) / path.name
+    except OSError as exc:  # the working directory was removed
+        raise SpecError(f"cannot resolve the path ({_reason(exc)})", source=str(path)) from None
+
+
 @contextmanager
 def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
     """A temporary sibling of `path` that becomes `path` on success and vanishes on failure
     (also on a second Ctrl-C or SIGTERM: the removal and the renames hold signals). A write
     error inside is a SpecError naming `path` and the file."""
-    # `.` and `x/..` have no name to put a sibling beside, and `x/..` must be checked as the
-    # directory it is (the working directory, where x does not exist).
-    try:
-        path = Path(os.path.abspath(path))
-    except OSError as exc:  # the working directory was removed
-        raise SpecError(f"cannot resolve the path ({_reason(exc)})", source=str(path)) from None
     _check_target(path, overwrite)
     _check_free_space(path, needed_bytes)
     staging: Path | None = None
@@ -1407,7 +1417,10 @@ def remove_stale_staging(path: str | Path) -> list[Path]:
     anything it cannot read, lock or remove is left (and named by the command line)."""
     if os.name != "posix":
         return []
-    target = Path(os.path.abspath(path))
+    try:
+        target = _target(Path(path))
+    except SpecError:
+        return []
     stem = name_kept(target.name)
     removed: list[Path] = []
     try:
@@ -1554,10 +1567,6 @@ def _check_target(path: Path, overwrite: bool) -> None:
         raise SpecError(
             "exists and is not a data set directory; not replacing it", source=str(path)
         )
-    if not overwrite:
-        raise SpecError(
-            "already exists; pass overwrite (--overwrite) to replace it", source=str(path)
-        )
     with contextlib.suppress(OSError):
         if Path.cwd().resolve().is_relative_to(path.resolve()):
             raise SpecError(
@@ -1565,6 +1574,10 @@ def _check_target(path: Path, overwrite: bool) -> None:
                 "directory this process (and its shell) is in; run from outside it",
                 source=str(path),
             )
+    if not overwrite:
+        raise SpecError(
+            "already exists; pass overwrite (--overwrite) to replace it", source=str(path)
+        )
     if not (path / MANIFEST).is_file() and any(path.iterdir()):
         raise SpecError(
             "exists and is not a data set (no manifest.json); not replacing it", source=str(path)
