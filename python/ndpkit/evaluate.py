@@ -312,6 +312,10 @@ def evaluate(
             for spec in specs.values():
                 _model_on(app_run, [main, *others], spec, options, scaling, split_tolerance)
             runs.append(app_run)
+    if dataset is not None:  # the profiled sample is read after the last verification
+        changed = dataset.changed_shard(stamps)
+        if changed is not None:
+            raise changed
     return runs
 
 
