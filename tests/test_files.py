@@ -11,12 +11,18 @@ import pytest
 
 from ndpkit.errors import SpecError
 from ndpkit.files import (
+    MAX_SPEC_BYTES,
+    NotASpecFileError,
     check_writable,
+    read_spec_text,
     replacing,
     signals_held,
     temporary_sibling,
     write_atomic,
 )
+from ndpkit.hw import load_platform
+from ndpkit.nascent.devices import load_devices
+from ndpkit.profile import load_profiles
 
 
 def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -160,3 +166,28 @@ def test_check_writable_makes_and_removes_a_probe(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(SpecError, match="cannot write in"):
         check_writable(tmp_path / "missing" / "out.json")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_spec_files_that_are_no_small_regular_file_are_refused_without_blocking(
+    tmp_path: Path,
+) -> None:
+    """/dev/zero was read until the OOM killer came, a FIFO nobody writes blocked forever."""
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.toml"
+    with big.open("wb") as f:
+        f.truncate(MAX_SPEC_BYTES + 1)
+    for path, message in [
+        (Path("/dev/zero"), "not a regular file"),
+        (fifo, "not a regular file"),
+        (big, "larger than 16 MiB"),
+    ]:
+        with pytest.raises(NotASpecFileError, match=message):
+            read_spec_text(path)
+        for load in (load_platform, load_profiles, load_devices):
+            with pytest.raises(SpecError, match=message) as caught:
+                load(str(path))
+            assert caught.value.source == str(path)
+    (tmp_path / "ok.toml").write_text("\ufeffa = 1\n", encoding="utf-8")
+    assert read_spec_text(tmp_path / "ok.toml") == "a = 1\n"  # a byte-order mark dropped

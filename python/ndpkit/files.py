@@ -206,3 +206,31 @@ def _remove(path: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
+
+
+MAX_SPEC_BYTES = 16 * 2**20
+"""The largest platform, profile or device file read: they are a few KiB, and a path such
+as /dev/zero would otherwise be read until memory runs out."""
+
+
+class NotASpecFileError(Exception):
+    """A path that names no small regular file (its message says what it is instead)."""
+
+
+def read_spec_text(path: Path, encoding: str = "utf-8-sig") -> str:
+    """The text of a small input file (TOML, JSON). A FIFO, device or socket is refused
+    without blocking on it, and a file over MAX_SPEC_BYTES without reading it all
+    (`NotASpecFileError`); FileNotFoundError, other OSErrors and UnicodeDecodeError pass
+    through for the caller's wording. (utf-8-sig: a byte-order mark, which Windows editors
+    write, is not TOML or JSON.)"""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotASpecFileError("not a regular file (a device, FIFO or socket)")
+        data = f.read(MAX_SPEC_BYTES + 1)
+    if len(data) > MAX_SPEC_BYTES:
+        raise NotASpecFileError(
+            f"larger than {MAX_SPEC_BYTES // 2**20} MiB, far beyond any platform, profile or "
+            "device file"
+        )
+    return data.decode(encoding)

@@ -40,7 +40,7 @@ from pydantic import (
 )
 
 from ndpkit.errors import SpecError, UnknownNameError
-from ndpkit.files import write_atomic
+from ndpkit.files import NotASpecFileError, read_spec_text, write_atomic
 from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.loader import file_hint, names_a_file, parse_nested
 from ndpkit.hw.quantity import (
@@ -269,8 +269,9 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     if names_a_file(name_or_path, _SUFFIXES):
         source = str(name_or_path)  # as the user wrote it
         try:
-            # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML or JSON.
-            text = path.read_text(encoding="utf-8-sig")
+            text = read_spec_text(path)
+        except NotASpecFileError as exc:
+            raise SpecError(str(exc), source=source) from None
         except FileNotFoundError:
             raise SpecError("file not found", source=source) from None
         except OSError as exc:

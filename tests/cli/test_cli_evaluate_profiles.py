@@ -98,6 +98,8 @@ def test_a_split_two_apps_share_is_saved_once(
         (".", "rans", "is a directory"),
         ("p.json", "cns,rans", "2 are given (cns, rans); give one with --platforms"),
         ("p" * 300 + ".json", "rans", "File name too long"),
+        ("p.toml", "rans", "profiles are saved as JSON: give a file name ending in .json"),
+        ("p.txt", "rans", "ending in .json"),
     ],
 )
 def test_a_bad_save_profiles_path_exits_2_before_running(

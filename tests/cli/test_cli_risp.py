@@ -907,6 +907,10 @@ def test_units_option_is_read_by_both_papers(run) -> None:
         (("plan", "-p", "risp-64ch", "-a", "kmeans", "--fit", "paper"), "--fit"),
         (("plan", "-p", "risp-64ch", "-a", "sobel", "--power-budget", "1W"), "--power-budget"),
         (("plan", "-p", "rans", "-a", "lc", "--power-budget", "3W"), "--power-budget"),
+        (("plan", "-p", "rans", "-a", "lc", "--fit", "x"), "--fit"),
+        (("plan", "-p", "rans", "-a", "lc", "--channel-rounding", "x"), "--channel-rounding"),
+        (("plan", "-p", "rans", "-a", "lc", "--grouping", "balanced"), "--grouping"),
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--grouping", "x"), "--grouping"),
         (("plan", "-p", "risp-baseline", "-a", "sobel"), "--platform"),
         (("reproduce", "risp", "--measured", "foo=1"), "--measured"),
         (

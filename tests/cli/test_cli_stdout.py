@@ -71,3 +71,16 @@ def assert_ends_with_the_error(result: subprocess.CompletedProcess[str]) -> None
     lines = result.stderr.strip().splitlines()
     assert lines[-1] == "error: stdout: cannot write the output (No space left on device)"
     assert sum(line.startswith("error:") for line in lines) == 1
+
+
+def test_a_closed_stdout_is_one_error_line_not_a_traceback() -> None:
+    """Started as `ndpkit … >&-`, Python has no sys.stdout at all."""
+    result = subprocess.run(
+        ["sh", "-c", f"'{NDPKIT}' platforms list >&-"],
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == "error: stdout is closed: there is nowhere to write the output\n"

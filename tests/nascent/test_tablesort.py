@@ -625,3 +625,19 @@ def test_valid_parquet_polars_cannot_load_names_the_column(
         read_parquet(path)
     assert str(caught.value).startswith(f"{path}: {message}")
     assert "not a readable Parquet file" not in str(caught.value)
+
+
+def test_a_full_disk_under_polars_writer_is_one_error_not_a_traceback(
+    table_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polars reports ENOSPC as a ComputeError ending in "(os error 28)"."""
+
+    def full(self: pl.DataFrame, *_: object, **__: object) -> None:
+        raise pl.exceptions.ComputeError("failed to write: No space left (os error 28)")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", full)
+    out = tmp_path / "sorted.parquet"
+    with pytest.raises(SpecError, match="cannot write: No space left on device") as caught:
+        sort_parquet(table_file, out, "i64")
+    assert caught.value.source == str(out)
+    assert list(tmp_path.iterdir()) == []  # no temporary file left

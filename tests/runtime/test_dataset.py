@@ -1160,3 +1160,31 @@ def test_a_staging_directory_is_locked_while_written_and_swept_once_its_run_is_k
         os.utime(path, (time.time() - 120, time.time() - 120))
     assert remove_stale_staging(tmp_path / "ds") == [staging]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_import_source_truncated_while_read_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """The source is read, not mapped: a mapped page past a new end was a SIGBUS (or an
+    EFAULT blamed on the shard being written). Here the header is checked before the file
+    shrinks, as when it is truncated mid-import."""
+    src = tmp_path / "points.npy"
+    np.save(src, np.zeros((5000, 8), np.float32))
+    real = dataset_module._open_npy
+
+    def then_truncated(path: Path) -> Any:
+        opened = real(path)
+        os.truncate(path, 20_000)
+        return opened
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dataset_module, "_open_npy", then_truncated)
+        with pytest.raises(SpecError, match="changed while it was read") as caught:
+            import_dataset(src, 2, tmp_path / "ds", "lc", shard_bytes=2**16)
+    assert caught.value.source == str(src)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.npy"]
+
+
+def test_a_parquet_source_with_fewer_rows_than_its_metadata_is_an_error(tmp_path: Path) -> None:
+    rows = dataset_module._Rows(iter([np.zeros((3, 8), np.float32)]), tmp_path / "t.parquet")
+    assert sum(len(piece) for piece in rows.take(3)) == 3
+    with pytest.raises(SpecError, match="changed while it was read: it ended before the rows"):
+        list(rows.take(1))

@@ -108,6 +108,10 @@ def _install_handlers() -> None:
 
 
 def main() -> None:
+    if sys.stdout is None:  # started with stdout closed (`ndpkit … >&-`)
+        if sys.stderr is not None:
+            sys.stderr.write("error: stdout is closed: there is nowhere to write the output\n")
+        raise SystemExit(2)
     _install_handlers()
     leave_ctrl_c_to_the_parent()  # its workers and fork server ignore it (see the module)
     try:

@@ -193,6 +193,13 @@ def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:
             field=flag,
         )
     check_output_file(flag, path)
+    if path.suffix.lower() != ".json":
+        # `estimate --profiles` reads a file by its suffix: JSON under .toml would not load
+        raise SpecError(
+            f"profiles are saved as JSON: give a file name ending in .json, got {str(path)!r}",
+            source=COMMAND_LINE,
+            field=flag,
+        )
     return platforms[0]
 
 

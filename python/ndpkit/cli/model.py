@@ -331,21 +331,25 @@ def plan_cmd(
         typer.Option("--power-budget", help="In-storage: the SSD's power budget, e.g. '3 W'."),
     ] = None,
     fit: Annotated[
-        str,
-        typer.Option("--fit", help="In-storage: model (regress the model) or paper (Eqs. 13-14)."),
-    ] = "model",
+        str | None,
+        typer.Option(
+            "--fit", help="In-storage: model (regress the model; default) or paper (Eqs. 13-14)."
+        ),
+    ] = None,
     channel_rounding: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--channel-rounding",
-            help="In-storage, R8: search (fewest cells with no loss / most channels within "
-            "budget, by the model), floor (the paper), ceil or nearest.",
+            help="In-storage, R8: search (default: fewest cells with no loss / most channels "
+            "within budget, by the model), floor (the paper), ceil or nearest.",
         ),
-    ] = "search",
+    ] = None,
     grouping: Annotated[
-        str,
-        typer.Option("--grouping", help="In-storage, R9: balanced, ceil or floor groups."),
-    ] = "balanced",
+        str | None,
+        typer.Option(
+            "--grouping", help="In-storage, R9: balanced (default), ceil or floor groups."
+        ),
+    ] = None,
     time_model: Annotated[
         str | None,
         typer.Option(
@@ -391,9 +395,11 @@ def plan_cmd(
                     opts,
                     policy=choice("--policy", policy or ("both" if budget else "host"), Policy),
                     budget_w=budget,
-                    fit=choice("--fit", fit, FitSource),
-                    rounding=choice("--channel-rounding", channel_rounding, ChannelRounding),
-                    grouping=choice("--grouping", grouping, Grouping),
+                    fit=choice("--fit", fit or "model", FitSource),
+                    rounding=choice(
+                        "--channel-rounding", channel_rounding or "search", ChannelRounding
+                    ),
+                    grouping=choice("--grouping", grouping or "balanced", Grouping),
                     time_model=None
                     if time_model is None
                     else choice("--time-model", time_model, TimeModel),
@@ -402,7 +408,13 @@ def plan_cmd(
                 raise _plan_input_error(exc, spec, channels_given=channels is not None) from None
         else:
             _no_channel_flags(
-                spec.name, policy=policy, power_budget=power_budget, time_model=time_model
+                spec.name,
+                policy=policy,
+                power_budget=power_budget,
+                fit=fit,
+                channel_rounding=channel_rounding,
+                grouping=grouping,
+                time_model=time_model,
             )
             if spec.engines is None and not optimal:
                 raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")

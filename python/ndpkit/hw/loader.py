@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.interfaces import expand_interface
 from ndpkit.hw.platform import Platform
 from ndpkit.hw.spec import reported_error, spec_error
@@ -216,8 +217,11 @@ def _read_file(path: Path, named_by: str | None, shown: str) -> dict[str, Any]:
             raise SpecError(what, source=named_by, field="extends")
         raise SpecError(what, source=shown)
     try:
-        # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML.
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_spec_text(path)
+    except NotASpecFileError as exc:
+        if named_by is not None:
+            raise SpecError(f"{shown}: {exc}", source=named_by, field="extends") from None
+        raise SpecError(str(exc), source=shown) from None
     except FileNotFoundError:
         if named_by is not None:
             raise SpecError(f"file not found: {shown}", source=named_by, field="extends") from None

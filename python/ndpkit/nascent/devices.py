@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any, Self, TypeVar
 
 from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.loader import parse_nested
 from ndpkit.nascent.bitonic import MAX_CAPACITY, MAX_P
 from ndpkit.units import Kind, UnitError, parse
@@ -214,8 +215,9 @@ def _read_builtin() -> dict[str, dict[str, Any]]:
 
 def _read_file(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML.
-        text = path.read_text("utf-8-sig")
+        text = read_spec_text(path)
+    except NotASpecFileError as exc:
+        raise SpecError(str(exc), source=str(path)) from None
     except FileNotFoundError:
         raise SpecError("file not found", source=str(path)) from None
     except OSError as exc:

@@ -687,6 +687,17 @@ def write_sorted(
             _write_frame(frame, path, compression, schema)
 
 
+def _os_error(exc: Exception) -> Exception:
+    """Polars reports a failed write (a full disk, `ulimit -f`) as a ComputeError ending in
+    "(os error N)": the OSError it was, which the caller reports as one line; any other
+    ComputeError as it is."""
+    found = re.search(r"\(os error (\d+)\)", str(exc))
+    if found is None:
+        return exc
+    code = int(found.group(1))
+    return OSError(code, os.strerror(code))
+
+
 _ARROW_CODECS = {"uncompressed": "none"}
 """Polars' codec names that pyarrow spells otherwise."""
 
@@ -698,7 +709,10 @@ def _write_frame(
     (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5); with
     one, pyarrow writes it cast to that schema."""
     if schema is None:
-        frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
+        try:
+            frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
+        except pl.exceptions.ComputeError as exc:
+            raise _os_error(exc) from None
         return
     table = frame.to_arrow()
     # Slice by slice: a whole column cast from large_string could overflow string's 32-bit

@@ -1660,6 +1660,40 @@ def read_records(
     return np.frombuffer(window, dtype, items, at - base).reshape(shape)
 
 
+def _copy_records(
+    path: Path,
+    data_offset: int,
+    dtype: np.dtype[Any],
+    record_shape: tuple[int, ...],
+    start: int,
+    count: int,
+) -> np.ndarray:
+    """Records [start, start + count) of a .npy file, read into memory (not mapped): an
+    import's source is the user's file, which may change while it is read, and a mapped
+    page past a new end kills the process (SIGBUS) where a short read is an error."""
+    shape = (count, *record_shape)
+    out = np.empty(shape, dtype)
+    at = data_offset + start * math.prod(record_shape) * dtype.itemsize
+    view = out.reshape(-1).view(np.uint8).data
+    done = 0
+    try:
+        with path.open("rb") as f:
+            while done < len(view):
+                got = os.preadv(f.fileno(), [view[done:]], at + done)
+                if got == 0:
+                    raise SpecError(
+                        "changed while it was read: it ends before the records its header "
+                        "declares (truncated meanwhile?); nothing was written",
+                        source=str(path),
+                    )
+                done += got
+    except OSError as exc:
+        raise SpecError(
+            f"cannot read it ({_reason(exc)}); nothing was written", source=str(path)
+        ) from None
+    return out
+
+
 def _npy_sources(
     src: Path, kernel: Kernel, devices: int, shard_bytes: int
 ) -> tuple[Iterator[_ShardSource], int]:
@@ -1698,7 +1732,7 @@ def _npy_shards(
 
     def read(start: int, count: int) -> Iterator[np.ndarray]:
         for offset, n in pieces(count, per_piece):
-            piece = read_records(
+            piece = _copy_records(
                 src, data_offset, kernel.dtype, kernel.record_shape, start + offset, n
             )
             yield _finite(piece, src, start + offset)
@@ -1793,7 +1827,7 @@ def _parquet_sources(
                 first += len(records)
 
     per_shard = max(1, shard_bytes // kernel.record_bytes)
-    rows = _Rows(blocks())
+    rows = _Rows(blocks(), src)
     shards = (
         _ShardSource(device, index, n, rows.take(n))
         for device, count in enumerate(even_split(total, devices))
@@ -1842,8 +1876,9 @@ def _source_columns(
 class _Rows:
     """The rows of a stream of blocks, handed out in consecutive runs."""
 
-    def __init__(self, blocks: Iterator[np.ndarray]):
+    def __init__(self, blocks: Iterator[np.ndarray], src: Path):
         self._blocks = blocks
+        self._src = src
         self._held: np.ndarray | None = None
 
     def take(self, count: int) -> Iterator[np.ndarray]:
@@ -1852,7 +1887,11 @@ class _Rows:
             if self._held is None or not len(self._held):
                 self._held = next(self._blocks, None)
                 if self._held is None:
-                    raise ValueError("the source ended before its metadata's row count")
+                    raise SpecError(
+                        "changed while it was read: it ended before the rows its metadata "
+                        "counts (truncated meanwhile?); nothing was written",
+                        source=str(self._src),
+                    )
             piece, self._held = self._held[:count], self._held[count:]
             count -= len(piece)
             yield piece
