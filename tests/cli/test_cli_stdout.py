@@ -84,3 +84,25 @@ def test_a_closed_stdout_is_one_error_line_not_a_traceback() -> None:
     )
     assert result.returncode == 2
     assert result.stderr == "error: stdout is closed: there is nowhere to write the output\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("sort", "", "--by", "k", "--out", "x.parquet"),
+        ("sort", "t.parquet", "--by", "k", "--out", ""),
+        ("data", "import", "", "--app", "lc", "--out", "out"),
+        ("data", "show", ""),
+        ("evaluate", "--data", ""),
+        ("estimate", "-p", "rans", "-a", "lc", "--profiles", ""),
+    ],
+)
+def test_an_empty_path_is_refused_not_read_as_the_current_directory(
+    args: tuple[str, ...], tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        [str(NDPKIT), *args], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "is empty; give a path" in result.stderr
+    assert list(tmp_path.iterdir()) == []

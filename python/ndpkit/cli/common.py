@@ -169,6 +169,21 @@ def _open_files_limit() -> str:
         return "only so many"
 
 
+def given_path(text: str) -> Path:
+    """A path argument or option (`parser=`); an empty one is refused, not read as the
+    current directory (Path("") is "."). Checked while Click parses: its usage error, exit
+    status 2."""
+    if not text.strip():
+        raise typer.BadParameter("is empty; give a path")
+    return Path(text)
+
+
+def given_text(text: str) -> str:
+    """As `given_path`, for a path kept as text (a trailing "/" means a directory)."""
+    given_path(text)
+    return text
+
+
 def check_output_file(flag: str, path: Path, *, directory_ok: bool = False) -> None:
     """Refuse an output file that cannot be written before any work, not after it: a
     device or FIFO, a name too long, a directory (unless `directory_ok`: an output that is

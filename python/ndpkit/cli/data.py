@@ -16,6 +16,7 @@ from ndpkit.cli.common import (
     FormatOption,
     choice,
     emit,
+    given_path,
     size_flag,
     stderr,
     user_errors,
@@ -160,7 +161,10 @@ def _as_flags(flags: dict[str, str]) -> Iterator[None]:
 def import_(
     path: Annotated[
         Path,
-        typer.Argument(help="A .npy file, a Parquet table (.parquet), or a directory of images."),
+        typer.Argument(
+            parser=given_path,
+            help="A .npy file, a Parquet table (.parquet), or a directory of images.",
+        ),
     ],
     out: OutOpt,
     app_name: Annotated[str, typer.Option("--app", "-a", help="The app the data is for.")],
@@ -257,7 +261,9 @@ def _say_cropped(src: Path, dataset: Dataset) -> None:
 
 @app.command()
 def show(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A data set directory.")],
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", parser=given_path, help="A data set directory.")
+    ],
     verify: Annotated[
         bool,
         typer.Option("--verify", help="Also check every shard's CRC-32 and header (reads it all)."),

@@ -26,6 +26,7 @@ from ndpkit.cli.common import (
     check_output_file,
     comma_list,
     emit,
+    given_path,
     size_flag,
     stderr,
     user_errors,
@@ -86,6 +87,7 @@ def evaluate_cmd(
         Path | None,
         typer.Option(
             "--data",
+            parser=given_path,
             help="A data set from `ndpkit data generate/import` instead (.npy or Parquet "
             "shards); its shards' CRC-32s are checked, then it runs and is verified out of "
             "core, in bounded memory.",

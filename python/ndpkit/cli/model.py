@@ -27,6 +27,7 @@ from ndpkit.cli.common import (
     check_fraction,
     choice,
     emit,
+    given_text,
     stderr,
     user_errors,
     write_out,
@@ -72,6 +73,7 @@ ProfilesOpt = Annotated[
     str | None,
     typer.Option(
         "--profiles",
+        parser=given_text,
         help="A profile set: shipped name (rans-rfns, risp) or a TOML/JSON file "
         "(default: risp on in-storage platforms, else rans-rfns).",
     ),

@@ -13,6 +13,8 @@ from ndpkit.cli.common import (
     FormatOption,
     check_output_file,
     emit,
+    given_path,
+    given_text,
     reflow_help,
     stderr,
     user_errors,
@@ -36,7 +38,11 @@ sort_app = typer.Typer(
 
 def sort_cmd(
     source: Annotated[
-        Path, typer.Argument(help="A Parquet file, or a directory of Parquet files (one table).")
+        Path,
+        typer.Argument(
+            parser=given_path,
+            help="A Parquet file, or a directory of Parquet files (one table).",
+        ),
     ],
     by: Annotated[str, typer.Option("--by", help="The key column.")],
     # A str, not a Path: pathlib drops a trailing "/", which says a directory is meant.
@@ -44,6 +50,7 @@ def sort_cmd(
         str,
         typer.Option(
             "--out",
+            parser=given_text,
             help="The sorted Parquet file to write (a directory of partitions with --no-merge).",
         ),
     ],
