@@ -141,6 +141,7 @@ def test_des_flags() -> None:
         ("des.chunk_bytes=abc", "unknown unit"),
         ("des.chunk_bytes=0", "at least 1 byte"),
         ("des.chunk_bytes=0.5 B", "at least 1 byte"),
+        ("des.chunk_bytes=-1", "at least 1 byte, got '-1'"),
         ("des.baseline_schedule=parallel", "must be one of serial, concurrent"),
         ("des.shuffle_order=random", "must be one of scatter, gather"),
         ("des.seed=-1", "whole number"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 from pathlib import Path
 
@@ -118,3 +119,9 @@ def test_a_failed_generation_leaves_no_output_directory(
     with pytest.raises(SpecError, match="tpchgen-cli failed"):
         generate_tpch(0.01, tmp_path / "new" / "a" / "b", ["region"])
     assert list(tmp_path.iterdir()) == []  # nor the parents made for it
+
+
+def test_a_generator_killed_by_a_signal_is_said_in_words() -> None:
+    assert tpch._how_it_ended(3) == "exit status 3"
+    assert tpch._how_it_ended(-signal.SIGXFSZ).startswith("killed by SIGXFSZ: a file grew past")
+    assert tpch._how_it_ended(-signal.SIGKILL) == "killed by SIGKILL"

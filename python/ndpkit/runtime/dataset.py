@@ -1266,11 +1266,16 @@ def write_parquet(
     group_rows = max(1, ROW_GROUP_BYTES // (len(columns) * dtype.itemsize))
     rows = 0
     with _OutputFile(path) as f:
-        with f.errors():
-            writer = pq.ParquetWriter(
-                f.file, schema, compression="none", use_dictionary=False, write_page_checksum=True
-            )
-        try:
+        writer: Any = None
+        try:  # entered before the writer exists, so a Ctrl-C as it is made still closes it
+            with f.errors():
+                writer = pq.ParquetWriter(
+                    f.file,
+                    schema,
+                    compression="none",
+                    use_dictionary=False,
+                    write_page_checksum=True,
+                )
             # The pieces are made outside `errors()`: only the writer's OSErrors are the disk's.
             for piece in pieces:
                 block = np.asarray(piece, dtype=dtype).reshape(-1, len(columns))
@@ -1286,7 +1291,8 @@ def write_parquet(
             with f.errors():
                 writer.close()  # writes the footer
         finally:
-            if writer.is_open:  # an error is on its way: the file is deleted with the staging
+            if writer is not None and writer.is_open:  # an error is on its way: the file is
+                # deleted with the staging directory
                 with contextlib.suppress(Exception):
                     writer.close()
     if (rows, len(columns)) != shape:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -168,8 +169,22 @@ def _run_tool(tool: Path, sf: float, tables: Sequence[str], directory: Path) -> 
         raise SpecError(f"cannot run ({exc.strerror or exc})", source=str(tool)) from None
     missing = [t for t in tables if not (directory / f"{t}.parquet").is_file()]
     if done.returncode != 0 or missing:
-        detail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        detail = done.stderr.strip().splitlines()[-1:] or [_how_it_ended(done.returncode)]
         raise SpecError(f"failed to generate {', '.join(tables)}: {detail[0]}", source=str(tool))
+
+
+def _how_it_ended(returncode: int) -> str:
+    """A child's exit status in words: a negative one is the signal that killed it (SIGXFSZ
+    under `ulimit -f` says the file grew too large)."""
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        return f"killed by signal {-returncode}"
+    if name == "SIGXFSZ":
+        return "killed by SIGXFSZ: a file grew past the size limit (`ulimit -f`)"
+    return f"killed by {name}"
 
 
 def _describe(name: str, path: Path) -> GeneratedTable:

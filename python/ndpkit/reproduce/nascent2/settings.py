@@ -175,7 +175,9 @@ def _des_value(entry: str, value: str, flag: str) -> Any:
         known = ", ".join(f"{DES_PREFIX}.{k}" for k in _DES_KEYS)
         raise SpecError(f"unknown option; known: {known}", source="command line", field=flag)
     try:
-        size = float(value) if value.isdigit() else parse(value, Kind.SIZE)
+        # A bare number is bytes, signed or not: "-1" is a size below 1 byte, not a unit typo.
+        bare = value.strip().lstrip("+-")
+        size = float(value) if bare.isdigit() else parse(value, Kind.SIZE)
     except UnitError as exc:
         raise SpecError(str(exc), source="command line", field=flag) from None
     if not (size >= 1 and math.isfinite(size)):
