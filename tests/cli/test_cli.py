@@ -220,6 +220,7 @@ def test_bad_platform_file_exits_2_naming_file_and_field(
         (("reproduce", "rans-rfns", "--tables", "6"), "--tables: unknown table '6'"),
         (("reproduce", "rans-rfns", "--tables", ","), "--tables: names no table"),
         (("reproduce", "risp", "--tables", ""), "--tables: names no table"),
+        (("reproduce", "risp", "--tables", "E4,E4"), "--tables: names E4 more than once"),
         (("reproduce", "rans-rfns", "--tables", "9,,11"), "--tables: '9,,11' has an empty"),
         (("plan", "-p", "risp-64ch", "-a", "sobel", "--power-budget", "-3 W"), "--power-budget"),
         (("estimate", "-p", "risp-64ch", "-a", "sobel", "--channels", "65537"), "--channels: "),

@@ -34,8 +34,8 @@ def test_tpch_writes_tables_and_a_summary(ndpkit, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--sf", "0"), "--sf: must be a number > 0"),
-        (("--sf", "-2"), "--sf: must be a number > 0"),
+        (("--sf", "0"), "--sf: must be a finite number > 0"),
+        (("--sf", "-2"), "--sf: must be a finite number > 0"),
         (("--sf", "1", "--tables", "lineitem,items"), "--tables: unknown TPC-H table 'items'"),
         (("--sf", "1", "--tables", "lineitem,"), "--tables: an empty table name"),
     ],
@@ -63,7 +63,7 @@ def test_tpcc_writes_order_line(ndpkit, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--sf", "0"), "--sf: must be a number > 0"),
+        (("--sf", "0"), "--sf: must be a finite number > 0"),
         (("--sf", "1", "--seed", "-1"), "--seed: must be ≥ 0"),
     ],
 )

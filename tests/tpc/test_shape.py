@@ -69,5 +69,5 @@ def test_cheap_after_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_input() -> None:
     with pytest.raises(UnknownNameError, match="known: lineitem, order_line"):
         table_shape("orders", 1)
-    with pytest.raises(SpecError, match="sf: must be a number > 0"):
+    with pytest.raises(SpecError, match="sf: must be a finite number > 0"):
         table_shape("lineitem", 0)

@@ -251,6 +251,13 @@ def _wanted(tables: str | None, known: Sequence[str]) -> list[str]:
     for name in wanted:
         if name not in known:
             raise UnknownNameError("table", name, list(known), source="command line: --tables")
+    twice = sorted({name for name in wanted if wanted.count(name) > 1})
+    if twice:  # as --apps and --engines: a table given twice would only print it twice
+        raise SpecError(
+            f"names {', '.join(twice)} more than once; give each table once",
+            source="command line",
+            field="--tables",
+        )
     return wanted
 
 

@@ -139,7 +139,7 @@ def _scale_factor(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise SpecError(f"must be a number > 0, got {text!r}", source=_SOURCE, field="--sf")
+        raise SpecError(f"must be a finite number > 0, got {text!r}", source=_SOURCE, field="--sf")
     return value
 
 

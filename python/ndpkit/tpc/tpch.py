@@ -68,7 +68,7 @@ def check_scale_factor(
     """`sf` if it is a finite number above 0 (and within `bounds`), else an error naming
     `field`."""
     if not math.isfinite(sf) or sf <= 0:
-        raise SpecError(f"must be a number > 0, got {sf}", field=field)
+        raise SpecError(f"must be a finite number > 0, got {sf}", field=field)
     if bounds is not None and not bounds[0] <= sf <= bounds[1]:
         raise SpecError(f"must be from {bounds[0]:g} to {bounds[1]:g}, got {sf:g}", field=field)
     return sf
