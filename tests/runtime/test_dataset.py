@@ -1188,3 +1188,21 @@ def test_a_parquet_source_with_fewer_rows_than_its_metadata_is_an_error(tmp_path
     assert sum(len(piece) for piece in rows.take(3)) == 3
     with pytest.raises(SpecError, match="changed while it was read: it ended before the rows"):
         list(rows.take(1))
+
+
+def test_a_shard_truncated_while_this_process_reads_it_is_an_error_not_a_sigbus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's own reads (streamed verification, the profiled sample) copy chunks: a
+    mapped window of a shard truncated meanwhile ended the whole command with SIGBUS."""
+    ds = generate_dataset("lc", 2**20, 1, tmp_path / "ds", shard_bytes=2**19)
+    real = dataset_module.check_shard_size
+
+    def then_truncated(path: Path, file_bytes: int) -> os.stat_result:
+        stat = real(path, file_bytes)
+        os.truncate(path, 300_000)
+        return stat
+
+    monkeypatch.setattr(dataset_module, "check_shard_size", then_truncated)
+    with pytest.raises(ShardError, match="changed while it was read: it ends before record"):
+        list(ds.chunks(2**16))

@@ -401,8 +401,10 @@ class Dataset:
         at most `chunk_bytes` of whole records (at least one): memory stays bounded."""
         chunk_records = max(1, chunk_bytes // self.record_bytes)
         for shard in self.shards:
+            # Copied, not mapped: a shard truncated meanwhile is then an error, not a SIGBUS
+            # that would end this (the command's) process.
             yield from shard_chunks(
-                self.shard_path(shard), shard, self.layout, chunk_records, verify=verify
+                self.shard_path(shard), shard, self.layout, chunk_records, verify=verify, copy=True
             )
 
     def head(self, max_bytes: int) -> np.ndarray:
@@ -676,20 +678,25 @@ def shard_chunks(
     verify: bool = False,
     maps: ShardMaps | None = None,
     run: int = 0,
+    copy: bool = False,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """(offset of the first record in the data set, chunk) over one shard, after checking the
     shard against the manifest. Chunks hold at most `chunk_records` whole records. With
     `verify`, the shard's CRC-32 is checked too (.npy: as it is read, raising at the end;
     Parquet: before the first chunk). With `maps`, a .npy shard is read from a mapping of
     the whole shard kept there, if it fits its budget (`ShardMaps`; `run` is the caller's
-    run), else through windows. Any problem is a `ShardError` naming the shard."""
+    run), else through windows; with `copy`, chunk by chunk into memory (a process that
+    must not die of SIGBUS if the shard is truncated meanwhile). Any problem is a
+    `ShardError` naming the shard."""
     stat = check_shard_size(path, shard.file_bytes)
     if layout.shard_format == "parquet":
         if verify:
             _check_crc(path, _file_crc(path), shard.crc32)
         yield from _parquet_chunks(path, shard, layout, chunk_records)
     else:
-        yield from _npy_chunks(path, shard, layout, chunk_records, verify, maps, run, stat)
+        yield from _npy_chunks(
+            path, shard, layout, chunk_records, verify, maps, run, stat, copy=copy
+        )
 
 
 def _check_crc(path: Path, found: str, expected: str) -> None:
@@ -706,23 +713,34 @@ def _npy_chunks(
     maps: ShardMaps | None = None,
     run: int = 0,
     stat: os.stat_result | None = None,
+    *,
+    copy: bool = False,
 ) -> Iterator[tuple[int, np.ndarray]]:
     whole, data_offset = _kept_shard(path, shard, layout, maps, run, stat)
     crc = _header_crc(path, data_offset) if verify else 0
-    # A kept mapping is read as one window; otherwise each window is mapped on its own.
-    window_records = (
-        shard.records if whole is not None else window_records_for(chunk_records, layout)
-    )
+    # A kept mapping is read as one window; otherwise each window is mapped on its own, or
+    # copied a chunk at a time.
+    if whole is not None:
+        window_records = shard.records
+    elif copy:
+        window_records = chunk_records
+    else:
+        window_records = window_records_for(chunk_records, layout)
+    read = _copy_records if copy else read_records
     for first in range(0, shard.records, window_records):
         count = min(window_records, shard.records - first)
         try:
             window = (
                 whole
                 if whole is not None
-                else read_records(
-                    path, data_offset, layout.dtype, layout.record_shape, first, count
-                )
+                else read(path, data_offset, layout.dtype, layout.record_shape, first, count)
             )
+        except EOFError:
+            raise ShardError(
+                path,
+                f"changed while it was read: it ends before record {first + count} "
+                "(truncated meanwhile?)",
+            ) from None
         except (OSError, ValueError) as exc:
             raise ShardError(path, f"cannot map records {first}..{first + count} ({exc})") from None
         for start in range(0, count, chunk_records):
@@ -1674,30 +1692,45 @@ def _copy_records(
     start: int,
     count: int,
 ) -> np.ndarray:
-    """Records [start, start + count) of a .npy file, read into memory (not mapped): an
-    import's source is the user's file, which may change while it is read, and a mapped
-    page past a new end kills the process (SIGBUS) where a short read is an error."""
+    """Records [start, start + count) of a .npy file, read into memory (not mapped): a file
+    that may change while it is read (an import's source; a shard read by the command's own
+    process) is truncated into a short read, an error, where a mapped page past the new end
+    kills the process (SIGBUS). EOFError if the file ends first; OSError as it comes."""
     shape = (count, *record_shape)
     out = np.empty(shape, dtype)
-    at = data_offset + start * math.prod(record_shape) * dtype.itemsize
     view = out.reshape(-1).view(np.uint8).data
-    done = 0
+    with path.open("rb", buffering=0) as f:
+        f.seek(data_offset + start * math.prod(record_shape) * dtype.itemsize)
+        done = 0
+        while done < len(view):
+            got = f.readinto(view[done:])
+            if not got:
+                raise EOFError(f"the file ends {len(view) - done} bytes early")
+            done += got
+    return out
+
+
+def _import_records(
+    path: Path,
+    data_offset: int,
+    dtype: np.dtype[Any],
+    record_shape: tuple[int, ...],
+    start: int,
+    count: int,
+) -> np.ndarray:
+    """`_copy_records` of an import's source, its failures as errors naming it."""
     try:
-        with path.open("rb") as f:
-            while done < len(view):
-                got = os.preadv(f.fileno(), [view[done:]], at + done)
-                if got == 0:
-                    raise SpecError(
-                        "changed while it was read: it ends before the records its header "
-                        "declares (truncated meanwhile?); nothing was written",
-                        source=str(path),
-                    )
-                done += got
+        return _copy_records(path, data_offset, dtype, record_shape, start, count)
+    except EOFError:
+        raise SpecError(
+            "changed while it was read: it ends before the records its header declares "
+            "(truncated meanwhile?); nothing was written",
+            source=str(path),
+        ) from None
     except OSError as exc:
         raise SpecError(
             f"cannot read it ({_reason(exc)}); nothing was written", source=str(path)
         ) from None
-    return out
 
 
 def _npy_sources(
@@ -1738,7 +1771,7 @@ def _npy_shards(
 
     def read(start: int, count: int) -> Iterator[np.ndarray]:
         for offset, n in pieces(count, per_piece):
-            piece = _copy_records(
+            piece = _import_records(
                 src, data_offset, kernel.dtype, kernel.record_shape, start + offset, n
             )
             yield _finite(piece, src, start + offset)
