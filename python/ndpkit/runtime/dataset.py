@@ -1710,29 +1710,6 @@ def _copy_records(
     return out
 
 
-def _import_records(
-    path: Path,
-    data_offset: int,
-    dtype: np.dtype[Any],
-    record_shape: tuple[int, ...],
-    start: int,
-    count: int,
-) -> np.ndarray:
-    """`_copy_records` of an import's source, its failures as errors naming it."""
-    try:
-        return _copy_records(path, data_offset, dtype, record_shape, start, count)
-    except EOFError:
-        raise SpecError(
-            "changed while it was read: it ends before the records its header declares "
-            "(truncated meanwhile?); nothing was written",
-            source=str(path),
-        ) from None
-    except OSError as exc:
-        raise SpecError(
-            f"cannot read it ({_reason(exc)}); nothing was written", source=str(path)
-        ) from None
-
-
 def _npy_sources(
     src: Path, kernel: Kernel, devices: int, shard_bytes: int
 ) -> tuple[Iterator[_ShardSource], int]:
@@ -1771,9 +1748,20 @@ def _npy_shards(
 
     def read(start: int, count: int) -> Iterator[np.ndarray]:
         for offset, n in pieces(count, per_piece):
-            piece = _import_records(
-                src, data_offset, kernel.dtype, kernel.record_shape, start + offset, n
-            )
+            try:
+                piece = _copy_records(
+                    src, data_offset, kernel.dtype, kernel.record_shape, start + offset, n
+                )
+            except EOFError:
+                raise SpecError(
+                    "changed while it was read: it ends before the records its header "
+                    "declares (truncated meanwhile?); nothing was written",
+                    source=str(src),
+                ) from None
+            except OSError as exc:
+                raise SpecError(
+                    f"cannot read it ({_reason(exc)}); nothing was written", source=str(src)
+                ) from None
             yield _finite(piece, src, start + offset)
 
     first = 0
