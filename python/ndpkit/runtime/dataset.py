@@ -726,14 +726,15 @@ def _npy_chunks(
         window_records = chunk_records
     else:
         window_records = window_records_for(chunk_records, layout)
-    read = _copy_records if copy else read_records
     for first in range(0, shard.records, window_records):
         count = min(window_records, shard.records - first)
         try:
             window = (
                 whole
                 if whole is not None
-                else read(path, data_offset, layout.dtype, layout.record_shape, first, count)
+                else read_records(
+                    path, data_offset, layout.dtype, layout.record_shape, first, count, copy=copy
+                )
             )
         except EOFError:
             raise ShardError(
@@ -1666,41 +1667,38 @@ def read_records(
     record_shape: tuple[int, ...],
     start: int,
     count: int,
+    *,
+    copy: bool = False,
 ) -> np.ndarray:
-    """Records [start, start + count) of a .npy file as a read-only window of its own mapping.
+    """Records [start, start + count) of a .npy file as a read-only window of its own mapping,
+    or with `copy` read into memory.
 
     Each window is mapped and unmapped on its own, so a process that walks a whole file keeps
     only the current window resident (its RSS does not grow with the file). The window's
     pages are mapped when it is (MAP_POPULATE, Linux): one system call instead of a page
-    fault every few pages while the kernel runs, which made LC's device part 20% slower."""
+    fault every few pages while the kernel runs, which made LC's device part 20% slower.
+
+    A file that may change while it is read (an import's source; a shard read by the
+    command's own process) is copied: truncated meanwhile, it is a short read (EOFError)
+    where a mapped page past the new end would kill the process (SIGBUS)."""
     shape = (count, *record_shape)
     items = math.prod(shape)
+    at = data_offset + start * math.prod(record_shape) * dtype.itemsize
+    if copy:
+        return _read_into(path, at, np.empty(shape, dtype))
     if items == 0:
         return np.empty(shape, dtype)
-    at = data_offset + start * math.prod(record_shape) * dtype.itemsize
     base = at - at % mmap.ALLOCATIONGRANULARITY
     with path.open("rb") as f:
         window = map_read_only(f.fileno(), at - base + items * dtype.itemsize, base)
     return np.frombuffer(window, dtype, items, at - base).reshape(shape)
 
 
-def _copy_records(
-    path: Path,
-    data_offset: int,
-    dtype: np.dtype[Any],
-    record_shape: tuple[int, ...],
-    start: int,
-    count: int,
-) -> np.ndarray:
-    """Records [start, start + count) of a .npy file, read into memory (not mapped): a file
-    that may change while it is read (an import's source; a shard read by the command's own
-    process) is truncated into a short read, an error, where a mapped page past the new end
-    kills the process (SIGBUS). EOFError if the file ends first; OSError as it comes."""
-    shape = (count, *record_shape)
-    out = np.empty(shape, dtype)
+def _read_into(path: Path, at: int, out: np.ndarray) -> np.ndarray:
+    """`out` filled from `path` at byte `at`; EOFError if the file ends first."""
     view = out.reshape(-1).view(np.uint8).data
     with path.open("rb", buffering=0) as f:
-        f.seek(data_offset + start * math.prod(record_shape) * dtype.itemsize)
+        f.seek(at)
         done = 0
         while done < len(view):
             got = f.readinto(view[done:])
@@ -1748,10 +1746,9 @@ def _npy_shards(
 
     def read(start: int, count: int) -> Iterator[np.ndarray]:
         for offset, n in pieces(count, per_piece):
+            at, shape = start + offset, kernel.record_shape
             try:
-                piece = _copy_records(
-                    src, data_offset, kernel.dtype, kernel.record_shape, start + offset, n
-                )
+                piece = read_records(src, data_offset, kernel.dtype, shape, at, n, copy=True)
             except EOFError:
                 raise SpecError(
                     "changed while it was read: it ends before the records its header "
@@ -1762,7 +1759,7 @@ def _npy_shards(
                 raise SpecError(
                     f"cannot read it ({_reason(exc)}); nothing was written", source=str(src)
                 ) from None
-            yield _finite(piece, src, start + offset)
+            yield _finite(piece, src, at)
 
     first = 0
     for device, count in enumerate(even_split(total, devices)):
