@@ -156,6 +156,15 @@ def test_simulate_host_plan(ndpkit) -> None:
         (("-p", "rfns", "-a", "he", "--cv", "2"), "--cv: must be in [0, 1/sqrt(3) = 0.5774]"),
         (("-p", "rfns", "-a", "he", "--cv", "0.5774"), "--cv: must be in"),
         (("-p", "rfns", "-a", "he", "--seed", "-1"), "--seed: must be in [0, 2^64)"),
+        # Too many chunks blames the flags that make them, not "simulator:".
+        (
+            ("-p", "rfns", "-a", "he", "--chunk", "1B"),
+            "error: command line: --chunk: 3.65e+09 chunks of 1 B is more than 100,000,000",
+        ),
+        (
+            ("-p", "rfns", "-a", "he", "--size", "1EiB"),
+            "error: command line: --chunk, --size: 1.1e+12 chunks of 1,048,576 B is more",
+        ),
     ],
 )
 def test_simulate_bad_input_exits_2(ndpkit, args: tuple[str, ...], needle: str) -> None:
@@ -257,6 +266,8 @@ def test_sweep_writes_parquet(ndpkit, tmp_path: Path) -> None:
         (("--chunks", "1 furlong"), "--chunks: '1 furlong'"),
         (("--platforms", "risp-64ch"), "in-storage platforms are not swept"),
         (("--workers", "0"), "--workers: must be at least 1"),
+        (("--chunks", "1B"), "command line: --chunks: rans, he: 3.65e+09 chunks of 1 B is more"),
+        (("--size", "1EiB"), "command line: --chunks, --size: rans, he: 1.1e+12 chunks of"),
     ],
 )
 def test_sweep_bad_input_exits_2(

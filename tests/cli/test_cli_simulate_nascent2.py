@@ -155,11 +155,21 @@ def test_the_rans_rfns_simulator_is_still_simulate(ndpkit: Any) -> None:
             "--option des.baseline_schedule=parallel",
         ),
         (("nascent2", "-o", "des.nosuch=1"), "--option des.nosuch=1"),
-        (("nascent2", "-o", "smartssd.clock=-1 MHz"), "smartssd.clock"),
+        (
+            ("nascent2", "-o", "smartssd.clock=-1 MHz"),
+            "command line: --option smartssd.clock=-1 MHz: must be positive",
+        ),
+        (("nascent2", "-o", "smartssd.p=3"), "command line: --option smartssd.p=3: unknown key"),
+        # Which of two values would win is not the command line's guess to make.
+        (
+            ("nascent2", "-o", "smartssd.clock=5MHz", "-o", "smartssd.clock=250MHz"),
+            "--option smartssd.clock=250MHz: smartssd.clock is given twice",
+        ),
+        (("nascent2", "-o", "merge_ways=4", "-o", "merge_ways=8"), "merge_ways is given twice"),
         # Runs that would take hours are refused before they start.
         (("nascent2", "--devices", "99999999", "--read-only-cpu"), "--devices/--sf"),
         (("nascent2", "--sf", "1e9", "--read-only-cpu"), "--devices/--sf"),
-        (("nascent2", "-o", "des.chunk_bytes=1", "--read-only-cpu"), "--devices/--sf"),
+        (("nascent2", "-o", "des.chunk_bytes=1", "--read-only-cpu"), "/-o des.chunk_bytes"),
         (("-p", "rfns", "nascent2"), "--platform"),
         ((), "--platform"),
         (("-p", "rfns"), "--app"),

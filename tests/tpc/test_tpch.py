@@ -102,6 +102,12 @@ def test_unknown_table_lists_the_known(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())
 
 
+def test_a_table_named_twice_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="names region more than once; give each table once"):
+        generate_tpch(0.01, tmp_path, ["region", "nation", "region"])
+    assert not any(tmp_path.iterdir())
+
+
 def test_missing_tool_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(tpch.sys, "executable", str(tmp_path / "python"))
     monkeypatch.setenv("PATH", str(tmp_path))

@@ -56,6 +56,7 @@ from ndpkit.profile import Profile
 from ndpkit.report import Column, Table
 from ndpkit.sim import SimOptions, Simulation, simulate
 from ndpkit.sim.options import EnginePowerOff, HostMode
+from ndpkit.sim.simulation import TooManyChunksError, check_chunks
 from ndpkit.sim.sweep import configuration, grid, sweep
 from ndpkit.units import Kind, format_si
 
@@ -169,7 +170,11 @@ def simulate_cmd(
         config = chosen_configuration(
             spec, profile, opts, choice("--plan", plan_name, PlanName), engines
         )
-        result = simulate(spec, profile, config, opts, sim)
+        try:
+            result = simulate(spec, profile, config, opts, sim)
+        except TooManyChunksError as exc:
+            field = "--chunk" if size is None else "--chunk, --size"
+            raise SpecError(str(exc), source=COMMAND_LINE, field=field) from None
         if trace is not None:
             assert result.trace_json is not None
             write_atomic(trace, result.trace_json)
@@ -396,7 +401,21 @@ def sweep_cmd(
         except ModelError as exc:
             raise SpecError(str(exc), source=COMMAND_LINE, field="--engines") from None
         for point in points:  # fail before any work on an impossible point
-            _configuration(point.platform, point.engines_on)
+            config = _configuration(point.platform, point.engines_on)
+            try:
+                check_chunks(
+                    point.platform,
+                    point.profile,
+                    config,
+                    opts,
+                    sim.with_(chunk_bytes=point.chunk_bytes),
+                )
+            except TooManyChunksError as exc:
+                raise SpecError(
+                    f"{point.platform.name}, {point.profile.app}: {exc}",
+                    source=COMMAND_LINE,
+                    field="--chunks" if size is None else "--chunks, --size",
+                ) from None
         with Progress(
             TextColumn("simulating"),
             BarColumn(),

@@ -121,7 +121,7 @@ def _check_size(job: TableJob, devices: int, chunk_bytes: float) -> None:
             f"more than {MAX_EVENTS:.0e}; lower --devices or --sf, or raise "
             "-o des.chunk_bytes",
             source="command line",
-            field="--devices/--sf",
+            field="--devices/--sf/-o des.chunk_bytes",
         )
 
 

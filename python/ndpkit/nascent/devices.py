@@ -37,6 +37,8 @@ from ndpkit.units import Kind, UnitError, parse
 
 BUILTIN = "ndpkit.nascent:devices.toml"
 """How errors name the shipped file."""
+OVERRIDE = "[override]"
+"""The source note of a value given on the command line (`--option DEVICE.ENTRY=…`)."""
 
 _COUNT = None
 _T = TypeVar("_T")
@@ -115,7 +117,7 @@ class FpgaDevice:
 
     def with_(self, **changes: Any) -> Self:
         """A copy with SI-valued fields replaced (the source notes say `override`)."""
-        notes = {k: "[override]" for k in changes}
+        notes = dict.fromkeys(changes, OVERRIDE)
         return replace(self, **changes, sources={**self.sources, **notes})
 
 
@@ -132,7 +134,7 @@ class CpuDevice:
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def with_(self, **changes: Any) -> Self:
-        notes = {k: "[override]" for k in changes}
+        notes = dict.fromkeys(changes, OVERRIDE)
         return replace(self, **changes, sources={**self.sources, **notes})
 
 
@@ -199,7 +201,7 @@ def load_devices(
                 )
         raw[name] = {
             **raw[name],
-            **{k: {"value": v, "source": "[override]"} for k, v in changes.items()},
+            **{k: {"value": v, "source": OVERRIDE} for k, v in changes.items()},
         }
     devices: dict[str, Device] = {}
     for name, table in raw.items():
@@ -293,24 +295,32 @@ def _device(name: str, table: dict[str, Any], source: str) -> Device:
     allowed = {"kind", "description", *keys}
     unknown = sorted(set(table) - allowed)
     if unknown:
+        at, field = _origin(name, unknown[0], table[unknown[0]], source)
         raise SpecError(
-            f"unknown key; expected one of {', '.join(sorted(allowed))}",
-            source=source,
-            field=f"{name}.{unknown[0]}",
+            f"unknown key; expected one of {', '.join(sorted(allowed))}", source=at, field=field
         )
     values: dict[str, Any] = {"name": name, "description": str(table.get("description", ""))}
     sources: dict[str, str] = {}
     for key, (attr, quantity) in keys.items():
         if key not in table:
             raise SpecError("missing", source=source, field=f"{name}.{key}")
-        value, note = _entry(table[key], quantity, source, f"{name}.{key}")
-        _check_power_of_two(key, value, source, f"{name}.{key}")
+        at, field = _origin(name, key, table[key], source)
+        value, note = _entry(table[key], quantity, at, field)
+        _check_power_of_two(key, value, at, field)
         values[attr] = value
         sources[attr] = note
     if kind == "fpga":
         _check_capacity(values["p"], values["l"], source, name)
     cls: type[FpgaDevice] | type[CpuDevice] = FpgaDevice if kind == "fpga" else CpuDevice
     return cls(**values, sources=MappingProxyType(sources))
+
+
+def _origin(name: str, key: str, entry: Any, source: str) -> tuple[str, str]:
+    """Where an entry came from, as an error names it: the device file and field, or the
+    command line's `--option` that overrode it."""
+    if isinstance(entry, dict) and entry.get("source") == OVERRIDE:
+        return "command line", f"--option {name}.{key}={entry['value']}"
+    return source, f"{name}.{key}"
 
 
 def _check_power_of_two(key: str, value: int, source: str, where: str) -> None:

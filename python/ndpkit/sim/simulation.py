@@ -158,16 +158,38 @@ MAX_CHUNKS = 100_000_000
 on this machine, so about 30 s (benchmarks/README.md)."""
 
 
+class TooManyChunksError(ModelError):
+    """A simulation would move more than `MAX_CHUNKS` chunks: the chunk size or the data
+    size is at fault, so the command line blames its flags."""
+
+
+def check_chunks(
+    platform: Platform,
+    profile: Profile,
+    config: Configuration = FULL_GEAR,
+    options: Options | None = None,
+    sim: SimOptions | None = None,
+) -> None:
+    """Refuse, before any work, a simulation that `simulate` would refuse for its chunk
+    count (a sweep checks every point first)."""
+    _check_chunks(build_spec(platform, profile, config, options or Options(), sim or SimOptions()))
+
+
 def _check_chunks(spec: dict[str, Any]) -> None:
     """Refuse a run whose chunk count would keep the simulator busy for minutes or more
     (1-byte chunks of a 37 GiB data set are 4e10 of them)."""
     chunk = float(spec["chunk_bytes"])
     chunks = sum(math.ceil(float(s["bytes"]) / chunk) for s in spec["ssds"])
     if chunks > MAX_CHUNKS:
-        raise ModelError(
-            f"simulator: {chunks:.3g} chunks of {chunk:g} B is more than {MAX_CHUNKS:,} "
+        raise TooManyChunksError(
+            f"{chunks:.3g} chunks of {_bytes(chunk)} is more than {MAX_CHUNKS:,} "
             "(about 30 s of simulation); use larger chunks or less data"
         )
+
+
+def _bytes(size: float) -> str:
+    """A chunk size as given: whole bytes with separators, else as a float."""
+    return f"{int(size):,} B" if size.is_integer() else f"{size:g} B"
 
 
 def simulate(

@@ -75,7 +75,8 @@ def check_scale_factor(
 
 
 def tpch_tables(names: Sequence[str] | None, *, field: str = "tables") -> tuple[str, ...]:
-    """The requested tables, validated (None means all eight), without duplicates."""
+    """The requested tables, validated (None means all eight); a table named twice is
+    refused, as `reproduce --tables` refuses one."""
     if names is None:
         return TPCH_TABLES
     chosen: list[str] = []
@@ -86,8 +87,9 @@ def tpch_tables(names: Sequence[str] | None, *, field: str = "tables") -> tuple[
             raise SpecError(
                 f"unknown TPC-H table {name!r}; known: {', '.join(TPCH_TABLES)}", field=field
             )
-        if name not in chosen:
-            chosen.append(name)
+        if name in chosen:
+            raise SpecError(f"names {name} more than once; give each table once", field=field)
+        chosen.append(name)
     if not chosen:
         raise SpecError("no table given", field=field)
     return tuple(chosen)

@@ -114,11 +114,17 @@ def settings_from_flags(
     run: dict[str, Any] = {}
     des: dict[str, Any] = {}
     overrides: dict[str, dict[str, Any]] = {}
+    given: dict[str, str] = {}
     for pair in options or []:
         key, sep, value = (part.strip() for part in pair.partition("="))
         flag = f"--option {pair}"
         if not sep or not key or not value:
             raise SpecError("expected KEY=VALUE", source="command line", field=flag)
+        if key in given:  # which one would win is a guess the command line should not make
+            raise SpecError(
+                f"{key} is given twice (also as {given[key]!r})", source="command line", field=flag
+            )
+        given[key] = pair
         device, dot, entry = key.partition(".")
         if dot and device == DES_PREFIX:
             if not simulate:
