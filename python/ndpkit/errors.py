@@ -6,6 +6,8 @@ the field, and what was expected; the CLI prints it and exits with status 2.
 
 from __future__ import annotations
 
+import numbers
+
 
 class NdpkitError(Exception):
     """Base class of every error that is the user's input, not a bug."""
@@ -44,6 +46,17 @@ class UnknownNameError(NdpkitError):
 
 class ModelError(NdpkitError):
     """A model was asked something its inputs cannot answer."""
+
+
+def whole_number(value: object, name: str, expected: str, least: int | None = None) -> int:
+    """`value` if it is an integer (not a bool, a float or a string) of at least `least`,
+    else a SpecError naming the argument `name` and saying what it must be (`expected`:
+    "an integer ≥ 1")."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise SpecError(f"must be {expected}, got {value!r} ({type(value).__name__})", field=name)
+    if least is not None and value < least:
+        raise SpecError(f"must be {expected}, got {value}", field=name)
+    return int(value)
 
 
 def brief(exc: BaseException, limit: int = 200) -> str:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, SpecError, whole_number
 
 
 class KernelMismatchError(NdpkitError):
@@ -48,6 +48,14 @@ def checked_records(data: np.ndarray, record_shape: tuple[int, ...], kernel: str
             f"(an array of shape (n, {', '.join(map(str, record_shape))}))"
         )
     return array
+
+
+def check_out(out: np.ndarray | None, dtype: type[np.generic], what: str) -> None:
+    """An `out` array of the dtype the Rust loop writes, or an NdpkitError: the binding's own
+    message was "'ndarray' object is not an instance of 'ndarray'"."""
+    if out is not None and (not isinstance(out, np.ndarray) or out.dtype != dtype):
+        got = out.dtype if isinstance(out, np.ndarray) else type(out).__name__
+        raise NdpkitError(f"{what}: out must be a {np.dtype(dtype)} array, got {got}")
 
 
 def param(params: Mapping[str, Any], key: str, kernel: str) -> Any:
@@ -198,23 +206,47 @@ def run_in_memory(
 ) -> Any:
     """The whole kernel in one process over `data` in chunks: the runtime's reference path.
 
-    With `shard_bounds` (record indices 0 = b0 < b1 < … = len(data)), chunks are taken
+    With `shard_bounds` (record indices 0 = b0 ≤ b1 ≤ … = len(data)), chunks are taken
     shard by shard and each shard's partials are merged first, as a device would, before
     the per-shard partials are merged for the host."""
+    chunk_records, bounds = _check_run(data, chunk_records, shard_bounds)
     state = kernel.init(params)
     while True:
-        if shard_bounds is None:
+        if bounds is None:
             merged = kernel.merge(chunk_partials(kernel, data, state, 0, chunk_records))
         else:
             merged = kernel.merge(
                 [
                     kernel.merge(chunk_partials(kernel, data[lo:hi], state, lo, chunk_records))
-                    for lo, hi in itertools.pairwise(shard_bounds)
+                    for lo, hi in itertools.pairwise(bounds)
                 ]
             )
         state, done = kernel.host(merged, state)
         if done:
             return kernel.finish(state)
+
+
+def _check_run(
+    data: np.ndarray, chunk_records: int, shard_bounds: Sequence[int] | None
+) -> tuple[int, list[int] | None]:
+    """`run_in_memory`'s arguments, checked: a chunk of no records, or bounds that skip or
+    repeat records, gave an answer over part of the data (or none) with no error."""
+    if np.ndim(data) == 0:
+        raise SpecError("must be an array of records (axis 0), got a scalar", field="data")
+    chunk_records = whole_number(
+        chunk_records, "chunk_records", "a whole number of records ≥ 1", least=1
+    )
+    if shard_bounds is None:
+        return chunk_records, None
+    bounds = [whole_number(b, "shard_bounds", "whole record indices") for b in shard_bounds]
+    n = len(data)
+    ordered = all(lo <= hi for lo, hi in itertools.pairwise(bounds))
+    if len(bounds) < 2 or bounds[0] != 0 or bounds[-1] != n or not ordered:
+        raise SpecError(
+            f"must rise from 0 to len(data) = {n} (0 = b0 ≤ b1 ≤ … = {n}), got {bounds}",
+            field="shard_bounds",
+        )
+    return chunk_records, bounds
 
 
 def chunk_partials(

@@ -32,7 +32,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec
+from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, param
 from ndpkit.kernels.images import (
     blocky_images,
     histograms,
@@ -105,6 +105,10 @@ class Binarize(RowKernel):
     def params(self, seed: int) -> dict[str, Any]:
         return {"threshold": self.threshold}
 
+    def init(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The params checked once (a missing threshold was a bare KeyError in a worker)."""
+        return {"threshold": _valid_threshold(param(params, "threshold", self.name))}
+
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
         """Packed bits; with "otsu" also the per-image thresholds found from the histograms."""
         bits, thresholds = _binarised(images_of(chunk, self.name), state)
@@ -148,7 +152,7 @@ class Binarize(RowKernel):
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> BinaryImages:
         """scikit-image's threshold_otsu per image (or the fixed t); bits packed by a dot
         product with the bit weights instead of np.packbits."""
-        threshold = _valid_threshold(params["threshold"])
+        threshold = _valid_threshold(param(params, "threshold", self.name))
         if threshold == "otsu":
             filters: Any = import_module("skimage.filters")  # lazily: the device never needs it
             # scikit-image has no threshold for an image without pixels: 0, as the kernel says

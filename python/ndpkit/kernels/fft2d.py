@@ -32,6 +32,8 @@ from numpy.typing import NDArray
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, checked_records
+from ndpkit.kernels.images import check_pixels
+from ndpkit.kernels.parts import records_in
 
 SIDE = 256
 CHANNELS = 3
@@ -95,7 +97,7 @@ class Fft2d(RowKernel):
 
     def generate(self, size_bytes: int, seed: int) -> np.ndarray:
         """Smooth gradients plus noise: a spectrum with both a strong DC part and a tail."""
-        n_images = size_bytes // self.record_bytes
+        n_images = records_in(size_bytes, self.record_bytes)
         rng = np.random.default_rng(seed)
         ramp = np.add.outer(np.arange(SIDE), np.arange(SIDE)) / (2 * SIDE)
         tint = rng.uniform(0.0, 160.0, (n_images, 1, 1, CHANNELS))
@@ -110,14 +112,21 @@ class Fft2d(RowKernel):
             )
         return out
 
+    def _images(self, data: np.ndarray) -> np.ndarray:
+        """`data` as whole 8-bit RGB images: float images were transformed as given, NaN
+        pixels and all, and came back as spectra of NaN."""
+        images = checked_records(data, self.record_shape, self.name)
+        check_pixels(images, self.name)
+        return images
+
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> list[Spectra]:
-        return [Spectra(offset, spectra(checked_records(chunk, self.record_shape, self.name)))]
+        return [Spectra(offset, spectra(self._images(chunk)))]
 
     def row_spec(self, state: Any) -> RowSpec:
         return RowSpec(np.dtype(np.complex64), (CHANNELS, SIDE, SIDE))
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
-        spectra(checked_records(chunk, self.record_shape, self.name), out)
+        spectra(self._images(chunk), out)
 
     def rows_merged(self, rows: np.ndarray, state: Any) -> list[Spectra]:
         return [Spectra(0, rows)]
@@ -142,7 +151,7 @@ class Fft2d(RowKernel):
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> NDArray[np.complex128]:
         """numpy's 2-D FFT in float64, channel first."""
-        images = checked_records(data, self.record_shape, self.name).astype(np.float64)
+        images = self._images(data).astype(np.float64)
         return np.fft.fft2(np.moveaxis(images, -1, 1), axes=(2, 3))
 
     def check(self, result: Any, expected: Any) -> None:

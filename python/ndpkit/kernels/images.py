@@ -20,6 +20,7 @@ import numpy as np
 from PIL import Image
 
 from ndpkit.errors import NdpkitError
+from ndpkit.kernels.base import check_out
 
 GREY_LEVELS = 256
 IMAGE_SHAPE = (256, 256)
@@ -68,6 +69,8 @@ def load_image(path: str | os.PathLike[str]) -> np.ndarray:
 
 def load_images(paths: Iterable[str | os.PathLike[str]]) -> list[np.ndarray]:
     """Images of any sizes; run a kernel per image (`image[None]`) or crop them to one shape."""
+    if isinstance(paths, str | os.PathLike):  # a str is iterable: it was read as "/", "t", …
+        raise TypeError(f"load_images takes a list of paths, got one: {paths!r}; use load_image")
     return [load_image(path) for path in paths]
 
 
@@ -120,6 +123,7 @@ def pixel_rows(images: np.ndarray) -> np.ndarray:
 def histograms(images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(n, 256) uint64 counts of each image's grey levels (Rust: bit planes with AVX-512, else
     eight sub-tables), written into `out` (C-contiguous, that shape) if given."""
+    check_out(out, np.uint64, "histograms")
     counts: np.ndarray = _core.histograms_u8(_rows(images), out)
     return counts
 
@@ -134,6 +138,7 @@ def pack_above(
     if given.dtype.kind not in "iu" or (given.size and (given.min() < 0 or given.max() > 255)):
         raise NdpkitError(f"binarize: thresholds must be whole numbers from 0 to 255, got {given}")
     limits = np.ascontiguousarray(given, dtype=np.uint8)
+    check_out(out, np.uint8, "pack_above")
     bits: np.ndarray = _core.pack_above_u8(_rows(images), limits, out)
     return bits
 
@@ -141,16 +146,39 @@ def pack_above(
 def remap(images: np.ndarray, luts: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Each image through its own 256-entry uint8 LUT (Rust); the shape of `images`. With
     `out` (C-contiguous uint8 of the images' size) the pixels are written there."""
-    tables = np.ascontiguousarray(luts, dtype=np.uint8)
+    check_out(out, np.uint8, "remap")
     rows = _rows(images)
+    tables = _luts(luts, len(rows))
     target = None if out is None else out.reshape(rows.shape)
     remapped: np.ndarray = _core.remap_u8(rows, tables, target)
     return remapped.reshape(images.shape)
 
 
+def _luts(luts: np.ndarray, images: int) -> np.ndarray:
+    """`luts` as C-contiguous uint8 tables, one of 256 entries per image, or an NdpkitError:
+    a cast wrapped 300 to 44 and cut 199.8 to 199."""
+    given = np.asarray(luts)
+    if given.shape != (images, 256):
+        raise NdpkitError(
+            f"remap: need one LUT of 256 entries per image, shape ({images}, 256), got "
+            f"{given.shape}"
+        )
+    if given.dtype.kind not in "iu" or (given.size and (given.min() < 0 or given.max() > 255)):
+        raise NdpkitError(
+            f"remap: LUT entries must be whole numbers from 0 to 255, got {given.dtype} "
+            f"from {given.min() if given.size else '-'} to {given.max() if given.size else '-'}"
+        )
+    return np.ascontiguousarray(given, dtype=np.uint8)
+
+
 def _rows(images: np.ndarray) -> np.ndarray:
     """C-contiguous (n, h·w) uint8 pixels: a view of contiguous images, else a copy."""
     check_pixels(images)
+    if np.ndim(images) != 3:  # one (h, w) image was counted as h images of one row each
+        raise NdpkitError(
+            f"image kernels: need images of shape (n, height, width), got {np.shape(images)} "
+            "(one image: image[None])"
+        )
     return np.ascontiguousarray(pixel_rows(images), dtype=np.uint8)
 
 

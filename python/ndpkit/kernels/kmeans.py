@@ -61,6 +61,7 @@ from numpy.typing import NDArray
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, param
+from ndpkit.kernels.parts import records_in
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -180,7 +181,10 @@ def _nearest_one_hot(scores: F64) -> F64:
 
 def assign_labels(points: np.ndarray, centres: F64) -> NDArray[np.intp]:
     """The nearest centre of every point (the first on ties), by the device's distance rule."""
-    block = np.asarray(points, dtype=np.float64).reshape(-1, centres.shape[1])
+    centres = np.asarray(centres, dtype=np.float64)
+    points = np.asarray(points)
+    _check_width(points, centres.shape[1])  # (100, 8) points were read as 160 of 5
+    block = points.astype(np.float64).reshape(-1, centres.shape[1])
     minus_2c, norms = _scoring(centres)
     scores: F64 = minus_2c @ block.T + norms
     return np.asarray(scores.argmin(axis=0), dtype=np.intp)
@@ -240,6 +244,11 @@ class KMeansKernel(Kernel):
     def __init__(
         self, features: int = D_FEATURES, clusters: int = K_CLUSTERS, max_iter: int = MAX_ITER
     ):
+        if features < 1 or clusters < 1 or max_iter < 1:
+            raise ValueError(
+                f"K-Means needs features, clusters and max_iter ≥ 1, got {features}, "
+                f"{clusters} and {max_iter}"
+            )
         self.features = features
         self.clusters = clusters
         self.max_iter = max_iter
@@ -253,7 +262,7 @@ class KMeansKernel(Kernel):
         seed, so shards generated with different seeds (the runtime derives one per shard)
         come from one mixture; block b of the points depends only on (seed, b), so a shorter
         data set is a prefix of a longer one."""
-        n_points = size_bytes // self.record_bytes
+        n_points = records_in(size_bytes, self.record_bytes)
         blobs = np.random.default_rng(_BLOB_STREAM).uniform(
             -4.0, 4.0, (self.clusters, self.features)
         )

@@ -55,9 +55,11 @@ from ndpkit.kernels.base import (
     KernelMismatchError,
     RowKernel,
     RowSpec,
+    check_out,
     checked_records,
     param,
 )
+from ndpkit.kernels.parts import records_in
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -111,6 +113,7 @@ def distances_sq(points: np.ndarray, query: F32, out: F32 | None = None) -> F32:
     """Squared distances of every point to `query` in float32: one fused pass in Rust
     (`ndp-kernels`), bit-identical to the numpy column-by-column version below; written into
     `out` (C-contiguous float32, one per point) if given."""
+    check_out(out, np.float32, "distances_sq")
     points = np.ascontiguousarray(points, dtype=np.float32)
     query = np.ascontiguousarray(query, dtype=np.float32)
     if points.ndim != 2 or len(points) == 0:
@@ -276,7 +279,7 @@ class Knn(Kernel):
 
     def generate(self, size_bytes: int, seed: int) -> np.ndarray:
         """Points uniform in the unit cube."""
-        n_points = size_bytes // self.record_bytes
+        n_points = records_in(size_bytes, self.record_bytes)
         rng = np.random.default_rng(seed)
         return rng.random((n_points, self.features), dtype=np.float32)
 
@@ -296,10 +299,23 @@ class Knn(Kernel):
             )
         return {"query": query, "k": self.k}
 
+    def _points(self, data: np.ndarray) -> np.ndarray:
+        """`data` as whole records whose coordinates float32 holds exactly (float32, or
+        integers of at most 16 bits): float64 points were rounded to float32 silently, and
+        the neighbours of points closer than float32's spacing came out in the wrong order."""
+        points = checked_records(data, self.record_shape, self.name)
+        if not np.can_cast(points.dtype, np.float32, casting="safe"):
+            raise NdpkitError(
+                f"{self.name}: points of dtype {points.dtype} do not fit float32 exactly, and "
+                "k-NN computes distances in float32; convert them first (points.astype("
+                "np.float32)) if rounding them is what you want"
+            )
+        return points
+
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
         if self.device_topk:
             return self._device_topk(chunk, state["query"], offset)
-        dists = distances_sq(checked_records(chunk, self.record_shape, self.name), state["query"])
+        dists = distances_sq(self._points(chunk), state["query"])
         refuse_non_finite(self.name, dists, chunk, state["query"], offset)
         return [Segment(offset, dists)]
 
@@ -315,8 +331,7 @@ class Knn(Kernel):
     def _device_topk(
         self, chunk: np.ndarray, query: F32, offset: int, best: Neighbours | None = None
     ) -> Neighbours:
-        checked_records(chunk, self.record_shape, self.name)
-        points = np.ascontiguousarray(chunk, dtype=np.float32)
+        points = np.ascontiguousarray(self._points(chunk), dtype=np.float32)
         best = empty_neighbours() if best is None else best
         if points.ndim == 2 and len(points):
             return fold_top_k(self.name, points, query, offset, self.k, best)
@@ -356,7 +371,7 @@ class Knn(Kernel):
             NearestNeighbors,
         )
 
-        points = checked_records(data, self.record_shape, self.name).astype(np.float64)
+        points = self._points(data).astype(np.float64)
         if not np.isfinite(points).all():
             bad = int(np.flatnonzero(~np.isfinite(points).all(axis=1))[0])
             raise NdpkitError(f"{self.name}: point {bad} has a non-finite coordinate")
@@ -397,7 +412,7 @@ class KnnRows(Knn, RowKernel):
         """The distances straight into `out` (a chunk's slice of the rows arena is
         C-contiguous); into any other `out` BLOCK_ROWS points at a time, so only a block
         (64 KiB) is ever copied."""
-        checked_records(chunk, self.record_shape, self.name)
+        self._points(chunk)
         query = state["query"]
         if out.flags.c_contiguous and out.flags.writeable:
             distances_sq(chunk, query, out)

@@ -71,7 +71,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ndpkit.errors import NdpkitError, SpecError, brief
+from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
 from ndpkit.files import name_kept, signals_held
 from ndpkit.hw.loader import parse_nested
 from ndpkit.hw.spec import FieldValueError, spec_error
@@ -1032,8 +1032,8 @@ def generate_dataset(
     kernel = resolve_kernel(app)
     _check_counts(devices, shard_bytes)
     columns = _generated_columns(kernel, shard_format)
-    if seed < 0:
-        raise SpecError(f"must be ≥ 0, got {seed}", field="seed")
+    whole_number(seed, "seed", "a whole number ≥ 0", least=0)
+    whole_number(size_bytes, "size_bytes", "a whole number of bytes")
     total = int(size_bytes) // kernel.record_bytes
     if total < devices:
         raise SpecError(
@@ -1132,10 +1132,10 @@ def import_dataset(
 
 
 def _check_counts(devices: int, shard_bytes: int) -> None:
-    if devices < 1:
-        raise SpecError(f"must be ≥ 1, got {devices}", field="devices")
-    if shard_bytes < 1:
-        raise SpecError(f"must be ≥ 1 byte, got {shard_bytes}", field="shard_bytes")
+    """Whole numbers ≥ 1, checked before any work: a float or a bool failed in the manifest,
+    after every shard was written."""
+    whole_number(devices, "devices", "a whole number ≥ 1", least=1)
+    whole_number(shard_bytes, "shard_bytes", "a whole number of bytes ≥ 1", least=1)
 
 
 def _check_generated(kernel: Kernel, data: np.ndarray) -> None:

@@ -76,7 +76,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
-from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.errors import NdpkitError, SpecError, whole_number
 from ndpkit.files import ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import Dataset, RecordLayout, shard_chunks
@@ -339,14 +339,6 @@ def _engine_numbers(values: Iterable[Any], devices: int, name: str) -> tuple[int
     return engines
 
 
-def _whole_number(value: object, name: str, expected: str) -> int:
-    """`value` if it is an integer (not a bool, a float or a string), else a SpecError naming
-    the argument `name` and saying what it must be (`expected`: "an integer ≥ 1")."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise SpecError(f"must be {expected}, got {value!r} ({type(value).__name__})", field=name)
-    return int(value)
-
-
 class LocalExecutor:
     """Runs kernels over data sets with local worker processes.
 
@@ -364,14 +356,14 @@ class LocalExecutor:
 
     def __init__(self, workers: int | None = None, *, mapped_budget_bytes: int | None = None):
         if workers is not None:
-            workers = _whole_number(
+            workers = whole_number(
                 workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)"
             )
             if workers < 1:
                 raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
         if mapped_budget_bytes is None:
             mapped_budget_bytes = budget_from_environment()
-        mapped_budget_bytes = _whole_number(
+        mapped_budget_bytes = whole_number(
             mapped_budget_bytes, "mapped_budget_bytes", "a whole number of bytes ≥ 0"
         )
         if mapped_budget_bytes < 0:
@@ -472,16 +464,23 @@ def _usable_cpus() -> int:
 def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> int:
     """The chunk size, once the kernel is known to read the data set's records and the
     size to be a whole number of bytes ≥ 1."""
+    # An app name or a directory would fail later as "'str' object has no attribute …".
+    if not isinstance(kernel, Kernel):
+        raise SpecError(
+            f"must be a Kernel (get_kernel(name) for an app), got {kernel!r}", field="kernel"
+        )
+    if not isinstance(dataset, Dataset):
+        raise SpecError(
+            f"must be a Dataset (open_dataset(path) for a directory), got {dataset!r}",
+            field="dataset",
+        )
     if kernel.dtype != dataset.dtype or tuple(kernel.record_shape) != dataset.record_shape:
         raise SpecError(
             f"holds {dataset.dtype} records of shape {dataset.record_shape} (app "
             f"{dataset.app!r}); kernel {kernel.name!r} needs {kernel.dtype} {kernel.record_shape}",
             source=str(dataset.path),
         )
-    chunk_bytes = _whole_number(chunk_bytes, "chunk_bytes", "a whole number of bytes ≥ 1")
-    if chunk_bytes < 1:
-        raise SpecError(f"must be ≥ 1 byte, got {chunk_bytes}", field="chunk_bytes")
-    return chunk_bytes
+    return whole_number(chunk_bytes, "chunk_bytes", "a whole number of bytes ≥ 1", least=1)
 
 
 # -- the parent's side --------------------------------------------------------------------

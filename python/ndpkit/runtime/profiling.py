@@ -41,7 +41,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import SpecError, whole_number
 from ndpkit.files import write_atomic
 from ndpkit.hw import Host
 from ndpkit.hw.engine import Engine, EngineKind
@@ -341,6 +341,10 @@ def measure(
         _positive(frequency_hz, "frequency_hz")  # 0 would have meant this host's clock
     # At least two chunks where there are two records: α needs the output of part of the
     # sample beside the whole's (`Measurement.device_sends_bytes`).
+    if chunk_records is not None:
+        chunk_records = whole_number(
+            chunk_records, "chunk_records", "a whole number of records ≥ 1", least=1
+        )
     chunk = chunk_records or max(
         1, min((4 << 20) // max(kernel.record_bytes, 1), math.ceil(len(data) / 2))
     )

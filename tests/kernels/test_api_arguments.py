@@ -1,0 +1,204 @@
+"""Arguments of the public Python API that once gave a wrong answer, or an error from deep
+inside numpy or the binding, instead of a clear error naming the argument."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.kernels import get_kernel, run_in_memory
+from ndpkit.kernels.he import apply_luts
+from ndpkit.kernels.images import histograms, load_images, pack_above, remap
+from ndpkit.kernels.kmeans import KMeansKernel, assign_labels
+from ndpkit.kernels.knn import distances_sq
+from ndpkit.runtime import LocalExecutor, generate_dataset
+from ndpkit.runtime.profiling import measure
+
+POINTS = 1 << 14  # bytes of generated points
+
+
+def _kmeans() -> tuple[Any, np.ndarray, dict[str, Any]]:
+    kernel = get_kernel("kmeans")
+    return kernel, kernel.generate(POINTS, 0), kernel.params(0)
+
+
+@pytest.mark.parametrize("chunk", [-1, 0, 2.5, True])
+def test_a_chunk_of_no_whole_records_is_refused(chunk: Any) -> None:
+    """A negative chunk once processed no record: K-Means reported its initial centres as
+    converged with zero counts, k-NN no neighbours."""
+    kernel, data, params = _kmeans()
+    with pytest.raises(SpecError, match="chunk_records: must be a whole number of records ≥ 1"):
+        run_in_memory(kernel, data, params, chunk)
+    with pytest.raises(SpecError, match="chunk_records"):
+        measure(kernel, data, params, chunk_records=chunk, counters=None, repeat=1)
+
+
+@pytest.mark.parametrize(
+    "bounds", [[0, 100, 90, None], [0, 100], [5, None], [0], [0, None, None, 7]], ids=str
+)
+def test_shard_bounds_that_skip_or_repeat_records_are_refused(bounds: list[Any]) -> None:
+    kernel, data, params = _kmeans()
+    n = len(data)
+    given = [n if b is None else b for b in bounds]
+    with pytest.raises(SpecError, match=rf"shard_bounds: must rise from 0 to len\(data\) = {n}"):
+        run_in_memory(kernel, data, params, 100, shard_bounds=given)
+
+
+def test_shard_bounds_may_hold_an_empty_shard() -> None:
+    kernel, data, params = _kmeans()
+    n = len(data)
+    whole = run_in_memory(kernel, data, params, 100)
+    split = run_in_memory(kernel, data, params, 100, shard_bounds=[0, 40, 40, n])
+    assert split.counts.sum() == whole.counts.sum() == n
+
+
+def test_a_scalar_is_no_data() -> None:
+    kernel = get_kernel("lc")
+    with pytest.raises(SpecError, match="data: must be an array of records"):
+        run_in_memory(kernel, np.float32(1), kernel.params(0), 10)
+
+
+@pytest.mark.parametrize("app", ["knn2", "knn2-topk"])
+def test_knn_refuses_points_float32_cannot_hold(app: str) -> None:
+    """float64 points 0.01 apart at 1e6 were rounded together: all three at distance 0."""
+    kernel = get_kernel(app)
+    near = [[1e6 + 0.03, 0], [1e6 + 0.01, 0], [1e6 + 0.02, 0]]
+    points = np.array(near + [[1e6 + 100 + i, 0] for i in range(20)])
+    params = {"query": np.array([1e6, 0], np.float32), "k": kernel.params(0)["k"]}
+    with pytest.raises(NdpkitError, match="points of dtype float64 do not fit float32 exactly"):
+        run_in_memory(kernel, points, params, 1000)
+    with pytest.raises(NdpkitError, match="int64"):
+        run_in_memory(kernel, points.astype(np.int64), params, 1000)
+
+
+def test_knn_takes_points_float32_holds_exactly() -> None:
+    kernel = get_kernel("knn2")
+    points = np.random.default_rng(1).integers(-1000, 1000, (500, 2), dtype=np.int16)
+    params = kernel.params(3)
+    as_int = run_in_memory(kernel, points, params, 100)
+    as_float = run_in_memory(kernel, points.astype(np.float32), params, 100)
+    np.testing.assert_array_equal(as_int.indices, as_float.indices)
+    kernel.check(as_int, kernel.reference(points, params))
+
+
+def test_assign_labels_checks_the_centres_width() -> None:
+    """(100, 8) points against 5-feature centres were read as 160 points."""
+    with pytest.raises(NdpkitError, match="points have 8 features, the centres 5"):
+        assign_labels(np.random.default_rng(0).random((100, 8)), np.zeros((3, 5)))
+
+
+@pytest.mark.parametrize(
+    ("lut", "needle"),
+    [
+        (np.minimum(np.arange(256) * 2, 300)[None], "whole numbers from 0 to 255, got int64"),
+        ((np.arange(256) * 0.999)[None], "got float64"),
+        (np.arange(256) - 1, r"shape \(1, 256\), got \(256,\)"),
+        (np.zeros((2, 256), np.uint8), r"shape \(1, 256\), got \(2, 256\)"),
+    ],
+    ids=["above 255", "float", "one-dimensional", "two for one image"],
+)
+def test_luts_are_not_cast_silently(lut: np.ndarray, needle: str) -> None:
+    """300 was wrapped to 44, 199.8 cut to 199."""
+    image = np.array([[[1, 200]]], np.uint8)
+    with pytest.raises(NdpkitError, match=needle):
+        apply_luts(image, lut)
+
+
+def test_binarize_without_a_threshold_names_it() -> None:
+    kernel = get_kernel("binarize")
+    images = kernel.generate(1 << 16, 0)
+    with pytest.raises(NdpkitError, match="binarize: params have no 'threshold'"):
+        run_in_memory(kernel, images, {}, 4)
+    with pytest.raises(NdpkitError, match="params have no 'threshold'"):
+        kernel.reference(images, {})
+
+
+@pytest.mark.parametrize("args", [{"clusters": 0}, {"features": 0}, {"max_iter": 0}], ids=str)
+def test_kmeans_needs_at_least_one_of_each(args: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="K-Means needs features, clusters and max_iter ≥ 1"):
+        KMeansKernel(**args)
+
+
+@pytest.mark.parametrize("app", ["knn8", "kmeans", "fft2d", "lc", "he"])
+def test_every_generator_refuses_a_negative_size_alike(app: str) -> None:
+    with pytest.raises(NdpkitError, match="size_bytes must be ≥ 0, got -1"):
+        get_kernel(app).generate(-1, 0)
+
+
+@pytest.mark.parametrize("app", ["knn8", "kmeans", "lc"])
+def test_every_generator_gives_a_record_for_a_few_bytes(app: str) -> None:
+    assert len(get_kernel(app).generate(5, 0)) == 1
+
+
+def test_fft2d_refuses_images_that_are_not_8_bit() -> None:
+    """A float image with a NaN came back as 65,536 NaN bins and no error."""
+    kernel = get_kernel("fft2d")
+    images = kernel.generate(1, 0).astype(np.float32)
+    images[0, 0, 0, 0] = np.nan
+    with pytest.raises(NdpkitError, match=r"fft2d: need 8-bit images \(uint8\), got float32"):
+        run_in_memory(kernel, images, {}, 4)
+    with pytest.raises(NdpkitError, match="need 8-bit images"):
+        kernel.reference(images, {})
+
+
+def test_one_image_is_not_taken_for_many() -> None:
+    """A (h, w) image was counted as h one-row images."""
+    with pytest.raises(NdpkitError, match=r"need images of shape \(n, height, width\)"):
+        histograms(np.zeros((4, 5), np.uint8))
+    assert histograms(np.zeros((1, 4, 5), np.uint8))[0, 0] == 20
+
+
+def test_out_arrays_of_another_dtype_are_named() -> None:
+    images = np.zeros((2, 4, 8), np.uint8)
+    with pytest.raises(NdpkitError, match="histograms: out must be a uint64 array, got int64"):
+        histograms(images, np.zeros((2, 256), np.int64))
+    with pytest.raises(NdpkitError, match="pack_above: out must be a uint8 array"):
+        pack_above(images, np.array([1, 1]), np.zeros((2, 4), np.int8))
+    with pytest.raises(NdpkitError, match="remap: out must be a uint8 array"):
+        remap(images, np.zeros((2, 256), np.uint8), np.zeros((2, 4, 8), np.float32))
+    points = np.zeros((3, 2), np.float32)
+    with pytest.raises(NdpkitError, match="distances_sq: out must be a float32 array"):
+        distances_sq(points, np.zeros(2, np.float32), np.zeros(3, np.float64))  # type: ignore[arg-type]
+
+
+def test_load_images_wants_a_list() -> None:
+    with pytest.raises(TypeError, match=r"takes a list of paths, got one: .x\.png."):
+        load_images("x.png")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ({"devices": 2.5}, "devices: must be a whole number ≥ 1, got 2.5"),
+        ({"devices": True}, "devices: must be a whole number ≥ 1, got True"),
+        ({"shard_bytes": 10.5}, "shard_bytes: must be a whole number of bytes ≥ 1"),
+        ({"size_bytes": "1MiB"}, "size_bytes: must be a whole number of bytes, got '1MiB'"),
+        ({"seed": 1.5}, "seed: must be a whole number ≥ 0, got 1.5"),
+        ({"seed": -1}, "seed: must be a whole number ≥ 0, got -1"),
+    ],
+    ids=str,
+)
+def test_generate_dataset_checks_its_numbers_first(
+    tmp_path: Path, args: dict[str, Any], needle: str
+) -> None:
+    """A float or bool failed in the manifest, after every shard was written."""
+    given = {"size_bytes": 1 << 16, "devices": 2, **args}
+    with pytest.raises(SpecError, match=needle):
+        generate_dataset(
+            "lc", given.pop("size_bytes"), given.pop("devices"), tmp_path / "d", **given
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_names_a_path_or_app_name_given_for_a_dataset_or_kernel(tmp_path: Path) -> None:
+    ds = generate_dataset("lc", 1 << 16, 2, tmp_path / "d")
+    executor = LocalExecutor(1)
+    kernel = get_kernel("lc")
+    with pytest.raises(SpecError, match=r"dataset: must be a Dataset \(open_dataset\(path\)"):
+        executor.run(kernel, str(ds.path), kernel.params(0))  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=r"kernel: must be a Kernel \(get_kernel\(name\)"):
+        executor.run("lc", ds, kernel.params(0))  # type: ignore[arg-type]
