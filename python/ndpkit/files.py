@@ -217,6 +217,14 @@ class NotASpecFileError(Exception):
     """A path that names no small regular file (its message says what it is instead)."""
 
 
+def literal_path(path: str | os.PathLike[str]) -> str:
+    """`path` as a string that Polars and pyarrow take literally: absolute, so that neither
+    expands a leading `~` (`./~/t.parquet`, a directory named "~", was read from and written
+    to $HOME). Not normalised: `..` keeps the meaning the system gives it."""
+    text = os.fspath(path)
+    return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
+
+
 def read_spec_text(path: Path, encoding: str = "utf-8-sig") -> str:
     """The text of a small input file (TOML, JSON). A FIFO, device or socket is refused
     without blocking on it, and a file over MAX_SPEC_BYTES without reading it all

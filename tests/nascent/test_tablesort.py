@@ -613,8 +613,17 @@ def test_a_directory_named_like_a_parquet_file_is_read_once(tmp_path: Path) -> N
             pa.Table.from_arrays([pa.array([1, 2]), pa.array(["x", "y"])], names=["a", "a"]),
             "a: two columns are named 'a'",
         ),
+        # Polars panicked on these two (a Rust backtrace, then a traceback and exit 1).
+        (
+            {"k": [2, 1], "lv": pa.array([[1], [2]], pa.list_view(pa.int32()))},
+            "lv: unsupported type list_view<element: int32>: Polars cannot read list views",
+        ),
+        (
+            {"k": [2, 1], "t": pa.array([0, 1], pa.timestamp("us", tz="+05:30"))},
+            "t: time zone '+05:30' is an offset of part of an hour",
+        ),
     ],
-    ids=["decimal256", "duplicate-names"],
+    ids=["decimal256", "duplicate-names", "list-view", "half-hour-offset"],
 )
 def test_valid_parquet_polars_cannot_load_names_the_column(
     tmp_path: Path, columns: dict[str, object] | pa.Table, message: str
@@ -641,3 +650,58 @@ def test_a_full_disk_under_polars_writer_is_one_error_not_a_traceback(
         sort_parquet(table_file, out, "i64")
     assert caught.value.source == str(out)
     assert list(tmp_path.iterdir()) == []  # no temporary file left
+
+
+def test_a_whole_hour_offset_is_read(tmp_path: Path) -> None:
+    """Polars reads "-08:00" (as Etc/GMT+8): only offsets of part of an hour are refused."""
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"t": pa.array([1, 0], pa.timestamp("us", tz="-08:00"))}), path)
+    assert read_parquet(path)["t"].dt.epoch("us").to_list() == [1, 0]
+
+
+def test_shards_of_other_decimal_types_are_refused(tmp_path: Path) -> None:
+    """Polars' concatenation cast the second shard to decimal(5, 2): 123456789012.345 became
+    null and 2.999 became 3.00, with exit status 0."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    dec = decimal.Decimal
+    small = pa.array([dec("1.25"), dec("0.50")], pa.decimal128(5, 2))
+    wide = pa.array([dec("123456789012.345"), dec("2.999")], pa.decimal128(20, 3))
+    pq.write_table(pa.table({"k": small}), shards / "part-0.parquet")
+    pq.write_table(pa.table({"k": wide}), shards / "part-1.parquet")
+    with pytest.raises(SpecError, match=r"column 'k' is Decimal\(precision=20, scale=3\)"):
+        read_parquet(shards)
+
+
+def test_a_file_named_like_a_glob_is_read_as_named(tmp_path: Path) -> None:
+    """x[1].parquet was read as the pattern, so x1.parquet's rows were sorted instead."""
+    pq.write_table(pa.table({"k": [3, 1, 2]}), tmp_path / "x[1].parquet")
+    pq.write_table(pa.table({"k": [30, 10, 20, 40]}), tmp_path / "x1.parquet")
+    assert read_parquet(tmp_path / "x[1].parquet")["k"].to_list() == [3, 1, 2]
+    assert sorted(read_parquet(tmp_path)["k"].to_list()) == [1, 2, 3, 10, 20, 30, 40]
+
+
+def test_a_directory_named_tilde_is_not_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`./~/t.parquet` was read from $HOME, and a sort's temporary written there."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "~").mkdir()
+    pq.write_table(pa.table({"k": [2, 1]}), tmp_path / "~" / "t.parquet")
+    pq.write_table(pa.table({"k": [9, 8, 7]}), tmp_path / "home" / "t.parquet")
+    sort_parquet(Path("./~/t.parquet"), Path("./~/out.parquet"), "k")
+    assert pq.read_table(tmp_path / "~" / "out.parquet")["k"].to_pylist() == [1, 2]
+    assert sorted(p.name for p in (tmp_path / "home").iterdir()) == ["t.parquet"]
+
+
+def test_keep_schema_keeps_an_extension_type(tmp_path: Path) -> None:
+    """Polars reads arrow.json back on large_string; the cast back failed after the sort."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    column = pa.array(['{"a":1}', "[]", None], pa.json_())
+    pq.write_table(pa.table({"k": [3, 1, 2], "j": column}), src)
+    sort_parquet(src, out, "k", keep_schema=True)
+    written = pq.read_table(out)
+    assert written.schema.equals(pq.read_schema(src).remove_metadata())
+    assert written["j"].to_pylist() == ["[]", None, '{"a":1}']

@@ -108,6 +108,16 @@ def test_a_table_named_twice_is_refused(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())
 
 
+def test_a_directory_in_a_tables_place_is_refused_before_any_table_moves(tmp_path: Path) -> None:
+    """It was found at the rename, after region.parquet had already replaced the old one."""
+    (tmp_path / "region.parquet").write_bytes(b"old")
+    (tmp_path / "nation.parquet").mkdir()
+    with pytest.raises(SpecError, match="exists and is not a file; --overwrite replaces table"):
+        generate_tpch(0.01, tmp_path, ["region", "nation"], overwrite=True)
+    assert (tmp_path / "region.parquet").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nation.parquet", "region.parquet"]
+
+
 def test_missing_tool_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(tpch.sys, "executable", str(tmp_path / "python"))
     monkeypatch.setenv("PATH", str(tmp_path))

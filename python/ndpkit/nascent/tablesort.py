@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from ndpkit.errors import ModelError, SpecError, brief
-from ndpkit.files import replacing
+from ndpkit.files import literal_path, replacing
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
 from ndpkit.nascent.generic import generic_sort
 from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
@@ -504,14 +504,25 @@ def read_parquet(path: Path) -> pl.DataFrame:
     files = parquet_inputs(path)
     frames = []
     for file in files:
-        try:
-            frames.append(pl.read_parquet(file))
+        # First from the schema: Polars panics on some types, printing a Rust backtrace.
+        unloadable = _unloadable(file)
+        if unloadable is not None:
+            raise unloadable
+        try:  # glob=False: a file named x[1].parquet was read as the pattern, x1.parquet
+            frames.append(pl.read_parquet(literal_path(file), glob=False))
         except (pl.exceptions.PolarsError, OSError) as exc:
-            raise _unloadable(file) or SpecError(
-                f"not a readable Parquet file: {brief(exc)}", source=str(file)
-            ) from exc
+            raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
+        except pl.exceptions.PanicException as exc:  # a BaseException: it was a traceback
+            raise SpecError(
+                f"Polars cannot load this file ({brief(exc)})", source=str(file)
+            ) from None
     if len(frames) == 1:
         return frames[0]
+    # Before the concatenation, which casts every decimal to the first file's precision
+    # and scale: 123456789012.345 became null, 2.999 became 3.00.
+    differ = _schemas_differ(files, frames)
+    if differ is not None:
+        raise differ
     try:
         return pl.concat(frames, how="vertical", rechunk=False)
     except pl.exceptions.PolarsError as exc:
@@ -529,7 +540,7 @@ def _unloadable(file: Path) -> SpecError | None:
     cause: two columns of one name, or a decimal wider than Polars' (decimal256(40, 0)).
     None when the schema shows nothing of the kind (or cannot be read either)."""
     try:
-        schema = pq.read_schema(file)
+        schema = pq.read_schema(literal_path(file))
     except (pa.ArrowException, OSError):
         return None
     names = schema.names
@@ -541,6 +552,22 @@ def _unloadable(file: Path) -> SpecError | None:
             field=twice,
         )
     for column in schema:
+        if _is_list_view(column.type):
+            return SpecError(
+                f"unsupported type {column.type}: Polars cannot read list views (write the "
+                "column as a list)",
+                source=str(file),
+                field=column.name,
+            )
+        zone = getattr(column.type, "tz", None) if pa.types.is_timestamp(column.type) else None
+        offset = re.fullmatch(r"[+-]\d\d:?(\d\d)", zone or "")
+        if offset is not None and offset.group(1) != "00":  # whole hours read as Etc/GMT±h
+            return SpecError(
+                f"time zone {zone!r} is an offset of part of an hour, which Polars cannot "
+                "read; write the column with a named zone (Asia/Kolkata for +05:30)",
+                source=str(file),
+                field=column.name,
+            )
         if pa.types.is_decimal(column.type) and column.type.precision > POLARS_DECIMAL_DIGITS:
             return SpecError(
                 f"unsupported type {column.type}: decimals of up to {POLARS_DECIMAL_DIGITS} "
@@ -549,6 +576,13 @@ def _unloadable(file: Path) -> SpecError | None:
                 field=column.name,
             )
     return None
+
+
+def _is_list_view(kind: pa.DataType) -> bool:
+    """A list view, also nested in a struct or list (Polars panics on reading one)."""
+    if pa.types.is_list_view(kind) or pa.types.is_large_list_view(kind):
+        return True
+    return any(_is_list_view(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
@@ -640,7 +674,7 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
     schemas = []
     for file in files:
         try:
-            schemas.append(pq.read_schema(file).remove_metadata())
+            schemas.append(pq.read_schema(literal_path(file)).remove_metadata())
         except (pa.ArrowException, OSError) as exc:
             raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
     for file, schema in zip(files, schemas, strict=True):
@@ -650,18 +684,44 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
                 source=str(file),
                 field="--keep-schema",
             )
-    read = table.head(0).to_arrow().schema
+    # A row, not an empty table: pyarrow casts an empty array between any two types, so
+    # an arrow.json column passed this check and failed after the whole sort.
+    sample = table.head(1).to_arrow()
     for name, wanted in zip(schemas[0].names, schemas[0].types, strict=True):
         try:
-            pa.array([], read.field(name).type).cast(wanted)
+            cast_column(sample.column(name), wanted)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise SpecError(
                 f"column {name!r} is {wanted} in the input, and Polars reads it as "
-                f"{read.field(name).type}, which does not cast back ({brief(exc)})",
+                f"{sample.schema.field(name).type}, which does not cast back ({brief(exc)})",
                 source=str(files[0]),
                 field="--keep-schema",
             ) from exc
     return schemas[0]
+
+
+def cast_column(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArray:
+    """`column` cast to `wanted`. An extension type (arrow.json, arrow.uuid) that Polars
+    read back on other storage (large_string for string) is cast storage first: pyarrow
+    casts no extension type to another."""
+    have = column.type
+    if (
+        isinstance(wanted, pa.BaseExtensionType)
+        and isinstance(have, pa.BaseExtensionType)
+        and have != wanted
+        and have.extension_name == wanted.extension_name
+    ):
+        chunks = [
+            wanted.wrap_array(chunk.storage.cast(wanted.storage_type)) for chunk in column.chunks
+        ]
+        return pa.chunked_array(chunks, type=wanted)
+    return column.cast(wanted)
+
+
+def _cast(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` cast to `schema`, column by column as `cast_column` casts."""
+    columns = [cast_column(table.column(f.name), f.type) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def write_sorted(
@@ -710,7 +770,11 @@ def _write_frame(
     one, pyarrow writes it cast to that schema."""
     if schema is None:
         try:
-            frame.write_parquet(path, compression=compression, row_group_size=ROW_GROUP_ROWS)  # type: ignore[arg-type]
+            frame.write_parquet(
+                literal_path(path),
+                compression=compression,  # type: ignore[arg-type]
+                row_group_size=ROW_GROUP_ROWS,
+            )
         except pl.exceptions.ComputeError as exc:
             raise _os_error(exc) from None
         return
@@ -719,12 +783,12 @@ def _write_frame(
     # offsets (2 GiB per chunk), a row group's never does in practice.
     table = pa.concat_tables(
         [
-            table.slice(start, ROW_GROUP_ROWS).cast(schema)
+            _cast(table.slice(start, ROW_GROUP_ROWS), schema)
             for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
         ]
     )
     codec = _ARROW_CODECS.get(compression, compression)
-    pq.write_table(table, path, compression=codec, row_group_size=ROW_GROUP_ROWS)
+    pq.write_table(table, literal_path(path), compression=codec, row_group_size=ROW_GROUP_ROWS)
 
 
 def sort_parquet(

@@ -72,7 +72,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
-from ndpkit.files import name_kept, signals_held
+from ndpkit.files import literal_path, name_kept, signals_held
 from ndpkit.hw.loader import parse_nested
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
@@ -904,7 +904,7 @@ def _parquet_chunks(
     pa, pq = _arrow()
     columns = list(layout.columns or ())
     try:
-        table = pq.ParquetFile(path, page_checksum_verification=True, **_STREAMED)
+        table = pq.ParquetFile(literal_path(path), page_checksum_verification=True, **_STREAMED)
     except (pa.ArrowException, OSError) as exc:
         raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
     with table:
@@ -949,7 +949,7 @@ def _check_shard_layout(path: Path, shard: ShardFacts, layout: RecordLayout) -> 
         return
     pa, pq = _arrow()
     try:
-        with pq.ParquetFile(path, **_STREAMED) as table:
+        with pq.ParquetFile(literal_path(path), **_STREAMED) as table:
             _check_parquet_shard(table, path, shard, layout)
     except (pa.ArrowException, OSError) as exc:
         raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
@@ -1821,7 +1821,7 @@ def _parquet_sources(
             source=str(src),
         )
     try:
-        table = pq.ParquetFile(src, **_STREAMED)
+        table = pq.ParquetFile(literal_path(src), **_STREAMED)
     except (pa.ArrowException, OSError) as exc:
         raise SpecError(f"not a readable Parquet file ({exc})", source=str(src)) from None
     chosen = _source_columns(src, table.schema_arrow, columns, kernel)

@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
+from ndpkit.files import literal_path
 from ndpkit.tpc.tpch import TPCH_TABLES, check_scale_factor, generate_tpch
 
 ENCODABLE_BELOW = 2**16
@@ -75,7 +76,7 @@ class TpchData:
             path = self.directory / f"{name}.parquet"
             if not path.is_file():
                 raise SpecError("no such TPC-H table file", source=str(path))
-            table = pq.read_table(path)
+            table = pq.read_table(literal_path(path))
             schema = pa.schema(
                 [
                     f.with_type(pa.string()) if pa.types.is_string_view(f.type) else f

@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
-from ndpkit.files import replacing
+from ndpkit.files import literal_path, replacing
 from ndpkit.tpc.tpch import (
     GeneratedTable,
     Progress,
@@ -138,7 +138,7 @@ def generate_tpcc(
     made = missing_ancestors(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        with replacing(target) as tmp, pq.ParquetWriter(tmp, SCHEMA) as writer:
+        with replacing(target) as tmp, pq.ParquetWriter(literal_path(tmp), SCHEMA) as writer:
             for number, batch in enumerate(order_line_batches(sf, seed), 1):
                 if progress is not None:
                     progress(f"generating TPC-C order_line: warehouse {number}/{warehouses}")
@@ -146,7 +146,7 @@ def generate_tpcc(
     except BaseException:  # no empty output directory either
         remove_if_empty(made)
         raise
-    rows = pq.read_metadata(target).num_rows
+    rows = pq.read_metadata(literal_path(target)).num_rows
     return GeneratedTable("order_line", target, rows, target.stat().st_size)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
+from ndpkit.files import literal_path
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 """The eight TPC-H tables, smallest first (the order tpchgen-cli documents)."""
@@ -111,6 +112,14 @@ def generate_tpch(
         raise SpecError("exists and is not a directory; give a directory", source=str(out))
     tool = find_tpchgen()
     targets = [out / f"{name}.parquet" for name in names]
+    # Checked before any table is generated or moved: a directory in a table's place, found
+    # at the rename, left the tables before it replaced and the rest old.
+    for path in targets:
+        if path.is_dir() or (path.exists() and not path.is_file()):
+            raise SpecError(
+                "exists and is not a file; --overwrite replaces table files only",
+                source=str(path),
+            )
     clashes = [str(path) for path in targets if path.exists()]
     if clashes and not overwrite:
         raise SpecError(
@@ -190,5 +199,5 @@ def _how_it_ended(returncode: int) -> str:
 
 
 def _describe(name: str, path: Path) -> GeneratedTable:
-    rows = pq.read_metadata(path).num_rows
+    rows = pq.read_metadata(literal_path(path)).num_rows
     return GeneratedTable(name, path, rows, path.stat().st_size)
