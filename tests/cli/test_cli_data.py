@@ -109,7 +109,7 @@ def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected:
         (("generate", "lc", "--size", "1MiB", "--devices", "0", "--out", "X"), "devices: must"),
         (
             ("generate", "lc", "--size", "1MiB", "--seed", "-1", "--out", "X"),
-            "error: command line: --seed: must be ≥ 0",
+            "error: command line: --seed: must be a whole number ≥ 0, got -1",
         ),
         (
             ("generate", "sobel", "--size", "100KiB", "--out", "X"),

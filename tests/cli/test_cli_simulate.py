@@ -156,6 +156,10 @@ def test_simulate_host_plan(ndpkit) -> None:
         (("-p", "rfns", "-a", "he", "--cv", "2"), "--cv: must be in [0, 1/sqrt(3) = 0.5774]"),
         (("-p", "rfns", "-a", "he", "--cv", "0.5774"), "--cv: must be in"),
         (("-p", "rfns", "-a", "he", "--seed", "-1"), "--seed: must be in [0, 2^64)"),
+        (
+            ("-p", "rfns", "-a", "knn8", "-o", "wall_times=printed"),
+            "--option wall_times: the simulator times each engine from its rate",
+        ),
         # Too many chunks blames the flags that make them, not "simulator:".
         (
             ("-p", "rfns", "-a", "he", "--chunk", "1B"),
@@ -267,6 +271,7 @@ def test_sweep_writes_parquet(ndpkit, tmp_path: Path) -> None:
         (("--platforms", "risp-64ch"), "in-storage platforms are not swept"),
         (("--workers", "0"), "--workers: must be at least 1"),
         (("--chunks", "1B"), "command line: --chunks: rans, he: 3.65e+09 chunks of 1 B is more"),
+        (("-o", "wall_times=printed"), "--option wall_times: the simulator times each engine"),
         (("--size", "1EiB"), "command line: --chunks, --size: rans, he: 1.1e+12 chunks of"),
     ],
 )

@@ -55,7 +55,10 @@ def build_spec(
     host_bps = host_rate(platform, profile, config)
     host_mode, power_off = sim.resolved(not host_split and not math.isinf(host_bps))
     routes = config.routes(n)
-    read_bps = ssd_read_bandwidths(platform, options).tolist()
+    # Without engines the data goes to the host, not through the switch layer's mux ports:
+    # no port caps an SSD then, as the model's storage stage has it (`storage_busy_s`).
+    port_options = options.with_(mux_port_cap=False) if host_split else options
+    read_bps = ssd_read_bandwidths(platform, port_options).tolist()
     ssds = [
         {
             "bytes": size,
