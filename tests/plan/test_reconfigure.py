@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Options, estimate
-from ndpkit.plan import activate, engines_allowed, plan, required_engines
+from ndpkit.plan import activate, configuration_of, engines_allowed, plan, required_engines
 from ndpkit.profile import Profile, load_profile
 
 GB = 2**30
@@ -298,3 +298,26 @@ def test_a_platform_that_draws_no_power_has_nothing_to_save(tmp_path: Path) -> N
         result = plan(zero, load_profile("he"), Options(improvement=improvement))
         assert result.baseline.energy_j == 0
         assert result.improvement_pct == 0.0
+
+
+@pytest.mark.parametrize("app", ["knn2", "knn8", "lc"])
+def test_eq2_takes_its_bound_from_the_capped_server(app: str) -> None:
+    """With mux_port_cap RFNS's SSDs give 83.8 GB/s, not the 108 of the baseline (mux1, no
+    ports): k-NN_2 kept 31 engines on where 24 reach the same performance for 82.5 J less.
+    Eq. (2)'s bound is the planned server's own at full gear."""
+    rfns, profile = load_platform("rfns"), load_profile(app)
+    capped = Options(mux_port_cap=True)
+    planned = plan(rfns, profile, capped)
+    full = estimate(rfns, profile, FULL_GEAR, capped).pipeline
+    single = full.engine_bytes_per_s
+    want = max(math.ceil(full.performance_bytes_per_s / single * (1 - 1e-9)), 18)
+    if full.bottleneck != "ndp":
+        assert planned.engines_on == min(want, 36)
+    # No engine the plan keeps on is idle: one fewer (where the switch layer allows) is slower.
+    if planned.engines_on > 18:
+        fewer_on = configuration_of(activate(36, 2, planned.engines_on - 1), 36)
+        fewer = estimate(rfns, profile, fewer_on, capped)
+        assert (
+            fewer.pipeline.performance_bytes_per_s
+            < planned.planned.pipeline.performance_bytes_per_s
+        )

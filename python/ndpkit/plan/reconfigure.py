@@ -163,7 +163,12 @@ def plan(
     baseline = estimate(wired.with_scheme("mux1"), profile, FULL_GEAR, options)
     n = wired.devices
     k = wired.switch_layer.module_size(n)
-    needed = required_engines(baseline)
+    # Eq. (2)'s bound is what the planned server can reach at full gear. Behind mux ports
+    # capped by `mux_port_cap` that is less than the baseline's (mux1: no ports): RFNS's
+    # SSDs give 83.8 GB/s, not 108, so 24 engines keep up where 31 were kept on.
+    capped = options.mux_port_cap and k > 1
+    full = estimate(wired, profile, FULL_GEAR, options) if capped else baseline
+    needed = required_engines(full)
     on = engines_allowed(needed, n, k)
     mapping = activate(n, k, on)
     planned = estimate(wired, profile, configuration_of(mapping, n), options)

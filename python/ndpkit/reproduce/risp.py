@@ -17,6 +17,7 @@ both R2 readings of the paper's MB/GB; E7 and E8 every R8 rounding.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -151,8 +152,22 @@ def _binary_profile(profile: Profile, mb: float, gb: float) -> Profile:
 
 
 def _at(platform: Platform, channels: int, interface: str = "sata-3.2") -> Platform:
+    """`platform` with `channels` channels behind `interface`, whose bandwidth is read as
+    the platform's own link is (R2: `--inputs binary` reads its GB/s as GiB/s; PCIe's
+    bandwidth was reloaded in decimal GB/s while SATA's was binary)."""
     chosen = platform.with_channels(channels)
-    return chosen if interface == "sata-3.2" else chosen.with_interface(interface)
+    if interface == "sata-3.2":
+        return chosen
+    reading = platform.host_link.bandwidth_bytes_per_s / _sata_bytes_per_s()
+    data = chosen.with_interface(interface).model_dump(by_alias=False)
+    data["host_link"]["bandwidth_bytes_per_s"] *= reading
+    return Platform.model_validate(data, context={"si": True})
+
+
+@functools.cache
+def _sata_bytes_per_s() -> float:
+    """The preset's SATA 3.2 bandwidth as the platform file gives it (decimal)."""
+    return float(load_platform("risp-64ch").host_link.bandwidth_bytes_per_s)
 
 
 def _pair(platform: Platform, profile: Profile, options: Options) -> tuple[Estimate, Estimate]:
