@@ -90,6 +90,9 @@ def test_evaluate_knn_compares_both_splits(ndpkit) -> None:
         assert comparison["chosen"] in ("knn2", "knn2-topk") and comparison["reason"]
         # The top-k split takes the paper's engine entry, scaled by the measured ratio.
         assert set(comparison["carried_engine_rate_ratio"]) == {"knn2-topk"}
+        # Each split's estimate says its units, as `estimates` do (the table's are decimal).
+        for split in comparison["splits"]:
+            assert split["estimate"]["units"] == app["estimates"][name]["units"]
     table = ndpkit("evaluate", "knn2", "--size", "1 MiB")
     assert table.returncode == 0, table.stderr
     assert "Splits compared" in table.stdout and "knn2-topk" in table.stdout
@@ -164,3 +167,15 @@ def test_an_app_that_cannot_read_a_small_data_set_is_one_error_without_a_warning
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "app 'lc' needs" in lines[0]
+
+
+def test_the_measured_row_gives_the_runs_passes_not_the_samples(ndpkit, tmp_path: Path) -> None:
+    """With --data, the profiled 1 MiB sample of K-Means converged in fewer passes than the
+    run over the data set, and the measured row printed the sample's beside the run's time."""
+    generate_dataset("kmeans", 16 << 20, 2, tmp_path / "km")
+    args = ("evaluate", "--data", str(tmp_path / "km"), "--size", "1MiB", "--platforms", "rfns")
+    doc = json.loads(ndpkit(*args, "-f", "json").stdout)["apps"][0]
+    assert doc["measurement"]["passes"] != doc["passes"]  # the case the row got wrong
+    rows = [line.split(",") for line in ndpkit(*args, "-f", "csv").stdout.splitlines()]
+    header, measured = rows[0], next(r for r in rows if r[0] == "measured")
+    assert int(measured[header.index("passes")]) == doc["passes"] == doc["verification"]["passes"]

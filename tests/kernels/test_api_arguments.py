@@ -14,7 +14,7 @@ from ndpkit.kernels import get_kernel, run_in_memory
 from ndpkit.kernels.he import apply_luts
 from ndpkit.kernels.images import histograms, load_images, pack_above, remap
 from ndpkit.kernels.kmeans import KMeansKernel, assign_labels
-from ndpkit.kernels.knn import distances_sq
+from ndpkit.kernels.knn import Knn, distances_sq
 from ndpkit.runtime import LocalExecutor, generate_dataset
 from ndpkit.runtime.profiling import measure
 
@@ -119,8 +119,37 @@ def test_binarize_without_a_threshold_names_it() -> None:
 
 @pytest.mark.parametrize("args", [{"clusters": 0}, {"features": 0}, {"max_iter": 0}], ids=str)
 def test_kmeans_needs_at_least_one_of_each(args: dict[str, int]) -> None:
-    with pytest.raises(ValueError, match="K-Means needs features, clusters and max_iter ≥ 1"):
+    (name,) = args
+    with pytest.raises(SpecError, match=rf"{name}: must be a whole number ≥ 1 \(K-Means\)"):
         KMeansKernel(**args)
+
+
+@pytest.mark.parametrize("args", [(0, 10), (2, 0), (2, 1.5)], ids=str)
+def test_knn_needs_whole_features_and_k(args: tuple[Any, Any]) -> None:
+    with pytest.raises(SpecError, match=r"must be a whole number ≥ 1 \(k-NN\)"):
+        Knn(*args)
+
+
+@pytest.mark.parametrize(
+    "query", [[1e6 + 0.0624, 0.0], [0.1, 0.2], np.array([1 / 3, 0])], ids=["far", "tenths", "third"]
+)
+def test_knn_refuses_a_query_float32_cannot_hold(query: Any) -> None:
+    """A float64 query was rounded to float32 without a word: with points 0.125 apart at
+    1e6 the nearest came out second."""
+    kernel = get_kernel("knn2")
+    points = np.array([[1e6, 0.001], [1e6 + 0.125, 0]] + [[1e6 + 9, i] for i in range(20)])
+    with pytest.raises(NdpkitError, match="is not exact in float32"):
+        run_in_memory(kernel, points.astype(np.float32), {"query": query, "k": 10}, 100)
+    with pytest.raises(NdpkitError, match="is not exact in float32"):
+        kernel.reference(points.astype(np.float32), {"query": query, "k": 10})
+
+
+@pytest.mark.parametrize("query", [[0.5, 0.25], [1, 2], np.float32([0.1, 0.2])], ids=str)
+def test_knn_takes_a_query_float32_holds(query: Any) -> None:
+    kernel = get_kernel("knn2")
+    points = kernel.generate(1 << 12, 0)
+    params = {"query": query, "k": 10}
+    kernel.check(run_in_memory(kernel, points, params, 100), kernel.reference(points, params))
 
 
 @pytest.mark.parametrize("app", ["knn8", "kmeans", "fft2d", "lc", "he"])
@@ -152,6 +181,21 @@ def test_one_image_is_not_taken_for_many() -> None:
     assert histograms(np.zeros((1, 4, 5), np.uint8))[0, 0] == 20
 
 
+def test_out_arrays_that_are_not_c_contiguous_are_refused() -> None:
+    """A transposed out (Fortran order) was written in the wrong order without a word."""
+    images = np.random.default_rng(0).integers(0, 256, (2, 4, 8), dtype=np.uint8)
+    with pytest.raises(NdpkitError, match="histograms: out must be C-contiguous and writeable"):
+        histograms(images, np.zeros((256, 2), np.uint64).T)
+    with pytest.raises(NdpkitError, match="pack_above: out must be C-contiguous"):
+        pack_above(images, np.array([1, 1]), np.zeros((4, 2), np.uint8).T)
+    with pytest.raises(NdpkitError, match="remap: out must be C-contiguous"):
+        remap(images, np.zeros((2, 256), np.uint8), np.zeros((8, 4, 2), np.uint8).T)
+    frozen = np.zeros((2, 256), np.uint64)
+    frozen.flags.writeable = False
+    with pytest.raises(NdpkitError, match="writeable"):
+        histograms(images, frozen)
+
+
 def test_out_arrays_of_another_dtype_are_named() -> None:
     images = np.zeros((2, 4, 8), np.uint8)
     with pytest.raises(NdpkitError, match="histograms: out must be a uint64 array, got int64"):
@@ -166,8 +210,21 @@ def test_out_arrays_of_another_dtype_are_named() -> None:
 
 
 def test_load_images_wants_a_list() -> None:
-    with pytest.raises(TypeError, match=r"takes a list of paths, got one: .x\.png."):
+    with pytest.raises(SpecError, match=r"takes a list of paths, got one: .x\.png."):
         load_images("x.png")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"devices": np.int64(2)}, {"shard_bytes": np.int64(1 << 15)}, {"seed": np.uint8(3)}],
+    ids=str,
+)
+def test_generate_dataset_takes_numpy_integers(tmp_path: Path, args: dict[str, Any]) -> None:
+    """They passed the check, then failed in the manifest after every shard was written."""
+    given = {"devices": 2, **args}
+    ds = generate_dataset("lc", np.int64(1 << 16), given.pop("devices"), tmp_path / "d", **given)
+    assert ds.devices == int(args.get("devices", 2))
+    assert isinstance(ds.manifest.devices, int)
 
 
 @pytest.mark.parametrize(

@@ -73,10 +73,10 @@ def test_networks_too_large_to_list_are_refused() -> None:
 def test_devices_refuse_a_sorter_or_capacity_the_kernel_cannot_hold() -> None:
     with pytest.raises(SpecError, match="2\\^32 elements") as e:
         load_devices(overrides={"smartssd": {"bram_rows": 2**62}})
-    assert e.value.field == "smartssd.bram_rows"
+    assert e.value.field == f"--option smartssd.bram_rows={2**62}"  # given as an override
     with pytest.raises(SpecError, match="at most 131072 with sorter_width = 16") as e:
         load_devices(overrides={"smartssd": {"sorter_width": 16, "bram_rows": 2**18}})
-    assert e.value.field == "smartssd.bram_rows"
+    assert e.value.field == "--option smartssd.sorter_width=16"  # the width makes it too large
     with pytest.raises(SpecError, match="must be at most 32768") as e:
         load_devices(overrides={"smartssd": {"sorter_width": 2**16}})
     assert e.value.field == "--option smartssd.sorter_width=65536"  # given as an override
@@ -91,7 +91,10 @@ def test_the_cli_names_the_option_instead_of_a_traceback(ndpkit, merge: tuple[st
     result = ndpkit(*args, "-o", "smartssd.bram_rows=4611686018427387904", *merge)
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("error: ")
-    assert "smartssd.bram_rows: must be at most 262144 with sorter_width = 8" in result.stderr
+    assert (
+        "--option smartssd.bram_rows=4611686018427387904: bram_rows must be at most 262144 "
+        "with sorter_width = 8" in result.stderr
+    )
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
 

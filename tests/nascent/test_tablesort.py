@@ -622,8 +622,12 @@ def test_a_directory_named_like_a_parquet_file_is_read_once(tmp_path: Path) -> N
             {"k": [2, 1], "t": pa.array([0, 1], pa.timestamp("us", tz="+05:30"))},
             "t: time zone '+05:30' is an offset of part of an hour",
         ),
+        (
+            {"k": [2, 1], "l": pa.array([[0], [1]], pa.list_(pa.timestamp("us", tz="+05:30")))},
+            "l: time zone '+05:30' is an offset of part of an hour",
+        ),
     ],
-    ids=["decimal256", "duplicate-names", "list-view", "half-hour-offset"],
+    ids=["decimal256", "duplicate-names", "list-view", "half-hour-offset", "nested-offset"],
 )
 def test_valid_parquet_polars_cannot_load_names_the_column(
     tmp_path: Path, columns: dict[str, object] | pa.Table, message: str
@@ -705,3 +709,17 @@ def test_keep_schema_keeps_an_extension_type(tmp_path: Path) -> None:
     written = pq.read_table(out)
     assert written.schema.equals(pq.read_schema(src).remove_metadata())
     assert written["j"].to_pylist() == ["[]", None, '{"a":1}']
+
+
+def test_a_shard_whose_column_is_all_null_joins_the_others(tmp_path: Path) -> None:
+    """pandas writes an all-None column as type null; Polars fills it without loss, and the
+    check for decimals of other types must not refuse it."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    pq.write_table(pa.table({"k": [1, 2], "c": ["a", "b"]}), shards / "part-0.parquet")
+    nulls = pa.array([None, None], pa.null())
+    pq.write_table(pa.table({"k": [3, 4], "c": nulls}), shards / "part-1.parquet")
+    assert read_parquet(shards).to_dict(as_series=False) == {
+        "k": [1, 2, 3, 4],
+        "c": ["a", "b", None, None],
+    }

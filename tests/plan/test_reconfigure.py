@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Options, estimate
-from ndpkit.plan import activate, configuration_of, engines_allowed, plan, required_engines
+from ndpkit.plan import (
+    activate,
+    configuration_of,
+    engines_allowed,
+    optimise,
+    plan,
+    required_engines,
+)
 from ndpkit.profile import Profile, load_profile
 
 GB = 2**30
@@ -321,3 +328,14 @@ def test_eq2_takes_its_bound_from_the_capped_server(app: str) -> None:
             fewer.pipeline.performance_bytes_per_s
             < planned.planned.pipeline.performance_bytes_per_s
         )
+
+
+def test_the_optimal_search_reports_the_same_eq2_bound() -> None:
+    """`plan --optimal` still read Eq. (2)'s bound from the uncapped baseline (nane 31), and
+    the bottleneck row showed the baseline's where nane came from the capped server."""
+    rfns, profile = load_platform("rfns"), load_profile("knn2")
+    capped = Options(mux_port_cap=True)
+    paper, best = plan(rfns, profile, capped), optimise(rfns, profile, capped)
+    assert paper.engines_required == best.engines_required == 24
+    assert paper.as_dict()["bottleneck"] == best.as_dict()["bottleneck"] == "ssd"
+    assert best.engines_on == 24

@@ -51,11 +51,17 @@ def checked_records(data: np.ndarray, record_shape: tuple[int, ...], kernel: str
 
 
 def check_out(out: np.ndarray | None, dtype: type[np.generic], what: str) -> None:
-    """An `out` array of the dtype the Rust loop writes, or an NdpkitError: the binding's own
-    message was "'ndarray' object is not an instance of 'ndarray'"."""
-    if out is not None and (not isinstance(out, np.ndarray) or out.dtype != dtype):
+    """An `out` array the Rust loop can write in place (of its dtype, C-contiguous and
+    writeable), or an NdpkitError: the binding's own message for another dtype was
+    "'ndarray' object is not an instance of 'ndarray'", and a transposed `out` was written
+    in the wrong order (or, reshaped into a copy, not at all) without a word."""
+    if out is None:
+        return
+    if not isinstance(out, np.ndarray) or out.dtype != dtype:
         got = out.dtype if isinstance(out, np.ndarray) else type(out).__name__
         raise NdpkitError(f"{what}: out must be a {np.dtype(dtype)} array, got {got}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise NdpkitError(f"{what}: out must be C-contiguous and writeable")
 
 
 def param(params: Mapping[str, Any], key: str, kernel: str) -> Any:

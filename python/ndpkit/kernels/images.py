@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels.base import check_out
 
 GREY_LEVELS = 256
@@ -70,7 +70,10 @@ def load_image(path: str | os.PathLike[str]) -> np.ndarray:
 def load_images(paths: Iterable[str | os.PathLike[str]]) -> list[np.ndarray]:
     """Images of any sizes; run a kernel per image (`image[None]`) or crop them to one shape."""
     if isinstance(paths, str | os.PathLike):  # a str is iterable: it was read as "/", "t", …
-        raise TypeError(f"load_images takes a list of paths, got one: {paths!r}; use load_image")
+        raise SpecError(
+            f"load_images takes a list of paths, got one: {paths!r}; use load_image",
+            field="paths",
+        )
     return [load_image(path) for path in paths]
 
 

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, whole_number
 from ndpkit.kernels.base import Kernel, KernelMismatchError, param
 from ndpkit.kernels.parts import records_in
 
@@ -244,11 +244,8 @@ class KMeansKernel(Kernel):
     def __init__(
         self, features: int = D_FEATURES, clusters: int = K_CLUSTERS, max_iter: int = MAX_ITER
     ):
-        if features < 1 or clusters < 1 or max_iter < 1:
-            raise ValueError(
-                f"K-Means needs features, clusters and max_iter ≥ 1, got {features}, "
-                f"{clusters} and {max_iter}"
-            )
+        for name, value in (("features", features), ("clusters", clusters), ("max_iter", max_iter)):
+            whole_number(value, name, "a whole number ≥ 1 (K-Means)", least=1)
         self.features = features
         self.clusters = clusters
         self.max_iter = max_iter

@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, whole_number
 from ndpkit.kernels.base import (
     Kernel,
     KernelMismatchError,
@@ -265,8 +265,8 @@ class Knn(Kernel):
     dtype = np.dtype(np.float32)
 
     def __init__(self, features: int, k: int = K_NEAREST, device_topk: bool = False):
-        if features < 1 or k < 1:
-            raise ValueError(f"k-NN needs features ≥ 1 and k ≥ 1, got {features} and {k}")
+        whole_number(features, "features", "a whole number ≥ 1 (k-NN)", least=1)
+        whole_number(k, "k", "a whole number ≥ 1 (k-NN)", least=1)
         self.features = features
         self.k = k
         self.device_topk = device_topk
@@ -292,12 +292,32 @@ class Knn(Kernel):
         k = param(params, "k", self.name)
         if k != self.k:
             raise NdpkitError(f"{self.name} merges its partials for k = {self.k}, not {k}")
-        query = np.asarray(param(params, "query", self.name), dtype=np.float32)
+        query = self._query(params)
         if query.shape != (self.features,):
             raise NdpkitError(
                 f"{self.name} needs a query of shape ({self.features},), got {query.shape}"
             )
         return {"query": query, "k": self.k}
+
+    def _query(self, params: dict[str, Any]) -> np.ndarray:
+        """The query in float32, the device's precision, or an NdpkitError where float32
+        cannot hold it exactly: a float64 query was rounded without a word, and points on
+        either side of it came out in the wrong order."""
+        given = np.asarray(param(params, "query", self.name))
+        if given.dtype.kind not in "fiub":
+            raise NdpkitError(f"{self.name}: the query must be numbers, got {given.dtype}")
+        with np.errstate(over="ignore", invalid="ignore"):  # beyond float32: inf, refused
+            query = given.astype(np.float32)
+        inexact = not np.can_cast(given.dtype, np.float32, casting="safe") and not (
+            np.array_equal(query.astype(given.dtype), given, equal_nan=True)
+        )
+        if inexact:
+            raise NdpkitError(
+                f"{self.name}: the query {given.tolist()!r} ({given.dtype}) is not exact in "
+                "float32, and k-NN computes distances in float32; give it as float32 "
+                "(np.float32) if rounding it is what you want"
+            )
+        return query
 
     def _points(self, data: np.ndarray) -> np.ndarray:
         """`data` as whole records whose coordinates float32 holds exactly (float32, or
@@ -380,7 +400,7 @@ class Knn(Kernel):
         if asked == 0:
             nobody = Neighbours(np.empty(0, np.int64), np.empty(0))
             return ReferenceNeighbours(nobody, np.inf, nobody)
-        query = np.asarray(params["query"], np.float64)[None]
+        query = self._query(params).astype(np.float64)[None]
         search = NearestNeighbors(n_neighbors=asked, algorithm="brute", metric="euclidean")
         dist, idx = search.fit(points).kneighbors(query)
         dists_sq = dist[0] ** 2

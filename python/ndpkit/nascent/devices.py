@@ -310,15 +310,22 @@ def _device(name: str, table: dict[str, Any], source: str) -> Device:
         values[attr] = value
         sources[attr] = note
     if kind == "fpga":
-        _check_capacity(values["p"], values["l"], source, name)
+        # Blamed on the entry a --option overrode, if either was, else on the file's rows.
+        given = "sorter_width" if _overridden(table.get("sorter_width")) else "bram_rows"
+        at, field = _origin(name, given, table[given], source)
+        _check_capacity(values["p"], values["l"], at, field)
     cls: type[FpgaDevice] | type[CpuDevice] = FpgaDevice if kind == "fpga" else CpuDevice
     return cls(**values, sources=MappingProxyType(sources))
+
+
+def _overridden(entry: Any) -> bool:
+    return isinstance(entry, dict) and entry.get("source") == OVERRIDE
 
 
 def _origin(name: str, key: str, entry: Any, source: str) -> tuple[str, str]:
     """Where an entry came from, as an error names it: the device file and field, or the
     command line's `--option` that overrode it."""
-    if isinstance(entry, dict) and entry.get("source") == OVERRIDE:
+    if _overridden(entry):
         return "command line", f"--option {name}.{key}={entry['value']}"
     return source, f"{name}.{key}"
 
@@ -336,16 +343,16 @@ def _check_power_of_two(key: str, value: int, source: str, where: str) -> None:
         raise SpecError(f"must be at most {most}, got {value}", source=source, field=where)
 
 
-def _check_capacity(p: int, l: int, source: str, name: str) -> None:  # noqa: E741
+def _check_capacity(p: int, l: int, source: str, field: str) -> None:  # noqa: E741
     """The sort kernel's capacity 2,048·𝒫·ℒ tags each element with a 32-bit index: a larger
     one was once wrapped to 0 by the kernel, which then lost the data or divided by zero."""
     if 2048 * p * l > MAX_CAPACITY:
         raise SpecError(
-            f"must be at most {MAX_CAPACITY // (2048 * p)} with sorter_width = {p}: the sort "
-            f"kernel's capacity 2,048·𝒫·ℒ must not exceed 2^32 elements (32-bit indices), "
-            f"got {l}",
+            f"bram_rows must be at most {MAX_CAPACITY // (2048 * p)} with sorter_width = {p}: "
+            f"the sort kernel's capacity 2,048·𝒫·ℒ must not exceed 2^32 elements (32-bit "
+            f"indices), got bram_rows = {l}",
             source=source,
-            field=f"{name}.bram_rows",
+            field=field,
         )
 
 

@@ -519,8 +519,9 @@ def read_parquet(path: Path) -> pl.DataFrame:
     if len(frames) == 1:
         return frames[0]
     # Before the concatenation, which casts every decimal to the first file's precision
-    # and scale: 123456789012.345 became null, 2.999 became 3.00.
-    differ = _schemas_differ(files, frames)
+    # and scale: 123456789012.345 became null, 2.999 became 3.00. (Other differences are
+    # the concatenation's to refuse; an all-null column it fills without loss.)
+    differ = _decimals_differ(files, frames)
     if differ is not None:
         raise differ
     try:
@@ -552,22 +553,25 @@ def _unloadable(file: Path) -> SpecError | None:
             field=twice,
         )
     for column in schema:
-        if _is_list_view(column.type):
+        kinds = list(_nested_types(column.type))  # Polars panics on these also nested
+        if any(pa.types.is_list_view(t) or pa.types.is_large_list_view(t) for t in kinds):
             return SpecError(
                 f"unsupported type {column.type}: Polars cannot read list views (write the "
                 "column as a list)",
                 source=str(file),
                 field=column.name,
             )
-        zone = getattr(column.type, "tz", None) if pa.types.is_timestamp(column.type) else None
-        offset = re.fullmatch(r"[+-]\d\d:?(\d\d)", zone or "")
-        if offset is not None and offset.group(1) != "00":  # whole hours read as Etc/GMT±h
-            return SpecError(
-                f"time zone {zone!r} is an offset of part of an hour, which Polars cannot "
-                "read; write the column with a named zone (Asia/Kolkata for +05:30)",
-                source=str(file),
-                field=column.name,
-            )
+        zones = [t.tz for t in kinds if pa.types.is_timestamp(t) and t.tz]
+        for zone in zones:
+            offset = re.fullmatch(r"[+-]\d\d:?(\d\d)", zone)
+            if offset is not None and offset.group(1) != "00":  # whole hours: Etc/GMT±h
+                return SpecError(
+                    f"time zone {zone!r} is an offset of part of an hour, which Polars "
+                    "cannot read; write the column with a named zone (Asia/Kolkata for "
+                    "+05:30)",
+                    source=str(file),
+                    field=column.name,
+                )
         if pa.types.is_decimal(column.type) and column.type.precision > POLARS_DECIMAL_DIGITS:
             return SpecError(
                 f"unsupported type {column.type}: decimals of up to {POLARS_DECIMAL_DIGITS} "
@@ -578,11 +582,32 @@ def _unloadable(file: Path) -> SpecError | None:
     return None
 
 
-def _is_list_view(kind: pa.DataType) -> bool:
-    """A list view, also nested in a struct or list (Polars panics on reading one)."""
-    if pa.types.is_list_view(kind) or pa.types.is_large_list_view(kind):
-        return True
-    return any(_is_list_view(kind.field(i).type) for i in range(kind.num_fields))
+def _nested_types(kind: pa.DataType) -> Iterator[pa.DataType]:
+    """`kind` and every type nested in it (struct fields, list and map values, dictionary
+    values)."""
+    yield kind
+    if pa.types.is_dictionary(kind):
+        yield from _nested_types(kind.value_type)
+    for i in range(kind.num_fields):
+        yield from _nested_types(kind.field(i).type)
+
+
+def _decimals_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
+    """A decimal column whose precision or scale differs from that of the first file with
+    a decimal there, named (an all-null column, type Null, differs from none)."""
+    seen: dict[str, tuple[pl.DataType, Path]] = {}
+    for file, frame in zip(files, frames, strict=True):
+        for name, dtype in frame.schema.items():
+            if not isinstance(dtype, pl.Decimal):
+                continue
+            first, where = seen.setdefault(name, (dtype, file))
+            if dtype != first:
+                return SpecError(
+                    f"column {name!r} is {dtype}, but {first} in {where.name}; every file of "
+                    "a table needs the same columns and types",
+                    source=str(file),
+                )
+    return None
 
 
 def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:

@@ -19,7 +19,7 @@ from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan.mapping import activate, minimum_engines
-from ndpkit.plan.reconfigure import Plan, configuration_of, required_engines
+from ndpkit.plan.reconfigure import Plan, configuration_of, full_gear, required_engines
 from ndpkit.profile import Profile
 
 OPTIMAL_MAX_DEVICES = 10_000
@@ -65,7 +65,8 @@ def optimise(
         key=lambda item: (round(item[0].energy_j, 9), -item[0].performance_bytes_per_s, item[1]),
     )
     mapping = activate(n, k, on) if on else None
-    needed = required_engines(baseline) if wired.engines is not None else 0
+    full = full_gear(wired, profile, options, baseline)
+    needed = required_engines(full) if wired.engines is not None else 0
     return Plan(
         platform=platform.name,
         app=profile.app,
@@ -78,4 +79,5 @@ def optimise(
         planned=chosen,
         method=f"optimal (tolerance {tolerance:g})",
         candidates=[c for c, _ in candidates],
+        full_gear=full,
     )

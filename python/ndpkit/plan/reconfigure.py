@@ -54,6 +54,9 @@ class Plan:
     candidates: list[Estimate] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     """Planner-specific facts (channel selection: policy, fits, roundings)."""
+    full_gear: Estimate | None = None
+    """The full-gear estimate Eq. (2) took its bound from (`full_gear`: the baseline unless
+    capped mux ports slow the SSDs); None where a planner has no Eq. (2)."""
 
     @property
     def engines_off(self) -> int:
@@ -104,7 +107,7 @@ class Plan:
             "engines_off": self.engines_off,
             "active_engines": list(mapping.active) if mapping else [],
             "route": list(mapping.route) if mapping else [],
-            "bottleneck": self.baseline.bottleneck,
+            "bottleneck": (self.full_gear or self.baseline).bottleneck,
             "baseline_energy_j": self.baseline.energy_j,
             "planned_energy_j": self.planned.energy_j,
             "gross_saving_j": self.gross_saving_j,
@@ -163,11 +166,7 @@ def plan(
     baseline = estimate(wired.with_scheme("mux1"), profile, FULL_GEAR, options)
     n = wired.devices
     k = wired.switch_layer.module_size(n)
-    # Eq. (2)'s bound is what the planned server can reach at full gear. Behind mux ports
-    # capped by `mux_port_cap` that is less than the baseline's (mux1: no ports): RFNS's
-    # SSDs give 83.8 GB/s, not 108, so 24 engines keep up where 31 were kept on.
-    capped = options.mux_port_cap and k > 1
-    full = estimate(wired, profile, FULL_GEAR, options) if capped else baseline
+    full = full_gear(wired, profile, options, baseline)
     needed = required_engines(full)
     on = engines_allowed(needed, n, k)
     mapping = activate(n, k, on)
@@ -182,7 +181,19 @@ def plan(
         mapping=mapping,
         baseline=baseline,
         planned=planned,
+        full_gear=full,
     )
+
+
+def full_gear(wired: Platform, profile: Profile, options: Options, baseline: Estimate) -> Estimate:
+    """The full-gear estimate Eq. (2) takes its bound from: what the planned server reaches
+    with every engine on. Behind mux ports capped by `mux_port_cap` that is less than the
+    baseline's (mux1: no ports): RFNS's SSDs give 83.8 GB/s, not 108, so 24 engines keep up
+    with k-NN_2 where 31 were kept on. Otherwise it is the baseline."""
+    k = wired.switch_layer.module_size(wired.devices)
+    if options.mux_port_cap and k > 1 and wired.engines is not None:
+        return estimate(wired, profile, FULL_GEAR, options)
+    return baseline
 
 
 def configuration_of(mapping: Mapping, devices: int) -> Configuration:

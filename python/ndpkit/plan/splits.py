@@ -117,7 +117,11 @@ class SplitComparison:
             "carried_engine_rate_ratio": self.carried,
             "splits": [
                 {"split": s.app, "alpha": s.alpha}
-                | ({"error": s.error} if s.estimate is None else {"estimate": s.estimate.as_dict()})
+                | (
+                    {"error": s.error}
+                    if s.estimate is None
+                    else {"estimate": s.estimate.as_dict() | {"units": s.estimate.options.units}}
+                )
                 for s in self.splits
             ],
         }

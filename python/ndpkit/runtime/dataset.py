@@ -1030,10 +1030,10 @@ def generate_dataset(
     (d,) only). Space and write errors are handled as by `import_dataset`.
     """
     kernel = resolve_kernel(app)
-    _check_counts(devices, shard_bytes)
+    devices, shard_bytes = _check_counts(devices, shard_bytes)
     columns = _generated_columns(kernel, shard_format)
-    whole_number(seed, "seed", "a whole number ≥ 0", least=0)
-    whole_number(size_bytes, "size_bytes", "a whole number of bytes")
+    seed = whole_number(seed, "seed", "a whole number ≥ 0", least=0)
+    size_bytes = whole_number(size_bytes, "size_bytes", "a whole number of bytes")
     total = int(size_bytes) // kernel.record_bytes
     if total < devices:
         raise SpecError(
@@ -1098,7 +1098,7 @@ def import_dataset(
     naming the data set and the file, and leaves nothing behind.
     """
     kernel = resolve_kernel(app)
-    _check_counts(devices, shard_bytes)
+    devices, shard_bytes = _check_counts(devices, shard_bytes)
     source = Path(src)
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES
     if columns is not None and not parquet:
@@ -1131,11 +1131,13 @@ def import_dataset(
     return _write_dataset(Path(path), overwrite, meta, found, records)
 
 
-def _check_counts(devices: int, shard_bytes: int) -> None:
-    """Whole numbers ≥ 1, checked before any work: a float or a bool failed in the manifest,
-    after every shard was written."""
-    whole_number(devices, "devices", "a whole number ≥ 1", least=1)
-    whole_number(shard_bytes, "shard_bytes", "a whole number of bytes ≥ 1", least=1)
+def _check_counts(devices: int, shard_bytes: int) -> tuple[int, int]:
+    """Whole numbers ≥ 1, as Python ints, checked before any work: a float, a bool or a
+    numpy integer failed in the manifest, after every shard was written."""
+    return (
+        whole_number(devices, "devices", "a whole number ≥ 1", least=1),
+        whole_number(shard_bytes, "shard_bytes", "a whole number of bytes ≥ 1", least=1),
+    )
 
 
 def _check_generated(kernel: Kernel, data: np.ndarray) -> None:
