@@ -144,7 +144,11 @@ def test_knn_refuses_a_query_float32_cannot_hold(query: Any) -> None:
         kernel.reference(points.astype(np.float32), {"query": query, "k": 10})
 
 
-@pytest.mark.parametrize("query", [[0.5, 0.25], [1, 2], np.float32([0.1, 0.2])], ids=str)
+@pytest.mark.parametrize(
+    "query",
+    [[0.5, 0.25], [1, 2], np.float32([0.1, 0.2]), np.array([0.5, 0.25], dtype=object)],
+    ids=str,
+)
 def test_knn_takes_a_query_float32_holds(query: Any) -> None:
     kernel = get_kernel("knn2")
     points = kernel.generate(1 << 12, 0)
@@ -259,3 +263,33 @@ def test_run_names_a_path_or_app_name_given_for_a_dataset_or_kernel(tmp_path: Pa
         executor.run(kernel, str(ds.path), kernel.params(0))  # type: ignore[arg-type]
     with pytest.raises(SpecError, match=r"kernel: must be a Kernel \(get_kernel\(name\)"):
         executor.run("lc", ds, kernel.params(0))  # type: ignore[arg-type]
+
+
+def test_lc_refuses_weights_or_bias_float32_cannot_hold() -> None:
+    """A float64 bias of -0.1 was rounded to float32 on the device and in the reference
+    alike, so a point whose float64 score is +1.5e-9 was labelled 0 and passed its check."""
+    kernel = get_kernel("lc")
+    points = np.zeros((4, 8), np.float32)
+    points[:, 0] = np.float32(0.1)
+    weights = [1.0] + [0.0] * 7
+    with pytest.raises(NdpkitError, match=r"lc: bias -0.1 \(float64\) is not exact in float32"):
+        run_in_memory(kernel, points, {"weights": weights, "bias": -0.1}, 10)
+    with pytest.raises(NdpkitError, match=r"lc: weights .* is not exact in float32"):
+        kernel.reference(points, {"weights": [0.1] * 8, "bias": 0})
+    exact = {"weights": weights, "bias": -0.5}
+    kernel.check(run_in_memory(kernel, points, exact, 10), kernel.reference(points, exact))
+
+
+@pytest.mark.parametrize("make", [lambda: Knn(np.int64(3)), lambda: get_kernel("knn2")])
+def test_a_kernel_built_with_numpy_integers_makes_a_data_set(tmp_path: Path, make: Any) -> None:
+    """Knn(np.int64(3)) kept numpy integers in its record shape, which the manifest refused
+    after every shard was written."""
+    kernel = make()
+    ds = generate_dataset(kernel, 1 << 16, 2, tmp_path / "d")
+    assert ds.record_shape == tuple(int(n) for n in kernel.record_shape)
+
+
+def test_a_kernel_named_like_an_app_must_read_its_records(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="kernel 'kmeans' reads float32 records of shape \\(4,\\)"):
+        generate_dataset(KMeansKernel(features=4), 1 << 16, 2, tmp_path / "d")
+    assert list(tmp_path.iterdir()) == []

@@ -723,3 +723,50 @@ def test_a_shard_whose_column_is_all_null_joins_the_others(tmp_path: Path) -> No
         "k": [1, 2, 3, 4],
         "c": ["a", "b", None, None],
     }
+
+
+@pytest.mark.parametrize("null_first", [True, False], ids=["null first", "null last"])
+def test_an_all_null_shard_column_joins_in_either_order(tmp_path: Path, null_first: bool) -> None:
+    """Polars' concatenation took a Null column after a typed one but not before it."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    typed = pa.table({"k": [1], "c": pa.array([decimal.Decimal("1.5")], pa.decimal128(5, 1))})
+    nulls = pa.table({"k": [2], "c": pa.array([None], pa.null())})
+    first, second = (nulls, typed) if null_first else (typed, nulls)
+    pq.write_table(first, shards / "part-0.parquet")
+    pq.write_table(second, shards / "part-1.parquet")
+    assert sorted(read_parquet(shards)["k"].to_list()) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        (pa.list_(pa.decimal128(10, 2)), pa.list_(pa.decimal128(12, 3))),
+        (pa.struct([("a", pa.decimal128(10, 2))]), pa.struct([("a", pa.decimal128(18, 3))])),
+    ],
+    ids=["list", "struct"],
+)
+def test_shards_of_other_nested_decimal_types_are_refused(
+    tmp_path: Path, kinds: tuple[pa.DataType, pa.DataType]
+) -> None:
+    """Polars cast a nested decimal to the first shard's type too: 2.999 became 3.00."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i, kind in enumerate(kinds):
+        number = decimal.Decimal("2.99" if i == 0 else "2.999")
+        value = [number] if pa.types.is_list(kind) else {"a": number}
+        path = shards / f"part-{i}.parquet"
+        pq.write_table(pa.table({"k": [i], "d": pa.array([value], kind)}), path)
+    with pytest.raises(SpecError, match=r"column 'd' is .*Decimal\(precision=1[28], scale=3\)"):
+        read_parquet(shards)
+
+
+def test_a_failed_concatenation_names_the_column_at_fault(tmp_path: Path) -> None:
+    """It named an all-null column, which Polars takes, instead of the one it refused."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    pq.write_table(pa.table({"k": [1], "c": ["a"], "d": [1]}), shards / "part-0.parquet")
+    nulls = pa.array([None], pa.null())
+    pq.write_table(pa.table({"k": [2], "c": nulls, "d": [1.5]}), shards / "part-1.parquet")
+    with pytest.raises(SpecError, match=r"column 'd' is Float64, but Int64 in part-0\.parquet"):
+        read_parquet(shards)

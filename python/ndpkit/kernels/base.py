@@ -64,6 +64,31 @@ def check_out(out: np.ndarray | None, dtype: type[np.generic], what: str) -> Non
         raise NdpkitError(f"{what}: out must be C-contiguous and writeable")
 
 
+def exact_float32(value: Any, what: str, why: str) -> np.ndarray:
+    """`value` in float32, or an NdpkitError where float32 cannot hold it exactly (`what`
+    names it, `why` says why it matters): a float64 parameter was rounded without a word,
+    while the reference used it as given."""
+    given = np.asarray(value)
+    if given.dtype.kind == "O":  # Decimal, Fraction, big Python ints: as float64 first
+        try:
+            given = given.astype(np.float64)
+        except (TypeError, ValueError):
+            raise NdpkitError(f"{what} must be numbers, got {value!r}") from None
+    if given.dtype.kind not in "fiub":
+        raise NdpkitError(f"{what} must be numbers, got {given.dtype}")
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond float32: inf, refused
+        rounded = given.astype(np.float32)
+        back = rounded.astype(given.dtype)
+    if not np.can_cast(given.dtype, np.float32, casting="safe") and not np.array_equal(
+        back, given, equal_nan=True
+    ):
+        raise NdpkitError(
+            f"{what} {given.tolist()!r} ({given.dtype}) is not exact in float32, and {why}; "
+            "give it as float32 (np.float32) if rounding it is what you want"
+        )
+    return rounded
+
+
 def param(params: Mapping[str, Any], key: str, kernel: str) -> Any:
     """`params[key]`, or an NdpkitError naming the kernel and the keys it was given (a
     KeyError from inside a worker said only the key)."""

@@ -244,12 +244,12 @@ class KMeansKernel(Kernel):
     def __init__(
         self, features: int = D_FEATURES, clusters: int = K_CLUSTERS, max_iter: int = MAX_ITER
     ):
-        for name, value in (("features", features), ("clusters", clusters), ("max_iter", max_iter)):
-            whole_number(value, name, "a whole number ≥ 1 (K-Means)", least=1)
-        self.features = features
-        self.clusters = clusters
-        self.max_iter = max_iter
-        self.record_shape = (features,)
+        # As Python ints: a numpy integer failed in a data set's manifest, after its shards.
+        expected = "a whole number ≥ 1 (K-Means)"
+        self.features = whole_number(features, "features", expected, least=1)
+        self.clusters = whole_number(clusters, "clusters", expected, least=1)
+        self.max_iter = whole_number(max_iter, "max_iter", expected, least=1)
+        self.record_shape = (self.features,)
         self.description = f"K-Means (Lloyd), {features} float32 features, K = {clusters}"
 
     memory_per_input_byte = 10  # measured 7.6-7.9 (base.Kernel), with a margin

@@ -57,6 +57,7 @@ from ndpkit.kernels.base import (
     RowSpec,
     check_out,
     checked_records,
+    exact_float32,
     param,
 )
 from ndpkit.kernels.parts import records_in
@@ -265,13 +266,12 @@ class Knn(Kernel):
     dtype = np.dtype(np.float32)
 
     def __init__(self, features: int, k: int = K_NEAREST, device_topk: bool = False):
-        whole_number(features, "features", "a whole number ≥ 1 (k-NN)", least=1)
-        whole_number(k, "k", "a whole number ≥ 1 (k-NN)", least=1)
-        self.features = features
-        self.k = k
+        # As Python ints: a numpy integer failed in a data set's manifest, after its shards.
+        self.features = whole_number(features, "features", "a whole number ≥ 1 (k-NN)", least=1)
+        self.k = whole_number(k, "k", "a whole number ≥ 1 (k-NN)", least=1)
         self.device_topk = device_topk
         self.folds = device_topk  # the top-k split streams its shard with one top-k (`fold`)
-        self.record_shape = (features,)
+        self.record_shape = (self.features,)
         self.name = f"knn{features}" + ("-topk" if device_topk else "")
         self.paper_app = f"knn{features}" if device_topk else ""
         where = "device keeps its k best" if device_topk else "device sends distances"
@@ -303,21 +303,11 @@ class Knn(Kernel):
         """The query in float32, the device's precision, or an NdpkitError where float32
         cannot hold it exactly: a float64 query was rounded without a word, and points on
         either side of it came out in the wrong order."""
-        given = np.asarray(param(params, "query", self.name))
-        if given.dtype.kind not in "fiub":
-            raise NdpkitError(f"{self.name}: the query must be numbers, got {given.dtype}")
-        with np.errstate(over="ignore", invalid="ignore"):  # beyond float32: inf, refused
-            query = given.astype(np.float32)
-        inexact = not np.can_cast(given.dtype, np.float32, casting="safe") and not (
-            np.array_equal(query.astype(given.dtype), given, equal_nan=True)
+        return exact_float32(
+            param(params, "query", self.name),
+            f"{self.name}: the query",
+            "k-NN computes distances in float32",
         )
-        if inexact:
-            raise NdpkitError(
-                f"{self.name}: the query {given.tolist()!r} ({given.dtype}) is not exact in "
-                "float32, and k-NN computes distances in float32; give it as float32 "
-                "(np.float32) if rounding it is what you want"
-            )
-        return query
 
     def _points(self, data: np.ndarray) -> np.ndarray:
         """`data` as whole records whose coordinates float32 holds exactly (float32, or

@@ -37,7 +37,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, param
+from ndpkit.kernels.base import (
+    Kernel,
+    KernelMismatchError,
+    RowKernel,
+    RowSpec,
+    exact_float32,
+    param,
+)
 from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -79,10 +86,11 @@ class LinearClassifier(RowKernel):
 
     def init(self, params: dict[str, Any]) -> dict[str, Any]:
         """The params, checked here rather than as a KeyError inside a worker."""
-        weights = np.asarray(param(params, "weights", self.name), dtype=np.float32)
+        why = "LC computes its scores in float32"
+        weights = exact_float32(param(params, "weights", self.name), "lc: weights", why)
         if weights.shape != (FEATURES,) or not np.isfinite(weights).all():
             raise NdpkitError(f"lc: weights must be {FEATURES} finite numbers, got {weights}")
-        bias = np.float32(param(params, "bias", self.name))
+        bias = np.float32(exact_float32(param(params, "bias", self.name), "lc: bias", why))
         if not np.isfinite(bias):
             raise NdpkitError(f"lc: bias must be finite, got {bias}")
         return {"weights": weights, "bias": bias}
@@ -141,8 +149,8 @@ class LinearClassifier(RowKernel):
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> Labels:
         """float64 numpy matmul; uncertain where float32 rounding could flip the sign."""
         points = _points(data).astype(np.float64)
-        weights = np.asarray(params["weights"], dtype=np.float32).astype(np.float64)
-        bias = float(np.float32(params["bias"]))
+        state = self.init(params)  # the float32 weights and bias the device uses, checked
+        weights, bias = state["weights"].astype(np.float64), float(state["bias"])
         scores = points @ weights + bias
         magnitude = np.abs(points) @ np.abs(weights)
         # Higham's bound, doubled, plus what underflow may lose: a product below float32's

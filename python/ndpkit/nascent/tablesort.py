@@ -518,12 +518,13 @@ def read_parquet(path: Path) -> pl.DataFrame:
             ) from None
     if len(frames) == 1:
         return frames[0]
-    # Before the concatenation, which casts every decimal to the first file's precision
-    # and scale: 123456789012.345 became null, 2.999 became 3.00. (Other differences are
-    # the concatenation's to refuse; an all-null column it fills without loss.)
+    # Before the concatenation, which casts every decimal (in lists and structs too) to the
+    # first file's precision and scale: 123456789012.345 became null, 2.999 became 3.00.
+    # Other differences are the concatenation's to refuse.
     differ = _decimals_differ(files, frames)
     if differ is not None:
         raise differ
+    frames = _nulls_typed(frames)
     try:
         return pl.concat(frames, how="vertical", rechunk=False)
     except pl.exceptions.PolarsError as exc:
@@ -592,22 +593,62 @@ def _nested_types(kind: pa.DataType) -> Iterator[pa.DataType]:
         yield from _nested_types(kind.field(i).type)
 
 
+def _column_types(frames: Sequence[pl.DataFrame]) -> dict[str, pl.DataType]:
+    """Each column's type in the first file where it is not all null (type Null)."""
+    types: dict[str, pl.DataType] = {}
+    for frame in frames:
+        for name, dtype in frame.schema.items():
+            if dtype != pl.Null:
+                types.setdefault(name, dtype)
+    return types
+
+
+def _nulls_typed(frames: Sequence[pl.DataFrame]) -> list[pl.DataFrame]:
+    """Columns that are all null in a file (pandas writes an all-None column as type null)
+    cast to the column's type in the other files: the concatenation took a Null column
+    after a typed one, but not before it, so the files' name order decided."""
+    types = _column_types(frames)
+    return [
+        frame.with_columns(
+            pl.col(name).cast(types[name])
+            for name, dtype in frame.schema.items()
+            if dtype == pl.Null and name in types
+        )
+        for frame in frames
+    ]
+
+
 def _decimals_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
-    """A decimal column whose precision or scale differs from that of the first file with
-    a decimal there, named (an all-null column, type Null, differs from none)."""
-    seen: dict[str, tuple[pl.DataType, Path]] = {}
+    """A column holding decimals (in lists and structs too) whose type differs from that in
+    the first file where it is not all null, named."""
+    types = _column_types(frames)
+    where = {
+        name: next(f for f, fr in zip(files, frames, strict=True) if fr.schema.get(name) == t)
+        for name, t in types.items()
+    }
     for file, frame in zip(files, frames, strict=True):
         for name, dtype in frame.schema.items():
-            if not isinstance(dtype, pl.Decimal):
+            first = types.get(name)
+            if dtype == pl.Null or first is None or dtype == first:
                 continue
-            first, where = seen.setdefault(name, (dtype, file))
-            if dtype != first:
+            if _has_decimal(dtype) or _has_decimal(first):
                 return SpecError(
-                    f"column {name!r} is {dtype}, but {first} in {where.name}; every file of "
-                    "a table needs the same columns and types",
+                    f"column {name!r} is {dtype}, but {first} in {where[name].name}; every "
+                    "file of a table needs the same columns and types",
                     source=str(file),
                 )
     return None
+
+
+def _has_decimal(dtype: Any) -> bool:
+    """A decimal type, or one nested in a list, array or struct."""
+    if isinstance(dtype, pl.Decimal):
+        return True
+    if isinstance(dtype, pl.List | pl.Array):
+        return _has_decimal(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(_has_decimal(f.dtype) for f in dtype.fields)
+    return False
 
 
 def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
@@ -631,7 +672,7 @@ def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> Sp
                 source=str(file),
             )
         for name, dtype in theirs.items():
-            if dtype != first[name]:
+            if dtype != first[name] and pl.Null not in (dtype, first[name]):
                 return SpecError(
                     f"column {name!r} is {dtype}, but {first[name]} in {files[0].name}; every "
                     "file of a table needs the same columns and types",

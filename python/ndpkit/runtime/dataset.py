@@ -995,6 +995,16 @@ def resolve_kernel(app: str | Kernel) -> Kernel:
     """The kernel for an app name, or the kernel itself; a kernel module not written yet is a
     clear error rather than an import traceback."""
     if isinstance(app, Kernel):
+        # Checked before any shard is written: the manifest refused it after all of them.
+        known = get_kernel(app.name) if app.name in kernel_names() else None
+        reads = (app.dtype, tuple(app.record_shape))
+        if known is not None and (known.dtype, tuple(known.record_shape)) != reads:
+            raise SpecError(
+                f"kernel {app.name!r} reads {app.dtype} records of shape {reads[1]}, and "
+                f"ndpkit's app of that name {known.dtype} of shape {tuple(known.record_shape)}"
+                ": give a kernel made through the Python API a name of its own",
+                field="app",
+            )
         return app
     try:
         return get_kernel(app)
