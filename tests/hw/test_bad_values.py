@@ -336,6 +336,23 @@ def test_a_busy_power_below_the_idle_one_is_an_error(
     assert "is below power_idle" in error.detail
 
 
+@pytest.mark.parametrize(
+    "body",
+    ['power_off = "100 W"', 'power_idle = "5 W"\npower_off = "6 W"'],
+    ids=["above active", "above idle"],
+)
+def test_an_off_power_above_the_on_power_is_an_error(
+    tmp_path: Path, body: str, platform_error: Callable[..., SpecError]
+) -> None:
+    """100 W off beside 5.76 W on was accepted, and `plan --optimal` priced every engine it
+    switched off at 100 W."""
+    error = platform_error(f'extends = "rans"\n[engines]\n{body}\n')
+    assert error.source == str(tmp_path / "mine.toml") and error.field == "engines"
+    assert error.detail.startswith("power_off (") and "above the engine's power while on" in (
+        error.detail
+    )
+
+
 def test_equal_busy_and_idle_powers_load(tmp_path: Path) -> None:
     path = tmp_path / "flat.toml"
     path.write_text(

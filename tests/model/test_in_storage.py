@@ -673,3 +673,21 @@ def test_an_in_storage_platform_is_one_ssd():
     baseline["storage"]["count"] = 2
     with pytest.raises(ValidationError, match="models one SSD"):
         Platform.model_validate(baseline, context={"si": True})
+
+
+def test_a_declared_read_or_link_bandwidth_caps_the_channels(tmp_path: Path) -> None:
+    """n_ch x b_ch was used alone: a 0.5 GB/s device link or a 1 GB/s read_bandwidth on a
+    64-channel RISP SSD (25.6 GB/s of channels) changed nothing."""
+    path = tmp_path / "capped.toml"
+    path.write_text(
+        'version = 1\nextends = "risp-64ch"\nname = "capped"\n[storage]\n'
+        'read_bandwidth = "1 GB/s"\n[storage.link]\nbandwidth = "0.5 GB/s"\n'
+    )
+    capped, base = load_platform(path), load_platform("risp-64ch")
+    profile = load_profiles("risp").apps["sobel"]
+    device = estimate(capped, profile, FULL_GEAR, Options())
+    assert device.bottleneck == "channel"
+    assert device.time_s == pytest.approx(profile.data_bytes / 1e9)  # the device's 1 GB/s
+    host, host_base = (estimate(p, profile, HOST_ONLY, Options()) for p in (capped, base))
+    assert host.time_s > host_base.time_s  # the Baseline's data crosses the 0.5 GB/s link
+    assert estimate(base, profile, FULL_GEAR, Options()).time_s < device.time_s

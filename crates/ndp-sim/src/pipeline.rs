@@ -554,7 +554,9 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
                 + t[ENGINE_WAKING] * spec_e.power_busy_w
                 + t[ENGINE_IDLE] * spec_e.power_idle_w
                 + t[ENGINE_OFF] * spec_e.power_off_w;
-            if spec_e.active && spec_e.wake_s > 0.0 {
+            // Once per powered engine, whether or not waking takes time (a wake_energy
+            // without a wake_time was never charged).
+            if spec_e.active {
                 joules += spec_e.wake_energy_j;
             }
             engines.push(EngineStats {

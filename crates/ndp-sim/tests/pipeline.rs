@@ -223,6 +223,16 @@ fn waking_engines_start_late() {
     assert!(close(r.engines[0].waking_s, 2.0));
 }
 
+/// A wake energy is charged once per powered engine even when waking takes no time.
+#[test]
+fn a_wake_energy_without_a_wake_time_is_charged() {
+    let mut s = spec(vec![ssd(10.0, 100.0, Some(0))], vec![engine(1.0, 1.0)], 1e9);
+    let plain = simulate(&s).unwrap().energy_j["engines"];
+    s.engines[0].wake_energy_j = 3.0;
+    let charged = simulate(&s).unwrap().energy_j["engines"];
+    assert!(close(charged, plain + 3.0), "{charged} against {plain}");
+}
+
 #[test]
 fn the_same_seed_gives_the_same_run_and_another_seed_another() {
     let ssds = (0..4).map(|i| ssd(50.0, 20.0, Some(i))).collect();

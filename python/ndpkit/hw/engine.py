@@ -100,6 +100,17 @@ class Engine(Spec):
         check_busy_power(self.power_active_w, self.power_idle_w, "power_active")
         for app, watts in self.power_active_by_app.items():
             check_busy_power(watts, self.power_idle_w, f"power_active_by_app.{app}")
+        # Off draws no more than on: 100 W off beside 5.76 W on priced every engine a plan
+        # switched off at 100 W. (Checked against the lowest power the engine draws on.)
+        waiting = [self.power_active_w, *self.power_active_by_app.values()]
+        if self.power_idle_w is not None:
+            waiting.append(self.power_idle_w)
+        if self.power_off_w > min(waiting):
+            raise ValueError(
+                f"power_off ({self.power_off_w:g} W) is above the engine's power while on "
+                f"({min(waiting):g} W, its lowest of power_active, power_idle and "
+                "power_active_by_app): switched off, it draws less"
+            )
         return self
 
     def power_on_w(self, app: str) -> float:

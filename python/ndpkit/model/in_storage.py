@@ -147,10 +147,19 @@ def run(
     return _risp(platform, profile, lay, options)
 
 
-def _channel_rate(platform: Platform, lay: Layout) -> float:
-    b_ch = platform.storage.channel_bandwidth_bytes_per_s
+def _channel_rate(platform: Platform, lay: Layout, *, to_host: bool = False) -> float:
+    """The channels' rate: n_ch x b_ch, capped by a `read_bandwidth` the file declares (the
+    device's own limit) and, for data that leaves the device (the Baseline), by its
+    `link`'s bandwidth. Both caps were ignored: a 0.5 GB/s link changed nothing."""
+    storage = platform.storage
+    b_ch = storage.channel_bandwidth_bytes_per_s
     assert b_ch is not None  # is_in_storage
-    return len(lay.channels_on) * b_ch
+    rate = len(lay.channels_on) * b_ch
+    if storage.read_bandwidth_bytes_per_s is not None:
+        rate = min(rate, storage.read_bandwidth_bytes_per_s)
+    if to_host and storage.link is not None:
+        rate = min(rate, storage.link.bandwidth_bytes_per_s)
+    return rate
 
 
 def _baseline(platform: Platform, profile: Profile, lay: Layout, options: Options) -> InStorageRun:
@@ -167,7 +176,7 @@ def _baseline(platform: Platform, profile: Profile, lay: Layout, options: Option
             "frequency_ratio) nor a host_only rate, so the host cannot run it"
         )
     stages = {
-        CHANNEL: _channel_rate(platform, lay),
+        CHANNEL: _channel_rate(platform, lay, to_host=True),
         LINK: platform.host_link.bandwidth_bytes_per_s,
         CPU: cpu_rate,
     }
