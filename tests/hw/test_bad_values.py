@@ -359,3 +359,19 @@ def test_equal_busy_and_idle_powers_load(tmp_path: Path) -> None:
         'extends = "rans"\nname = "flat"\n[host]\npower_active = "95 W"\npower_idle = "95 W"\n'
     )
     assert load_platform(path).host.power_active_w == 95
+
+
+def test_ru_calibration_works_where_cells_draw_a_little_while_off(tmp_path: Path) -> None:
+    """Calibration probes per-app cell powers at 0 W; the off-power rule must not refuse the
+    probe on a platform whose cells draw 1 mW while off."""
+    from ndpkit.model import Options  # noqa: PLC0415
+    from ndpkit.plan.channels import LinearFit, calibrate_ru_power  # noqa: PLC0415
+    from ndpkit.profile import load_profile  # noqa: PLC0415
+
+    path = tmp_path / "off.toml"
+    path.write_text('extends = "risp-64ch"\nname = "off"\n[engines]\npower_off = "1 mW"\n')
+    platform = load_platform(path).with_interface("sata-3.2").with_cell_clock(1e8)
+    fixed_w, cell_w = calibrate_ru_power(
+        platform, load_profile("sobel", "risp"), LinearFit(1.858, 0.032), Options(units="decimal")
+    )
+    assert fixed_w > 0 and cell_w > 0

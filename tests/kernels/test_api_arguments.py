@@ -3,6 +3,8 @@ inside numpy or the binding, instead of a clear error naming the argument."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -293,3 +295,22 @@ def test_a_kernel_named_like_an_app_must_read_its_records(tmp_path: Path) -> Non
     with pytest.raises(SpecError, match="kernel 'kmeans' reads float32 records of shape \\(4,\\)"):
         generate_dataset(KMeansKernel(features=4), 1 << 16, 2, tmp_path / "d")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "bias",
+    [2**64 + 1, 10**30, Fraction(2**60 + 1, 2**60), Decimal("0.50000000000000000001")],
+    ids=["int 2^64+1", "int 10^30", "fraction", "decimal"],
+)
+def test_python_numbers_float32_cannot_hold_are_refused_as_given(bias: Any) -> None:
+    """They went through float64 first, which rounded them to something float32 holds."""
+    kernel = get_kernel("lc")
+    params = {"weights": [1.0] * 8, "bias": bias}
+    with pytest.raises(NdpkitError, match=rf"lc: bias .* \({type(bias).__name__}\) is not exact"):
+        kernel.init(params)
+
+
+def test_python_numbers_float32_holds_are_taken() -> None:
+    kernel = get_kernel("lc")
+    state = kernel.init({"weights": [Decimal("0.5"), Fraction(1, 4)] + [0] * 6, "bias": 2**70})
+    assert state["weights"][:2].tolist() == [0.5, 0.25] and state["bias"] == 2.0**70

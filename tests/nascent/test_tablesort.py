@@ -770,3 +770,37 @@ def test_a_failed_concatenation_names_the_column_at_fault(tmp_path: Path) -> Non
     pq.write_table(pa.table({"k": [2], "c": nulls, "d": [1.5]}), shards / "part-1.parquet")
     with pytest.raises(SpecError, match=r"column 'd' is Float64, but Int64 in part-0\.parquet"):
         read_parquet(shards)
+
+
+def _shards(tmp_path: Path, *tables: dict[str, object]) -> Path:
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i, columns in enumerate(tables):
+        pq.write_table(pa.table(columns), shards / f"part-{i}.parquet")
+    return shards
+
+
+@pytest.mark.parametrize("null_first", [True, False], ids=["null first", "null last"])
+def test_nested_nulls_fit_a_nested_type_in_either_order(tmp_path: Path, null_first: bool) -> None:
+    """A shard of empty lists is list<null>: it was refused beside list<decimal>, and beside
+    list<int64> only when it came first."""
+    dec = pa.array([[decimal.Decimal("1.5")]], pa.list_(pa.decimal128(5, 1)))
+    typed = {"k": [1], "c": dec, "s": pa.array([{"a": 3}], pa.struct([("a", pa.int64())]))}
+    empty = {
+        "k": [2],
+        "c": pa.array([[]]),
+        "s": pa.array([{"a": None}], pa.struct([("a", pa.null())])),
+    }
+    first, second = (empty, typed) if null_first else (typed, empty)
+    table = read_parquet(_shards(tmp_path, first, second))
+    assert sorted(table["k"].to_list()) == [1, 2]
+    assert table.schema["c"] == pl.List(pl.Decimal(5, 1))
+    assert table.schema["s"] == pl.Struct({"a": pl.Int64})
+
+
+def test_a_type_conflict_names_the_file_that_gave_the_type(tmp_path: Path) -> None:
+    """part-0's column is all null: the type it conflicts with is part-1's, not part-0's."""
+    nulls = pa.array([None], pa.null())
+    shards = _shards(tmp_path, {"k": [1], "c": nulls}, {"k": [2], "c": [1]}, {"k": [3], "c": [1.5]})
+    with pytest.raises(SpecError, match=r"column 'c' is Float64, but Int64 in part-1\.parquet"):
+        read_parquet(shards)

@@ -69,11 +69,8 @@ def exact_float32(value: Any, what: str, why: str) -> np.ndarray:
     names it, `why` says why it matters): a float64 parameter was rounded without a word,
     while the reference used it as given."""
     given = np.asarray(value)
-    if given.dtype.kind == "O":  # Decimal, Fraction, big Python ints: as float64 first
-        try:
-            given = given.astype(np.float64)
-        except (TypeError, ValueError):
-            raise NdpkitError(f"{what} must be numbers, got {value!r}") from None
+    if given.dtype.kind == "O":  # Python ints beyond 64 bits, Decimal, Fraction
+        return _exact_objects(value, given, what, why)
     if given.dtype.kind not in "fiub":
         raise NdpkitError(f"{what} must be numbers, got {given.dtype}")
     with np.errstate(over="ignore", invalid="ignore"):  # beyond float32: inf, refused
@@ -87,6 +84,26 @@ def exact_float32(value: Any, what: str, why: str) -> np.ndarray:
             "give it as float32 (np.float32) if rounding it is what you want"
         )
     return rounded
+
+
+def _exact_objects(value: Any, given: np.ndarray, what: str, why: str) -> np.ndarray:
+    """`exact_float32` for Python numbers numpy keeps as objects, compared as given
+    (Python compares an int, Decimal or Fraction with a float exactly): going through
+    float64 first let 2**64 + 1 and Decimal("0.50000000000000000001") pass."""
+    items = list(given.ravel())
+    try:
+        with np.errstate(over="ignore"):  # beyond float32: inf, refused as inexact
+            rounded = [np.float32(float(x)) for x in items]
+        exact = all(float(r) == x for r, x in zip(rounded, items, strict=True))
+    except (TypeError, ValueError, OverflowError):
+        raise NdpkitError(f"{what} must be numbers, got {value!r}") from None
+    if not exact:
+        kinds = sorted({type(x).__name__ for x in items})
+        raise NdpkitError(
+            f"{what} {value!r} ({', '.join(kinds)}) is not exact in float32, and {why}; "
+            "give it as float32 (np.float32) if rounding it is what you want"
+        )
+    return np.array(rounded, dtype=np.float32).reshape(given.shape)
 
 
 def param(params: Mapping[str, Any], key: str, kernel: str) -> Any:

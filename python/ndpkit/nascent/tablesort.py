@@ -518,13 +518,14 @@ def read_parquet(path: Path) -> pl.DataFrame:
             ) from None
     if len(frames) == 1:
         return frames[0]
-    # Before the concatenation, which casts every decimal (in lists and structs too) to the
-    # first file's precision and scale: 123456789012.345 became null, 2.999 became 3.00.
-    # Other differences are the concatenation's to refuse.
-    differ = _decimals_differ(files, frames)
+    # Columns are matched before the concatenation, which cast every decimal (in lists and
+    # structs too) to the first file's precision and scale (123456789012.345 became null,
+    # 2.999 became 3.00), and took an all-null column (type Null, or a list of Null) only
+    # after a typed one. Null fits any type; any other difference is refused, naming it.
+    types, differ = _column_types(files, frames)
     if differ is not None:
         raise differ
-    frames = _nulls_typed(frames)
+    frames = [_typed(frame, types) for frame in frames]
     try:
         return pl.concat(frames, how="vertical", rechunk=False)
     except pl.exceptions.PolarsError as exc:
@@ -593,66 +594,65 @@ def _nested_types(kind: pa.DataType) -> Iterator[pa.DataType]:
         yield from _nested_types(kind.field(i).type)
 
 
-def _column_types(frames: Sequence[pl.DataFrame]) -> dict[str, pl.DataType]:
-    """Each column's type in the first file where it is not all null (type Null)."""
-    types: dict[str, pl.DataType] = {}
-    for frame in frames:
-        for name, dtype in frame.schema.items():
-            if dtype != pl.Null:
-                types.setdefault(name, dtype)
-    return types
-
-
-def _nulls_typed(frames: Sequence[pl.DataFrame]) -> list[pl.DataFrame]:
-    """Columns that are all null in a file (pandas writes an all-None column as type null)
-    cast to the column's type in the other files: the concatenation took a Null column
-    after a typed one, but not before it, so the files' name order decided."""
-    types = _column_types(frames)
-    return [
-        frame.with_columns(
-            pl.col(name).cast(types[name])
-            for name, dtype in frame.schema.items()
-            if dtype == pl.Null and name in types
-        )
-        for frame in frames
-    ]
-
-
-def _decimals_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
-    """A column holding decimals (in lists and structs too) whose type differs from that in
-    the first file where it is not all null, named."""
-    types = _column_types(frames)
-    where = {
-        name: next(f for f, fr in zip(files, frames, strict=True) if fr.schema.get(name) == t)
-        for name, t in types.items()
-    }
+def _column_types(
+    files: Sequence[Path], frames: Sequence[pl.DataFrame]
+) -> tuple[dict[str, Any], SpecError | None]:
+    """Each column's type across the files (Null filled in from the others), or an error
+    naming the first file whose type does not fit the files' before it."""
+    types: dict[str, Any] = {}
+    origin: dict[str, Path] = {}
     for file, frame in zip(files, frames, strict=True):
         for name, dtype in frame.schema.items():
-            first = types.get(name)
-            if dtype == pl.Null or first is None or dtype == first:
+            if name not in types:
+                types[name], origin[name] = dtype, file
                 continue
-            if _has_decimal(dtype) or _has_decimal(first):
-                return SpecError(
-                    f"column {name!r} is {dtype}, but {first} in {where[name].name}; every "
-                    "file of a table needs the same columns and types",
+            merged = _merged_type(types[name], dtype)
+            if merged is None:
+                return types, SpecError(
+                    f"column {name!r} is {dtype}, but {types[name]} in {origin[name].name}; "
+                    "every file of a table needs the same columns and types",
                     source=str(file),
                 )
+            if types[name] == pl.Null:
+                origin[name] = file  # the first file that gave it a type
+            types[name] = merged
+    return types, None
+
+
+def _merged_type(ours: Any, theirs: Any) -> Any:
+    """The type both fit (Null fits any, also inside lists and structs), or None."""
+    if ours == theirs:
+        return ours
+    if ours == pl.Null:
+        return theirs
+    if theirs == pl.Null:
+        return ours
+    if isinstance(ours, pl.List) and isinstance(theirs, pl.List):
+        inner = _merged_type(ours.inner, theirs.inner)
+        return None if inner is None else pl.List(inner)
+    if isinstance(ours, pl.Struct) and isinstance(theirs, pl.Struct):
+        if [f.name for f in ours.fields] != [f.name for f in theirs.fields]:
+            return None
+        pairs = zip(ours.fields, theirs.fields, strict=True)
+        fields = [_merged_type(a.dtype, b.dtype) for a, b in pairs]
+        if any(f is None for f in fields):
+            return None
+        return pl.Struct([pl.Field(a.name, f) for a, f in zip(ours.fields, fields, strict=True)])
     return None
 
 
-def _has_decimal(dtype: Any) -> bool:
-    """A decimal type, or one nested in a list, array or struct."""
-    if isinstance(dtype, pl.Decimal):
-        return True
-    if isinstance(dtype, pl.List | pl.Array):
-        return _has_decimal(dtype.inner)
-    if isinstance(dtype, pl.Struct):
-        return any(_has_decimal(f.dtype) for f in dtype.fields)
-    return False
+def _typed(frame: pl.DataFrame, types: dict[str, Any]) -> pl.DataFrame:
+    """`frame` with its Null parts cast to the types the other files give them."""
+    return frame.with_columns(
+        pl.col(name).cast(types[name])
+        for name, dtype in frame.schema.items()
+        if name in types and dtype != types[name]
+    )
 
 
 def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> SpecError | None:
-    """Which file's columns differ from the first file's, and how, in the user's terms."""
+    """Which file's columns differ from the first file's, and how, in the user's terms
+    (their types are `_column_types`' to compare)."""
     first = dict(frames[0].schema)
     for file, frame in zip(files[1:], frames[1:], strict=True):
         theirs = dict(frame.schema)
@@ -671,13 +671,6 @@ def _schemas_differ(files: Sequence[Path], frames: Sequence[pl.DataFrame]) -> Sp
                 "the same columns and types",
                 source=str(file),
             )
-        for name, dtype in theirs.items():
-            if dtype != first[name] and pl.Null not in (dtype, first[name]):
-                return SpecError(
-                    f"column {name!r} is {dtype}, but {first[name]} in {files[0].name}; every "
-                    "file of a table needs the same columns and types",
-                    source=str(file),
-                )
     return None
 
 
