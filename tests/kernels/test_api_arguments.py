@@ -314,3 +314,24 @@ def test_python_numbers_float32_holds_are_taken() -> None:
     kernel = get_kernel("lc")
     state = kernel.init({"weights": [Decimal("0.5"), Fraction(1, 4)] + [0] * 6, "bias": 2**70})
     assert state["weights"][:2].tolist() == [0.5, 0.25] and state["bias"] == 2.0**70
+
+
+def test_nan_given_as_an_object_is_held_exactly_as_a_float_nan_is() -> None:
+    """[Decimal("0.5"), nan] was refused as "not exact", where [0.5, nan] is taken: the k-NN
+    query then names the non-finite coordinate, as for floats."""
+    kernel = get_kernel("knn2")
+    points = kernel.generate(1 << 10, 0)
+    for query in ([Decimal("0.5"), float("nan")], [0.5, float("nan")]):
+        with pytest.raises(NdpkitError, match="non-finite coordinate"):
+            run_in_memory(kernel, points, {"query": query, "k": 10}, 100)
+
+
+@pytest.mark.parametrize(
+    ("bias", "needle"),
+    [("1", "must be numbers"), (2**1024, "beyond float32's range")],
+    ids=["string", "huge int"],
+)
+def test_objects_that_are_no_float32_number_say_why(bias: Any, needle: str) -> None:
+    kernel = get_kernel("lc")
+    with pytest.raises(NdpkitError, match=needle):
+        kernel.init({"weights": [Decimal(1)] + [0.0] * 7, "bias": [bias] if bias == "1" else bias})

@@ -804,3 +804,36 @@ def test_a_type_conflict_names_the_file_that_gave_the_type(tmp_path: Path) -> No
     shards = _shards(tmp_path, {"k": [1], "c": nulls}, {"k": [2], "c": [1]}, {"k": [3], "c": [1.5]})
     with pytest.raises(SpecError, match=r"column 'c' is Float64, but Int64 in part-1\.parquet"):
         read_parquet(shards)
+
+
+@pytest.mark.parametrize(
+    ("typed", "nulls"),
+    [
+        (
+            pa.array([[1, 2]], pa.list_(pa.int64(), 2)),
+            pa.array([[None, None]], pa.list_(pa.null(), 2)),
+        ),
+        (
+            pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int64())),
+            pa.array([[]], pa.map_(pa.string(), pa.null())),
+        ),
+    ],
+    ids=["fixed-size list", "map"],
+)
+def test_null_parts_of_arrays_and_maps_fit_too(
+    tmp_path: Path, typed: pa.Array, nulls: pa.Array
+) -> None:
+    """Only lists and structs were looked into: these were refused, though Polars takes them."""
+    table = read_parquet(_shards(tmp_path, {"k": [0], "c": typed}, {"k": [1], "c": nulls}))
+    assert table.schema["c"] == pl.from_arrow(pa.table({"c": typed})).schema["c"]
+
+
+def test_a_nested_conflict_names_the_file_whose_own_type_conflicts(tmp_path: Path) -> None:
+    """part-0 is List(Null): the List(Int64) that List(Float64) conflicts with is part-1's."""
+    shards = _shards(
+        tmp_path, {"k": [0], "c": pa.array([[]])}, {"k": [1], "c": [[1]]}, {"k": [2], "c": [[1.5]]}
+    )
+    with pytest.raises(
+        SpecError, match=r"is List\(Float64\), but List\(Int64\) in part-1\.parquet"
+    ):
+        read_parquet(shards)

@@ -101,15 +101,15 @@ class Engine(Spec):
         for app, watts in self.power_active_by_app.items():
             check_busy_power(watts, self.power_idle_w, f"power_active_by_app.{app}")
         # Off draws no more than on: 100 W off beside 5.76 W on priced every engine a plan
-        # switched off at 100 W. (Not against per-app powers: RU calibration probes them
-        # at 0 W on a platform whose cells draw a little while off.)
-        idle_w = self.power_active_w if self.power_idle_w is None else self.power_idle_w
-        on_w = min(self.power_active_w, idle_w)
+        # switched off at 100 W. (Checked against the lowest power the engine draws on.)
+        on_w = min([self.power_active_w, *self.power_active_by_app.values()])
+        if self.power_idle_w is not None:
+            on_w = min(on_w, self.power_idle_w)
         if self.power_off_w > on_w:
             raise ValueError(
                 f"power_off ({self.power_off_w:g} W) is above the engine's power while on "
-                f"({on_w:g} W, the lower of power_active and power_idle): switched off, it "
-                "draws less"
+                f"({on_w:g} W, its lowest of power_active, power_idle and "
+                "power_active_by_app): switched off, it draws less"
             )
         return self
 

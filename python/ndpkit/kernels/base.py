@@ -24,6 +24,8 @@ Example (`run_in_memory` does this, for iterative kernels too):
 from __future__ import annotations
 
 import itertools
+import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -91,12 +93,18 @@ def _exact_objects(value: Any, given: np.ndarray, what: str, why: str) -> np.nda
     (Python compares an int, Decimal or Fraction with a float exactly): going through
     float64 first let 2**64 + 1 and Decimal("0.50000000000000000001") pass."""
     items = list(given.ravel())
+    if not all(isinstance(x, numbers.Number) and not isinstance(x, complex) for x in items):
+        raise NdpkitError(f"{what} must be numbers, got {value!r}")
     try:
         with np.errstate(over="ignore"):  # beyond float32: inf, refused as inexact
             rounded = [np.float32(float(x)) for x in items]
-        exact = all(float(r) == x for r, x in zip(rounded, items, strict=True))
-    except (TypeError, ValueError, OverflowError):
-        raise NdpkitError(f"{what} must be numbers, got {value!r}") from None
+    except OverflowError:
+        raise NdpkitError(f"{what} {value!r} is beyond float32's range, and {why}") from None
+    # NaN is held exactly, as the float path has it (equal_nan)
+    exact = all(
+        float(r) == x or (math.isnan(r) and math.isnan(float(x)))
+        for r, x in zip(rounded, items, strict=True)
+    )
     if not exact:
         kinds = sorted({type(x).__name__ for x in items})
         raise NdpkitError(

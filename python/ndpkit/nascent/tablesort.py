@@ -597,25 +597,27 @@ def _nested_types(kind: pa.DataType) -> Iterator[pa.DataType]:
 def _column_types(
     files: Sequence[Path], frames: Sequence[pl.DataFrame]
 ) -> tuple[dict[str, Any], SpecError | None]:
-    """Each column's type across the files (Null filled in from the others), or an error
-    naming the first file whose type does not fit the files' before it."""
+    """Each column's type across the files (Null parts filled in from the others), or an
+    error naming the first file whose type does not fit, and the earlier file it conflicts
+    with, each with its own type."""
     types: dict[str, Any] = {}
-    origin: dict[str, Path] = {}
+    seen: dict[str, list[tuple[Path, Any]]] = {}
     for file, frame in zip(files, frames, strict=True):
         for name, dtype in frame.schema.items():
-            if name not in types:
-                types[name], origin[name] = dtype, file
-                continue
-            merged = _merged_type(types[name], dtype)
+            before = seen.setdefault(name, [])
+            merged = dtype if not before else _merged_type(types[name], dtype)
             if merged is None:
+                other, theirs = next(
+                    ((f, t) for f, t in before if _merged_type(t, dtype) is None),
+                    (before[0][0], types[name]),
+                )
                 return types, SpecError(
-                    f"column {name!r} is {dtype}, but {types[name]} in {origin[name].name}; "
-                    "every file of a table needs the same columns and types",
+                    f"column {name!r} is {dtype}, but {theirs} in {other.name}; every file of "
+                    "a table needs the same columns and types",
                     source=str(file),
                 )
-            if types[name] == pl.Null:
-                origin[name] = file  # the first file that gave it a type
             types[name] = merged
+            before.append((file, dtype))
     return types, None
 
 
@@ -630,6 +632,13 @@ def _merged_type(ours: Any, theirs: Any) -> Any:
     if isinstance(ours, pl.List) and isinstance(theirs, pl.List):
         inner = _merged_type(ours.inner, theirs.inner)
         return None if inner is None else pl.List(inner)
+    if isinstance(ours, pl.Array) and isinstance(theirs, pl.Array):
+        inner = _merged_type(ours.inner, theirs.inner)
+        same = ours.shape == theirs.shape
+        return None if inner is None or not same else pl.Array(inner, ours.shape)
+    if isinstance(ours, pl.Map) and isinstance(theirs, pl.Map):
+        key, value = _merged_type(ours.key, theirs.key), _merged_type(ours.value, theirs.value)
+        return None if key is None or value is None else pl.Map(key, value)
     if isinstance(ours, pl.Struct) and isinstance(theirs, pl.Struct):
         if [f.name for f in ours.fields] != [f.name for f in theirs.fields]:
             return None

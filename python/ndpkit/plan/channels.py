@@ -576,4 +576,7 @@ def _with_ru_power(
         data["public_cell"]["power_idle_w"] = idle_w
     data["engines"]["power_active_by_app"][app] = cell_w
     data["public_cell"]["power_active_by_app"][app] = fixed_w
+    # A trial cell power (0 W among them) below the cells' power while off: the cell is
+    # taken to draw no more off than on, as a platform file must say.
+    data["engines"]["power_off_w"] = min(data["engines"]["power_off_w"], cell_w)
     return Platform.model_validate(data, context={"si": True})
