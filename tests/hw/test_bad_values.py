@@ -375,3 +375,16 @@ def test_ru_calibration_works_where_cells_draw_a_little_while_off(tmp_path: Path
         platform, load_profile("sobel", "risp"), LinearFit(1.858, 0.032), Options(units="decimal")
     )
     assert fixed_w > 0 and cell_w > 0
+
+
+def test_a_profiles_engine_power_below_the_off_power_is_refused(tmp_path: Path) -> None:
+    """The profile's engine power was copied in without the platform's checks, so engines
+    drawing 0.5 W on and 1 W off were priced."""
+    from ndpkit.model import estimate  # noqa: PLC0415
+    from ndpkit.profile import load_profile  # noqa: PLC0415
+
+    path = tmp_path / "off.toml"
+    path.write_text('extends = "rans"\nname = "off"\n[engines]\npower_off = "1 W"\n')
+    profile = load_profile("lc").with_changes(engine_power_active_w={"arm": 0.5})
+    with pytest.raises(SpecError, match=r"0\.5 W is below the power_off of the engines"):
+        estimate(load_platform(path), profile)

@@ -335,3 +335,27 @@ def test_objects_that_are_no_float32_number_say_why(bias: Any, needle: str) -> N
     kernel = get_kernel("lc")
     with pytest.raises(NdpkitError, match=needle):
         kernel.init({"weights": [Decimal(1)] + [0.0] * 7, "bias": [bias] if bias == "1" else bias})
+
+
+@pytest.mark.parametrize(
+    ("bias", "needle"),
+    [
+        (Decimal("sNaN"), "must be numbers"),
+        (np.array([np.timedelta64(1, "s"), Decimal(1)], dtype=object), "must be numbers"),
+        ([np.int64(2**62 + 1), 2**70], "is not exact in float32"),
+        (Decimal("1e39"), "beyond float32's range"),
+    ],
+    ids=["signalling NaN", "timedelta", "numpy int in objects", "beyond float32"],
+)
+def test_odd_objects_get_a_clear_error(bias: Any, needle: str) -> None:
+    from ndpkit.kernels.base import exact_float32  # noqa: PLC0415
+
+    with pytest.raises(NdpkitError, match=needle):
+        exact_float32(bias, "bias", "the device rounds it")
+
+
+def test_a_numpy_bool_among_objects_is_a_number() -> None:
+    from ndpkit.kernels.base import exact_float32  # noqa: PLC0415
+
+    given = np.array([np.True_, Decimal(1), Decimal("-0")], dtype=object)
+    assert exact_float32(given, "x", "y").tolist() == [1.0, 1.0, -0.0]

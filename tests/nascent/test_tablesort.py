@@ -837,3 +837,20 @@ def test_a_nested_conflict_names_the_file_whose_own_type_conflicts(tmp_path: Pat
         SpecError, match=r"is List\(Float64\), but List\(Int64\) in part-1\.parquet"
     ):
         read_parquet(shards)
+
+
+def test_null_parts_of_a_two_dimensional_array_fit(tmp_path: Path) -> None:
+    """The merged type wrapped the inner array in the whole shape again, (2, 3, 3), and the
+    cast to it ended in a Polars traceback."""
+
+    def column(kind: pa.DataType, value: object) -> pa.Array:
+        return pa.array([[[value] * 3] * 2], pa.list_(pa.list_(kind, 3), 2))
+
+    shards = _shards(
+        tmp_path,
+        {"k": [0], "v": column(pa.null(), None)},
+        {"k": [1], "v": column(pa.int64(), 7)},
+    )
+    table = read_parquet(shards)
+    assert table.schema["v"] == pl.Array(pl.Int64, (2, 3))
+    assert table.sort("k")["v"].to_list() == [[[None] * 3] * 2, [[7] * 3] * 2]

@@ -23,6 +23,7 @@ Example (`run_in_memory` does this, for iterative kernels too):
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 import numbers
@@ -92,14 +93,19 @@ def _exact_objects(value: Any, given: np.ndarray, what: str, why: str) -> np.nda
     """`exact_float32` for Python numbers numpy keeps as objects, compared as given
     (Python compares an int, Decimal or Fraction with a float exactly): going through
     float64 first let 2**64 + 1 and Decimal("0.50000000000000000001") pass."""
-    items = list(given.ravel())
-    if not all(isinstance(x, numbers.Number) and not isinstance(x, complex) for x in items):
+    # numpy scalars as Python numbers, so that np.int64(2**62 + 1) is compared exactly too
+    items = [x.item() if isinstance(x, np.generic) else x for x in given.ravel()]
+    if not all(isinstance(x, numbers.Real | decimal.Decimal) for x in items):  # not complex, str
         raise NdpkitError(f"{what} must be numbers, got {value!r}")
     try:
-        with np.errstate(over="ignore"):  # beyond float32: inf, refused as inexact
+        with np.errstate(over="ignore"):  # beyond float32: inf, refused below
             rounded = [np.float32(float(x)) for x in items]
     except OverflowError:
         raise NdpkitError(f"{what} {value!r} is beyond float32's range, and {why}") from None
+    except (TypeError, ValueError):  # Decimal("sNaN") will not become a float
+        raise NdpkitError(f"{what} must be numbers, got {value!r}") from None
+    if any(math.isinf(r) and not math.isinf(x) for r, x in zip(rounded, items, strict=True)):
+        raise NdpkitError(f"{what} {value!r} is beyond float32's range, and {why}")
     # NaN is held exactly, as the float path has it (equal_nan)
     exact = all(
         float(r) == x or (math.isnan(r) and math.isnan(float(x)))

@@ -89,6 +89,14 @@ def with_profile_power(platform: Platform, profile: Profile) -> Platform:
             source=f"profile {profile.app}",
             field=f"engine_power.{engines.kind}",
         )
+    if watts < engines.power_off_w:  # as a platform file's power_active_by_app is checked
+        raise SpecError(
+            f"{watts:g} W is below the power_off of the engines of platform "
+            f"{platform.name!r} ({engines.power_off_w:g} W): switched off, an engine draws "
+            "less than while on",
+            source=f"profile {profile.app}",
+            field=f"engine_power.{engines.kind}",
+        )
     power = {**engines.power_active_by_app, profile.app: watts}
     wired = engines.model_copy(update={"power_active_by_app": power})
     return platform.model_copy(update={"engines": wired})

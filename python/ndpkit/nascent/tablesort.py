@@ -525,8 +525,8 @@ def read_parquet(path: Path) -> pl.DataFrame:
     types, differ = _column_types(files, frames)
     if differ is not None:
         raise differ
-    frames = [_typed(frame, types) for frame in frames]
     try:
+        frames = [_typed(frame, types) for frame in frames]
         return pl.concat(frames, how="vertical", rechunk=False)
     except pl.exceptions.PolarsError as exc:
         raise _schemas_differ(files, frames) or SpecError(
@@ -633,9 +633,10 @@ def _merged_type(ours: Any, theirs: Any) -> Any:
         inner = _merged_type(ours.inner, theirs.inner)
         return None if inner is None else pl.List(inner)
     if isinstance(ours, pl.Array) and isinstance(theirs, pl.Array):
+        # One dimension at a time: `inner` is itself an Array where the shape has more.
         inner = _merged_type(ours.inner, theirs.inner)
-        same = ours.shape == theirs.shape
-        return None if inner is None or not same else pl.Array(inner, ours.shape)
+        same = ours.size == theirs.size
+        return None if inner is None or not same else pl.Array(inner, ours.size)
     if isinstance(ours, pl.Map) and isinstance(theirs, pl.Map):
         key, value = _merged_type(ours.key, theirs.key), _merged_type(ours.value, theirs.value)
         return None if key is None or value is None else pl.Map(key, value)
