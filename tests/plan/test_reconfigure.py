@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Options, estimate
 from ndpkit.plan import (
@@ -339,3 +340,9 @@ def test_the_optimal_search_reports_the_same_eq2_bound() -> None:
     assert paper.engines_required == best.engines_required == 24
     assert paper.as_dict()["bottleneck"] == best.as_dict()["bottleneck"] == "ssd"
     assert best.engines_on == 24
+
+
+def test_planning_a_server_without_engines_says_so() -> None:
+    """The API raised a ZeroDivisionError; the command line already said this."""
+    with pytest.raises(ModelError, match="platform 'cns' has no engines to plan"):
+        plan(load_platform("cns"), load_profile("lc"))

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import GIB
@@ -161,6 +162,8 @@ def plan(
         from ndpkit.plan.channels import plan_channels  # noqa: PLC0415 (channels imports Plan)
 
         return plan_channels(platform, profile, options)
+    if platform.engines is None:  # a ZeroDivisionError in the API (the CLI said this)
+        raise ModelError(f"platform {platform.name!r} has no engines to plan; try optimise")
     options = options or Options()
     wired = platform if scheme is None else platform.with_scheme(scheme)
     baseline = estimate(wired.with_scheme("mux1"), profile, FULL_GEAR, options)
