@@ -201,18 +201,26 @@ class Manifest(BaseModel):
         return self.model_dump_json(indent=2, exclude=skip) + "\n"
 
 
+def _app_reading_otherwise(
+    app: str, dtype: np.dtype[Any], record_shape: tuple[int, ...]
+) -> Kernel | None:
+    """ndpkit's app named `app`, if it reads records other than (dtype, record_shape)."""
+    if app not in kernel_names():
+        return None
+    kernel = get_kernel(app)
+    same = kernel.dtype == dtype and tuple(kernel.record_shape) == tuple(record_shape)
+    return None if same else kernel
+
+
 def _check_app_reads(app: str, dtype: np.dtype[Any], record_shape: tuple[int, ...]) -> None:
     """One of ndpkit's apps must read the records as stored (an app made through the
     Python API is the caller's to check)."""
-    if app not in kernel_names():
-        return
-    kernel = get_kernel(app)
-    shape = tuple(kernel.record_shape)
-    if kernel.dtype != dtype or shape != record_shape:
+    kernel = _app_reading_otherwise(app, dtype, record_shape)
+    if kernel is not None:
         raise FieldValueError(
             "app",
-            f"app {app!r} reads {kernel.dtype} records of shape {shape}, and the manifest "
-            f"says {dtype} of shape {record_shape}",
+            f"app {app!r} reads {kernel.dtype} records of shape {tuple(kernel.record_shape)}, "
+            f"and the manifest says {dtype} of shape {record_shape}",
         )
 
 
@@ -996,11 +1004,11 @@ def resolve_kernel(app: str | Kernel) -> Kernel:
     clear error rather than an import traceback."""
     if isinstance(app, Kernel):
         # Checked before any shard is written: the manifest refused it after all of them.
-        known = get_kernel(app.name) if app.name in kernel_names() else None
-        reads = (app.dtype, tuple(app.record_shape))
-        if known is not None and (known.dtype, tuple(known.record_shape)) != reads:
+        shape = tuple(app.record_shape)
+        known = _app_reading_otherwise(app.name, app.dtype, shape)
+        if known is not None:
             raise SpecError(
-                f"kernel {app.name!r} reads {app.dtype} records of shape {reads[1]}, and "
+                f"kernel {app.name!r} reads {app.dtype} records of shape {shape}, and "
                 f"ndpkit's app of that name {known.dtype} of shape {tuple(known.record_shape)}"
                 ": give a kernel made through the Python API a name of its own",
                 field="app",
