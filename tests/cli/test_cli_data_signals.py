@@ -65,7 +65,7 @@ def _stop(process: subprocess.Popen[str], signals: list[signal.Signals], gap_s: 
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert stdout == ""
+    assert stdout == "", (process.returncode, stderr)  # output: the command ran on to the end
     return stderr
 
 

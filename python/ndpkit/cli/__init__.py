@@ -44,12 +44,17 @@ class Terminated(SystemExit):
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
+    # Decided before the append: a second signal's handler can run inside this one (Python
+    # checks for signals between any two bytecodes), and after this append it would see two
+    # signals, take itself for the second, return, and leave this one taking itself for the
+    # second too: neither would stop the command (`kill -TERM; kill -INT` at once did that).
+    first = not _received
     _received.append(signum)
     if len(_received) == FORCE_AFTER:
         # The cleanup seems stuck (a hung file system?): the user insists, so stop at once.
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
-    if len(_received) > 1:
+    if not first:
         return  # the first signal's cleanups are running: an exception now would cut one short
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
