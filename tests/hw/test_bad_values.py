@@ -377,6 +377,25 @@ def test_ru_calibration_works_where_cells_draw_a_little_while_off(tmp_path: Path
     assert fixed_w > 0 and cell_w > 0
 
 
+def test_ru_calibration_works_where_cells_declare_an_idle_power(tmp_path: Path) -> None:
+    """The 0 W probe was refused as a cell busy below its idle power. The in-storage model
+    prices no cell idle power of its own, so the fit is the same as without one."""
+    from ndpkit.model import Options  # noqa: PLC0415
+    from ndpkit.plan.channels import LinearFit, calibrate_ru_power  # noqa: PLC0415
+    from ndpkit.profile import load_profile  # noqa: PLC0415
+
+    fits = []
+    for idle in ("0 W", "1 mW"):
+        path = tmp_path / "idle.toml"
+        path.write_text(f'extends = "risp-64ch"\nname = "idle"\n[engines]\npower_idle = "{idle}"\n')
+        platform = load_platform(path).with_interface("sata-3.2").with_cell_clock(1e8)
+        options = Options(units="decimal")
+        target = LinearFit(1.858, 0.032)
+        fits.append(calibrate_ru_power(platform, load_profile("sobel", "risp"), target, options))
+    assert fits[1] == fits[0]
+    assert fits[0][0] > 0 and fits[0][1] > 0
+
+
 def test_a_profiles_engine_power_below_the_off_power_is_refused(tmp_path: Path) -> None:
     """The profile's engine power was copied in without the platform's checks, so engines
     drawing 0.5 W on and 1 W off were priced."""

@@ -576,7 +576,11 @@ def _with_ru_power(
         data["public_cell"]["power_idle_w"] = idle_w
     data["engines"]["power_active_by_app"][app] = cell_w
     data["public_cell"]["power_active_by_app"][app] = fixed_w
-    # A trial cell power (0 W among them) below the cells' power while off: the cell is
-    # taken to draw no more off than on, as a platform file must say.
-    data["engines"]["power_off_w"] = min(data["engines"]["power_off_w"], cell_w)
+    # A trial cell power (0 W among them) below the cells' power while off or idle: the
+    # cell is taken to draw no more off or idle than on, as a platform file must say. The
+    # in-storage model prices no cell's idle power of its own (the RU's idle is the public
+    # cell's `power_idle`), so lowering it changes no estimate.
+    for key in ("power_off_w", "power_idle_w"):
+        if data["engines"][key] is not None:  # an idle power may be left unset
+            data["engines"][key] = min(data["engines"][key], cell_w)
     return Platform.model_validate(data, context={"si": True})
