@@ -186,6 +186,25 @@ def test_host_link_interface_table_with_an_override(tmp_path: Path) -> None:
     assert link.lanes == 4
 
 
+def test_an_overridden_interface_says_so_in_its_description(tmp_path: Path) -> None:
+    """The named description quoted the named bandwidth beside the overridden one (a 0.6 GB/s
+    link read "SATA 3.2 (… 1.97 GB/s …)"), and nothing said its 7 W were kept."""
+    path = _write(
+        tmp_path,
+        'extends = "risp-baseline"\nname = "m500"\n'
+        'host_link = { interface = "sata-3.2", bandwidth = "0.6 GB/s" }\n',
+    )
+    description = load_platform(path).host_link.description
+    assert description.startswith("sata-3.2 with bandwidth overridden, power_active as named")
+    same = 'extends = "risp-baseline"\nname = "s"\nhost_link = { interface = "sata-3.2" }\n'
+    assert load_platform(_write(tmp_path, same)).host_link.description.startswith("SATA 3.2 (")
+    own = (
+        'extends = "risp-baseline"\nname = "o"\n'
+        'host_link = { interface = "sata-3.2", bandwidth = "1 GB/s", description = "mine" }\n'
+    )
+    assert load_platform(_write(tmp_path, own)).host_link.description == "mine"
+
+
 def test_child_override_merges_into_parents_named_interface(tmp_path: Path) -> None:
     """risp-baseline names sata-3.2; a child's [host_link] field refines it."""
     path = _write(

@@ -33,6 +33,18 @@ def expand_interface(value: Any) -> Any:
     if isinstance(value, str):
         return interface_spec(value)
     if isinstance(value, dict) and isinstance(value.get("interface"), str):
+        name = value["interface"]
         rest = {k: v for k, v in value.items() if k != "interface"}
-        return {**interface_spec(value["interface"]), **rest}
+        named = interface_spec(name)
+        changed = sorted(k for k in rest if k != "description" and rest[k] != named.get(k))
+        if changed and "description" not in rest:
+            # The named description quotes the values that were overridden (a 0.6 GB/s link
+            # read "SATA 3.2 (… 1.97 GB/s …)"): say what changed, and what was kept.
+            kept = sorted(k for k in named if k not in rest and k != "description")
+            rest["description"] = (
+                f"{name} with {', '.join(changed)} overridden"
+                + (f", {', '.join(kept)} as named" if kept else "")
+                + f" (named: {named.get('description', name)})"
+            )
+        return {**named, **rest}
     return value
