@@ -345,9 +345,14 @@ def test_the_fork_server_leaves_ctrl_c_to_the_parent(tmp_path: Path) -> None:
                 forkserver.ensure_running()  # started by then under the command; else now
                 pid = forkserver._forkserver._forkserver_pid
                 status = open(f"/proc/{{pid}}/status").read()
-                ignored = int(status.split("SigIgn:")[1].split()[0], 16)
+                # blocked from its start (and pending ones dropped once it ignores it)
+                mask = sum(
+                    int(status.split(field)[1].split()[0], 16)
+                    for field in ("SigIgn:", "SigBlk:")
+                )
                 restored = signal.getsignal(signal.SIGINT) is before
-                print(bool(ignored & (1 << (signal.SIGINT - 1))), restored)
+                restored &= signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+                print(bool(mask & (1 << (signal.SIGINT - 1))), restored)
             """
         )
     )
@@ -365,6 +370,40 @@ def test_the_fork_server_leaves_ctrl_c_to_the_parent(tmp_path: Path) -> None:
         server_ignores, handler_back = done.stdout.split()
         assert handler_back == "True", who
         assert ignored is None or server_ignores == ignored, who
+
+
+@needs_forkserver
+def test_a_ctrl_c_while_the_fork_server_starts_stops_the_command(tmp_path: Path) -> None:
+    """The parent ignored Ctrl-C while it started the server, so one sent then was lost and
+    the run went on to the end (exit 0). Now it waits, and stops the command after."""
+    script = tmp_path / "late.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import os, signal
+            from multiprocessing import forkserver
+            from ndpkit import files
+            from ndpkit.runtime import executor
+            {GUARD}
+                files.leave_ctrl_c_to_the_parent()
+                start = forkserver.ensure_running
+                def ctrl_c_meanwhile():
+                    start()
+                    os.kill(os.getpid(), signal.SIGINT)
+                forkserver.ensure_running = ctrl_c_meanwhile
+                try:
+                    executor._start_fork_server()
+                except KeyboardInterrupt:
+                    print("stopped")
+                else:
+                    print("lost")
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.stdout.split() == ["stopped"], done.stderr
 
 
 def test_the_ndpkit_command_gets_no_advice_to_guard_its_entry_point(

@@ -6,8 +6,9 @@ The command then prints `ndpkit: terminated (SIGTERM)` or `ndpkit: interrupted (
 exits with status 143 or 130 (128 + the signal, what a shell reports for a process the signal
 killed), unlike an input error's 2. A second signal does not cut the cleanups short: it is
 ignored while they run. A third kills the command at once, for a cleanup that hangs; it may
-then leave a temporary file or directory behind. Worker processes ignore Ctrl-C (the terminal
-sends it to them too): the command stops them.
+then leave a temporary file or directory behind. A signal once the command has its outcome
+(while the interpreter shuts down) changes neither its output nor its status. Worker
+processes ignore Ctrl-C (the terminal sends it to them too): the command stops them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ FORCE_AFTER = 3
 """The signal that kills at once, without cleanup: the third (Ctrl-C or SIGTERM)."""
 _received: list[int] = []
 """The signals received, first one first: the first stops the command."""
+_ended: list[bool] = []
+"""Non-empty once `main` has its outcome: a signal then only counts toward FORCE_AFTER (a
+hung shutdown can still be killed); the command's output and status stand."""
 
 
 class Terminated(SystemExit):
@@ -48,9 +52,9 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     # checks for signals between any two bytecodes), and after this append it would see two
     # signals, take itself for the second, return, and leave this one taking itself for the
     # second too: neither would stop the command (`kill -TERM; kill -INT` at once did that).
-    first = not _received
+    first = not _received and not _ended
     _received.append(signum)
-    if len(_received) == FORCE_AFTER:
+    if len(_received) >= FORCE_AFTER:
         # The cleanup seems stuck (a hung file system?): the user insists, so stop at once.
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
@@ -74,14 +78,27 @@ def _on_held_signal(signum: int) -> bool:
 def _on_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
     """A stop raised while Python ran a finaliser (a `__del__`, a generator closed by the
     garbage collector) is swallowed there, printed as "Exception ignored in …", and the
-    command would run on to its end. Raise it again a moment later, outside the finaliser."""
+    command would run on to its end. Raise it again a moment later, outside the finaliser.
+    Not once the command has ended (interpreter shutdown, atexit): there is nothing left
+    to stop, and the alarm would outlive the handler and kill the process ("Alarm clock")."""
     stop = isinstance(unraisable.exc_value, (Terminated, KeyboardInterrupt))
+    if stop and _ended:
+        return
     if stop and _received and hasattr(signal, "setitimer"):
         _swallowed[:] = [_received[0]]
         signal.signal(signal.SIGALRM, _deliver_again)
         signal.setitimer(signal.ITIMER_REAL, _REDELIVER_AFTER_S)
         return
     sys.__unraisablehook__(unraisable)
+
+
+def _disarm_redelivery() -> None:
+    """No redelivery of a swallowed stop from now on (`_on_unraisable`): its alarm must not
+    go off on the way out, after its handler is gone."""
+    _swallowed.clear()
+    if hasattr(signal, "setitimer"):
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 _REDELIVER_AFTER_S = 0.001
@@ -121,11 +138,17 @@ def main() -> None:
     leave_ctrl_c_to_the_parent()  # its workers and fork server ignore it (see the module)
     try:
         _run()
-    except (SystemExit, KeyboardInterrupt):
-        # Typer turns Ctrl-C's KeyboardInterrupt into a silent exit 130: say why instead.
+    except BaseException:
+        # Typer turns Ctrl-C's KeyboardInterrupt into a silent exit 130: say why instead. A
+        # stop can also come out as another exception: raised inside an import, it was
+        # replaced by the failing import's own error (a TypeError from ssl, rich's
+        # RuntimeError from __set_name__).
         if not _received:
             raise
         raise SystemExit(_stopped()) from None
+    finally:
+        _ended[:] = [True]
+        _disarm_redelivery()
 
 
 def _stopped() -> int:
@@ -133,10 +156,7 @@ def _stopped() -> int:
     ignored: the cleanups have run, and the message is the last thing left to do."""
     for signum in _STOPPED_BY:
         signal.signal(signum, signal.SIG_IGN)
-    _swallowed.clear()  # a redelivery still pending has nothing left to stop
-    if hasattr(signal, "setitimer"):  # nor may its alarm kill the process on the way out
-        signal.signal(signal.SIGALRM, signal.SIG_IGN)
-        signal.setitimer(signal.ITIMER_REAL, 0)
+    _disarm_redelivery()
     first = signal.Signals(_received[0])
     sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")
     sys.stderr.flush()

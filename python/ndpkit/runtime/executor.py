@@ -67,7 +67,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from multiprocessing import forkserver, reduction
+from multiprocessing import forkserver, reduction, resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
@@ -977,24 +977,28 @@ def _context() -> SpawnContext | ForkServerContext:
 
 
 def _start_fork_server() -> None:
-    """Starts multiprocessing's fork server, with Ctrl-C ignored if the `ndpkit` command
-    asked for it (`files.leave_ctrl_c_to_the_parent`). The server's own code ignores SIGINT only
-    once its preload modules are imported, so a Ctrl-C from the terminal (sent to the whole
-    process group) about a second into a run printed the server's KeyboardInterrupt
-    traceback beside the command's one line. An ignored signal stays ignored through exec,
-    and Python then leaves it so. Only for the command: the server is the process's one,
-    and a program that embeds ndpkit may run other forkserver pools whose workers expect
-    Ctrl-C. (A Ctrl-C in the few ms the server takes to start is then lost.)"""
+    """Starts multiprocessing's fork server with Ctrl-C blocked if the `ndpkit` command
+    asked for it (`files.leave_ctrl_c_to_the_parent`). The server's own code ignores SIGINT
+    only once its preload modules are imported, so a Ctrl-C from the terminal (sent to the
+    whole process group) about a second into a run printed the server's KeyboardInterrupt
+    traceback beside the command's one line. A blocked signal stays blocked through fork and
+    exec: the server holds a Ctrl-C pending until it ignores SIGINT itself, which discards
+    it. Blocked, not ignored, in this process: a Ctrl-C while the server starts waits, and
+    stops the command once it is unblocked (ignoring it lost it, and the run went on to the
+    end). Only for the command: the server is the process's one, and a program that embeds
+    ndpkit may run other forkserver pools whose workers expect Ctrl-C."""
     if not ctrl_c_left_to_the_parent() or threading.current_thread() is not threading.main_thread():
         return
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is None:  # a handler installed outside Python: cannot be put back
+    if not hasattr(signal, "pthread_sigmask"):  # no fork server there either
         return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The server's start starts the resource tracker first, and that unblocks SIGINT after
+    # blocking it around its own start: so the tracker first, then the server, blocked.
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         forkserver.ensure_running()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 # -- the worker's side --------------------------------------------------------------------
