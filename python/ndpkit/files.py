@@ -85,6 +85,20 @@ def signals_held() -> Iterator[None]:
             signal.raise_signal(number)
 
 
+def cleanup_held(clean: Callable[[], object]) -> None:
+    """`clean()`, which must be safe to run twice, with SIGINT and SIGTERM held
+    (`signals_held`). A first signal that lands while the hold is being set up, before its
+    handlers are swapped in, raises there and would skip `clean` (a data set's staging
+    directory was left behind): `clean` then runs again outside the hold, where nothing can
+    stop it (only the first signal raises), and the stop goes on."""
+    try:
+        with signals_held():
+            clean()
+    except (KeyboardInterrupt, SystemExit):
+        clean()
+        raise
+
+
 def write_atomic(path: Path, content: str | bytes) -> None:
     """Write `content` to `path` atomically; an unwritable path is a clear error."""
     path = destination(path)
@@ -96,12 +110,10 @@ def write_atomic(path: Path, content: str | bytes) -> None:
             tmp.write_bytes(content)
         os.replace(tmp, path)
     except OSError as exc:
-        with signals_held():
-            tmp.unlink(missing_ok=True)
+        cleanup_held(lambda: tmp.unlink(missing_ok=True))
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
     except BaseException:  # Ctrl-C or SIGTERM mid-write
-        with signals_held():
-            tmp.unlink(missing_ok=True)
+        cleanup_held(lambda: tmp.unlink(missing_ok=True))
         raise
 
 
@@ -162,8 +174,9 @@ def check_writable(path: Path) -> None:
     inodes, or ours to write), by making and removing one: before a long run, not after."""
     probe = temporary_sibling(path, "probe")
     try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        os.unlink(probe)
+        with signals_held():  # made and removed, or neither
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(probe)
     except OSError as exc:
         raise SpecError(
             f"cannot write in {str(path.parent)!r}: {exc.strerror or exc}", source=str(path)
@@ -201,11 +214,13 @@ def _put_in_place(tmp: Path, path: Path) -> None:
 
 
 def _remove(path: Path) -> None:
-    with signals_held():
+    def remove() -> None:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
+
+    cleanup_held(remove)
 
 
 MAX_SPEC_BYTES = 16 * 2**20

@@ -141,3 +141,34 @@ def test_a_generator_killed_by_a_signal_is_said_in_words() -> None:
     assert tpch._how_it_ended(3) == "exit status 3"
     assert tpch._how_it_ended(-signal.SIGXFSZ).startswith("killed by SIGXFSZ: a file grew past")
     assert tpch._how_it_ended(-signal.SIGKILL) == "killed by SIGKILL"
+
+
+def test_a_ctrl_c_between_the_renames_waits_for_them(tmp_path: Path) -> None:
+    """The tables were renamed into place one by one with signals live: a Ctrl-C after the
+    first left `nation.parquet` without `region.parquet` (and, with --overwrite, old tables
+    beside new ones). Run in a child, whose Ctrl-C is Python's default KeyboardInterrupt."""
+    out = tmp_path / "out"
+    script = f"""
+import os, signal, sys
+from pathlib import Path
+from ndpkit.tpc import generate_tpch
+real, renamed = os.replace, []
+def replace(src, dst):
+    real(src, dst)
+    renamed.append(dst)
+    if len(renamed) == 1:
+        os.kill(os.getpid(), signal.SIGINT)
+os.replace = replace
+try:
+    generate_tpch(0.01, Path({str(out)!r}), ["nation", "region"])
+except KeyboardInterrupt:
+    print("stopped after", len(renamed))
+"""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.stdout.split() == ["stopped", "after", "2"], done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["nation.parquet", "region.parquet"]

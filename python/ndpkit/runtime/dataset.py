@@ -72,7 +72,7 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
-from ndpkit.files import literal_path, name_kept, signals_held
+from ndpkit.files import cleanup_held, literal_path, name_kept, signals_held
 from ndpkit.hw.loader import parse_nested
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
@@ -1426,10 +1426,13 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
         with signals_held():
             _publish(staging, path, overwrite)
     except BaseException as exc:
-        with signals_held():
+
+        def clean() -> None:
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
             _remove_empty(made)
+
+        cleanup_held(clean)
         if isinstance(exc, _WriteError):
             raise _write_failed(path, staging, exc) from None
         raise

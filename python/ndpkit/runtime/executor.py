@@ -77,7 +77,7 @@ from typing import Any
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import NdpkitError, SpecError, whole_number
-from ndpkit.files import ctrl_c_left_to_the_parent, signals_held
+from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
@@ -412,19 +412,25 @@ class LocalExecutor:
         spill: SpillDir | None = None
         ok = False
         try:
-            spill = open_spill_dir()
+            with signals_held():  # so that `spill` is known before a signal can stop us
+                spill = open_spill_dir()
             self._runs += 1
             run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill.path, self._runs)
             outcome = run.execute(pool, params)
             ok = True
         finally:
-            with signals_held():  # a second Ctrl-C must not leave workers or spill files
-                if not ok or not self._keep:
-                    pool.close(kill=not ok)  # after a failure a worker may be mid-task
-                    self._pool = None
-                if spill is not None:
-                    spill.remove()
+            # A second Ctrl-C must not leave workers or spill files.
+            cleanup_held(lambda: self._end_run(pool, spill, ok))
         return replace(outcome, wall_s=time.perf_counter() - start, workers=used)
+
+    def _end_run(self, pool: _Pool, spill: SpillDir | None, ok: bool) -> None:
+        """Stops the pool unless kept (after a failure a worker may be mid-task), and removes
+        the run's spill directory; safe to call twice (`files.cleanup_held`)."""
+        if not ok or not self._keep:
+            pool.close(kill=not ok)
+            self._pool = None
+        if spill is not None:
+            spill.remove()
 
     def _acquire(self, size: int) -> _Pool:
         if self._pool is not None and len(self._pool.workers) >= size and self._pool.alive():

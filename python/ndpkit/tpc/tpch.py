@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
-from ndpkit.files import literal_path
+from ndpkit.files import cleanup_held, literal_path, signals_held
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 """The eight TPC-H tables, smallest first (the order tpchgen-cli documents)."""
@@ -126,26 +126,38 @@ def generate_tpch(
             "already exists; pass overwrite (--overwrite) to replace it", source=clashes[0]
         )
     made = missing_ancestors(out)
+    staging: Path | None = None
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
-    except OSError as exc:
-        raise SpecError(
-            f"cannot create the directory ({exc.strerror or exc})", source=str(out)
-        ) from None
-    try:
+        with signals_held():  # so that `staging` is known before any signal can stop us
+            staging = _make_staging(out)
         if progress is not None:
             progress(f"generating TPC-H {', '.join(names)} at SF {sf:g} with {tool}")
         # One run for every table: each tpchgen-cli start costs ~0.8 s whatever the size.
         _run_tool(tool, sf, names, staging)
-        for name, target in zip(names, targets, strict=True):
-            os.replace(staging / f"{name}.parquet", target)
+        with signals_held():  # every table appears, or none: a Ctrl-C waits for the renames
+            for name, target in zip(names, targets, strict=True):
+                os.replace(staging / f"{name}.parquet", target)
     except BaseException:  # a failure or Ctrl-C: no empty output directory either
-        shutil.rmtree(staging, ignore_errors=True)
-        remove_if_empty(made)
+
+        def clean() -> None:
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+            remove_if_empty(made)
+
+        cleanup_held(clean)
         raise
-    shutil.rmtree(staging, ignore_errors=True)
+    cleanup_held(lambda: shutil.rmtree(staging, ignore_errors=True))
     return [_describe(name, path) for name, path in zip(names, targets, strict=True)]
+
+
+def _make_staging(out: Path) -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
+    except OSError as exc:
+        raise SpecError(
+            f"cannot create the directory ({exc.strerror or exc})", source=str(out)
+        ) from None
 
 
 def missing_ancestors(directory: Path) -> list[Path]:

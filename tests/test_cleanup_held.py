@@ -1,0 +1,57 @@
+"""`files.cleanup_held`: a first signal that lands while a cleanup's hold is being set up
+(before its handlers are swapped in) no longer skips the cleanup. Stood in for here by a
+hold that raises the stop as it is entered, as a signal checked there would."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ndpkit import files
+from ndpkit.runtime import dataset, generate_dataset
+
+
+@contextmanager
+def _stopped_as_entered() -> Iterator[None]:
+    raise KeyboardInterrupt
+    yield  # pragma: no cover
+
+
+@contextmanager
+def _stopped_in_a_cleanup() -> Iterator[None]:
+    """Stops as a hold is entered while an exception is handled, i.e. in a cleanup."""
+    if sys.exc_info()[0] is not None:
+        raise KeyboardInterrupt
+    yield
+
+
+def test_the_cleanup_runs_and_the_stop_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(files, "signals_held", _stopped_as_entered)
+    calls: list[int] = []
+    with pytest.raises(KeyboardInterrupt):
+        files.cleanup_held(lambda: calls.append(1))
+    assert calls == [1]
+
+
+def test_a_failed_data_set_leaves_no_staging_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real, written = dataset.write_npy, list[int]()
+
+    def write_then_fail(*args: Any) -> tuple[int, str]:
+        if written:
+            raise RuntimeError("a writer's bug")
+        written.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(dataset, "write_npy", write_then_fail)
+    monkeypatch.setattr(files, "signals_held", _stopped_in_a_cleanup)
+    with pytest.raises(KeyboardInterrupt):
+        generate_dataset("lc", 2**20, 2, tmp_path / "ds", shard_bytes=2**16)
+    assert list(tmp_path.iterdir()) == []
+    assert written == [1]  # the failure came after a shard was written
