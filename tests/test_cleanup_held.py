@@ -4,6 +4,7 @@ hold that raises the stop as it is entered, as a signal checked there would."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,3 +56,24 @@ def test_a_failed_data_set_leaves_no_staging_directory(
         generate_dataset("lc", 2**20, 2, tmp_path / "ds", shard_bytes=2**16)
     assert list(tmp_path.iterdir()) == []
     assert written == [1]  # the failure came after a shard was written
+
+
+def test_a_stop_midway_through_the_swap_puts_every_handler_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stop raised after SIGINT's handler was swapped and before SIGTERM's (by SIGTERM's
+    own handler) left SIGINT's the hold's recorder for good: every later Ctrl-C was lost."""
+    before = {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS}
+    real = signal.signal
+
+    def swap(signum: int, handler: Any) -> Any:
+        previous = real(signum, handler)
+        if signum == files.HELD_SIGNALS[0] and handler not in before.values():
+            raise KeyboardInterrupt  # as SIGTERM's handler would, landing right here
+        return previous
+
+    monkeypatch.setattr(signal, "signal", swap)
+    with pytest.raises(KeyboardInterrupt), files.signals_held():
+        pass
+    monkeypatch.undo()
+    assert {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS} == before

@@ -7,6 +7,7 @@ done instead of leaving the temporary behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -71,12 +72,12 @@ def signals_held() -> Iterator[None]:
             pending.append(signum)
 
     held: dict[int, _Handler] = {}
-    for signum in HELD_SIGNALS:
-        handler = signal.getsignal(signum)
-        if handler is not None and handler != signal.SIG_IGN:  # None: set outside Python
-            held[signum] = handler
-            signal.signal(signum, record)
-    try:
+    try:  # a stop raised mid-swap (by a handler not swapped yet) still puts back the rest
+        for signum in HELD_SIGNALS:
+            handler = signal.getsignal(signum)
+            if handler is not None and handler != signal.SIG_IGN:  # None: set outside Python
+                held[signum] = handler
+                signal.signal(signum, record)
         yield
     finally:
         for number, previous in held.items():
@@ -95,7 +96,8 @@ def cleanup_held(clean: Callable[[], object]) -> None:
         with signals_held():
             clean()
     except (KeyboardInterrupt, SystemExit):
-        clean()
+        with contextlib.suppress(Exception):  # its error must not replace the stop
+            clean()
         raise
 
 

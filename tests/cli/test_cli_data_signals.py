@@ -17,8 +17,9 @@ MESSAGES = {
     signal.SIGINT: "ndpkit: interrupted (SIGINT)",
     signal.SIGTERM: "ndpkit: terminated (SIGTERM)",
 }
-GAP_SURELY_APART_S = 0.02
-"""Signals this far apart arrive one at a time: the first is the one handled first."""
+GAP_SURELY_APART_S = 0.2
+"""Signals this far apart arrive one at a time: the first is the one handled first. (At
+20 ms a busy machine may leave both pending at once, as at 2 ms.)"""
 SHARDS_FIRST = 300
 """Shards written before the signals come, so that removing them takes a while: the second
 signal lands mid-cleanup, where it used to kill the command or stop the removal."""
@@ -96,15 +97,15 @@ def test_a_second_signal_does_not_cut_the_cleanup_short(
     tmp_path: Path, signals: list[signal.Signals]
 ) -> None:
     # Several gaps, since where the second signal lands decides what it would break.
-    for run, gap_s in enumerate((0.0, 0.002, GAP_SURELY_APART_S)):
+    for run, gap_s in enumerate((0.0, 0.002, 0.02, GAP_SURELY_APART_S)):
         out = tmp_path / f"ds{run}"
         process = _start(out)
         _wait_for_shards(out, process)
         stderr = _stop(process, signals, gap_s)
         assert list(tmp_path.iterdir()) == [], gap_s  # no ds, no ds.tmp-*
         # Two different signals pending at once are delivered lowest number first (SIGINT):
-        # the one the command reports stopping it is the one it got first. 2 ms apart, both
-        # can still be pending at once (the command's process had no CPU between them).
+        # the one the command reports stopping it is the one it got first. 2 or 20 ms apart,
+        # both can still be pending at once (the command's process had no CPU between them).
         assert process.returncode in {128 + s for s in signals}, (gap_s, stderr)
         stopped_by = signal.Signals(process.returncode - 128)
         assert stopped_by == signals[0] or gap_s < GAP_SURELY_APART_S, (gap_s, stderr)

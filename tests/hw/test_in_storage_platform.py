@@ -195,9 +195,15 @@ def test_an_overridden_interface_says_so_in_its_description(tmp_path: Path) -> N
         'host_link = { interface = "sata-3.2", bandwidth = "0.6 GB/s" }\n',
     )
     description = load_platform(path).host_link.description
-    assert description.startswith("sata-3.2 with bandwidth overridden, power_active as named")
+    assert description.startswith("SATA 3.2 (RISP Table II: 1.97 GB/s")
+    assert description.endswith("; then bandwidth set, power_active kept from sata-3.2")
+    # The same through a child's [host_link] over the parent's named interface.
+    child = 'extends = "risp-baseline"\nname = "c"\n[host_link]\nbandwidth = "0.6 GB/s"\n'
+    description = load_platform(_write(tmp_path, child)).host_link.description
+    assert "; then bandwidth set, power_active kept from the platform it extends" in description
     same = 'extends = "risp-baseline"\nname = "s"\nhost_link = { interface = "sata-3.2" }\n'
-    assert load_platform(_write(tmp_path, same)).host_link.description.startswith("SATA 3.2 (")
+    named = load_platform(_write(tmp_path, same)).host_link.description
+    assert named == "SATA 3.2 (RISP Table II: 1.97 GB/s; Table III: P_IO,active = 7 W)"
     own = (
         'extends = "risp-baseline"\nname = "o"\n'
         'host_link = { interface = "sata-3.2", bandwidth = "1 GB/s", description = "mine" }\n'

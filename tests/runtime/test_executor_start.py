@@ -346,10 +346,9 @@ def test_the_fork_server_leaves_ctrl_c_to_the_parent(tmp_path: Path) -> None:
                 pid = forkserver._forkserver._forkserver_pid
                 status = open(f"/proc/{{pid}}/status").read()
                 # blocked from its start (and pending ones dropped once it ignores it)
-                mask = sum(
-                    int(status.split(field)[1].split()[0], 16)
-                    for field in ("SigIgn:", "SigBlk:")
-                )
+                mask = 0
+                for field in ("SigIgn:", "SigBlk:"):
+                    mask |= int(status.split(field)[1].split()[0], 16)
                 restored = signal.getsignal(signal.SIGINT) is before
                 restored &= signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
                 print(bool(mask & (1 << (signal.SIGINT - 1))), restored)

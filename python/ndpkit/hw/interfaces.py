@@ -28,6 +28,19 @@ def interface_spec(name: str) -> dict[str, Any]:
         raise UnknownNameError("interface", name, interface_names()) from None
 
 
+def described(description: str, given: dict[str, Any], base: dict[str, Any], by: str) -> str:
+    """`description` of a link table `base`, amended for the keys `given` sets over it: the
+    named description quotes values a platform may change (a 0.6 GB/s link read "SATA 3.2
+    (… 1.97 GB/s …)"), so say which keys were set, and which kept `by`'s values."""
+    set_keys = sorted(k for k in given if k != "description")
+    if not set_keys:
+        return description
+    kept = sorted(k for k in base if k not in given and k not in ("description", "interface"))
+    return f"{description}; then {', '.join(set_keys)} set" + (
+        f", {', '.join(kept)} kept from {by}" if kept else ""
+    )
+
+
 def expand_interface(value: Any) -> Any:
     """`"sata-3.2"` or `{interface = "sata-3.2", …}` → the full link table; else unchanged."""
     if isinstance(value, str):
@@ -36,15 +49,7 @@ def expand_interface(value: Any) -> Any:
         name = value["interface"]
         rest = {k: v for k, v in value.items() if k != "interface"}
         named = interface_spec(name)
-        changed = sorted(k for k in rest if k != "description" and rest[k] != named.get(k))
-        if changed and "description" not in rest:
-            # The named description quotes the values that were overridden (a 0.6 GB/s link
-            # read "SATA 3.2 (… 1.97 GB/s …)"): say what changed, and what was kept.
-            kept = sorted(k for k in named if k not in rest and k != "description")
-            rest["description"] = (
-                f"{name} with {', '.join(changed)} overridden"
-                + (f", {', '.join(kept)} as named" if kept else "")
-                + f" (named: {named.get('description', name)})"
-            )
+        if "description" not in rest:
+            rest["description"] = described(str(named.get("description", name)), rest, named, name)
         return {**named, **rest}
     return value

@@ -81,7 +81,7 @@ from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import Dataset, RecordLayout, shard_chunks
 from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
-from ndpkit.runtime.spill_dirs import SpillDir, open_spill_dir
+from ndpkit.runtime.spill_dirs import SpillDir, open_spill_dir, sweep_spill_root
 from ndpkit.runtime.transfer import (
     ARENAS,
     Rows,
@@ -412,8 +412,9 @@ class LocalExecutor:
         spill: SpillDir | None = None
         ok = False
         try:
+            sweep_spill_root()  # killed runs' leftovers: may take a while, so not held
             with signals_held():  # so that `spill` is known before a signal can stop us
-                spill = open_spill_dir()
+                spill = open_spill_dir(sweep=False)
             self._runs += 1
             run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill.path, self._runs)
             outcome = run.execute(pool, params)

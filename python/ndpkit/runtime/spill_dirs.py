@@ -52,13 +52,20 @@ class SpillDir:
             self.fd = None
 
 
-def open_spill_dir() -> SpillDir:
-    """A new spill directory for this process's run, locked; stale ones swept first.
+def sweep_spill_root() -> list[str]:
+    """`sweep_stale` where this process's spill directories go (`spill_root`)."""
+    return sweep_stale(spill_root())
+
+
+def open_spill_dir(*, sweep: bool = True) -> SpillDir:
+    """A new spill directory for this process's run, locked; stale ones swept first (unless
+    not `sweep`: the caller has, `sweep_spill_root`).
 
     Raises OSError (the directory removed again) if it cannot be locked, e.g. with no file
     descriptor left: unlocked, another run would take it for a killed run's after a minute."""
     root = spill_root()
-    sweep_stale(root)
+    if sweep:
+        sweep_stale(root)
     path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=root)
     if fcntl is None:
         return SpillDir(path, None)
