@@ -7,8 +7,9 @@ exits with status 143 or 130 (128 + the signal, what a shell reports for a proce
 killed), unlike an input error's 2. A second signal does not cut the cleanups short: it is
 ignored while they run. A third kills the command at once, for a cleanup that hangs; it may
 then leave a temporary file or directory behind. A signal once the command has its outcome
-(while the interpreter shuts down) changes neither its output nor its status, short of the
-third, which still kills it. Worker
+(while the interpreter shuts down) changes nothing it wrote and, short of the third (which
+still kills it) or one in Python's last teardown (where its default action is back), not
+its status either. Worker
 processes ignore Ctrl-C (the terminal sends it to them too): the command stops them.
 """
 
