@@ -73,7 +73,47 @@ def test_a_stop_midway_through_the_swap_puts_every_handler_back(
         return previous
 
     monkeypatch.setattr(signal, "signal", swap)
-    with pytest.raises(KeyboardInterrupt), files.signals_held():
-        pass
-    monkeypatch.undo()
-    assert {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS} == before
+    try:
+        with pytest.raises(KeyboardInterrupt), files.signals_held():
+            pass
+        monkeypatch.undo()
+        assert {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS} == before
+    finally:  # else a failure would leave this pytest session's Ctrl-C recorded for good
+        monkeypatch.undo()
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def test_a_stop_as_the_first_handler_is_put_back_still_puts_back_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS}
+    real = signal.signal
+
+    def swap(signum: int, handler: Any) -> Any:
+        previous = real(signum, handler)
+        if signum == files.HELD_SIGNALS[0] and handler is before[signum]:
+            raise KeyboardInterrupt  # as the handler just put back would, landing here
+        return previous
+
+    monkeypatch.setattr(signal, "signal", swap)
+    try:
+        with pytest.raises(KeyboardInterrupt), files.signals_held():
+            pass
+        monkeypatch.undo()
+        assert {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS} == before
+    finally:
+        monkeypatch.undo()
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def test_a_failing_second_cleanup_is_noted_on_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(files, "signals_held", _stopped_as_entered)
+
+    def clean() -> None:
+        raise PermissionError("no")
+
+    with pytest.raises(KeyboardInterrupt) as stop:
+        files.cleanup_held(clean)
+    assert stop.value.__notes__ == ["the cleanup after this stop failed: PermissionError('no')"]

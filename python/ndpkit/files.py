@@ -7,7 +7,6 @@ done instead of leaving the temporary behind."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -80,10 +79,22 @@ def signals_held() -> Iterator[None]:
                 signal.signal(signum, record)
         yield
     finally:
-        for number, previous in held.items():
-            signal.signal(number, previous)
+        _put_back(list(held.items()), pending)
+
+
+def _put_back(held: list[tuple[int, _Handler]], pending: list[int]) -> None:
+    """Each held handler put back, even if one put back first raises a stop as it lands
+    (which would otherwise leave the others recording for good), then the pending signals
+    raised again."""
+    if not held:
         for number in dict.fromkeys(pending):
             signal.raise_signal(number)
+        return
+    (number, previous), rest = held[0], held[1:]
+    try:
+        signal.signal(number, previous)
+    finally:
+        _put_back(rest, pending)
 
 
 def cleanup_held(clean: Callable[[], object]) -> None:
@@ -95,9 +106,11 @@ def cleanup_held(clean: Callable[[], object]) -> None:
     try:
         with signals_held():
             clean()
-    except (KeyboardInterrupt, SystemExit):
-        with contextlib.suppress(Exception):  # its error must not replace the stop
+    except (KeyboardInterrupt, SystemExit) as stop:
+        try:
             clean()
+        except Exception as error:  # it must not replace the stop, but is not hidden
+            stop.add_note(f"the cleanup after this stop failed: {error!r}")
         raise
 
 

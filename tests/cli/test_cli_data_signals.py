@@ -97,6 +97,7 @@ def test_a_second_signal_does_not_cut_the_cleanup_short(
     tmp_path: Path, signals: list[signal.Signals]
 ) -> None:
     # Several gaps, since where the second signal lands decides what it would break.
+    # (At 0.2 s the second may come after the command has ended: that run checks the order.)
     for run, gap_s in enumerate((0.0, 0.002, 0.02, GAP_SURELY_APART_S)):
         out = tmp_path / f"ds{run}"
         process = _start(out)

@@ -200,7 +200,19 @@ def test_an_overridden_interface_says_so_in_its_description(tmp_path: Path) -> N
     # The same through a child's [host_link] over the parent's named interface.
     child = 'extends = "risp-baseline"\nname = "c"\n[host_link]\nbandwidth = "0.6 GB/s"\n'
     description = load_platform(_write(tmp_path, child)).host_link.description
-    assert "; then bandwidth set, power_active kept from the platform it extends" in description
+    assert description.endswith("; then bandwidth set, power_active kept from sata-3.2")
+    # Once, whatever the chain: a grandchild setting power_active too rewrites the note.
+    (tmp_path / "c.toml").write_text(child)
+    grandchild = 'extends = "c.toml"\nname = "g"\n[host_link]\npower_active = "5 W"\n'
+    path = tmp_path / "g.toml"
+    path.write_text(grandchild)
+    description = load_platform(path).host_link.description
+    assert description.endswith("; then bandwidth, power_active set")
+    # Keys given their named values, or an empty table, change nothing.
+    for link in ('host_link = { interface = "sata-3.2", bandwidth = "1.97 GB/s" }', "[host_link]"):
+        body = f'extends = "risp-baseline"\nname = "e"\n{link}\n'
+        plain = load_platform(_write(tmp_path, body)).host_link.description
+        assert plain == "SATA 3.2 (RISP Table II: 1.97 GB/s; Table III: P_IO,active = 7 W)"
     same = 'extends = "risp-baseline"\nname = "s"\nhost_link = { interface = "sata-3.2" }\n'
     named = load_platform(_write(tmp_path, same)).host_link.description
     assert named == "SATA 3.2 (RISP Table II: 1.97 GB/s; Table III: P_IO,active = 7 W)"

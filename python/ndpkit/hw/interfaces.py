@@ -28,17 +28,24 @@ def interface_spec(name: str) -> dict[str, Any]:
         raise UnknownNameError("interface", name, interface_names()) from None
 
 
-def described(description: str, given: dict[str, Any], base: dict[str, Any], by: str) -> str:
-    """`description` of a link table `base`, amended for the keys `given` sets over it: the
-    named description quotes values a platform may change (a 0.6 GB/s link read "SATA 3.2
-    (… 1.97 GB/s …)"), so say which keys were set, and which kept `by`'s values."""
-    set_keys = sorted(k for k in given if k != "description")
-    if not set_keys:
-        return description
-    kept = sorted(k for k in base if k not in given and k not in ("description", "interface"))
-    return f"{description}; then {', '.join(set_keys)} set" + (
-        f", {', '.join(kept)} kept from {by}" if kept else ""
-    )
+def note_overrides(link: dict[str, Any]) -> dict[str, Any]:
+    """A platform's merged link table, its description amended where it is a named
+    interface's but some of its values are not: the named description quotes values a
+    platform may set (a 0.6 GB/s link read "SATA 3.2 (… 1.97 GB/s …)"), so say which keys
+    were set and which kept the named values (its power, say). Once, on the whole
+    `extends` chain's result; a description of the platform's own is left as it is."""
+    for name, named in _table().items():
+        if link.get("description") != named.get("description"):
+            continue
+        changed = sorted(k for k in link if k != "description" and link[k] != named.get(k))
+        if not changed:
+            return link
+        kept = sorted(k for k in named if k != "description" and k not in changed)
+        note = f"; then {', '.join(changed)} set" + (
+            f", {', '.join(kept)} kept from {name}" if kept else ""
+        )
+        return {**link, "description": f"{named['description']}{note}"}
+    return link
 
 
 def expand_interface(value: Any) -> Any:
@@ -46,10 +53,6 @@ def expand_interface(value: Any) -> Any:
     if isinstance(value, str):
         return interface_spec(value)
     if isinstance(value, dict) and isinstance(value.get("interface"), str):
-        name = value["interface"]
         rest = {k: v for k, v in value.items() if k != "interface"}
-        named = interface_spec(name)
-        if "description" not in rest:
-            rest["description"] = described(str(named.get("description", name)), rest, named, name)
-        return {**named, **rest}
+        return {**interface_spec(value["interface"]), **rest}
     return value

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.files import NotASpecFileError, read_spec_text
-from ndpkit.hw.interfaces import described, expand_interface
+from ndpkit.hw.interfaces import expand_interface, note_overrides
 from ndpkit.hw.platform import Platform
 from ndpkit.hw.spec import reported_error, spec_error
 
@@ -44,8 +44,10 @@ def load_platform(name_or_path: str | Path) -> Platform:
     """Load a preset by name (`"rfns"`) or a TOML file by path."""
     layers = _layers(name_or_path, seen=(), named_by=None)
     data: dict[str, Any] = {}
-    for source, layer in reversed(layers):
-        data = _merge(data, _link_described(data, layer, source))
+    for _, layer in reversed(layers):
+        data = _merge(data, layer)
+    if isinstance(data.get("host_link"), dict):
+        data["host_link"] = note_overrides(data["host_link"])
     platform = _validate(data, layers)
     if names_a_file(name_or_path):
         _own_name(layers)
@@ -281,18 +283,6 @@ def _depth(document: Any) -> int:
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in children)
     return deepest
-
-
-def _link_described(base: dict[str, Any], layer: dict[str, Any], source: str) -> dict[str, Any]:
-    """`layer`, its `[host_link]` keys over a parent's link (whose description may quote the
-    values they change) noted in the description (`interfaces.described`)."""
-    link, parent = layer.get("host_link"), base.get("host_link")
-    if not isinstance(link, dict) or "description" in link or not isinstance(parent, dict):
-        return layer
-    if not isinstance(parent.get("description"), str):
-        return layer
-    text = described(parent["description"], link, parent, "the platform it extends")
-    return {**layer, "host_link": {**link, "description": f"{text} ({source})"}}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
