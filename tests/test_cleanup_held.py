@@ -58,18 +58,16 @@ def test_a_failed_data_set_leaves_no_staging_directory(
     assert written == [1]  # the failure came after a shard was written
 
 
-def test_a_stop_midway_through_the_swap_puts_every_handler_back(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A stop raised after SIGINT's handler was swapped and before SIGTERM's (by SIGTERM's
-    own handler) left SIGINT's the hold's recorder for good: every later Ctrl-C was lost."""
+def _stop_in_a_hold_at(monkeypatch: pytest.MonkeyPatch, putting_back: bool) -> None:
+    """A hold whose first handler swap (`putting_back`: the first put back) is followed by a
+    stop, as a signal landing right there would raise; then every handler must be back."""
     before = {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS}
-    real = signal.signal
+    first, real = files.HELD_SIGNALS[0], signal.signal
 
     def swap(signum: int, handler: Any) -> Any:
         previous = real(signum, handler)
-        if signum == files.HELD_SIGNALS[0] and handler not in before.values():
-            raise KeyboardInterrupt  # as SIGTERM's handler would, landing right here
+        if signum == first and (handler is before[signum]) == putting_back:
+            raise KeyboardInterrupt
         return previous
 
     monkeypatch.setattr(signal, "signal", swap)
@@ -84,28 +82,18 @@ def test_a_stop_midway_through_the_swap_puts_every_handler_back(
             signal.signal(signum, handler)
 
 
+def test_a_stop_midway_through_the_swap_puts_every_handler_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stop raised after SIGINT's handler was swapped and before SIGTERM's (by SIGTERM's
+    own handler) left SIGINT's the hold's recorder for good: every later Ctrl-C was lost."""
+    _stop_in_a_hold_at(monkeypatch, putting_back=False)
+
+
 def test_a_stop_as_the_first_handler_is_put_back_still_puts_back_the_next(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    before = {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS}
-    real = signal.signal
-
-    def swap(signum: int, handler: Any) -> Any:
-        previous = real(signum, handler)
-        if signum == files.HELD_SIGNALS[0] and handler is before[signum]:
-            raise KeyboardInterrupt  # as the handler just put back would, landing here
-        return previous
-
-    monkeypatch.setattr(signal, "signal", swap)
-    try:
-        with pytest.raises(KeyboardInterrupt), files.signals_held():
-            pass
-        monkeypatch.undo()
-        assert {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS} == before
-    finally:
-        monkeypatch.undo()
-        for signum, handler in before.items():
-            signal.signal(signum, handler)
+    _stop_in_a_hold_at(monkeypatch, putting_back=True)
 
 
 def test_a_failing_second_cleanup_is_noted_on_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
