@@ -56,7 +56,6 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -64,7 +63,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ndpkit.errors import ModelError, NdpkitError, SpecError
+from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.loader import names_a_file
@@ -82,7 +81,7 @@ from ndpkit.profile import Profile, load_profiles
 from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
 from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
-from ndpkit.runtime.dataset import MANIFEST, ShardStamp, read_manifest
+from ndpkit.runtime.dataset import MANIFEST, ShardStamp, unchanged
 from ndpkit.runtime.profiling import (
     ByteProgress,
     EngineScaling,
@@ -676,47 +675,6 @@ class _OnDisk(_Source):
             with unchanged(self.dataset, self.stamps):
                 self._sample = self.dataset.head(self.sample_bytes)
         return self._sample
-
-
-@contextmanager
-def unchanged(dataset: Dataset, stamps: dict[Path, ShardStamp] | None = None) -> Iterator[None]:
-    """A failure while reading a data set that was replaced, removed or rewritten meanwhile
-    says so, rather than blaming the kernel for an answer that differs from the new data's
-    reference, or a shard for its size. Replaced: its manifest now says something else than
-    when it was opened (`data generate --overwrite` renames a new one onto it); removed or
-    moved: the manifest is gone (the error says which shard was missed); rewritten: a shard
-    of `stamps` was written to, resized or replaced. A `chmod` changes nothing."""
-    try:
-        yield
-    except NdpkitError as exc:
-        now = _manifest_now(dataset.path)
-        if now is _GONE:
-            raise SpecError(
-                f"was removed or moved while it was read ({exc}); no result",
-                source=str(dataset.path),
-            ) from None
-        if now != dataset.manifest:
-            raise SpecError(
-                "was replaced while it was read (its manifest changed); run again",
-                source=str(dataset.path),
-            ) from None
-        changed = dataset.changed_shard(stamps or {})
-        if changed is not None:
-            raise changed from None
-        raise
-
-
-_GONE = object()
-"""`_manifest_now` of a data set whose manifest no longer exists."""
-
-
-def _manifest_now(root: Path) -> object:
-    if not (root / MANIFEST).exists():
-        return _GONE
-    try:
-        return read_manifest(root / MANIFEST)
-    except (NdpkitError, OSError):
-        return None
 
 
 def _counted(dataset: Dataset, progress: ByteProgress | None) -> Chunks:

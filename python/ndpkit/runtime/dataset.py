@@ -445,20 +445,23 @@ class Dataset:
         """The whole data set in record order, in memory: for tests and small data only."""
         return np.concatenate([np.array(chunk) for _, chunk in self.chunks()])
 
-    def stamps(self) -> dict[Path, ShardStamp]:
+    def stamps(self, *, with_manifest: bool = False) -> dict[Path, ShardStamp]:
         """Each shard's file identity and last change, to tell later (`changed_shard`) whether
         one was rewritten or replaced in the meantime; a shard that cannot be read now is
-        left out (reading it is what reports that)."""
+        left out (reading it is what reports that). `with_manifest`: the manifest's too (a
+        data set replaced whole, by a rename onto its directory, has a new one)."""
+        paths = [self.shard_path(shard) for shard in self.shards]
+        if with_manifest:
+            paths.append(self.path / MANIFEST)
         found = {}
-        for shard in self.shards:
-            path = self.shard_path(shard)
+        for path in paths:
             with contextlib.suppress(OSError):
                 found[path] = ShardStamp.of(path.stat())
         return found
 
     def changed_shard(self, stamps: dict[Path, ShardStamp]) -> ShardError | None:
-        """The first shard of `stamps` that changed since (written to, truncated, replaced,
-        removed), as the error to raise; None if none did."""
+        """The first shard (or manifest) of `stamps` that changed since (written to,
+        truncated, replaced, removed), as the error to raise; None if none did."""
         for path, then in stamps.items():
             try:
                 now: ShardStamp | None = ShardStamp.of(path.stat())
@@ -2197,3 +2200,52 @@ def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
     if pixels is None:
         raise SpecError(f"{wide}", source=str(path))
     return pixels.astype(dtype, copy=False)
+
+
+@contextmanager
+def unchanged(dataset: Dataset, stamps: dict[Path, ShardStamp] | None = None) -> Iterator[None]:
+    """A failure while reading a data set that was replaced, removed or rewritten meanwhile
+    says so, rather than blaming the kernel for an answer that differs from the new data's
+    reference, or a shard for its size. Replaced: its manifest now says something else than
+    when it was opened (`data generate --overwrite` renames a new one onto it); removed or
+    moved: the manifest is gone (the error says which shard was missed); rewritten: a shard
+    of `stamps` was written to, resized or replaced. A `chmod` changes nothing."""
+    try:
+        yield
+    except NdpkitError as exc:
+        changed = replaced_meanwhile(dataset, stamps, str(exc))
+        if changed is not None:
+            raise changed from None
+        raise
+
+
+def replaced_meanwhile(
+    dataset: Dataset, stamps: dict[Path, ShardStamp] | None, missed: str = ""
+) -> NdpkitError | None:
+    """The error saying how `dataset` changed since it was opened (`stamps`: its shards
+    then), or None if it did not (see `unchanged`); `missed` is what failed meanwhile."""
+    now = _manifest_now(dataset.path)
+    if now is _GONE:
+        why = f" ({missed})" if missed else ""
+        return SpecError(
+            f"was removed or moved while it was read{why}; no result", source=str(dataset.path)
+        )
+    if now != dataset.manifest:
+        return SpecError(
+            "was replaced while it was read (its manifest changed); run again",
+            source=str(dataset.path),
+        )
+    return dataset.changed_shard(stamps or {})
+
+
+_GONE = object()
+"""`_manifest_now` of a data set whose manifest no longer exists."""
+
+
+def _manifest_now(root: Path) -> object:
+    if not (root / MANIFEST).exists():
+        return _GONE
+    try:
+        return read_manifest(root / MANIFEST)
+    except (NdpkitError, OSError):
+        return None

@@ -79,7 +79,12 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from ndpkit.errors import NdpkitError, SpecError, whole_number
 from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
-from ndpkit.runtime.dataset import Dataset, RecordLayout, shard_chunks
+from ndpkit.runtime.dataset import (
+    Dataset,
+    RecordLayout,
+    shard_chunks,
+    unchanged,
+)
 from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
 from ndpkit.runtime.spill_dirs import SpillDir, open_spill_dir, sweep_spill_root
 from ndpkit.runtime.transfer import (
@@ -349,6 +354,10 @@ class LocalExecutor:
     the main script again under another name: a script that uses an executor must protect
     its entry point with `if __name__ == "__main__":`, and cannot be read from stdin.
 
+    Runs from several threads take turns (one executor's workers serve one run at a time);
+    an executor per thread runs them side by side. A data set replaced or rewritten while a
+    run reads it (`data generate --overwrite`) fails the run with an error saying so.
+
     `mapped_budget_bytes` bounds the .npy shards the workers keep mapped whole between passes
     and runs, shared evenly among them (default: `NDPKIT_MAPPED_BYTES` if set, else a
     quarter of physical memory; 0: stream every shard through windows every pass).
@@ -373,6 +382,7 @@ class LocalExecutor:
         self._keep = False
         self._pool: _Pool | None = None
         self._runs = 0
+        self._lock = threading.Lock()
 
     def __enter__(self) -> LocalExecutor:
         self._keep = True
@@ -407,6 +417,30 @@ class LocalExecutor:
         start = time.perf_counter()
         chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
         plan = engine_devices(dataset.devices, active_devices, route)
+        # One run at a time: two threads' runs read each other's answers from the same
+        # workers' pipes (wrong results, or errors blamed on the other run).
+        with self._lock:
+            stamps = dataset.stamps(with_manifest=True)
+            with unchanged(dataset, stamps):
+                outcome = self._run(kernel, dataset, params, plan, chunk_bytes, progress, verify)
+            # A data set replaced while it was read (`data generate --overwrite` renames a
+            # new one onto it) gave an answer over a mix of old and new shards: an error,
+            # not a result. Its manifest's identity tells, without reading it again.
+            changed = dataset.changed_shard(stamps)
+            if changed is not None:
+                raise changed
+        return replace(outcome, wall_s=time.perf_counter() - start)
+
+    def _run(
+        self,
+        kernel: Kernel,
+        dataset: Dataset,
+        params: dict[str, Any],
+        plan: dict[int, tuple[int, ...]],
+        chunk_bytes: int,
+        progress: Progress | None,
+        verify: bool,
+    ) -> RunResult:
         pool = self._acquire(min(self.workers, len(plan)))
         used = min(len(pool.workers), len(plan))
         spill: SpillDir | None = None
@@ -422,7 +456,7 @@ class LocalExecutor:
         finally:
             # A second Ctrl-C must not leave workers or spill files.
             cleanup_held(lambda: self._end_run(pool, spill, ok))
-        return replace(outcome, wall_s=time.perf_counter() - start, workers=used)
+        return replace(outcome, workers=used)
 
     def _end_run(self, pool: _Pool, spill: SpillDir | None, ok: bool) -> None:
         """Stops the pool unless kept (after a failure a worker may be mid-task), and removes
