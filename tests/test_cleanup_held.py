@@ -4,6 +4,7 @@ hold that raises the stop as it is entered, as a signal checked there would."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -105,3 +106,28 @@ def test_a_failing_second_cleanup_is_noted_on_the_stop(monkeypatch: pytest.Monke
     with pytest.raises(KeyboardInterrupt) as stop:
         files.cleanup_held(clean)
     assert stop.value.__notes__ == ["the cleanup after this stop failed: PermissionError('no')"]
+
+
+def test_a_data_set_published_by_another_run_mid_replace_is_one_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Run B publishes at X between run A's two renames (old X aside, A's onto X): A's
+    putting back the old one failed too, as a bare OSError (a traceback, exit 1)."""
+    from ndpkit.errors import SpecError  # noqa: PLC0415
+
+    target = tmp_path / "ds"
+    generate_dataset("lc", 2**16, 1, target)
+    real = os.replace
+
+    def another_run_first(src: Any, dst: Any) -> None:
+        if Path(dst) == target and ".tmp-" in Path(src).name:
+            target.mkdir()
+            (target / "b.txt").write_text("run B's")
+        real(src, dst)
+
+    monkeypatch.setattr(dataset.os, "replace", another_run_first)
+    with pytest.raises(SpecError, match="another run made a data set here"):
+        generate_dataset("lc", 2**16, 1, target, overwrite=True, seed=1)
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]
+    assert [p.name for p in target.iterdir()] == ["b.txt"]

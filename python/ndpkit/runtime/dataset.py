@@ -1675,9 +1675,24 @@ def _publish(staging: Path, path: Path, overwrite: bool) -> None:
     try:
         os.replace(staging, path)
     except OSError as exc:
-        if old is not None:
+        if old is None:
+            raise SpecError(
+                f"cannot create the data set ({exc.strerror})", source=str(path)
+            ) from None
+        try:
             os.replace(old / "dataset", path)
-        raise SpecError(f"cannot create the data set ({exc.strerror})", source=str(path)) from None
+        except OSError:
+            # Another run published a data set at `path` between the two renames: it stays,
+            # and the old one, which neither run wants now, goes.
+            raise SpecError(
+                "another run made a data set here while this one replaced it; it is left "
+                "as that run wrote it, and this run's is discarded",
+                source=str(path),
+            ) from None
+        raise SpecError(
+            f"cannot create the data set ({exc.strerror}); the old one is back",
+            source=str(path),
+        ) from None
     finally:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)  # what cannot go is named by the next run
