@@ -7,6 +7,7 @@ done instead of leaving the temporary behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -222,8 +223,16 @@ def _put_in_place(tmp: Path, path: Path) -> None:
             raise SpecError("is a directory; a file cannot replace it", source=str(path))
         old = temporary_sibling(path, "old")
         os.replace(path, old)
-        os.replace(tmp, path)
-        _remove(old)
+        try:
+            os.replace(tmp, path)
+        except OSError:
+            # Another run put a directory at `path` between the two renames: put the old
+            # one back if there is room, else it goes (it was to be replaced anyway).
+            with contextlib.suppress(OSError):
+                os.replace(old, path)
+            raise
+        finally:
+            _remove(old)
     else:
         os.replace(tmp, path)
 
