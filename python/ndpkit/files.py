@@ -134,10 +134,12 @@ def write_atomic(path: Path, content: str | bytes) -> None:
 
 
 @contextmanager
-def replacing(path: Path) -> Iterator[Path]:
+def replacing(path: Path, *, overwrite: bool = True) -> Iterator[Path]:
     """A temporary sibling of `path` to build a file or a directory in. On success it takes
     `path`'s place with a rename (an old directory there is removed after); on any error
-    it is deleted, so `path` is either the old content or the whole new one."""
+    it is deleted, so `path` is either the old content or the whole new one. Without
+    `overwrite` it takes the place only if it is still free (`put_new`): another run may
+    have written `path` since the caller checked."""
     path = destination(path)
     if not path.parent.is_dir():  # before a writer names its temporary file in an error
         raise SpecError(f"cannot write: no directory {str(path.parent)!r}", source=str(path))
@@ -146,7 +148,10 @@ def replacing(path: Path) -> Iterator[Path]:
     try:
         yield tmp
         with signals_held():  # between the two renames `path` does not exist
-            _put_in_place(tmp, path)
+            if overwrite:
+                _put_in_place(tmp, path)
+            else:
+                put_new(tmp, path)
     except OSError as exc:
         _remove(tmp)
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
@@ -215,6 +220,34 @@ def name_kept(name: str) -> str:
     while len(os.fsencode(name)) > _NAME_KEPT_BYTES:
         name = name[:-1]
     return name
+
+
+def put_new(tmp: Path, path: Path) -> None:
+    """`tmp` renamed to `path` only if nothing is there: a file by a hard link and an unlink
+    (a rename would replace a file that another run wrote meanwhile), a directory by a
+    rename (which refuses a non-empty one). A SpecError if `path` was taken."""
+    try:
+        if tmp.is_dir():
+            os.rename(tmp, path)
+            return
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links on this file system: the check is all there is
+            if os.path.lexists(path):
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+            return
+        os.unlink(tmp)
+    except OSError:
+        if not os.path.lexists(path):
+            raise
+        raise SpecError(
+            "already exists (made while this run wrote; another run's?); pass --overwrite "
+            "to replace it",
+            source=str(path),
+        ) from None
 
 
 def _put_in_place(tmp: Path, path: Path) -> None:

@@ -143,24 +143,28 @@ def test_a_generator_killed_by_a_signal_is_said_in_words() -> None:
     assert tpch._how_it_ended(-signal.SIGKILL) == "killed by SIGKILL"
 
 
-def test_a_ctrl_c_between_the_renames_waits_for_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("overwrite", "call"), [(True, "replace"), (False, "link")])
+def test_a_ctrl_c_between_the_renames_waits_for_them(
+    tmp_path: Path, overwrite: bool, call: str
+) -> None:
     """The tables were renamed into place one by one with signals live: a Ctrl-C after the
     first left `nation.parquet` without `region.parquet` (and, with --overwrite, old tables
-    beside new ones). Run in a child, whose Ctrl-C is Python's default KeyboardInterrupt."""
+    beside new ones). Run in a child, whose Ctrl-C is Python's default KeyboardInterrupt.
+    Without overwrite the tables are put in place by hard links (`files.put_new`)."""
     out = tmp_path / "out"
     script = f"""
 import os, signal, sys
 from pathlib import Path
 from ndpkit.tpc import generate_tpch
-real, renamed = os.replace, []
-def replace(src, dst):
+real, renamed = os.{call}, []
+def put(src, dst):
     real(src, dst)
     renamed.append(dst)
     if len(renamed) == 1:
         os.kill(os.getpid(), signal.SIGINT)
-os.replace = replace
+os.{call} = put
 try:
-    generate_tpch(0.01, Path({str(out)!r}), ["nation", "region"])
+    generate_tpch(0.01, Path({str(out)!r}), ["nation", "region"], overwrite={overwrite})
 except KeyboardInterrupt:
     print("stopped after", len(renamed))
 """

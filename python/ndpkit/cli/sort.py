@@ -127,6 +127,7 @@ def sort_cmd(
             engine=engine,
             compression=compression,
             keep_schema=keep_schema,
+            overwrite=overwrite,
             progress=None if quiet else lambda stage: console.print(f"[dim]{stage}…[/]"),
         )
     emit(_tables(report, out), fmt, {**report.as_dict(), "out": out})

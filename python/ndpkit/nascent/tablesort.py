@@ -800,14 +800,16 @@ def write_sorted(
     partitions: bool = False,
     compression: str = "snappy",
     schema: pa.Schema | None = None,
+    overwrite: bool = True,
 ) -> None:
     """Write one sorted table to the file `out`, or with `partitions` each device's
     partition under the directory `out` (device-NN/part-0000.parquet), one device's too;
     whole or not at all. Polars writes them in its own types; with a `schema` (from
-    `input_schema`), pyarrow writes them cast back to it."""
+    `input_schema`), pyarrow writes them cast back to it. Without `overwrite`, an output
+    another run wrote at `out` meanwhile is an error, not replaced."""
     if not partitions and len(outputs) != 1:
         raise ValueError(f"one table goes to a file, not {len(outputs)}")
-    with replacing(out) as tmp:
+    with replacing(out, overwrite=overwrite) as tmp:
         if not partitions:
             _write_frame(outputs[0], tmp, compression, schema)
             return
@@ -871,6 +873,7 @@ def sort_parquet(
     engine: str = "host",
     compression: str = "snappy",
     keep_schema: bool = False,
+    overwrite: bool = True,
     progress: Progress | None = None,
 ) -> SortReport:
     """`ndpkit sort`: read Parquet, sort by `by`, write Parquet; the report's `seconds`
@@ -895,7 +898,14 @@ def sort_parquet(
     del table  # the gathered tables are copies; the input need not outlive the gather
     report = plan.report
     with _stage(seconds, "write", progress):
-        write_sorted(outputs, out, partitions=not merge, compression=compression, schema=schema)
+        write_sorted(
+            outputs,
+            out,
+            partitions=not merge,
+            compression=compression,
+            schema=schema,
+            overwrite=overwrite,
+        )
     report.schema = "polars" if schema is None else "input"
     stages = {**seconds, **report.seconds}
     # Every stage, 0.0 when skipped, so the JSON report's keys do not change from run to run.

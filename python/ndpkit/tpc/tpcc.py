@@ -138,7 +138,10 @@ def generate_tpcc(
     made = missing_ancestors(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        with replacing(target) as tmp, pq.ParquetWriter(literal_path(tmp), SCHEMA) as writer:
+        with (
+            replacing(target, overwrite=overwrite) as tmp,
+            pq.ParquetWriter(literal_path(tmp), SCHEMA) as writer,
+        ):
             for number, batch in enumerate(order_line_batches(sf, seed), 1):
                 if progress is not None:
                     progress(f"generating TPC-C order_line: warehouse {number}/{warehouses}")

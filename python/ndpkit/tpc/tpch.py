@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
-from ndpkit.files import cleanup_held, literal_path, signals_held
+from ndpkit.files import cleanup_held, literal_path, put_new, signals_held
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 """The eight TPC-H tables, smallest first (the order tpchgen-cli documents)."""
@@ -135,8 +135,7 @@ def generate_tpch(
         # One run for every table: each tpchgen-cli start costs ~0.8 s whatever the size.
         _run_tool(tool, sf, names, staging)
         with signals_held():  # every table appears, or none: a Ctrl-C waits for the renames
-            for name, target in zip(names, targets, strict=True):
-                os.replace(staging / f"{name}.parquet", target)
+            _put_tables(staging, names, targets, overwrite)
     except BaseException:  # a failure or Ctrl-C: no empty output directory either
 
         def clean() -> None:
@@ -148,6 +147,25 @@ def generate_tpch(
         raise
     cleanup_held(lambda: shutil.rmtree(staging, ignore_errors=True))
     return [_describe(name, path) for name, path in zip(names, targets, strict=True)]
+
+
+def _put_tables(staging: Path, names: Sequence[str], targets: list[Path], overwrite: bool) -> None:
+    """The tables renamed into place; without `overwrite` only where none is (another run
+    may have written one since the check), and if one is taken, the ones this run put in
+    place are taken back: none of its tables appear."""
+    if overwrite:
+        for name, target in zip(names, targets, strict=True):
+            os.replace(staging / f"{name}.parquet", target)
+        return
+    placed: list[Path] = []
+    try:
+        for name, target in zip(names, targets, strict=True):
+            put_new(staging / f"{name}.parquet", target)
+            placed.append(target)
+    except BaseException:
+        for target in placed:
+            target.unlink(missing_ok=True)
+        raise
 
 
 def _make_staging(out: Path) -> Path:
