@@ -260,12 +260,14 @@ def _put_in_place(tmp: Path, path: Path) -> None:
             os.replace(tmp, path)
         except OSError:
             # Another run put a directory at `path` between the two renames: put the old
-            # one back if there is room, else it goes (it was to be replaced anyway).
+            # one back if there is room, else it goes (it was to be replaced anyway); if
+            # neither is there, the old one stays where it is, for the user to take back.
             with contextlib.suppress(OSError):
                 os.replace(old, path)
+            if os.path.lexists(path):
+                _remove(old)
             raise
-        finally:
-            _remove(old)
+        _remove(old)
     else:
         os.replace(tmp, path)
 

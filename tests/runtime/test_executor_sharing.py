@@ -59,3 +59,19 @@ def test_a_data_set_replaced_during_a_run_is_an_error(tmp_path: Path) -> None:
     new = open_dataset(path)
     result = LocalExecutor(1).run(kernel, new, params).result
     kernel.check(result, kernel.reference(new.read_all(), params))
+
+
+def test_a_run_inside_a_run_of_the_same_executor_is_refused(tmp_path: Path) -> None:
+    """A progress callback that ran the same executor again waited for itself forever."""
+    kernel = get_kernel("lc")
+    ds = generate_dataset(kernel, 2**20, 2, tmp_path / "lc", shard_bytes=2**18)
+    params = kernel.params(0)
+    with LocalExecutor(1) as ex:
+
+        def again(done_bytes: int, total_bytes: int) -> None:
+            ex.run(kernel, ds, params)
+
+        with pytest.raises(NdpkitError, match="under way in this thread"):
+            ex.run(kernel, ds, params, progress=again)
+        # The executor is still usable after.
+        kernel.check(ex.run(kernel, ds, params).result, kernel.reference(ds.read_all(), params))

@@ -46,8 +46,6 @@ def load_platform(name_or_path: str | Path) -> Platform:
     data: dict[str, Any] = {}
     for _, layer in reversed(layers):
         data = _merge(data, layer)
-    if isinstance(data.get("host_link"), dict):
-        data["host_link"] = note_overrides(data["host_link"])
     platform = _validate(data, layers)
     if names_a_file(name_or_path):
         _own_name(layers)
@@ -69,6 +67,8 @@ def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
     data = {k: v for k, v in data.items() if k != "extends"}
     if "host_link" in data:
         data["host_link"] = expand_interface(data["host_link"])
+    if isinstance(data.get("host_link"), dict):  # the whole chain merged: noted once
+        data["host_link"] = note_overrides(data["host_link"])
     try:
         return Platform.model_validate(data)
     except ValidationError as exc:

@@ -1681,7 +1681,14 @@ def _publish(staging: Path, path: Path, overwrite: bool) -> None:
             ) from None
         try:
             os.replace(old / "dataset", path)
-        except OSError:
+        except OSError as back:
+            if not os.path.lexists(path):  # nothing took its place: keep the old one
+                kept, old = old / "dataset", None
+                raise SpecError(
+                    f"cannot create the data set ({exc.strerror}), nor put the old one back "
+                    f"({back.strerror}); the old one is at {kept}",
+                    source=str(path),
+                ) from None
             # Another run published a data set at `path` between the two renames: it stays,
             # and the old one, which neither run wants now, goes.
             raise SpecError(

@@ -82,6 +82,7 @@ from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import (
     Dataset,
     RecordLayout,
+    replaced_meanwhile,
     shard_chunks,
     unchanged,
 )
@@ -383,6 +384,8 @@ class LocalExecutor:
         self._pool: _Pool | None = None
         self._runs = 0
         self._lock = threading.Lock()
+        self._running_in: int | None = None
+        """The thread whose run holds `_lock`, if any."""
 
     def __enter__(self) -> LocalExecutor:
         self._keep = True
@@ -392,10 +395,14 @@ class LocalExecutor:
         self.close()
 
     def close(self) -> None:
+        """Stops the kept workers, after a run another thread has under way (they are its)."""
         self._keep = False
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        if self._running_in == threading.get_ident():  # from inside a run: it stops them
+            return
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
 
     def run(
         self,
@@ -414,21 +421,46 @@ class LocalExecutor:
         `active_devices` lists the engines that are on (engine i sits beside device i; None =
         all routed ones); `route[device]` the engine that reads that device. `verify` checks
         each shard's CRC-32 as it is read (costs a CRC pass over the data)."""
-        start = time.perf_counter()
         chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
         plan = engine_devices(dataset.devices, active_devices, route)
         # One run at a time: two threads' runs read each other's answers from the same
         # workers' pipes (wrong results, or errors blamed on the other run).
+        if self._running_in == threading.get_ident():
+            raise SpecError(
+                "this executor's run is under way in this thread (a progress callback or a "
+                "kernel called run again): start another LocalExecutor for it",
+                field="run",
+            )
         with self._lock:
-            stamps = dataset.stamps(with_manifest=True)
-            with unchanged(dataset, stamps):
-                outcome = self._run(kernel, dataset, params, plan, chunk_bytes, progress, verify)
-            # A data set replaced while it was read (`data generate --overwrite` renames a
-            # new one onto it) gave an answer over a mix of old and new shards: an error,
-            # not a result. Its manifest's identity tells, without reading it again.
-            changed = dataset.changed_shard(stamps)
-            if changed is not None:
-                raise changed
+            self._running_in = threading.get_ident()
+            try:
+                return self._checked_run(
+                    kernel, dataset, params, plan, chunk_bytes, progress, verify
+                )
+            finally:
+                self._running_in = None
+
+    def _checked_run(
+        self,
+        kernel: Kernel,
+        dataset: Dataset,
+        params: dict[str, Any],
+        plan: dict[int, tuple[int, ...]],
+        chunk_bytes: int,
+        progress: Progress | None,
+        verify: bool,
+    ) -> RunResult:
+        """`_run`, failing if the data set was replaced or rewritten meanwhile."""
+        start = time.perf_counter()
+        stamps = dataset.stamps(with_manifest=True)
+        with unchanged(dataset, stamps):
+            outcome = self._run(kernel, dataset, params, plan, chunk_bytes, progress, verify)
+        # A data set replaced while it was read (`data generate --overwrite` renames a new
+        # one onto it) gave an answer over a mix of old and new shards: an error, not a
+        # result. The files' identities tell, without reading the manifest again.
+        changed = dataset.changed_shard(stamps)
+        if changed is not None:  # said of the data set where it was replaced whole
+            raise replaced_meanwhile(dataset, stamps) or changed
         return replace(outcome, wall_s=time.perf_counter() - start)
 
     def _run(
