@@ -434,34 +434,22 @@ class LocalExecutor:
         with self._lock:
             self._running_in = threading.get_ident()
             try:
-                return self._checked_run(
-                    kernel, dataset, params, plan, chunk_bytes, progress, verify
-                )
+                start = time.perf_counter()
+                stamps = dataset.stamps(with_manifest=True)
+                with unchanged(dataset, stamps):
+                    outcome = self._run(
+                        kernel, dataset, params, plan, chunk_bytes, progress, verify
+                    )
+                # A data set replaced while it was read (`data generate --overwrite` renames
+                # a new one onto it) gave an answer over a mix of old and new shards: an
+                # error, not a result. The files' identities tell, without reading the
+                # manifest again; said of the data set where it was replaced whole.
+                changed = dataset.changed_shard(stamps)
+                if changed is not None:
+                    raise replaced_meanwhile(dataset, stamps) or changed
+                return replace(outcome, wall_s=time.perf_counter() - start)
             finally:
                 self._running_in = None
-
-    def _checked_run(
-        self,
-        kernel: Kernel,
-        dataset: Dataset,
-        params: dict[str, Any],
-        plan: dict[int, tuple[int, ...]],
-        chunk_bytes: int,
-        progress: Progress | None,
-        verify: bool,
-    ) -> RunResult:
-        """`_run`, failing if the data set was replaced or rewritten meanwhile."""
-        start = time.perf_counter()
-        stamps = dataset.stamps(with_manifest=True)
-        with unchanged(dataset, stamps):
-            outcome = self._run(kernel, dataset, params, plan, chunk_bytes, progress, verify)
-        # A data set replaced while it was read (`data generate --overwrite` renames a new
-        # one onto it) gave an answer over a mix of old and new shards: an error, not a
-        # result. The files' identities tell, without reading the manifest again.
-        changed = dataset.changed_shard(stamps)
-        if changed is not None:  # said of the data set where it was replaced whole
-            raise replaced_meanwhile(dataset, stamps) or changed
-        return replace(outcome, wall_s=time.perf_counter() - start)
 
     def _run(
         self,
