@@ -72,11 +72,13 @@ def _stop_in_a_hold_at(monkeypatch: pytest.MonkeyPatch, putting_back: bool) -> N
         return previous
 
     monkeypatch.setattr(signal, "signal", swap)
+    entered: list[bool] = []
     try:
         with pytest.raises(KeyboardInterrupt), files.signals_held():
-            pass
+            entered.append(True)
         monkeypatch.undo()
         assert {signum: signal.getsignal(signum) for signum in files.HELD_SIGNALS} == before
+        assert entered == ([True] if putting_back else [])  # stopped before or after the body
     finally:  # else a failure would leave this pytest session's Ctrl-C recorded for good
         monkeypatch.undo()
         for signum, handler in before.items():

@@ -60,3 +60,20 @@ def test_tpch_tables_appear_all_or_none_without_overwrite(tmp_path: Path) -> Non
         tpch._put_tables(staging, names, targets, overwrite=False)
     assert sorted(p.name for p in out.iterdir()) == ["region.parquet"]
     assert (out / "region.parquet").read_text() == "another run's"
+
+
+def test_without_hard_links_the_place_is_checked_then_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(src: object, dst: object) -> None:
+        raise PermissionError("no hard links here")
+
+    monkeypatch.setattr("os.link", no_links)
+    (tmp_path / "a.tmp").write_text("ours")
+    put_new(tmp_path / "a.tmp", tmp_path / "a")
+    assert (tmp_path / "a").read_text() == "ours"
+    (tmp_path / "b.tmp").write_text("ours")
+    (tmp_path / "b").write_text("another run's")
+    with pytest.raises(SpecError, match="already exists"):
+        put_new(tmp_path / "b.tmp", tmp_path / "b")
+    assert (tmp_path / "b").read_text() == "another run's"

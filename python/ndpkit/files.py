@@ -236,7 +236,7 @@ def put_new(tmp: Path, path: Path) -> None:
             raise
         except OSError:  # no hard links on this file system: the check is all there is
             if os.path.lexists(path):
-                raise FileExistsError(path) from None
+                raise
             os.replace(tmp, path)
             return
         os.unlink(tmp)
