@@ -29,6 +29,7 @@ from ndpkit.runtime import (
     LocalExecutor,
     ShardError,
     WorkerDiedError,
+    executor,
     generate_dataset,
     import_dataset,
     open_dataset,
@@ -405,6 +406,33 @@ def test_memory_fields_are_read_as_proc_states_them() -> None:
     assert _kib(b"Name:\tx\nVmRSS:\t  12 kB\n", b"\nVmRSS:") == 12 * 1024
     assert _kib(b"Name:\tx\nVmRSS:\t  12 kB", b"\nVmRSS:") == 12 * 1024  # no newline after
     assert _kib(b"Name:\tx\n", b"\nRssShmem:") == 0  # an older kernel without the field
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc only")
+def test_proc_files_are_read_through_this_processs_own_kept_descriptor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kept descriptor of /proc/self/status is this process's: one inherited across a
+    fork (kept under the parent's pid) names the parent and is not used; an answer longer
+    than one read is read again whole, not cut."""
+    _memory_bytes()
+    mine = executor._proc_fd("status", os.O_RDONLY)
+    assert mine is not None
+    text = executor._proc_read("status")
+    assert (
+        text is not None
+        and text.split(b"\n")[:3] == Path("/proc/self/status").read_bytes().split(b"\n")[:3]
+    )
+    assert executor._proc_fd("status", os.O_RDONLY) == mine  # kept, not opened again
+    monkeypatch.setattr(executor.os, "getpid", lambda: -1)  # as seen by a forked child
+    child = executor._proc_fd("status", os.O_RDONLY)
+    assert child is not None and child != mine
+    os.close(child)
+    del executor._proc_fds[("status", -1)]
+    monkeypatch.undo()
+    monkeypatch.setattr(executor, "_PROC_READ_BYTES", 64)  # VmRSS lies beyond the first 64
+    whole = executor._proc_read("status")
+    assert whole is not None and b"\nVmRSS:" in whole and b"\nVmHWM:" in whole
 
 
 # -- a real kernel ------------------------------------------------------------------------
