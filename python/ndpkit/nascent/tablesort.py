@@ -759,7 +759,7 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
     for name, wanted in zip(schemas[0].names, schemas[0].types, strict=True):
         try:
             cast_column(sample.column(name), wanted)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        except pa.ArrowException as exc:  # an invalid cast, an unsupported one, or a type error
             raise SpecError(
                 f"column {name!r} is {wanted} in the input, and Polars reads it as "
                 f"{sample.schema.field(name).type}, which does not cast back ({brief(exc)})",
