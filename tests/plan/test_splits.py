@@ -4,14 +4,17 @@ against its device-side top-k."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Options, estimate
 from ndpkit.plan import compare_splits
-from ndpkit.plan.splits import carry_engine_entries
+from ndpkit.plan.splits import SplitOption, _choose, carry_engine_entries
 from ndpkit.profile import Profile
 
 GIB = 2**30
@@ -165,3 +168,70 @@ def test_bad_arguments() -> None:
         compare_splits(load_platform("rfns"), [])
     with pytest.raises(ModelError, match="tolerance"):
         compare_splits(load_platform("rfns"), knn8_profiles(), tolerance=-0.1)
+
+
+def _option(app: str, time_s: float, energy_j: float) -> SplitOption:
+    """A split with an estimate holding only what the rule reads (a stand-in for `Estimate`)."""
+    stand_in = SimpleNamespace(time_s=time_s, energy_j=energy_j)
+    return SplitOption(app, 8.0, stand_in)  # type: ignore[arg-type]
+
+
+def test_within_the_tolerance_the_slower_split_wins_on_energy() -> None:
+    """A slower split that uses less energy: chosen once the tolerance admits its time, not
+    before (a rule that ranked by time first would keep the faster one at any tolerance)."""
+    rfns = load_platform("rfns")
+    splits = [_option("fast", 1.0, 100.0), _option("frugal", 1.3, 80.0)]
+    assert _choose(rfns, splits, 0.0) == ("fast", "the only split at the shortest time")
+    assert _choose(rfns, splits, 0.29)[0] == "fast"
+    assert _choose(rfns, splits, 0.3) == ("frugal", "least energy")
+    assert _choose(rfns, splits, 2.0)[0] == "frugal"
+    # Equal energy: the shorter time; equal both: the split listed first.
+    assert _choose(rfns, [_option("a", 1.2, 50.0), _option("b", 1.0, 50.0)], 0.5)[0] == "b"
+    assert _choose(rfns, [_option("a", 1.0, 50.0), _option("b", 1.0, 50.0)], 0.0)[0] == "a"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(1.0, 20_000.0),  # α
+            st.floats(0.5, 40.0),  # the engine's rate, GiB/s
+            st.floats(0.5, 10_000.0),  # the host part's rate, GiB/s
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from(["0.5 GiB/s", "4 GiB/s", "36 GiB/s"]),
+    st.floats(0.0, 1.0),
+)
+def test_the_choice_is_within_the_tolerance_and_least_energy(
+    tmp_path_factory: pytest.TempPathFactory,
+    drawn: list[tuple[float, float, float]],
+    link: str,
+    tolerance: float,
+) -> None:
+    """Whatever the splits: the one chosen is within `tolerance` of the fastest, and no split
+    within it uses less energy."""
+    profiles = [
+        Profile.model_validate(
+            {
+                "app": "knn8" if i == 0 else f"knn8-variant{i}",
+                "alpha": alpha,
+                "host_part": f"{host} GiB/s",
+                "engine": {"fpga": f"{engine} GiB/s"},
+                "data_size": "130 GiB",
+                "host_only": "20 GiB/s",
+            }
+        )
+        for i, (alpha, engine, host) in enumerate(drawn)
+    ]
+    platform = rfns_with_link(tmp_path_factory.mktemp("link"), link)
+    result = compare_splits(platform, profiles, tolerance=tolerance)
+    estimated = {s.app: s.estimate for s in result.splits if s.estimate is not None}
+    assert result.chosen in estimated
+    fastest = min(e.time_s for e in estimated.values())
+    chosen = estimated[result.chosen]
+    assert chosen.time_s <= fastest * (1 + tolerance) * (1 + 1e-9)
+    for app, e in estimated.items():
+        if e.time_s <= fastest * (1 + tolerance):
+            assert chosen.energy_j <= e.energy_j + 1e-6, f"{app} uses less energy"
