@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ndpkit.errors import SpecError
+from ndpkit.nascent.devices import load_devices
 from ndpkit.reproduce import REPRODUCTIONS
 from ndpkit.reproduce.nascent2 import (
     TABLE_NAMES,
@@ -20,6 +21,7 @@ from ndpkit.reproduce.nascent2 import (
     reproduce,
     settings_from_flags,
 )
+from ndpkit.reproduce.nascent2.tables import E7_DEVICES
 
 COMPARISON = ("speedup_vs_fpga", "speedup_vs_cpu", "energy_vs_fpga", "energy_vs_cpu")
 FAST = ("E1", "E2", "E3", "E4", "E5", "E6", "E7")
@@ -87,6 +89,7 @@ def test_e2_bandwidth_caps(doc: dict[str, Any]) -> None:
         assert r["total_gb_per_s"] <= 19.0 + 1e-9
         assert r["cpu_input_gb_per_s"] > 0
     variable = [r for r in rows if r["output"].startswith("variable")]
+    assert variable, "E2 has rows with variable-length output"
     # The functional decoder's mean length for lengths uniform in 1..L_Max is near (L+1)/2.
     for r in variable:
         l_max = int(r["output"].split("≤ ")[1].split(" ")[0])
@@ -213,3 +216,45 @@ def test_headline_alone_runs_its_inputs_and_returns_only_itself() -> None:
     assert len(alone["headline"]) == 10
     ran = list(dict.fromkeys(m.split(":")[0] for m in progress))
     assert ran == ["E5", "E6", "E7", "headline"]
+
+
+def test_every_ratio_against_the_baselines_is_the_baselines_over_nascent2(
+    doc: dict[str, Any],
+) -> None:
+    """The ratio columns, recomputed from the rows' own times and the devices' powers:
+    speedup = T_baseline / T_NASCENT2, energy = P_baseline·T_baseline / (P_SmartSSD·T per
+    SmartSSD, summed over the SmartSSDs), as the module's docs state (spec §10.7)."""
+    shipped = load_devices(None, {})  # the package's devices, as Settings() loads them
+    p_ssd, p_fpga = shipped.fpga("smartssd").power_w, shipped.fpga("u250").power_w
+    p_cpu = shipped.cpu("cpu").power_w
+    assert p_ssd != p_fpga != p_cpu  # else a swapped power would go unseen
+    for r in doc["E1"]:
+        n2 = r["nascent2_s"]
+        assert r["speedup_vs_cpu_single"] == pytest.approx(r["cpu_single_s"] / n2, rel=1e-12)
+        assert r["speedup_vs_cpu_multi"] == pytest.approx(r["cpu_multi_s"] / n2, rel=1e-12)
+        assert r["energy_vs_cpu_multi"] == pytest.approx(
+            p_cpu * r["cpu_multi_s"] / (p_ssd * n2), rel=1e-12
+        )
+    for r in doc["E2"]:
+        assert r["speedup_vs_cpu"] == pytest.approx(
+            r["input_gb_per_s"] / r["cpu_input_gb_per_s"], rel=1e-12
+        )
+        per_key = (r["key_bytes"] + r["mean_output_bytes"]) / r["key_bytes"]
+        assert r["cpu_total_gb_per_s"] == pytest.approx(
+            r["cpu_input_gb_per_s"] * per_key, rel=1e-12
+        )
+    for name in ("E3", "E4", "E5"):
+        for r in doc[name]:
+            assert r["speedup_vs_cpu"] == pytest.approx(r["cpu_s"] / r["nascent2_s"], rel=1e-12)
+            if name != "E4":  # E4 reports no energy
+                assert r["energy_vs_cpu"] == pytest.approx(
+                    p_cpu * r["cpu_s"] / (p_ssd * r["nascent2_s"]), rel=1e-12
+                )
+    for r in [*doc["E6"], *doc["E7"]]:
+        # 𝓜 SmartSSDs in parallel, each with the same job (E6: the row's; E7: 12 of them)
+        smartssds = r.get("devices", E7_DEVICES)
+        n2_j = p_ssd * r["nascent2_s"] * smartssds
+        assert r["speedup_vs_cpu"] == pytest.approx(r["cpu_s"] / r["nascent2_s"], rel=1e-12)
+        assert r["speedup_vs_fpga"] == pytest.approx(r["fpga_s"] / r["nascent2_s"], rel=1e-12)
+        assert r["energy_vs_cpu"] == pytest.approx(p_cpu * r["cpu_s"] / n2_j, rel=1e-12)
+        assert r["energy_vs_fpga"] == pytest.approx(p_fpga * r["fpga_s"] / n2_j, rel=1e-12)
