@@ -15,6 +15,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 APPS = ("kmeans", "binarize", "sobel")
@@ -171,10 +172,11 @@ HOST_IO = {"sata-3.2": 1.97e9, "pcie3-x4": 3.938e9, "pcie3-x16": 15.754e9}  # Ta
 EPC_J = 0.9e-9  # Table III: EPC
 
 
-def baseline_s(app: str, channels: int, host_io_bps: float) -> float:
+def baseline_s(app: str, channels: int, host_io_bps: float, host_cores: int = 4) -> float:
     """Eqs. (1)-(5): max(D / (n b_ch), D / b_hostIO) + CPB D / (f_hostcpu n_cpu)."""
     d = DATA_BYTES[app]
-    return max(d / (channels * B_CH), d / host_io_bps) + CPB[app] * d / HOST_HZ
+    host_hz = HOST_HZ / 4 * host_cores
+    return max(d / (channels * B_CH), d / host_io_bps) + CPB[app] * d / host_hz
 
 
 def risp_s(app: str, channels: int) -> float:
@@ -952,3 +954,43 @@ def test_plan_power_budget_under_reduced_cells_is_met_by_more_cells(run: Run):
     )["plan"]
     assert plan["engines_on"] == 64
     assert plan["planned_power_w"] <= 2.5
+
+
+def test_reproduce_r1_speedup_per_host_cpu_count(run) -> None:
+    """R1: at 16 channels over SATA 3.2, T_Baseline with n_cpu cores over T_RISP (which no
+    host core count changes), by hand from Eqs. (1)-(8); e.g. Binarization on 1 core:
+    (max(1.4 / 6.4, 1.4 / 1.97) + 16.4822 x 1.4 / 3.1) / max(1.4 / 6.4, (1.4e9 / 16 + 2) /
+    1e8, 1.4 / 45) = (0.71066 + 7.44356) / 0.875 = 9.3191."""
+    rows = reproduce_table(run, "R1")
+    assert [r["n_cpu"] for r in rows] == [1, 2, 4, 8, 16]
+    for r in rows:
+        for app in APPS:
+            want = baseline_s(app, 16, SATA, r["n_cpu"]) / risp_s(app, 16)
+            assert r[app] == pytest.approx(want, rel=REL), (r["n_cpu"], app)
+    assert rows[0]["binarize"] == pytest.approx(9.3191, abs=1e-4)
+    # The preset's own 4 cores give E4's speedup at the same point.
+    e4 = {(r["app"], r["interface"], r["channels"]): r["value"] for r in reproduce_table(run, "E4")}
+    at4 = next(r for r in rows if r["n_cpu"] == 4)
+    for app in APPS:
+        assert at4[app] == pytest.approx(e4[app, "sata-3.2", 16], rel=REL)
+
+
+def test_reproduce_e6_model_fits_are_the_regression_of_their_points(run) -> None:
+    """E6 (Fig. 8), the model rows: a and b are the least-squares line through the model's
+    (n, P(n)) points, s the least-squares slope through the origin of its (n, bandwidth)
+    points (numpy's fits, not the code's), P min / max the points' extremes; Sobel's slope is
+    about α f_RU = 1 x 100 MHz = 0.1 GB/s per channel (R7)."""
+    rows = reproduce_table(run, "E6")
+    model = {r["app"]: r for r in rows if r["fit"] == "model"}
+    assert set(model) == set(APPS)
+    for app, r in model.items():
+        n, power, bandwidth = np.array(r["points"], dtype=float).T
+        assert n.min() == 4 and n.max() == 64
+        slope, intercept = np.polyfit(n, power, 1)
+        assert r["power_slope_w"] == pytest.approx(slope, rel=1e-9), app
+        assert r["power_intercept_w"] == pytest.approx(intercept, rel=1e-9), app
+        through_origin = float(n @ bandwidth / (n @ n))
+        assert r["bandwidth_slope_gb_per_s"] == pytest.approx(through_origin, rel=1e-9), app
+        assert (r["power_min_w"], r["power_max_w"]) == (power.min(), power.max())
+    # (n_delay's 4 cycles per run bend the points a hair below the line: 0.09999996.)
+    assert model["sobel"]["bandwidth_slope_gb_per_s"] == pytest.approx(0.1, rel=1e-6)
