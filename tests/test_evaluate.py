@@ -362,7 +362,8 @@ def test_the_predicted_table_says_which_time_it_shows() -> None:
 
 def test_mb_per_j_is_one_unit_and_the_gain_over_cns_is_the_energy_ratio() -> None:
     """RISP's model reports decimal MB, CNS's binary: the table recomputes MB/J from D and
-    joules in one unit, and the gain is CNS's energy over the platform's for the same D."""
+    joules in one unit, and the gain is CNS's energy over the platform's for the same D (the
+    speedup, CNS's time over the platform's)."""
     (run,) = ev.evaluate(["sobel"], ["risp-64ch", "cns"], size_bytes=1 << 20)
     risp, cns = run.estimates["risp-64ch"], run.estimates["cns"]
     assert isinstance(risp, Estimate) and isinstance(cns, Estimate)
@@ -371,6 +372,9 @@ def test_mb_per_j_is_one_unit_and_the_gain_over_cns_is_the_energy_ratio() -> Non
     assert "MB = 10^6 bytes on every row" in predicted.title
     rows = {r["platform"]: r for r in predicted.rows}
     assert rows["risp-64ch"]["ee_vs_cns"] == pytest.approx(cns.energy_j / risp.energy_j)
+    assert rows["risp-64ch"]["speedup_vs_cns"] == pytest.approx(cns.time_s / risp.time_s)
+    assert rows["cns"]["speedup_vs_cns"] == 1
+    assert cns.time_s != pytest.approx(risp.time_s)  # else an inverted ratio would pass
     for name, e in (("risp-64ch", risp), ("cns", cns)):
         assert rows[name]["ee_mb_per_j"] == pytest.approx(0.5e9 / 1e6 / e.energy_j)
     doc = ev.document([run])["apps"][0]
