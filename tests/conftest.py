@@ -1,9 +1,10 @@
 """Run the installed `ndpkit` command as a user would (the `ndpkit` fixture, for every test
 directory)."""
 
+import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,34 @@ def ndpkit() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """An empty directory no one may create entries in, root included: mode 0555 for other
+    users; for root (who writes through modes) the ext4/XFS immutable flag (`chattr +i`),
+    else the test is skipped. Entries refused: EACCES ("Permission denied") under the mode,
+    EPERM ("Operation not permitted") under the flag."""
+    path = tmp_path / "ro"
+    path.mkdir(mode=0o555)
+    immutable = os.geteuid() == 0
+    if immutable:
+        made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+        if made.returncode != 0 or _can_create_in(path):
+            pytest.skip(f"root, and no immutable flag here: {made.stderr.strip()!r}")
+    try:
+        yield path
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+        path.chmod(0o755)
+
+
+def _can_create_in(path: Path) -> bool:
+    probe = path / "probe"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    probe.rmdir()
+    return True

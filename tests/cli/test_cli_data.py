@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -372,17 +373,12 @@ def test_an_out_below_a_file_is_one_error_line(ndpkit, tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
-def test_a_read_only_out_directory_is_one_error_line(ndpkit, tmp_path: Path) -> None:
-    parent = tmp_path / "ro"
-    parent.mkdir(mode=0o555)
-    try:
-        args = ("generate", "lc", "--size", "1MiB", "--out", str(parent / "ds"))
-        line = one_error_line(ndpkit("data", *args))
-        assert "cannot create the data set directory: Permission denied" in line
-        assert list(parent.iterdir()) == []
-    finally:
-        parent.chmod(0o755)
+def test_a_read_only_out_directory_is_one_error_line(ndpkit, read_only_dir: Path) -> None:
+    args = ("generate", "lc", "--size", "1MiB", "--out", str(read_only_dir / "ds"))
+    line = one_error_line(ndpkit("data", *args))
+    refused = "cannot create the data set directory: (Permission denied|Operation not permitted)"
+    assert re.search(refused, line), line
+    assert list(read_only_dir.iterdir()) == []
 
 
 def test_a_staging_directory_left_beside_out_is_named(ndpkit, tmp_path: Path) -> None:
