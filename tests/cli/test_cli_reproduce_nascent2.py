@@ -91,3 +91,32 @@ def test_sorter_width_below_two_is_a_device_error() -> None:
         assert len(lines) == 1, result.output
         assert "smartssd.sorter_width" in lines[0]
         assert f"must be a power of two ≥ 2, got {width}" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["reproduce", "nascent2", "--tables", "E6", "--devices"],
+        ["simulate", "nascent2", "--device-file"],
+    ],
+)
+def test_a_device_file_whose_devices_the_command_would_ignore_is_refused(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A misspelt table (`[smartsd]`) or a file of no device used to run on the shipped
+    devices, exit 0, the file's values silently unused. A device the command takes may
+    still extend one of the file's own (a parent table is used)."""
+    typo = tmp_path / "typo.toml"
+    typo.write_text(
+        'version = 1\n[smartsd]\nextends = "smartssd"\n'
+        'power = { value = "15 W", source = "[choice] test" }\n'
+    )
+    result = runner.invoke(app, [*command, str(typo)])
+    assert result.exit_code == 2, result.output
+    assert f"{typo}: unknown device 'smartsd'" in result.output
+    assert "did you mean 'smartssd'?" in result.output and "ignored" in result.output
+    assert "Traceback" not in result.output
+    empty = tmp_path / "empty.toml"
+    empty.write_text("version = 1\n")
+    result = runner.invoke(app, [*command, str(empty)])
+    assert result.exit_code == 2 and f"{empty}: defines no device" in result.output

@@ -397,6 +397,26 @@ def test_user_file_extends_a_shipped_device(tmp_path: Path) -> None:
     assert fast.sources["s2f_bytes_per_s"] == "[choice] a Gen4 link"
 
 
+def test_a_command_refuses_file_devices_it_would_not_take(tmp_path: Path) -> None:
+    """With `used`, a device of the file that is none of them and no parent of one is
+    refused (its values would be ignored); a parent through `extends` within the file is
+    taken; without `used` (the Python API) the file may add any device."""
+    used = ("smartssd", "u250", "cpu")
+    chain = _write(
+        tmp_path,
+        'version = 1\n[hot]\nextends = "u250"\n'
+        'power = { value = "15 W", source = "[choice] test" }\n'
+        '[smartssd]\nextends = "hot"\n',
+    )
+    assert load_devices(chain, used=used).fpga("smartssd").power_w == 15.0
+    extra = _write(tmp_path, 'version = 1\n[fast]\nextends = "smartssd"\n')
+    assert "fast" in load_devices(extra).names()
+    with pytest.raises(UnknownNameError, match=r"unknown device 'fast'.*ignored"):
+        load_devices(extra, used=used)
+    with pytest.raises(SpecError, match="defines no device"):
+        load_devices(_write(tmp_path, "version = 1\n"), used=used)
+
+
 def test_overrides_replace_single_entries() -> None:
     d = load_devices(
         overrides={"smartssd": {"dram_random_latency": "200 ns", "shuffle_kernels": 8}}

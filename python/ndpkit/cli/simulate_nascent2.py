@@ -17,7 +17,7 @@ from ndpkit.nascent.devices import load_devices
 from ndpkit.nascent.system import CpuPhases, TableJob
 from ndpkit.report import Table
 from ndpkit.reproduce.nascent2 import settings_from_flags
-from ndpkit.reproduce.nascent2.context import new_context
+from ndpkit.reproduce.nascent2.context import USED_DEVICES, new_context
 from ndpkit.reproduce.nascent2.cpu import CpuSorts
 from ndpkit.reproduce.nascent2.settings import Settings
 from ndpkit.reproduce.nascent2.simulated import COMPARISON_COLUMNS, comparison_rows, simulate
@@ -85,7 +85,7 @@ def nascent2_cmd(
         job = e7_job(table, scale, spec)
         _check_size(job, m, settings.des.chunk_bytes)
         cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
-        found = load_devices(settings.devices_file, settings.overrides)
+        found = load_devices(settings.devices_file, settings.overrides, used=USED_DEVICES)
         sim = simulate(found, m, job, settings.options, settings.des, cpu_phases, host_sort)
     title = (
         f"NASCENT2 simulated vs modelled — {table} SF {scale:g} by {spec.column}, "

@@ -21,8 +21,9 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
@@ -175,15 +176,23 @@ _FIXED_KEYS = ("kind", "description", "extends")
 def load_devices(
     path: str | Path | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    used: Sequence[str] | None = None,
 ) -> DeviceSet:
     """The shipped devices, plus or replaced by those of `path` (which may `extends` a
-    shipped one), with single entries replaced by `overrides` ({device: {key: value}})."""
+    shipped one), with single entries replaced by `overrides` ({device: {key: value}}).
+
+    `used`: the devices the caller will take (a command's); a device of `path` that is none
+    of them and no parent of one (through `extends` within the file) is refused, as is a
+    file with no device: its values would be silently ignored (a `[smartsd]` typo)."""
     builtin = _read_builtin()
     if path is None:
         raw, source = builtin, BUILTIN
     else:
         source = str(path)
         raw = _read_file(Path(path))
+        if used is not None:
+            _check_used(raw, used, source)
     raw = _resolve_extends(raw, builtin, source)
     if path is not None:
         # A user file adds devices or replaces shipped ones; the rest stay available.
@@ -208,6 +217,36 @@ def load_devices(
         where = source if not overrides or name not in overrides else f"{source} + overrides"
         devices[name] = _device(name, table, where)
     return DeviceSet(MappingProxyType(devices), source)
+
+
+def _check_used(raw: dict[str, dict[str, Any]], used: Sequence[str], source: str) -> None:
+    """Every device of a user file is one of `used` or extended by one of them."""
+    if not raw:
+        raise SpecError(f"defines no device; this command takes {_listed(used)}", source=source)
+    needed: set[str] = set()
+    for taken in used:
+        name = taken
+        while name in raw and name not in needed:
+            needed.add(name)
+            parent = raw[name].get("extends")
+            name = parent if isinstance(parent, str) and parent != name else ""
+    for name in raw:
+        if name not in needed:
+            close = difflib.get_close_matches(name, used, n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise UnknownNameError(
+                "device",
+                name,
+                list(used),
+                hint=f"{guess}this command takes only those (and the devices they extend), "
+                "so the file's values for it would be ignored",
+                source=source,
+            )
+
+
+def _listed(names: Sequence[str]) -> str:
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def _read_builtin() -> dict[str, dict[str, Any]]:

@@ -39,14 +39,18 @@ class Context:
         return replace(self, rng=np.random.default_rng([self.settings.seed, stream]))
 
 
+USED_DEVICES = ("smartssd", "u250", "cpu")
+"""The devices the experiments take: NASCENT2's SmartSSD and its two baselines."""
+
+
 def new_context(settings: Settings, progress: Progress | None = None) -> Context:
     """A fresh run: the devices loaded (file and overrides applied) and the RNG seeded."""
-    devices = load_devices(settings.devices_file, settings.overrides)
+    devices = load_devices(settings.devices_file, settings.overrides, used=USED_DEVICES)
     return Context(
         settings,
-        devices.fpga("smartssd"),
-        devices.fpga("u250"),
-        devices.cpu("cpu"),
+        devices.fpga(USED_DEVICES[0]),
+        devices.fpga(USED_DEVICES[1]),
+        devices.cpu(USED_DEVICES[2]),
         np.random.default_rng(settings.seed),
         progress or (lambda _: None),
         devices,
