@@ -15,6 +15,8 @@ processes ignore Ctrl-C (the terminal sends it to them too): the command stops t
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import os
 import shutil
 import signal
@@ -138,6 +140,7 @@ def main() -> None:
         raise SystemExit(2)
     _install_handlers()
     leave_ctrl_c_to_the_parent()  # its workers and fork server ignore it (see the module)
+    _escape_what_cannot_be_encoded()
     try:
         _run()
     except BaseException:
@@ -151,6 +154,24 @@ def main() -> None:
     finally:
         _ended[:] = [True]
         _disarm_redelivery()
+
+
+def _escape_what_cannot_be_encoded() -> None:
+    """Output to a stream whose encoding lacks a character (`PYTHONIOENCODING=ascii`, a C
+    locale) writes it as a `\\u2013` escape, as the error messages already are, instead of
+    ending the command in a UnicodeEncodeError traceback. (Rich draws its boxes in ASCII
+    there by itself; the text in them is ours.)"""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        encoding = codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name
+        if reconfigure is None or encoding == "utf-8" or stream.errors in _NEVER_FAIL:
+            continue  # not a text stream, every character fits, or already told what to do
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors="backslashreplace")
+
+
+_NEVER_FAIL = ("backslashreplace", "replace", "xmlcharrefreplace", "namereplace", "ignore")
+"""Error handlers under which a stream writes any character (surrogateescape is not one)."""
 
 
 def _stopped() -> int:
