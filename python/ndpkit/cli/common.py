@@ -20,6 +20,7 @@ from rich.console import Console
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.files import check_writable, destination
 from ndpkit.report import Table, to_csv, to_json, to_rich
+from ndpkit.units import ascii_digits, plain_number
 
 if TYPE_CHECKING:  # the model and units pull in pint (0.2 s); `ndpkit sort` needs neither
     from ndpkit.model import Options
@@ -427,3 +428,30 @@ def comma_list(flag: str, text: str) -> list[str]:
             field=flag,
         )
     return [item for item in items if item]
+
+
+# -- numbers on the command line ------------------------------------------------------------
+
+
+def whole_arg(text: str | int) -> int:
+    """An integer option's value: digits 0-9, an optional sign, nothing else. (The option
+    parser hands its default over as it is.)"""
+    if isinstance(text, int):
+        return text
+    digits = text.strip()
+    if not plain_number(digits) or not ascii_digits(digits.removeprefix("-").removeprefix("+")):
+        raise typer.BadParameter(f"{text!r} is not a whole number (digits 0-9, no '_')")
+    return int(digits)
+
+
+def real_arg(text: str | float) -> float:
+    """A number option's value: what float() reads ('0.5', '1e3', 'inf'), in ASCII, no '_'.
+    (The option parser hands its default over as it is.)"""
+    if isinstance(text, int | float):
+        return float(text)
+    try:
+        if not plain_number(text):
+            raise ValueError(text)
+        return float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a number (digits 0-9, no '_')") from None

@@ -17,9 +17,11 @@ from ndpkit.cli.common import (
     choice,
     emit,
     given_path,
+    real_arg,
     size_flag,
     stderr,
     user_errors,
+    whole_arg,
 )
 from ndpkit.errors import SpecError
 from ndpkit.files import name_kept
@@ -47,7 +49,8 @@ app = typer.Typer(
 
 # Bounds are checked by the library, so a bad value is one `error:` line like every other input.
 DevicesOpt = Annotated[
-    int, typer.Option("--devices", "-d", help="Devices to shard over (one dir each).")
+    int,
+    typer.Option("--devices", "-d", help="Devices to shard over (one dir each).", parser=whole_arg),
 ]
 
 
@@ -113,7 +116,9 @@ def generate(
     size: Annotated[str, typer.Option("--size", "-s", help="Total size, e.g. 4GiB or 500MB.")],
     out: OutOpt,
     devices: DevicesOpt = 8,
-    seed: Annotated[int, typer.Option("--seed", help="Generator seed (≥ 0).")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Generator seed (≥ 0).", parser=whole_arg)
+    ] = 0,
     shard_size: ShardSizeOpt = f"{DEFAULT_SHARD_BYTES // 2**20}MiB",
     shard_format: Annotated[
         str,
@@ -288,7 +293,9 @@ TpcOutOpt = Annotated[
     Path,
     typer.Option("--out", "-o", parser=_out_path, help="The directory to write into."),
 ]
-SfOpt = Annotated[float, typer.Option("--sf", help="Scale factor (> 0; fractions allowed).")]
+SfOpt = Annotated[
+    float, typer.Option("--sf", help="Scale factor (> 0; fractions allowed).", parser=real_arg)
+]
 
 
 @app.command()
@@ -320,7 +327,9 @@ def tpch(
 def tpcc(
     sf: SfOpt,
     out: TpcOutOpt,
-    seed: Annotated[int, typer.Option("--seed", help="Generator seed (≥ 0).")] = DEFAULT_SEED,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Generator seed (≥ 0).", parser=whole_arg)
+    ] = DEFAULT_SEED,
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:

@@ -27,9 +27,11 @@ from ndpkit.cli.common import (
     comma_list,
     emit,
     given_path,
+    real_arg,
     size_flag,
     stderr,
     user_errors,
+    whole_arg,
 )
 from ndpkit.errors import SpecError
 from ndpkit.kernels import expand, get_kernel
@@ -81,6 +83,7 @@ def evaluate_cmd(
             "--seed",
             help="Seed (≥ 0) of the generated data and the apps' parameters (default 0; with "
             "--data only the parameters, default: the data set's seed).",
+            parser=whole_arg,
         ),
     ] = None,
     data: Annotated[
@@ -96,7 +99,9 @@ def evaluate_cmd(
     workers: Annotated[
         int | None,
         typer.Option(
-            "--workers", help="Worker processes for --data (≥ 1; at most one per device is used)."
+            "--workers",
+            help="Worker processes for --data (≥ 1; at most one per device is used).",
+            parser=whole_arg,
         ),
     ] = None,
     verify_shards: Annotated[
@@ -122,6 +127,7 @@ def evaluate_cmd(
             "--split-tolerance",
             help="k-NN's splits: how much longer (a fraction ≥ 0, e.g. 0.05) the picked split "
             "may take than the fastest, for less energy (default 0).",
+            parser=real_arg,
         ),
     ] = 0.0,
     save_profiles: Annotated[

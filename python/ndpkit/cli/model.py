@@ -28,8 +28,10 @@ from ndpkit.cli.common import (
     choice,
     emit,
     given_text,
+    real_arg,
     stderr,
     user_errors,
+    whole_arg,
     write_out,
 )
 from ndpkit.errors import ModelError, NdpkitError, SpecError
@@ -81,7 +83,9 @@ ProfilesOpt = Annotated[
 ChannelsOpt = Annotated[
     int | None,
     typer.Option(
-        "--channels", help="In-storage: the SSD with this many flash channels (and cells)."
+        "--channels",
+        help="In-storage: the SSD with this many flash channels (and cells).",
+        parser=whole_arg,
     ),
 ]
 InterfaceOpt = Annotated[
@@ -90,7 +94,9 @@ InterfaceOpt = Annotated[
 ]
 CellClockOpt = Annotated[
     float | None,
-    typer.Option("--cell-clock-mhz", help="In-storage: the cells' clock f_RU in MHz."),
+    typer.Option(
+        "--cell-clock-mhz", help="In-storage: the cells' clock f_RU in MHz.", parser=real_arg
+    ),
 ]
 
 
@@ -161,6 +167,7 @@ def estimate_cmd(
             "-n",
             help="Engines to power on (mapped by the switch layer), or on an in-storage "
             "platform the processing cells, each serving a group of channels; default all.",
+            parser=whole_arg,
         ),
     ] = None,
     channels: ChannelsOpt = None,
@@ -304,6 +311,7 @@ def plan_cmd(
             "--tolerance",
             help="With --optimal: accept configurations this fraction slower than "
             "the best (0.05 = 5%).",
+            parser=real_arg,
         ),
     ] = 0.0,
     energy_form: EnergyFormOpt = None,

@@ -30,13 +30,14 @@ from ndpkit.cli.common import (
     emit,
     stderr,
     user_errors,
+    whole_arg,
 )
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
 from ndpkit.plan.channels import ChannelRounding, Grouping
 from ndpkit.reproduce import REPRODUCTIONS, nascent2, rans_rfns, risp
-from ndpkit.units import Kind, UnitError, parse
+from ndpkit.units import Kind, UnitError, parse, plain_number
 
 
 def reproduce_cmd(
@@ -80,7 +81,11 @@ def reproduce_cmd(
     ] = None,
     n_cpu: Annotated[
         int | None,
-        typer.Option("--n-cpu", help="risp, R1: host CPUs, 1-65536 (blank in Table II; preset 4)."),
+        typer.Option(
+            "--n-cpu",
+            help="risp, R1: host CPUs, 1-65536 (blank in Table II; preset 4).",
+            parser=whole_arg,
+        ),
     ] = None,
     measured: Annotated[
         str | None,
@@ -228,6 +233,8 @@ def _n_cpu(value: int | None) -> int | None:
 
 def _seconds(text: str) -> float:
     """'2.1' (seconds) or '2100 ms'; NaN if neither."""
+    if not plain_number(text):
+        return math.nan
     try:
         return float(text)
     except ValueError:

@@ -31,9 +31,11 @@ from ndpkit.cli.common import (
     choice,
     comma_list,
     emit,
+    real_arg,
     size_flag,
     stderr,
     user_errors,
+    whole_arg,
     write_out,
 )
 from ndpkit.cli.model import (
@@ -68,7 +70,10 @@ SizeOpt = Annotated[
 ]
 ChunkOpt = Annotated[str, typer.Option("--chunk", help="Chunk size, e.g. '1 MiB'.")]
 BufferOpt = Annotated[
-    int, typer.Option("--buffer", help="Staging slots on each side of an engine (chunks).")
+    int,
+    typer.Option(
+        "--buffer", help="Staging slots on each side of an engine (chunks).", parser=whole_arg
+    ),
 ]
 HostModeOpt = Annotated[
     str,
@@ -92,9 +97,10 @@ CvOpt = Annotated[
         help="Jitter of read and compute times: their coefficient of variation, 0 to "
         "1/sqrt(3) (about 0.577). The jitter is uniform with mean 1, so a larger one would "
         "make some times negative.",
+        parser=real_arg,
     ),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the jitter.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the jitter.", parser=whole_arg)]
 
 
 # Optional here so that `ndpkit simulate nascent2` needs neither; required without it.
@@ -130,7 +136,12 @@ def simulate_cmd(
     ] = "full",
     engines: Annotated[
         int | None,
-        typer.Option("--engines", "-n", help="Engines on, mapped by the switch layer (§6.3)."),
+        typer.Option(
+            "--engines",
+            "-n",
+            help="Engines on, mapped by the switch layer (§6.3).",
+            parser=whole_arg,
+        ),
     ] = None,
     size: SizeOpt = None,
     chunk: ChunkOpt = "1 MiB",
@@ -359,7 +370,8 @@ def sweep_cmd(
         typer.Option("--out", help="Write the table to a .csv or .parquet file."),
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", help="Threads (default: one per core).")
+        int | None,
+        typer.Option("--workers", help="Threads (default: one per core).", parser=whole_arg),
     ] = None,
     profiles: ProfilesOpt = None,
     size: SizeOpt = None,

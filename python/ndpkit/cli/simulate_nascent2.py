@@ -24,6 +24,7 @@ from ndpkit.reproduce.nascent2.simulated import COMPARISON_COLUMNS, comparison_r
 from ndpkit.reproduce.nascent2.tables import E7_KEYS, KeySpec, e7_cpu, e7_job
 from ndpkit.tpc.shape import LINEITEM_ROWS_AT_SF1
 from ndpkit.tpc.tpcc import ORDERS_PER_WAREHOUSE as ORDERS
+from ndpkit.units import ascii_digits, plain_number
 
 _SOURCE = "command line"
 
@@ -126,7 +127,7 @@ def _check_size(job: TableJob, devices: int, chunk_bytes: float) -> None:
 
 
 def _devices(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
+    if not ascii_digits(text.strip()) or int(text) < 1:
         raise SpecError(
             f"must be a whole number ≥ 1, got {text!r}", source=_SOURCE, field="--devices"
         )
@@ -135,7 +136,7 @@ def _devices(text: str) -> int:
 
 def _scale_factor(text: str) -> float:
     try:
-        value = float(text)
+        value = float(text) if plain_number(text) else math.nan
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):

@@ -18,6 +18,7 @@ from ndpkit.cli.common import (
     reflow_help,
     stderr,
     user_errors,
+    whole_arg,
 )
 from ndpkit.errors import SpecError
 from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
@@ -61,9 +62,8 @@ def sort_cmd(
         int,
         typer.Option(
             "--devices",
-            min=1,
-            max=MAX_DEVICES,
             help="Partition the table over M devices and sort the partitions concurrently.",
+            parser=_devices,
         ),
     ] = 1,
     merge: Annotated[
@@ -212,3 +212,11 @@ def _check_out(out: str, source: Path, *, partitions: bool) -> Path:
 
 sort_app.command()(sort_cmd)
 reflow_help(sort_app)
+
+
+def _devices(text: str | int) -> int:
+    """--devices: a whole number in 1..MAX_DEVICES."""
+    devices = whole_arg(text)
+    if not 1 <= devices <= MAX_DEVICES:
+        raise typer.BadParameter(f"{devices} is not in the range 1<=x<={MAX_DEVICES}")
+    return devices

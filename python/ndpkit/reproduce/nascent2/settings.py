@@ -15,7 +15,7 @@ from ndpkit.errors import SpecError
 from ndpkit.nascent.des import DesOptions, Schedule, ShuffleOrder
 from ndpkit.nascent.system import ModelOptions
 from ndpkit.nascent.timing import DramMerge, Overlap, Staging
-from ndpkit.units import Kind, UnitError, parse
+from ndpkit.units import Kind, UnitError, ascii_digits, parse
 
 
 @dataclass(frozen=True)
@@ -131,12 +131,12 @@ def settings_from_flags(
                 raise SpecError("applies with --simulate only", source="command line", field=flag)
             des[entry] = _des_value(entry, value, flag)
         elif dot:
-            overrides.setdefault(device, {})[entry] = int(value) if value.isdigit() else value
+            overrides.setdefault(device, {})[entry] = int(value) if ascii_digits(value) else value
         elif key in _CHOICES:
             model[key] = _choice(value, _CHOICES[key], flag)
         elif key in _INT_SETTINGS:
             least, most = _INT_RANGES[key]
-            if not value.isdigit() or int(value) < least or (most and int(value) > most):
+            if not ascii_digits(value) or int(value) < least or (most and int(value) > most):
                 wanted = f"from {least} to {most}" if most else f"≥ {least}"
                 raise SpecError(
                     f"must be a whole number {wanted}", source="command line", field=flag
@@ -170,7 +170,7 @@ def _des_value(entry: str, value: str, flag: str) -> Any:
     if entry in _DES_CHOICES:
         return _choice(value, _DES_CHOICES[entry], flag)
     if entry == "seed":
-        if not value.isdigit() or int(value) >= SEED_LIMIT:
+        if not ascii_digits(value) or int(value) >= SEED_LIMIT:
             raise SpecError(
                 f"must be a whole number from 0 to {SEED_LIMIT - 1}",
                 source="command line",
@@ -183,7 +183,7 @@ def _des_value(entry: str, value: str, flag: str) -> Any:
     try:
         # A bare number is bytes, signed or not: "-1" is a size below 1 byte, not a unit typo.
         bare = value.strip().lstrip("+-")
-        size = float(value) if bare.isdigit() else parse(value, Kind.SIZE)
+        size = float(value) if ascii_digits(bare) else parse(value, Kind.SIZE)
     except UnitError as exc:
         raise SpecError(str(exc), source="command line", field=flag) from None
     if not (size >= 1 and math.isfinite(size)):
