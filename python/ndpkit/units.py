@@ -77,12 +77,16 @@ def parse(text: Any, kind: Kind) -> float:
     ureg = registry()
     try:
         quantity: Any = ureg.Quantity(text.strip())
-    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
+    except pint.errors.UndefinedUnitError as exc:
         raise UnitError(f"{text!r}: unknown unit ({exc}){_did_you_mean(text, kind)}") from None
     except pint.errors.OffsetUnitCalculusError as exc:  # °C, °F; dB, dBm, Np
         raise UnitError(_offset_unit(text, exc, kind)) from None
-    except Exception as exc:  # pint's tokenizer raises plain errors on garbage
-        raise UnitError(f"{text!r} is not a quantity ({exc})") from None
+    except Exception:  # pint's parser: a stray operator or parenthesis, in its own words
+        # (tokenizer states, "EOF in multi-line statement"), which would only puzzle
+        raise UnitError(
+            f"{text!r} is not a quantity: its operators or parentheses do not join a number "
+            f"and units; write it like {kind.example!r}"
+        ) from None
     if isinstance(quantity, pint.Quantity):
         # As a float, so that a huge integer overflows to inf here rather than raise later.
         quantity = _finite(text, quantity.magnitude, kind) * quantity.units

@@ -49,6 +49,10 @@ def test_parses_to_si(text: str, kind: Kind, expected: float) -> None:
         (3, Kind.POWER, "expected a quantity with a unit"),
         (True, Kind.POWER, "expected a quantity with a unit"),
         ("5 W/", Kind.POWER, "not a quantity"),
+        # pint's own words for these (tokenizer states) are not repeated.
+        ("8 MiB)", Kind.SIZE, r"^'8 MiB\)' is not a quantity: its operators or parentheses"),
+        ("(3 W", Kind.POWER, r"parentheses do not join a number and units; write it like"),
+        ("3 GB·/s", Kind.BANDWIDTH, r"^'3 GB·/s' is not a quantity: its operators"),
         # pint's parser drops or acts on these: "3,5 GB/s" would be 35 GB/s.
         (
             "3,5 GB/s",
