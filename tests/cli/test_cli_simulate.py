@@ -111,6 +111,17 @@ def test_simulate_engine_count_explains_an_uneven_placement(ndpkit) -> None:
     assert "note: SSD 0 holds 0.0417 of the data" in result.stderr
 
 
+def test_a_platform_without_engines_runs_the_host_split(ndpkit) -> None:
+    """CNS has nothing beside its SSDs: the run is the host split (as the model says), the
+    same as `--plan host`, not labelled a device split."""
+    default = simulation(ndpkit, "-p", "cns", "-a", "lc")
+    host = simulation(ndpkit, "-p", "cns", "-a", "lc", "--plan", "host")
+    assert (default["split"], default["engines_active"]) == ("host", 0)
+    assert default["time_s"] == host["time_s"] and default["energy_j"] == host["energy_j"]
+    table = ndpkit("simulate", "-p", "cns", "-a", "lc")
+    assert table.returncode == 0 and "(host split," in table.stdout
+
+
 def test_simulate_host_plan(ndpkit) -> None:
     s = simulation(ndpkit, "-p", "rfns", "-a", "he", "--plan", "host")
     assert (s["split"], s["engines_active"]) == ("host", 0)

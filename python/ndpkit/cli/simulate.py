@@ -280,7 +280,9 @@ def chosen_configuration(
         mapping = plan(platform, profile, options).mapping
         assert mapping is not None
         return configuration_of(mapping, platform.devices)
-    return FULL_GEAR
+    # Without engines (CNS) the host runs the whole kernel, as the model says: not a device
+    # split, which the table's title would then name.
+    return FULL_GEAR if platform.engines is not None else HOST_ONLY
 
 
 def _configuration(platform: Platform, engines: int | None) -> Configuration:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
-from ndpkit.model import FULL_GEAR, Configuration, Options
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
 from ndpkit.plan import activate, configuration_of, minimum_engines
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
@@ -79,6 +79,8 @@ def grid(
 def configuration(platform: Platform, engines_on: int | None) -> Configuration:
     """Engines switched on by the switch layer's activation policy (§6.3, mux-k)."""
     n = platform.devices
+    if platform.engines is None:
+        return HOST_ONLY  # nothing beside the storage: the host runs the whole kernel
     if engines_on is None or engines_on == n:
         return FULL_GEAR
     k = platform.switch_layer.module_size(n)
