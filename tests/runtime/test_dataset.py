@@ -1201,3 +1201,18 @@ def test_a_shard_truncated_while_this_process_reads_it_is_an_error_not_a_sigbus(
     monkeypatch.setattr(dataset_module, "check_shard_size", then_truncated)
     with pytest.raises(ShardError, match="changed while it was read: it ends before record"):
         list(ds.chunks(2**16))
+
+
+@pytest.mark.parametrize("devices", [0, 65_537, True, 2.0])
+def test_a_device_count_out_of_range_is_refused_before_any_work(
+    tmp_path: Path, devices: object
+) -> None:
+    """At most 65,536 devices (a platform's largest SSD count; 100,000 directories for 8 MiB
+    took minutes), at least 1, a whole number: refused before anything is written."""
+    with pytest.raises(SpecError, match=r"devices: must be"):
+        generate_dataset(Ints(), 10_000, devices, tmp_path / "ds")  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_largest_device_count_is_taken() -> None:
+    assert dataset_module._check_counts(65_536, 1) == (65_536, 1)

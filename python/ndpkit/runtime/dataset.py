@@ -75,6 +75,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
 from ndpkit.files import cleanup_held, literal_path, name_kept, signals_held
 from ndpkit.hw.loader import parse_nested
+from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import wide_mode_error
@@ -1159,9 +1160,17 @@ def import_dataset(
 
 def _check_counts(devices: int, shard_bytes: int) -> tuple[int, int]:
     """Whole numbers ≥ 1, as Python ints, checked before any work: a float, a bool or a
-    numpy integer failed in the manifest, after every shard was written."""
+    numpy integer failed in the manifest, after every shard was written. At most
+    MAX_COUNT devices, as a platform file's SSD count: 100,000 took minutes of directories
+    for 8 MiB of data, and as long again to list."""
+    devices = whole_number(devices, "devices", "a whole number ≥ 1", least=1)
+    if devices > MAX_COUNT:
+        raise SpecError(
+            f"must be at most {MAX_COUNT:,} (a platform's largest SSD count), got {devices:,}",
+            field="devices",
+        )
     return (
-        whole_number(devices, "devices", "a whole number ≥ 1", least=1),
+        devices,
         whole_number(shard_bytes, "shard_bytes", "a whole number of bytes ≥ 1", least=1),
     )
 
