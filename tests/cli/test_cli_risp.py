@@ -478,6 +478,8 @@ def test_the_validation_note_asks_for_measured_times_only_without_them(
         ("kmeans=1e400", ("--measured", "finite")),
         ("kmeans=inf s", ("--measured", "finite")),
         ("kmeans=1,kmeans=2", ("--measured", "kmeans is given twice")),
+        ("", ("--measured", "is empty")),  # an unset shell variable, not the flag left out
+        ("kmeans=2_1", ("--measured", "kmeans=2_1")),  # float() would read 21
     ],
 )
 def test_reproduce_bad_measured(run, measured: str, needles: tuple[str, ...]) -> None:

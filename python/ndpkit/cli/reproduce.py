@@ -276,8 +276,14 @@ zero on times hundreds of orders of magnitude from the model's (a few seconds)."
 
 def _measured(text: str | None) -> dict[str, float]:
     """'kmeans=2.1,sobel=4.9' → {"kmeans": 2.1, "sobel": 4.9}, with clear errors."""
-    if not text:
+    if text is None:
         return {}
+    if not text.strip():  # `--measured "$TIMES"` with TIMES unset: not the same as leaving it out
+        raise SpecError(
+            "is empty; give APP=SECONDS pairs such as 'kmeans=2.1,sobel=4.9', or leave it out",
+            source="command line",
+            field="--measured",
+        )
     values: dict[str, float] = {}
     for pair in text.split(","):
         app, sep, seconds = pair.partition("=")
