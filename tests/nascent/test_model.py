@@ -526,10 +526,24 @@ def test_the_decoder_table_memory_is_named_and_checked_in_both_modes() -> None:
     with pytest.raises(ModelError) as fixed:
         decode_time(small, 10, 2, width=4, dict_values=1024)
     assert str(fixed.value) == (
-        "nascent2 model: smartssd.dictionary_memory: a 1024-value × 4 B dictionary exceeds "
+        "smartssd.dictionary_memory (overridden): a 1024-value × 4 B dictionary exceeds "
         "the decoder's 1000 B table memory"
     )
-    with pytest.raises(ModelError, match=r"smartssd\.dictionary_memory: a 100-value, 1200 B"):
+    with pytest.raises(ModelError, match=r"smartssd\.dictionary_memory \(overridden\): a 100-value, 1200 B"):
         decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=100, dict_bytes=1200)
     fits = decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=80, dict_bytes=960)
     assert fits.mode == "variable"
+
+
+def test_a_device_entry_at_fault_is_named_with_its_file(tmp_path: Path) -> None:
+    """An entry read from a device file is blamed on the file and field, as a load error
+    would be (it said "nascent2 model" whatever the file)."""
+    path = _write(
+        tmp_path,
+        'version = 1\n[smartssd]\nextends = "smartssd"\n'
+        'dictionary_memory = { value = "1 kB", source = "[choice] test" }\n',
+    )
+    device = load_devices(path).fpga("smartssd")
+    with pytest.raises(ModelError) as error:
+        decode_time(device, 10, 2, width=4, dict_values=1024)
+    assert str(error.value).startswith(f"{path}: smartssd.dictionary_memory: a 1024-value")

@@ -110,6 +110,8 @@ class FpgaDevice:
     onchip_bytes: float
     power_w: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    origin: str = field(default=BUILTIN, compare=False, repr=False)
+    """The device file it was read from (an error about one of its entries names it)."""
 
     @property
     def sort_capacity(self) -> int:
@@ -133,6 +135,8 @@ class CpuDevice:
     ssd_read_bytes_per_s: float
     power_w: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    origin: str = field(default=BUILTIN, compare=False, repr=False)
+    """The device file it was read from (an error about one of its entries names it)."""
 
     def with_(self, **changes: Any) -> Self:
         notes = dict.fromkeys(changes, OVERRIDE)
@@ -354,7 +358,17 @@ def _device(name: str, table: dict[str, Any], source: str) -> Device:
         at, field = _origin(name, given, table[given], source)
         _check_capacity(values["p"], values["l"], at, field)
     cls: type[FpgaDevice] | type[CpuDevice] = FpgaDevice if kind == "fpga" else CpuDevice
-    return cls(**values, sources=MappingProxyType(sources))
+    return cls(**values, sources=MappingProxyType(sources), origin=source)
+
+
+def entry_origin(device: FpgaDevice | CpuDevice, key: str) -> str:
+    """Where a device's entry `key` (a device-file key, "dictionary_memory") was set, as an
+    error names it: its file and field, or the field as overridden (`--option DEVICE.KEY`
+    on the command line, `with_` in Python)."""
+    attr = (_FPGA_KEYS if isinstance(device, FpgaDevice) else _CPU_KEYS)[key][0]
+    if device.sources.get(attr) == OVERRIDE:
+        return f"{device.name}.{key} (overridden)"
+    return f"{device.origin}: {device.name}.{key}"
 
 
 def _overridden(entry: Any) -> bool:

@@ -41,7 +41,7 @@ from typing import Literal, get_args
 
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.nascent.bitonic import SortCounts, expected_counts
-from ndpkit.nascent.devices import FpgaDevice
+from ndpkit.nascent.devices import FpgaDevice, entry_origin
 
 KeyBits = Literal[32, 64]
 DramMerge = Literal["bitonic_dram", "merge_tree"]
@@ -55,8 +55,9 @@ _SOURCE = "nascent2 model"
 
 
 def _device_error(device: FpgaDevice, field: str, message: str) -> ModelError:
-    """A job the device cannot hold, naming the device entry at fault."""
-    return ModelError(f"{_SOURCE}: {device.name}.{field}: {message}")
+    """A job the device cannot hold, naming the device entry at fault where it was set (its
+    file, or the command line's --option)."""
+    return ModelError(f"{entry_origin(device, field)}: {message}")
 
 
 def check_choice(name: str, value: str, allowed: object) -> None:
