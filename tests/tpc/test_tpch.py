@@ -74,9 +74,11 @@ def _fake_tool(tmp_path: Path) -> Path:
 def test_failure_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tpch, "find_tpchgen", lambda: _fake_tool(tmp_path))
     out = tmp_path / "out"
-    with pytest.raises(SpecError, match="disk full"):
+    with pytest.raises(SpecError, match="disk full") as error:
         generate_tpch(0.01, out, ["region", "nation"])
     assert not out.exists()  # no partial file, no staging directory, no empty directory
+    # Named after the output it was writing (a full disk is the usual cause), then the tool.
+    assert str(error.value).startswith(f"{out}: fake-tpchgen failed to generate region")
 
 
 def test_interrupt_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -211,7 +211,11 @@ def _run_tool(tool: Path, sf: float, tables: Sequence[str], directory: Path) -> 
     missing = [t for t in tables if not (directory / f"{t}.parquet").is_file()]
     if done.returncode != 0 or missing:
         detail = done.stderr.strip().splitlines()[-1:] or [_how_it_ended(done.returncode)]
-        raise SpecError(f"failed to generate {', '.join(tables)}: {detail[0]}", source=str(tool))
+        # Named after where it writes (beside the output): a full disk is the usual cause.
+        raise SpecError(
+            f"{tool.name} failed to generate {', '.join(tables)} ({tool}): {detail[0]}",
+            source=str(directory.parent),
+        )
 
 
 def _how_it_ended(returncode: int) -> str:
