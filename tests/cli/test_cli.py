@@ -243,7 +243,9 @@ def test_engine_without_throughput_for_app(ndpkit, tmp_path: Path) -> None:
     path.write_text('[apps.scan]\ndata_size = "1 TB"\nalpha = 10\n')
     result = ndpkit("estimate", "-p", "rans", "-a", "scan", "--profiles", str(path))
     assert result.returncode == 2
-    assert "no throughput for app 'scan'" in result.stderr
+    assert "platform 'rans': no engine rate for app 'scan'" in result.stderr
+    assert "the profile of 'scan' has no arm measurement" in result.stderr
+    assert "engines.throughput.scan" in result.stderr and "engine = { arm" in result.stderr
 
 
 def test_model_flags_reach_estimate_and_plan(ndpkit) -> None:

@@ -541,7 +541,7 @@ def test_models_refuse_what_they_cannot_answer():
         in_storage.run(load_platform("rans"), profile("sobel"), FULL_GEAR, Options())
     # A kernel with neither a cell design nor a throughput on the cells.
     bare = Profile(app="mystery", data_size="1 GB", alpha=2, cycles_per_byte=5)
-    with pytest.raises(ModelError, match="no throughput for app 'mystery'"):
+    with pytest.raises(ModelError, match="platform 'risp-64ch': no engine rate for app 'mystery'"):
         run(risp(), bare)
     # ... and one the host cannot run (no CPB, no host rate).
     with pytest.raises(ModelError, match="host cannot run it"):

@@ -529,7 +529,9 @@ def test_the_decoder_table_memory_is_named_and_checked_in_both_modes() -> None:
         "smartssd.dictionary_memory (overridden): a 1024-value × 4 B dictionary exceeds "
         "the decoder's 1000 B table memory"
     )
-    with pytest.raises(ModelError, match=r"smartssd\.dictionary_memory \(overridden\): a 100-value, 1200 B"):
+    with pytest.raises(
+        ModelError, match=r"smartssd\.dictionary_memory \(overridden\): a 100-value, 1200 B"
+    ):
         decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=100, dict_bytes=1200)
     fits = decode_time(small, 10, 2, mean_length=12.0, l_max=16, dict_values=80, dict_bytes=960)
     assert fits.mode == "variable"

@@ -157,7 +157,7 @@ def test_a_split_the_models_cannot_estimate_is_listed_not_chosen() -> None:
     result = compare_splits(load_platform("rans"), knn8_profiles())
     full, topk = result.splits
     assert full.estimate is not None
-    assert topk.estimate is None and topk.error and "no throughput" in topk.error
+    assert topk.estimate is None and topk.error and "no engine rate" in topk.error
     assert result.chosen == "knn8"
     rows = result.rows()
     assert rows[1]["note"] == topk.error and rows[0]["chosen"] is True

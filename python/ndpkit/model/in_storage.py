@@ -38,7 +38,7 @@ from ndpkit.hw import Platform, Reconfiguration
 from ndpkit.model.configuration import Configuration
 from ndpkit.model.energy import Energy, StateTimes
 from ndpkit.model.options import Options
-from ndpkit.model.pipeline import Pipeline
+from ndpkit.model.pipeline import Pipeline, no_engine_rate
 from ndpkit.profile import Profile
 
 # Stage names, in data-flow order.
@@ -132,7 +132,7 @@ def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
         return cell.bytes_per_cycle * clock, cell.pipeline_delay_cycles / clock
     if engines.kind in profile.engine_bytes_per_s:
         return profile.engine_bytes_per_s[engines.kind], 0.0
-    return engines.bandwidth_bytes_per_s(app), 0.0  # raises with a clear message
+    raise no_engine_rate(platform, profile)
 
 
 def run(

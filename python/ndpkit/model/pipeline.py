@@ -82,7 +82,22 @@ def engine_bandwidth(platform: Platform, profile: Profile) -> float:
         return engine.bandwidth_bytes_per_s(profile.app)
     if engine.kind in profile.engine_bytes_per_s:
         return profile.engine_bytes_per_s[engine.kind]
-    return engine.bandwidth_bytes_per_s(profile.app)  # raises with a clear message
+    raise no_engine_rate(platform, profile)
+
+
+def no_engine_rate(platform: Platform, profile: Profile) -> ModelError:
+    """The error for an app neither the platform nor the profile gives an engine rate: both
+    named, and what to add to either."""
+    engines = platform.engines
+    assert engines is not None
+    known = ", ".join(sorted({*engines.throughput, *engines.bytes_per_cycle})) or "none"
+    app, kind = profile.app, engines.kind
+    return ModelError(
+        f"platform {platform.name!r}: no engine rate for app {app!r}: its {kind} engines have "
+        f"entries for {known}, and the profile of {app!r} has no {kind} measurement; add "
+        f'engines.throughput.{app} to the platform, or engine = {{ {kind} = "…" }} to the '
+        "profile"
+    )
 
 
 def full_ndp_time_s(platform: Platform, profile: Profile, options: Options) -> float:
