@@ -267,3 +267,28 @@ def test_an_explicit_no_flag_and_an_option_for_the_same_convention_conflict(ndpk
         "estimate", "-p", "rans", "-a", "he", "--no-mux-port-cap", "-o", "mux_port_cap=true"
     )
     assert result.returncode == 2 and "mux_port_cap is already set" in result.stderr
+
+
+def test_platforms_check_notes_an_engine_entry_for_an_app_ndpkit_does_not_ship(
+    ndpkit, tmp_path: Path
+) -> None:
+    """Legal (a user's own app, with a profile of that name), so exit 0; but a typo such as
+    `lcc` is otherwise never used, so `platforms check` says so, with a guess. The presets'
+    entries are all for shipped apps: no note."""
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        'version = 1\nextends = "rans"\nname = "mine"\n'
+        '[engines.throughput]\nlcc = "9 GB/s"\nscan = "1 GB/s"\n'
+    )
+    result = ndpkit("platforms", "check", str(path))
+    assert result.returncode == 0 and result.stdout.startswith(f"ok: {path}")
+    notes = result.stderr.splitlines()
+    assert notes == [
+        f"note: {path}: engines.throughput.lcc: no app ndpkit ships (did you mean 'lc'?); "
+        "used only with a profile of that name (--profiles)",
+        f"note: {path}: engines.throughput.scan: no app ndpkit ships; "
+        "used only with a profile of that name (--profiles)",
+    ]
+    for preset in ("rans", "rfns", "risp-64ch"):
+        clean = ndpkit("platforms", "check", preset)
+        assert clean.returncode == 0 and clean.stderr == "", preset

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, emit, user_errors, write_out
+from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors, write_out
 from ndpkit.hw import Platform, load_platform, preset_names
+from ndpkit.kernels import kernel_names
+from ndpkit.profile import load_profiles
 from ndpkit.report import Column, Table, to_json
 from ndpkit.units import Kind, format_si
 
@@ -107,10 +110,39 @@ def check(
     with user_errors():
         platform = load_platform(file)
     s = summary(platform)
+    for note in unshipped_apps(platform):
+        stderr().print(f"note: {file}: {note}", highlight=False, markup=False)
     write_out(
         f"ok: {file}: platform {s['name']!r}, {s['devices']} SSDs, "
         f"{s['engines']} {s['engine_kind'] or 'no'} engines, switch layer {s['switch_layer']}\n"
     )
+
+
+_PER_APP_TABLES = ("throughput", "bytes_per_cycle", "pipeline_delay_cycles", "power_active_by_app")
+
+
+def unshipped_apps(platform: Platform) -> list[str]:
+    """A note for each per-app engine entry whose app ndpkit does not ship (a kernel or a
+    profile preset's app): legal, for a user's own app with its own profile, but a typo
+    (`lcc`) is otherwise never used and never reported."""
+    engines = platform.engines
+    if engines is None:
+        return []
+    shipped = set(kernel_names()) | {
+        app for name in ("rans-rfns", "risp") for app in load_profiles(name).apps
+    }
+    notes = []
+    for table in _PER_APP_TABLES:
+        for app in getattr(engines, table):
+            if app in shipped:
+                continue
+            close = difflib.get_close_matches(app, sorted(shipped), n=1)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            notes.append(
+                f"engines.{table}.{app}: no app ndpkit ships{guess}; used only with a "
+                f"profile of that name (--profiles)"
+            )
+    return notes
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
