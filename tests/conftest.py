@@ -2,6 +2,7 @@
 directory)."""
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -37,14 +38,19 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
     path.mkdir(mode=0o555)
     immutable = os.geteuid() == 0
     if immutable:
-        made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+        chattr = shutil.which("chattr")
+        if chattr is None:
+            pytest.skip("root, and no chattr (e2fsprogs) to set the immutable flag")
+        made = subprocess.run(
+            [chattr, "+i", str(path)], capture_output=True, text=True, check=False
+        )
         if made.returncode != 0 or _can_create_in(path):
-            pytest.skip(f"root, and no immutable flag here: {made.stderr.strip()!r}")
+            pytest.skip(f"root, and no immutable flag here: {made.stderr.strip()}")
     try:
         yield path
     finally:
         if immutable:
-            subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+            subprocess.run([str(chattr), "-i", str(path)], capture_output=True, check=False)
         path.chmod(0o755)
 
 

@@ -374,16 +374,3 @@ def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3
         if abs(value) >= factor or factor == 1e-9:
             return f"{value / factor:.{digits}g} {prefix}{unit}"
     return f"{value:.{digits}g} {unit}"
-
-
-def ascii_digits(text: str) -> bool:
-    """Whether `text` is one or more of the digits 0-9: str.isdigit() also takes '١٨', '１２'
-    and '²' (which int() then refuses), so a check with it alone lets other scripts through."""
-    return text.isascii() and text.isdigit()
-
-
-def plain_number(text: str) -> bool:
-    """Whether `text` is written in ASCII without '_': int(), float() and the option
-    parser would take '0_05' (as 5, in the parser's case), '１２' or '1_000' as numbers, where
-    sizes and every other quantity refuse them."""
-    return text.isascii() and "_" not in text

@@ -46,3 +46,29 @@ def test_utf8_output_is_left_as_it_is() -> None:
     result = run({"PYTHONIOENCODING": "utf-8"}, "estimate", "-p", "rans", "-a", "lc")
     assert result.returncode == 0
     assert "—".encode() in result.stdout and b"\\u2014" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("encoding", "errors"),
+    [
+        ("utf-8", "strict"),
+        ("utf-8:surrogateescape", "surrogateescape"),
+        ("ascii", "backslashreplace"),
+        ("latin-1:replace", "replace"),
+    ],
+)
+def test_only_streams_that_can_fail_are_told_to_escape(encoding: str, errors: str) -> None:
+    """A UTF-8 stream keeps its handler (surrogate-escaped file names still come out as the
+    bytes they were), as does one already told what to do; the rest escape."""
+    code = (
+        "import sys; from ndpkit.cli import _escape_what_cannot_be_encoded as e; e(); "
+        "print(sys.stdout.errors, sys.stderr.errors)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONIOENCODING": encoding, "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert done.stdout.split()[0] == errors

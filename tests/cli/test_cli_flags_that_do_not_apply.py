@@ -40,10 +40,14 @@ def test_without_split_a_platform_without_engines_estimates_the_host_split(ndpki
 
 
 @pytest.mark.parametrize("command", ["generate", "import"])
-def test_a_bad_device_count_names_the_flag(ndpkit: Run, command: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("devices", ["0", "65537"])
+def test_a_bad_device_count_names_the_flag(
+    ndpkit: Run, command: str, devices: str, tmp_path: Path
+) -> None:
     source = "lc" if command == "generate" else str(tmp_path / "missing.npy")
-    args = ("data", command, source, "--devices", "0", "-o", str(tmp_path / "ds"))
+    args = ("data", command, source, "--devices", devices, "-o", str(tmp_path / "ds"))
     extra = ("--size", "1MiB") if command == "generate" else ("--app", "lc")
     line = one_error_line(ndpkit(*args, *extra))
-    assert "--devices: must be ≥ 1, got 0" in line
+    wanted = "--devices: must be from 1 to 65,536 (a platform's largest SSD count), got "
+    assert f"{wanted}{int(devices):,}" in line
     assert not (tmp_path / "ds").exists()

@@ -12,7 +12,7 @@ import pytest
 import typer
 
 from ndpkit.cli.common import real_arg, whole_arg
-from ndpkit.units import ascii_digits, plain_number
+from ndpkit.numerals import ascii_digits, plain_number, signed_whole
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -26,7 +26,10 @@ def test_the_checks_take_ascii_digits_only() -> None:
     assert whole_arg("36") == 36 and whole_arg(" -3 ") == -3 and whole_arg("+4") == 4
     assert whole_arg(7) == 7  # a default, handed over as it is
     assert real_arg("0.05") == 0.05 and real_arg("1e3") == 1000.0 and real_arg(0) == 0.0
-    for bad in ("3_6", "３６", "3.0", "", "--1", "0x10"):
+    assert signed_whole("-5") and signed_whole("+5") and signed_whole("0")
+    for text in ("+-5", "-+5", "--5", "5-", " 5", "５", "5_0", ""):
+        assert not signed_whole(text), text
+    for bad in ("3_6", "３６", "3.0", "", "--1", "-+1", "0x10"):
         with pytest.raises(typer.BadParameter, match="not a whole number"):
             whole_arg(bad)
     for bad in ("0_05", "０.５", "", "1,5", "five"):
@@ -45,6 +48,8 @@ def test_the_checks_take_ascii_digits_only() -> None:
         (("reproduce", "risp", "--measured", "kmeans=2_1", "--tables", "V0"), "kmeans=2_1"),
         (("reproduce", "nascent2", "-o", "smartssd.sorter_width=１６"), "１６"),
         (("sort", "--devices", "99999", "--by", "x", "--out", "y.parquet", "x.parquet"), "4096"),
+        (("simulate", "nascent2", "-o", "des.chunk_bytes=+-5"), "+-5"),  # was a traceback
+        (("estimate", "-p", "rans", "-a", "he", "-n", "-+5"), "'-+5' is not a whole number"),
     ],
 )
 def test_an_odd_number_is_refused(

@@ -8,6 +8,7 @@ BW_D2F = 19 GB/s); the bandwidth caps are Hypothesis properties.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from ndpkit.errors import ModelError, SpecError, UnknownNameError
 from ndpkit.nascent.bitonic import argsort, expected_counts
+from ndpkit.nascent.devices import BUILTIN, entry_origin
 from ndpkit.nascent.model import (
     CpuPhases,
     FpgaDevice,
@@ -549,3 +551,23 @@ def test_a_device_entry_at_fault_is_named_with_its_file(tmp_path: Path) -> None:
     with pytest.raises(ModelError) as error:
         decode_time(device, 10, 2, width=4, dict_values=1024)
     assert str(error.value).startswith(f"{path}: smartssd.dictionary_memory: a 1024-value")
+
+
+def test_each_entry_is_blamed_on_where_it_was_set(tmp_path: Path) -> None:
+    """Per entry, not per device: what a file's device inherits from a shipped one, and
+    the shipped devices merged beside it, are the package's; an --option override is the
+    command line's; `with_` says overridden."""
+    path = _write(
+        tmp_path,
+        'version = 1\n[smartssd]\nextends = "smartssd"\n'
+        'power = { value = "9 W", source = "[choice] test" }\n',
+    )
+    found = load_devices(path, {"smartssd": {"clock": "250 MHz"}})
+    smartssd, u250 = found.fpga("smartssd"), found.fpga("u250")
+    assert entry_origin(smartssd, "power") == f"{path}: smartssd.power"
+    assert entry_origin(smartssd, "dictionary_memory") == f"{BUILTIN}: smartssd.dictionary_memory"
+    assert entry_origin(u250, "dictionary_memory") == f"{BUILTIN}: u250.dictionary_memory"
+    assert entry_origin(smartssd, "clock") == "command line: --option smartssd.clock=250 MHz"
+    assert entry_origin(smartssd.with_(power_w=3.0), "power") == "smartssd.power (overridden)"
+    with pytest.raises(ModelError, match=rf"^{re.escape(BUILTIN)}: smartssd.dictionary_memory"):
+        decode_time(smartssd, 10, 2, width=4, dict_values=10**7)

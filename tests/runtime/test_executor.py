@@ -435,6 +435,42 @@ def test_proc_files_are_read_through_this_processs_own_kept_descriptor(
     assert whole is not None and b"\nVmRSS:" in whole and b"\nVmHWM:" in whole
 
 
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="POSIX fork only")
+def test_a_forked_child_closes_the_parents_proc_descriptors() -> None:
+    """The parent's kept descriptors name the parent: a fork closes them in the child
+    (they used to stay open there for good), which then opens its own."""
+    _memory_bytes()
+    parents = dict(executor._proc_fds)
+    assert parents
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, then leave without running pytest's exit handlers
+        try:
+            closed = all(_fd_closed(fd) for fd in parents.values())
+            _memory_bytes()
+            mine = executor._proc_fds and all(pid == os.getpid() for _, pid in executor._proc_fds)
+            os.write(
+                write_end,
+                b"ok" if closed and not set(parents) & set(executor._proc_fds) and mine else b"no",
+            )
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    answer = os.read(read_end, 2)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert answer == b"ok"
+    assert all(not _fd_closed(fd) for fd in parents.values())  # the parent's stay open
+
+
+def _fd_closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
+
+
 # -- a real kernel ------------------------------------------------------------------------
 
 

@@ -19,8 +19,8 @@ from rich.console import Console
 
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.files import check_writable, destination
+from ndpkit.numerals import plain_number, signed_whole
 from ndpkit.report import Table, to_csv, to_json, to_rich
-from ndpkit.units import ascii_digits, plain_number
 
 if TYPE_CHECKING:  # the model and units pull in pint (0.2 s); `ndpkit sort` needs neither
     from ndpkit.model import Options
@@ -439,7 +439,7 @@ def whole_arg(text: str | int) -> int:
     if isinstance(text, int):
         return text
     digits = text.strip()
-    if not plain_number(digits) or not ascii_digits(digits.removeprefix("-").removeprefix("+")):
+    if not signed_whole(digits):
         raise typer.BadParameter(f"{text!r} is not a whole number (digits 0-9, no '_')")
     return int(digits)
 

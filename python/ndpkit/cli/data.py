@@ -28,6 +28,7 @@ from ndpkit.files import name_kept
 from ndpkit.report import Column, Table
 from ndpkit.runtime.dataset import (
     DEFAULT_SHARD_BYTES,
+    MAX_DEVICES,
     Dataset,
     ShardFormat,
     crop_loss,
@@ -86,8 +87,12 @@ def _size(flag: str, text: str) -> int:
 
 
 def _devices(devices: int) -> int:
-    if devices < 1:
-        raise SpecError(f"must be ≥ 1, got {devices}", source="command line", field="--devices")
+    if not 1 <= devices <= MAX_DEVICES:
+        raise SpecError(
+            f"must be from 1 to {MAX_DEVICES:,} (a platform's largest SSD count), got {devices:,}",
+            source="command line",
+            field="--devices",
+        )
     return devices
 
 

@@ -35,9 +35,10 @@ from ndpkit.cli.common import (
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
+from ndpkit.numerals import plain_number
 from ndpkit.plan.channels import ChannelRounding, Grouping
 from ndpkit.reproduce import REPRODUCTIONS, nascent2, rans_rfns, risp
-from ndpkit.units import Kind, UnitError, parse, plain_number
+from ndpkit.units import Kind, UnitError, parse
 
 
 def reproduce_cmd(

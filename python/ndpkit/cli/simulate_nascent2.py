@@ -15,6 +15,7 @@ from ndpkit.errors import SpecError
 from ndpkit.nascent.des import DevicesSimulation
 from ndpkit.nascent.devices import load_devices
 from ndpkit.nascent.system import CpuPhases, TableJob
+from ndpkit.numerals import ascii_digits, plain_number
 from ndpkit.report import Table
 from ndpkit.reproduce.nascent2 import settings_from_flags
 from ndpkit.reproduce.nascent2.context import USED_DEVICES, new_context
@@ -24,7 +25,6 @@ from ndpkit.reproduce.nascent2.simulated import COMPARISON_COLUMNS, comparison_r
 from ndpkit.reproduce.nascent2.tables import E7_KEYS, KeySpec, e7_cpu, e7_job
 from ndpkit.tpc.shape import LINEITEM_ROWS_AT_SF1
 from ndpkit.tpc.tpcc import ORDERS_PER_WAREHOUSE as ORDERS
-from ndpkit.units import ascii_digits, plain_number
 
 _SOURCE = "command line"
 

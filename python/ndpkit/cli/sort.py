@@ -62,7 +62,8 @@ def sort_cmd(
         int,
         typer.Option(
             "--devices",
-            help="Partition the table over M devices and sort the partitions concurrently.",
+            help="Partition the table over M devices (1-4096) and sort the partitions "
+            "concurrently.",
             parser=_devices,
         ),
     ] = 1,

@@ -132,7 +132,7 @@ def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
         return cell.bytes_per_cycle * clock, cell.pipeline_delay_cycles / clock
     if engines.kind in profile.engine_bytes_per_s:
         return profile.engine_bytes_per_s[engines.kind], 0.0
-    raise no_engine_rate(platform, profile)
+    raise no_engine_rate(platform, profile, in_storage=True)
 
 
 def run(

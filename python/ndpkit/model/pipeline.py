@@ -85,18 +85,23 @@ def engine_bandwidth(platform: Platform, profile: Profile) -> float:
     raise no_engine_rate(platform, profile)
 
 
-def no_engine_rate(platform: Platform, profile: Profile) -> ModelError:
+def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = False) -> ModelError:
     """The error for an app neither the platform nor the profile gives an engine rate: both
-    named, and what to add to either."""
+    named, and what to add to either (`in_storage`: the cell model, which also takes the
+    profile's FPGA cell design)."""
     engines = platform.engines
     assert engines is not None
     known = ", ".join(sorted({*engines.throughput, *engines.bytes_per_cycle})) or "none"
     app, kind = profile.app, engines.kind
+    platform_fix, profile_fix = f"engines.throughput.{app}", f'engine = {{ {kind} = "…" }}'
+    if engines.frequency_hz is not None:  # clocked engines: bytes per cycle x clock serves
+        platform_fix += f" or engines.bytes_per_cycle.{app}"
+    if in_storage:
+        profile_fix += f" or an [apps.{app}.fpga_cell] design"
     return ModelError(
         f"platform {platform.name!r}: no engine rate for app {app!r}: its {kind} engines have "
         f"entries for {known}, and the profile of {app!r} has no {kind} measurement; add "
-        f'engines.throughput.{app} to the platform, or engine = {{ {kind} = "…" }} to the '
-        "profile"
+        f"{platform_fix} to the platform, or {profile_fix} to the profile"
     )
 
 

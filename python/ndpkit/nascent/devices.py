@@ -110,8 +110,8 @@ class FpgaDevice:
     onchip_bytes: float
     power_w: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
-    origin: str = field(default=BUILTIN, compare=False, repr=False)
-    """The device file it was read from (an error about one of its entries names it)."""
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Where each entry was set, by attribute, as an error names it (`entry_origin`)."""
 
     @property
     def sort_capacity(self) -> int:
@@ -120,8 +120,7 @@ class FpgaDevice:
 
     def with_(self, **changes: Any) -> Self:
         """A copy with SI-valued fields replaced (the source notes say `override`)."""
-        notes = dict.fromkeys(changes, OVERRIDE)
-        return replace(self, **changes, sources={**self.sources, **notes})
+        return replace(self, **_overridden_fields(self, changes))
 
 
 @dataclass(frozen=True)
@@ -135,15 +134,25 @@ class CpuDevice:
     ssd_read_bytes_per_s: float
     power_w: float
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
-    origin: str = field(default=BUILTIN, compare=False, repr=False)
-    """The device file it was read from (an error about one of its entries names it)."""
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Where each entry was set, by attribute, as an error names it (`entry_origin`)."""
 
     def with_(self, **changes: Any) -> Self:
-        notes = dict.fromkeys(changes, OVERRIDE)
-        return replace(self, **changes, sources={**self.sources, **notes})
+        return replace(self, **_overridden_fields(self, changes))
 
 
 Device = FpgaDevice | CpuDevice
+
+
+def _overridden_fields(device: FpgaDevice | CpuDevice, changes: dict[str, Any]) -> dict[str, Any]:
+    """`changes` to SI-valued fields, with each noted as an override (`with_`)."""
+    keys = {attr: key for key, (attr, _) in _keys_of(device).items()}
+    origins = {attr: f"{device.name}.{keys.get(attr, attr)} (overridden)" for attr in changes}
+    return {
+        **changes,
+        "sources": {**device.sources, **dict.fromkeys(changes, OVERRIDE)},
+        "origins": {**device.origins, **origins},
+    }
 
 
 @dataclass(frozen=True)
@@ -197,7 +206,8 @@ def load_devices(
         raw = _read_file(Path(path))
         if used is not None:
             _check_used(raw, used, source)
-    raw = _resolve_extends(raw, builtin, source)
+    raw, key_sources = _resolve_extends(raw, builtin, source)
+    own_source = dict.fromkeys(raw, source)
     if path is not None:
         # A user file adds devices or replaces shipped ones; the rest stay available.
         raw = {**{k: v for k, v in builtin.items() if k not in raw}, **raw}
@@ -218,8 +228,7 @@ def load_devices(
         }
     devices: dict[str, Device] = {}
     for name, table in raw.items():
-        where = source if not overrides or name not in overrides else f"{source} + overrides"
-        devices[name] = _device(name, table, where)
+        devices[name] = _device(name, table, own_source.get(name, BUILTIN), key_sources.get(name))
     return DeviceSet(MappingProxyType(devices), source)
 
 
@@ -292,27 +301,33 @@ def _tables(doc: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
 
 def _resolve_extends(
     raw: dict[str, dict[str, Any]], builtin: dict[str, dict[str, Any]], source: str
-) -> dict[str, dict[str, Any]]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
     """Each device with its `extends` chain applied, parents first: a device of the file
     may extend another of the file (which may itself extend one), or a shipped one; a
-    device extending itself extends the shipped device of that name. A cycle is an error."""
+    device extending itself extends the shipped device of that name. A cycle is an error.
+    Also where each device's entries were set: `source`, or BUILTIN for those inherited
+    from a shipped device."""
     out: dict[str, dict[str, Any]] = {}
+    origins: dict[str, dict[str, str]] = {}
 
     def resolve(name: str, seen: tuple[str, ...]) -> dict[str, Any]:
         if name in out:
             return out[name]
         table = raw[name]
         parent_name = table.get("extends")
+        own = dict.fromkeys((k for k in table if k != "extends"), source)
         if parent_name is None:
-            out[name] = dict(table)
+            out[name], origins[name] = dict(table), own
             return out[name]
         if parent_name in seen:
             chain = " → ".join([*seen, name, parent_name])
             raise SpecError(f"extends in a cycle: {chain}", source=source, field=f"{name}.extends")
         if parent_name != name and parent_name in raw:
             parent = resolve(parent_name, (*seen, name))
+            inherited = origins[parent_name]
         elif parent_name in builtin:
             parent = builtin[parent_name]
+            inherited = dict.fromkeys(parent, BUILTIN)
         else:
             known = sorted(set(builtin) | set(raw))
             raise SpecError(
@@ -321,14 +336,21 @@ def _resolve_extends(
                 field=f"{name}.extends",
             )
         out[name] = {**parent, **{k: v for k, v in table.items() if k != "extends"}}
+        origins[name] = {**inherited, **own}
         return out[name]
 
     for name in raw:
         resolve(name, ())
-    return {name: out[name] for name in raw}
+    return {name: out[name] for name in raw}, {name: origins[name] for name in raw}
 
 
-def _device(name: str, table: dict[str, Any], source: str) -> Device:
+def _device(
+    name: str, table: dict[str, Any], source: str, key_sources: Mapping[str, str] | None = None
+) -> Device:
+    """The device of `table` (resolved: `extends` applied); `source` is its own file, and
+    `key_sources` where each entry was set, where it was another file (an entry inherited
+    from a shipped device)."""
+    key_sources = key_sources or {}
     kind = table.get("kind")
     if kind not in ("fpga", "cpu"):
         raise SpecError(
@@ -338,37 +360,43 @@ def _device(name: str, table: dict[str, Any], source: str) -> Device:
     allowed = {"kind", "description", *keys}
     unknown = sorted(set(table) - allowed)
     if unknown:
-        at, field = _origin(name, unknown[0], table[unknown[0]], source)
+        at, field = _origin(
+            name, unknown[0], table[unknown[0]], key_sources.get(unknown[0], source)
+        )
         raise SpecError(
             f"unknown key; expected one of {', '.join(sorted(allowed))}", source=at, field=field
         )
     values: dict[str, Any] = {"name": name, "description": str(table.get("description", ""))}
     sources: dict[str, str] = {}
+    origins: dict[str, str] = {}
     for key, (attr, quantity) in keys.items():
         if key not in table:
             raise SpecError("missing", source=source, field=f"{name}.{key}")
-        at, field = _origin(name, key, table[key], source)
+        at, field = _origin(name, key, table[key], key_sources.get(key, source))
         value, note = _entry(table[key], quantity, at, field)
         _check_power_of_two(key, value, at, field)
         values[attr] = value
         sources[attr] = note
+        origins[attr] = f"{at}: {field}"
     if kind == "fpga":
         # Blamed on the entry a --option overrode, if either was, else on the file's rows.
         given = "sorter_width" if _overridden(table.get("sorter_width")) else "bram_rows"
-        at, field = _origin(name, given, table[given], source)
+        at, field = _origin(name, given, table[given], key_sources.get(given, source))
         _check_capacity(values["p"], values["l"], at, field)
     cls: type[FpgaDevice] | type[CpuDevice] = FpgaDevice if kind == "fpga" else CpuDevice
-    return cls(**values, sources=MappingProxyType(sources), origin=source)
+    return cls(**values, sources=MappingProxyType(sources), origins=MappingProxyType(origins))
 
 
 def entry_origin(device: FpgaDevice | CpuDevice, key: str) -> str:
     """Where a device's entry `key` (a device-file key, "dictionary_memory") was set, as an
-    error names it: its file and field, or the field as overridden (`--option DEVICE.KEY`
-    on the command line, `with_` in Python)."""
-    attr = (_FPGA_KEYS if isinstance(device, FpgaDevice) else _CPU_KEYS)[key][0]
-    if device.sources.get(attr) == OVERRIDE:
-        return f"{device.name}.{key} (overridden)"
-    return f"{device.origin}: {device.name}.{key}"
+    error names it: the file that set it (the device's own, or the one it extends) and the
+    field, the command line's `--option`, or the field as overridden by `with_`."""
+    attr = _keys_of(device)[key][0]
+    return device.origins.get(attr, f"{device.name}.{key}")
+
+
+def _keys_of(device: FpgaDevice | CpuDevice) -> dict[str, tuple[str, Kind | None]]:
+    return _FPGA_KEYS if isinstance(device, FpgaDevice) else _CPU_KEYS
 
 
 def _overridden(entry: Any) -> bool:

@@ -1158,15 +1158,19 @@ def import_dataset(
     return _write_dataset(Path(path), overwrite, meta, found, records)
 
 
+MAX_DEVICES = MAX_COUNT
+"""The most devices a data set is sharded over: a platform file's largest SSD count."""
+
+
 def _check_counts(devices: int, shard_bytes: int) -> tuple[int, int]:
     """Whole numbers ≥ 1, as Python ints, checked before any work: a float, a bool or a
     numpy integer failed in the manifest, after every shard was written. At most
     MAX_COUNT devices, as a platform file's SSD count: 100,000 took minutes of directories
     for 8 MiB of data, and as long again to list."""
     devices = whole_number(devices, "devices", "a whole number ≥ 1", least=1)
-    if devices > MAX_COUNT:
+    if devices > MAX_DEVICES:
         raise SpecError(
-            f"must be at most {MAX_COUNT:,} (a platform's largest SSD count), got {devices:,}",
+            f"must be at most {MAX_DEVICES:,} (a platform's largest SSD count), got {devices:,}",
             field="devices",
         )
     return (

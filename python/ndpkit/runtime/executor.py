@@ -1297,7 +1297,20 @@ _PROC_READ_BYTES = 16384
 """One read of a /proc/self file; a longer answer (thousands of groups) is read again whole."""
 _proc_fds: dict[tuple[str, int], int] = {}
 """Descriptors of this process's /proc/self files, by (name, pid): "self" is resolved when the
-file is opened, so a descriptor inherited across a fork names the parent, and is not used."""
+file is opened, so one inherited across a fork names the parent; a fork closes them in the
+child (`_forget_proc_fds`), and the pid keeps one from being used where that did not run."""
+
+
+def _forget_proc_fds() -> None:
+    """In a forked child: close the parent's /proc descriptors, which name the parent."""
+    for fd in _proc_fds.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _proc_fds.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_proc_fds)
 
 
 def _proc_fd(name: str, flags: int) -> int | None:

@@ -15,7 +15,8 @@ from ndpkit.errors import SpecError
 from ndpkit.nascent.des import DesOptions, Schedule, ShuffleOrder
 from ndpkit.nascent.system import ModelOptions
 from ndpkit.nascent.timing import DramMerge, Overlap, Staging
-from ndpkit.units import Kind, UnitError, ascii_digits, parse
+from ndpkit.numerals import ascii_digits, signed_whole
+from ndpkit.units import Kind, UnitError, parse
 
 
 @dataclass(frozen=True)
@@ -182,8 +183,7 @@ def _des_value(entry: str, value: str, flag: str) -> Any:
         raise SpecError(f"unknown option; known: {known}", source="command line", field=flag)
     try:
         # A bare number is bytes, signed or not: "-1" is a size below 1 byte, not a unit typo.
-        bare = value.strip().lstrip("+-")
-        size = float(value) if ascii_digits(bare) else parse(value, Kind.SIZE)
+        size = float(value) if signed_whole(value.strip()) else parse(value, Kind.SIZE)
     except UnitError as exc:
         raise SpecError(str(exc), source="command line", field=flag) from None
     if not (size >= 1 and math.isfinite(size)):
