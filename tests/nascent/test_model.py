@@ -419,6 +419,29 @@ def test_a_command_refuses_file_devices_it_would_not_take(tmp_path: Path) -> Non
         load_devices(_write(tmp_path, "version = 1\n"), used=used)
 
 
+def test_an_inherited_entry_is_blamed_on_the_device_that_set_it(tmp_path: Path) -> None:
+    """Through a chain (smartssd → base → shipped u250): the clock is base's, in the file;
+    the table memory the shipped u250's. A kind that cannot take an inherited key is the
+    device's own fault (its kind line), not the parent file's."""
+    chain = _write(
+        tmp_path,
+        'version = 1\n[smartssd]\nextends = "base"\n[base]\nextends = "u250"\n'
+        'clock = { value = "250 MHz", source = "[choice] test" }\n',
+    )
+    smartssd = load_devices(chain).fpga("smartssd")
+    assert entry_origin(smartssd, "clock") == f"{chain}: base.clock (inherited by smartssd)"
+    assert entry_origin(smartssd, "dictionary_memory") == (
+        f"{BUILTIN}: u250.dictionary_memory (inherited by smartssd)"
+    )
+    with pytest.raises(ModelError, match=re.escape("u250.dictionary_memory (inherited by")):
+        decode_time(smartssd, 10, 2, width=4, dict_values=10**8)
+    recast = _write(tmp_path, 'version = 1\n[mycpu]\nextends = "cpu"\nkind = "fpga"\n')
+    with pytest.raises(SpecError) as error:
+        load_devices(recast)
+    assert str(error.value).startswith(f"{recast}: mycpu.kind: kind 'fpga' does not take ")
+    assert f"inherits from cpu ({BUILTIN}) through extends" in str(error.value)
+
+
 def test_overrides_replace_single_entries() -> None:
     d = load_devices(
         overrides={"smartssd": {"dram_random_latency": "200 ns", "shuffle_kernels": 8}}

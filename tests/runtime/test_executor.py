@@ -435,7 +435,10 @@ def test_proc_files_are_read_through_this_processs_own_kept_descriptor(
     assert whole is not None and b"\nVmRSS:" in whole and b"\nVmHWM:" in whole
 
 
-@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="POSIX fork only")
+@pytest.mark.skipif(
+    not hasattr(os, "register_at_fork") or not Path("/proc/self/status").exists(),
+    reason="POSIX fork and Linux /proc only",
+)
 def test_a_forked_child_closes_the_parents_proc_descriptors() -> None:
     """The parent's kept descriptors name the parent: a fork closes them in the child
     (they used to stay open there for good), which then opens its own."""

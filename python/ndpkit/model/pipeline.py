@@ -96,7 +96,7 @@ def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = F
     platform_fix, profile_fix = f"engines.throughput.{app}", f'engine = {{ {kind} = "…" }}'
     if engines.frequency_hz is not None:  # clocked engines: bytes per cycle x clock serves
         platform_fix += f" or engines.bytes_per_cycle.{app}"
-    if in_storage:
+    if in_storage and engines.frequency_hz is not None:  # a design needs the cells' clock
         profile_fix += f" or an [apps.{app}.fpga_cell] design"
     return ModelError(
         f"platform {platform.name!r}: no engine rate for app {app!r}: its {kind} engines have "

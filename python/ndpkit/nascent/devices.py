@@ -301,21 +301,21 @@ def _tables(doc: dict[str, Any], source: str) -> dict[str, dict[str, Any]]:
 
 def _resolve_extends(
     raw: dict[str, dict[str, Any]], builtin: dict[str, dict[str, Any]], source: str
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, tuple[str, str]]]]:
     """Each device with its `extends` chain applied, parents first: a device of the file
     may extend another of the file (which may itself extend one), or a shipped one; a
     device extending itself extends the shipped device of that name. A cycle is an error.
-    Also where each device's entries were set: `source`, or BUILTIN for those inherited
-    from a shipped device."""
+    Also where each device's entries were set: (file, device), the file `source` or
+    BUILTIN for those inherited from a shipped device."""
     out: dict[str, dict[str, Any]] = {}
-    origins: dict[str, dict[str, str]] = {}
+    origins: dict[str, dict[str, tuple[str, str]]] = {}
 
     def resolve(name: str, seen: tuple[str, ...]) -> dict[str, Any]:
         if name in out:
             return out[name]
         table = raw[name]
         parent_name = table.get("extends")
-        own = dict.fromkeys((k for k in table if k != "extends"), source)
+        own = dict.fromkeys((k for k in table if k != "extends"), (source, name))
         if parent_name is None:
             out[name], origins[name] = dict(table), own
             return out[name]
@@ -327,7 +327,7 @@ def _resolve_extends(
             inherited = origins[parent_name]
         elif parent_name in builtin:
             parent = builtin[parent_name]
-            inherited = dict.fromkeys(parent, BUILTIN)
+            inherited = dict.fromkeys(parent, (BUILTIN, parent_name))
         else:
             known = sorted(set(builtin) | set(raw))
             raise SpecError(
@@ -345,12 +345,19 @@ def _resolve_extends(
 
 
 def _device(
-    name: str, table: dict[str, Any], source: str, key_sources: Mapping[str, str] | None = None
+    name: str,
+    table: dict[str, Any],
+    source: str,
+    key_sources: Mapping[str, tuple[str, str]] | None = None,
 ) -> Device:
     """The device of `table` (resolved: `extends` applied); `source` is its own file, and
-    `key_sources` where each entry was set, where it was another file (an entry inherited
-    from a shipped device)."""
+    `key_sources` the (file, device) that set each entry, where an entry was inherited
+    through `extends`."""
     key_sources = key_sources or {}
+
+    def where(key: str) -> tuple[str, str]:
+        return _where(name, key, table[key], key_sources.get(key, (source, name)))
+
     kind = table.get("kind")
     if kind not in ("fpga", "cpu"):
         raise SpecError(
@@ -360,9 +367,15 @@ def _device(
     allowed = {"kind", "description", *keys}
     unknown = sorted(set(table) - allowed)
     if unknown:
-        at, field = _origin(
-            name, unknown[0], table[unknown[0]], key_sources.get(unknown[0], source)
-        )
+        file, setter = key_sources.get(unknown[0], (source, name))
+        if (file, setter) != (source, name):  # inherited: the fault is this device's kind
+            raise SpecError(
+                f"kind {kind!r} does not take {unknown[0]}, which {name} inherits from "
+                f"{setter} ({file}) through extends",
+                source=source,
+                field=f"{name}.kind",
+            )
+        at, field = where(unknown[0])
         raise SpecError(
             f"unknown key; expected one of {', '.join(sorted(allowed))}", source=at, field=field
         )
@@ -372,7 +385,7 @@ def _device(
     for key, (attr, quantity) in keys.items():
         if key not in table:
             raise SpecError("missing", source=source, field=f"{name}.{key}")
-        at, field = _origin(name, key, table[key], key_sources.get(key, source))
+        at, field = where(key)
         value, note = _entry(table[key], quantity, at, field)
         _check_power_of_two(key, value, at, field)
         values[attr] = value
@@ -381,7 +394,7 @@ def _device(
     if kind == "fpga":
         # Blamed on the entry a --option overrode, if either was, else on the file's rows.
         given = "sorter_width" if _overridden(table.get("sorter_width")) else "bram_rows"
-        at, field = _origin(name, given, table[given], key_sources.get(given, source))
+        at, field = where(given)
         _check_capacity(values["p"], values["l"], at, field)
     cls: type[FpgaDevice] | type[CpuDevice] = FpgaDevice if kind == "fpga" else CpuDevice
     return cls(**values, sources=MappingProxyType(sources), origins=MappingProxyType(origins))
@@ -401,6 +414,17 @@ def _keys_of(device: FpgaDevice | CpuDevice) -> dict[str, tuple[str, Kind | None
 
 def _overridden(entry: Any) -> bool:
     return isinstance(entry, dict) and entry.get("source") == OVERRIDE
+
+
+def _where(name: str, key: str, entry: Any, set_by: tuple[str, str]) -> tuple[str, str]:
+    """(source, field) an error about device `name`'s entry `key` names: the command line
+    if overridden, else the file and device that set it (`set_by`), saying so where `name`
+    inherits it."""
+    if _overridden(entry):
+        return _origin(name, key, entry, set_by[0])
+    file, setter = set_by
+    at, field = _origin(setter, key, entry, file)
+    return at, field if setter == name else f"{field} (inherited by {name})"
 
 
 def _origin(name: str, key: str, entry: Any, source: str) -> tuple[str, str]:
@@ -465,4 +489,8 @@ def _entry(entry: Any, quantity: Kind | None, source: str, where: str) -> tuple[
 
 def device_fields(device: Device) -> list[str]:
     """The SI-valued fields of a device, in declaration order (for reports)."""
-    return [f.name for f in fields(device) if f.name not in ("name", "description", "sources")]
+    return [
+        f.name
+        for f in fields(device)
+        if f.name not in ("name", "description", "sources", "origins")
+    ]
