@@ -53,6 +53,7 @@ from ndpkit.evaluate import load_platforms
 from ndpkit.files import write_atomic
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
+from ndpkit.numerals import signed_whole
 from ndpkit.plan import configuration_of, plan
 from ndpkit.profile import Profile
 from ndpkit.report import Column, Table
@@ -525,9 +526,9 @@ def _length(counts: Sequence[int]) -> int:
 
 
 def _whole(text: str) -> int:
-    """A whole number in ASCII digits (int() would also take '١٨', '1_8' and '+18')."""
+    """A whole number in ASCII digits, no '+' (int() would also take '١٨', '1_8' and '+18')."""
     digits = text.strip()
-    if not digits.removeprefix("-").isascii() or not digits.removeprefix("-").isdigit():
+    if not signed_whole(digits) or digits.startswith("+"):
         raise ValueError(text)
     return int(digits)
 
