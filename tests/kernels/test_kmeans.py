@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.spatial.distance import cdist
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import KernelMismatchError, run_in_memory
@@ -16,6 +17,7 @@ from ndpkit.kernels.kmeans import (
     assign_labels,
     cluster_sums,
     kernels,
+    nearest_by_rule,
 )
 
 KERNEL = kernels()["kmeans"]
@@ -320,6 +322,68 @@ def test_exact_ties_follow_the_kernels_rule_not_sklearns_rounding():
     params = {"init_centres": centres, "max_iter": 100, "tol_sq": 0.0}
     result = run_in_memory(KERNEL, x, params, 100)
     KERNEL.check(result, KERNEL.reference(x, params))
+
+
+def _exact_tie(rng: np.random.Generator, scale: float, offset: float):
+    """A float32 point exactly halfway between centres 0 and 1 (x ± e, e float32: exact in
+    float64), with six far centres: (point, centres)."""
+    x = (rng.normal(size=(1, 8)) * scale + offset).astype(np.float32)
+    e = (rng.normal(size=8) * scale).astype(np.float32).astype(np.float64)
+    far = offset + scale * (50 + 10 * rng.normal(size=(6, 8)))
+    return x, np.vstack([x[0] - e, x[0] + e, far])
+
+
+def _device_label(x: np.ndarray, centres: np.ndarray) -> int:
+    return int(np.argmax(cluster_sums(x, centres).counts))
+
+
+def test_the_replay_puts_an_exact_tie_where_the_device_rounding_does():
+    """Off the grid the device's rounded scores can send a point at an exact tie (equal
+    distances, as scipy and exact rationals say) to the second centre. The replay that `check`
+    falls back to used scipy's distances, first centre on ties: a correct run failed its
+    check. It now takes the device's own rule at near ties, so it agrees with the device on
+    every such point, and the check still catches a result that differs."""
+    rng = np.random.default_rng(3)
+    disagree_with_distances = 0
+    for trial in range(400):
+        x, centres = _exact_tie(rng, 10.0 ** (trial % 7 - 3), [0.0, 1e3, 1e6][trial % 3])
+        if trial % 2:
+            centres = centres[rng.permutation(8)]
+        points = x.astype(np.float64)
+        distances = cdist(points, centres, "sqeuclidean")
+        assert np.sort(distances[0])[0] == np.sort(distances[0])[1]  # an exact tie
+        device = _device_label(x, centres)
+        assert nearest_by_rule(points, centres, distances)[0] == device, trial
+        disagree_with_distances += device != int(distances[0].argmin())
+    assert disagree_with_distances > 10  # rounding did pick the second centre, often
+
+    # One such point in a data set: the device's answer passes its check.
+    while True:
+        x, centres = _exact_tie(rng, 1.0, 0.0)
+        if _device_label(x, centres) == 1:
+            break
+    data = np.vstack([x, centres[2:], centres[2:3]]).astype(np.float32)
+    params = {"init_centres": centres, "max_iter": 1, "tol_sq": 0.0}
+    result = run_in_memory(KERNEL, data, params, 4)
+    assert result.counts is not None and list(result.counts[:2]) == [0, 1]
+    with pytest.warns(UserWarning, match="Number of distinct clusters"):
+        expected = KERNEL.reference(data, params)
+    KERNEL.check(result, expected)
+    moved = np.array([1, 0, *result.counts[2:]])  # the point in centre 0 after all
+    with pytest.raises(KernelMismatchError, match="cluster 0 has 1 points"):
+        KERNEL.check(KMeansResult(result.centres, 1, False, moved), expected)
+
+
+def test_the_replays_rule_matches_the_device_on_ordinary_data():
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        centres = rng.normal(size=(8, 8)) * 3
+        x = rng.normal(size=(20_000, 8)).astype(np.float32)
+        points = x.astype(np.float64)
+        labels = nearest_by_rule(points, centres, cdist(points, centres, "sqeuclidean"))
+        np.testing.assert_array_equal(
+            np.bincount(labels, minlength=8), cluster_sums(x, centres).counts
+        )
 
 
 def test_moving_the_data_far_from_the_origin_changes_nothing():

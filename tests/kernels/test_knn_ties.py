@@ -44,6 +44,32 @@ def test_an_open_tie_group_must_hold_tied_points() -> None:
             kernel.check(Neighbours(bad, good.distances_sq), expected)
 
 
+def test_near_neighbours_float32_tells_apart_must_come_in_order() -> None:
+    """The check took distances within rtol 1e-5 of each other for ties, so a swap of two
+    neighbours whose float32 distances are ~33 units of rounding apart, or the (k+1)-th
+    point returned for the k-th, passed. Ties are now what float32 rounding of d ≤ 8 terms
+    can swap (rtol 2e-6)."""
+    kernel = KERNELS["knn2"]
+    params = {"query": np.zeros(2, np.float32), "k": 10}
+    near_pair = np.array([[1, 0], [1.000002, 0]] + [[2 + i, 0] for i in range(9)], np.float32)
+    good = run_in_memory(kernel, near_pair, params, 4)
+    expected = kernel.reference(near_pair, params)
+    kernel.check(good, expected)
+    swapped = Neighbours(good.indices[[1, 0, *range(2, 10)]], good.distances_sq)
+    with pytest.raises(KernelMismatchError, match=r"indices at ranks 0\.\.0 are \[1\]"):
+        kernel.check(swapped, expected)
+
+    past_k = np.array([[i + 1, 0] for i in range(9)] + [[20, 0], [20.0001, 0]], np.float32)
+    good = run_in_memory(kernel, past_k, params, 4)
+    expected = kernel.reference(past_k, params)
+    kernel.check(good, expected)
+    eleventh = Neighbours(
+        np.r_[good.indices[:9], 10], np.r_[good.distances_sq[:9], np.float32(20.0001) ** 2]
+    )
+    with pytest.raises(KernelMismatchError, match="rank 9"):
+        kernel.check(eleventh, expected)
+
+
 def test_fewer_points_than_k_checks_every_index() -> None:
     """With no (k+1)-th point the next distance is inf, which used to tie with everything
     (a scale of inf): the last group went unchecked."""

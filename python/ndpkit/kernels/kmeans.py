@@ -44,7 +44,10 @@ only "stopped before max_iter", so against it a result may also have converged o
 pass). scikit-learn
 moves an empty cluster's centre to a far point where this kernel keeps it; when a pass leaves
 a cluster empty, the reference is therefore Lloyd replayed with scipy's distances under the
-kernel's rule (`lloyd_keeping_empty`, also what streamed verification runs). Non-finite points
+kernel's rule (`lloyd_keeping_empty`, also what streamed verification runs). A point whose
+nearest centres are within rounding of each other (an exact tie off the 2⁻¹⁶ grid) goes
+where the device's rounded score sends it, which may be the second: the replay computes that
+score exactly for such points (`nearest_by_rule`). Non-finite points
 or initial centres, and max_iter below 1, are refused (`NdpkitError`).
 """
 
@@ -53,6 +56,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from importlib import import_module
 from typing import Any
 
@@ -209,6 +213,78 @@ def _scoring(centres: F64) -> tuple[F64, F64]:
     for j in range(centres.shape[1]):
         norms = norms + from_origin[:, j] * (from_origin[:, j] + 2.0 * origin[j])
     return -2.0 * from_origin, norms[:, None]
+
+
+def nearest_by_rule(points: F64, centres: F64, distances_sq: F64) -> NDArray[np.intp]:
+    """The nearest centre of each point (rows of float64 holding float32 values) as the device
+    picks it, given the points' squared distances to the centres (n × K, e.g. scipy's).
+
+    The device ranks centres by its score (`_scoring`), which is the squared distance less a
+    term of the point's, rounded: where two centres are nearly as near (an exact tie, at the
+    midpoint between them) rounding decides, and the first of the nearest by distance may not
+    be the device's. So the distances decide, except for a point whose two smallest are within
+    what the score's and the distances' rounding can move them (`_tie_bound`); for those the
+    device's chain of fused multiply-adds is computed exactly (`_device_scores`), first centre
+    on ties."""
+    labels: NDArray[np.intp] = np.asarray(distances_sq.argmin(axis=1), dtype=np.intp)
+    if centres.shape[0] < 2 or len(points) == 0:
+        return labels
+    nearest = distances_sq[np.arange(len(points)), labels]
+    within = distances_sq <= (nearest + _tie_bound(points, centres, nearest))[:, None]
+    if np.count_nonzero(within) > len(points):  # some row has more than its nearest
+        close = np.flatnonzero(np.count_nonzero(within, axis=1) > 1)
+        minus_2c, norms = _scoring(centres)
+        for i in close:
+            labels[i] = int(np.argmin(_device_scores(points[i], minus_2c, norms[:, 0])))
+    return labels
+
+
+def _tie_bound(points: F64, centres: F64, nearest: F64) -> F64:
+    """For each point, how much nearer than its nearest squared distance `nearest` (to scipy's
+    rounding) another centre may be where the device's rounded scores could rank that centre
+    first: a bound on both roundings, for a pair of centres.
+
+    The device's score for centre k differs from the exact ‖x − c_k‖² − ‖x − o‖² (o: the
+    centre of least norm, e = c − o) by at most about (d + 4) units of rounding of
+    ‖e_k‖(‖e_k‖ + 2‖o‖ + 2‖x‖) (e rounded; n_k with a rounding per term; one per step of the
+    chain; Cauchy–Schwarz for the dot products), and scipy's squared distance by at most
+    (d + 2) units of itself. Four times that, for both centres, with ‖x‖ taken as the
+    largest of the block's (one pass, not one per point)."""
+    d = centres.shape[1]
+    unit = float(np.finfo(np.float64).eps) / 2
+    norms = np.sqrt((centres * centres).sum(axis=1))
+    least = centres[int(np.argmin(norms))]
+    spread = float(np.sqrt(((centres - least) ** 2).sum(axis=1)).max())
+    # ‖o‖ ≤ the largest ‖c‖ and ‖e_k‖ ≤ 2 × spread, whichever near-least centre the device
+    # took as o; ‖x‖ ≤ √d × the largest coordinate.
+    largest_x = math.sqrt(d) * max(float(points.max()), -float(points.min()))
+    size = (2 * spread) * (2 * spread + 2 * float(norms.max()) + 2 * largest_x)
+    bound: F64 = 4 * unit * (2 * (d + 4) * size + (d + 2) * 2 * nearest) * (1 + 1e-9)
+    return bound
+
+
+def _device_scores(x: F64, minus_2c: F64, norms: F64) -> list[float]:
+    """Each centre's device score for one point, bit for bit: s = n_k, then
+    s = fma(m_kj, x_j, s) for j in order, each step rounded once (exact rationals, then the
+    correctly rounded float)."""
+    scores = []
+    for m, norm in zip(minus_2c, norms, strict=True):
+        score = float(norm)
+        for m_j, x_j in zip(m.tolist(), x.tolist(), strict=True):
+            score = _fma(m_j, x_j, score)
+        scores.append(score)
+    return scores
+
+
+def _fma(a: float, b: float, c: float) -> float:
+    """a × b + c rounded once, as the FMA instruction (math.fma arrived in Python 3.13)."""
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    try:
+        return float(exact)  # correctly rounded, ties to even
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
 
 
 def update_centres(merged: ClusterSums, centres: F64) -> F64:
@@ -489,9 +565,10 @@ def lloyd_keeping_empty(
     chunks: Callable[[], Iterable[tuple[int, np.ndarray]]], params: dict[str, Any]
 ) -> tuple[KMeansResult, bool]:
     """Lloyd replayed with scipy's distances, one pass over `chunks()` per iteration, under
-    this kernel's rules (an empty cluster keeps its centre; the same stopping rule): the
-    result, and whether any iteration left a cluster empty (where scikit-learn's rule
-    differs)."""
+    this kernel's rules (an empty cluster keeps its centre; the same stopping rule; a point
+    whose nearest centres are within rounding of each other goes where the device's score
+    sends it, `nearest_by_rule`): the result, and whether any iteration left a cluster empty
+    (where scikit-learn's rule differs)."""
     from scipy.spatial.distance import cdist  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
 
     centres = np.array(params["init_centres"], dtype=np.float64)
@@ -503,7 +580,7 @@ def lloyd_keeping_empty(
         sizes = np.zeros(clusters, dtype=np.int64)
         for _, chunk in chunks():
             points = np.asarray(chunk, dtype=np.float64).reshape(-1, features)
-            labels = cdist(points, centres, "sqeuclidean").argmin(axis=1)
+            labels = nearest_by_rule(points, centres, cdist(points, centres, "sqeuclidean"))
             sizes += np.bincount(labels, minlength=clusters)
             cells = (labels[:, None] * features + np.arange(features)).ravel()
             sums += np.bincount(cells, points.ravel(), clusters * features).reshape(sums.shape)

@@ -21,10 +21,13 @@ must stay below float32's largest value (3.4e38), e.g. every |x_j − q_j| below
 (6.5e18 for d = 8): a chunk whose distance overflows, or that holds a NaN or an infinite
 coordinate, is refused with an `NdpkitError` naming the point, never ranked. The reference is
 scikit-learn's brute-force euclidean search in float64. `check` compares distances with
-rtol = 1e-5 (atol = 1e-12; an infinite distance matches only an infinite one, NaN nothing)
+rtol = 2e-6 (atol = 2⁻¹¹⁸; an infinite distance matches only an infinite one, NaN nothing)
 and indices exactly,
 except inside groups of reference distances that are equal within that tolerance, where any
-order of the tied points is accepted; a group that reaches past the k-th place may hold any
+order of the tied points is accepted: a float32 distance of d ≤ 8 terms is within (d + 2)
+units of rounding (2⁻²⁴) of the exact one, so only points within twice that (1.2e-6 for d
+= 8) can come out of the device in the other order (rtol 1e-5 let a swap of points that
+float32 tells apart pass); a group that reaches past the k-th place may hold any
 of the points tied with the k-th distance (`ReferenceNeighbours.near`). Every returned
 distance must also match its own point's reference distance, so a point from elsewhere in
 the data, or an index past its end, is never accepted.
@@ -69,7 +72,10 @@ K_NEAREST = 10
 BLOCK_ROWS = 16384
 """Rows per inner block: 16384 × 8 features × 4 B = 512 KiB, so a block stays in L2 while the
 column loop reads it d times (measured 4.5 GB/s vs 1 GB/s for `((x - q)**2).sum(1)`)."""
-DISTANCE_RTOL = 1e-5
+DISTANCE_RTOL = 2e-6
+"""Distances within this of each other are a tie; a distance within it of the reference's
+matches: about twice the 2 × (d + 2) × 2⁻²⁴ that float32 rounding can put between two
+points' distances for d = 8 (module docs)."""
 DISTANCE_ATOL = 2.0**-118
 """256 × float32's smallest normal number. A float32 squared distance is within a few units
 of rounding of the exact one, relatively, except for products that fall below the normal
