@@ -374,6 +374,26 @@ def test_the_replay_puts_an_exact_tie_where_the_device_rounding_does():
         KERNEL.check(KMeansResult(result.centres, 1, False, moved), expected)
 
 
+def test_the_replays_rule_matches_the_device_where_ties_are_everywhere():
+    """Binary features put a third of the points at near ties: each is decided in vectors
+    (every product exact), not one by one in rationals (220 times slower); and centres of
+    subnormal size, where the bound must not round to 0."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, size=(20_000, 8)).astype(np.float32)
+    centres = np.asarray(KERNEL.params_for_data(x[:4096], 0)["init_centres"])
+    points = x.astype(np.float64)
+    distances = cdist(points, centres, "sqeuclidean")
+    labels = nearest_by_rule(points, centres, distances)
+    np.testing.assert_array_equal(np.bincount(labels, minlength=8), cluster_sums(x, centres).counts)
+    tiny_wrong = 0
+    for _ in range(500):
+        centres = rng.integers(1, 6, size=(2, 8)) * 10.0 ** rng.uniform(-163, -158)
+        zero = np.zeros((1, 8))
+        rule = nearest_by_rule(zero, centres, cdist(zero, centres, "sqeuclidean"))[0]
+        tiny_wrong += rule != _device_label(zero.astype(np.float32), centres)
+    assert tiny_wrong == 0
+
+
 def test_the_replays_rule_matches_the_device_on_ordinary_data():
     rng = np.random.default_rng(5)
     for _ in range(5):

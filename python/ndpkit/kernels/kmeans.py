@@ -47,7 +47,8 @@ a cluster empty, the reference is therefore Lloyd replayed with scipy's distance
 kernel's rule (`lloyd_keeping_empty`, also what streamed verification runs). A point whose
 nearest centres are within rounding of each other (an exact tie off the 2⁻¹⁶ grid) goes
 where the device's rounded score sends it, which may be the second: the replay computes that
-score exactly for such points (`nearest_by_rule`). Non-finite points
+score exactly for such points (`nearest_by_rule`; exact where the replay's centres are the
+device's, as in the first pass, and for float32 points). Non-finite points
 or initial centres, and max_iter below 1, are refused (`NdpkitError`).
 """
 
@@ -216,16 +217,18 @@ def _scoring(centres: F64) -> tuple[F64, F64]:
 
 
 def nearest_by_rule(points: F64, centres: F64, distances_sq: F64) -> NDArray[np.intp]:
-    """The nearest centre of each point (rows of float64 holding float32 values) as the device
-    picks it, given the points' squared distances to the centres (n × K, e.g. scipy's).
+    """The nearest centre of each point (rows of float64 holding float32 values) as the
+    device picks it for float32 points, given their squared distances to the centres (n × K,
+    e.g. scipy's).
 
     The device ranks centres by its score (`_scoring`), which is the squared distance less a
     term of the point's, rounded: where two centres are nearly as near (an exact tie, at the
     midpoint between them) rounding decides, and the first of the nearest by distance may not
     be the device's. So the distances decide, except for a point whose two smallest are within
     what the score's and the distances' rounding can move them (`_tie_bound`); for those the
-    device's chain of fused multiply-adds is computed exactly (`_device_scores`), first centre
-    on ties."""
+    device's chain of fused multiply-adds is computed exactly (`_device_labels`), first centre
+    on ties. (Points of another dtype are scored by the BLAS formulation on the device, so at
+    such a tie either centre may be its answer.)"""
     labels: NDArray[np.intp] = np.asarray(distances_sq.argmin(axis=1), dtype=np.intp)
     if centres.shape[0] < 2 or len(points) == 0:
         return labels
@@ -233,9 +236,7 @@ def nearest_by_rule(points: F64, centres: F64, distances_sq: F64) -> NDArray[np.
     within = distances_sq <= (nearest + _tie_bound(points, centres, nearest))[:, None]
     if np.count_nonzero(within) > len(points):  # some row has more than its nearest
         close = np.flatnonzero(np.count_nonzero(within, axis=1) > 1)
-        minus_2c, norms = _scoring(centres)
-        for i in close:
-            labels[i] = int(np.argmin(_device_scores(points[i], minus_2c, norms[:, 0])))
+        labels[close] = _device_labels(points[close], centres)
     return labels
 
 
@@ -245,11 +246,11 @@ def _tie_bound(points: F64, centres: F64, nearest: F64) -> F64:
     first: a bound on both roundings, for a pair of centres.
 
     The device's score for centre k differs from the exact ‖x − c_k‖² − ‖x − o‖² (o: the
-    centre of least norm, e = c − o) by at most about (d + 4) units of rounding of
-    ‖e_k‖(‖e_k‖ + 2‖o‖ + 2‖x‖) (e rounded; n_k with a rounding per term; one per step of the
-    chain; Cauchy–Schwarz for the dot products), and scipy's squared distance by at most
-    (d + 2) units of itself. Four times that, for both centres, with ‖x‖ taken as the
-    largest of the block's (one pass, not one per point)."""
+    centre of least norm, e = c − o) by at most about (2d + 3) units of rounding of
+    ‖e_k‖(‖e_k‖ + 2‖o‖ + 2‖x‖) (d + 1 for n_k, d for the chain, 2 for e; Cauchy–Schwarz for
+    the dot products), and scipy's squared distance by at most (d + 2) units of itself. Four
+    times that, for both centres, with ‖x‖ taken as the largest of the block's (one pass,
+    not one per point); plus a few of the smallest subnormals, where the terms underflow."""
     d = centres.shape[1]
     unit = float(np.finfo(np.float64).eps) / 2
     norms = np.sqrt((centres * centres).sum(axis=1))
@@ -259,8 +260,48 @@ def _tie_bound(points: F64, centres: F64, nearest: F64) -> F64:
     # took as o; ‖x‖ ≤ √d × the largest coordinate.
     largest_x = math.sqrt(d) * max(float(points.max()), -float(points.min()))
     size = (2 * spread) * (2 * spread + 2 * float(norms.max()) + 2 * largest_x)
-    bound: F64 = 4 * unit * (2 * (d + 4) * size + (d + 2) * 2 * nearest) * (1 + 1e-9)
+    tiny = 64.0 * (d + 4) * 2.0**-1074
+    bound: F64 = 4 * unit * (2 * (2 * d + 3) * size + (d + 2) * 2 * nearest) * (1 + 1e-9) + tiny
     return bound
+
+
+def _device_labels(points: F64, centres: F64) -> NDArray[np.intp]:
+    """The device's choice for each point, bit for bit: scores s = n_k, then
+    s = fma(m_kj, x_j, s) for j in order, the first centre of least score.
+
+    Vectorised where every product m_kj·x_j of a point is exact in float64 (data on a grid,
+    small integers: then a product and a sum round as the fused step does); the rest one by
+    one in exact rationals (`_fma`)."""
+    minus_2c, norms = _scoring(centres)
+    scores = np.repeat(norms[:, 0][None, :], len(points), axis=0)
+    exact = np.ones(len(points), dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(minus_2c.shape[1]):
+            m, x = minus_2c[:, j][None, :], points[:, j][:, None]
+            product = m * x
+            # Dekker's error term is exact only above the subnormal range.
+            normal = (product == 0) | (np.abs(product) >= 2.0**-960)
+            exact &= ((_product_error(m, x) == 0) & normal).all(axis=1)
+            scores = scores + product
+    labels: NDArray[np.intp] = np.asarray(scores.argmin(axis=1), dtype=np.intp)
+    for i in np.flatnonzero(~exact):
+        labels[i] = int(np.argmin(_device_scores(points[i], minus_2c, norms[:, 0])))
+    return labels
+
+
+_SPLIT = 2.0**27 + 1
+
+
+def _product_error(a: F64, b: F64) -> F64:
+    """a·b − fl(a·b), exactly (Dekker's two-product; NaN where the split overflows, which
+    then counts as inexact)."""
+    product = a * b
+    a_big, b_big = _SPLIT * a, _SPLIT * b
+    a_hi = a_big - (a_big - a)
+    b_hi = b_big - (b_big - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    error: F64 = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    return error
 
 
 def _device_scores(x: F64, minus_2c: F64, norms: F64) -> list[float]:

@@ -62,7 +62,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from stat import S_ISREG
@@ -344,6 +344,9 @@ class Dataset:
 
     path: Path
     manifest: Manifest
+    manifest_stamp: ShardStamp | None = field(default=None, compare=False, repr=False)
+    """The manifest file's identity when this object was made (None: not known), so that a
+    run can tell that the data set was replaced since (`changed_since_opened`)."""
 
     @property
     def app(self) -> str:
@@ -465,6 +468,33 @@ class Dataset:
         to build, more with the caches cold)."""
         return tuple(self.shard_path(shard) for shard in self.shards)
 
+    def changed_since_opened(self, stamps: dict[Path, ShardStamp]) -> SpecError | None:
+        """The error to raise if the data set on disk is no longer the one this object
+        describes (`stamps`: the run's, with the manifest): its manifest was replaced by
+        one that says something else (`data generate --overwrite` renames a new data set
+        onto it) or is gone. A run would otherwise read the new shards under the old
+        manifest's seed and CRCs, or fail with "replaced while it was read" every time."""
+        if self.manifest_stamp is None or stamps.get(self.path / MANIFEST) == self.manifest_stamp:
+            return None
+        now = _manifest_now(self.path)
+        if now is _GONE:
+            return SpecError(
+                "was removed or moved since it was opened; no result", source=str(self.path)
+            )
+        if now != self.manifest:
+            where = (
+                ""
+                if self.path.is_absolute()
+                else f", or it was opened by this relative path from another directory than "
+                f"{os.getcwd()}"
+            )
+            return SpecError(
+                f"was replaced since it was opened (its manifest changed{where}): open it "
+                "again to run over the data there",
+                source=str(self.path),
+            )
+        return None  # the same manifest written again: the same data
+
     def changed_shard(self, stamps: dict[Path, ShardStamp]) -> ShardError | None:
         """The first shard (or manifest) of `stamps` that changed since (written to,
         truncated, replaced, removed), as the error to raise; None if none did."""
@@ -555,13 +585,21 @@ def open_dataset(
             "become one with `ndpkit data import PATH --app APP -o DIR`)",
             source=str(manifest_path),
         )
-    dataset = Dataset(root, _read_manifest(manifest_path))
+    stamp = _stamp_or_none(manifest_path)  # before reading: a later swap is then seen
+    dataset = Dataset(root, _read_manifest(manifest_path), stamp)
     _check_no_strays(dataset)
     for shard in dataset.shards:
         check_shard_size(dataset.shard_path(shard), shard.file_bytes)
     if verify:
         dataset.verify(progress=progress)
     return dataset
+
+
+def _stamp_or_none(path: Path) -> ShardStamp | None:
+    try:
+        return ShardStamp.of(os.stat(path))
+    except OSError:
+        return None
 
 
 def _check_no_strays(dataset: Dataset) -> None:
@@ -714,6 +752,21 @@ def shard_chunks(
         yield from _npy_chunks(
             path, shard, layout, chunk_records, verify, maps, run, stat, copy=copy
         )
+
+
+def corrupt_shard(path: Path, shard: ShardFacts) -> ShardError | None:
+    """The error naming `path` as corrupt if its CRC-32 is not the manifest's (read whole:
+    for a failure that may have come from corrupt data); None if it matches or cannot be
+    read (the failure then stands)."""
+    try:
+        found = _file_crc(path)
+    except (ShardError, OSError):  # cannot be read now: not known to be corrupt
+        return None
+    try:
+        _check_crc(path, found, shard.crc32)
+    except ShardError as exc:
+        return exc
+    return None
 
 
 def _check_crc(path: Path, found: str, expected: str) -> None:
@@ -1259,7 +1312,7 @@ def _write_dataset(
         )
         with _disk(staging / MANIFEST):
             (staging / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
-    return Dataset(path, manifest)
+    return Dataset(path, manifest, _stamp_or_none(path / MANIFEST))
 
 
 NPY_DATA_ALIGN = 4096

@@ -82,6 +82,8 @@ from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import (
     Dataset,
     RecordLayout,
+    ShardError,
+    corrupt_shard,
     replaced_meanwhile,
     shard_chunks,
     unchanged,
@@ -436,6 +438,9 @@ class LocalExecutor:
             try:
                 start = time.perf_counter()
                 stamps = dataset.stamps(with_manifest=True)
+                stale = dataset.changed_since_opened(stamps)
+                if stale is not None:
+                    raise stale
                 with unchanged(dataset, stamps):
                     outcome = self._run(
                         kernel, dataset, params, plan, chunk_bytes, progress, verify
@@ -627,8 +632,19 @@ class _Run:
         ds = self.dataset
         shards = self.shards.get(devices)
         if shards is None:  # the same every pass: built once (paths cost ~10 µs each)
+            # Absolute from this process's working directory: a kept worker's is the one it
+            # started in, and a caller that changed directory since would have it read
+            # another data set's shards under the same relative name. Not normalised: `..`
+            # after a symbolic link is the link target's parent, as the checks here saw it.
             shards = tuple(
-                _Shard(str(ds.shard_path(s)), s.device, s.records, s.offset, s.file_bytes, s.crc32)
+                _Shard(
+                    str(ds.shard_path(s).absolute()),
+                    s.device,
+                    s.records,
+                    s.offset,
+                    s.file_bytes,
+                    s.crc32,
+                )
                 for device in devices
                 for s in ds.shards_of(device)
             )
@@ -1245,20 +1261,31 @@ def _device_pass(
             maps=maps,
             run=task.run,
         )
-        for offset, chunk in stream:
-            if writer is None and kernel.folds:
-                partials = [
-                    kernel.fold(partials[0] if partials else None, chunk, task.state, offset)
-                ]
-            elif writer is None:
-                partials.append(kernel.device(chunk, task.state, offset))
-            else:
-                writer.write(chunk, task.state, offset)
-            records, chunks = records + len(chunk), chunks + 1
-            progress.add(chunk.nbytes)
-            del chunk  # so the window is unmapped before the next one is mapped
-            if len(partials) >= _MERGE_EVERY:
-                partials = [kernel.merge(partials)]
+        try:
+            for offset, chunk in stream:
+                if writer is None and kernel.folds:
+                    partials = [
+                        kernel.fold(partials[0] if partials else None, chunk, task.state, offset)
+                    ]
+                elif writer is None:
+                    partials.append(kernel.device(chunk, task.state, offset))
+                else:
+                    writer.write(chunk, task.state, offset)
+                records, chunks = records + len(chunk), chunks + 1
+                progress.add(chunk.nbytes)
+                del chunk  # so the window is unmapped before the next one is mapped
+                if len(partials) >= _MERGE_EVERY:
+                    partials = [kernel.merge(partials)]
+        except ShardError:  # the shard's own problem, said as well as it can be
+            raise
+        except Exception:
+            # A .npy shard's CRC-32 is known only at its end, so a kernel refusing a corrupt
+            # chunk (a NaN point) spoke first: with `verify`, the corruption is the error.
+            npy = task.layout.shard_format == "npy"  # a Parquet shard's CRC came first
+            corrupt = corrupt_shard(Path(shard.path), shard) if task.verify and npy else None
+            if corrupt is not None:
+                raise corrupt from None
+            raise
     return (None if writer else kernel.merge(partials)), records, chunks
 
 
