@@ -25,6 +25,7 @@ import difflib
 import json
 import math
 import tomllib
+import weakref
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -179,6 +180,14 @@ class Profile(BaseModel):
         rate = self.host_part_bytes_per_s
         return NO_HOST_STAGE if rate is None else rate
 
+    def where(self, field: str) -> tuple[str, str]:
+        """(source, field) for an error about `field` (a dotted key) of this profile: the
+        file or profile set and table it was loaded from, else "profile APP"."""
+        loaded = _LOADED_FROM.get(id(self))
+        if loaded is None:
+            return f"profile {self.app}", field
+        return loaded[0], f"{loaded[1]}.{field}"
+
     def with_changes(self, **changes: Any) -> Profile:
         return self.model_copy(update=changes)
 
@@ -291,9 +300,18 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
             if isinstance(table, dict):
                 table.setdefault("app", name)
     try:
-        return ProfileSet.model_validate(data)
+        loaded = ProfileSet.model_validate(data)
     except ValidationError as exc:
         raise spec_error(exc, source, model=ProfileSet) from None
+    for name, profile in loaded.apps.items():
+        _LOADED_FROM[id(profile)] = (source, f"apps.{name}")
+        weakref.finalize(profile, _LOADED_FROM.pop, id(profile), None)
+    return loaded
+
+
+_LOADED_FROM: dict[int, tuple[str, str]] = {}
+"""(file or profile set, table) of each loaded profile alive, by identity: not a field or a
+private attribute, which would make a loaded profile unequal to the same one built in code."""
 
 
 def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:

@@ -91,6 +91,22 @@ def test_carried_power_below_the_engines_idle_power_is_refused(tmp_path: Path) -
     assert not any(e["active"] for e in spec["engines"])
 
 
+def test_carried_power_from_a_file_is_refused_naming_the_file_and_table(tmp_path: Path) -> None:
+    """The check runs against a platform, after loading: it named only "profile APP", so
+    with several profile files the user had to guess which one was wrong."""
+    platform = tmp_path / "rfns-idle.toml"
+    platform.write_text('extends = "rfns"\nname = "rfns-idle"\n[engines]\npower_idle = "8 W"\n')
+    profiles = tmp_path / "low.json"
+    save_profiles([_split(5.0)], profiles)
+    with pytest.raises(SpecError) as caught:
+        estimate(load_platform(platform), load_profiles(profiles).apps["knn2-split"])
+    assert caught.value.source == str(profiles)
+    assert caught.value.field == "apps.knn2-split.engine_power.fpga"
+    assert str(caught.value).startswith(
+        f"{profiles}: apps.knn2-split.engine_power.fpga: 5 W is below the power_idle"
+    )
+
+
 def test_the_simulator_is_given_the_carried_power() -> None:
     rfns = load_platform("rfns")
     spec = build_spec(rfns, _split(30.0), FULL_GEAR, Options(), SimOptions())

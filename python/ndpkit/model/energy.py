@@ -81,21 +81,22 @@ def with_profile_power(platform: Platform, profile: Profile) -> Platform:
     if watts is None:
         return platform
     idle_w = engines.power_idle_w
+    source, field = profile.where(f"engine_power.{engines.kind}")
     if idle_w is not None and watts < idle_w:
         raise SpecError(
             f"{watts:g} W is below the power_idle of the engines of platform "
             f"{platform.name!r} ({idle_w:g} W): an engine draws at least its idle power "
             "while busy",
-            source=f"profile {profile.app}",
-            field=f"engine_power.{engines.kind}",
+            source=source,
+            field=field,
         )
     if watts < engines.power_off_w:  # as a platform file's power_active_by_app is checked
         raise SpecError(
             f"{watts:g} W is below the power_off of the engines of platform "
             f"{platform.name!r} ({engines.power_off_w:g} W): switched off, an engine draws "
             "less than while on",
-            source=f"profile {profile.app}",
-            field=f"engine_power.{engines.kind}",
+            source=source,
+            field=field,
         )
     power = {**engines.power_active_by_app, profile.app: watts}
     wired = engines.model_copy(update={"power_active_by_app": power})
