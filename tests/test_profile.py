@@ -177,3 +177,13 @@ def test_a_missing_profile_file_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as caught:
         load_profiles(tmp_path / "none.toml")
     assert str(caught.value) == f"{tmp_path / 'none.toml'}: file not found"
+
+
+def test_a_profile_sets_platform_must_be_text(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    app = '"apps": {"x": {"data_size": "1 GiB", "alpha": 2}}'
+    path.write_text('{"version": 1, "platform": 5, ' + app + "}")
+    with pytest.raises(SpecError, match=r"p\.json: platform"):
+        load_profiles(path)
+    path.write_text('{"version": 1, "platform": "rans", ' + app + "}")
+    assert load_profiles(path).platform == "rans"

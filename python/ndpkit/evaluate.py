@@ -447,7 +447,7 @@ def save_profiles(runs: Sequence[AppRun], platform: str, path: Path) -> None:
         if earlier != profile:
             raise RuntimeError(f"two different profiles of {profile.app!r} for {platform!r}")
     source = f"ndpkit evaluate, measured on this machine and mapped onto platform {platform!r}"
-    save_profile_set(list(profiles.values()), path, source=source)
+    save_profile_set(list(profiles.values()), path, source=source, platform=platform)
 
 
 @dataclass(frozen=True)

@@ -199,6 +199,9 @@ class ProfileSet(BaseModel):
 
     version: FormatVersion = 1
     source: str = ""
+    platform: str = ""
+    """The platform whose engines and host the rates were mapped onto (`ndpkit evaluate
+    --save-profiles` writes it); empty where the set is not tied to one."""
     apps: dict[str, Profile]
 
     @model_validator(mode="after")
@@ -257,13 +260,19 @@ def _quantity(value: Any, unit: str | None) -> Any:
     return value if unit is None else f"{float(value)!r} {unit}"
 
 
-def save_profiles(profiles: Sequence[Profile], path: Path, *, source: str = "") -> None:
+def save_profiles(
+    profiles: Sequence[Profile], path: Path, *, source: str = "", platform: str = ""
+) -> None:
     """Write `profiles` as a JSON profile set (one table per app) that `load_profiles`
-    reads back unchanged; atomically: a temporary name, then a rename."""
+    reads back unchanged; atomically: a temporary name, then a rename. `platform`: the one
+    their rates were mapped onto, if any (`ProfileSet.platform`)."""
     apps = {profile.app: file_document(profile) for profile in profiles}
     if len(apps) != len(profiles):
         raise SpecError("two profiles for one app; a profile set has one per app", source=str(path))
-    document = {"version": 1, "source": source, "apps": apps}
+    document: dict[str, Any] = {"version": 1, "source": source}
+    if platform:
+        document["platform"] = platform
+    document["apps"] = apps
     write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -55,7 +55,14 @@ def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path
         assert found["energy_j"] == run["estimates"]["rans"]["energy_j"]
         plan = ndpkit("plan", "-p", "rans", "-a", app, "--profiles", str(path), "-f", "json")
         assert plan.returncode == 0, plan.stderr
+        assert "note:" not in again.stderr + plan.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["measured.json"]
+    # The set says which platform its rates were mapped onto; used on another, a note says so.
+    assert load_profiles(path).platform == "rans"
+    other = ndpkit("estimate", "-p", "rfns", "-a", "lc", "--profiles", str(path))
+    assert other.returncode == 0, other.stderr
+    assert "were mapped onto platform 'rans', not 'rfns'" in other.stderr
+    assert other.stderr.count("note:") == 1
 
 
 @pytest.mark.parametrize(("platform", "kind"), [("rans", "arm"), ("rfns", "fpga")])

@@ -50,7 +50,7 @@ from ndpkit.plan.channels import (
     plan_channels,
     reduced_cells_config,
 )
-from ndpkit.profile import Profile, load_profile
+from ndpkit.profile import Profile, load_profile, load_profiles
 from ndpkit.report import Column, Table, cell, to_json
 from ndpkit.units import MAX_SI, MIN_SI, Kind, UnitError, parse
 
@@ -151,9 +151,26 @@ def _flagged(flag: str, make: Callable[[], Platform]) -> Platform:
         raise SpecError(str(exc), source="command line", field=flag) from None
 
 
+_NOTED: set[tuple[str, str]] = set()
+
+
 def profile_for(spec: Platform, app: str, profiles: str | None) -> Profile:
+    """`app`'s profile from `--profiles` (or the paper's set), with a note on stderr if the
+    set was mapped onto another platform than `spec` (`evaluate --save-profiles`): its
+    engine and host rates are that platform's, and `spec`'s own design entries would give
+    others."""
     default = "risp" if spec.is_in_storage else "rans-rfns"
-    return load_profile(app, profiles or default)
+    chosen = profiles or default
+    mapped_onto = load_profiles(chosen).platform
+    if mapped_onto and mapped_onto != spec.name and (chosen, spec.name) not in _NOTED:
+        _NOTED.add((chosen, spec.name))  # once per command, not once per app
+        stderr().print(
+            f"note: {chosen}: its rates were mapped onto platform {mapped_onto!r}, not "
+            f"{spec.name!r}; for the rates on {spec.name!r}, run `ndpkit evaluate … "
+            f"--platforms {spec.name} --save-profiles …`",
+            highlight=False,
+        )
+    return load_profile(app, chosen)
 
 
 def estimate_cmd(
