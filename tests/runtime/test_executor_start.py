@@ -91,6 +91,33 @@ def test_an_unguarded_script_is_told_to_guard_its_entry_point(
     assert "bootstrapping phase" in result.stderr  # the worker's own error, left on stderr
 
 
+UNGUARDED_GENERATING = """
+from ndpkit.kernels import get_kernel
+from ndpkit.runtime import LocalExecutor, WorkerDiedError, generate_dataset
+
+ds = generate_dataset("lc", 2**20, devices=4, path="ug", overwrite=True)
+kernel = get_kernel("lc")
+try:
+    out = LocalExecutor(2).run(kernel, ds, kernel.params(0))
+except WorkerDiedError as exc:
+    print(exc)
+"""
+
+
+@needs_forkserver
+def test_an_unguarded_script_that_makes_its_data_is_told_to_guard_too(tmp_path: Path) -> None:
+    """The docs' example without its guard: each worker runs the script again, which writes
+    the data set again; the error said the data set was replaced while it was read ("run
+    again", which fails the same way) instead of why."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED_GENERATING)
+    result = _python([str(script)], cwd=tmp_path)
+    message = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    assert "the worker process failed to start" in message, result.stdout + result.stderr
+    assert GUARD in message
+    assert "replaced" not in message
+
+
 @needs_forkserver
 def test_code_on_stdin_is_told_to_become_a_guarded_script(tmp_path: Path, lc_data: Dataset) -> None:
     result = _python(["-", str(lc_data.path)], cwd=tmp_path, stdin=UNGUARDED)

@@ -130,6 +130,10 @@ so far (a multi-pass kernel's total grows by one data set per pass)."""
 class WorkerDiedError(NdpkitError):
     """A worker process ended without an answer (killed by a signal, out of memory…)."""
 
+    failed_to_start = False
+    """Whether it died before it said it was ready: the cause of anything else seen then (a
+    main script without its guard, run again in the worker, may rewrite the data set)."""
+
 
 class _WorkerTracebackError(Exception):
     """Carries a worker's formatted traceback as the cause of a re-raised kernel error."""
@@ -441,7 +445,7 @@ class LocalExecutor:
                 stale = dataset.changed_since_opened(stamps)
                 if stale is not None:
                     raise stale
-                with unchanged(dataset, stamps):
+                with unchanged(dataset, stamps, unless=_failed_to_start):
                     outcome = self._run(
                         kernel, dataset, params, plan, chunk_bytes, progress, verify
                     )
@@ -501,6 +505,10 @@ class LocalExecutor:
         budget = self.mapped_budget_bytes // size
         self._pool = _Pool(size, threads=max(1, _usable_cpus() // size), mapped_budget_bytes=budget)
         return self._pool
+
+
+def _failed_to_start(error: NdpkitError) -> bool:
+    return isinstance(error, WorkerDiedError) and error.failed_to_start
 
 
 def budget_from_environment() -> int:
@@ -978,10 +986,12 @@ def _died(worker: _Worker) -> WorkerDiedError:
     else:
         how = f"exited with status {code}"
     if not _heard_ready(worker):
-        return WorkerDiedError(
+        error = WorkerDiedError(
             f"{engine}: the worker process failed to start: it {how} before it began its "
             f"task (its own error, if any, is on stderr){_start_hint()}; no result"
         )
+        error.failed_to_start = True
+        return error
     return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
 
 
