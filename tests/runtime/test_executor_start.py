@@ -448,3 +448,25 @@ def test_the_ndpkit_command_gets_no_advice_to_guard_its_entry_point(
     assert "__name__" in _start_hint()  # a script of the user's
     module.main = cli_main  # type: ignore[attr-defined]
     assert _start_hint() == ""
+
+
+class BlasThreads(SumCountLC):
+    """Each worker's thread-pool libraries and their thread counts, as it runs."""
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
+        from threadpoolctl import ThreadpoolController  # noqa: PLC0415
+
+        return {(i["internal_api"], i["num_threads"]) for i in ThreadpoolController().info()}
+
+    def merge(self, partials: list[Any]) -> Any:
+        return set().union(*partials)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_each_worker_limits_blas_to_its_share_of_the_cpus(lc_data: Dataset, workers: int) -> None:
+    """The workers share the CPUs: each limits the BLAS numpy loaded to cpus // workers
+    threads (from the scan the fork server made once, `worker_preload.THREADPOOLS`)."""
+    found = LocalExecutor(workers).run(BlasThreads(), lc_data, {}).result
+    share = max(1, executor._usable_cpus() // workers)
+    assert found, "numpy's BLAS is a thread-pool library threadpoolctl sees"
+    assert {threads for _, threads in found} == {share}

@@ -74,8 +74,6 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
-
 from ndpkit.errors import NdpkitError, SpecError, whole_number
 from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
@@ -113,13 +111,16 @@ took 2-3% off K-Means' passes and k-NN's top-k split through the executor agains
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
 the fork server, which reports its workers' exits, is gone."""
-_PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor"]
+_PRELOAD = ["__main__", "numpy", "ndpkit.runtime.executor", "ndpkit.runtime.worker_preload"]
 """Imported once by the fork server rather than by every worker. `__main__` is there so that
 the user's script (and a kernel it defines) is imported once too, where CPython honours it:
 3.11 and 3.12 ignore it (python/cpython#126631, fixed in 2025 for 3.13 and later), and each
 worker imports the main module itself. Either way the user's script runs again, as
 `__mp_main__`, before a worker can unpickle a kernel it defines; so a script that starts an
-executor must protect its entry point with `if __name__ == "__main__":` (`_start_hint`)."""
+executor must protect its entry point with `if __name__ == "__main__":` (`_start_hint`).
+`worker_preload` holds what every worker needs besides: the light kernel modules and
+threadpoolctl's scan of the loaded thread-pool libraries (about 6 ms of each new worker's
+CPU)."""
 _GUARD_DOCS = "docs/kernels.md, 'A script that starts an executor'"
 
 Progress = Callable[[int, int], None]
@@ -1095,7 +1096,9 @@ def _worker_main(conn: Connection, threads: int, mapped_budget_bytes: int = 0) -
     """Run tasks until told to stop or the parent goes away. Ctrl-C is the parent's to handle:
     it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threadpool_limits(limits=threads)  # kept for the life of the process
+    from ndpkit.runtime.worker_preload import THREADPOOLS  # noqa: PLC0415 (the server's)
+
+    THREADPOOLS.limit(limits=threads)  # kept for the life of the process
     keep_freed_memory()
     maps = ShardMaps(mapped_budget_bytes)
     if not _answer(conn, ("ready",)):  # started: a death from now on is the task's
