@@ -116,9 +116,9 @@ def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected:
             ("generate", "sobel", "--size", "100KiB", "--out", "X"),
             "error: command line: --size: 102400 bytes is less than one 65536-byte sobel",
         ),
-        (("generate", "nope", "--size", "1MiB", "--out", "X"), "unknown app 'nope'"),
+        (("generate", "nope", "--size", "1MiB", "--out", "X"), "APP: unknown app 'nope'"),
         (("import", "MISSING", "--app", "lc", "--out", "X"), "no such file or directory"),
-        (("import", "MISSING", "--app", "nope", "--out", "X"), "unknown app 'nope'"),
+        (("import", "MISSING", "--app", "nope", "--out", "X"), "--app: unknown app 'nope'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(ndpkit, tmp_path: Path, args: Any, expected: str) -> None:

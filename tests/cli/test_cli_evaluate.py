@@ -62,7 +62,7 @@ def test_evaluate_table_output(ndpkit) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("nosuchapp",), "unknown app 'nosuchapp'"),
+        (("nosuchapp",), "APPS: unknown app 'nosuchapp'"),
         (("lc", "--size", "1 MiZ"), "--size"),
         (("lc", "--size", "1 MiB", "--platforms", "nosuch"), "unknown platform 'nosuch'"),
         (("lc", "--data", "/nonexistent/dataset"), "/nonexistent/dataset"),

@@ -25,6 +25,7 @@ from ndpkit.cli.common import (
 )
 from ndpkit.errors import SpecError
 from ndpkit.files import name_kept
+from ndpkit.kernels import get_kernel
 from ndpkit.report import Column, Table
 from ndpkit.runtime.dataset import (
     DEFAULT_SHARD_BYTES,
@@ -141,6 +142,7 @@ def generate(
         user_errors(),
         _as_flags({"size": "--size", "seed": "--seed", "shard_format": "--shard-format"}),
     ):
+        get_kernel(app_name, source=f"{COMMAND_LINE}: APP")
         dataset = generate_dataset(
             app_name,
             _size("--size", size),
@@ -206,6 +208,7 @@ def import_(
     and the tiles split like a .npy's records."""
     _remove_stale(out)
     with user_errors(), _as_flags({"columns": "--columns"}):
+        get_kernel(app_name, source=f"{COMMAND_LINE}: --app")
         dataset = import_dataset(
             path,
             _devices(devices),

@@ -150,7 +150,7 @@ def evaluate_cmd(
     with user_errors():
         names = expand(apps) if apps else None
         for name in names or ():
-            get_kernel(name)  # an unknown app fails here, before any work
+            get_kernel(name, source=f"{COMMAND_LINE}: APPS")  # fails here, before any work
         ev.check_each_app_once(names or [], source=COMMAND_LINE, field="APPS")
         specs = ev.load_platforms(_platforms(platforms), source=COMMAND_LINE, flag="--platforms")
         size_bytes = ev.DEFAULT_SIZE_BYTES if size is None else _size_bytes(size)

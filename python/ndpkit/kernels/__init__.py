@@ -36,11 +36,12 @@ def kernel_names() -> list[str]:
     return list(_MODULES)
 
 
-def get_kernel(name: str) -> Kernel:
-    """The kernel for an app name (e.g. "knn8")."""
+def get_kernel(name: str, *, source: str | None = None) -> Kernel:
+    """The kernel for an app name (e.g. "knn8"); `source` names where an unknown name came
+    from in the error (a command's argument)."""
     module = _MODULES.get(name)
     if module is None:
-        raise UnknownNameError("app", name, kernel_names())
+        raise UnknownNameError("app", name, kernel_names(), source=source)
     found: dict[str, Kernel] = import_module(f"ndpkit.kernels.{module}").kernels()
     return found[name]
 
