@@ -104,13 +104,30 @@ except WorkerDiedError as exc:
 """
 
 
+UNGUARDED_EVALUATING = """
+from ndpkit.errors import NdpkitError
+from ndpkit.evaluate import evaluate
+from ndpkit.runtime import generate_dataset
+
+ds = generate_dataset("lc", 2**20, devices=4, path="ug", overwrite=True)
+try:
+    evaluate(["lc"], ["rans"], data=ds, workers=2, verify_shards=False, size_bytes=2**16)
+except NdpkitError as exc:
+    print(exc)
+"""
+
+
 @needs_forkserver
-def test_an_unguarded_script_that_makes_its_data_is_told_to_guard_too(tmp_path: Path) -> None:
+@pytest.mark.parametrize("code", [UNGUARDED_GENERATING, UNGUARDED_EVALUATING])
+def test_an_unguarded_script_that_makes_its_data_is_told_to_guard_too(
+    tmp_path: Path, code: str
+) -> None:
     """The docs' example without its guard: each worker runs the script again, which writes
     the data set again; the error said the data set was replaced while it was read ("run
-    again", which fails the same way) instead of why."""
+    again", which fails the same way) instead of why (through `evaluate` too, whose own
+    check of the data set wraps the executor's)."""
     script = tmp_path / "unguarded.py"
-    script.write_text(UNGUARDED_GENERATING)
+    script.write_text(code)
     result = _python([str(script)], cwd=tmp_path)
     message = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     assert "the worker process failed to start" in message, result.stdout + result.stderr
@@ -456,17 +473,50 @@ class BlasThreads(SumCountLC):
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
         from threadpoolctl import ThreadpoolController  # noqa: PLC0415
 
-        return {(i["internal_api"], i["num_threads"]) for i in ThreadpoolController().info()}
+        return {(i["filepath"], i["num_threads"]) for i in ThreadpoolController().info()}
 
     def merge(self, partials: list[Any]) -> Any:
         return set().union(*partials)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_each_worker_limits_blas_to_its_share_of_the_cpus(lc_data: Dataset, workers: int) -> None:
-    """The workers share the CPUs: each limits the BLAS numpy loaded to cpus // workers
-    threads (from the scan the fork server made once, `worker_preload.THREADPOOLS`)."""
-    found = LocalExecutor(workers).run(BlasThreads(), lc_data, {}).result
-    share = max(1, executor._usable_cpus() // workers)
+needs_two_cpus = pytest.mark.skipif(
+    executor._usable_cpus() < 2, reason="one CPU: a worker's share is every library's default"
+)
+
+
+@needs_two_cpus
+def test_each_worker_limits_blas_to_its_share_of_the_cpus(lc_data: Dataset) -> None:
+    """Two workers on two CPUs: one thread each, where OpenBLAS would start two (from the
+    scan the fork server made once, `worker_preload.THREADPOOLS`)."""
+    found = LocalExecutor(2).run(BlasThreads(), lc_data, {}).result
     assert found, "numpy's BLAS is a thread-pool library threadpoolctl sees"
-    assert {threads for _, threads in found} == {share}
+    assert {threads for _, threads in found} == {1}
+
+
+LOADS_ITS_OWN_BLAS = """
+import scipy.linalg  # a BLAS of scipy's own, loaded by the main script (in each worker too)
+
+from ndpkit.runtime import LocalExecutor, open_dataset
+from test_executor_start import BlasThreads
+
+if __name__ == "__main__":
+    import sys
+
+    found = LocalExecutor(2).run(BlasThreads(), open_dataset(sys.argv[1]), {}).result
+    print(sorted(found))
+"""
+
+
+@needs_two_cpus
+@needs_forkserver
+def test_a_blas_the_main_script_loads_is_limited_too(tmp_path: Path, lc_data: Dataset) -> None:
+    """On Python 3.11 and 3.12 each worker imports the main script itself, after the fork
+    server's scan: a BLAS it loads (scipy's) was left at its default thread count."""
+    script = tmp_path / "own_blas.py"
+    script.write_text(LOADS_ITS_OWN_BLAS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    result = _python([str(script), str(lc_data.path)], cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    found = eval(result.stdout.strip().splitlines()[-1])  # a printed list of tuples
+    assert any("scipy" in path for path, _ in found), found
+    assert {threads for _, threads in found} == {1}, found

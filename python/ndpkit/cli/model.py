@@ -151,26 +151,28 @@ def _flagged(flag: str, make: Callable[[], Platform]) -> Platform:
         raise SpecError(str(exc), source="command line", field=flag) from None
 
 
-_NOTED: set[tuple[str, str]] = set()
-
-
 def profile_for(spec: Platform, app: str, profiles: str | None) -> Profile:
-    """`app`'s profile from `--profiles` (or the paper's set), with a note on stderr if the
-    set was mapped onto another platform than `spec` (`evaluate --save-profiles`): its
-    engine and host rates are that platform's, and `spec`'s own design entries would give
-    others."""
     default = "risp" if spec.is_in_storage else "rans-rfns"
-    chosen = profiles or default
-    mapped_onto = load_profiles(chosen).platform
-    if mapped_onto and mapped_onto != spec.name and (chosen, spec.name) not in _NOTED:
-        _NOTED.add((chosen, spec.name))  # once per command, not once per app
+    return load_profile(app, profiles or default)
+
+
+def note_mapped_elsewhere(profiles: str | None, platforms: list[tuple[str, Platform]]) -> None:
+    """A note on stderr if `--profiles` names a set mapped onto another platform than some of
+    `platforms` ((as given on the command line, as loaded, before flags derive a variant)):
+    its engine and host rates are that platform's (`evaluate --save-profiles`), and those
+    platforms' own design entries would give others."""
+    if profiles is None:
+        return
+    mapped_onto = load_profiles(profiles).platform
+    others = [given for given, spec in platforms if mapped_onto and spec.name != mapped_onto]
+    if others:
         stderr().print(
-            f"note: {chosen}: its rates were mapped onto platform {mapped_onto!r}, not "
-            f"{spec.name!r}; for the rates on {spec.name!r}, run `ndpkit evaluate … "
-            f"--platforms {spec.name} --save-profiles …`",
+            f"note: {profiles}: its rates were mapped onto platform {mapped_onto!r}, not "
+            f"{', '.join(repr(o) for o in others)}; for the rates on those, run `ndpkit "
+            f"evaluate … --platforms {','.join(others)} --save-profiles …`",
+            markup=False,
             highlight=False,
         )
-    return load_profile(app, chosen)
 
 
 def estimate_cmd(
@@ -217,6 +219,7 @@ def estimate_cmd(
     """
     with user_errors():
         spec = load_platform(platform)
+        note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         opts = build_options(family_defaults(spec), locals(), unread_options(spec))
         profile = profile_for(spec, app, profiles)
@@ -394,6 +397,7 @@ def plan_cmd(
     with user_errors():
         check_fraction("--tolerance", tolerance, "0.05 = 5% slower than the best")
         spec = load_platform(platform)
+        note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         base = family_defaults(spec)
         if spec.is_in_storage:

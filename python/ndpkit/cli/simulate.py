@@ -43,6 +43,7 @@ from ndpkit.cli.model import (
     PlatformOpt,
     ProfilesOpt,
     family_defaults,
+    note_mapped_elsewhere,
     port_cap_applies,
     profile_for,
     unread_options,
@@ -177,6 +178,7 @@ def simulate_cmd(
             return
         platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
+        note_mapped_elsewhere(profiles, [(platform, spec)])
         opts = build_options(
             family_defaults(spec), locals(), unread_options(spec), _BASIS_SET, _WALL_TIMES_SET
         )
@@ -389,6 +391,7 @@ def sweep_cmd(
         _each_once("--platforms", platform_names)  # before loading any: a list may be long
         found = load_platforms(platform_names, source=COMMAND_LINE, flag="--platforms")
         specs = list(found.values())
+        note_mapped_elsewhere(profiles, list(zip(platform_names, specs, strict=True)))
         if not specs:
             raise SpecError(
                 "give at least one platform", source="command line", field="--platforms"

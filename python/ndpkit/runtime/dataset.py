@@ -2296,23 +2296,19 @@ def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
 
 
 @contextmanager
-def unchanged(
-    dataset: Dataset,
-    stamps: dict[Path, ShardStamp] | None = None,
-    *,
-    unless: Callable[[NdpkitError], bool] | None = None,
-) -> Iterator[None]:
+def unchanged(dataset: Dataset, stamps: dict[Path, ShardStamp] | None = None) -> Iterator[None]:
     """A failure while reading a data set that was replaced, removed or rewritten meanwhile
     says so, rather than blaming the kernel for an answer that differs from the new data's
     reference, or a shard for its size. Replaced: its manifest now says something else than
     when it was opened (`data generate --overwrite` renames a new one onto it); removed or
     moved: the manifest is gone (the error says which shard was missed); rewritten: a shard
-    of `stamps` was written to, resized or replaced. A `chmod` changes nothing. A failure
-    for which `unless` is true stands as it is (it explains the change)."""
+    of `stamps` was written to, resized or replaced. A `chmod` changes nothing. A worker
+    that failed to start (`failed_to_start`) stands as the error: it explains the change (a
+    main script without its guard, run again in each worker, may write the data set)."""
     try:
         yield
     except NdpkitError as exc:
-        if unless is not None and unless(exc):
+        if getattr(exc, "failed_to_start", False):
             raise
         changed = replaced_meanwhile(dataset, stamps, str(exc))
         if changed is not None:

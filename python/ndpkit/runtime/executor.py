@@ -446,7 +446,7 @@ class LocalExecutor:
                 stale = dataset.changed_since_opened(stamps)
                 if stale is not None:
                     raise stale
-                with unchanged(dataset, stamps, unless=_failed_to_start):
+                with unchanged(dataset, stamps):
                     outcome = self._run(
                         kernel, dataset, params, plan, chunk_bytes, progress, verify
                     )
@@ -506,10 +506,6 @@ class LocalExecutor:
         budget = self.mapped_budget_bytes // size
         self._pool = _Pool(size, threads=max(1, _usable_cpus() // size), mapped_budget_bytes=budget)
         return self._pool
-
-
-def _failed_to_start(error: NdpkitError) -> bool:
-    return isinstance(error, WorkerDiedError) and error.failed_to_start
 
 
 def budget_from_environment() -> int:
@@ -748,11 +744,13 @@ class _Pool:
                 parent_end.close()
                 child_end.close()
                 self.close(kill=True)
-                raise WorkerDiedError(
+                error = WorkerDiedError(
                     "the worker processes failed to start: multiprocessing's fork server, "
                     "which starts them, ended before it answered (its own error, if any, is "
                     f"on stderr){_start_hint()}; no result"
-                ) from None
+                )
+                error.failed_to_start = True
+                raise error from None
             child_end.close()  # so a dead worker reads as EOF on parent_end
             limit = queue_limit_bytes(parent_end)
             self.workers.append(_Worker(process, parent_end, queue_bytes=limit))
@@ -1096,9 +1094,9 @@ def _worker_main(conn: Connection, threads: int, mapped_budget_bytes: int = 0) -
     """Run tasks until told to stop or the parent goes away. Ctrl-C is the parent's to handle:
     it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from ndpkit.runtime.worker_preload import THREADPOOLS  # noqa: PLC0415 (the server's)
+    from ndpkit.runtime.worker_preload import threadpools  # noqa: PLC0415 (the server's)
 
-    THREADPOOLS.limit(limits=threads)  # kept for the life of the process
+    threadpools().limit(limits=threads)  # kept for the life of the process
     keep_freed_memory()
     maps = ShardMaps(mapped_budget_bytes)
     if not _answer(conn, ("ready",)):  # started: a death from now on is the task's

@@ -1,10 +1,14 @@
 """What the fork server imports once so that every worker it starts has it (`executor._PRELOAD`):
 the light kernel modules (a worker imports its kernel's module to unpickle it: 1-6 ms each),
-and the scan of the loaded thread-pool libraries that `threadpoolctl` makes (2.5 ms a worker).
+and the scan of the loaded thread-pool libraries that `threadpoolctl` makes (2.5 ms a worker;
+made again in a worker that has loaded compiled modules since, `threadpools`).
 FFT2D's module is left out: it imports scipy.fft (0.16 s), which a pool that never runs it
 would pay for."""
 
 from __future__ import annotations
+
+import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
@@ -16,5 +20,27 @@ import ndpkit.kernels.lc
 import ndpkit.kernels.sobel  # noqa: F401
 
 THREADPOOLS = ThreadpoolController()
-"""The thread-pool libraries loaded when the server started (numpy's BLAS); a worker limits
-their threads from it."""
+"""The thread-pool libraries loaded when the server started (numpy's BLAS)."""
+_SCANNED_WITH = frozenset(sys.modules)
+"""The modules imported at the scan."""
+
+
+def _compiled_since_scan() -> bool:
+    """Whether a compiled module was imported since the scan (a thread-pool library comes
+    with one). Only the new modules are looked at: touching every module object in a forked
+    worker copies its pages (some 600 page faults, ~1 ms)."""
+    suffixes = tuple(EXTENSION_SUFFIXES)
+    for name in sys.modules.keys() - _SCANNED_WITH:
+        module = sys.modules.get(name)
+        if str(getattr(module, "__file__", None) or "").endswith(suffixes):
+            return True
+    return False
+
+
+def threadpools() -> ThreadpoolController:
+    """The thread-pool libraries loaded now, for a worker to limit: the server's scan, unless
+    compiled modules were imported since (on Python 3.11 and 3.12 each worker imports the
+    main script itself, which may load a BLAS of its own, scipy's say): then a new scan."""
+    if not _compiled_since_scan():
+        return THREADPOOLS
+    return ThreadpoolController()
