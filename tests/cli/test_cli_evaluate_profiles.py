@@ -70,7 +70,7 @@ def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path
         )  # fmt: skip
         assert swept.returncode == 0, swept.stderr
         assert swept.stderr.count("note:") == 1, swept.stderr
-        assert "not 'rfns'; for the rates on those" in swept.stderr
+        assert "not 'rfns'; for rates mapped onto it, run" in swept.stderr
 
 
 @pytest.mark.parametrize(("platform", "kind"), [("rans", "arm"), ("rfns", "fpga")])

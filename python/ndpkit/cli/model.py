@@ -168,8 +168,9 @@ def note_mapped_elsewhere(profiles: str | None, platforms: list[tuple[str, Platf
     if others:
         stderr().print(
             f"note: {profiles}: its rates were mapped onto platform {mapped_onto!r}, not "
-            f"{', '.join(repr(o) for o in others)}; for the rates on those, run `ndpkit "
-            f"evaluate … --platforms {','.join(others)} --save-profiles …`",
+            f"{', '.join(repr(o) for o in others)}; for rates mapped onto "
+            f"{'them' if len(others) > 1 else 'it'}, run `ndpkit evaluate … --platforms "
+            f"{','.join(others)} --save-profiles …`",
             markup=False,
             highlight=False,
         )
