@@ -17,6 +17,7 @@ from ndpkit.kernels.kmeans import (
     assign_labels,
     cluster_sums,
     kernels,
+    lloyd_keeping_empty,
     nearest_by_rule,
 )
 
@@ -457,3 +458,32 @@ def test_reduction_ratio(data_sets):
     assert isinstance(partial, ClusterSums)
     assert KERNEL.output_bytes(partial) == 8 * (8 + 1) * 8 == 576
     assert data.nbytes / KERNEL.output_bytes(partial) == pytest.approx(N_POINTS * 32 / 576)
+
+
+def test_the_replay_on_threads_gives_one_threads_bits():
+    """The replay scores chunks on several threads and adds their sums in chunk order: off
+    the grid (float64 sums that depend on their order) the result is the same to the bit."""
+    rng = np.random.default_rng(7)
+    x = (rng.normal(size=(30_000, 8)) * np.pi).astype(np.float32)
+    params = {**KERNEL.params_for_data(x[:4096], 0), "max_iter": 6}
+
+    def chunks():
+        return ((i, x[i : i + 1000]) for i in range(0, len(x), 1000))
+
+    one, _ = lloyd_keeping_empty(chunks, params, threads=1)
+    for threads in (2, 3):
+        many, _ = lloyd_keeping_empty(chunks, params, threads=threads)
+        np.testing.assert_array_equal(many.centres, one.centres)
+        np.testing.assert_array_equal(many.counts, one.counts)
+        assert many.iterations == one.iterations == 6
+
+
+def test_a_chunk_that_fails_on_a_thread_fails_the_replay():
+    params = KERNEL.params(0)
+
+    def chunks():
+        yield 0, np.zeros((10, 8), np.float32)
+        yield 10, np.zeros((10, 5), np.float32)  # not the centres' width
+
+    with pytest.raises(ValueError):
+        lloyd_keeping_empty(chunks, params, threads=2)
