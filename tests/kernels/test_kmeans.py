@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -461,16 +463,22 @@ def test_reduction_ratio(data_sets):
 
 
 def test_the_replay_on_threads_gives_one_threads_bits():
-    """The replay scores chunks on several threads and adds their sums in chunk order: off
-    the grid (float64 sums that depend on their order) the result is the same to the bit."""
+    """The replay scores chunks on several threads and adds their sums in chunk order. On
+    points of widely spread magnitudes the float64 sums depend on their order (shown by a
+    reversed order), and the threads' result is the same to the bit."""
     rng = np.random.default_rng(7)
-    x = (rng.normal(size=(30_000, 8)) * np.pi).astype(np.float32)
+    x = (rng.normal(size=(30_000, 8)) * 10 ** rng.uniform(-6, 3, (30_000, 1))).astype(np.float32)
     params = {**KERNEL.params_for_data(x[:4096], 0), "max_iter": 6}
+    starts = list(range(0, len(x), 1000))
 
     def chunks():
-        return ((i, x[i : i + 1000]) for i in range(0, len(x), 1000))
+        return ((i, x[i : i + 1000]) for i in starts)
 
     one, _ = lloyd_keeping_empty(chunks, params, threads=1)
+    starts.reverse()
+    backwards, _ = lloyd_keeping_empty(chunks, params, threads=1)
+    starts.reverse()
+    assert not np.array_equal(backwards.centres, one.centres)  # the order shows in the bits
     for threads in (2, 3):
         many, _ = lloyd_keeping_empty(chunks, params, threads=threads)
         np.testing.assert_array_equal(many.centres, one.centres)
@@ -485,5 +493,7 @@ def test_a_chunk_that_fails_on_a_thread_fails_the_replay():
         yield 0, np.zeros((10, 8), np.float32)
         yield 10, np.zeros((10, 5), np.float32)  # not the centres' width
 
-    with pytest.raises(ValueError):
+    before = threading.active_count()
+    with pytest.raises(ValueError, match="reshape"):
         lloyd_keeping_empty(chunks, params, threads=2)
+    assert threading.active_count() == before  # the pool's threads are gone
