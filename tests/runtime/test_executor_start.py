@@ -21,6 +21,7 @@ import pytest
 from test_executor import SumCount  # a sibling module: workers unpickle it by name
 
 from ndpkit.cli import main as cli_main
+from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.runtime import Dataset, LocalExecutor, engine_devices, executor, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
@@ -481,7 +482,7 @@ class BlasThreads(SumCountLC):
 
 
 needs_two_cpus = pytest.mark.skipif(
-    executor._usable_cpus() < 2, reason="one CPU: a worker's share is every library's default"
+    usable_cpus() < 2, reason="one CPU: a worker's share is every library's default"
 )
 
 
@@ -491,7 +492,7 @@ def test_each_worker_limits_blas_to_its_share_of_the_cpus(lc_data: Dataset) -> N
     the scan the fork server made once, `worker_preload.THREADPOOLS`)."""
     found = LocalExecutor(2).run(BlasThreads(), lc_data, {}).result
     assert found, "numpy's BLAS is a thread-pool library threadpoolctl sees"
-    assert {threads for _, threads in found} == {executor._usable_cpus() // 2}
+    assert {threads for _, threads in found} == {usable_cpus() // 2}
 
 
 LOADS_ITS_OWN_BLAS = """
@@ -520,4 +521,4 @@ def test_a_blas_the_main_script_loads_is_limited_too(tmp_path: Path, lc_data: Da
     assert result.returncode == 0, result.stderr
     found = ast.literal_eval(result.stdout.strip().splitlines()[-1])  # a list of tuples
     assert any("scipy.libs" in path for path, _ in found), found  # numpy's is numpy.libs
-    assert {threads for _, threads in found} == {executor._usable_cpus() // 2}, found
+    assert {threads for _, threads in found} == {usable_cpus() // 2}, found

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -68,6 +67,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, whole_number
 from ndpkit.kernels.base import Kernel, KernelMismatchError, param
 from ndpkit.kernels.parts import records_in
@@ -285,7 +285,7 @@ def _device_labels(points: F64, centres: F64) -> NDArray[np.intp]:
             product = m * x
             # Dekker's error term is exact only above the subnormal range.
             normal = (product == 0) | (np.abs(product) >= 2.0**-960)
-            exact &= ((_product_error(m, x) == 0) & normal).all(axis=1)
+            exact &= ((_product_error(m, x, product) == 0) & normal).all(axis=1)
             scores = scores + product
     labels: NDArray[np.intp] = np.asarray(scores.argmin(axis=1), dtype=np.intp)
     for i in np.flatnonzero(~exact):
@@ -296,10 +296,9 @@ def _device_labels(points: F64, centres: F64) -> NDArray[np.intp]:
 _SPLIT = 2.0**27 + 1
 
 
-def _product_error(a: F64, b: F64) -> F64:
-    """a·b − fl(a·b), exactly (Dekker's two-product; NaN where the split overflows, which
-    then counts as inexact)."""
-    product = a * b
+def _product_error(a: F64, b: F64, product: F64) -> F64:
+    """a·b − `product` (= fl(a·b)), exactly (Dekker's two-product; NaN where the split
+    overflows, which then counts as inexact)."""
     a_big, b_big = _SPLIT * a, _SPLIT * b
     a_hi = a_big - (a_big - a)
     b_hi = b_big - (b_big - b)
@@ -625,7 +624,7 @@ def lloyd_keeping_empty(
     clusters, features = centres.shape
     tol_sq, max_iter = float(params["tol_sq"]), int(params["max_iter"])
     iterations, shift_sq, emptied = 0, math.inf, False
-    threads = threads or min(_usable_cpus(), REPLAY_THREADS)
+    threads = threads or min(usable_cpus(), REPLAY_THREADS)
     with ThreadPoolExecutor(threads) as pool:
         while True:
             sums = np.zeros((clusters, features))
@@ -679,13 +678,6 @@ def _in_order(
 REPLAY_THREADS = 4
 """Threads a replay uses at most: each holds some six chunks' worth of temporaries (about
 50 MiB for 8 MiB chunks), and a container's CPU quota may be far below the CPUs it sees."""
-
-
-def _usable_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def kernels() -> dict[str, Kernel]:

@@ -74,6 +74,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, SpecError, whole_number
 from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
@@ -129,11 +130,14 @@ so far (a multi-pass kernel's total grows by one data set per pass)."""
 
 
 class WorkerDiedError(NdpkitError):
-    """A worker process ended without an answer (killed by a signal, out of memory…)."""
+    """A worker process ended without an answer (killed by a signal, out of memory…).
+    `failed_to_start`: it died before it said it was ready, the cause of anything else seen
+    then (a main script without its guard, run again in the worker, may rewrite the data
+    set: `dataset.unchanged` lets this error stand)."""
 
-    failed_to_start = False
-    """Whether it died before it said it was ready: the cause of anything else seen then (a
-    main script without its guard, run again in the worker, may rewrite the data set)."""
+    def __init__(self, message: str, *, failed_to_start: bool = False):
+        super().__init__(message)
+        self.failed_to_start = failed_to_start
 
 
 class _WorkerTracebackError(Exception):
@@ -385,7 +389,7 @@ class LocalExecutor:
         )
         if mapped_budget_bytes < 0:
             raise SpecError(f"must be ≥ 0, got {mapped_budget_bytes}", field="mapped_budget_bytes")
-        self.workers = workers or _usable_cpus()
+        self.workers = workers or usable_cpus()
         self.mapped_budget_bytes = mapped_budget_bytes
         self._keep = False
         self._pool: _Pool | None = None
@@ -504,7 +508,7 @@ class LocalExecutor:
             self._pool.close()
             self._pool = None  # not kept if the new pool fails to start
         budget = self.mapped_budget_bytes // size
-        self._pool = _Pool(size, threads=max(1, _usable_cpus() // size), mapped_budget_bytes=budget)
+        self._pool = _Pool(size, threads=max(1, usable_cpus() // size), mapped_budget_bytes=budget)
         return self._pool
 
 
@@ -524,12 +528,6 @@ def budget_from_environment() -> int:
     if budget < 0:
         raise SpecError(f"must be ≥ 0 bytes, got {text!r}", source=source)
     return budget
-
-
-def _usable_cpus() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> int:
@@ -744,13 +742,12 @@ class _Pool:
                 parent_end.close()
                 child_end.close()
                 self.close(kill=True)
-                error = WorkerDiedError(
+                raise WorkerDiedError(
                     "the worker processes failed to start: multiprocessing's fork server, "
                     "which starts them, ended before it answered (its own error, if any, is "
-                    f"on stderr){_start_hint()}; no result"
-                )
-                error.failed_to_start = True
-                raise error from None
+                    f"on stderr){_start_hint()}; no result",
+                    failed_to_start=True,
+                ) from None
             child_end.close()  # so a dead worker reads as EOF on parent_end
             limit = queue_limit_bytes(parent_end)
             self.workers.append(_Worker(process, parent_end, queue_bytes=limit))
@@ -985,12 +982,11 @@ def _died(worker: _Worker) -> WorkerDiedError:
     else:
         how = f"exited with status {code}"
     if not _heard_ready(worker):
-        error = WorkerDiedError(
+        return WorkerDiedError(
             f"{engine}: the worker process failed to start: it {how} before it began its "
-            f"task (its own error, if any, is on stderr){_start_hint()}; no result"
+            f"task (its own error, if any, is on stderr){_start_hint()}; no result",
+            failed_to_start=True,
         )
-        error.failed_to_start = True
-        return error
     return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
 
 

@@ -202,7 +202,7 @@ def _verify_kmeans(
     kernel: KMeansKernel, chunks: Chunks, params: dict[str, Any], result: Any
 ) -> Verification:
     """Lloyd replayed with scipy's distances, one streamed pass per iteration (its chunks
-    scored on every CPU, `lloyd_keeping_empty`)."""
+    scored on up to REPLAY_THREADS threads, `lloyd_keeping_empty`)."""
     from ndpkit.kernels.kmeans import lloyd_keeping_empty  # noqa: PLC0415 (loaded)
 
     kernel.init(params)  # the params' own errors first, as the run would give them
