@@ -190,7 +190,7 @@ def test_one_image_is_not_taken_for_many() -> None:
 def test_out_arrays_that_are_not_c_contiguous_are_refused() -> None:
     """A transposed out (Fortran order) was written in the wrong order without a word."""
     images = np.random.default_rng(0).integers(0, 256, (2, 4, 8), dtype=np.uint8)
-    with pytest.raises(NdpkitError, match="histograms: out must be C-contiguous and writeable"):
+    with pytest.raises(NdpkitError, match="histograms: out must be C-contiguous, aligned"):
         histograms(images, np.zeros((256, 2), np.uint64).T)
     with pytest.raises(NdpkitError, match="pack_above: out must be C-contiguous"):
         pack_above(images, np.array([1, 1]), np.zeros((4, 2), np.uint8).T)

@@ -53,9 +53,17 @@ def checked_records(data: np.ndarray, record_shape: tuple[int, ...], kernel: str
     return array
 
 
+def native_input(array: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
+    """`array` as the Rust loops take it: of `dtype`, C-contiguous and aligned, copied only
+    where it is not. A view at an odd byte offset (`np.frombuffer` of a slice) is contiguous
+    but not aligned, and the binding refused it with "The given array is not contiguous or
+    is misaligned" (`np.ascontiguousarray` keeps it as it is)."""
+    return np.require(array, dtype, ["C_CONTIGUOUS", "ALIGNED"])
+
+
 def check_out(out: np.ndarray | None, dtype: type[np.generic], what: str) -> None:
-    """An `out` array the Rust loop can write in place (of its dtype, C-contiguous and
-    writeable), or an NdpkitError: the binding's own message for another dtype was
+    """An `out` array the Rust loop can write in place (of its dtype, C-contiguous, aligned
+    and writeable), or an NdpkitError: the binding's own message for another dtype was
     "'ndarray' object is not an instance of 'ndarray'", and a transposed `out` was written
     in the wrong order (or, reshaped into a copy, not at all) without a word."""
     if out is None:
@@ -63,8 +71,8 @@ def check_out(out: np.ndarray | None, dtype: type[np.generic], what: str) -> Non
     if not isinstance(out, np.ndarray) or out.dtype != dtype:
         got = out.dtype if isinstance(out, np.ndarray) else type(out).__name__
         raise NdpkitError(f"{what}: out must be a {np.dtype(dtype)} array, got {got}")
-    if not out.flags.c_contiguous or not out.flags.writeable:
-        raise NdpkitError(f"{what}: out must be C-contiguous and writeable")
+    if not out.flags.c_contiguous or not out.flags.aligned or not out.flags.writeable:
+        raise NdpkitError(f"{what}: out must be C-contiguous, aligned and writeable")
 
 
 def exact_float32(value: Any, what: str, why: str) -> np.ndarray:

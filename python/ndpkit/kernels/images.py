@@ -192,9 +192,11 @@ def check_pixels(images: np.ndarray, kernel: str = "image kernels") -> None:
 
 
 def writable_in_place(out: np.ndarray) -> np.ndarray | None:
-    """`out` if the Rust loops can write into it directly (C-contiguous and writeable, as a
-    chunk's slice of the rows arena is), else None: the caller then copies into it."""
-    return out if out.flags.c_contiguous and out.flags.writeable else None
+    """`out` if the Rust loops can write into it directly (C-contiguous, aligned and
+    writeable, as a chunk's slice of the rows arena is), else None: the caller then copies
+    into it."""
+    flags = out.flags
+    return out if flags.c_contiguous and flags.aligned and flags.writeable else None
 
 
 def rows_out(out: np.ndarray, shape: tuple[int, ...], dtype: type, kernel: str) -> np.ndarray:

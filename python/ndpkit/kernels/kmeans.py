@@ -69,7 +69,7 @@ from numpy.typing import NDArray
 
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, whole_number
-from ndpkit.kernels.base import Kernel, KernelMismatchError, param
+from ndpkit.kernels.base import Kernel, KernelMismatchError, native_input, param
 from ndpkit.kernels.parts import records_in
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -143,8 +143,8 @@ def cluster_sums(points: np.ndarray, centres: F64) -> ClusterSums:
     if points.dtype != np.float32 or len(points) == 0 or k == 0 or d == 0:
         return cluster_sums_numpy(points, centres)
     sums, counts = _core.cluster_sums_f32(
-        np.ascontiguousarray(points.reshape(-1, d)),
-        np.ascontiguousarray(centres, dtype=np.float64),
+        native_input(points.reshape(-1, d), np.float32),
+        native_input(centres, np.float64),
     )
     return ClusterSums(sums, counts)
 

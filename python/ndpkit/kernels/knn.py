@@ -61,6 +61,7 @@ from ndpkit.kernels.base import (
     check_out,
     checked_records,
     exact_float32,
+    native_input,
     param,
 )
 from ndpkit.kernels.parts import records_in
@@ -121,8 +122,8 @@ def distances_sq(points: np.ndarray, query: F32, out: F32 | None = None) -> F32:
     (`ndp-kernels`), bit-identical to the numpy column-by-column version below; written into
     `out` (C-contiguous float32, one per point) if given."""
     check_out(out, np.float32, "distances_sq")
-    points = np.ascontiguousarray(points, dtype=np.float32)
-    query = np.ascontiguousarray(query, dtype=np.float32)
+    points = native_input(points, np.float32)
+    query = native_input(query, np.float32)
     if points.ndim != 2 or len(points) == 0:
         distances = distances_sq_numpy(points, query)
         if out is None:
@@ -221,8 +222,8 @@ def fold_top_k(
     (which cost a fifth of the top-k split's pass). A non-finite distance raises as
     `refuse_non_finite` does, naming the point."""
     indices, dists_sq, bad = _core.fold_top_k_f32(
-        points,
-        query,
+        native_input(points, np.float32),
+        native_input(query, np.float32),
         offset,
         k,
         np.ascontiguousarray(best.indices, dtype=np.int64),
@@ -430,7 +431,7 @@ class KnnRows(Knn, RowKernel):
         (64 KiB) is ever copied."""
         self._points(chunk)
         query = state["query"]
-        if out.flags.c_contiguous and out.flags.writeable:
+        if out.flags.c_contiguous and out.flags.aligned and out.flags.writeable:
             distances_sq(chunk, query, out)
         else:
             for start in range(0, len(chunk), BLOCK_ROWS):

@@ -43,6 +43,7 @@ from ndpkit.kernels.base import (
     RowKernel,
     RowSpec,
     exact_float32,
+    native_input,
     param,
 )
 from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
@@ -100,7 +101,7 @@ class LinearClassifier(RowKernel):
         points, weights = _points(chunk), _weights(state)
         if not points.flags.c_contiguous:
             return {offset: (points @ weights,)}
-        dots: np.ndarray = _core.dot_f32(points, weights)
+        dots: np.ndarray = _core.dot_f32(native_input(points, np.float32), weights)
         return {offset: (dots,)}
 
     def row_spec(self, state: Any) -> RowSpec:
@@ -108,11 +109,16 @@ class LinearClassifier(RowKernel):
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
         points, weights = _points(chunk), _weights(state)
-        rust_ok = out.dtype == np.float32 and out.ndim == 1 and out.flags.c_contiguous
-        if rust_ok and points.flags.c_contiguous and out.flags.writeable:
+        if not points.flags.c_contiguous:
+            np.matmul(points, weights, out=out)
+            return
+        points = native_input(points, np.float32)  # a copy only where it is misaligned
+        flags = out.flags
+        in_place = flags.c_contiguous and flags.aligned and flags.writeable
+        if out.dtype == np.float32 and out.ndim == 1 and in_place:
             _core.dot_f32(points, weights, out)
         else:
-            np.matmul(points, weights, out=out)
+            out[...] = _core.dot_f32(points, weights)  # the same bits as in place
 
     def rows_merged(self, rows: np.ndarray, state: Any) -> Parts:
         return {0: (rows,)}
