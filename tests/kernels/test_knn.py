@@ -237,14 +237,14 @@ def test_check_accepts_either_order_of_near_ties():
 
 @pytest.mark.parametrize("d", FEATURE_COUNTS)
 def test_reduction_ratio(d):
-    """α = 4d / 4 = d for the paper's split (one 8-byte offset per chunk aside), and
-    4d·n / (12 k) when the device keeps only its top k."""
+    """α = 4d / 4 = d exactly for the paper's split (the rows' order says where they
+    belong), and 4d·n / (12 k) when the device keeps only its top k."""
     full, topk = KERNELS[f"knn{d}"], KERNELS[f"knn{d}-topk"]
     params = full.params(0)
     chunk = full.generate(100_000 * full.record_bytes, 0)
     out_full = full.output_bytes(full.device(chunk, full.init(params), 0))
-    assert out_full == 4 * len(chunk) + 8
-    assert chunk.nbytes / out_full == pytest.approx(d, rel=1e-4)
+    assert out_full == 4 * len(chunk)
+    assert chunk.nbytes / out_full == d
     out_topk = topk.output_bytes(topk.device(chunk, topk.init(params), 0))
     assert out_topk == 12 * K_NEAREST
     assert chunk.nbytes / out_topk == pytest.approx(4 * d * 100_000 / (12 * K_NEAREST))

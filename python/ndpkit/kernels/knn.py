@@ -376,10 +376,12 @@ class Knn(Kernel):
         return best, True
 
     def output_bytes(self, partial: Any) -> int:
-        """Distances plus one 8-byte offset per segment; or 12 bytes per top-k candidate."""
+        """The distances (in record order, so a segment's offset is not sent: α = d whatever
+        the size, as the executor counts rows written in place); or 12 bytes per top-k
+        candidate."""
         if self.device_topk:
             return int(partial.indices.nbytes + partial.distances_sq.nbytes)
-        return sum(int(s.distances_sq.nbytes) + 8 for s in partial)
+        return sum(int(s.distances_sq.nbytes) for s in partial)
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> ReferenceNeighbours:
         """scikit-learn brute-force euclidean search in float64 (k + 1 neighbours), and, when
