@@ -198,6 +198,34 @@ def test_overwrite_never_deletes_something_that_is_not_a_data_set(tmp_path: Path
     assert (precious / "thesis.tex").exists()
 
 
+@pytest.mark.parametrize("manifest", ["", '{"name": "my web app"}', '{"format": "other"}', "["])
+def test_overwrite_never_deletes_a_directory_whose_manifest_is_not_a_data_sets(
+    tmp_path: Path, manifest: str
+) -> None:
+    """Another tool's manifest.json (a web app's) is no data set's: the whole project around
+    it was deleted (found by an audit of the imports)."""
+    project = tmp_path / "ds"
+    (project / "src").mkdir(parents=True)
+    (project / "manifest.json").write_text(manifest)
+    (project / "src" / "index.js").write_text("…")
+    with pytest.raises(SpecError, match="its manifest.json is not an ndpkit data set's"):
+        _make(tmp_path, overwrite=True)
+    assert (project / "src" / "index.js").exists()
+
+
+def test_overwrite_replaces_a_data_set_whose_manifest_no_longer_validates(
+    tmp_path: Path,
+) -> None:
+    _make(tmp_path, seed=1)
+    manifest = tmp_path / "ds" / "manifest.json"
+    document = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({"format": document["format"], "devices": "two"}))
+    with pytest.raises(SpecError):
+        open_dataset(tmp_path / "ds")
+    _make(tmp_path, seed=2, overwrite=True)
+    assert open_dataset(tmp_path / "ds").seed == 2
+
+
 @pytest.mark.parametrize("target", [".", "not-there/..", "ds/device-00/../.."])
 def test_overwrite_refuses_the_working_directory_and_what_holds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str

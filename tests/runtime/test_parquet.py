@@ -198,6 +198,42 @@ def test_a_page_damaged_past_the_footer_is_one_error(tmp_path: Path) -> None:
     assert not (tmp_path / "ds").exists()
 
 
+def test_a_page_whose_crc_does_not_match_is_refused(tmp_path: Path) -> None:
+    """A flipped bit inside a data page (its header intact) of a file written with page
+    CRCs, as ndpkit's own shards are: it was imported, and the new manifest's CRC then
+    vouched for the damage (found by an audit of the imports)."""
+    source = tmp_path / "flipped.parquet"
+    values = np.arange(2000, dtype=np.float32)
+    table = pa.table({f"c{j}": pa.array(values + j) for j in range(8)})
+    pq.write_table(
+        table, source, compression="none", use_dictionary=False, write_page_checksum=True
+    )
+    column = pq.ParquetFile(source).metadata.row_group(0).column(3)
+    at = column.data_page_offset + column.total_compressed_size - 400  # among the values
+    raw = bytearray(source.read_bytes())
+    raw[at] ^= 0x01
+    source.write_bytes(bytes(raw))
+    with pytest.raises(SpecError, match=r"not a readable Parquet file \(.*CRC") as caught:
+        import_dataset(source, 2, tmp_path / "ds", "lc")
+    assert caught.value.source == str(source)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flipped.parquet"]
+
+
+def test_integers_beside_a_float_column_are_rounded_once(tmp_path: Path) -> None:
+    """Each column is cast to float32 on its own: stacked with a float64 column first, an
+    int64 went through float64 and was rounded twice (found by an audit of the imports)."""
+    source = tmp_path / "mixed.parquet"
+    big = 2**60 + 2**36 + 1  # halfway between float32 neighbours once rounded to float64
+    ints = pa.array([big, -big, 3, 2**24 + 1], pa.int64())
+    floats = pa.array([0.5, 1.5, 2.5, 3.5], pa.float64())
+    pq.write_table(pa.table({"i": ints, "f": floats}), source)
+    ds = import_dataset(source, 1, tmp_path / "ds", "knn2")
+    got = ds.read_all()
+    np.testing.assert_array_equal(got[:, 0], np.array(ints.to_pylist()).astype(np.float32))
+    assert got[0, 0] == np.float32(2**60 + 2**37)  # not 2**60, the twice-rounded value
+    np.testing.assert_array_equal(got[:, 1], np.float32([0.5, 1.5, 2.5, 3.5]))
+
+
 def test_two_columns_of_one_name_are_one_error(tmp_path: Path) -> None:
     source = tmp_path / "twice.parquet"
     column = pa.array(np.linspace(0.0, 1.0, 100))

@@ -1041,11 +1041,15 @@ def batch_to_records(batch: Any, dtype: np.dtype[Any]) -> np.ndarray:
     if not columns:
         return np.empty((batch.num_rows, 0), dtype=dtype)
     # Stacking the columns and transposing the copy measured 1.5x faster than filling the
-    # (n, columns) array column by column (strided writes). A float64 beyond float32's range
-    # becomes ±inf, which the import's check of every record reports by its record number:
-    # numpy's own warning would be a second, vaguer report on stderr.
+    # (n, columns) array column by column (strided writes). Each column is cast to `dtype`
+    # on its own: stacked first, integers beside a float column went through float64 and
+    # were rounded twice (2^60 + 2^36 + 1 became 2^60, one float32 step from the right
+    # value). A float64 beyond float32's range becomes ±inf, which the import's check of
+    # every record reports by its record number: numpy's own warning would be a second,
+    # vaguer report on stderr.
     with np.errstate(over="ignore"):
-        return np.ascontiguousarray(np.vstack(columns).T, dtype=dtype)
+        cast = [np.asarray(column, dtype=dtype) for column in columns]
+    return np.ascontiguousarray(np.vstack(cast).T)
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -1700,10 +1704,31 @@ def _check_target(path: Path, overwrite: bool) -> None:
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=str(path)
         )
-    if not (path / MANIFEST).is_file() and any(path.iterdir()):
+    if not (path / MANIFEST).is_file():
+        if any(path.iterdir()):
+            raise SpecError(
+                "exists and is not a data set (no manifest.json); not replacing it",
+                source=str(path),
+            )
+        return
+    if not _names_a_data_set(path / MANIFEST):
+        # Another tool's manifest.json (a web app's, a package's) marks no data set: with
+        # only its name looked at, --overwrite deleted the project around it.
         raise SpecError(
-            "exists and is not a data set (no manifest.json); not replacing it", source=str(path)
+            f"exists and is not a data set (its manifest.json is not an ndpkit data set's: "
+            f"no \"format\": \"{FORMAT}\"); not replacing it",
+            source=str(path),
         )
+
+
+def _names_a_data_set(manifest: Path) -> bool:
+    """Whether `manifest` is JSON whose `format` is an ndpkit data set's (the rest of it
+    may be damaged: a data set whose manifest no longer validates may still be replaced)."""
+    try:
+        document = json.loads(manifest.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("format") == FORMAT
 
 
 def _publish(staging: Path, path: Path, overwrite: bool) -> None:
@@ -1940,7 +1965,9 @@ def _parquet_sources(
             source=str(src),
         )
     try:
-        table = pq.ParquetFile(literal_path(src), **_STREAMED)
+        # Page CRCs checked where the writer stored them (ndpkit's own shards have them): a
+        # damaged page was imported, and the new manifest's CRC vouched for it.
+        table = pq.ParquetFile(literal_path(src), page_checksum_verification=True, **_STREAMED)
     except (pa.ArrowException, OSError) as exc:
         raise SpecError(f"not a readable Parquet file ({exc})", source=str(src)) from None
     chosen = _source_columns(src, table.schema_arrow, columns, kernel)
