@@ -208,7 +208,7 @@ def test_overwrite_never_deletes_a_directory_whose_manifest_is_not_a_data_sets(
     (project / "src").mkdir(parents=True)
     (project / "manifest.json").write_text(manifest)
     (project / "src" / "index.js").write_text("…")
-    with pytest.raises(SpecError, match="its manifest.json is not an ndpkit data set's"):
+    with pytest.raises(SpecError, match=r"its manifest\.json is not an ndpkit data set's"):
         _make(tmp_path, overwrite=True)
     assert (project / "src" / "index.js").exists()
 
@@ -570,6 +570,30 @@ def test_import_images_of_other_sizes_one_shard_each(tmp_path: Path) -> None:
     assert [s.device for s in ds.shards] == [0, 0, 1]
     gray = [np.asarray(Image.fromarray(i).convert("L")).reshape(-1) for i in images]
     assert np.array_equal(ds.read_all(), np.concatenate(gray))
+
+
+@pytest.mark.parametrize("new_size", [(16, 16), (8, 8), (4, 4)])
+@pytest.mark.parametrize("app", [Tiles(), Pixels()])
+def test_an_image_replaced_by_another_size_while_imported_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, new_size: tuple[int, int], app: Kernel
+) -> None:
+    """Counted from its header, then replaced before its pixels were read: larger, it gave
+    records of the wrong tiles with exit 0; smaller, a traceback (found by an audit of the
+    imports). Nothing is left."""
+    _save_images(tmp_path / "imgs", [(8, 16)] * 3)
+    victim = tmp_path / "imgs" / "img02.png"
+    real = dataset_module._load_image
+
+    def replaced_first(path: Path, *args: Any) -> np.ndarray:
+        if path == victim:
+            Image.fromarray(np.zeros((*new_size, 3), np.uint8)).save(victim)
+        return real(path, *args)
+
+    monkeypatch.setattr(dataset_module, "_load_image", replaced_first)
+    with pytest.raises(SpecError, match="changed while it was read: its header said") as caught:
+        import_dataset(tmp_path / "imgs", 2, tmp_path / "ds", app)
+    assert caught.value.source == str(victim)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
 
 
 def test_import_images_that_cannot_be_records(tmp_path: Path) -> None:
@@ -1066,6 +1090,28 @@ def test_import_names_what_is_wrong_with_a_file_that_is_not_a_usable_npy(tmp_pat
     assert not (tmp_path / "ds").exists()
 
 
+def test_import_reads_an_npy_of_format_version_3(tmp_path: Path) -> None:
+    """numpy writes 3.0 (a UTF-8 header) and reads it; the import refused it (found by an
+    audit of the imports)."""
+    points = np.arange(80, dtype=np.float32).reshape(10, 8)
+    with (tmp_path / "v3.npy").open("wb") as f:
+        np.lib.format.write_array(f, points, version=(3, 0))
+    ds = import_dataset(tmp_path / "v3.npy", 2, tmp_path / "ds", "lc")
+    np.testing.assert_array_equal(ds.read_all(), points)
+
+
+def test_import_says_a_negative_length_in_an_npy_header_is_one(tmp_path: Path) -> None:
+    """It was "64000 bytes follow the data its header declares (… -32000 bytes)"."""
+    src = tmp_path / "negative.npy"
+    np.save(src, np.zeros((1000, 8), np.float32))
+    raw = src.read_bytes().replace(b"(1000, 8)", b"(-1000, 8)", 1)
+    src.write_bytes(raw[:10] + raw[10:].replace(b" \n", b"\n", 1))  # the header's length kept
+    assert len(src.read_bytes()) == 128 + 32_000
+    with pytest.raises(SpecError, match=r"declares shape \(-1000, 8\), with a negative length"):
+        import_dataset(src, 1, tmp_path / "ds", "lc")
+    assert not (tmp_path / "ds").exists()
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
 def test_import_of_a_fifo_says_it_is_not_a_file(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.npy")
@@ -1203,6 +1249,38 @@ def test_an_import_source_truncated_while_read_is_an_error_not_a_crash(tmp_path:
         with pytest.raises(SpecError, match="changed while it was read") as caught:
             import_dataset(src, 2, tmp_path / "ds", "lc", shard_bytes=2**16)
     assert caught.value.source == str(src)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.npy"]
+
+
+@pytest.mark.parametrize("how", ["renamed over", "written to"])
+def test_an_import_source_changed_between_pieces_is_an_error_not_a_mixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A .npy replaced by rename (or rewritten in place) after some pieces were read: the
+    data set held the first pieces of the old file and the rest of the new, with exit 0
+    (found by an audit of the imports)."""
+    src = tmp_path / "points.npy"
+    np.save(src, np.zeros((5000, 8), np.float32))
+    real, calls = dataset_module.read_records, []
+
+    def changed_after_the_first(*args: Any, **kwargs: Any) -> np.ndarray:
+        calls.append(1)
+        if len(calls) == 2:
+            if how == "renamed over":
+                np.save(tmp_path / "new.npy", np.full((5000, 8), 7, np.float32))
+                os.replace(tmp_path / "new.npy", src)
+            else:
+                with src.open("r+b") as f:
+                    f.seek(-32, os.SEEK_END)
+                    f.write(np.full(8, 7, np.float32).tobytes())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dataset_module, "read_records", changed_after_the_first)
+    monkeypatch.setattr(dataset_module, "_PIECE_BYTES", 2**14)
+    changed = r"changed while it was read \(replaced or written"
+    with pytest.raises(SpecError, match=changed) as caught:
+        import_dataset(src, 2, tmp_path / "ds", "lc", shard_bytes=2**16)
+    assert len(calls) == 2 and caught.value.source == str(src)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["points.npy"]
 
 

@@ -234,6 +234,22 @@ def test_integers_beside_a_float_column_are_rounded_once(tmp_path: Path) -> None
     np.testing.assert_array_equal(got[:, 1], np.float32([0.5, 1.5, 2.5, 3.5]))
 
 
+def test_columns_are_taken_as_written_before_without_spaces(tmp_path: Path) -> None:
+    """`a ` is a column of its own where the table has one (stripped, it silently chose
+    `a`); spaces typed after commas still find `b` (found by an audit of the imports)."""
+    source = tmp_path / "spaced.parquet"
+    table = pa.table({"a": [1.0, 2.0], "b": [3.0, 4.0], "a ": [5.0, 6.0]})
+    pq.write_table(table, source)
+    ds = import_dataset(source, 1, tmp_path / "one", "knn2", columns=["a ", " b"])
+    assert ds.manifest.columns == ("a ", "b")
+    np.testing.assert_array_equal(ds.read_all(), np.float32([[5, 3], [6, 4]]))
+    ds = import_dataset(source, 1, tmp_path / "two", "knn2", columns=[" a", "b "])
+    np.testing.assert_array_equal(ds.read_all(), np.float32([[1, 3], [2, 4]]))
+    from ndpkit.cli.data import _names  # noqa: PLC0415 - --columns' parser, not stripping
+
+    assert _names("--columns", "a ,b") == ["a ", "b"]
+
+
 def test_two_columns_of_one_name_are_one_error(tmp_path: Path) -> None:
     source = tmp_path / "twice.parquet"
     column = pa.array(np.linspace(0.0, 1.0, 100))

@@ -422,8 +422,10 @@ def _show(dataset: Dataset, fmt: Format) -> None:
 
 
 def _names(flag: str, text: str) -> list[str]:
-    names = [name.strip() for name in text.split(",")]
-    if not all(names):
+    """The comma-separated names as written: spaces around one are dropped by the import
+    only where no column has them in its name (`a ,b` means the column `a ` if there is one)."""
+    names = text.split(",")
+    if not all(name.strip() for name in names):
         raise SpecError(f"an empty column name in {text!r}", source="command line", field=flag)
     return names
 

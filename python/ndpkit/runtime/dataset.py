@@ -954,11 +954,15 @@ def _read_npy_header(f: BinaryIO) -> tuple[tuple[int, ...], bool, np.dtype[Any]]
     version = np.lib.format.read_magic(f)
     if version == (1, 0):
         header = np.lib.format.read_array_header_1_0(f)
-    elif version == (2, 0):
+    elif version in ((2, 0), (3, 0)):
+        # 3.0 is 2.0 with a UTF-8 header, which differs only in the names of a structured
+        # dtype's fields (refused anyway): numpy itself writes 3.0 for such names alone.
         header = np.lib.format.read_array_header_2_0(f)
     else:
         raise ValueError(f".npy format version {version[0]}.{version[1]} is not supported")
     shape, fortran, dtype = header
+    if any(int(n) < 0 for n in shape):
+        raise ValueError(f"its header declares shape {tuple(shape)}, with a negative length")
     return tuple(int(n) for n in shape), bool(fortran), np.dtype(dtype)
 
 
@@ -1716,7 +1720,7 @@ def _check_target(path: Path, overwrite: bool) -> None:
         # only its name looked at, --overwrite deleted the project around it.
         raise SpecError(
             f"exists and is not a data set (its manifest.json is not an ndpkit data set's: "
-            f"no \"format\": \"{FORMAT}\"); not replacing it",
+            f'no "format": "{FORMAT}"); not replacing it',
             source=str(path),
         )
 
@@ -1813,9 +1817,11 @@ def read_records(
     count: int,
     *,
     copy: bool = False,
+    unchanged_from: FileVersion | None = None,
 ) -> np.ndarray:
     """Records [start, start + count) of a .npy file as a read-only window of its own mapping,
-    or with `copy` read into memory.
+    or with `copy` read into memory (and with `unchanged_from`, a `SourceChangedError` unless
+    the file is still that version once read).
 
     Each window is mapped and unmapped on its own, so a process that walks a whole file keeps
     only the current window resident (its RSS does not grow with the file). The window's
@@ -1829,7 +1835,7 @@ def read_records(
     items = math.prod(shape)
     at = data_offset + start * math.prod(record_shape) * dtype.itemsize
     if copy:
-        return _read_into(path, at, np.empty(shape, dtype))
+        return _read_into(path, at, np.empty(shape, dtype), unchanged_from)
     if items == 0:
         return np.empty(shape, dtype)
     base = at - at % mmap.ALLOCATIONGRANULARITY
@@ -1838,10 +1844,30 @@ def read_records(
     return np.frombuffer(window, dtype, items, at - base).reshape(shape)
 
 
-def _read_into(path: Path, at: int, out: np.ndarray) -> np.ndarray:
-    """`out` filled from `path` at byte `at`; EOFError if the file ends first."""
+FileVersion = tuple[int, int, int, int]
+"""What tells one version of a file from another without reading it: (device, inode, size,
+time of its last write in ns)."""
+
+
+def file_version(st: os.stat_result) -> FileVersion:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class SourceChangedError(OSError):
+    """The file read is no longer the version it was when it was checked."""
+
+
+def _read_into(
+    path: Path, at: int, out: np.ndarray, unchanged_from: FileVersion | None = None
+) -> np.ndarray:
+    """`out` filled from `path` at byte `at`; EOFError if the file ends first. With
+    `unchanged_from`, a SourceChangedError unless the file opened is that version before
+    and after the read: a source replaced by rename, or written to, while an import read it
+    piece by piece gave a data set of pieces of both versions without a word."""
     view = out.reshape(-1).view(np.uint8).data
     with path.open("rb", buffering=0) as f:
+        if unchanged_from is not None and file_version(os.fstat(f.fileno())) != unchanged_from:
+            raise SourceChangedError("replaced or written to since its header was read")
         f.seek(at)
         done = 0
         while done < len(view):
@@ -1849,6 +1875,8 @@ def _read_into(path: Path, at: int, out: np.ndarray) -> np.ndarray:
             if not got:
                 raise EOFError(f"the file ends {len(view) - done} bytes early")
             done += got
+        if unchanged_from is not None and file_version(os.fstat(f.fileno())) != unchanged_from:
+            raise SourceChangedError("written to while it was read")
     return out
 
 
@@ -1879,11 +1907,20 @@ def _npy_sources(
     total = array.size if scalar else len(array)
     if total < devices:
         raise SpecError(f"holds {total} records, fewer than {devices} devices", source=str(src))
-    return _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes), total
+    version = file_version(os.stat(src))  # the version whose header was checked, as near as
+    # can be (np.load maps by name; the mapping keeps no name of the file it opened)
+    shards = _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes, version)
+    return shards, total
 
 
 def _npy_shards(
-    src: Path, data_offset: int, total: int, kernel: Kernel, devices: int, shard_bytes: int
+    src: Path,
+    data_offset: int,
+    total: int,
+    kernel: Kernel,
+    devices: int,
+    shard_bytes: int,
+    version: FileVersion,
 ) -> Iterator[_ShardSource]:
     per_shard = max(1, shard_bytes // kernel.record_bytes)
     per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
@@ -1892,7 +1929,15 @@ def _npy_shards(
         for offset, n in pieces(count, per_piece):
             at, shape = start + offset, kernel.record_shape
             try:
-                piece = read_records(src, data_offset, kernel.dtype, shape, at, n, copy=True)
+                piece = read_records(
+                    src, data_offset, kernel.dtype, shape, at, n, copy=True, unchanged_from=version
+                )
+            except SourceChangedError as exc:
+                raise SpecError(
+                    f"changed while it was read ({exc}); nothing was written: import again "
+                    "once it is written",
+                    source=str(src),
+                ) from None
             except EOFError:
                 raise SpecError(
                     "changed while it was read: it ends before the records its header "
@@ -2011,7 +2056,10 @@ def _source_columns(
 ) -> tuple[str, ...]:
     pa, _ = _arrow()
     names = list(schema.names)
-    chosen = tuple(columns) if columns is not None else tuple(names)
+    chosen = tuple(names)
+    if columns is not None:
+        # As written, else without the spaces a list typed after commas has ("f0, f1").
+        chosen = tuple(c if c in names or c.strip() not in names else c.strip() for c in columns)
     for name in chosen:
         if name not in names:
             raise SpecError(
@@ -2098,7 +2146,7 @@ def _image_sources(
         if len(files) < devices:
             raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
         counts = [math.prod(shape) for shape in shapes]
-        return _image_shards(files, counts, kernel, mode, devices), sum(counts)
+        return _image_shards(files, shapes, kernel, mode, devices), sum(counts)
     counts = [
         _tile_count(path, shape, kernel, crop) for path, shape in zip(files, shapes, strict=True)
     ]
@@ -2115,7 +2163,7 @@ def _image_sources(
             f"fewer than the {devices} devices",
             source=str(src),
         )
-    tiles = _Tiles(files, counts, kernel, mode)
+    tiles = _Tiles(files, shapes, counts, kernel, mode)
     per_shard = max(1, shard_bytes // kernel.record_bytes)
     shards = (
         _ShardSource(device, index, n, tiles.take(first + start, n))
@@ -2185,8 +2233,16 @@ class _Tiles:
     """The record-sized tiles of a list of images, in order, loaded one image at a time (the
     last one is kept: its tiles may go to two shards)."""
 
-    def __init__(self, files: list[Path], counts: list[int], kernel: Kernel, mode: str):
+    def __init__(
+        self,
+        files: list[Path],
+        shapes: list[tuple[int, ...]],
+        counts: list[int],
+        kernel: Kernel,
+        mode: str,
+    ):
         self._files = files
+        self._shapes = shapes
         self._firsts = np.cumsum([0, *counts]).tolist()
         self._kernel = kernel
         self._mode = mode
@@ -2207,7 +2263,8 @@ class _Tiles:
 
     def _tiles(self, image: int) -> np.ndarray:
         if self._held is None or self._held[0] != image:
-            pixels = _load_image(self._files[image], self._mode, self._kernel.dtype)
+            path, shape = self._files[image], self._shapes[image]
+            pixels = _load_image(path, self._mode, self._kernel.dtype, shape)
             self._held = (image, tiles_of(pixels, self._kernel.record_shape))
         return self._held[1]
 
@@ -2224,14 +2281,14 @@ def tiles_of(pixels: np.ndarray, record_shape: tuple[int, ...]) -> np.ndarray:
 
 
 def _image_shards(
-    files: list[Path], counts: list[int], kernel: Kernel, mode: str, devices: int
+    files: list[Path], shapes: list[tuple[int, ...]], kernel: Kernel, mode: str, devices: int
 ) -> Iterator[_ShardSource]:
     first = 0
     for device, n_images in enumerate(even_split(len(files), devices)):
         for index in range(n_images):
-            path = files[first + index]
-            image = _load_image(path, mode, kernel.dtype).reshape(-1)
-            yield _ShardSource(device, index, counts[first + index], (image,))
+            path, shape = files[first + index], shapes[first + index]
+            image = _load_image(path, mode, kernel.dtype, shape).reshape(-1)
+            yield _ShardSource(device, index, image.size, (image,))
         first += n_images
 
 
@@ -2310,7 +2367,12 @@ def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
     return (height, width) if mode == "L" else (height, width, len(mode))
 
 
-def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
+def _load_image(
+    path: Path, mode: str, dtype: np.dtype[Any], shape: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """The image's pixels in `mode`, cast to `dtype`; with `shape` (what its header said
+    when the records were counted), an image of another shape is an error: replaced since,
+    it made records of the wrong tiles without a word, or a traceback once short."""
     try:
         with _quiet_pillow(), Image.open(path) as image:
             wide = wide_mode_error(image)
@@ -2319,7 +2381,18 @@ def _load_image(path: Path, mode: str, dtype: np.dtype[Any]) -> np.ndarray:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     if pixels is None:
         raise SpecError(f"{wide}", source=str(path))
+    if shape is not None and pixels.shape != shape:
+        raise SpecError(
+            f"changed while it was read: its header said {_shape_text(shape)} when the "
+            f"records were counted, and its pixels are {_shape_text(pixels.shape)}; import "
+            "again once it is written",
+            source=str(path),
+        )
     return pixels.astype(dtype, copy=False)
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "×".join(map(str, shape))
 
 
 @contextmanager
