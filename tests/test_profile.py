@@ -37,6 +37,26 @@ def test_json_profile_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ('{"apps": {"scan": {"data_size": "1 GB", "alpha": 8, "alpha": 0.5}}}', "alpha"),
+        ('{"apps": {"scan": {"data_size": "1 GB", "alpha": 8}, "scan": {}}}', "scan"),
+        ('{"version": 1, "version": 1, "apps": {}}', "version"),
+    ],
+)
+def test_a_json_key_named_twice_is_refused_as_toml_refuses_it(
+    tmp_path: Path, body: str, key: str
+) -> None:
+    """json kept the last `alpha` without a word: the bottleneck and the plan changed, where
+    the same TOML file is refused (found by an audit of evaluate and the profiles)."""
+    path = tmp_path / "dup.json"
+    path.write_text(body)
+    with pytest.raises(SpecError, match="named twice in one object") as caught:
+        load_profiles(path)
+    assert caught.value.source == str(path) and caught.value.field == key
+
+
+@pytest.mark.parametrize(
     ("body", "message"),
     [
         ('[apps.x]\ndata_size = "1 GB"\nalpha = 0\n', "apps.x.alpha"),

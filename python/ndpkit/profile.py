@@ -43,7 +43,7 @@ from pydantic import (
 from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.files import NotASpecFileError, read_spec_text, write_atomic
 from ndpkit.hw.engine import EngineKind
-from ndpkit.hw.loader import file_hint, names_a_file, parse_nested
+from ndpkit.hw.loader import file_hint, json_loads, names_a_file, parse_nested
 from ndpkit.hw.quantity import (
     Cycles,
     Duration,
@@ -335,7 +335,7 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
 
 def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
     try:
-        data = parse_nested(json.loads if json_format else tomllib.loads, text, source)
+        data = parse_nested(json_loads if json_format else tomllib.loads, text, source)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         kind = "JSON" if json_format else "TOML"
         raise SpecError(f"malformed {kind}: {exc}", source=source) from None

@@ -475,6 +475,18 @@ def test_a_manifest_whose_app_cannot_read_its_records_is_refused(tmp_path: Path)
         open_dataset(tmp_path / "ds")
 
 
+def test_a_manifest_naming_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """The second `"app"` won without a word (json keeps the last)."""
+    generate_dataset("knn8", 64 * 1024, 2, tmp_path / "ds", seed=1)
+    manifest = tmp_path / "ds" / MANIFEST
+    text = manifest.read_text()
+    manifest.write_text(text.replace('"app": "knn8"', '"app": "knn8", "app": "knn2"', 1))
+    assert manifest.read_text() != text
+    with pytest.raises(SpecError, match="named twice in one object") as caught:
+        open_dataset(tmp_path / "ds")
+    assert caught.value.source == str(manifest) and caught.value.field == "app"
+
+
 def _truncate(path: Path) -> None:
     with path.open("r+b") as f:
         f.truncate(path.stat().st_size - 16)

@@ -241,6 +241,32 @@ def _parse(text: str, source: str) -> dict[str, Any]:
     return document
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object names a key twice."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) < len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return document
+
+
+def json_loads(text: str) -> Any:
+    """`json.loads` that refuses a key named twice in one object (DuplicateKeyError): json
+    keeps the last one without a word, so an edited profile's second `"alpha"` changed the
+    bottleneck and the plan where TOML refuses the same file."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
 def parse_nested(parse: Callable[[str], Any], text: str, source: str) -> Any:
     """`parse(text)` (`tomllib.loads`, `json.loads`), refused with a SpecError naming
     `source` if it nests arrays and tables more than MAX_NESTING deep: the parsers recurse
@@ -253,6 +279,12 @@ def parse_nested(parse: Callable[[str], Any], text: str, source: str) -> Any:
         raise _too_deep(source) from None
     except (tomllib.TOMLDecodeError, json.JSONDecodeError):
         raise
+    except DuplicateKeyError as exc:
+        raise SpecError(
+            "named twice in one object (JSON would keep the last without a word); say it once",
+            source=source,
+            field=exc.key,
+        ) from None
     except ValueError as exc:  # int("9" * 5000): a plain ValueError from either parser
         reason = str(exc).split(";", 1)[0].split(":", 1)[0]
         raise SpecError(f"a number too long to read ({reason})", source=source) from None

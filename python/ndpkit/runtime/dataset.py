@@ -74,7 +74,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
 from ndpkit.files import cleanup_held, literal_path, name_kept, signals_held
-from ndpkit.hw.loader import parse_nested
+from ndpkit.hw.loader import json_loads, parse_nested
 from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
@@ -630,7 +630,7 @@ def read_manifest(path: Path) -> Manifest:
 
 def _read_manifest(path: Path) -> Manifest:
     try:
-        document = parse_nested(json.loads, path.read_text(encoding="utf-8"), str(path))
+        document = parse_nested(json_loads, path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SpecError(f"not readable JSON ({exc})", source=str(path)) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:

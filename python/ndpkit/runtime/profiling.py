@@ -211,8 +211,13 @@ class Measurement:
         return fixed + per_byte * device_bytes
 
     def alpha_for(self, device_bytes: float) -> float:
-        """α = bytes read / bytes sent for a device that reads `device_bytes` per pass."""
-        return device_bytes / max(self.device_sends_bytes(device_bytes), 1.0)
+        """α = bytes read / bytes sent for a device that reads `device_bytes` per pass. What
+        a device sends may be under a byte on average (LC's 4 bytes per 32 read, over less
+        than a record per device): flooring it at one byte made LC's α 0.03 for a 1-byte
+        model size, and a link bottleneck with it. Only a device that sends nothing is taken
+        to send one byte, so that α stays finite."""
+        sends = self.device_sends_bytes(device_bytes)
+        return device_bytes / sends if sends > 0 else device_bytes
 
     @property
     def device_bytes_per_s(self) -> float:
