@@ -67,3 +67,30 @@ def test_a_misaligned_out_for_the_rust_loops_is_refused_by_name() -> None:
     images = np.zeros((2, 8, 8), np.uint8)
     with pytest.raises(NdpkitError, match="histograms: out must be C-contiguous, aligned"):
         histograms(images, out=misaligned(np.zeros((2, 256), np.uint64)))
+
+
+def test_a_scalar_query_for_one_feature_points_is_still_a_query() -> None:
+    """`np.ascontiguousarray` made a 0-d query 1-d, and `np.require` alone did not (a
+    review found the first version of the fix failing with the binding's TypeError)."""
+    from ndpkit.kernels.knn import distances_sq  # noqa: PLC0415
+
+    points = np.float32([[1], [2], [4]])
+    got = distances_sq(points, np.float32(0.5))
+    np.testing.assert_array_equal(got, np.float32([0.25, 2.25, 12.25]), strict=True)
+    np.testing.assert_array_equal(distances_sq(misaligned(points), np.float32(0.5)), got)
+
+
+def test_nascent_decode_and_shuffle_take_misaligned_arrays() -> None:
+    """The same refusal in NASCENT2's decoder (uint16 keys) and shuffler (uint32 order)."""
+    from ndpkit.nascent import decoder, shuffle  # noqa: PLC0415
+
+    values = [b"ab", b"cd", b"ef"]
+    keys = np.array([0, 1, 2, 1], np.uint16)
+    want = decoder.decode(values, keys)
+    got = decoder.decode(values, misaligned(keys))
+    np.testing.assert_array_equal(got.data, want.data, strict=True)
+    np.testing.assert_array_equal(got.offsets, want.offsets, strict=True)
+    column, order = np.arange(4, dtype=np.uint32), np.array([3, 2, 1, 0], np.uint32)
+    np.testing.assert_array_equal(
+        shuffle([column], misaligned(order)).columns[0], shuffle([column], order).columns[0]
+    )

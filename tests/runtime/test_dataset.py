@@ -1273,6 +1273,8 @@ def test_an_import_source_changed_between_pieces_is_an_error_not_a_mixture(
     (found by an audit of the imports)."""
     src = tmp_path / "points.npy"
     np.save(src, np.zeros((5000, 8), np.float32))
+    an_hour_ago = time.time_ns() - 3600 * 10**9  # a write now changes the time, however coarse
+    os.utime(src, ns=(an_hour_ago, an_hour_ago))
     real, calls = dataset_module.read_records, []
 
     def changed_after_the_first(*args: Any, **kwargs: Any) -> np.ndarray:
@@ -1293,6 +1295,28 @@ def test_an_import_source_changed_between_pieces_is_an_error_not_a_mixture(
     with pytest.raises(SpecError, match=changed) as caught:
         import_dataset(src, 2, tmp_path / "ds", "lc", shard_bytes=2**16)
     assert len(calls) == 2 and caught.value.source == str(src)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.npy"]
+
+
+def test_an_import_source_renamed_over_while_its_header_is_read_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replaced right after np.load checked the old file's header, the new file's bytes were
+    read at the old header's offset (header padding as records): a review found it."""
+    src = tmp_path / "points.npy"
+    np.save(src, np.zeros((1000, 8), np.float32))
+    np.save(tmp_path / "new.npy", np.full((1000, 8), 7, np.float32))
+    real = dataset_module._open_npy
+
+    def then_replaced(path: Path) -> Any:
+        opened = real(path)
+        os.replace(tmp_path / "new.npy", src)
+        return opened
+
+    monkeypatch.setattr(dataset_module, "_open_npy", then_replaced)
+    with pytest.raises(SpecError, match="changed while it was read") as caught:
+        import_dataset(src, 2, tmp_path / "ds", "lc")
+    assert caught.value.source == str(src)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["points.npy"]
 
 

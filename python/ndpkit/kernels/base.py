@@ -53,14 +53,6 @@ def checked_records(data: np.ndarray, record_shape: tuple[int, ...], kernel: str
     return array
 
 
-def native_input(array: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
-    """`array` as the Rust loops take it: of `dtype`, C-contiguous and aligned, copied only
-    where it is not. A view at an odd byte offset (`np.frombuffer` of a slice) is contiguous
-    but not aligned, and the binding refused it with "The given array is not contiguous or
-    is misaligned" (`np.ascontiguousarray` keeps it as it is)."""
-    return np.require(array, dtype, ["C_CONTIGUOUS", "ALIGNED"])
-
-
 def check_out(out: np.ndarray | None, dtype: type[np.generic], what: str) -> None:
     """An `out` array the Rust loop can write in place (of its dtype, C-contiguous, aligned
     and writeable), or an NdpkitError: the binding's own message for another dtype was

@@ -69,8 +69,9 @@ from numpy.typing import NDArray
 
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, whole_number
-from ndpkit.kernels.base import Kernel, KernelMismatchError, native_input, param
+from ndpkit.kernels.base import Kernel, KernelMismatchError, param
 from ndpkit.kernels.parts import records_in
+from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 

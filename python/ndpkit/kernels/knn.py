@@ -61,10 +61,10 @@ from ndpkit.kernels.base import (
     check_out,
     checked_records,
     exact_float32,
-    native_input,
     param,
 )
 from ndpkit.kernels.parts import records_in
+from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 

@@ -43,10 +43,10 @@ from ndpkit.kernels.base import (
     RowKernel,
     RowSpec,
     exact_float32,
-    native_input,
     param,
 )
 from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
+from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 

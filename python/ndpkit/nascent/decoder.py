@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndpkit.errors import ModelError, SpecError
+from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -202,7 +203,7 @@ def decode(
             )
     try:
         data, offsets, counts = _core.decode(
-            raw, np.ascontiguousarray(page), l_max, fixed_width, fixed_lanes
+            raw, native_input(page, page.dtype.type), l_max, fixed_width, fixed_lanes
         )
     except ValueError as e:
         raise ModelError(str(e)) from e

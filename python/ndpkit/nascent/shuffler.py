@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndpkit.errors import ModelError, SpecError
+from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -172,7 +173,7 @@ def shuffle(
             raw_columns,
             key_column,
             layout,
-            np.ascontiguousarray(order, dtype=np.uint32),
+            native_input(order, np.uint32),
             keys_raw,
             workers,
             burst_bytes,

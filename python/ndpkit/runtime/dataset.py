@@ -1853,6 +1853,13 @@ def file_version(st: os.stat_result) -> FileVersion:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _version_of(src: Path) -> FileVersion:
+    try:
+        return file_version(os.stat(src))
+    except OSError as exc:
+        raise SpecError(f"cannot read it ({_reason(exc)})", source=str(src)) from None
+
+
 class SourceChangedError(OSError):
     """The file read is no longer the version it was when it was checked."""
 
@@ -1886,7 +1893,17 @@ def _npy_sources(
     """A .npy source split contiguously: device d gets the d-th block of records; (the
     shards, their records). Checked before anything is written; the shards read the source
     lazily, piece by piece."""
+    before = _version_of(src)
     array = _open_npy(src)
+    # The version read piece by piece must be the one whose header was checked: np.load
+    # opens the file by name, so one renamed over it around the load is caught here.
+    version = _version_of(src)
+    if version != before:
+        raise SpecError(
+            "changed while it was read (replaced or written to while its header was read); "
+            "nothing was written: import again once it is written",
+            source=str(src),
+        )
     if array.dtype != kernel.dtype:
         raise SpecError(
             f"holds {array.dtype}, app {kernel.name!r} needs {kernel.dtype}", source=str(src)
@@ -1907,8 +1924,6 @@ def _npy_sources(
     total = array.size if scalar else len(array)
     if total < devices:
         raise SpecError(f"holds {total} records, fewer than {devices} devices", source=str(src))
-    version = file_version(os.stat(src))  # the version whose header was checked, as near as
-    # can be (np.load maps by name; the mapping keeps no name of the file it opened)
     shards = _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes, version)
     return shards, total
 
