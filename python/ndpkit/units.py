@@ -356,7 +356,9 @@ def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3
         scaled = value
         for prefix in prefixes:
             if abs(scaled) < step or prefix == prefixes[-1]:
-                return f"{scaled:.{digits}g} {prefix}{suffix}"
+                # Enough digits for the whole part: 1000-1023 KiB read "1e+03 KiB" at 3.
+                whole = len(f"{abs(scaled):.0f}")
+                return f"{scaled:.{max(digits, whole)}g} {prefix}{suffix}"
             scaled /= step
     unit = {Kind.TIME: "s", Kind.POWER: "W", Kind.ENERGY: "J", Kind.FREQUENCY: "Hz"}[kind]
     if value == 0:

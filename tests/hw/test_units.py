@@ -82,6 +82,23 @@ def test_format_si_decimal_and_binary() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "text"),
+    [(1000 * 1024, "1000 KiB"), (1_047_552, "1023 KiB"), (1023, "1023 B"), (1000, "1000 B")],
+)
+def test_format_si_binary_sizes_of_1000_to_1023_are_not_in_exponent_form(
+    value: int, text: str
+) -> None:
+    """They read "1e+03 KiB" (three digits of 1000 need an exponent; found by an audit)."""
+    assert format_si(value, Kind.SIZE, binary=True) == text
+
+
+@given(st.just(0.0) | st.floats(min_value=1, max_value=2.0**70))
+def test_format_si_never_writes_an_exponent_for_a_size(value: float) -> None:
+    assert "e" not in format_si(value, Kind.SIZE, binary=True).split()[0]
+    assert "e" not in format_si(value, Kind.SIZE).split()[0]
+
+
+@pytest.mark.parametrize(
     ("value", "kind", "text"),
     [(9e-10, Kind.ENERGY, "0.9 nJ"), (4e-3, Kind.ENERGY, "4 mJ"), (2.4e-5, Kind.POWER, "24 µW")],
 )

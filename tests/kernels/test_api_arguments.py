@@ -3,6 +3,7 @@ inside numpy or the binding, instead of a clear error naming the argument."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -62,6 +63,27 @@ def test_a_scalar_is_no_data() -> None:
     kernel = get_kernel("lc")
     with pytest.raises(SpecError, match="data: must be an array of records"):
         run_in_memory(kernel, np.float32(1), kernel.params(0), 10)
+
+
+@pytest.mark.parametrize(
+    ("app", "shape", "axes"),
+    [
+        ("sobel", (256, 256), r"\(n, 256, 256\)"),
+        ("fft2d", (256, 256, 3), r"\(n, 256, 256, 3\)"),
+        ("lc", (8,), r"\(n, 8\)"),
+        ("he", (2, 1, 256, 256), r"\(n, 256, 256\)"),
+    ],
+)
+def test_run_in_memory_names_the_array_given_with_the_wrong_axes(
+    app: str, shape: tuple[int, ...], axes: str
+) -> None:
+    """One image without `[None]` was cut into one-row chunks, and the kernel then named a
+    (1, 256) chunk, not the array given (found by following the docs)."""
+    kernel = get_kernel(app)
+    data = np.zeros(shape, kernel.dtype)
+    given = re.escape(str(shape))
+    with pytest.raises(NdpkitError, match=rf"{app}: data of shape {given} .*need .*{axes}"):
+        run_in_memory(kernel, data, kernel.params(0), 10)
 
 
 @pytest.mark.parametrize("app", ["knn2", "knn2-topk"])

@@ -1327,11 +1327,13 @@ def test_a_parquet_source_with_fewer_rows_than_its_metadata_is_an_error(tmp_path
         list(rows.take(1))
 
 
+@pytest.mark.parametrize("read", ["chunks", "spread"])
 def test_a_shard_truncated_while_this_process_reads_it_is_an_error_not_a_sigbus(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read: str
 ) -> None:
-    """The command's own reads (streamed verification, the profiled sample) copy chunks: a
-    mapped window of a shard truncated meanwhile ended the whole command with SIGBUS."""
+    """The command's own reads (streamed verification, the profiled sample, K-Means' starting
+    sample: `spread`, found mapping its windows by an audit) copy chunks: a mapped window of
+    a shard truncated meanwhile ended the whole command with SIGBUS."""
     ds = generate_dataset("lc", 2**20, 1, tmp_path / "ds", shard_bytes=2**19)
     real = dataset_module.check_shard_size
 
@@ -1342,7 +1344,10 @@ def test_a_shard_truncated_while_this_process_reads_it_is_an_error_not_a_sigbus(
 
     monkeypatch.setattr(dataset_module, "check_shard_size", then_truncated)
     with pytest.raises(ShardError, match="changed while it was read: it ends before record"):
-        list(ds.chunks(2**16))
+        if read == "chunks":
+            list(ds.chunks(2**16))
+        else:
+            ds.spread(2**20)
 
 
 @pytest.mark.parametrize("devices", [0, 65_537, True, 2.0])

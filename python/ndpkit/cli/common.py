@@ -368,7 +368,13 @@ def build_options(
                 raise SpecError(why, source="command line", field=flag)
     from ndpkit.model import Options  # noqa: PLC0415 - see the TYPE_CHECKING import
 
-    return Options.from_mapping({**names, **chosen}, source="command line")
+    try:
+        return Options.from_mapping({**names, **chosen}, source="command line")
+    except SpecError as exc:
+        # Said of the flag typed (`--placement`), not of the option's key (`placement`).
+        if exc.field in given:
+            raise SpecError(exc.detail, source="command line", field=given[exc.field]) from None
+        raise
 
 
 def _flag_value(current: Any, text: str) -> Any:

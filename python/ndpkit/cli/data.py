@@ -175,7 +175,7 @@ def import_(
         Path,
         typer.Argument(
             parser=given_path,
-            help="A .npy file, a Parquet table (.parquet), or a directory of images.",
+            help="A .npy file, a Parquet table (.parquet, .pq), or a directory of images.",
         ),
     ],
     out: OutOpt,

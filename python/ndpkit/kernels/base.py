@@ -272,6 +272,7 @@ def run_in_memory(
     shard by shard and each shard's partials are merged first, as a device would, before
     the per-shard partials are merged for the host."""
     chunk_records, bounds = _check_run(data, chunk_records, shard_bounds)
+    _check_axes(kernel, data)
     state = kernel.init(params)
     while True:
         if bounds is None:
@@ -309,6 +310,19 @@ def _check_run(
             field="shard_bounds",
         )
     return chunk_records, bounds
+
+
+def _check_axes(kernel: Kernel, data: np.ndarray) -> None:
+    """Records along axis 0, each of the kernel's record axes: one 256×256 image given
+    without `[None]` was cut into one-row chunks, and the kernel's own check then named a
+    (1, 256) chunk, not the array the caller passed."""
+    axes = len(kernel.record_shape)
+    if np.ndim(data) != axes + 1:
+        shape = ", ".join(["n", *map(str, kernel.record_shape)])
+        raise NdpkitError(
+            f"{kernel.name}: data of shape {np.shape(data)} is not an array of records: "
+            f"need {axes + 1} axes, ({shape}) (one record: data[None])"
+        )
 
 
 def chunk_partials(

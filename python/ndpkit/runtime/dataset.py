@@ -437,11 +437,14 @@ class Dataset:
         one from each): a sample of the whole data set where `head` sees only its first
         shards, which may hold one region of it (a data set imported in sorted order)."""
         per_shard = max(1, max_bytes // self.record_bytes // max(len(self.shards), 1))
+        # Copied, not mapped, as `chunks` does: a shard truncated meanwhile was a SIGBUS that
+        # ended the command (K-Means' starting sample in `evaluate --data`).
         taken = [
-            np.array(chunk)  # a copy: the window is released
+            chunk
             for shard in self.shards
             for _, chunk in itertools.islice(
-                shard_chunks(self.shard_path(shard), shard, self.layout, per_shard), 1
+                shard_chunks(self.shard_path(shard), shard, self.layout, per_shard, copy=True),
+                1,
             )
         ]
         return np.concatenate(taken) if taken else self.head(max_bytes)
