@@ -99,8 +99,10 @@ def parse(text: Any, kind: Kind) -> float:
         _check_information_prefixes(text, quantity, kind)
     base = quantity.to_base_units()
     if str(base.units) != kind.base:
+        noun = kind.name.lower()
+        article = "an" if noun[0] in "aeiou" else "a"
         raise UnitError(
-            f"{text!r} is not a {kind.name.lower()} (expected a unit like {kind.example!r})"
+            f"{text!r} is not {article} {noun} (expected a unit like {kind.example!r})"
             + _did_you_mean(text, kind)
         )
     value = _finite(text, base.magnitude, kind)  # "1e300 TB" overflows only in bits

@@ -269,6 +269,19 @@ def test_an_explicit_no_flag_and_an_option_for_the_same_convention_conflict(ndpk
     assert result.returncode == 2 and "mux_port_cap is already set" in result.stderr
 
 
+def test_platforms_check_counts_one_ssd_and_one_engine_in_the_singular(
+    ndpkit, tmp_path: Path
+) -> None:
+    path = tmp_path / "one.toml"
+    path.write_text(
+        'extends = "rfns"\nname = "one"\n[storage]\ncount = 1\n[engines]\ncount = 1\n'
+        '[switch_layer]\nscheme = "mux1"\n'
+    )
+    result = ndpkit("platforms", "check", str(path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"ok: {path}: platform 'one', 1 SSD, 1 fpga engine,")
+
+
 def test_platforms_check_notes_an_engine_entry_for_an_app_ndpkit_does_not_ship(
     ndpkit, tmp_path: Path
 ) -> None:

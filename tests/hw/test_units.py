@@ -65,6 +65,8 @@ def test_parses_to_si(text: str, kind: Kind, expected: float) -> None:
         ("3 GB/s-1 GB/s", Kind.BANDWIDTH, "not a sum"),
         ("3 byte - 1 byte", Kind.SIZE, "not a sum"),
         ("3 degC", Kind.POWER, "a temperature is not a power"),
+        ("5 W", Kind.ENERGY, r"'5 W' is not an energy \(expected"),  # was "a energy"
+        ("5 J", Kind.TIME, r"'5 J' is not a time \(expected"),
         ("", Kind.POWER, "is empty"),
         # not echoed whole (a 5,000-digit number filled the screen)
         ("9" * 5000 + " GB/s", Kind.BANDWIDTH, r"^is 5,005 characters long \(starts '9{20}'\)"),

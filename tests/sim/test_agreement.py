@@ -201,3 +201,18 @@ def test_the_simpler_criterion_would_exclude_runs_that_agree() -> None:
     ]
     assert hidden
     assert all(abs(r.time_difference) <= AGREEMENT for r in hidden)
+
+
+@pytest.mark.parametrize("count", [18, 19, 27, 36])
+def test_reshard_y_ssds_under_the_port_cap_agrees_with_the_simulator(count: int) -> None:
+    """The model's SSD stage is the active engines' own SSDs at their own bandwidths: it
+    took the slowest SSD of all 36 (a capped mux port) even where every active engine's SSD
+    has a wire of its own, 41.9 GB/s for 54 at 18 engines, and `plan --optimal` kept all 36
+    engines on (found by an audit of the simulator and planner)."""
+    platform = load_platform("rfns").with_scheme("mux2")
+    profile = load_profile("knn8")
+    options = Options(placement="reshard_y_ssds", mux_port_cap=True)
+    sim = SimOptions(chunk_bytes=profile.data_bytes / 36 / CHUNKS_PER_SSD)
+    s = simulate(platform, profile, configuration(platform, count), options, sim)
+    assert abs(s.time_difference) <= AGREEMENT, (s.time_s, s.model.time_s)
+    assert abs(s.energy_difference) <= AGREEMENT

@@ -112,9 +112,10 @@ def check(
     s = summary(platform)
     for note in unshipped_apps(platform):
         stderr().print(f"note: {file}: {note}", highlight=False, markup=False)
+    ssds = f"{s['devices']} SSD{'' if s['devices'] == 1 else 's'}"
+    engines = f"{s['engines']} {s['engine_kind'] or 'no'} engine{'' if s['engines'] == 1 else 's'}"
     write_out(
-        f"ok: {file}: platform {s['name']!r}, {s['devices']} SSDs, "
-        f"{s['engines']} {s['engine_kind'] or 'no'} engines, switch layer {s['switch_layer']}\n"
+        f"ok: {file}: platform {s['name']!r}, {ssds}, {engines}, switch layer {s['switch_layer']}\n"
     )
 
 

@@ -133,7 +133,11 @@ def pipeline(
     if options.placement == "static_shards":
         ndp, ssd = ndp_full / max_load, n * ssd_each
     elif options.placement == "reshard_y_ssds":
-        ndp, ssd = partial, len(active) * ssd_each
+        # D/y on each active engine's own SSD: the slowest of those SSDs sets the stage. The
+        # slowest of all n said 2.5 GB/s for 18 engines under mux-2 whose own SSDs (module
+        # position 0) each have a wire of their own and read at 3 GB/s (found by an audit).
+        own = ssd_read_bandwidths(platform, options)[list(active)]
+        ndp, ssd = partial, len(active) * float(own.min())
     else:
         ndp, ssd = partial, n * ssd_each
     stages = {

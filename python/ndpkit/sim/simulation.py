@@ -320,22 +320,35 @@ def explain(s: Simulation, spec: dict[str, Any]) -> list[str]:
     does by more than 1 %."""
     notes = _time_notes(s, spec) if abs(s.time_difference) > AGREEMENT else []
     if abs(s.energy_difference) > AGREEMENT:
-        notes.append(_energy_note(s))
+        notes.append(_energy_note(s, spec))
     return notes
 
 
-def _energy_note(s: Simulation) -> str:
+def _woken(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The powered engines, which each wake once (wake_time, wake_energy)."""
+    return [e for e in spec["engines"] if e["active"]]
+
+
+def _energy_note(s: Simulation, spec: dict[str, Any]) -> str:
     modelled = s.model.energy.by_component_j
     parts = [
         f"{name} {j:.6g} J vs {modelled.get(name, 0.0):.6g} J"
         for name, j in s.energy.by_component_j.items()
         if abs(_relative(j, modelled.get(name, 0.0))) > AGREEMENT
     ]
+    woken = _woken(spec)
+    waking_j = sum(e["wake_energy_j"] + e["wake_s"] * e["power_busy_w"] for e in woken)
+    wake = (
+        f"; the engines' waking ({waking_j:.6g} J: engines.wake_energy, and their active "
+        "power over engines.wake_time) is the simulator's alone"
+        if waking_j > 0
+        else ""
+    )
     return (
         f"simulated energy {s.energy_j:.6g} J vs modelled {s.model.energy_j:.6g} J "
         f"({s.energy_difference * 100:+.2f} %): {'; '.join(parts) or 'no single component'}"
         "; the simulation charges each component for the seconds it was busy, the model "
-        f"for its stage times (time basis {s.model.options.time_basis})"
+        f"for its stage times (time basis {s.model.options.time_basis}){wake}"
     )
 
 
@@ -346,6 +359,18 @@ def _time_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
         f"simulated {s.time_s:.6g} s vs modelled {s.model.time_s:.6g} s "
         f"({diff * 100:+.2f} %, model time basis {s.model.options.time_basis})"
     )
+    wake_s = max((e["wake_s"] for e in _woken(spec)), default=0.0)
+    if wake_s > 0:
+        notes.append(
+            f"the engines wake for {wake_s:.3g} s before they compute (engines.wake_time), "
+            "which the model does not charge"
+        )
+    latency_s = float(spec["uplink"].get("latency_s") or 0.0)
+    if latency_s > 0:
+        notes.append(
+            f"every transfer to the host waits {latency_s:.3g} s (host_link.latency), which "
+            "the model leaves out: the last partial's at least is not hidden"
+        )
     fill = fill_drain_s(spec)
     if fill >= 0.1 * abs(s.time_s - s.model.time_s):
         notes.append(
@@ -427,7 +452,7 @@ def fill_drain_s(spec: dict[str, Any]) -> float:
     if engines:
         seconds += chunk / min(e["bps"] for e in engines)
         alpha = min(e["alpha"] for e in engines)
-    seconds += chunk / alpha / spec["uplink"]["bps"]
+    seconds += chunk / alpha / spec["uplink"]["bps"] + float(spec["uplink"].get("latency_s") or 0)
     host = spec["host"]
     if host["bps"] and not host["after_all"]:
         seconds += chunk * host["cores"] / host["bps"]
