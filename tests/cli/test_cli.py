@@ -199,7 +199,7 @@ def test_bad_platform_file_exits_2_naming_file_and_field(
         (("platforms", "check", "/nonexistent/x.toml"), "file not found"),
         (("plan", "-p", "rfns", "-a", "knn9"), "unknown app 'knn9'"),
         (("plan", "-p", "cns", "-a", "he"), "no engines"),
-        (("plan", "-p", "rfns", "-a", "he", "--energy-form", "C"), "energy_form: must be one"),
+        (("plan", "-p", "rfns", "-a", "he", "--energy-form", "C"), "--energy-form: must be one"),
         (("plan", "-p", "rfns", "-a", "he", "--scheme", "mux99"), "spans 99 devices"),
         (("plan", "-p", "rfns", "-a", "he", "--optimal", "--tolerance", "-1"), "tolerance"),
         (

@@ -854,3 +854,52 @@ def test_null_parts_of_a_two_dimensional_array_fit(tmp_path: Path) -> None:
     table = read_parquet(shards)
     assert table.schema["v"] == pl.Array(pl.Int64, (2, 3))
     assert table.sort("k")["v"].to_list() == [[[None] * 3] * 2, [[7] * 3] * 2]
+
+
+@pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("engine", ["host", "nascent2"])
+def test_a_128_bit_integer_key_is_sorted_by_rank(
+    tmp_path: Path, dtype: pl.DataType, descending: bool, engine: str
+) -> None:
+    """numpy has no 128-bit integers: the key's `to_numpy` raised, and the sort ended in a
+    traceback with exit status 1 (found by an audit of the sort)."""
+    big = 2**100
+    values = [big, 5, None, 3, big + 1, 5, 0] if dtype == pl.UInt128 else [big, -big, None, 5, -3]
+    n = len(values)
+    frame = pl.DataFrame({"k": pl.Series(values, dtype=dtype), "rid": list(range(n))})
+    source, out = tmp_path / "wide.parquet", tmp_path / "out.parquet"
+    frame.write_parquet(source)
+    sort_parquet(source, out, "k", descending=descending, engine=engine, devices=2)
+    want = frame.sort("k", descending=descending, nulls_last=True, maintain_order=True)
+    assert pl.read_parquet(out)["rid"].to_list() == want["rid"].to_list()
+
+
+def test_a_ctrl_c_while_polars_loads_numpys_api_waits_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Polars' first `to_numpy` loads NumPy's C API by running Python code; a Ctrl-C raised
+    there made its Rust side panic with a backtrace over ndpkit's one-line "interrupted"
+    (found by an audit of the sort). The sort loads it first, with the signals held: the
+    interrupt comes once the call is done."""
+    import signal  # noqa: PLC0415
+
+    from ndpkit.nascent import tablesort  # noqa: PLC0415
+
+    finished = []
+    real = pl.Series.to_numpy
+
+    def interrupted_midway(self: pl.Series, *args: object, **kwargs: object) -> object:
+        os.kill(os.getpid(), signal.SIGINT)
+        result = real(self, *args, **kwargs)  # type: ignore[arg-type]
+        finished.append(True)
+        return result
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(pl.Series, "to_numpy", interrupted_midway)
+        with pytest.raises(KeyboardInterrupt):
+            tablesort._load_numpy_api()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert finished == [True]

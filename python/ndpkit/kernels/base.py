@@ -317,11 +317,14 @@ def _check_axes(kernel: Kernel, data: np.ndarray) -> None:
     without `[None]` was cut into one-row chunks, and the kernel's own check then named a
     (1, 256) chunk, not the array the caller passed."""
     axes = len(kernel.record_shape)
-    if np.ndim(data) != axes + 1:
+    # A kernel whose records are scalars (or that does not say: a user's subclass keeps the
+    # default `()`) takes any array, as before.
+    if axes and np.ndim(data) != axes + 1:
         shape = ", ".join(["n", *map(str, kernel.record_shape)])
+        hint = " (one record: data[None])" if np.ndim(data) == axes else ""
         raise NdpkitError(
             f"{kernel.name}: data of shape {np.shape(data)} is not an array of records: "
-            f"need {axes + 1} axes, ({shape}) (one record: data[None])"
+            f"need {axes + 1} axes, ({shape}){hint}"
         )
 
 

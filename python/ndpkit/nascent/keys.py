@@ -71,6 +71,10 @@ def _raw_keys(column: pl.Series, source: str) -> SortKeys:
     dtype = column.dtype
     if dtype == pl.Boolean:
         return SortKeys(_filled(column, False).astype(np.uint64), None, "integer", 8)
+    if dtype in (pl.Int128, pl.UInt128):
+        # No 64-bit key holds them, and numpy has no 128-bit integers (to_numpy raised and
+        # the sort ended in a traceback): ranked, like the decimals too wide for int64.
+        return _ranks(column)
     if dtype.is_signed_integer() or dtype.is_temporal():
         physical = _filled(column.to_physical(), 0)
         values = physical.astype(np.int64, copy=False)

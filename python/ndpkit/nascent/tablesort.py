@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from ndpkit.errors import ModelError, SpecError, brief
-from ndpkit.files import literal_path, replacing
+from ndpkit.files import literal_path, replacing, signals_held
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
 from ndpkit.nascent.generic import generic_sort
 from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
@@ -862,6 +862,15 @@ def _write_frame(
     pq.write_table(table, literal_path(path), compression=codec, row_group_size=ROW_GROUP_ROWS)
 
 
+def _load_numpy_api() -> None:
+    """Have Polars load NumPy's C API now, with SIGINT and SIGTERM held: its first
+    `to_numpy` does it by running Python code, and a KeyboardInterrupt raised there (Ctrl-C
+    in the keys stage) made its Rust side panic, printing a backtrace over the one-line
+    "interrupted" (found by an audit of the sort). Loaded once, it is never loaded again."""
+    with signals_held():
+        pl.Series([0], dtype=pl.Int64).to_numpy()
+
+
 def sort_parquet(
     source: Path,
     out: Path,
@@ -880,6 +889,7 @@ def sort_parquet(
     include the read and the write. With `keep_schema` the output has the input's Arrow
     schema (see `input_schema`), at the cost of a single-threaded write."""
     check_output(out, partitions=not merge)
+    _load_numpy_api()
     seconds: dict[str, float] = {}
     with _stage(seconds, "read", progress):
         table = read_parquet(source)
