@@ -97,6 +97,17 @@ def test_reproduce_json_top_level_keys(risp_doc) -> None:
     assert risp_doc["columns"]["saving_pct"]  # every column key is described
 
 
+def test_reproduce_json_describes_each_tables_columns_as_its_own(risp_doc) -> None:
+    """`columns` is one map, so a key several tables print took the last table's words (E2's
+    `time_s` read "Eq. (8)"; an audit found it): `table_columns` holds each table's own."""
+    own = risp_doc["table_columns"]
+    assert list(own) == list(risp_doc["tables"])
+    for name, described in own.items():
+        rows = risp_doc["tables"][name]
+        assert described and all(key in rows[0] for key in described), name
+    assert (own["E2"]["time_s"], own["E3"]["time_s"]) == ("Eq. (5)", "Eq. (8)")
+
+
 def test_reproduce_speedup_grid_and_monotonic(risp_doc) -> None:
     rows = risp_doc["speedup"]
     assert len(rows) == 36

@@ -472,6 +472,17 @@ def test_placement_channel_needs_a_channel_level_ssd() -> None:
     assert "needs storage.channels and storage.channel_bandwidth" in info.value.detail
 
 
+def test_placement_channel_needs_the_on_device_dram() -> None:
+    """Said when the file is read, naming it; it was the model's error at the first estimate,
+    naming only the platform (found by an audit of RISP)."""
+    data = risp_table()
+    del data["storage"]["dram"]
+    with pytest.raises(SpecError) as info:
+        validate_platform(data, source="mine.toml")
+    assert info.value.source == "mine.toml"
+    assert "needs [storage.dram]" in info.value.detail
+
+
 @pytest.mark.parametrize(
     ("body", "field", "message"),
     [

@@ -546,12 +546,11 @@ def test_models_refuse_what_they_cannot_answer():
     # ... and one the host cannot run (no CPB, no host rate).
     with pytest.raises(ModelError, match="host cannot run it"):
         run(baseline(), Profile(app="y", data_size="1 GB", alpha=2))
-    # RISP needs the on-device DRAM of Eq. (7).
+    # RISP needs the on-device DRAM of Eq. (7): now refused when the platform is read.
     data = risp().model_dump()
     data["storage"]["dram"] = None
-    no_dram = Platform.model_validate(data, context={"si": True})
-    with pytest.raises(ModelError, match=r"storage\.dram"):
-        run(no_dram, "sobel")
+    with pytest.raises(ValueError, match=r"needs \[storage\.dram\]"):
+        Platform.model_validate(data, context={"si": True})
 
 
 def test_estimate_dispatch_reports_channels_only_in_storage():

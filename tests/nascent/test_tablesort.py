@@ -903,3 +903,25 @@ def test_a_ctrl_c_while_polars_loads_numpys_api_waits_for_it(
     finally:
         signal.signal(signal.SIGINT, old)
     assert finished == [True]
+
+
+@pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128])
+def test_128_bit_integers_that_fit_in_64_bits_are_keyed_as_integers(dtype: pl.DataType) -> None:
+    """As decimals whose values fit: ranked, they met NASCENT2's 2^16-value dictionary limit
+    where the same values as Int64 sort (a review found it)."""
+    values = pl.Series("k", [*range(70_000), None], dtype=dtype)
+    keys = sort_keys(values)
+    assert keys.encoding == "integer" and keys.key_bits == 64
+    assert sort_keys(pl.Series("k", [2**70, 1], dtype=dtype)).encoding == "dictionary"
+
+
+def test_keep_schema_of_a_128_bit_column_says_why_it_cannot(tmp_path: Path) -> None:
+    """pyarrow cannot read the column's type; "not a readable Parquet file" was wrong, as
+    the same file sorts without --keep-schema (a review found it)."""
+    source = tmp_path / "wide.parquet"
+    pl.DataFrame({"k": pl.Series([3, 1, 2], dtype=pl.Int128)}).write_parquet(source)
+    with pytest.raises(SpecError, match="128-bit integer column") as caught:
+        sort_parquet(source, tmp_path / "out.parquet", "k", keep_schema=True)
+    assert caught.value.field == "--keep-schema"
+    sort_parquet(source, tmp_path / "out.parquet", "k")
+    assert pl.read_parquet(tmp_path / "out.parquet")["k"].to_list() == [1, 2, 3]

@@ -637,6 +637,18 @@ def test_never_worse_note_counts_the_cells_actually_configured():
     assert "16 cells" in note and "19 cells" not in note
 
 
+def test_never_worse_note_for_one_cell_a_hair_dearer_reads_right():
+    """At a 10^18 Hz cell clock one cell costs 1e-13 % more than all on: the note read "1
+    cells" and "0.0% more energy" (found by an audit of RISP)."""
+    fast = load_platform("risp-64ch").with_cell_clock(1e24)  # its own interface
+    p = plan_channels(fast, profile("sobel"), policy="host")
+    (note,) = [n for n in p.planned.notes if "more energy" in n]
+    assert "0.0%" not in note and " 1 cells" not in note
+    from ndpkit.plan.channels import _cells  # noqa: PLC0415 - the note's count
+
+    assert (_cells(1), _cells(6)) == ("1 cell", "6 cells")
+
+
 # --- dispatch and errors ---------------------------------------------------------------------
 
 

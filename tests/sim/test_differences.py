@@ -410,3 +410,19 @@ def test_a_wake_time_or_a_link_latency_is_named_as_a_cause(
     assert any(needle in note for note in s.notes), s.notes
     if energy_needle is not None:
         assert any(energy_needle in note for note in s.notes), s.notes
+
+
+def test_a_wake_time_or_latency_too_small_to_matter_is_not_named(tmp_path: Path) -> None:
+    """1 ns of each beside a gap of 0.65 ms of fill and drain: named as causes, they hid the
+    real one among two that do not matter (a review found it)."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(
+        'extends = "rfns"\nname = "tiny"\n[engines]\nwake_time = "1 ns"\nwake_energy = "1 nJ"\n'
+        '[host_link]\nlatency = "1 ns"\n'
+    )
+    sim = SimOptions(chunk_bytes=2**20, data_bytes=36 * 4 * 2**20)
+    s = simulate(load_platform(path), load_profile("he"), Configuration(), Options(), sim)
+    assert abs(s.time_difference) > 0.01
+    text = " ".join(s.notes)
+    assert "fill and drain" in text
+    assert "wake" not in text and "latency" not in text

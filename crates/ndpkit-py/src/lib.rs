@@ -84,6 +84,21 @@ fn fold_top_k_f32<'py>(
             "the top-k must be sorted by (distance, index)",
         ));
     }
+    if dist.iter().any(|d| d.is_nan()) {
+        return Err(PyValueError::new_err(
+            "the top-k's distances must not be NaN (no point would ever replace one)",
+        ));
+    }
+    // The kernel asserts this (a panic, not a ValueError, had it reached there).
+    let rows = slice.len() / q.len();
+    let last = i64::try_from(rows.saturating_sub(1))
+        .ok()
+        .and_then(|n| first_index.checked_add(n));
+    if last.is_none() {
+        return Err(PyValueError::new_err(format!(
+            "first_index {first_index} + {rows} points: the last index passes 2^63 - 1"
+        )));
+    }
     let outcome = py.detach(|| {
         ndp_kernels::topk::fold_top_k_f32(slice, q, first_index, k, &mut idx, &mut dist)
     });
@@ -147,8 +162,10 @@ fn refuse_overlap<T: numpy::Element, D: numpy::ndarray::Dimension>(
     out: &Bound<'_, PyArray<T, D>>,
     inputs: &[(&str, std::ops::Range<usize>)],
 ) -> PyResult<()> {
-    if !out.is_contiguous() {
-        return Err(PyValueError::new_err("out must be a contiguous array"));
+    if !out.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "out must be a C-contiguous (row-major) array",
+        ));
     }
     let start = out.data() as usize;
     let end = start + PyUntypedArrayMethods::len(out) * std::mem::size_of::<T>();
@@ -160,6 +177,21 @@ fn refuse_overlap<T: numpy::Element, D: numpy::ndarray::Dimension>(
         }
     }
     Ok(())
+}
+
+/// The values of a C-contiguous (row-major) array: numpy's `as_slice` also takes a Fortran
+/// (column-major) one, whose buffer the kernels would read as rows (wrong answers without a
+/// word: a transposed (n, d) array's distances were of other points).
+fn c_order<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
+    array: &'a numpy::PyReadonlyArray<'_, T, D>,
+    name: &str,
+) -> PyResult<&'a [T]> {
+    if !array.is_c_contiguous() {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be a C-contiguous (row-major) array"
+        )));
+    }
+    Ok(array.as_slice()?)
 }
 
 /// The addresses a slice's bytes occupy, for `refuse_overlap`.
@@ -182,7 +214,7 @@ fn rows_and_vector<'a>(
             v.len()
         )));
     }
-    Ok((rows, points.as_slice()?, v))
+    Ok((rows, c_order(points, "points")?, v))
 }
 
 /// Per-row 256-bin histograms of a C-contiguous uint8 (n, m) array (n images of m pixels);
@@ -195,13 +227,16 @@ fn histograms_u8<'py>(
     out: Option<Bound<'py, PyArray2<u64>>>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let (rows, width) = pixels.as_array().dim();
-    let slice = pixels.as_slice()?;
+    let slice = c_order(&pixels, "pixels")?;
+    let total = rows
+        .checked_mul(256)
+        .ok_or_else(|| PyValueError::new_err(format!("{rows} images: too many to count")))?;
     let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, 256], false));
     refuse_overlap(&out, &[("pixels", span(slice))])?;
     let mut counts = out.try_readwrite()?;
     let counts_slice = counts.as_slice_mut()?;
-    check_len(counts_slice.len(), rows * 256, || {
-        format!("{rows} images ({} counts)", rows * 256)
+    check_len(counts_slice.len(), total, || {
+        format!("{rows} images ({total} counts)")
     })?;
     py.detach(|| ndp_kernels::histograms_u8(slice, width, counts_slice));
     drop(counts);
@@ -227,7 +262,7 @@ fn pack_above_u8<'py>(
             t.len()
         )));
     }
-    let slice = pixels.as_slice()?;
+    let slice = c_order(&pixels, "pixels")?;
     let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, width.div_ceil(8)], false));
     refuse_overlap(&out, &[("pixels", span(slice)), ("thresholds", span(t))])?;
     let mut bits = out.try_readwrite()?;
@@ -258,8 +293,8 @@ fn remap_u8<'py>(
             "luts of shape {lut_shape:?} for {rows} rows of pixels; expected ({rows}, 256)"
         )));
     }
-    let slice = pixels.as_slice()?;
-    let tables = luts.as_slice()?;
+    let slice = c_order(&pixels, "pixels")?;
+    let tables = c_order(&luts, "luts")?;
     let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, width], false));
     refuse_overlap(&out, &[("pixels", span(slice)), ("luts", span(tables))])?;
     let mut remapped = out.try_readwrite()?;
@@ -289,8 +324,8 @@ fn cluster_sums_f32<'py>(
             "centres of shape ({k}, {centre_d}) for points of {d} features"
         )));
     }
-    let slice = points.as_slice()?;
-    let c = centres.as_slice()?;
+    let slice = c_order(&points, "points")?;
+    let c = c_order(&centres, "centres")?;
     let mut sums = vec![0.0f64; k * d];
     let mut counts = vec![0u64; k];
     py.detach(|| ndp_kernels::cluster_sums_f32(slice, c, d, &mut sums, &mut counts));

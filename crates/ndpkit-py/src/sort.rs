@@ -6,7 +6,9 @@ use ndp_sort::bitonic::{
 };
 use ndp_sort::decoder::{self, DecodeCounts, DictionaryTable, Mode};
 use ndp_sort::shuffle::{self, Accesses, Layout, ShuffleConfig, ShuffleCounts, Table};
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -294,8 +296,15 @@ fn shuffle_table<'py>(
     let widths: Vec<usize> = columns.iter().map(|c| c.as_array().dim().1).collect();
     let slices = columns
         .iter()
-        .map(|c| c.as_slice())
-        .collect::<Result<Vec<&[u8]>, _>>()?;
+        .map(|c| {
+            if !c.is_c_contiguous() {
+                return Err(PyValueError::new_err(
+                    "columns must be C-contiguous (row-major) arrays",
+                ));
+            }
+            Ok(c.as_slice()?)
+        })
+        .collect::<PyResult<Vec<&[u8]>>>()?;
     let index_slice = indices.as_slice()?;
     let keys = sorted_keys.as_ref().map(|k| k.as_slice()).transpose()?;
     let config = ShuffleConfig {
@@ -446,13 +455,26 @@ fn decode<'py>(
 fn host_argsort<'py>(
     py: Python<'py>,
     keys: PyReadonlyArray1<'py, u64>,
-    valid: Option<PyReadonlyArray1<'py, bool>>,
+    valid: Option<Bound<'py, PyAny>>,
     threads: usize,
 ) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
     let slice = keys.as_slice()?;
-    let mask = valid.as_ref().map(|v| v.as_slice()).transpose()?;
+    // Read as bytes, any nonzero one true, as numpy reads a bool: a byte other than 0 or 1
+    // (a uint8 array viewed as bool) is undefined behaviour in a Rust `&[bool]`, and sent
+    // valid rows to the null tail.
+    let bytes = match &valid {
+        None => None,
+        Some(v) => Some(
+            v.call_method1("view", ("u1",))?
+                .extract::<PyReadonlyArray1<'py, u8>>()?,
+        ),
+    };
+    let mask: Option<Vec<bool>> = bytes
+        .as_ref()
+        .map(|b| b.as_slice().map(|s| s.iter().map(|&x| x != 0).collect()))
+        .transpose()?;
     let order = py
-        .detach(|| ndp_sort::host::argsort_threads(slice, mask, threads))
+        .detach(|| ndp_sort::host::argsort_threads(slice, mask.as_deref(), threads))
         .map_err(value_error)?;
     Ok(order.map(|o| PyArray1::from_vec(py, o)))
 }

@@ -86,6 +86,13 @@ class Platform(Spec):
             raise ValueError(
                 "engines.placement = 'channel' needs storage.channels and storage.channel_bandwidth"
             )
+        if storage.dram is None:
+            # Said when the file is read, naming it: the model's own error came only at the
+            # first estimate, and named the platform, not the file.
+            raise ValueError(
+                "engines.placement = 'channel' needs [storage.dram] (the on-device DRAM the "
+                "cells' data passes through, Eq. 7): at least its bandwidth"
+            )
         if engines.count != storage.count * storage.channels:
             raise ValueError(
                 f"engines.count ({engines.count}) must equal storage.count x storage.channels "

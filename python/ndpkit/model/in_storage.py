@@ -121,7 +121,15 @@ def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
         delay = engines.pipeline_delay_cycles.get(app, 0)
         return engines.bytes_per_cycle[app] * clock, delay / clock
     if app in engines.throughput:
-        return engines.bandwidth_bytes_per_s(app), 0.0
+        # n_delay still fills the pipeline whatever gives the rate (it was dropped here: a
+        # 1 s fill went unseen).
+        delay = engines.pipeline_delay_cycles.get(app, 0)
+        if delay and clock is None:
+            raise ModelError(
+                f"platform {platform.name!r}: engines.pipeline_delay.{app} is in cycles; "
+                "engines.frequency is needed to time it"
+            )
+        return engines.bandwidth_bytes_per_s(app), delay / clock if delay and clock else 0.0
     cell = profile.fpga_cell
     if cell is not None:
         if clock is None:

@@ -72,9 +72,13 @@ def _raw_keys(column: pl.Series, source: str) -> SortKeys:
     if dtype == pl.Boolean:
         return SortKeys(_filled(column, False).astype(np.uint64), None, "integer", 8)
     if dtype in (pl.Int128, pl.UInt128):
-        # No 64-bit key holds them, and numpy has no 128-bit integers (to_numpy raised and
-        # the sort ended in a traceback): ranked, like the decimals too wide for int64.
-        return _ranks(column)
+        # numpy has no 128-bit integers (to_numpy raised and the sort ended in a traceback):
+        # values that fit in 64 bits are keyed as 64-bit integers, as decimals are; others
+        # are ranked, like the decimals too wide for int64.
+        fits = column.cast(pl.Int64 if dtype == pl.Int128 else pl.UInt64, strict=False)
+        if fits.null_count() != column.null_count():  # a value that does not fit: null
+            return _ranks(column)
+        column, dtype = fits, fits.dtype
     if dtype.is_signed_integer() or dtype.is_temporal():
         physical = _filled(column.to_physical(), 0)
         values = physical.astype(np.int64, copy=False)

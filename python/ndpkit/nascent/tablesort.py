@@ -745,6 +745,13 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
         try:
             schemas.append(pq.read_schema(literal_path(file)).remove_metadata())
         except (pa.ArrowException, OSError) as exc:
+            if "more than 64 bits" in str(exc):  # Polars reads it; pyarrow cannot say its type
+                raise SpecError(
+                    "has a 128-bit integer column, whose type pyarrow cannot read, so its "
+                    "schema cannot be kept; sort it without --keep-schema",
+                    source=str(file),
+                    field="--keep-schema",
+                ) from None
             raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
     for file, schema in zip(files, schemas, strict=True):
         if not schema.equals(schemas[0]):

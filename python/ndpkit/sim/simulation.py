@@ -341,7 +341,8 @@ def _energy_note(s: Simulation, spec: dict[str, Any]) -> str:
     wake = (
         f"; the engines' waking ({waking_j:.6g} J: engines.wake_energy, and their active "
         "power over engines.wake_time) is the simulator's alone"
-        if waking_j > 0
+        if waking_j >= 0.1 * abs(s.energy_j - s.model.energy_j)  # named where it matters,
+        and waking_j > 0  # as fill and drain are
         else ""
     )
     return (
@@ -359,20 +360,21 @@ def _time_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
         f"simulated {s.time_s:.6g} s vs modelled {s.model.time_s:.6g} s "
         f"({diff * 100:+.2f} %, model time basis {s.model.options.time_basis})"
     )
+    gap_s = abs(s.time_s - s.model.time_s)
     wake_s = max((e["wake_s"] for e in _woken(spec)), default=0.0)
-    if wake_s > 0:
+    if wake_s > 0 and wake_s >= 0.1 * gap_s:  # a cause only where it is a tenth of the gap
         notes.append(
             f"the engines wake for {wake_s:.3g} s before they compute (engines.wake_time), "
             "which the model does not charge"
         )
     latency_s = float(spec["uplink"].get("latency_s") or 0.0)
-    if latency_s > 0:
+    if latency_s > 0 and latency_s >= 0.1 * gap_s:
         notes.append(
             f"every transfer to the host waits {latency_s:.3g} s (host_link.latency), which "
             "the model leaves out: the last partial's at least is not hidden"
         )
     fill = fill_drain_s(spec)
-    if fill >= 0.1 * abs(s.time_s - s.model.time_s):
+    if fill >= 0.1 * gap_s:
         notes.append(
             f"pipeline fill and drain: the first chunk's read and compute and the last "
             f"partial's transfer take about {fill:.3g} s that no other work hides "
