@@ -95,3 +95,11 @@ def test_a_count_of_histograms_past_usize_is_a_value_error() -> None:
     """2^62 images of no pixels: rows × 256 wrapped, and an `out` of 0 rows was accepted."""
     with pytest.raises(ValueError, match="too many to count"):
         _core.histograms_u8(np.empty((2**62, 0), np.uint8), np.zeros((0, 256), np.uint64))
+
+
+@pytest.mark.parametrize("mask", [[True] * 5, np.ones(5, np.int64), np.ones(5, np.int8)])
+def test_a_validity_mask_that_is_no_bool_array_is_a_type_error(mask: Any) -> None:
+    """Read as bytes, an int8 mask was taken without a word and an int64 one misread (a
+    review of the byte reading found it)."""
+    with pytest.raises(TypeError):
+        _core.host_argsort(np.arange(5, dtype=np.uint64), mask)

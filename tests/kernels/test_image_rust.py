@@ -68,7 +68,7 @@ def test_histograms_accept_non_contiguous_images_through_the_wrapper() -> None:
 
 
 def test_histograms_reject_non_contiguous_arrays() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match=r"pixels must be a C-contiguous \(row-major\) array"):
         _core.histograms_u8(_pixels(4, 10)[:, ::2])
 
 

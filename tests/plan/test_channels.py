@@ -638,8 +638,9 @@ def test_never_worse_note_counts_the_cells_actually_configured():
 
 
 def test_never_worse_note_for_one_cell_a_hair_dearer_reads_right():
-    """At a 10^18 Hz cell clock one cell costs 1e-13 % more than all on: the note read "1
-    cells" and "0.0% more energy" (found by an audit of RISP)."""
+    """At a 10^18 MHz (10^24 Hz) cell clock a few cells cost ~1e-13 % more than all on: the
+    note read "0.0% more energy", and "1 cells" where one cell was planned (found by an audit
+    of RISP)."""
     fast = load_platform("risp-64ch").with_cell_clock(1e24)  # its own interface
     p = plan_channels(fast, profile("sobel"), policy="host")
     (note,) = [n for n in p.planned.notes if "more energy" in n]

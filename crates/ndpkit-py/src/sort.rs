@@ -464,10 +464,13 @@ fn host_argsort<'py>(
     // valid rows to the null tail.
     let bytes = match &valid {
         None => None,
-        Some(v) => Some(
-            v.call_method1("view", ("u1",))?
-                .extract::<PyReadonlyArray1<'py, u8>>()?,
-        ),
+        Some(v) => {
+            v.extract::<PyReadonlyArray1<'py, bool>>()?; // a bool array, or a TypeError
+            Some(
+                v.call_method1("view", ("u1",))?
+                    .extract::<PyReadonlyArray1<'py, u8>>()?,
+            )
+        }
     };
     let mask: Option<Vec<bool>> = bytes
         .as_ref()
