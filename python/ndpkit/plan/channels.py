@@ -290,7 +290,7 @@ def _describe(n: int, channels: int, time_model: TimeModel) -> str:
     """What n enables, in words: '1 channel with its cell', '1 cell serving all 64 channels'."""
     if time_model == "channels_off":
         return f"{n} channel with its cell" if n == 1 else f"{n} channels with their cells"
-    return f"{n} cell{'' if n == 1 else 's'} serving all {channels} channels"
+    return f"{_cells(n)} serving all {channels} channels"
 
 
 def _power_w(

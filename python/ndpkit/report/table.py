@@ -36,6 +36,10 @@ class Table:
     rows: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
 
+    def descriptions(self) -> dict[str, str]:
+        """Each column's key and what it holds (its description, else its header)."""
+        return {c.key: c.description or c.header for c in self.columns}
+
 
 SIGNIFICANT = 3
 """A number below 1 keeps this many significant digits, however few decimals its column

@@ -284,10 +284,8 @@ def document(tables: list[Table], options: Options) -> dict[str, Any]:
         "units": {"gb_bytes": options.gb, "mb_bytes": options.mb},
         # One map for every table (a key shared by tables takes the last one's words), and
         # each table's own (Table 3's `alpha` is the app's, Tables 4/7's the α applied).
-        "columns": {c.key: c.description or c.header for t in tables for c in t.columns},
-        "table_columns": {
-            t.name: {c.key: c.description or c.header for c in t.columns} for t in tables
-        },
+        "columns": {k: v for t in tables for k, v in t.descriptions().items()},
+        "table_columns": {t.name: t.descriptions() for t in tables},
         "tables": {
             t.name: [{c.key: _round(row.get(c.key), rounding) for c in t.columns} for row in t.rows]
             for t in tables

@@ -819,10 +819,8 @@ def document(
         "interfaces": interface_names(),
         # One map for every table (a key shared by tables takes the last one's words), and
         # each table's own: E2's `time_s` is the Baseline's Eq. (5), E3's is Eq. (8).
-        "columns": {c.key: c.description or c.header for t in tables for c in t.columns},
-        "table_columns": {
-            t.name: {c.key: c.description or c.header for c in t.columns} for t in tables
-        },
+        "columns": {k: v for t in tables for k, v in t.descriptions().items()},
+        "table_columns": {t.name: t.descriptions() for t in tables},
     }
     if "E4" in by_name:
         doc["speedup"] = [

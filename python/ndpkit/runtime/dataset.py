@@ -1820,11 +1820,11 @@ def read_records(
     count: int,
     *,
     copy: bool = False,
-    unchanged_from: FileVersion | None = None,
+    unchanged_from: ShardStamp | None = None,
 ) -> np.ndarray:
     """Records [start, start + count) of a .npy file as a read-only window of its own mapping,
     or with `copy` read into memory (and with `unchanged_from`, a `SourceChangedError` unless
-    the file is still that version once read).
+    the file still has that stamp once read).
 
     Each window is mapped and unmapped on its own, so a process that walks a whole file keeps
     only the current window resident (its RSS does not grow with the file). The window's
@@ -1847,18 +1847,9 @@ def read_records(
     return np.frombuffer(window, dtype, items, at - base).reshape(shape)
 
 
-FileVersion = tuple[int, int, int, int]
-"""What tells one version of a file from another without reading it: (device, inode, size,
-time of its last write in ns)."""
-
-
-def file_version(st: os.stat_result) -> FileVersion:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _version_of(src: Path) -> FileVersion:
+def _stamp_of(src: Path) -> ShardStamp:
     try:
-        return file_version(os.stat(src))
+        return ShardStamp.of(os.stat(src))
     except OSError as exc:
         raise SpecError(f"cannot read it ({_reason(exc)})", source=str(src)) from None
 
@@ -1868,16 +1859,15 @@ class SourceChangedError(OSError):
 
 
 def _read_into(
-    path: Path, at: int, out: np.ndarray, unchanged_from: FileVersion | None = None
+    path: Path, at: int, out: np.ndarray, unchanged_from: ShardStamp | None = None
 ) -> np.ndarray:
     """`out` filled from `path` at byte `at`; EOFError if the file ends first. With
-    `unchanged_from`, a SourceChangedError unless the file opened is that version before
+    `unchanged_from`, a SourceChangedError unless the file opened has that stamp before
     and after the read: a source replaced by rename, or written to, while an import read it
     piece by piece gave a data set of pieces of both versions without a word."""
     view = out.reshape(-1).view(np.uint8).data
     with path.open("rb", buffering=0) as f:
-        if unchanged_from is not None and file_version(os.fstat(f.fileno())) != unchanged_from:
-            raise SourceChangedError("replaced or written to since its header was read")
+        _check_unchanged(f.fileno(), unchanged_from)
         f.seek(at)
         done = 0
         while done < len(view):
@@ -1885,9 +1875,15 @@ def _read_into(
             if not got:
                 raise EOFError(f"the file ends {len(view) - done} bytes early")
             done += got
-        if unchanged_from is not None and file_version(os.fstat(f.fileno())) != unchanged_from:
-            raise SourceChangedError("written to while it was read")
+        _check_unchanged(f.fileno(), unchanged_from)
     return out
+
+
+def _check_unchanged(fd: int, stamp: ShardStamp | None) -> None:
+    if stamp is not None:
+        now = ShardStamp.of(os.fstat(fd))
+        if now != stamp:
+            raise SourceChangedError(stamp.change_to(now))
 
 
 def _npy_sources(
@@ -1896,15 +1892,15 @@ def _npy_sources(
     """A .npy source split contiguously: device d gets the d-th block of records; (the
     shards, their records). Checked before anything is written; the shards read the source
     lazily, piece by piece."""
-    before = _version_of(src)
+    before = _stamp_of(src)
     array = _open_npy(src)
-    # The version read piece by piece must be the one whose header was checked: np.load
+    # The file read piece by piece must be the one whose header was checked: np.load
     # opens the file by name, so one renamed over it around the load is caught here.
-    version = _version_of(src)
-    if version != before:
+    stamp = _stamp_of(src)
+    if stamp != before:
         raise SpecError(
-            "changed while it was read (replaced or written to while its header was read); "
-            "nothing was written: import again once it is written",
+            f"changed while it was read (it {before.change_to(stamp)} while its header was "
+            "read); nothing was written: import again once it is written",
             source=str(src),
         )
     if array.dtype != kernel.dtype:
@@ -1927,7 +1923,7 @@ def _npy_sources(
     total = array.size if scalar else len(array)
     if total < devices:
         raise SpecError(f"holds {total} records, fewer than {devices} devices", source=str(src))
-    shards = _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes, version)
+    shards = _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes, stamp)
     return shards, total
 
 
@@ -1938,7 +1934,7 @@ def _npy_shards(
     kernel: Kernel,
     devices: int,
     shard_bytes: int,
-    version: FileVersion,
+    stamp: ShardStamp,
 ) -> Iterator[_ShardSource]:
     per_shard = max(1, shard_bytes // kernel.record_bytes)
     per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
@@ -1948,11 +1944,11 @@ def _npy_shards(
             at, shape = start + offset, kernel.record_shape
             try:
                 piece = read_records(
-                    src, data_offset, kernel.dtype, shape, at, n, copy=True, unchanged_from=version
+                    src, data_offset, kernel.dtype, shape, at, n, copy=True, unchanged_from=stamp
                 )
             except SourceChangedError as exc:
                 raise SpecError(
-                    f"changed while it was read ({exc}); nothing was written: import again "
+                    f"changed while it was read (it {exc}); nothing was written: import again "
                     "once it is written",
                     source=str(src),
                 ) from None

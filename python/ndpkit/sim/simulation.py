@@ -336,15 +336,13 @@ def _energy_note(s: Simulation, spec: dict[str, Any]) -> str:
         for name, j in s.energy.by_component_j.items()
         if abs(_relative(j, modelled.get(name, 0.0))) > AGREEMENT
     ]
-    woken = _woken(spec)
-    waking_j = sum(e["wake_energy_j"] + e["wake_s"] * e["power_busy_w"] for e in woken)
-    wake = (
-        f"; the engines' waking ({waking_j:.6g} J: engines.wake_energy, and their active "
-        "power over engines.wake_time) is the simulator's alone"
-        if waking_j >= 0.1 * abs(s.energy_j - s.model.energy_j)  # named where it matters,
-        and waking_j > 0  # as fill and drain are
-        else ""
-    )
+    waking_j = sum(e["wake_energy_j"] + e["wake_s"] * e["power_busy_w"] for e in _woken(spec))
+    wake = ""
+    if waking_j > 0 and waking_j >= 0.1 * abs(s.energy_j - s.model.energy_j):  # as fill/drain
+        wake = (
+            f"; the engines' waking ({waking_j:.6g} J: engines.wake_energy, and their active "
+            "power over engines.wake_time) is the simulator's alone"
+        )
     return (
         f"simulated energy {s.energy_j:.6g} J vs modelled {s.model.energy_j:.6g} J "
         f"({s.energy_difference * 100:+.2f} %): {'; '.join(parts) or 'no single component'}"
