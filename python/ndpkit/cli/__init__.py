@@ -217,9 +217,16 @@ def _run() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-    from ndpkit.cli.commands import app  # noqa: PLC0415
+    from ndpkit.cli.commands import COMMANDS, app_for  # noqa: PLC0415
 
-    app()
+    # One command asked for: import it alone (see `cli.commands`). `--help`, `--version`
+    # and a mistyped name get the whole app, which lists (or suggests) every command.
+    asked = sys.argv[1:2]
+    if sys.argv[1:] == ["--version"]:
+        asked = []
+    elif not (asked and asked[0] in COMMANDS):
+        asked = list(COMMANDS)
+    app_for(asked)()
 
 
 def _exit_code(run: Callable[[], object]) -> int:
