@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from ndpkit.cli.platforms import unshipped_apps
+from ndpkit.hw import load_platform
+
 APPS = {"lc", "he", "fft2d", "knn2", "knn6", "knn8"}
 
 
@@ -305,3 +308,16 @@ def test_platforms_check_notes_an_engine_entry_for_an_app_ndpkit_does_not_ship(
     for preset in ("rans", "rfns", "risp-64ch"):
         clean = ndpkit("platforms", "check", preset)
         assert clean.returncode == 0 and clean.stderr == "", preset
+
+
+def test_the_note_names_an_engine_table_as_the_file_writes_it(tmp_path: Path) -> None:
+    """`pipeline_delay`, not the field it loads into (`pipeline_delay_cycles`), which the
+    user never wrote and which a file extending a preset that has the table refuses."""
+    path = tmp_path / "pd.toml"
+    path.write_text(
+        'version = 1\nextends = "risp-64ch"\nname = "pd"\n[engines.pipeline_delay]\nsobell = 3\n'
+    )
+    assert unshipped_apps(load_platform(path)) == [
+        "engines.pipeline_delay.sobell: no app ndpkit ships (did you mean 'sobel'?); "
+        "used only with a profile of that name (--profiles)"
+    ]

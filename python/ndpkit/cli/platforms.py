@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors, write_out
-from ndpkit.hw import Platform, load_platform, preset_names
+from ndpkit.hw import Engine, Platform, load_platform, preset_names
 from ndpkit.kernels import kernel_names
 from ndpkit.profile import load_profiles
 from ndpkit.report import Column, Table, to_json
@@ -139,8 +139,9 @@ def unshipped_apps(platform: Platform) -> list[str]:
                 continue
             close = difflib.get_close_matches(app, sorted(shipped), n=1)
             guess = f" (did you mean {close[0]!r}?)" if close else ""
+            key = Engine.model_fields[table].alias or table  # as the file writes it
             notes.append(
-                f"engines.{table}.{app}: no app ndpkit ships{guess}; used only with a "
+                f"engines.{key}.{app}: no app ndpkit ships{guess}; used only with a "
                 f"profile of that name (--profiles)"
             )
     return notes
