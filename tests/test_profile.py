@@ -36,11 +36,24 @@ def test_json_profile_file(tmp_path: Path) -> None:
     assert load_profile("scan", path).alpha == 2
 
 
+@pytest.mark.parametrize("name", ["P.JSON", "p.Json"])
+def test_a_json_suffix_in_capitals_is_read_as_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Read as TOML ("malformed TOML" for valid JSON), and named without a directory it was
+    taken for a shipped profile set's name."""
+    (tmp_path / name).write_text('{"apps": {"scan": {"data_size": "1 GB", "alpha": 2}}}')
+    monkeypatch.chdir(tmp_path)
+    assert load_profile("scan", name).alpha == 2
+
+
 @pytest.mark.parametrize(
     ("body", "key"),
     [
-        ('{"apps": {"scan": {"data_size": "1 GB", "alpha": 8, "alpha": 0.5}}}', "alpha"),
-        ('{"apps": {"scan": {"data_size": "1 GB", "alpha": 8}, "scan": {}}}', "scan"),
+        ('{"apps": {"scan": {"data_size": "1 GB", "alpha": 8, "alpha": 0.5}}}', "apps.scan.alpha"),
+        ('{"apps": {"scan": {"data_size": "1 GB", "alpha": 8}, "scan": {}}}', "apps.scan"),
+        ('{"apps": {"a": {"alpha": 8}, "b": {"alpha": 8, "x": 1, "alpha": 2}}}', "apps.b.alpha"),
+        ('{"v": [{"k": 1}, {"k": 1, "k": 2}]}', "v[1].k"),
         ('{"version": 1, "version": 1, "apps": {}}', "version"),
     ],
 )
@@ -48,7 +61,8 @@ def test_a_json_key_named_twice_is_refused_as_toml_refuses_it(
     tmp_path: Path, body: str, key: str
 ) -> None:
     """json kept the last `alpha` without a word: the bottleneck and the plan changed, where
-    the same TOML file is refused (found by an audit of evaluate and the profiles)."""
+    the same TOML file is refused (found by an audit of evaluate and the profiles). The
+    field is the key's whole path: every app has an `alpha`."""
     path = tmp_path / "dup.json"
     path.write_text(body)
     with pytest.raises(SpecError, match="named twice in one object") as caught:

@@ -302,7 +302,7 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     else:
         hint = file_hint(name_or_path)
         raise UnknownNameError("profile set", str(name_or_path), profile_set_names(), hint=hint)
-    data = _parse(text, source, json_format=path.suffix == ".json")
+    data = _parse(text, source, json_format=path.suffix.lower() == ".json")
     apps = data.get("apps")
     if isinstance(apps, dict):
         for name, table in apps.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -16,16 +17,17 @@ MODULES = sorted({module for module, _, _ in COMMANDS.values()})
 def _loaded_after(*argv: str) -> set[str]:
     """The command modules `ndpkit ARGV` has imported by the time it exits."""
     script = (
-        "import sys, atexit\n"
+        "import sys, atexit, json\n"
         f"sys.argv = ['ndpkit', *{list(argv)!r}]\n"
-        f"atexit.register(lambda: print(sorted(m for m in sys.modules if m in {MODULES!r})))\n"
+        f"names = {MODULES!r}\n"
+        "atexit.register(lambda: print(json.dumps([m for m in names if m in sys.modules])))\n"
         "from ndpkit.cli import main\n"
         "main()\n"
     )
     run = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=False
     )
-    return set(eval(run.stdout.strip().splitlines()[-1]))  # noqa: S307 (our own list's repr)
+    return set(json.loads(run.stdout.strip().splitlines()[-1]))
 
 
 @pytest.mark.parametrize("name", ["estimate", "platforms"])

@@ -303,3 +303,37 @@ def test_parts_timed_at_zero_give_finite_rates_and_a_profile() -> None:
     counted = measurement(device_s=0.0, host_s=0.0, device_cycles=10.0, host_cycles=5.0)
     assert 0 < counted.cpb_frequency_hz < float("inf")
     assert to_profile(m).host_only_bytes_per_s == pytest.approx(m.host_only_bytes_per_s)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"device_s": -1.0}, "device_s"),
+        ({"device_s": float("inf")}, "device_s"),
+        ({"device_s": float("nan")}, "device_s"),
+        ({"host_s": float("inf")}, "host_s"),
+        ({"host_frequency_hz": 0.0}, "host_frequency_hz"),
+        ({"input_bytes": 0}, "input_bytes"),
+        ({"input_bytes": 1.5}, "input_bytes"),
+        ({"passes": 0}, "passes"),
+        ({"output_bytes": -1}, "output_bytes"),
+        ({"device_cycles": -5.0, "host_cycles": 10.0}, "device_cycles"),
+        ({"device_cycles": 0.0, "host_cycles": 0.0}, "device_cycles + host_cycles"),
+    ],
+)
+def test_a_measurement_that_cannot_be_right_names_its_field(
+    change: dict[str, float], field: str
+) -> None:
+    """`measure` never makes one; one built by hand was taken: a negative time as a clock
+    tick (an ARM rate of 5.6e15 B/s), an infinite time or a zero clock a ZeroDivisionError."""
+    with pytest.raises(SpecError) as caught:
+        measurement(**change)
+    assert caught.value.field == field
+
+
+def test_a_mapped_rate_a_profile_file_could_not_hold_is_refused() -> None:
+    """The profile was modelled and saved with an engine rate of 3e28 B/s, and the saved
+    file was then refused on loading (a bandwidth is at most 1e24 bytes/s)."""
+    with pytest.raises(SpecError, match="out of range") as caught:
+        to_profile(measurement(), scaling=EngineScaling(arm_per_clock_ratio=1e20))
+    assert caught.value.field == "engine_bytes_per_s.arm"

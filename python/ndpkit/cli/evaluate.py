@@ -201,7 +201,7 @@ def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:
             field=flag,
         )
     check_output_file(flag, path)
-    if path.suffix != ".json":  # lower case, as the loader reads it (X.JSON was read as TOML)
+    if path.suffix.lower() != ".json":
         # `estimate --profiles` reads a file by its suffix: JSON under .toml would not load
         raise SpecError(
             f"profiles are saved as JSON: give a file name ending in .json, got {str(path)!r}",

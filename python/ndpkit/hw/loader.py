@@ -194,11 +194,11 @@ def names_a_file(name_or_path: str | Path, suffixes: tuple[str, ...] = (".toml",
     "p/ok.json" missing is "file not found"). Any other name is a shipped one, even where a
     file or directory of that name happens to be: else a directory `rans/` in the current
     directory would break every preset that extends `rans`. (Text, not a Path, keeps "./rans"
-    a path: pathlib makes it "rans".)"""
+    a path: pathlib makes it "rans". Suffixes match in any case: `P.JSON` is a file.)"""
     if isinstance(name_or_path, Path):
         return True
     text = str(name_or_path)
-    return Path(text).suffix in suffixes or "/" in text or os.sep in text
+    return Path(text).suffix.lower() in suffixes or "/" in text or os.sep in text
 
 
 def file_hint(name: str | Path) -> str | None:
@@ -242,11 +242,18 @@ def _parse(text: str, source: str) -> dict[str, Any]:
 
 
 class DuplicateKeyError(ValueError):
-    """A JSON object names a key twice."""
+    """A JSON object names a key twice; `key` is its path from the top (`apps.kmeans.alpha`)."""
 
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key
+
+
+class _Duplicated(dict[str, Any]):
+    """An object that named `duplicate` twice: found by `_path_to` once the whole document
+    is parsed (the pairs hook sees an object before its parents, so not its path)."""
+
+    duplicate: str
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -255,16 +262,47 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKeyError(key)
+                marked = _Duplicated(document)
+                marked.duplicate = key
+                return marked
             seen.add(key)
     return document
+
+
+def _path_to(node: Any, path: str) -> str | None:
+    """The path of the first key named twice below `node`, in document order."""
+    if isinstance(node, list):
+        for at, item in enumerate(node):
+            found = _path_to(item, f"{path}[{at}]")
+            if found is not None:
+                return found
+    elif isinstance(node, dict):
+        prefix = f"{path}." if path else ""
+        for key, value in node.items():
+            if isinstance(node, _Duplicated) and key == node.duplicate:
+                return f"{prefix}{key}"
+            found = _path_to(value, prefix + key)
+            if found is not None:
+                return found
+    return None
 
 
 def json_loads(text: str) -> Any:
     """`json.loads` that refuses a key named twice in one object (DuplicateKeyError): json
     keeps the last one without a word, so an edited profile's second `"alpha"` changed the
     bottleneck and the plan where TOML refuses the same file."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
+    duplicates: list[str] = []
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        document = _unique_keys(pairs)
+        if isinstance(document, _Duplicated):
+            duplicates.append(document.duplicate)
+        return document
+
+    document = json.loads(text, object_pairs_hook=unique_keys)
+    if duplicates:  # only then is the document walked
+        raise DuplicateKeyError(_path_to(document, "") or duplicates[0])
+    return document
 
 
 def parse_nested(parse: Callable[[str], Any], text: str, source: str) -> Any:

@@ -48,6 +48,7 @@ from ndpkit.hw.engine import Engine, EngineKind
 from ndpkit.kernels.base import Kernel, chunk_partials
 from ndpkit.profile import Profile
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
+from ndpkit.units import MAX_SI, MIN_SI
 
 CounterFactory = Callable[[], Counters]
 """Opens the counters for one `measure` call, or raises `CounterError`."""
@@ -185,6 +186,36 @@ class Measurement:
     part_input_bytes: int | None = None
     part_output_bytes: int | None = None
 
+    def __post_init__(self) -> None:
+        """`measure` makes only sensible measurements; one built by hand is checked here,
+        else a negative time was read as one clock tick (an engine rate of 5.6e15 B/s) and
+        a zero clock or an infinite time ended in a ZeroDivisionError."""
+        whole_number(self.input_bytes, "input_bytes", "an integer ≥ 1", least=1)
+        whole_number(self.passes, "passes", "an integer ≥ 1", least=1)
+        for name in (
+            "output_bytes",
+            "device_output_bytes",
+            "part_input_bytes",
+            "part_output_bytes",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                whole_number(value, name, "an integer ≥ 0", least=0)
+        for name in (
+            "device_s",
+            "host_s",
+            "device_cycles",
+            "host_cycles",
+            "device_instructions",
+            "host_instructions",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                _not_negative(value, name)
+        _positive(self.host_frequency_hz, "host_frequency_hz")
+        if self.device_cycles is not None and self.host_cycles is not None:
+            _positive(self.device_cycles + self.host_cycles, "device_cycles + host_cycles")
+
     @property
     def data_bytes(self) -> int:
         """The data profiled: what one pass reads."""
@@ -317,6 +348,13 @@ def _clock_readings(cpufreq: Path, cpuinfo: Path) -> Iterator[tuple[float, str]]
             with contextlib.suppress(ValueError):
                 yield float(line.split(":", 1)[1]) * 1e6, "/proc/cpuinfo cpu MHz"
             return
+
+
+def _not_negative(value: float, name: str) -> None:
+    """A finite number ≥ 0, else a SpecError naming the field."""
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and value >= 0):
+        raise SpecError(f"must be a finite number ≥ 0, got {value!r}", field=name)
 
 
 def _positive(value: float, name: str) -> None:
@@ -578,6 +616,20 @@ def to_profile(
     if n < 1:
         raise SpecError(f"must be at least 1, got {n}", field="passes")
     devices = 1 if target_engine is None else target_engine.count
+    host_only = m.host_only_bytes_per_s * scale
+    host_part = m.host_part_bytes_per_s * scale  # infinite: a host part too fast to time
+    checked = {"host_only_bytes_per_s": host_only, "host_part_bytes_per_s": host_part}
+    checked |= {f"engine_bytes_per_s.{kind}": rate for kind, rate in rates.items()}
+    for name, rate in checked.items():
+        if name == "host_part_bytes_per_s" and math.isinf(rate):
+            continue  # saved as none
+        # What a profile file may hold (units.parse's range), so that a saved profile loads.
+        if not MIN_SI <= rate <= MAX_SI:
+            raise SpecError(
+                f"{rate:.3g} bytes/s is out of range: a bandwidth is between {MIN_SI:g} and "
+                f"{MAX_SI:g} bytes/s (check the measurement and the engine scaling)",
+                field=name,
+            )
     return Profile.model_validate(
         {
             "app": m.app,
@@ -586,10 +638,8 @@ def to_profile(
             + (f"; data_size = D x {n} passes" if n > 1 else ""),
             "data_bytes": d * n,
             "alpha": m.alpha_for(d / devices),
-            "host_part_bytes_per_s": m.host_part_bytes_per_s * scale
-            if np.isfinite(m.host_part_bytes_per_s)
-            else None,
-            "host_only_bytes_per_s": m.host_only_bytes_per_s * scale,
+            "host_part_bytes_per_s": host_part if np.isfinite(host_part) else None,
+            "host_only_bytes_per_s": host_only,
             "engine_bytes_per_s": rates,
             "cycles_per_byte": m.cycles_per_byte,
         },
