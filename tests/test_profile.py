@@ -103,6 +103,12 @@ def test_unknown_app_lists_known() -> None:
         ("cycles_per_byte = 1e-300", "apps.x.cycles_per_byte", "between"),
         ('published_ndp_time = { rans = "0 s" }', "apps.x.published_ndp_time.rans", "than zero"),
         ("fpga_cell = { bytes_per_cycle = inf }", "apps.x.fpga_cell.bytes_per_cycle", "finite"),
+        # Said in the user's own size and time, not as the "8.59e+29 bit/s" made of them.
+        (
+            'host_part = { size = "1 GiB", time = "1e-20 s" }',
+            "apps.x.host_part",
+            "'1 GiB' in '1e-20 s' is 1.07e+29 bytes/s, out of range",
+        ),
     ],
 )
 def test_a_value_that_cannot_be_right_is_an_error(

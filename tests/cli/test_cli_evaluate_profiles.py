@@ -115,8 +115,6 @@ def test_a_split_two_apps_share_is_saved_once(
         ("p" * 300 + ".json", "rans", "File name too long"),
         ("p.toml", "rans", "profiles are saved as JSON: give a file name ending in .json"),
         ("p.txt", "rans", "ending in .json"),
-        # `--profiles` reads .json as JSON and anything else as TOML: X.JSON could not load
-        ("p.JSON", "rans", "ending in .json"),
     ],
 )
 def test_a_bad_save_profiles_path_exits_2_before_running(

@@ -346,3 +346,37 @@ def test_sweep_mux_port_cap_is_kept_where_one_platform_has_ports(ndpkit, tmp_pat
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert out.exists()
+
+
+def test_a_port_note_is_in_the_reports_gb(ndpkit, tmp_path: Path) -> None:
+    """The table's GB is binary by default: a 1 GiB/s port is 1 GB/s there, 1.07 with
+    `--units decimal` (the note divided by 1e9 whatever the units, 1.07 under binary)."""
+    path = tmp_path / "p1.toml"
+    path.write_text(
+        'version = 1\nextends = "rans"\nname = "p1"\n[engines]\nlink_bandwidth = "1 GiB/s"\n'
+    )
+    for units, shown in (("binary", "1 GB/s"), ("decimal", "1.07 GB/s")):
+        result = ndpkit(
+            "simulate", "-p", str(path), "-a", "he", "--engines", "27", "--units", units
+        )
+        assert result.returncode == 0, result.stderr
+        assert f"(engines.link_bandwidth, {shown}), slower than they produce" in result.stderr
+
+
+def test_a_host_with_more_cores_than_the_simulator_follows_is_refused(
+    ndpkit, tmp_path: Path
+) -> None:
+    """A legal platform (the model takes it): 65536 x 65536 cores aborted the simulator
+    with a Rust allocation failure (exit 134, no message)."""
+    path = tmp_path / "cores.toml"
+    path.write_text(
+        'version = 1\nextends = "rans"\nname = "cores"\n'
+        "[host]\ncores_per_socket = 65536\nsockets = 65536\n"
+    )
+    assert ndpkit("estimate", "-p", str(path), "-a", "knn8").returncode == 0
+    result = ndpkit("simulate", "-p", str(path), "-a", "knn8", "--size", "1 GiB")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        "error: platform cores: host.cores_per_socket: the simulator follows every host "
+        "core, at most 65,536; this host has 65,536 sockets x 65,536\n"
+    )

@@ -130,6 +130,9 @@ pub struct PipelineSpec {
     pub timeline_bins: usize,
 }
 
+/// Host cores the simulator follows one by one.
+pub const MAX_HOST_CORES: usize = 1 << 16;
+
 /// The largest coefficient of variation of the uniform jitter: a service time is drawn from
 /// t x (1 + cv x sqrt(3) x U[-1, 1]), which stays >= 0 while cv <= 1/sqrt(3).
 pub const MAX_SERVICE_CV: f64 = 0.577_350_269_189_625_8;
@@ -254,6 +257,13 @@ impl PipelineSpec {
         non_negative("uplink.latency_s", self.uplink.latency_s)?;
         if self.host.cores == 0 {
             return Err(bad("host.cores", "must be at least 1"));
+        }
+        if self.host.cores > MAX_HOST_CORES {
+            // A slot and a trace track per core: 2^32 cores aborted on a 32 GiB allocation.
+            return Err(bad(
+                "host.cores",
+                format!("at most {MAX_HOST_CORES}: the simulator follows every core"),
+            ));
         }
         if let Some(bps) = self.host.bps {
             positive("host.bps", bps)?;

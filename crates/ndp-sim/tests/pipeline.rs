@@ -278,6 +278,9 @@ fn bad_specs_name_the_field() {
     assert!(simulate(&s).unwrap_err().message.contains("off"));
     let err = simulate_json("{\"chunk_bytes\": 1}").unwrap_err();
     assert_eq!(err.field, "spec");
+    let mut s = spec(vec![ssd(10.0, 1.0, Some(0))], vec![engine(2.0, 1.0)], 1e9);
+    s.host.cores = usize::MAX;
+    assert_eq!(simulate(&s).unwrap_err().field, "host.cores");
 }
 
 #[test]

@@ -86,6 +86,12 @@ def _measured_rate(value: Any) -> Any:
             raise ValueError(str(exc)) from None
         if not (size > 0 and time > 0):
             raise ValueError("a measured rate needs a positive size and a positive time")
+        rate = size / time
+        if not MIN_SI <= rate <= MAX_SI:  # said here: the bit/s text below is not the user's
+            raise ValueError(
+                f"{value['size']!r} in {value['time']!r} is {rate:.3g} bytes/s, out of range: "
+                f"a bandwidth is between {MIN_SI:g} and {MAX_SI:g} bytes/s"
+            )
         return f"{size * 8 / time!r} bit/s"
     return value
 

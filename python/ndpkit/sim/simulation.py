@@ -407,11 +407,23 @@ def _time_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
             f"aggregate SSD stage ({aggregate:.4g} s): Eq. 1 assumes every SSD delivers an "
             "equal share, which this placement does not give"
         )
+    notes += _port_notes(s, spec)
+    if s.utilisation.get(NDP2CPU, 0) > 0.95 and s.model.bottleneck != NDP2CPU:
+        notes.append("the shared uplink to the host is saturated")
+    return notes
+
+
+def _port_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
+    """Ports slower than what crosses them, which Eq. 1 has no stage for; in the report's
+    GB (binary unless `--units decimal`), as its table is."""
+    notes = []
     capped = [i for i, ssd in enumerate(spec["ssds"]) if ssd["read_bps"] < _device_bps(spec)]
     if capped:
+        cap_bps = min(spec["ssds"][i]["read_bps"] for i in capped)
+        some = len(capped) > 1
         notes.append(
-            f"{len(capped)} SSDs read through a switch-layer port capped at "
-            f"{min(spec['ssds'][i]['read_bps'] for i in capped) / 1e9:.3g} GB/s"
+            f"{len(capped)} SSD{'s read' if some else ' reads'} through a switch-layer port "
+            f"capped at {cap_bps / s.options.gb:.3g} GB/s"
         )
     ports = [
         e
@@ -419,14 +431,14 @@ def _time_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
         if e["active"] and e["link_bps"] and e["link_bps"] * e["alpha"] < e["bps"]
     ]
     if ports:
-        port = min(e["link_bps"] for e in ports)
+        port_bps = min(e["link_bps"] for e in ports)
+        some = len(ports) > 1
+        who = "engines send through their own ports" if some else "engine sends through its port"
         notes.append(
-            f"{len(ports)} engines send through their own port to the PCIe switch "
-            f"(engines.link_bandwidth, {port / 1e9:.3g} GB/s), slower than they produce "
-            "partials; Eq. 1 has no stage for it"
+            f"{len(ports)} {who} to the PCIe switch (engines.link_bandwidth, "
+            f"{port_bps / s.options.gb:.3g} GB/s), slower than "
+            f"{'they produce' if some else 'it makes'} partials; Eq. 1 has no stage for it"
         )
-    if s.utilisation.get(NDP2CPU, 0) > 0.95 and s.model.bottleneck != NDP2CPU:
-        notes.append("the shared uplink to the host is saturated")
     return notes
 
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform
 from ndpkit.model import Configuration, Options
 from ndpkit.model.energy import with_profile_power
 from ndpkit.model.pipeline import engine_bandwidth, ssd_read_bandwidths, ssd_shares_bytes
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
+
+MAX_HOST_CORES = 1 << 16
+"""Host cores the simulator follows one by one (it keeps a slot and a trace track each)."""
 
 
 def is_host_split(platform: Platform, config: Configuration) -> bool:
@@ -48,6 +51,15 @@ def build_spec(
         raise ModelError(
             f"platform {platform.name!r} is in-storage (cells per flash channel); the "
             "simulator models NDP servers (an engine beside each SSD) so far"
+        )
+    if platform.host.cores > MAX_HOST_CORES:
+        # The simulator keeps a slot per core: 65536 x 65536 cores aborted the process
+        # (a 32 GiB allocation) where the model took them in its stride.
+        raise SpecError(
+            f"the simulator follows every host core, at most {MAX_HOST_CORES:,}; this host "
+            f"has {platform.host.sockets:,} sockets x {platform.host.cores_per_socket:,}",
+            source=f"platform {platform.name}",
+            field="host.cores_per_socket",
         )
     n = platform.devices
     data = profile.data_bytes if sim.data_bytes is None else sim.data_bytes
