@@ -925,3 +925,54 @@ def test_keep_schema_of_a_128_bit_column_says_why_it_cannot(tmp_path: Path) -> N
     assert caught.value.field == "--keep-schema"
     sort_parquet(source, tmp_path / "out.parquet", "k")
     assert pl.read_parquet(tmp_path / "out.parquet")["k"].to_list() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_int96_timestamps_outside_nanoseconds_keep_their_values(
+    tmp_path: Path, descending: bool
+) -> None:
+    """Spark's INT96 timestamps, with no Arrow schema: Polars clamped 1500-01-01 and
+    3000-01-01 both to 2262-04-11 (exit 0, sorted as equal). Nested ones too."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    stamps = [
+        dt.datetime(3000, 1, 1),
+        dt.datetime(2000, 1, 1),
+        None,
+        dt.datetime(1500, 1, 1, 0, 0, 0, 1),
+        dt.datetime(1500, 1, 1),
+    ]
+    nested = [None if s is None else {"x": s} for s in reversed(stamps)]
+    table = pa.table(
+        {
+            "rid": pa.array(range(len(stamps)), pa.int64()),
+            "t": pa.array(stamps, pa.timestamp("us")),
+            "s": pa.array(nested, pa.struct([("x", pa.timestamp("us"))])),
+        }
+    )
+    pq.write_table(table, src, use_deprecated_int96_timestamps=True, store_schema=False)
+    assert pq.ParquetFile(src).schema.column(1).physical_type == "INT96"
+    sort_parquet(src, out, "t", descending=descending)
+    got = pq.read_table(out)
+    order = duckdb_order(src, "t", descending)
+    assert got["rid"].to_pylist() == order
+    assert got["t"].to_pylist() == [stamps[i] for i in order]
+    assert got["s"].to_pylist() == [nested[i] for i in order]
+
+
+def test_int96_timestamps_within_nanoseconds_keep_their_nanoseconds(tmp_path: Path) -> None:
+    src = tmp_path / "in.parquet"
+    stamps = pa.array([1_000_000_001, 5], pa.timestamp("ns"))
+    pq.write_table(pa.table({"t": stamps}), src, use_deprecated_int96_timestamps=True)
+    column = read_parquet(src)["t"]
+    assert column.dtype == pl.Datetime("ns")
+    assert column.dt.epoch("ns").to_list() == [1_000_000_001, 5]
+
+
+def test_int96_timestamps_beyond_microseconds_are_refused(tmp_path: Path) -> None:
+    src = tmp_path / "in.parquet"
+    years = 400_000 * 365 * 86_400  # seconds: beyond the ±292,000 years of microseconds
+    column = pa.array([0, years], pa.timestamp("s"))
+    pq.write_table(pa.table({"t": column}), src, use_deprecated_int96_timestamps=True)
+    with pytest.raises(SpecError, match="holds an INT96 timestamp more than") as caught:
+        read_parquet(src)
+    assert (caught.value.source, caught.value.field) == (str(src), "t")

@@ -44,6 +44,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
@@ -509,13 +510,14 @@ def read_parquet(path: Path) -> pl.DataFrame:
         if unloadable is not None:
             raise unloadable
         try:  # glob=False: a file named x[1].parquet was read as the pattern, x1.parquet
-            frames.append(pl.read_parquet(literal_path(file), glob=False))
+            frame = pl.read_parquet(literal_path(file), glob=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
         except pl.exceptions.PanicException as exc:  # a BaseException: it was a traceback
             raise SpecError(
                 f"Polars cannot load this file ({brief(exc)})", source=str(file)
             ) from None
+        frames.append(_int96_read(file, frame))
     if len(frames) == 1:
         return frames[0]
     # Columns are matched before the concatenation, which cast every decimal (in lists and
@@ -532,6 +534,116 @@ def read_parquet(path: Path) -> pl.DataFrame:
         raise _schemas_differ(files, frames) or SpecError(
             f"the files' schemas differ: {brief(exc)}", source=str(path)
         ) from exc
+
+
+_NS_LIMIT_MS = (2**63 - 1) // 10**6 - 1
+_US_LIMIT_MS = (2**63 - 1) // 10**3 - 1
+"""The largest |milliseconds| since the epoch a 64-bit nanosecond (microsecond) timestamp
+holds, less one: a value within a millisecond of the edge is taken as beyond it."""
+
+
+def _int96_read(file: Path, frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` (Polars' read of `file`) with its INT96 timestamps read faithfully. Polars
+    reads INT96 (Spark's, Hive's, Impala's timestamps) as nanoseconds and clamps a value
+    outside 1677-2262 to the largest one: 1500-01-01 and 3000-01-01 both became
+    2262-04-11, sorted as equal. A column holding such a value is read again by pyarrow in
+    microseconds (DuckDB's precision for INT96); one beyond what microseconds hold is an
+    error naming it. Columns whose every value fits keep Polars' nanoseconds."""
+    names = _int96_columns(file)
+    if not names:
+        return frame
+    # Milliseconds first: an INT96's day is 32 bits, which fit in milliseconds but not in
+    # microseconds, where pyarrow wraps them.
+    wide = pq.read_table(literal_path(file), columns=names, coerce_int96_timestamp_unit="ms")
+    beyond_ns = []
+    for name in names:
+        low, high = _extremes(wide.column(name), pa.types.is_timestamp)
+        if low is None or high is None:
+            continue
+        if low < -_US_LIMIT_MS or high > _US_LIMIT_MS:
+            raise SpecError(
+                "holds an INT96 timestamp more than 290,000 years from 1970, beyond what a "
+                "64-bit timestamp in microseconds holds",
+                source=str(file),
+                field=name,
+            )
+        if low < -_NS_LIMIT_MS or high > _NS_LIMIT_MS:
+            beyond_ns.append(name)
+    if not beyond_ns:
+        return frame
+    exact = pq.read_table(literal_path(file), columns=beyond_ns, coerce_int96_timestamp_unit="us")
+    return frame.with_columns(
+        pl.from_arrow(exact.column(name)).alias(name)  # type: ignore[union-attr]
+        for name in beyond_ns
+    )
+
+
+def _int96_columns(file: Path) -> list[str]:
+    """The top-level columns of `file` that hold an INT96 leaf, nested ones included."""
+    try:
+        with pq.ParquetFile(literal_path(file)) as parquet:
+            schema = parquet.schema
+            physical = [schema.column(i).physical_type for i in range(len(schema))]
+            fields = list(parquet.schema_arrow)
+    except (pa.ArrowException, OSError):
+        return []
+    if "INT96" not in physical:
+        return []
+    names, leaf = [], 0
+    for column in fields:
+        width = _leaf_count(column.type)
+        if "INT96" in physical[leaf : leaf + width]:
+            names.append(column.name)
+        leaf += width
+    if leaf != len(physical):  # leaves counted otherwise than Parquet's: check them all
+        return [c.name for c in fields if any(map(pa.types.is_timestamp, _nested_types(c.type)))]
+    return names
+
+
+def _leaf_count(kind: pa.DataType) -> int:
+    """How many Parquet leaf columns an Arrow type is stored in."""
+    if isinstance(kind, pa.BaseExtensionType):
+        return _leaf_count(kind.storage_type)
+    if pa.types.is_dictionary(kind) or kind.num_fields == 0:
+        return 1
+    return sum(_leaf_count(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _extremes(
+    column: pa.ChunkedArray, wanted: Callable[[pa.DataType], bool]
+) -> tuple[int | None, int | None]:
+    """The least and greatest physical integer of `column`'s leaves of a `wanted` type,
+    nested ones included; None where there is none."""
+    low: int | None = None
+    high: int | None = None
+    for chunk in column.chunks:
+        for leaf in _leaves(chunk, wanted):
+            found = pc.min_max(leaf.cast(pa.int64()))
+            least, most = found["min"].as_py(), found["max"].as_py()
+            if least is not None:
+                low = least if low is None else min(low, least)
+                high = most if high is None else max(high, most)
+    return low, high
+
+
+def _leaves(array: pa.Array, wanted: Callable[[pa.DataType], bool]) -> Iterator[pa.Array]:
+    """Every array of a `wanted` type in `array`: itself, its struct fields, its list
+    values, its map keys and items, its dictionary, its extension storage."""
+    kind = array.type
+    if wanted(kind):
+        yield array
+    elif isinstance(array, pa.ExtensionArray):
+        yield from _leaves(array.storage, wanted)
+    elif isinstance(array, pa.DictionaryArray):
+        yield from _leaves(array.dictionary, wanted)
+    elif isinstance(array, pa.StructArray):
+        for i in range(kind.num_fields):
+            yield from _leaves(array.field(i), wanted)
+    elif isinstance(array, pa.MapArray):
+        yield from _leaves(array.keys, wanted)
+        yield from _leaves(array.items, wanted)
+    elif isinstance(array, pa.ListArray | pa.LargeListArray | pa.FixedSizeListArray):
+        yield from _leaves(array.flatten(), wanted)
 
 
 POLARS_DECIMAL_DIGITS = 38
