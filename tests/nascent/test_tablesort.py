@@ -976,3 +976,40 @@ def test_int96_timestamps_beyond_microseconds_are_refused(tmp_path: Path) -> Non
     with pytest.raises(SpecError, match="holds an INT96 timestamp more than") as caught:
         read_parquet(src)
     assert (caught.value.source, caught.value.field) == (str(src), "t")
+
+
+LIMIT_S = (2**63 - 1) // 1000
+
+
+@pytest.mark.parametrize(
+    ("by", "column"),
+    [
+        ("d", pa.array([5, 10**16], pa.duration("s"))),
+        ("k", pa.array([5, -(10**16)], pa.duration("s"))),
+        ("k", pa.array([[5], [LIMIT_S + 1]], pa.list_(pa.duration("s")))),
+    ],
+    ids=["key", "payload", "nested-payload"],
+)
+def test_seconds_polars_milliseconds_cannot_hold_are_refused(
+    tmp_path: Path, by: str, column: pa.Array
+) -> None:
+    """Polars reads duration[s] as milliseconds: 10¹⁶ s wrapped to -8.4·10¹⁸ ms, exit 0."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"k": [2, 1], "d": column}), src)
+    with pytest.raises(SpecError, match="beyond the ±9223372036854775 s") as caught:
+        sort_parquet(src, out, by)
+    assert (caught.value.source, caught.value.field) == (str(src), "d")
+    assert not out.exists()
+
+
+def test_seconds_at_the_limit_are_sorted_like_duckdb(tmp_path: Path) -> None:
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    seconds = [LIMIT_S, -LIMIT_S, 5, None]
+    table = pa.table({"rid": range(4), "d": pa.array(seconds, pa.duration("s"))})
+    pq.write_table(table, src)
+    sort_parquet(src, out, "d")
+    got = pq.read_table(out)
+    order = duckdb_order(src, "d", False)
+    assert got["rid"].to_pylist() == order
+    millis = [None if seconds[i] is None else seconds[i] * 1000 for i in order]
+    assert got["d"].cast(pa.int64()).to_pylist() == millis

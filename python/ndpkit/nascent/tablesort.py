@@ -509,6 +509,7 @@ def read_parquet(path: Path) -> pl.DataFrame:
         unloadable = _unloadable(file)
         if unloadable is not None:
             raise unloadable
+        _check_seconds(file)
         try:  # glob=False: a file named x[1].parquet was read as the pattern, x1.parquet
             frame = pl.read_parquet(literal_path(file), glob=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
@@ -576,6 +577,37 @@ def _int96_read(file: Path, frame: pl.DataFrame) -> pl.DataFrame:
         pl.from_arrow(exact.column(name)).alias(name)  # type: ignore[union-attr]
         for name in beyond_ns
     )
+
+
+_SECONDS_LIMIT = (2**63 - 1) // 1000
+"""The largest |duration[s]| whose milliseconds fit in 64 bits."""
+
+
+def _is_seconds(kind: pa.DataType) -> bool:
+    return pa.types.is_duration(kind) and bool(kind.unit == "s")
+
+
+def _check_seconds(file: Path) -> None:
+    """Refuse a duration[s] value Polars cannot hold. Polars has no seconds: it reads them
+    as milliseconds, and a value beyond ±(2⁶³-1)/1000 s wrapped silently (10¹⁶ s became
+    -8.4·10¹⁸ ms and sorted first)."""
+    try:
+        schema = pq.read_schema(literal_path(file))
+    except (pa.ArrowException, OSError):
+        return
+    names = [c.name for c in schema if any(map(_is_seconds, _nested_types(c.type)))]
+    if not names:
+        return
+    table = pq.read_table(literal_path(file), columns=names)
+    for name in names:
+        low, high = _extremes(table.column(name), _is_seconds)
+        if low is not None and high is not None and max(-low, high) > _SECONDS_LIMIT:
+            raise SpecError(
+                f"holds a duration of {low if -low > high else high} s, beyond the "
+                f"±{_SECONDS_LIMIT} s whose milliseconds Polars can hold",
+                source=str(file),
+                field=name,
+            )
 
 
 def _int96_columns(file: Path) -> list[str]:
