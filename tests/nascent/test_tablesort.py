@@ -35,6 +35,7 @@ from ndpkit.nascent.tablesort import (
     read_parquet,
     sort_frame,
     sort_parquet,
+    write_sorted,
 )
 
 ROWS = 3_000
@@ -1013,3 +1014,29 @@ def test_seconds_at_the_limit_are_sorted_like_duckdb(tmp_path: Path) -> None:
     assert got["rid"].to_pylist() == order
     millis = [None if seconds[i] is None else seconds[i] * 1000 for i in order]
     assert got["d"].cast(pa.int64()).to_pylist() == millis
+
+
+def test_keep_schema_checks_every_rows_cast_before_the_sort(tmp_path: Path) -> None:
+    """INT96 declared timestamp[ns]: 9999-12-31 in row 1 does not cast back from Polars'
+    microseconds. Only row 0 was checked, so it was a traceback after the whole sort."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    stamps = pa.array([dt.datetime(2000, 1, 1), dt.datetime(9999, 12, 31)], pa.timestamp("us"))
+    pq.write_table(pa.table({"t": stamps}), src, use_deprecated_int96_timestamps=True)
+    stages: list[str] = []
+    with pytest.raises(SpecError, match=r"column 't' is timestamp\[ns\] in the input") as caught:
+        sort_parquet(src, out, "t", keep_schema=True, progress=stages.append)
+    assert (caught.value.source, caught.value.field) == (str(src), "--keep-schema")
+    assert stages == ["read"]  # refused before the keys
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_a_cast_that_fails_in_the_write_names_the_column(tmp_path: Path) -> None:
+    """What `input_schema` cannot foresee (here a nested value) fails as a SpecError, not a
+    traceback, and leaves nothing behind."""
+    out = tmp_path / "out.parquet"
+    late = [{"x": dt.datetime(2000, 1, 1)}, {"x": dt.datetime(9999, 12, 31)}]
+    frame = pl.DataFrame({"s": late})
+    schema = pa.schema([("s", pa.struct([("x", pa.timestamp("ns"))]))])
+    with pytest.raises(SpecError, match=r"column 's' is struct<x: timestamp\[ns\]> in the"):
+        write_sorted([frame], out, schema=schema)
+    assert list(tmp_path.iterdir()) == []

@@ -880,9 +880,11 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
     output the schema it gave, `string` and non-null columns included. Table-level metadata
     (pandas' index, for one) is dropped: it describes the input's rows, not the sorted ones.
     Checked before the sort, so a schema that cannot be kept is an error, not a sort spent:
-    files that declare different schemas, or a type that does not cast back from Polars'
-    (none of the types Polars reads, so far; the values came from that type, so only the
-    types can fail)."""
+    files that declare different schemas, or a column that does not cast back from Polars'
+    type. A type can fail (a list where int8 is declared), and so can values: an INT96
+    column declared timestamp[ns] holds 9999-12-31, which Polars reads in microseconds and
+    nanoseconds cannot hold. Row 0 and, for a column of numbers or times, its least and
+    greatest values are cast: a cast of those is monotone, so the others fit if they do."""
     files = parquet_inputs(path)
     schemas = []
     for file in files:
@@ -906,18 +908,38 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
             )
     # A row, not an empty table: pyarrow casts an empty array between any two types, so
     # an arrow.json column passed this check and failed after the whole sort.
-    sample = table.head(1).to_arrow()
+    sample = _cast_sample(table).to_arrow()
     for name, wanted in zip(schemas[0].names, schemas[0].types, strict=True):
         try:
             cast_column(sample.column(name), wanted)
         except pa.ArrowException as exc:  # an invalid cast, an unsupported one, or a type error
-            raise SpecError(
-                f"column {name!r} is {wanted} in the input, and Polars reads it as "
-                f"{sample.schema.field(name).type}, which does not cast back ({brief(exc)})",
-                source=str(files[0]),
-                field="--keep-schema",
-            ) from exc
+            have = sample.schema.field(name).type
+            raise _not_cast_back(name, wanted, have, exc, str(files[0])) from exc
     return schemas[0]
+
+
+def _cast_sample(table: pl.DataFrame) -> pl.DataFrame:
+    """Row 0, then each column's least and greatest value where it has an order that every
+    cast back keeps (numbers, decimals, dates and times), else row 0 again."""
+
+    def pick(name: str, dtype: Any, extreme: str) -> pl.Expr:
+        ordered = dtype.is_numeric() or dtype.is_temporal() or isinstance(dtype, pl.Decimal)
+        return getattr(pl.col(name), extreme)() if ordered else pl.col(name).first()
+
+    schema = table.schema
+    picks = [table.select(pick(n, t, e) for n, t in schema.items()) for e in ("min", "max")]
+    return pl.concat([table.head(1), *picks])
+
+
+def _not_cast_back(
+    name: str, wanted: pa.DataType, have: pa.DataType, exc: Exception, source: str
+) -> SpecError:
+    return SpecError(
+        f"column {name!r} is {wanted} in the input, and Polars reads it as {have}, which "
+        f"does not cast back ({brief(exc)})",
+        source=source,
+        field="--keep-schema",
+    )
 
 
 def cast_column(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArray:
@@ -938,9 +960,17 @@ def cast_column(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArray
     return column.cast(wanted)
 
 
-def _cast(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """`table` cast to `schema`, column by column as `cast_column` casts."""
-    columns = [cast_column(table.column(f.name), f.type) for f in schema]
+def _cast(table: pa.Table, schema: pa.Schema, source: str) -> pa.Table:
+    """`table` cast to `schema`, column by column as `cast_column` casts; a column that does
+    not cast back is an error naming it and `source`, the input. `input_schema` checked
+    the values that can fail before the sort; this is for any it could not foresee."""
+    columns = []
+    for f in schema:
+        column = table.column(f.name)
+        try:
+            columns.append(cast_column(column, f.type))
+        except pa.ArrowException as exc:
+            raise _not_cast_back(f.name, f.type, column.type, exc, source) from exc
     return pa.Table.from_arrays(columns, schema=schema)
 
 
@@ -952,21 +982,23 @@ def write_sorted(
     compression: str = "snappy",
     schema: pa.Schema | None = None,
     overwrite: bool = True,
+    source: str = "table",
 ) -> None:
     """Write one sorted table to the file `out`, or with `partitions` each device's
     partition under the directory `out` (device-NN/part-0000.parquet), one device's too;
     whole or not at all. Polars writes them in its own types; with a `schema` (from
     `input_schema`), pyarrow writes them cast back to it. Without `overwrite`, an output
-    another run wrote at `out` meanwhile is an error, not replaced."""
+    another run wrote at `out` meanwhile is an error, not replaced. `source` names the input
+    in errors."""
     if not partitions and len(outputs) != 1:
         raise ValueError(f"one table goes to a file, not {len(outputs)}")
     with replacing(out, overwrite=overwrite) as tmp:
         if not partitions:
-            _write_frame(outputs[0], tmp, compression, schema)
+            _write_frame(outputs[0], tmp, compression, schema, source)
             return
         for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
-            _write_frame(frame, path, compression, schema)
+            _write_frame(frame, path, compression, schema, source)
 
 
 def _os_error(exc: Exception) -> Exception:
@@ -985,7 +1017,7 @@ _ARROW_CODECS = {"uncompressed": "none"}
 
 
 def _write_frame(
-    frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None
+    frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None, source: str
 ) -> None:
     """One Parquet file in row groups of ROW_GROUP_ROWS. Without a schema Polars writes it
     (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5); with
@@ -1005,7 +1037,7 @@ def _write_frame(
     # offsets (2 GiB per chunk), a row group's never does in practice.
     table = pa.concat_tables(
         [
-            _cast(table.slice(start, ROW_GROUP_ROWS), schema)
+            _cast(table.slice(start, ROW_GROUP_ROWS), schema, source)
             for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
         ]
     )
@@ -1066,6 +1098,7 @@ def sort_parquet(
             compression=compression,
             schema=schema,
             overwrite=overwrite,
+            source=str(source),
         )
     report.schema = "polars" if schema is None else "input"
     stages = {**seconds, **report.seconds}
