@@ -1040,3 +1040,38 @@ def test_a_cast_that_fails_in_the_write_names_the_column(tmp_path: Path) -> None
     with pytest.raises(SpecError, match=r"column 's' is struct<x: timestamp\[ns\]> in the"):
         write_sorted([frame], out, schema=schema)
     assert list(tmp_path.iterdir()) == []
+
+
+def _dictionaries_per_row_group(path: Path) -> pa.Table:
+    """200 values in all under int8 indices: each row group's dictionary holds 100."""
+    batches = [
+        pa.record_batch(
+            {
+                "k": pa.DictionaryArray.from_arrays(
+                    pa.array(np.arange(100, dtype=np.int8)),
+                    pa.array([f"{prefix}{i:03d}" for i in range(100)]),
+                ),
+                "rid": pa.array(np.arange(start, start + 100)),
+            }
+        )
+        for start, prefix in [(0, "a"), (100, "b")]
+    ]
+    table = pa.Table.from_batches(batches)
+    pq.write_table(table, path, row_group_size=100)
+    return table
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_keep_schema_widens_dictionary_indices_the_merged_dictionary_needs(
+    tmp_path: Path, descending: bool
+) -> None:
+    """Sorted, the two row groups' dictionaries mix: int8 cannot number 200 values. The
+    output was a file pyarrow could not read (ascending, exit 0) or a traceback (desc)."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    table = _dictionaries_per_row_group(src)
+    sort_parquet(src, out, "rid", descending=descending, keep_schema=True)
+    got = pq.read_table(out)
+    assert got.schema.field("k").type == pa.dictionary(pa.int16(), pa.string())
+    want = table["k"].to_pylist()[:: -1 if descending else 1]
+    assert got["k"].to_pylist() == want
+    assert pl.read_parquet(out)["k"].cast(pl.String).to_list() == want

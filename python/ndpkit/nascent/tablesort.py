@@ -908,14 +908,41 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
             )
     # A row, not an empty table: pyarrow casts an empty array between any two types, so
     # an arrow.json column passed this check and failed after the whole sort.
+    schema = _widened(schemas[0], table)
     sample = _cast_sample(table).to_arrow()
-    for name, wanted in zip(schemas[0].names, schemas[0].types, strict=True):
+    for name, wanted in zip(schema.names, schema.types, strict=True):
         try:
             cast_column(sample.column(name), wanted)
         except pa.ArrowException as exc:  # an invalid cast, an unsupported one, or a type error
             have = sample.schema.field(name).type
             raise _not_cast_back(name, wanted, have, exc, str(files[0])) from exc
-    return schemas[0]
+    return schema
+
+
+def _widened(schema: pa.Schema, table: pl.DataFrame) -> pa.Schema:
+    """`schema` with each dictionary column's index type widened, where needed, to the
+    narrowest of its signedness that numbers the column's distinct values. Row groups may
+    hold dictionaries of their own (200 values in all, under int8 indices); the sorted
+    rows mix them, and int8 cannot number the merged dictionary: the write gave a file no
+    reader could open, or failed after the sort."""
+    for i, column in enumerate(schema):
+        kind = column.type
+        if not pa.types.is_dictionary(kind) or column.name not in table.columns:
+            continue
+        distinct = table[column.name].drop_nulls().n_unique()
+        signed = pa.types.is_signed_integer(kind.index_type)
+        wider = [t for t in _INDEX_TYPES[signed] if t.bit_width >= kind.index_type.bit_width]
+        index = next(t for t in wider if distinct <= 1 << (t.bit_width - signed))
+        if index != kind.index_type:
+            widened = pa.dictionary(index, kind.value_type, kind.ordered)
+            schema = schema.set(i, column.with_type(widened))
+    return schema
+
+
+_INDEX_TYPES = {
+    True: [pa.int8(), pa.int16(), pa.int32(), pa.int64()],
+    False: [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()],
+}
 
 
 def _cast_sample(table: pl.DataFrame) -> pl.DataFrame:
