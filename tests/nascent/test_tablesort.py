@@ -1075,3 +1075,20 @@ def test_keep_schema_widens_dictionary_indices_the_merged_dictionary_needs(
     want = table["k"].to_pylist()[:: -1 if descending else 1]
     assert got["k"].to_pylist() == want
     assert pl.read_parquet(out)["k"].cast(pl.String).to_list() == want
+
+
+@pytest.mark.parametrize(
+    ("column", "name"),
+    [("INTERVAL (range) DAY AS iv", "iv"), ("{'a': [INTERVAL 1 DAY]} AS s", "s")],
+    ids=["interval", "nested"],
+)
+def test_an_interval_column_is_refused_by_name_before_polars_panics(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], column: str, name: str
+) -> None:
+    """DuckDB writes INTERVAL; Polars printed a Rust panic, then an error naming no column."""
+    src = tmp_path / "in.parquet"
+    duckdb.sql(f"COPY (SELECT range AS k, {column} FROM range(3)) TO '{src}' (FORMAT parquet)")
+    with pytest.raises(SpecError, match="unsupported type INTERVAL") as caught:
+        sort_parquet(src, tmp_path / "out.parquet", "k")
+    assert (caught.value.source, caught.value.field) == (str(src), name)
+    assert "panicked" not in capfd.readouterr().err

@@ -612,23 +612,39 @@ def _check_seconds(file: Path) -> None:
 
 def _int96_columns(file: Path) -> list[str]:
     """The top-level columns of `file` that hold an INT96 leaf, nested ones included."""
+    return _columns_holding(file, lambda leaf: bool(leaf.physical_type == "INT96"))
+
+
+def _is_interval(leaf: pq.ColumnSchema) -> bool:
+    """A Parquet INTERVAL (DuckDB's), which pyarrow reads as fixed_size_binary[12]."""
+    return bool(leaf.converted_type == "INTERVAL" or leaf.logical_type.type == "INTERVAL")
+
+
+def _columns_holding(file: Path, test: Callable[[pq.ColumnSchema], bool]) -> list[str]:
+    """The top-level columns of `file` with a Parquet leaf column that passes `test`,
+    nested ones included; none when the footer cannot be read."""
     try:
         with pq.ParquetFile(literal_path(file)) as parquet:
-            schema = parquet.schema
-            physical = [schema.column(i).physical_type for i in range(len(schema))]
+            leaves = [parquet.schema.column(i) for i in range(len(parquet.schema))]
             fields = list(parquet.schema_arrow)
     except (pa.ArrowException, OSError):
         return []
-    if "INT96" not in physical:
+    hits = [test(leaf) for leaf in leaves]
+    if not any(hits):
         return []
-    names, leaf = [], 0
+    names, start = [], 0
     for column in fields:
         width = _leaf_count(column.type)
-        if "INT96" in physical[leaf : leaf + width]:
+        if any(hits[start : start + width]):
             names.append(column.name)
-        leaf += width
-    if leaf != len(physical):  # leaves counted otherwise than Parquet's: check them all
-        return [c.name for c in fields if any(map(pa.types.is_timestamp, _nested_types(c.type)))]
+        start += width
+    if start != len(leaves):  # leaves counted otherwise than Parquet's: match their paths
+        paths = [leaf.path for leaf, hit in zip(leaves, hits, strict=True) if hit]
+        return [
+            c.name
+            for c in fields
+            if any(path == c.name or path.startswith(f"{c.name}.") for path in paths)
+        ]
     return names
 
 
@@ -684,7 +700,8 @@ POLARS_DECIMAL_DIGITS = 38
 
 def _unloadable(file: Path) -> SpecError | None:
     """Why Polars could not load `file` when its schema, as pyarrow reads it, shows the
-    cause: two columns of one name, or a decimal wider than Polars' (decimal256(40, 0)).
+    cause: two columns of one name, an interval, a list view, a time zone of part of an
+    hour, or a decimal wider than Polars' (decimal256(40, 0)).
     None when the schema shows nothing of the kind (or cannot be read either)."""
     try:
         schema = pq.read_schema(literal_path(file))
@@ -697,6 +714,16 @@ def _unloadable(file: Path) -> SpecError | None:
             f"two columns are named {twice!r}; a table's column names must differ",
             source=str(file),
             field=twice,
+        )
+    # Polars panics on an INTERVAL anywhere in the file, printing a Rust backtrace before
+    # an error that named no column.
+    interval = next(iter(_columns_holding(file, _is_interval)), None)
+    if interval is not None:
+        return SpecError(
+            "unsupported type INTERVAL: Polars cannot read intervals, nested ones included "
+            "(write the column as a string, or its parts as integers)",
+            source=str(file),
+            field=interval,
         )
     for column in schema:
         kinds = list(_nested_types(column.type))  # Polars panics on these also nested
