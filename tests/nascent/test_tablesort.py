@@ -1092,3 +1092,40 @@ def test_an_interval_column_is_refused_by_name_before_polars_panics(
         sort_parquet(src, tmp_path / "out.parquet", "k")
     assert (caught.value.source, caught.value.field) == (str(src), name)
     assert "panicked" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_an_all_null_key_of_type_null_keeps_the_row_order(
+    tmp_path: Path, descending: bool, engine: str
+) -> None:
+    """pandas writes an all-None column as Arrow's null type: it was refused ("cannot sort
+    by a column of type Null"), where DuckDB sorts it."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    table = pa.table({"rid": pa.array(range(5), pa.int64()), "n": pa.nulls(5)})
+    pq.write_table(table, src)
+    sort_parquet(src, out, "n", descending=descending, engine=engine, devices=2)
+    assert pq.read_table(out)["rid"].to_pylist() == duckdb_order(src, "n", descending)
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_an_extension_key_is_sorted_by_its_storage(tmp_path: Path, descending: bool) -> None:
+    """arrow.json was refused as "type Extension('arrow.json', String, '')", in a message
+    listing strings among the types it does sort; DuckDB sorts JSON as its text."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    documents = ['{"b":1}', "[2]", None, '"x"', "[2]", "1"]
+    table = pa.table({"rid": range(len(documents)), "j": pa.array(documents, pa.json_())})
+    pq.write_table(table, src)
+    sort_parquet(src, out, "j", descending=descending)
+    assert pq.read_table(out)["rid"].to_pylist() == duckdb_order(src, "j", descending)
+
+
+def test_an_extension_key_whose_storage_cannot_be_sorted_says_so(tmp_path: Path) -> None:
+    src = tmp_path / "in.parquet"
+    tensors = pa.FixedShapeTensorArray.from_numpy_ndarray(np.arange(4).reshape(2, 2))
+    pq.write_table(pa.table({"x": tensors}), src)
+    with pytest.raises(SpecError) as caught:
+        sort_parquet(src, tmp_path / "out.parquet", "x")
+    assert caught.value.detail.startswith(
+        "cannot sort by a column of extension type 'arrow.fixed_shape_tensor' stored as Array("
+    )
