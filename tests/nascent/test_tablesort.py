@@ -35,6 +35,7 @@ from ndpkit.nascent.tablesort import (
     read_parquet,
     sort_frame,
     sort_parquet,
+    write_sorted,
 )
 
 ROWS = 3_000
@@ -925,3 +926,206 @@ def test_keep_schema_of_a_128_bit_column_says_why_it_cannot(tmp_path: Path) -> N
     assert caught.value.field == "--keep-schema"
     sort_parquet(source, tmp_path / "out.parquet", "k")
     assert pl.read_parquet(tmp_path / "out.parquet")["k"].to_list() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_int96_timestamps_outside_nanoseconds_keep_their_values(
+    tmp_path: Path, descending: bool
+) -> None:
+    """Spark's INT96 timestamps, with no Arrow schema: Polars clamped 1500-01-01 and
+    3000-01-01 both to 2262-04-11 (exit 0, sorted as equal). Nested ones too."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    stamps = [
+        dt.datetime(3000, 1, 1),
+        dt.datetime(2000, 1, 1),
+        None,
+        dt.datetime(1500, 1, 1, 0, 0, 0, 1),
+        dt.datetime(1500, 1, 1),
+    ]
+    nested = [None if s is None else {"x": s} for s in reversed(stamps)]
+    table = pa.table(
+        {
+            "rid": pa.array(range(len(stamps)), pa.int64()),
+            "t": pa.array(stamps, pa.timestamp("us")),
+            "s": pa.array(nested, pa.struct([("x", pa.timestamp("us"))])),
+        }
+    )
+    pq.write_table(table, src, use_deprecated_int96_timestamps=True, store_schema=False)
+    assert pq.ParquetFile(src).schema.column(1).physical_type == "INT96"
+    sort_parquet(src, out, "t", descending=descending)
+    got = pq.read_table(out)
+    order = duckdb_order(src, "t", descending)
+    assert got["rid"].to_pylist() == order
+    assert got["t"].to_pylist() == [stamps[i] for i in order]
+    assert got["s"].to_pylist() == [nested[i] for i in order]
+
+
+def test_int96_timestamps_within_nanoseconds_keep_their_nanoseconds(tmp_path: Path) -> None:
+    src = tmp_path / "in.parquet"
+    stamps = pa.array([1_000_000_001, 5], pa.timestamp("ns"))
+    pq.write_table(pa.table({"t": stamps}), src, use_deprecated_int96_timestamps=True)
+    column = read_parquet(src)["t"]
+    assert column.dtype == pl.Datetime("ns")
+    assert column.dt.epoch("ns").to_list() == [1_000_000_001, 5]
+
+
+def test_int96_timestamps_beyond_microseconds_are_refused(tmp_path: Path) -> None:
+    src = tmp_path / "in.parquet"
+    years = 400_000 * 365 * 86_400  # seconds: beyond the ±292,000 years of microseconds
+    column = pa.array([0, years], pa.timestamp("s"))
+    pq.write_table(pa.table({"t": column}), src, use_deprecated_int96_timestamps=True)
+    with pytest.raises(SpecError, match="holds an INT96 timestamp more than") as caught:
+        read_parquet(src)
+    assert (caught.value.source, caught.value.field) == (str(src), "t")
+
+
+LIMIT_S = (2**63 - 1) // 1000
+
+
+@pytest.mark.parametrize(
+    ("by", "column"),
+    [
+        ("d", pa.array([5, 10**16], pa.duration("s"))),
+        ("k", pa.array([5, -(10**16)], pa.duration("s"))),
+        ("k", pa.array([[5], [LIMIT_S + 1]], pa.list_(pa.duration("s")))),
+    ],
+    ids=["key", "payload", "nested-payload"],
+)
+def test_seconds_polars_milliseconds_cannot_hold_are_refused(
+    tmp_path: Path, by: str, column: pa.Array
+) -> None:
+    """Polars reads duration[s] as milliseconds: 10¹⁶ s wrapped to -8.4·10¹⁸ ms, exit 0."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"k": [2, 1], "d": column}), src)
+    with pytest.raises(SpecError, match="beyond the ±9223372036854775 s") as caught:
+        sort_parquet(src, out, by)
+    assert (caught.value.source, caught.value.field) == (str(src), "d")
+    assert not out.exists()
+
+
+def test_seconds_at_the_limit_are_sorted_like_duckdb(tmp_path: Path) -> None:
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    seconds = [LIMIT_S, -LIMIT_S, 5, None]
+    table = pa.table({"rid": range(4), "d": pa.array(seconds, pa.duration("s"))})
+    pq.write_table(table, src)
+    sort_parquet(src, out, "d")
+    got = pq.read_table(out)
+    order = duckdb_order(src, "d", False)
+    assert got["rid"].to_pylist() == order
+    millis = [None if seconds[i] is None else seconds[i] * 1000 for i in order]
+    assert got["d"].cast(pa.int64()).to_pylist() == millis
+
+
+def test_keep_schema_checks_every_rows_cast_before_the_sort(tmp_path: Path) -> None:
+    """INT96 declared timestamp[ns]: 9999-12-31 in row 1 does not cast back from Polars'
+    microseconds. Only row 0 was checked, so it was a traceback after the whole sort."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    stamps = pa.array([dt.datetime(2000, 1, 1), dt.datetime(9999, 12, 31)], pa.timestamp("us"))
+    pq.write_table(pa.table({"t": stamps}), src, use_deprecated_int96_timestamps=True)
+    stages: list[str] = []
+    with pytest.raises(SpecError, match=r"column 't' is timestamp\[ns\] in the input") as caught:
+        sort_parquet(src, out, "t", keep_schema=True, progress=stages.append)
+    assert (caught.value.source, caught.value.field) == (str(src), "--keep-schema")
+    assert stages == ["read"]  # refused before the keys
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_a_cast_that_fails_in_the_write_names_the_column(tmp_path: Path) -> None:
+    """What `input_schema` cannot foresee (here a nested value) fails as a SpecError, not a
+    traceback, and leaves nothing behind."""
+    out = tmp_path / "out.parquet"
+    late = [{"x": dt.datetime(2000, 1, 1)}, {"x": dt.datetime(9999, 12, 31)}]
+    frame = pl.DataFrame({"s": late})
+    schema = pa.schema([("s", pa.struct([("x", pa.timestamp("ns"))]))])
+    with pytest.raises(SpecError, match=r"column 's' is struct<x: timestamp\[ns\]> in the"):
+        write_sorted([frame], out, schema=schema)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _dictionaries_per_row_group(path: Path) -> pa.Table:
+    """200 values in all under int8 indices: each row group's dictionary holds 100."""
+    batches = [
+        pa.record_batch(
+            {
+                "k": pa.DictionaryArray.from_arrays(
+                    pa.array(np.arange(100, dtype=np.int8)),
+                    pa.array([f"{prefix}{i:03d}" for i in range(100)]),
+                ),
+                "rid": pa.array(np.arange(start, start + 100)),
+            }
+        )
+        for start, prefix in [(0, "a"), (100, "b")]
+    ]
+    table = pa.Table.from_batches(batches)
+    pq.write_table(table, path, row_group_size=100)
+    return table
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_keep_schema_widens_dictionary_indices_the_merged_dictionary_needs(
+    tmp_path: Path, descending: bool
+) -> None:
+    """Sorted, the two row groups' dictionaries mix: int8 cannot number 200 values. The
+    output was a file pyarrow could not read (ascending, exit 0) or a traceback (desc)."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    table = _dictionaries_per_row_group(src)
+    sort_parquet(src, out, "rid", descending=descending, keep_schema=True)
+    got = pq.read_table(out)
+    assert got.schema.field("k").type == pa.dictionary(pa.int16(), pa.string())
+    want = table["k"].to_pylist()[:: -1 if descending else 1]
+    assert got["k"].to_pylist() == want
+    assert pl.read_parquet(out)["k"].cast(pl.String).to_list() == want
+
+
+@pytest.mark.parametrize(
+    ("column", "name"),
+    [("INTERVAL (range) DAY AS iv", "iv"), ("{'a': [INTERVAL 1 DAY]} AS s", "s")],
+    ids=["interval", "nested"],
+)
+def test_an_interval_column_is_refused_by_name_before_polars_panics(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], column: str, name: str
+) -> None:
+    """DuckDB writes INTERVAL; Polars printed a Rust panic, then an error naming no column."""
+    src = tmp_path / "in.parquet"
+    duckdb.sql(f"COPY (SELECT range AS k, {column} FROM range(3)) TO '{src}' (FORMAT parquet)")
+    with pytest.raises(SpecError, match="unsupported type INTERVAL") as caught:
+        sort_parquet(src, tmp_path / "out.parquet", "k")
+    assert (caught.value.source, caught.value.field) == (str(src), name)
+    assert "panicked" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_an_all_null_key_of_type_null_keeps_the_row_order(
+    tmp_path: Path, descending: bool, engine: str
+) -> None:
+    """pandas writes an all-None column as Arrow's null type: it was refused ("cannot sort
+    by a column of type Null"), where DuckDB sorts it."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    table = pa.table({"rid": pa.array(range(5), pa.int64()), "n": pa.nulls(5)})
+    pq.write_table(table, src)
+    sort_parquet(src, out, "n", descending=descending, engine=engine, devices=2)
+    assert pq.read_table(out)["rid"].to_pylist() == duckdb_order(src, "n", descending)
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_an_extension_key_is_sorted_by_its_storage(tmp_path: Path, descending: bool) -> None:
+    """arrow.json was refused as "type Extension('arrow.json', String, '')", in a message
+    listing strings among the types it does sort; DuckDB sorts JSON as its text."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    documents = ['{"b":1}', "[2]", None, '"x"', "[2]", "1"]
+    table = pa.table({"rid": range(len(documents)), "j": pa.array(documents, pa.json_())})
+    pq.write_table(table, src)
+    sort_parquet(src, out, "j", descending=descending)
+    assert pq.read_table(out)["rid"].to_pylist() == duckdb_order(src, "j", descending)
+
+
+def test_an_extension_key_whose_storage_cannot_be_sorted_says_so(tmp_path: Path) -> None:
+    src = tmp_path / "in.parquet"
+    tensors = pa.FixedShapeTensorArray.from_numpy_ndarray(np.arange(4).reshape(2, 2))
+    pq.write_table(pa.table({"x": tensors}), src)
+    with pytest.raises(SpecError) as caught:
+        sort_parquet(src, tmp_path / "out.parquet", "x")
+    assert caught.value.detail.startswith(
+        "cannot sort by a column of extension type 'arrow.fixed_shape_tensor' stored as Array("
+    )

@@ -69,6 +69,23 @@ def sort_keys(column: pl.Series, *, descending: bool = False, source: str = "tab
 
 def _raw_keys(column: pl.Series, source: str) -> SortKeys:
     dtype = column.dtype
+    if dtype == pl.Null:
+        # Every row is null (pandas writes an all-None column so): no key to compare, so the
+        # rows keep their order, as DuckDB's ORDER BY leaves them. `valid` is all false.
+        return SortKeys(np.zeros(len(column), np.uint64), None, "integer", 1)
+    if isinstance(dtype, pl.Extension):
+        # An extension (arrow.json) orders as its storage, as DuckDB orders JSON as text;
+        # Polars casts no extension to its storage type, so the storage is taken as it is.
+        storage = column.ext.storage()
+        try:
+            return _raw_keys(storage, source)
+        except SpecError:
+            raise SpecError(
+                f"cannot sort by a column of extension type {dtype.ext_name()!r} stored as "
+                f"{storage.dtype}; {_SUPPORTED}",
+                source=source,
+                field=column.name,
+            ) from None
     if dtype == pl.Boolean:
         return SortKeys(_filled(column, False).astype(np.uint64), None, "integer", 8)
     if dtype in (pl.Int128, pl.UInt128):
@@ -96,11 +113,14 @@ def _raw_keys(column: pl.Series, source: str) -> SortKeys:
     if dtype in (pl.String, pl.Binary) or isinstance(dtype, pl.Categorical | pl.Enum):
         return _ranks(column.cast(pl.String) if dtype != pl.Binary else column)
     raise SpecError(
-        f"cannot sort by a column of type {dtype}; supported: integers, floats, decimals, "
-        "booleans, dates and times, strings and binary",
-        source=source,
-        field=column.name,
+        f"cannot sort by a column of type {dtype}; {_SUPPORTED}", source=source, field=column.name
     )
+
+
+_SUPPORTED = (
+    "supported: integers, floats, decimals, booleans, dates and times, strings and binary "
+    "(also as an extension type's storage), and all-null columns"
+)
 
 
 def _filled(column: pl.Series, fill: Any) -> NDArray[Any]:

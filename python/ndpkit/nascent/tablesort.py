@@ -44,6 +44,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
@@ -508,14 +509,16 @@ def read_parquet(path: Path) -> pl.DataFrame:
         unloadable = _unloadable(file)
         if unloadable is not None:
             raise unloadable
+        _check_seconds(file)
         try:  # glob=False: a file named x[1].parquet was read as the pattern, x1.parquet
-            frames.append(pl.read_parquet(literal_path(file), glob=False))
+            frame = pl.read_parquet(literal_path(file), glob=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
         except pl.exceptions.PanicException as exc:  # a BaseException: it was a traceback
             raise SpecError(
                 f"Polars cannot load this file ({brief(exc)})", source=str(file)
             ) from None
+        frames.append(_int96_read(file, frame))
     if len(frames) == 1:
         return frames[0]
     # Columns are matched before the concatenation, which cast every decimal (in lists and
@@ -534,13 +537,171 @@ def read_parquet(path: Path) -> pl.DataFrame:
         ) from exc
 
 
+_NS_LIMIT_MS = (2**63 - 1) // 10**6 - 1
+_US_LIMIT_MS = (2**63 - 1) // 10**3 - 1
+"""The largest |milliseconds| since the epoch a 64-bit nanosecond (microsecond) timestamp
+holds, less one: a value within a millisecond of the edge is taken as beyond it."""
+
+
+def _int96_read(file: Path, frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` (Polars' read of `file`) with its INT96 timestamps read faithfully. Polars
+    reads INT96 (Spark's, Hive's, Impala's timestamps) as nanoseconds and clamps a value
+    outside 1677-2262 to the largest one: 1500-01-01 and 3000-01-01 both became
+    2262-04-11, sorted as equal. A column holding such a value is read again by pyarrow in
+    microseconds (DuckDB's precision for INT96); one beyond what microseconds hold is an
+    error naming it. Columns whose every value fits keep Polars' nanoseconds."""
+    names = _int96_columns(file)
+    if not names:
+        return frame
+    # Milliseconds first: an INT96's day is 32 bits, which fit in milliseconds but not in
+    # microseconds, where pyarrow wraps them.
+    wide = pq.read_table(literal_path(file), columns=names, coerce_int96_timestamp_unit="ms")
+    beyond_ns = []
+    for name in names:
+        low, high = _extremes(wide.column(name), pa.types.is_timestamp)
+        if low is None or high is None:
+            continue
+        if low < -_US_LIMIT_MS or high > _US_LIMIT_MS:
+            raise SpecError(
+                "holds an INT96 timestamp more than 290,000 years from 1970, beyond what a "
+                "64-bit timestamp in microseconds holds",
+                source=str(file),
+                field=name,
+            )
+        if low < -_NS_LIMIT_MS or high > _NS_LIMIT_MS:
+            beyond_ns.append(name)
+    if not beyond_ns:
+        return frame
+    exact = pq.read_table(literal_path(file), columns=beyond_ns, coerce_int96_timestamp_unit="us")
+    return frame.with_columns(
+        pl.from_arrow(exact.column(name)).alias(name)  # type: ignore[union-attr]
+        for name in beyond_ns
+    )
+
+
+_SECONDS_LIMIT = (2**63 - 1) // 1000
+"""The largest |duration[s]| whose milliseconds fit in 64 bits."""
+
+
+def _is_seconds(kind: pa.DataType) -> bool:
+    return pa.types.is_duration(kind) and bool(kind.unit == "s")
+
+
+def _check_seconds(file: Path) -> None:
+    """Refuse a duration[s] value Polars cannot hold. Polars has no seconds: it reads them
+    as milliseconds, and a value beyond ±(2⁶³-1)/1000 s wrapped silently (10¹⁶ s became
+    -8.4·10¹⁸ ms and sorted first)."""
+    try:
+        schema = pq.read_schema(literal_path(file))
+    except (pa.ArrowException, OSError):
+        return
+    names = [c.name for c in schema if any(map(_is_seconds, _nested_types(c.type)))]
+    if not names:
+        return
+    table = pq.read_table(literal_path(file), columns=names)
+    for name in names:
+        low, high = _extremes(table.column(name), _is_seconds)
+        if low is not None and high is not None and max(-low, high) > _SECONDS_LIMIT:
+            raise SpecError(
+                f"holds a duration of {low if -low > high else high} s, beyond the "
+                f"±{_SECONDS_LIMIT} s whose milliseconds Polars can hold",
+                source=str(file),
+                field=name,
+            )
+
+
+def _int96_columns(file: Path) -> list[str]:
+    """The top-level columns of `file` that hold an INT96 leaf, nested ones included."""
+    return _columns_holding(file, lambda leaf: bool(leaf.physical_type == "INT96"))
+
+
+def _is_interval(leaf: pq.ColumnSchema) -> bool:
+    """A Parquet INTERVAL (DuckDB's), which pyarrow reads as fixed_size_binary[12]."""
+    return bool(leaf.converted_type == "INTERVAL" or leaf.logical_type.type == "INTERVAL")
+
+
+def _columns_holding(file: Path, test: Callable[[pq.ColumnSchema], bool]) -> list[str]:
+    """The top-level columns of `file` with a Parquet leaf column that passes `test`,
+    nested ones included; none when the footer cannot be read."""
+    try:
+        with pq.ParquetFile(literal_path(file)) as parquet:
+            leaves = [parquet.schema.column(i) for i in range(len(parquet.schema))]
+            fields = list(parquet.schema_arrow)
+    except (pa.ArrowException, OSError):
+        return []
+    hits = [test(leaf) for leaf in leaves]
+    if not any(hits):
+        return []
+    names, start = [], 0
+    for column in fields:
+        width = _leaf_count(column.type)
+        if any(hits[start : start + width]):
+            names.append(column.name)
+        start += width
+    if start != len(leaves):  # leaves counted otherwise than Parquet's: match their paths
+        paths = [leaf.path for leaf, hit in zip(leaves, hits, strict=True) if hit]
+        return [
+            c.name
+            for c in fields
+            if any(path == c.name or path.startswith(f"{c.name}.") for path in paths)
+        ]
+    return names
+
+
+def _leaf_count(kind: pa.DataType) -> int:
+    """How many Parquet leaf columns an Arrow type is stored in."""
+    if isinstance(kind, pa.BaseExtensionType):
+        return _leaf_count(kind.storage_type)
+    if pa.types.is_dictionary(kind) or kind.num_fields == 0:
+        return 1
+    return sum(_leaf_count(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _extremes(
+    column: pa.ChunkedArray, wanted: Callable[[pa.DataType], bool]
+) -> tuple[int | None, int | None]:
+    """The least and greatest physical integer of `column`'s leaves of a `wanted` type,
+    nested ones included; None where there is none."""
+    low: int | None = None
+    high: int | None = None
+    for chunk in column.chunks:
+        for leaf in _leaves(chunk, wanted):
+            found = pc.min_max(leaf.cast(pa.int64()))
+            least, most = found["min"].as_py(), found["max"].as_py()
+            if least is not None:
+                low = least if low is None else min(low, least)
+                high = most if high is None else max(high, most)
+    return low, high
+
+
+def _leaves(array: pa.Array, wanted: Callable[[pa.DataType], bool]) -> Iterator[pa.Array]:
+    """Every array of a `wanted` type in `array`: itself, its struct fields, its list
+    values, its map keys and items, its dictionary, its extension storage."""
+    kind = array.type
+    if wanted(kind):
+        yield array
+    elif isinstance(array, pa.ExtensionArray):
+        yield from _leaves(array.storage, wanted)
+    elif isinstance(array, pa.DictionaryArray):
+        yield from _leaves(array.dictionary, wanted)
+    elif isinstance(array, pa.StructArray):
+        for i in range(kind.num_fields):
+            yield from _leaves(array.field(i), wanted)
+    elif isinstance(array, pa.MapArray):
+        yield from _leaves(array.keys, wanted)
+        yield from _leaves(array.items, wanted)
+    elif isinstance(array, pa.ListArray | pa.LargeListArray | pa.FixedSizeListArray):
+        yield from _leaves(array.flatten(), wanted)
+
+
 POLARS_DECIMAL_DIGITS = 38
 """The widest decimal Polars loads (its decimals are 128-bit)."""
 
 
 def _unloadable(file: Path) -> SpecError | None:
     """Why Polars could not load `file` when its schema, as pyarrow reads it, shows the
-    cause: two columns of one name, or a decimal wider than Polars' (decimal256(40, 0)).
+    cause: two columns of one name, an interval, a list view, a time zone of part of an
+    hour, or a decimal wider than Polars' (decimal256(40, 0)).
     None when the schema shows nothing of the kind (or cannot be read either)."""
     try:
         schema = pq.read_schema(literal_path(file))
@@ -553,6 +714,16 @@ def _unloadable(file: Path) -> SpecError | None:
             f"two columns are named {twice!r}; a table's column names must differ",
             source=str(file),
             field=twice,
+        )
+    # Polars panics on an INTERVAL anywhere in the file, printing a Rust backtrace before
+    # an error that named no column.
+    interval = next(iter(_columns_holding(file, _is_interval)), None)
+    if interval is not None:
+        return SpecError(
+            "unsupported type INTERVAL: Polars cannot read intervals, nested ones included "
+            "(write the column as a string, or its parts as integers)",
+            source=str(file),
+            field=interval,
         )
     for column in schema:
         kinds = list(_nested_types(column.type))  # Polars panics on these also nested
@@ -736,9 +907,11 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
     output the schema it gave, `string` and non-null columns included. Table-level metadata
     (pandas' index, for one) is dropped: it describes the input's rows, not the sorted ones.
     Checked before the sort, so a schema that cannot be kept is an error, not a sort spent:
-    files that declare different schemas, or a type that does not cast back from Polars'
-    (none of the types Polars reads, so far; the values came from that type, so only the
-    types can fail)."""
+    files that declare different schemas, or a column that does not cast back from Polars'
+    type. A type can fail (a list where int8 is declared), and so can values: an INT96
+    column declared timestamp[ns] holds 9999-12-31, which Polars reads in microseconds and
+    nanoseconds cannot hold. Row 0 and, for a column of numbers or times, its least and
+    greatest values are cast: a cast of those is monotone, so the others fit if they do."""
     files = parquet_inputs(path)
     schemas = []
     for file in files:
@@ -762,18 +935,65 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
             )
     # A row, not an empty table: pyarrow casts an empty array between any two types, so
     # an arrow.json column passed this check and failed after the whole sort.
-    sample = table.head(1).to_arrow()
-    for name, wanted in zip(schemas[0].names, schemas[0].types, strict=True):
+    schema = _widened(schemas[0], table)
+    sample = _cast_sample(table).to_arrow()
+    for name, wanted in zip(schema.names, schema.types, strict=True):
         try:
             cast_column(sample.column(name), wanted)
         except pa.ArrowException as exc:  # an invalid cast, an unsupported one, or a type error
-            raise SpecError(
-                f"column {name!r} is {wanted} in the input, and Polars reads it as "
-                f"{sample.schema.field(name).type}, which does not cast back ({brief(exc)})",
-                source=str(files[0]),
-                field="--keep-schema",
-            ) from exc
-    return schemas[0]
+            have = sample.schema.field(name).type
+            raise _not_cast_back(name, wanted, have, exc, str(files[0])) from exc
+    return schema
+
+
+def _widened(schema: pa.Schema, table: pl.DataFrame) -> pa.Schema:
+    """`schema` with each dictionary column's index type widened, where needed, to the
+    narrowest of its signedness that numbers the column's distinct values. Row groups may
+    hold dictionaries of their own (200 values in all, under int8 indices); the sorted
+    rows mix them, and int8 cannot number the merged dictionary: the write gave a file no
+    reader could open, or failed after the sort."""
+    for i, column in enumerate(schema):
+        kind = column.type
+        if not pa.types.is_dictionary(kind) or column.name not in table.columns:
+            continue
+        distinct = table[column.name].drop_nulls().n_unique()
+        signed = pa.types.is_signed_integer(kind.index_type)
+        wider = [t for t in _INDEX_TYPES[signed] if t.bit_width >= kind.index_type.bit_width]
+        index = next(t for t in wider if distinct <= 1 << (t.bit_width - signed))
+        if index != kind.index_type:
+            widened = pa.dictionary(index, kind.value_type, kind.ordered)
+            schema = schema.set(i, column.with_type(widened))
+    return schema
+
+
+_INDEX_TYPES = {
+    True: [pa.int8(), pa.int16(), pa.int32(), pa.int64()],
+    False: [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()],
+}
+
+
+def _cast_sample(table: pl.DataFrame) -> pl.DataFrame:
+    """Row 0, then each column's least and greatest value where it has an order that every
+    cast back keeps (numbers, decimals, dates and times), else row 0 again."""
+
+    def pick(name: str, dtype: Any, extreme: str) -> pl.Expr:
+        ordered = dtype.is_numeric() or dtype.is_temporal() or isinstance(dtype, pl.Decimal)
+        return getattr(pl.col(name), extreme)() if ordered else pl.col(name).first()
+
+    schema = table.schema
+    picks = [table.select(pick(n, t, e) for n, t in schema.items()) for e in ("min", "max")]
+    return pl.concat([table.head(1), *picks])
+
+
+def _not_cast_back(
+    name: str, wanted: pa.DataType, have: pa.DataType, exc: Exception, source: str
+) -> SpecError:
+    return SpecError(
+        f"column {name!r} is {wanted} in the input, and Polars reads it as {have}, which "
+        f"does not cast back ({brief(exc)})",
+        source=source,
+        field="--keep-schema",
+    )
 
 
 def cast_column(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArray:
@@ -794,9 +1014,17 @@ def cast_column(column: pa.ChunkedArray, wanted: pa.DataType) -> pa.ChunkedArray
     return column.cast(wanted)
 
 
-def _cast(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """`table` cast to `schema`, column by column as `cast_column` casts."""
-    columns = [cast_column(table.column(f.name), f.type) for f in schema]
+def _cast(table: pa.Table, schema: pa.Schema, source: str) -> pa.Table:
+    """`table` cast to `schema`, column by column as `cast_column` casts; a column that does
+    not cast back is an error naming it and `source`, the input. `input_schema` checked
+    the values that can fail before the sort; this is for any it could not foresee."""
+    columns = []
+    for f in schema:
+        column = table.column(f.name)
+        try:
+            columns.append(cast_column(column, f.type))
+        except pa.ArrowException as exc:
+            raise _not_cast_back(f.name, f.type, column.type, exc, source) from exc
     return pa.Table.from_arrays(columns, schema=schema)
 
 
@@ -808,21 +1036,23 @@ def write_sorted(
     compression: str = "snappy",
     schema: pa.Schema | None = None,
     overwrite: bool = True,
+    source: str = "table",
 ) -> None:
     """Write one sorted table to the file `out`, or with `partitions` each device's
     partition under the directory `out` (device-NN/part-0000.parquet), one device's too;
     whole or not at all. Polars writes them in its own types; with a `schema` (from
     `input_schema`), pyarrow writes them cast back to it. Without `overwrite`, an output
-    another run wrote at `out` meanwhile is an error, not replaced."""
+    another run wrote at `out` meanwhile is an error, not replaced. `source` names the input
+    in errors."""
     if not partitions and len(outputs) != 1:
         raise ValueError(f"one table goes to a file, not {len(outputs)}")
     with replacing(out, overwrite=overwrite) as tmp:
         if not partitions:
-            _write_frame(outputs[0], tmp, compression, schema)
+            _write_frame(outputs[0], tmp, compression, schema, source)
             return
         for frame, path in zip(outputs, part_paths(tmp, len(outputs)), strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
-            _write_frame(frame, path, compression, schema)
+            _write_frame(frame, path, compression, schema, source)
 
 
 def _os_error(exc: Exception) -> Exception:
@@ -841,7 +1071,7 @@ _ARROW_CODECS = {"uncompressed": "none"}
 
 
 def _write_frame(
-    frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None
+    frame: pl.DataFrame, path: Path, compression: str, schema: pa.Schema | None, source: str
 ) -> None:
     """One Parquet file in row groups of ROW_GROUP_ROWS. Without a schema Polars writes it
     (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5); with
@@ -861,7 +1091,7 @@ def _write_frame(
     # offsets (2 GiB per chunk), a row group's never does in practice.
     table = pa.concat_tables(
         [
-            _cast(table.slice(start, ROW_GROUP_ROWS), schema)
+            _cast(table.slice(start, ROW_GROUP_ROWS), schema, source)
             for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
         ]
     )
@@ -922,6 +1152,7 @@ def sort_parquet(
             compression=compression,
             schema=schema,
             overwrite=overwrite,
+            source=str(source),
         )
     report.schema = "polars" if schema is None else "input"
     stages = {**seconds, **report.seconds}
