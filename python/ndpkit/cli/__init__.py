@@ -219,8 +219,9 @@ def _run() -> None:
         os._exit(code)
     from ndpkit.cli.commands import COMMANDS, app_for  # noqa: PLC0415
 
-    # One command asked for: import it alone (see `cli.commands`). `--help`, `--version`
-    # and a mistyped name get the whole app, which lists (or suggests) every command.
+    # One command asked for: import it alone (see `cli.commands`); `--version` alone, no
+    # command at all. `--help`, no arguments and a mistyped name get the whole app, which
+    # lists (or suggests) every command.
     asked = sys.argv[1:2]
     if sys.argv[1:] == ["--version"]:
         asked = []

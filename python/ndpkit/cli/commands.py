@@ -26,7 +26,8 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "sweep": ("ndpkit.cli.simulate", "sweep_cmd", False),
     "sort": ("ndpkit.cli.sort", "sort_cmd", False),
 }
-"""Each command's name: (module, attribute, whether it is a group), in `--help`'s order."""
+"""Each command's name: (module, attribute, whether it is a group), in registration order
+(`--help` lists the commands, then the groups, each in this order)."""
 
 
 _HELP = "Run, model and plan near-data processing: engines beside storage instead of the host."
@@ -69,6 +70,11 @@ def _root(
     ] = False,
 ) -> None:
     """ndpkit: run, model and plan near-data processing (NDP)."""
+
+
+def __dir__() -> list[str]:
+    """`app` among the names: `typer MODULE` finds an app by `dir()`."""
+    return sorted({*globals(), "app"})
 
 
 def __getattr__(name: str) -> typer.Typer:

@@ -46,6 +46,10 @@ PIPED_WIDTH = 400
 log keeps its natural width (up to this) instead of being split to fit Rich's default of 80."""
 
 
+_REFLOWED: set[int] = set()
+"""The groups' Typer apps already reflowed (by id: they live as long as their modules)."""
+
+
 def reflow_help(app: typer.Typer) -> typer.Typer:
     """Join the lines of every command's help paragraphs, in `app` and its groups.
 
@@ -61,11 +65,18 @@ def reflow_help(app: typer.Typer) -> typer.Typer:
             info.help = reflow(text)
             _summarise(info, info.help)
     for group in app.registered_groups:
-        if group.typer_instance is not None:
-            reflow_help(group.typer_instance)
-            text = group.help if isinstance(group.help, str) else group.typer_instance.info.help
-            if isinstance(text, str):
-                _summarise(group, reflow(text))
+        # A group's app is shared by every app `cli.commands.app_for` builds, and `reflow`
+        # run again on its output is not always the same (an indented list item loses its
+        # indent): each group is reflowed once per process.
+        instance = group.typer_instance
+        if instance is None:
+            continue
+        if id(instance) not in _REFLOWED:
+            _REFLOWED.add(id(instance))
+            reflow_help(instance)
+        text = group.help if isinstance(group.help, str) else instance.info.help
+        if isinstance(text, str):
+            _summarise(group, reflow(text))
     return app
 
 
