@@ -54,6 +54,7 @@ def test_a_json_suffix_in_capitals_is_read_as_json(
         ('{"apps": {"scan": {"data_size": "1 GB", "alpha": 8}, "scan": {}}}', "apps.scan"),
         ('{"apps": {"a": {"alpha": 8}, "b": {"alpha": 8, "x": 1, "alpha": 2}}}', "apps.b.alpha"),
         ('{"v": [{"k": 1}, {"k": 1, "k": 2}]}', "v[1].k"),
+        ('{"": {"a": 1, "a": 2}}', ".a"),
         ('{"version": 1, "version": 1, "apps": {}}', "version"),
     ],
 )

@@ -273,7 +273,17 @@ def save_profiles(
     if platform:
         document["platform"] = platform
     document["apps"] = apps
-    write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    # Profiles built in code skip the range a file's quantities must lie in (an engine
+    # mapped at 3e28 B/s from an extreme scaling): a file that would not load back is an
+    # error now, not at the next `--profiles`.
+    try:
+        _profile_set(_parse(text, str(path), json_format=True), str(path))
+    except SpecError as exc:
+        raise SpecError(
+            f"not written: it would not load back ({exc.detail})", source=str(path), field=exc.field
+        ) from None
+    write_atomic(path, text)
 
 
 def profile_set_names() -> list[str]:
@@ -302,16 +312,7 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     else:
         hint = file_hint(name_or_path)
         raise UnknownNameError("profile set", str(name_or_path), profile_set_names(), hint=hint)
-    data = _parse(text, source, json_format=path.suffix.lower() == ".json")
-    apps = data.get("apps")
-    if isinstance(apps, dict):
-        for name, table in apps.items():
-            if isinstance(table, dict):
-                table.setdefault("app", name)
-    try:
-        loaded = ProfileSet.model_validate(data)
-    except ValidationError as exc:
-        raise spec_error(exc, source, model=ProfileSet) from None
+    loaded = _profile_set(_parse(text, source, json_format=path.suffix.lower() == ".json"), source)
     for name, profile in loaded.apps.items():
         _LOADED_FROM[id(profile)] = (source, f"apps.{name}")
         weakref.finalize(profile, _LOADED_FROM.pop, id(profile), None)
@@ -331,6 +332,19 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
     except KeyError:
         where = str(source) if names_a_file(source, _SUFFIXES) else f"profiles {source}"
         raise UnknownNameError("app", app, sorted(profiles.apps), source=where) from None
+
+
+def _profile_set(data: dict[str, Any], source: str) -> ProfileSet:
+    """A parsed profile set file validated (each app's table named by its key)."""
+    apps = data.get("apps")
+    if isinstance(apps, dict):
+        for name, table in apps.items():
+            if isinstance(table, dict):
+                table.setdefault("app", name)
+    try:
+        return ProfileSet.model_validate(data)
+    except ValidationError as exc:
+        raise spec_error(exc, source, model=ProfileSet) from None
 
 
 def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:

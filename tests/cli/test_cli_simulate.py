@@ -10,6 +10,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from ndpkit.errors import SpecError
+from ndpkit.hw import load_platform
+from ndpkit.model import Configuration, Options
+from ndpkit.profile import load_profile
+from ndpkit.sim.options import SimOptions
+from ndpkit.sim.spec import build_spec
+
 SIMULATION_KEYS = {
     "platform",
     "app",
@@ -380,3 +387,12 @@ def test_a_host_with_more_cores_than_the_simulator_follows_is_refused(
         "error: platform cores: host.cores_per_socket: the simulator follows every host "
         "core, at most 65,536; this host has 65,536 sockets x 65,536\n"
     )
+
+
+def test_the_larger_factor_of_too_many_host_cores_is_named() -> None:
+    platform = load_platform("rans")
+    host = platform.host.model_copy(update={"sockets": 65536, "cores_per_socket": 2})
+    many = platform.model_copy(update={"host": host})
+    with pytest.raises(SpecError) as caught:
+        build_spec(many, load_profile("he"), Configuration(), Options(), SimOptions())
+    assert caught.value.field == "host.sockets"

@@ -376,6 +376,15 @@ def test_a_directory_of_shards_is_one_table(table_file: Path, tmp_path: Path) ->
     assert got == duckdb_order(table_file, "price", False)
 
 
+def test_a_shard_whose_suffix_is_in_capitals_is_read(tmp_path: Path) -> None:
+    """`a.PARQUET` was passed over in a directory: its rows were silently missing."""
+    (tmp_path / "set").mkdir()
+    pq.write_table(pa.table({"k": [3, 1, 2]}), tmp_path / "set" / "a.PARQUET")
+    pq.write_table(pa.table({"k": [5, 4]}), tmp_path / "set" / "b.parquet")
+    sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k")
+    assert pq.read_table(tmp_path / "o.parquet").column("k").to_pylist() == [1, 2, 3, 4, 5]
+
+
 def test_bad_inputs_name_the_file_and_field(table_file: Path, tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="--by") as err:
         sort_parquet(table_file, tmp_path / "o.parquet", "nope")

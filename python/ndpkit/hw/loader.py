@@ -269,15 +269,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
-def _path_to(node: Any, path: str) -> str | None:
-    """The path of the first key named twice below `node`, in document order."""
+def _path_to(node: Any, path: str | None) -> str | None:
+    """The path of a key named twice below `node` (None: `node` is the document): the first
+    such object's in document order, as the parsed objects keep their keys' first places."""
     if isinstance(node, list):
         for at, item in enumerate(node):
-            found = _path_to(item, f"{path}[{at}]")
+            found = _path_to(item, f"{path or ''}[{at}]")
             if found is not None:
                 return found
     elif isinstance(node, dict):
-        prefix = f"{path}." if path else ""
+        prefix = "" if path is None else f"{path}."
         for key, value in node.items():
             if isinstance(node, _Duplicated) and key == node.duplicate:
                 return f"{prefix}{key}"
@@ -301,7 +302,7 @@ def json_loads(text: str) -> Any:
 
     document = json.loads(text, object_pairs_hook=unique_keys)
     if duplicates:  # only then is the document walked
-        raise DuplicateKeyError(_path_to(document, "") or duplicates[0])
+        raise DuplicateKeyError(_path_to(document, None) or duplicates[0])
     return document
 
 

@@ -473,7 +473,7 @@ def parquet_inputs(path: Path) -> list[Path]:
     refused before any read: Polars' read of one would block, uninterruptibly, in native
     code. A directory named like a Parquet file is searched, not read as one too."""
     if path.is_dir():
-        named = sorted(p for p in path.rglob("*") if p.suffix in (".parquet", ".pq"))
+        named = sorted(p for p in path.rglob("*") if p.suffix.lower() in (".parquet", ".pq"))
         files = [p for p in named if not p.is_dir()]
         if not files:
             raise SpecError("no .parquet files in this directory", source=str(path))

@@ -59,7 +59,9 @@ def build_spec(
             f"the simulator follows every host core, at most {MAX_HOST_CORES:,}; this host "
             f"has {platform.host.sockets:,} sockets x {platform.host.cores_per_socket:,}",
             source=f"platform {platform.name}",
-            field="host.cores_per_socket",
+            field="host.sockets"
+            if platform.host.sockets > platform.host.cores_per_socket
+            else "host.cores_per_socket",
         )
     n = platform.devices
     data = profile.data_bytes if sim.data_bytes is None else sim.data_bytes
