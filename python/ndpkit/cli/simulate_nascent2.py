@@ -148,12 +148,21 @@ def _check_rows(table: str, sf: float) -> None:
     """Refuse a scale factor too small for one row (lineitem) or one order (order_line),
     which `table_shape` would round up to one and the title would still call SF `sf`."""
     unit, per_sf = ("row", LINEITEM_ROWS_AT_SF1) if table == "lineitem" else ("order", ORDERS)
-    if round(sf * per_sf) < 1:
+    # Not round(sf * per_sf) < 1, which `table_shape` rounds: half a row is no row either.
+    if sf * per_sf < 1:
         raise SpecError(
-            f"SF {sf:g} gives no {table} {unit} (SF {1 / per_sf:.2g} gives one)",
+            f"SF {sf:g} gives no {table} {unit} (SF {_least_sf(per_sf):.2g} gives one)",
             source=_SOURCE,
             field="--sf",
         )
+
+
+def _least_sf(per_sf: int) -> float:
+    """1 / `per_sf` rounded up to two significant digits, so that the SF the message
+    suggests (printed with two) is itself accepted."""
+    exponent = math.floor(math.log10(1 / per_sf)) - 1
+    hint = math.ceil(10**-exponent / per_sf) * 10.0**exponent
+    return hint if hint * per_sf >= 1 else hint + 10.0**exponent
 
 
 def _key(table: str, column: str | None) -> KeySpec:
