@@ -4,9 +4,12 @@ exits 2 with one `error:` line naming the flag and writes nothing."""
 
 from __future__ import annotations
 
+import csv
 import json
+from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -50,3 +53,32 @@ def test_an_sf_below_one_row_is_refused_and_the_hint_runs(table: str, sf: str, h
     result = _run(*NASCENT2, "--table", table, "--sf", least, "--format", "json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["nascent2_simulation"]["rows_per_ssd"] >= 1
+
+
+SWEEP = (
+    "sweep", "--platforms", "rfns", "--apps", "he", "--engines", "36",
+    "--chunks", "1 MiB", "--size", "1 GiB",
+)  # fmt: skip
+
+
+def test_sweep_out_takes_its_suffix_in_any_case(tmp_path: Path) -> None:
+    """X.CSV was refused as "must end in .csv or .parquet"."""
+    for name in ("X.CSV", "X.Parquet"):
+        out = tmp_path / name
+        result = _run(*SWEEP, "--out", str(out), "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        rows = json.loads(result.stdout)["sweep"]
+        if name.endswith("CSV"):
+            with out.open(encoding="utf-8", newline="") as f:
+                assert [r["platform"] for r in csv.DictReader(f)] == ["rfns"] * len(rows)
+        else:
+            assert pq.read_table(out).column("platform").to_pylist() == ["rfns"] * len(rows)
+
+
+def test_sweep_out_names_a_directory_as_one(tmp_path: Path) -> None:
+    """`--out DIR/` was told "got 'DIR'", as if its suffix were the fault."""
+    line = _error(*SWEEP, "--out", f"{tmp_path}/")
+    assert line.endswith("is a directory; give a file name"), line
+    assert "--out" in line
+    assert "must end in" in _error(*SWEEP, "--out", str(tmp_path / "x.txt"))
+    assert list(tmp_path.iterdir()) == []

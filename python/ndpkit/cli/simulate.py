@@ -409,14 +409,15 @@ def sweep_cmd(
         sizes = [size_flag("--chunks", c) for c in comma_list("--chunks", chunks)]
         if workers is not None and workers < 1:
             raise SpecError("must be at least 1", source="command line", field="--workers")
-        if out is not None and out.suffix not in (".csv", ".parquet"):
-            raise SpecError(
-                f"must end in .csv or .parquet, got {out.name!r}",
-                source="command line",
-                field="--out",
-            )
         if out is not None:
+            # A directory first: "/tmp/dir/" would otherwise be told its name lacks .csv.
             check_output_file("--out", out)
+            if out.suffix.lower() not in (".csv", ".parquet"):
+                raise SpecError(
+                    f"must end in .csv or .parquet (any case), got {out.name!r}",
+                    source="command line",
+                    field="--out",
+                )
         for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
             if given is not None and not given:
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
@@ -462,7 +463,7 @@ def sweep_cmd(
                 progress=lambda done, _: bar.update(task, completed=done),
             )
         if out is not None:
-            write_atomic(out, _encode(rows, out.suffix))
+            write_atomic(out, _encode(rows, out.suffix.lower()))
     if fmt is Format.csv:  # the columns of --out's CSV, not the table's nine
         write_out(_csv(rows))
     else:
