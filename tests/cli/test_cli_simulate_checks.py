@@ -82,3 +82,39 @@ def test_sweep_out_names_a_directory_as_one(tmp_path: Path) -> None:
     assert "--out" in line
     assert "must end in" in _error(*SWEEP, "--out", str(tmp_path / "x.txt"))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # Accepted, and the JSON was byte-identical with and without them.
+        (("simulate", "-p", "rans", "-a", "he", "-o", "rounding=paper"), "savings"),
+        (("simulate", "-p", "rans", "-a", "he", "-o", "improvement=ee_gain"), "savings"),
+        (
+            ("simulate", "-p", "rans", "-a", "he", "-o", "eq_rounding=rounded_2dp"),
+            "with --plan planned only",
+        ),
+        (
+            ("sweep", "--platforms", "rans", "--apps", "he", "-o", "eq_rounding=rounded_2dp"),
+            "which a sweep does not run",
+        ),
+        (("sweep", "--platforms", "rans", "--apps", "he", "-o", "rounding=paper"), "savings"),
+        # Nothing reads the CPU baseline's seed or threads when it is not measured.
+        ((*NASCENT2, "-o", "seed=3"), "the simulation's seed is des.seed"),
+        ((*NASCENT2, "-o", "threads=2"), "--read-only-cpu does not measure"),
+    ],
+)
+def test_options_the_simulator_does_not_read_are_refused(
+    args: tuple[str, ...], message: str
+) -> None:
+    line = _error(*args)
+    assert f"--option {args[-1].partition('=')[0]}" in line
+    assert message in line
+
+
+def test_the_options_it_reads_still_run() -> None:
+    planned = ("simulate", "-p", "rans", "-a", "he", "--plan", "planned", "-f", "json")
+    assert _run(*planned, "-o", "eq_rounding=rounded_2dp").exit_code == 0
+    measured = ("simulate", "nascent2", "--devices", "1", "--sf", "0.001", "-f", "json")
+    result = _run(*measured, "-o", "seed=3", "-o", "threads=1", "-o", "des.seed=4")
+    assert result.exit_code == 0, result.stderr

@@ -83,6 +83,8 @@ def nascent2_cmd(
         settings = settings_from_flags(
             devices=device_file, options=option, simulate=True, devices_flag="--device-file"
         )
+        if not measure_cpu:
+            _check_cpu_options(option or [])
         job = e7_job(table, scale, spec)
         _check_size(job, m, settings.des.chunk_bytes)
         cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
@@ -161,8 +163,27 @@ def _least_sf(per_sf: int) -> float:
     """1 / `per_sf` rounded up to two significant digits, so that the SF the message
     suggests (printed with two) is itself accepted."""
     exponent = math.floor(math.log10(1 / per_sf)) - 1
-    hint = math.ceil(10**-exponent / per_sf) * 10.0**exponent
+    hint = math.ceil(10.0**-exponent / per_sf) * 10.0**exponent
     return hint if hint * per_sf >= 1 else hint + 10.0**exponent
+
+
+_CPU_SETTINGS = ("seed", "threads")
+"""What only the measured CPU baseline reads (its data's seed, its sort's threads)."""
+
+
+def _check_cpu_options(options: list[str]) -> None:
+    """Refuse -o seed/threads with --read-only-cpu: nothing would read them, yet the run
+    would look as if they had been used."""
+    for pair in options:
+        key = pair.partition("=")[0].strip()
+        if key in _CPU_SETTINGS:
+            also = "; the simulation's seed is des.seed" if key == "seed" else ""
+            raise SpecError(
+                "applies to the measured CPU baseline only, which --read-only-cpu does not "
+                f"measure{also}",
+                source=_SOURCE,
+                field=f"--option {pair}",
+            )
 
 
 def _key(table: str, column: str | None) -> KeySpec:
