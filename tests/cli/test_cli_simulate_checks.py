@@ -118,3 +118,31 @@ def test_the_options_it_reads_still_run() -> None:
     measured = ("simulate", "nascent2", "--devices", "1", "--sf", "0.001", "-f", "json")
     result = _run(*measured, "-o", "seed=3", "-o", "threads=1", "-o", "des.seed=4")
     assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # 12 × 6,001 chunks × 1,024 shuffle pieces on the U250: 74 M pieces the estimate of
+        # 32 events per chunk did not count (12 s here; 10^8 kernels ran for minutes).
+        (
+            ("--sf", "10", "--devices", "12", "-o", "u250.shuffle_kernels=1024"),
+            "6,146,048 shuffle pieces",
+        ),
+        # 100,000 SSDs of one row: 1.6 M events, but 26 s and 1.3 GB of per-SSD JSON.
+        (("--sf", "1.7e-7", "--devices", "100000"), "100000 SSDs × 1 chunks"),
+    ],
+)
+def test_runs_of_a_minute_or_more_are_refused_before_they_start(
+    args: tuple[str, ...], message: str
+) -> None:
+    line = _error("simulate", "nascent2", "--read-only-cpu", *args)
+    assert "--devices/--sf/-o des.chunk_bytes: would simulate about" in line
+    assert message in line
+
+
+def test_kernel_counts_past_any_fpga_are_refused() -> None:
+    line = _error(*NASCENT2, "--sf", "1e-4", "-o", "smartssd.shuffle_kernels=10000000")
+    assert line.endswith(
+        "--option smartssd.shuffle_kernels=10000000: must be at most 1,024, got 10,000,000"
+    )

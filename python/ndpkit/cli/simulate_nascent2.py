@@ -12,8 +12,8 @@ import typer
 
 from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
 from ndpkit.errors import SpecError
-from ndpkit.nascent.des import DevicesSimulation
-from ndpkit.nascent.devices import load_devices
+from ndpkit.nascent.des import DevicesSimulation, shuffle_sub_items
+from ndpkit.nascent.devices import DeviceSet, load_devices
 from ndpkit.nascent.system import CpuPhases, TableJob
 from ndpkit.numerals import ascii_digits, plain_number
 from ndpkit.report import Table
@@ -86,9 +86,9 @@ def nascent2_cmd(
         if not measure_cpu:
             _check_cpu_options(option or [])
         job = e7_job(table, scale, spec)
-        _check_size(job, m, settings.des.chunk_bytes)
-        cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
         found = load_devices(settings.devices_file, settings.overrides, used=USED_DEVICES)
+        _check_size(job, m, settings.des.chunk_bytes, found)
+        cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
         sim = simulate(found, m, job, settings.options, settings.des, cpu_phases, host_sort)
     title = (
         f"NASCENT2 simulated vs modelled — {table} SF {scale:g} by {spec.column}, "
@@ -112,17 +112,29 @@ MAX_EVENTS = 50_000_000
 _EVENTS_PER_CHUNK = 32
 """An upper estimate of events per streamed chunk over the three machines (measured:
 12–27 at lineitem SF 1 and SF 100, l_orderkey and l_shipdate)."""
+_EVENTS_PER_SSD = 500
+"""What one SSD's job costs besides its chunks, counted as events: its spec is written and
+read as JSON and its result built in Python, 0.26 ms per SSD here (13.5 s and 0.7 GB for
+50,000 SSDs of one row, 26 s and 1.3 GB for 100,000; 47 s on a busier run). It puts the
+most SSDs of a one-row table near 94,000, some 25–45 s; a million ran for minutes."""
 
 
-def _check_size(job: TableJob, devices: int, chunk_bytes: float) -> None:
+def _check_size(job: TableJob, devices: int, chunk_bytes: float, found: DeviceSet) -> None:
     """Refuse, before it starts, a simulation that would run for minutes or hours."""
     chunks = math.ceil(job.rows * job.row_bytes / chunk_bytes)
-    events = _EVENTS_PER_CHUNK * devices * chunks
+    # Each shuffle instance's share of a chunk is a piece of work of its own on the shared
+    # DRAM link: one SmartSSD is simulated for all 𝓜, the U250 runs every SSD's job.
+    pieces = [
+        shuffle_sub_items(found.fpga(name).shuffle_kernels, job.rows, job.row_bytes, chunk_bytes)
+        for name in ("smartssd", "u250")
+    ]
+    events = devices * (_EVENTS_PER_CHUNK * chunks + _EVENTS_PER_SSD) + pieces[0]
+    events += devices * pieces[1]
     if events > MAX_EVENTS:
         raise SpecError(
-            f"would simulate about {events:.2g} events ({devices} SSDs × {chunks:,} chunks), "
-            f"more than {MAX_EVENTS:.0e}; lower --devices or --sf, or raise "
-            "-o des.chunk_bytes",
+            f"would simulate about {events:.2g} events ({devices} SSDs × {chunks:,} chunks, "
+            f"{max(pieces):,} shuffle pieces per SSD), more than {MAX_EVENTS:.0e}; lower "
+            "--devices, --sf or a device's shuffle_kernels, or raise -o des.chunk_bytes",
             source="command line",
             field="--devices/--sf/-o des.chunk_bytes",
         )
