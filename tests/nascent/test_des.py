@@ -316,6 +316,19 @@ def test_bytes_are_conserved_through_the_shuffle(
         assert moved["d2f"] == pytest.approx(table, rel=REL)
 
 
+def test_a_chunk_is_shared_by_no_more_shuffle_instances_than_it_has_rows() -> None:
+    """Each instance took 1/k of every chunk: 10^7 instances cut a 600-row table into 10^7
+    fractions of a row on the DRAM link (18 s, 1.3 GB). A row is one instance's."""
+    job = TableJob(rows=600, row_bytes=100.0)  # one 1 MiB chunk holds all 600 rows
+    many = simulate_table_sort(SMARTSSD.with_(shuffle_kernels=5000), job)
+    as_many_as_rows = simulate_table_sort(SMARTSSD.with_(shuffle_kernels=600), job)
+    assert many.machine.pools["shuffle"].sub_items == 600
+    assert many.total_s == as_many_as_rows.total_s
+    # Six instances share each of six chunks of 10,485 rows, as before.
+    six = simulate_table_sort(SMARTSSD, TableJob(rows=60_000, row_bytes=100.0))
+    assert six.machine.pools["shuffle"].sub_items == 6 * 6
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     rows=st.integers(1_000, 2_000_000),

@@ -465,6 +465,14 @@ def test_overrides_replace_single_entries() -> None:
         ('sorter_width = { value = 1, source = "x" }', "bad.sorter_width", "power of two ≥ 2"),
         ('bram_rows = { value = 12, source = "x" }', "bad.bram_rows", "power of two ≥ 1"),
         ('shuffle_kernels = { value = 0, source = "x" }', "bad.shuffle_kernels", "≥ 1"),
+        # 10^7 ran the simulation for minutes; no FPGA holds a thousand shuffle kernels.
+        (
+            'shuffle_kernels = { value = 1025, source = "x" }',
+            "bad.shuffle_kernels",
+            "at most 1,024, got 1,025",
+        ),
+        ('sort_kernels = { value = 10000000, source = "x" }', "bad.sort_kernels", "at most"),
+        ('decoder_kernels = { value = 2000, source = "x" }', "bad.decoder_kernels", "at most"),
         ('speed = { value = "1 GB/s", source = "x" }', "bad.speed", "unknown key"),
     ],
 )

@@ -121,6 +121,21 @@ _WALL_TIMES_SET = (
     "same rates; the paper's printed NDP times (wall_times=printed) are `estimate`'s only",
 )
 """The model options a simulation sets itself."""
+_SAVINGS_SET = (
+    frozenset({"rounding", "improvement"}),
+    "is a convention of reported energy savings (estimate, plan); the simulator reports "
+    "neither a saving nor rounded energies, so it does not apply here",
+)
+_PLANNER_NOTE = "rounds the bandwidths of the planner's Eq. (2)"
+_PLANNER_SET = (
+    frozenset({"eq_rounding"}),
+    f"{_PLANNER_NOTE}; it applies with --plan planned only",
+)
+_SWEEP_PLANNER_SET = (
+    frozenset({"eq_rounding"}),
+    f"{_PLANNER_NOTE}, which a sweep does not run (it takes its engine counts from --engines)",
+)
+"""Model options the simulator does not read: given, the output would record them as used."""
 
 
 def simulate_cmd(
@@ -179,8 +194,14 @@ def simulate_cmd(
         platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
         note_mapped_elsewhere(profiles, [(platform, spec)])
+        unused = [_SAVINGS_SET] + [_PLANNER_SET] * (plan_name != "planned")
         opts = build_options(
-            family_defaults(spec), locals(), unread_options(spec), _BASIS_SET, _WALL_TIMES_SET
+            family_defaults(spec),
+            locals(),
+            unread_options(spec),
+            _BASIS_SET,
+            _WALL_TIMES_SET,
+            *unused,
         )
         port_cap_applies(spec, opts, host_split="--plan host" if plan_name == "host" else None)
         profile = profile_for(spec, app, profiles)
@@ -399,7 +420,13 @@ def sweep_cmd(
         if any(p.is_in_storage for p in specs):
             raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
         opts = build_options(
-            Options(), locals(), unread_options(specs[0]), _BASIS_SET, _WALL_TIMES_SET
+            Options(),
+            locals(),
+            unread_options(specs[0]),
+            _BASIS_SET,
+            _WALL_TIMES_SET,
+            _SAVINGS_SET,
+            _SWEEP_PLANNER_SET,
         )
         _port_cap_applies_somewhere(specs, opts)
         names = comma_list("--apps", apps)
@@ -409,14 +436,15 @@ def sweep_cmd(
         sizes = [size_flag("--chunks", c) for c in comma_list("--chunks", chunks)]
         if workers is not None and workers < 1:
             raise SpecError("must be at least 1", source="command line", field="--workers")
-        if out is not None and out.suffix not in (".csv", ".parquet"):
-            raise SpecError(
-                f"must end in .csv or .parquet, got {out.name!r}",
-                source="command line",
-                field="--out",
-            )
         if out is not None:
+            # A directory first: "/tmp/dir/" would otherwise be told its name lacks .csv.
             check_output_file("--out", out)
+            if out.suffix.lower() not in (".csv", ".parquet"):
+                raise SpecError(
+                    f"must end in .csv or .parquet (any case), got {out.name!r}",
+                    source="command line",
+                    field="--out",
+                )
         for flag, given in (("--apps", names), ("--chunks", sizes), ("--engines", counts)):
             if given is not None and not given:
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
@@ -462,7 +490,7 @@ def sweep_cmd(
                 progress=lambda done, _: bar.update(task, completed=done),
             )
         if out is not None:
-            write_atomic(out, _encode(rows, out.suffix))
+            write_atomic(out, _encode(rows, out.suffix.lower()))
     if fmt is Format.csv:  # the columns of --out's CSV, not the table's nine
         write_out(_csv(rows))
     else:

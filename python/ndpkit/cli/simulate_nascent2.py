@@ -12,8 +12,8 @@ import typer
 
 from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
 from ndpkit.errors import SpecError
-from ndpkit.nascent.des import DevicesSimulation
-from ndpkit.nascent.devices import load_devices
+from ndpkit.nascent.des import DevicesSimulation, shuffle_sub_items
+from ndpkit.nascent.devices import DeviceSet, load_devices
 from ndpkit.nascent.system import CpuPhases, TableJob
 from ndpkit.numerals import ascii_digits, plain_number
 from ndpkit.report import Table
@@ -83,10 +83,12 @@ def nascent2_cmd(
         settings = settings_from_flags(
             devices=device_file, options=option, simulate=True, devices_flag="--device-file"
         )
+        if not measure_cpu:
+            _check_cpu_options(option or [])
         job = e7_job(table, scale, spec)
-        _check_size(job, m, settings.des.chunk_bytes)
-        cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
         found = load_devices(settings.devices_file, settings.overrides, used=USED_DEVICES)
+        _check_size(job, m, settings.des.chunk_bytes, found)
+        cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
         sim = simulate(found, m, job, settings.options, settings.des, cpu_phases, host_sort)
     title = (
         f"NASCENT2 simulated vs modelled — {table} SF {scale:g} by {spec.column}, "
@@ -110,17 +112,29 @@ MAX_EVENTS = 50_000_000
 _EVENTS_PER_CHUNK = 32
 """An upper estimate of events per streamed chunk over the three machines (measured:
 12–27 at lineitem SF 1 and SF 100, l_orderkey and l_shipdate)."""
+_EVENTS_PER_SSD = 500
+"""What one SSD's job costs besides its chunks, counted as events: its spec is written and
+read as JSON and its result built in Python, 0.26 ms per SSD here (13.5 s and 0.7 GB for
+50,000 SSDs of one row, 26 s and 1.3 GB for 100,000; 47 s on a busier run). It puts the
+most SSDs of a one-row table near 94,000, some 25–45 s; a million ran for minutes."""
 
 
-def _check_size(job: TableJob, devices: int, chunk_bytes: float) -> None:
+def _check_size(job: TableJob, devices: int, chunk_bytes: float, found: DeviceSet) -> None:
     """Refuse, before it starts, a simulation that would run for minutes or hours."""
     chunks = math.ceil(job.rows * job.row_bytes / chunk_bytes)
-    events = _EVENTS_PER_CHUNK * devices * chunks
+    # Each shuffle instance's share of a chunk is a piece of work of its own on the shared
+    # DRAM link: one SmartSSD is simulated for all 𝓜, the U250 runs every SSD's job.
+    pieces = [
+        shuffle_sub_items(found.fpga(name).shuffle_kernels, job.rows, job.row_bytes, chunk_bytes)
+        for name in ("smartssd", "u250")
+    ]
+    events = devices * (_EVENTS_PER_CHUNK * chunks + _EVENTS_PER_SSD) + pieces[0]
+    events += devices * pieces[1]
     if events > MAX_EVENTS:
         raise SpecError(
-            f"would simulate about {events:.2g} events ({devices} SSDs × {chunks:,} chunks), "
-            f"more than {MAX_EVENTS:.0e}; lower --devices or --sf, or raise "
-            "-o des.chunk_bytes",
+            f"would simulate about {events:.2g} events ({devices} SSDs × {chunks:,} chunks, "
+            f"{max(pieces):,} shuffle pieces per SSD), more than {MAX_EVENTS:.0e}; lower "
+            "--devices, --sf or a device's shuffle_kernels, or raise -o des.chunk_bytes",
             source="command line",
             field="--devices/--sf/-o des.chunk_bytes",
         )
@@ -148,12 +162,40 @@ def _check_rows(table: str, sf: float) -> None:
     """Refuse a scale factor too small for one row (lineitem) or one order (order_line),
     which `table_shape` would round up to one and the title would still call SF `sf`."""
     unit, per_sf = ("row", LINEITEM_ROWS_AT_SF1) if table == "lineitem" else ("order", ORDERS)
-    if round(sf * per_sf) < 1:
+    # Not round(sf * per_sf) < 1, which `table_shape` rounds: half a row is no row either.
+    if sf * per_sf < 1:
         raise SpecError(
-            f"SF {sf:g} gives no {table} {unit} (SF {1 / per_sf:.2g} gives one)",
+            f"SF {sf:g} gives no {table} {unit} (SF {_least_sf(per_sf):.2g} gives one)",
             source=_SOURCE,
             field="--sf",
         )
+
+
+def _least_sf(per_sf: int) -> float:
+    """1 / `per_sf` rounded up to two significant digits, so that the SF the message
+    suggests (printed with two) is itself accepted."""
+    exponent = math.floor(math.log10(1 / per_sf)) - 1
+    hint = math.ceil(10.0**-exponent / per_sf) * 10.0**exponent
+    return hint if hint * per_sf >= 1 else hint + 10.0**exponent
+
+
+_CPU_SETTINGS = ("seed", "threads")
+"""What only the measured CPU baseline reads (its data's seed, its sort's threads)."""
+
+
+def _check_cpu_options(options: list[str]) -> None:
+    """Refuse -o seed/threads with --read-only-cpu: nothing would read them, yet the run
+    would look as if they had been used."""
+    for pair in options:
+        key = pair.partition("=")[0].strip()
+        if key in _CPU_SETTINGS:
+            also = "; the simulation's seed is des.seed" if key == "seed" else ""
+            raise SpecError(
+                "applies to the measured CPU baseline only, which --read-only-cpu does not "
+                f"measure{also}",
+                source=_SOURCE,
+                field=f"--option {pair}",
+            )
 
 
 def _key(table: str, column: str | None) -> KeySpec:

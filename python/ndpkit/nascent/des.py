@@ -471,6 +471,21 @@ def _bitonic_dram(device: FpgaDevice, s: SortTime, pass_bytes: float) -> list[Sp
     return phases
 
 
+def shuffle_sub_items(kernels: int, rows: int, row_bytes: float, chunk_bytes: float) -> int:
+    """How many pieces one shuffle of `rows` is simulated in: its streamed chunks, each
+    shared by `shuffle_split` instances (for a size check before a run)."""
+    items, per_item = _streamed(rows, row_bytes, chunk_bytes)
+    return items * shuffle_split(kernels, min(per_item, rows))
+
+
+def shuffle_split(kernels: int, rows_per_item: float) -> int:
+    """How many instances share one streamed chunk of rows: no more than it has rows (a row
+    is one instance's), so a huge kernel count cannot cut each chunk into millions of
+    fractions of a row, each a piece of work on the shared DRAM link. (A table's last chunk
+    may hold fewer rows, and is still split this many ways.)"""
+    return max(1, min(kernels, math.floor(rows_per_item)))
+
+
 def _shuffle_phase(
     sh: ShuffleTime, device: FpgaDevice, options: ModelOptions, des: DesOptions
 ) -> Spec:
@@ -482,7 +497,7 @@ def _shuffle_phase(
         "items": items,
         "units": sh.rows,
         "item_units": per_item,
-        "split": sh.kernels,
+        "split": shuffle_split(sh.kernels, min(per_item, sh.rows)),
     }
     if sh.staging == "ssd_direct":
         fetched = math.ceil(sh.row_bytes / device.ssd_page_bytes) * device.ssd_page_bytes

@@ -72,6 +72,16 @@ _CPU_KEYS: dict[str, tuple[str, Kind | None]] = {
     "ssd_read_bandwidth": ("ssd_read_bytes_per_s", Kind.BANDWIDTH),
     "power": ("power_w", Kind.POWER),
 }
+MAX_KERNELS = 1024
+"""The most instances of one kernel (sort, decoder, shuffle) a device may declare. Six
+shuffle kernels take 3 % of the SmartSSD's LUTs and the sort kernel 39 % (Table 1), so not
+even the U250 (3.3 times the LUTs) holds 700 shuffle kernels; a count past this is a typo,
+and each instance costs the simulation events (a count of 10^7 ran for minutes)."""
+_AT_MOST: dict[str, int] = {
+    "sort_kernels": MAX_KERNELS,
+    "decoder_kernels": MAX_KERNELS,
+    "shuffle_kernels": MAX_KERNELS,
+}
 _POWER_OF_TWO: dict[str, tuple[int, int | None]] = {
     "sorter_width": (2, MAX_P),
     "bram_rows": (1, None),
@@ -387,7 +397,7 @@ def _device(
             raise SpecError("missing", source=source, field=f"{name}.{key}")
         at, field = where(key)
         value, note = _entry(table[key], quantity, at, field)
-        _check_power_of_two(key, value, at, field)
+        _check_bounds(key, value, at, field)
         values[attr] = value
         sources[attr] = note
         origins[attr] = f"{at}: {field}"
@@ -435,7 +445,10 @@ def _origin(name: str, key: str, entry: Any, source: str) -> tuple[str, str]:
     return source, f"{name}.{key}"
 
 
-def _check_power_of_two(key: str, value: int, source: str, where: str) -> None:
+def _check_bounds(key: str, value: int, source: str, where: str) -> None:
+    most = _AT_MOST.get(key)
+    if most is not None and value > most:
+        raise SpecError(f"must be at most {most:,}, got {value:,}", source=source, field=where)
     bounds = _POWER_OF_TWO.get(key)
     if bounds is None:
         return

@@ -220,7 +220,10 @@ def simulate(
     # The model under the simulator's assumptions: its time basis, and engine times from
     # their rates (the paper's printed times, wall_times=printed, are for its own D and
     # rounded: a 13 GiB k-NN run was compared with the 130 GiB printed time).
-    model_options = options.with_(time_basis=matching_basis(host_mode), wall_times="unrounded")
+    # Its energy unrounded too (rounding=paper), as the simulated MB/J it is set beside.
+    model_options = options.with_(
+        time_basis=matching_basis(host_mode), wall_times="unrounded", rounding="exact"
+    )
     model = estimate(platform, model_profile, config, model_options)
     host_split = is_host_split(platform, config)
     stages = dict(model.stages)

@@ -1,0 +1,148 @@
+"""`ndpkit simulate` and `ndpkit sweep` input checks, run in-process through typer's CliRunner
+(so that they test this checkout's code, not the installed command's): what is refused
+exits 2 with one `error:` line naming the flag and writes nothing."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from ndpkit.cli.commands import app
+
+runner = CliRunner()
+
+
+def _run(*args: str) -> Any:
+    return runner.invoke(app, list(args), terminal_width=200)
+
+
+def _error(*args: str) -> str:
+    """The one `error: …` line of a refused run."""
+    result = _run(*args)
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return str(lines[0])
+
+
+NASCENT2 = ("simulate", "nascent2", "--devices", "1", "--read-only-cpu")
+
+
+@pytest.mark.parametrize(
+    ("table", "sf", "hint"),
+    [
+        # 0.6 of a row was rounded up to one row and run as "SF 1e-07, 1 rows".
+        ("lineitem", "1e-7", "SF 1.7e-07 gives one"),
+        ("lineitem", "8.4e-8", "SF 1.7e-07 gives one"),
+        # 1/30,000 is 3.33e-05: a hint of 3.3e-05 would itself be refused.
+        ("order_line", "3.3e-5", "SF 3.4e-05 gives one"),
+    ],
+)
+def test_an_sf_below_one_row_is_refused_and_the_hint_runs(table: str, sf: str, hint: str) -> None:
+    line = _error(*NASCENT2, "--table", table, "--sf", sf)
+    assert line.startswith(f"error: command line: --sf: SF {float(sf):g} gives no")
+    assert line.endswith(f"({hint})")
+    least = hint.split()[1]
+    result = _run(*NASCENT2, "--table", table, "--sf", least, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["nascent2_simulation"]["rows_per_ssd"] >= 1
+
+
+SWEEP = (
+    "sweep", "--platforms", "rfns", "--apps", "he", "--engines", "36",
+    "--chunks", "1 MiB", "--size", "1 GiB",
+)  # fmt: skip
+
+
+def test_sweep_out_takes_its_suffix_in_any_case(tmp_path: Path) -> None:
+    """X.CSV was refused as "must end in .csv or .parquet"."""
+    for name in ("X.CSV", "X.Parquet"):
+        out = tmp_path / name
+        result = _run(*SWEEP, "--out", str(out), "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        rows = json.loads(result.stdout)["sweep"]
+        if name.endswith("CSV"):
+            with out.open(encoding="utf-8", newline="") as f:
+                assert [r["platform"] for r in csv.DictReader(f)] == ["rfns"] * len(rows)
+        else:
+            assert pq.read_table(out).column("platform").to_pylist() == ["rfns"] * len(rows)
+
+
+def test_sweep_out_names_a_directory_as_one(tmp_path: Path) -> None:
+    """`--out DIR/` was told "got 'DIR'", as if its suffix were the fault."""
+    line = _error(*SWEEP, "--out", f"{tmp_path}/")
+    assert line.endswith("is a directory; give a file name"), line
+    assert "--out" in line
+    assert "must end in" in _error(*SWEEP, "--out", str(tmp_path / "x.txt"))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # Accepted, and the JSON was byte-identical with and without them.
+        (("simulate", "-p", "rans", "-a", "he", "-o", "rounding=paper"), "savings"),
+        (("simulate", "-p", "rans", "-a", "he", "-o", "improvement=ee_gain"), "savings"),
+        (
+            ("simulate", "-p", "rans", "-a", "he", "-o", "eq_rounding=rounded_2dp"),
+            "with --plan planned only",
+        ),
+        (
+            ("sweep", "--platforms", "rans", "--apps", "he", "-o", "eq_rounding=rounded_2dp"),
+            "which a sweep does not run",
+        ),
+        (("sweep", "--platforms", "rans", "--apps", "he", "-o", "rounding=paper"), "savings"),
+        # Nothing reads the CPU baseline's seed or threads when it is not measured.
+        ((*NASCENT2, "-o", "seed=3"), "the simulation's seed is des.seed"),
+        ((*NASCENT2, "-o", "threads=2"), "--read-only-cpu does not measure"),
+    ],
+)
+def test_options_the_simulator_does_not_read_are_refused(
+    args: tuple[str, ...], message: str
+) -> None:
+    line = _error(*args)
+    assert f"--option {args[-1].partition('=')[0]}" in line
+    assert message in line
+
+
+def test_the_options_it_reads_still_run() -> None:
+    planned = ("simulate", "-p", "rans", "-a", "he", "--plan", "planned", "-f", "json")
+    assert _run(*planned, "-o", "eq_rounding=rounded_2dp").exit_code == 0
+    measured = ("simulate", "nascent2", "--devices", "1", "--sf", "0.001", "-f", "json")
+    result = _run(*measured, "-o", "seed=3", "-o", "threads=1", "-o", "des.seed=4")
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # 12 × 6,001 chunks × 1,024 shuffle pieces on the U250: 74 M pieces the estimate of
+        # 32 events per chunk did not count (12 s here; 10^8 kernels ran for minutes).
+        (
+            ("--sf", "10", "--devices", "12", "-o", "u250.shuffle_kernels=1024"),
+            "6,146,048 shuffle pieces",
+        ),
+        # 100,000 SSDs of one row: 1.6 M events, but 26 s and 1.3 GB of per-SSD JSON.
+        (("--sf", "1.7e-7", "--devices", "100000"), "100000 SSDs × 1 chunks"),
+    ],
+)
+def test_runs_of_a_minute_or_more_are_refused_before_they_start(
+    args: tuple[str, ...], message: str
+) -> None:
+    line = _error("simulate", "nascent2", "--read-only-cpu", *args)
+    assert "--devices/--sf/-o des.chunk_bytes: would simulate about" in line
+    assert message in line
+
+
+def test_kernel_counts_past_any_fpga_are_refused() -> None:
+    line = _error(*NASCENT2, "--sf", "1e-4", "-o", "smartssd.shuffle_kernels=10000000")
+    assert line.endswith(
+        "--option smartssd.shuffle_kernels=10000000: must be at most 1,024, got 10,000,000"
+    )
