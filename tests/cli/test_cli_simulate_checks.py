@@ -123,17 +123,17 @@ def test_the_options_it_reads_still_run() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        # 12 × 6,001 chunks × 1,024 shuffle pieces on the U250: 74 M pieces the estimate of
-        # 32 events per chunk did not count (12 s here; 10^8 kernels ran for minutes).
+        # 12 × 60,010 chunks × 1,024 shuffle pieces on the U250: 737 M pieces the estimate
+        # of 32 events per chunk did not count (SF 10, a tenth of it, ran 12 s here).
         (
-            ("--sf", "10", "--devices", "12", "-o", "u250.shuffle_kernels=1024"),
-            "6,146,048 shuffle pieces",
+            ("--sf", "100", "--devices", "12", "-o", "u250.shuffle_kernels=1024"),
+            "61,453,312 shuffle pieces",
         ),
-        # 100,000 SSDs of one row: 1.6 M events, but 26 s and 1.3 GB of per-SSD JSON.
-        (("--sf", "1.7e-7", "--devices", "100000"), "100000 SSDs × 1 chunks"),
+        # 100,000 SSDs of one row: 3.2 M events, but 26 s and 1.3 GB of per-SSD JSON.
+        (("--sf", "1.7e-7", "--devices", "100000"), "100,000 SSDs × 1 chunks"),
     ],
 )
-def test_runs_of_a_minute_or_more_are_refused_before_they_start(
+def test_runs_of_half_a_minute_or_more_are_refused_before_they_start(
     args: tuple[str, ...], message: str
 ) -> None:
     line = _error("simulate", "nascent2", "--read-only-cpu", *args)

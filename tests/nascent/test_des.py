@@ -25,6 +25,7 @@ from ndpkit.nascent.des import (
     Difference,
     TableSortSimulation,
     compare_with_model,
+    shuffle_split,
     simulate_devices,
     simulate_generic_sort,
     simulate_table_sort,
@@ -369,7 +370,14 @@ def test_serial_baselines_grow_linearly_and_a_shared_path_bounds_the_concurrent_
         # Every job's reads cross the one path: it alone needs 𝓜 × a job's bytes / BW.
         assert path.bytes == pytest.approx(m * alone.links["s2f"].bytes, rel=1e-6)
         assert run.busy_s >= path.bytes / path.capacity_bytes_per_s * (1 - REL)
-    assert shared.result.fpga_s <= serial.result.fpga_s * (1 + 1e-6)
+    # A chunk of fewer rows than the U250 has shuffle instances is split among as many
+    # instances as rows (a row is one instance's): alone, a job leaves instances idle; run
+    # together, the jobs' pieces are scheduled on the pool in rounds, which can end a round
+    # later by a fraction of a piece (0.1% at 5 rows on 5 SSDs). Otherwise no slower.
+    rows_per_chunk = min(job.rows, DesOptions().chunk_bytes / job.row_bytes)
+    whole = shuffle_split(U250.shuffle_kernels, rows_per_chunk) == U250.shuffle_kernels
+    slack = 1e-6 if whole else 1e-2
+    assert shared.result.fpga_s <= serial.result.fpga_s * (1 + slack)
     assert shared.result.cpu_s <= serial.result.cpu_s * (1 + 1e-6)
 
 

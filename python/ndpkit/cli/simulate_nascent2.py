@@ -107,16 +107,19 @@ def nascent2_cmd(
         )
 
 
-MAX_EVENTS = 50_000_000
-"""About 10–20 s of simulation on this kind of machine (2.5–6.5 M events/s)."""
+MAX_EVENTS = 300_000_000
+"""About 30 s of simulation on this kind of machine: estimated events ran at about 10 M/s
+(18 SSDs of lineitem at SF 100, 48 M of them, in 4.3 s on 2026-11-29); 50 M refused runs of
+5 s (20 such SSDs) once shuffle pieces were counted."""
 _EVENTS_PER_CHUNK = 32
 """An upper estimate of events per streamed chunk over the three machines (measured:
 12–27 at lineitem SF 1 and SF 100, l_orderkey and l_shipdate)."""
-_EVENTS_PER_SSD = 500
+_EVENTS_PER_SSD = 3_000
 """What one SSD's job costs besides its chunks, counted as events: its spec is written and
 read as JSON and its result built in Python, 0.26 ms per SSD here (13.5 s and 0.7 GB for
-50,000 SSDs of one row, 26 s and 1.3 GB for 100,000; 47 s on a busier run). It puts the
-most SSDs of a one-row table near 94,000, some 25–45 s; a million ran for minutes."""
+50,000 SSDs of one row, 26 s and 1.3 GB for 100,000; 47 s on a busier run), what 2,600
+events take. It puts the most SSDs of a one-row table near 100,000; a million ran for
+minutes."""
 
 
 def _check_size(job: TableJob, devices: int, chunk_bytes: float, found: DeviceSet) -> None:
@@ -132,8 +135,8 @@ def _check_size(job: TableJob, devices: int, chunk_bytes: float, found: DeviceSe
     events += devices * pieces[1]
     if events > MAX_EVENTS:
         raise SpecError(
-            f"would simulate about {events:.2g} events ({devices} SSDs × {chunks:,} chunks, "
-            f"{max(pieces):,} shuffle pieces per SSD), more than {MAX_EVENTS:.0e}; lower "
+            f"would simulate about {events:.3g} events ({devices:,} SSDs × {chunks:,} chunks, "
+            f"{max(pieces):,} shuffle pieces per SSD), more than {MAX_EVENTS:.3g}; lower "
             "--devices, --sf or a device's shuffle_kernels, or raise -o des.chunk_bytes",
             source="command line",
             field="--devices/--sf/-o des.chunk_bytes",
