@@ -368,6 +368,10 @@ def test_a_port_note_is_in_the_reports_gb(ndpkit, tmp_path: Path) -> None:
         )
         assert result.returncode == 0, result.stderr
         assert f"(engines.link_bandwidth, {shown}), slower than they produce" in result.stderr
+    # CSV's rows have no place for the notes: they go to stderr, as the table's do.
+    csv_run = ndpkit("simulate", "-p", str(path), "-a", "he", "--engines", "27", "-f", "csv")
+    assert "note: 27 engines send through their own ports" in csv_run.stderr
+    assert "note:" not in csv_run.stdout
 
 
 def test_a_host_with_more_cores_than_the_simulator_follows_is_refused(

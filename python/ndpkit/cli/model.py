@@ -259,13 +259,13 @@ def estimate_cmd(
         "notes": result.notes,
     }
     emit([estimate_table(result)], fmt, document)
-    _print_notes(result.notes, fmt)
+    print_notes(result.notes, fmt)
 
 
-def _print_notes(notes: list[str], fmt: Format) -> None:
+def print_notes(notes: list[str], fmt: Format) -> None:
     """Notes on stderr, unless the format is JSON, whose document carries them."""
     for note in notes if fmt is not Format.json else []:
-        stderr().print(f"note: {note}", highlight=False)
+        stderr().print(f"note: {note}", highlight=False, markup=False)
 
 
 def port_cap_applies(spec: Platform, opts: Options, *, host_split: str | None = None) -> None:
@@ -465,7 +465,7 @@ def plan_cmd(
         emit([plan_values_table(result), *candidate_values_tables(result)], fmt)
     else:
         emit([plan_table(result), *([candidates_table(result)] if result.candidates else [])], fmt)
-    _print_notes(result.planned.notes, fmt)
+    print_notes(result.planned.notes, fmt)
 
 
 def _rewired(spec: Platform, scheme: str) -> Platform:

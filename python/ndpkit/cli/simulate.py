@@ -45,6 +45,7 @@ from ndpkit.cli.model import (
     family_defaults,
     note_mapped_elsewhere,
     port_cap_applies,
+    print_notes,
     profile_for,
     unread_options,
 )
@@ -221,11 +222,9 @@ def simulate_cmd(
             assert result.trace_json is not None
             write_atomic(trace, result.trace_json)
     emit([simulation_table(result)], fmt, {"simulation": result.as_dict()})
-    if fmt is Format.table:
-        for note in result.notes:
-            stderr().print(f"note: {note}", highlight=False, markup=False)
-        if trace is not None:
-            stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
+    print_notes(result.notes, fmt)  # CSV too: its rows have no place for them
+    if fmt is not Format.json and trace is not None:
+        stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
 
 
 def _required(flag: str, value: str | None) -> str:
