@@ -969,13 +969,65 @@ def test_int96_timestamps_outside_nanoseconds_keep_their_values(
     assert got["s"].to_pylist() == [nested[i] for i in order]
 
 
-def test_int96_timestamps_within_nanoseconds_keep_their_nanoseconds(tmp_path: Path) -> None:
-    src = tmp_path / "in.parquet"
-    stamps = pa.array([1_000_000_001, 5], pa.timestamp("ns"))
-    pq.write_table(pa.table({"t": stamps}), src, use_deprecated_int96_timestamps=True)
-    column = read_parquet(src)["t"]
-    assert column.dtype == pl.Datetime("ns")
-    assert column.dt.epoch("ns").to_list() == [1_000_000_001, 5]
+def _duckdb_rows(path: Path, key: str, descending: bool, columns: str) -> list[tuple[object, ...]]:
+    """`columns` of `path` (a file, or every file under a directory) in DuckDB's
+    `ORDER BY key, <row position>`: shards in name order, rows in file order."""
+    pattern = f"{path}/*.parquet" if path.is_dir() else str(path)
+    direction = "DESC" if descending else "ASC"
+    query = (
+        f"SELECT {columns} FROM read_parquet('{pattern}', file_row_number=true, "
+        f"filename=true) ORDER BY {key} {direction}, filename, file_row_number"
+    )
+    return duckdb.sql(query).fetchall()
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+@pytest.mark.parametrize("by", ["t", "k"])
+def test_int96_shards_with_and_without_far_dates_are_one_table(
+    tmp_path: Path, by: str, descending: bool
+) -> None:
+    """Spark and Hive write 9999-12-31 markers in some files only: each file's INT96 was
+    read in a unit of its own (nanoseconds where every value fit, else microseconds), and
+    the directory was refused as "Datetime(us) ... but Datetime(ns) in a.parquet"."""
+    shards = tmp_path / "in"
+    shards.mkdir()
+    out = tmp_path / "out.parquet"
+    stamps = {
+        "a": [dt.datetime(2000, 1, 1), None, dt.datetime(1990, 1, 1, 0, 0, 0, 7)],
+        "b": [dt.datetime(9999, 12, 31), dt.datetime(1500, 1, 1), dt.datetime(2010, 1, 1)],
+    }
+    for rid, (name, values) in enumerate(stamps.items()):
+        table = pa.table(
+            {
+                "rid": pa.array([3 * rid + i for i in range(3)], pa.int64()),
+                "k": pa.array([2, 1, 2], pa.int32()),
+                "t": pa.array(values, pa.timestamp("us")),
+                "s": pa.array([{"x": v} for v in values], pa.struct([("x", pa.timestamp("us"))])),
+            }
+        )
+        path = shards / f"{name}.parquet"
+        pq.write_table(table, path, use_deprecated_int96_timestamps=True, store_schema=False)
+        assert pq.ParquetFile(path).schema.column(2).physical_type == "INT96"
+    sort_parquet(shards, out, by, descending=descending)
+    got = pq.read_table(out)
+    want = _duckdb_rows(shards, by, descending, "rid, t, s")
+    assert list(zip(*(got[c].to_pylist() for c in ("rid", "t", "s")), strict=True)) == want
+    assert got.schema.field("t").type == pa.timestamp("us")
+
+
+def test_int96_timestamps_tie_at_the_microsecond_as_in_duckdb(tmp_path: Path) -> None:
+    """DuckDB reads INT96 in microseconds, so 500 ns and 100 ns past a second tie (row order
+    decides); they were read in nanoseconds and sorted apart."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    base = 946_684_800 * 10**9
+    stamps = pa.array([base + 500, base + 100, base + 900, base + 1_100], pa.timestamp("ns"))
+    table = pa.table({"rid": pa.array(range(4), pa.int64()), "t": stamps})
+    pq.write_table(table, src, use_deprecated_int96_timestamps=True)
+    sort_parquet(src, out, "t")
+    got = pq.read_table(out)
+    want = _duckdb_rows(src, "t", False, "rid, t")
+    assert list(zip(got["rid"].to_pylist(), got["t"].to_pylist(), strict=True)) == want
+    assert [r for r, _ in want] == [0, 1, 2, 3]
 
 
 def test_int96_timestamps_beyond_microseconds_are_refused(tmp_path: Path) -> None:

@@ -537,26 +537,27 @@ def read_parquet(path: Path) -> pl.DataFrame:
         ) from exc
 
 
-_NS_LIMIT_MS = (2**63 - 1) // 10**6 - 1
 _US_LIMIT_MS = (2**63 - 1) // 10**3 - 1
-"""The largest |milliseconds| since the epoch a 64-bit nanosecond (microsecond) timestamp
-holds, less one: a value within a millisecond of the edge is taken as beyond it."""
+"""The largest |milliseconds| since the epoch a 64-bit microsecond timestamp holds, less
+one: a value within a millisecond of the edge is taken as beyond it."""
 
 
 def _int96_read(file: Path, frame: pl.DataFrame) -> pl.DataFrame:
-    """`frame` (Polars' read of `file`) with its INT96 timestamps read faithfully. Polars
-    reads INT96 (Spark's, Hive's, Impala's timestamps) as nanoseconds and clamps a value
-    outside 1677-2262 to the largest one: 1500-01-01 and 3000-01-01 both became
-    2262-04-11, sorted as equal. A column holding such a value is read again by pyarrow in
-    microseconds (DuckDB's precision for INT96); one beyond what microseconds hold is an
-    error naming it. Columns whose every value fits keep Polars' nanoseconds."""
+    """`frame` (Polars' read of `file`) with its INT96 timestamps (Spark's, Hive's,
+    Impala's) read again by pyarrow in microseconds, DuckDB's precision for INT96, nested
+    ones included. Always in microseconds, whatever the values: Polars reads INT96 in
+    nanoseconds and clamps a value outside 1677-2262 to the largest one (1500-01-01 and
+    3000-01-01 both became 2262-04-11, sorted as equal), and a unit chosen per file by its
+    values made shards disagree (a directory where only some shards hold Hive's 9999-12-31
+    was refused as Datetime(us) against Datetime(ns)). Microseconds also tie values that
+    differ below the microsecond, as DuckDB's ORDER BY ties them. A value beyond what
+    microseconds hold is an error naming the column."""
     names = _int96_columns(file)
     if not names:
         return frame
     # Milliseconds first: an INT96's day is 32 bits, which fit in milliseconds but not in
-    # microseconds, where pyarrow wraps them.
+    # microseconds, where pyarrow wraps them silently.
     wide = pq.read_table(literal_path(file), columns=names, coerce_int96_timestamp_unit="ms")
-    beyond_ns = []
     for name in names:
         low, high = _extremes(wide.column(name), pa.types.is_timestamp)
         if low is None or high is None:
@@ -568,14 +569,10 @@ def _int96_read(file: Path, frame: pl.DataFrame) -> pl.DataFrame:
                 source=str(file),
                 field=name,
             )
-        if low < -_NS_LIMIT_MS or high > _NS_LIMIT_MS:
-            beyond_ns.append(name)
-    if not beyond_ns:
-        return frame
-    exact = pq.read_table(literal_path(file), columns=beyond_ns, coerce_int96_timestamp_unit="us")
+    exact = pq.read_table(literal_path(file), columns=names, coerce_int96_timestamp_unit="us")
     return frame.with_columns(
         pl.from_arrow(exact.column(name)).alias(name)  # type: ignore[union-attr]
-        for name in beyond_ns
+        for name in names
     )
 
 
