@@ -1040,6 +1040,41 @@ def test_int96_timestamps_beyond_microseconds_are_refused(tmp_path: Path) -> Non
     assert (caught.value.source, caught.value.field) == (str(src), "t")
 
 
+def test_each_shards_footer_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks before Polars' read (INTERVAL, duration[s], INT96) each read the footer
+    again: four footer reads a file, and a directory of 500 small shards 35-40 % slower to
+    read. pyarrow now parses each footer once (Polars reads it once more itself)."""
+    shards = tmp_path / "in"
+    shards.mkdir()
+    stamps = pa.array([dt.datetime(2000, 1, 1), None], pa.timestamp("us"))
+    table = pa.table({"t": stamps, "d": pa.array([1, 2], pa.duration("s")), "k": [1, 2]})
+    for name in ("a", "b"):
+        pq.write_table(table, shards / f"{name}.parquet", use_deprecated_int96_timestamps=True)
+    parsed: list[str] = []
+
+    class Counted(pq.ParquetFile):  # type: ignore[misc]
+        def __init__(self, source: object, *args: object, **kwargs: object) -> None:
+            if kwargs.get("metadata") is None:  # a footer passed on is not parsed again
+                parsed.append(Path(str(source)).name)
+            super().__init__(source, *args, **kwargs)
+
+    def read_schema(where: object, *args: object, **kwargs: object) -> pa.Schema:
+        parsed.append(Path(str(where)).name)
+        return real_read_schema(where, *args, **kwargs)
+
+    def read_table(where: object, *args: object, **kwargs: object) -> pa.Table:
+        parsed.append(Path(str(where)).name)
+        return real_read_table(where, *args, **kwargs)
+
+    real_read_schema, real_read_table = pq.read_schema, pq.read_table
+    monkeypatch.setattr(pq, "ParquetFile", Counted)
+    monkeypatch.setattr(pq, "read_schema", read_schema)
+    monkeypatch.setattr(pq, "read_table", read_table)
+    frame = read_parquet(shards)
+    assert parsed == ["a.parquet", "b.parquet"]
+    assert frame["k"].to_list() == [1, 2, 1, 2]
+
+
 LIMIT_S = (2**63 - 1) // 1000
 
 
