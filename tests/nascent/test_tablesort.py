@@ -1173,6 +1173,53 @@ def test_keep_schema_widens_dictionary_indices_the_merged_dictionary_needs(
     assert pl.read_parquet(out)["k"].cast(pl.String).to_list() == want
 
 
+def _nested_dictionaries_per_row_group(path: Path) -> pa.Table:
+    """Dictionaries under int8 indices in a list, a large list, a struct and a map's
+    items, 100 values in each row group's dictionary, 200 in all."""
+
+    def batch(start: int, prefix: str) -> pa.RecordBatch:
+        words = pa.DictionaryArray.from_arrays(
+            pa.array(np.arange(100, dtype=np.int8)),
+            pa.array([f"{prefix}{i:03d}" for i in range(100)]),
+        )
+        offsets = np.arange(101, dtype=np.int32)
+        return pa.record_batch(
+            {
+                "rid": pa.array(np.arange(start, start + 100)),
+                "k": pa.array(np.arange(start, start + 100) % 3),
+                "l": pa.ListArray.from_arrays(pa.array(offsets), words),
+                "ll": pa.LargeListArray.from_arrays(pa.array(offsets.astype(np.int64)), words),
+                "s": pa.StructArray.from_arrays([words], ["x"]),
+                "m": pa.MapArray.from_arrays(pa.array(offsets), pa.array(["a"] * 100), words),
+            }
+        )
+
+    table = pa.Table.from_batches([batch(0, "a"), batch(100, "b")])
+    pq.write_table(table, path, row_group_size=100)
+    return table
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_keep_schema_widens_nested_dictionary_indices(tmp_path: Path, descending: bool) -> None:
+    """Only top-level dictionaries were widened: a list or struct of dictionary<int8> whose
+    row groups' dictionaries hold 200 values in all gave an unreadable file (exit 0) or
+    failed after the whole sort (--desc)."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    table = _nested_dictionaries_per_row_group(src)
+    sort_parquet(src, out, "k", descending=descending, keep_schema=True)
+    got = pq.read_table(out)
+    index = pa.dictionary(pa.int32(), pa.string())
+    assert got.schema.field("l").type == pa.list_(pa.field("element", index))
+    assert got.schema.field("s").type == pa.struct([("x", index)])
+    order = duckdb_order(src, "k", descending)
+    assert got["rid"].to_pylist() == order
+    for name in ("l", "ll", "s", "m"):
+        assert got[name].to_pylist() == [table[name][i].as_py() for i in order]
+    frame = pl.read_parquet(out)
+    assert frame["rid"].to_list() == order
+    assert frame["l"].to_list() == [table["l"][i].as_py() for i in order]
+
+
 @pytest.mark.parametrize(
     ("column", "name"),
     [("INTERVAL (range) DAY AS iv", "iv"), ("{'a': [INTERVAL 1 DAY]} AS s", "s")],

@@ -979,14 +979,23 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
 
 
 def _widened(schema: pa.Schema, table: pl.DataFrame) -> pa.Schema:
-    """`schema` with each dictionary column's index type widened, where needed, to the
-    narrowest of its signedness that numbers the column's distinct values. Row groups may
-    hold dictionaries of their own (200 values in all, under int8 indices); the sorted
-    rows mix them, and int8 cannot number the merged dictionary: the write gave a file no
-    reader could open, or failed after the sort."""
+    """`schema` with dictionary index types widened where the sorted rows may need more.
+    Row groups may hold dictionaries of their own (200 values in all, under int8 indices);
+    the sorted rows mix them, and int8 cannot number the merged dictionary: the write gave
+    a file no reader could open, or failed after the sort. A top-level dictionary column's
+    index becomes the narrowest of its signedness that numbers the column's distinct
+    values. One nested in a list, struct or map (list<dictionary<int8, string>>) has its
+    distinct values counted nowhere as cheaply, so an index narrower than 32 bits becomes
+    int32 (uint32), Arrow's default, which numbers 2³¹ values: more than any one column's
+    nested dictionary holds in memory in practice."""
     for i, column in enumerate(schema):
         kind = column.type
-        if not pa.types.is_dictionary(kind) or column.name not in table.columns:
+        if column.name not in table.columns:
+            continue
+        if not pa.types.is_dictionary(kind):
+            nested = _nested_widened(kind)
+            if nested != kind:
+                schema = schema.set(i, column.with_type(nested))
             continue
         distinct = table[column.name].drop_nulls().n_unique()
         signed = pa.types.is_signed_integer(kind.index_type)
@@ -996,6 +1005,34 @@ def _widened(schema: pa.Schema, table: pl.DataFrame) -> pa.Schema:
             widened = pa.dictionary(index, kind.value_type, kind.ordered)
             schema = schema.set(i, column.with_type(widened))
     return schema
+
+
+_NESTED_INDEX_BITS = 32
+
+
+def _nested_widened(kind: pa.DataType) -> pa.DataType:
+    """`kind` with every dictionary nested in it indexed by at least 32 bits, of the same
+    signedness (see `_widened`); the fields keep their names, nullability and metadata."""
+
+    def field(f: pa.Field) -> pa.Field:
+        return f.with_type(_nested_widened(f.type))
+
+    if pa.types.is_dictionary(kind):
+        index = kind.index_type
+        if index.bit_width < _NESTED_INDEX_BITS:
+            index = pa.int32() if pa.types.is_signed_integer(index) else pa.uint32()
+        return pa.dictionary(index, kind.value_type, kind.ordered)
+    if pa.types.is_struct(kind):
+        return pa.struct([field(kind.field(i)) for i in range(kind.num_fields)])
+    if pa.types.is_map(kind):
+        return pa.map_(field(kind.key_field), field(kind.item_field), kind.keys_sorted)
+    if pa.types.is_fixed_size_list(kind):
+        return pa.list_(field(kind.value_field), kind.list_size)
+    if pa.types.is_large_list(kind):
+        return pa.large_list(field(kind.value_field))
+    if pa.types.is_list(kind):
+        return pa.list_(field(kind.value_field))
+    return kind
 
 
 _INDEX_TYPES = {
