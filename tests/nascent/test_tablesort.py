@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 
 from ndpkit.errors import SpecError
-from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
+from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, _raw_keys, sort_keys
 from ndpkit.nascent.tablesort import (
     ENGINES,
     GROUP_LIMIT,
@@ -1249,6 +1249,15 @@ def test_an_all_null_key_of_type_null_keeps_the_row_order(
     pq.write_table(table, src)
     sort_parquet(src, out, "n", descending=descending, engine=engine, devices=2)
     assert pq.read_table(out)["rid"].to_pylist() == duckdb_order(src, "n", descending)
+
+
+def test_the_null_types_raw_keys_are_all_invalid() -> None:
+    """Its comment said `valid` was all false where the code passed None, which says the
+    column has no nulls; sort_keys' own null count hid it."""
+    raw = _raw_keys(pl.Series("n", [None, None, None]), "t")
+    assert raw.valid is not None and not raw.valid.any() and len(raw.valid) == 3
+    keys = sort_keys(pl.Series("n", [None, None, None]))
+    assert keys.valid is not None and not keys.valid.any()
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
