@@ -1113,17 +1113,40 @@ def test_seconds_at_the_limit_are_sorted_like_duckdb(tmp_path: Path) -> None:
 
 
 def test_keep_schema_checks_every_rows_cast_before_the_sort(tmp_path: Path) -> None:
-    """INT96 declared timestamp[ns]: 9999-12-31 in row 1 does not cast back from Polars'
-    microseconds. Only row 0 was checked, so it was a traceback after the whole sort."""
-    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
-    stamps = pa.array([dt.datetime(2000, 1, 1), dt.datetime(9999, 12, 31)], pa.timestamp("us"))
-    pq.write_table(pa.table({"t": stamps}), src, use_deprecated_int96_timestamps=True)
-    stages: list[str] = []
-    with pytest.raises(SpecError, match=r"column 't' is timestamp\[ns\] in the input") as caught:
-        sort_parquet(src, out, "t", keep_schema=True, progress=stages.append)
+    """int8 declared, and a value in row 1 that does not cast back to it: only row 0 was
+    checked, so it was a traceback after the whole sort. (The example was once an INT96
+    column holding 9999-12-31, declared in nanoseconds; it is declared in microseconds now.)"""
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"v": pa.array([1, 2], pa.int8())}), src)
+    frame = pl.DataFrame({"v": [1, 300]}, schema={"v": pl.Int64})
+    with pytest.raises(SpecError, match=r"column 'v' is int8 in the input") as caught:
+        input_schema(src, frame)
     assert (caught.value.source, caught.value.field) == (str(src), "--keep-schema")
-    assert stages == ["read"]  # refused before the keys
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_keep_schema_keeps_int96_timestamps_in_microseconds(
+    tmp_path: Path, descending: bool
+) -> None:
+    """pyarrow declares INT96 as timestamp[ns] by default: 9999-12-31 was refused ("column
+    't' is timestamp[ns] in the input, and Polars reads it as timestamp[us]"), and a nested
+    one failed only after the whole sort."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    stamps = [dt.datetime(2000, 1, 1), dt.datetime(9999, 12, 31), None, dt.datetime(1500, 1, 1)]
+    table = pa.table(
+        {
+            "rid": pa.array(range(len(stamps)), pa.int64()),
+            "t": pa.array(stamps, pa.timestamp("us")),
+            "s": pa.array([{"x": v} for v in stamps], pa.struct([("x", pa.timestamp("us"))])),
+        }
+    )
+    pq.write_table(table, src, use_deprecated_int96_timestamps=True)
+    sort_parquet(src, out, "t", descending=descending, keep_schema=True)
+    got = pq.read_table(out)
+    assert got.schema.field("t").type == pa.timestamp("us")
+    assert got.schema.field("s").type == pa.struct([("x", pa.timestamp("us"))])
+    want = _duckdb_rows(src, "t", descending, "rid, t, s")
+    assert list(zip(*(got[c].to_pylist() for c in ("rid", "t", "s")), strict=True)) == want
 
 
 def test_a_cast_that_fails_in_the_write_names_the_column(tmp_path: Path) -> None:

@@ -940,15 +940,18 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
     (pandas' index, for one) is dropped: it describes the input's rows, not the sorted ones.
     Checked before the sort, so a schema that cannot be kept is an error, not a sort spent:
     files that declare different schemas, or a column that does not cast back from Polars'
-    type. A type can fail (a list where int8 is declared), and so can values: an INT96
-    column declared timestamp[ns] holds 9999-12-31, which Polars reads in microseconds and
-    nanoseconds cannot hold. Row 0 and, for a column of numbers or times, its least and
-    greatest values are cast: a cast of those is monotone, so the others fit if they do."""
+    type. A type can fail (a list where int8 is declared), and so can values (one the
+    declared type cannot hold). Row 0 and, for a column of numbers or times, its least and
+    greatest values are cast: a cast of those is monotone, so the others fit if they do. INT96
+    timestamps are declared in microseconds, the unit `read_parquet` reads them in:
+    pyarrow's schema says nanoseconds by default, which refused 9999-12-31 (Hive's marker)
+    as not casting back, and a nested one only after the whole sort."""
     files = parquet_inputs(path)
     schemas = []
     for file in files:
         try:
-            schemas.append(pq.read_schema(literal_path(file)).remove_metadata())
+            with pq.ParquetFile(literal_path(file), coerce_int96_timestamp_unit="us") as parquet:
+                schemas.append(parquet.schema_arrow.remove_metadata())
         except (pa.ArrowException, OSError) as exc:
             if "more than 64 bits" in str(exc):  # Polars reads it; pyarrow cannot say its type
                 raise SpecError(
