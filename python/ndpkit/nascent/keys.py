@@ -71,8 +71,10 @@ def _raw_keys(column: pl.Series, source: str) -> SortKeys:
     dtype = column.dtype
     if dtype == pl.Null:
         # Every row is null (pandas writes an all-None column so): no key to compare, so the
-        # rows keep their order, as DuckDB's ORDER BY leaves them. `valid` is all false.
-        return SortKeys(np.zeros(len(column), np.uint64), None, "integer", 1)
+        # rows keep their order, as DuckDB's ORDER BY leaves them. `valid` is all false
+        # (None would say there are no nulls): the zero keys are never compared.
+        rows = len(column)
+        return SortKeys(np.zeros(rows, np.uint64), np.zeros(rows, np.bool_), "integer", 1)
     if isinstance(dtype, pl.Extension):
         # An extension (arrow.json) orders as its storage, as DuckDB orders JSON as text;
         # Polars casts no extension to its storage type, so the storage is taken as it is.
