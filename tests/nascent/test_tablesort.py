@@ -1030,6 +1030,60 @@ def test_int96_timestamps_tie_at_the_microsecond_as_in_duckdb(tmp_path: Path) ->
     assert [r for r, _ in want] == [0, 1, 2, 3]
 
 
+def test_an_int96_beside_decimal64_and_date64_in_a_struct_keeps_their_values(
+    tmp_path: Path,
+) -> None:
+    """The INT96 column was read by pyarrow and given to `pl.from_arrow`, which misread the
+    decimal64 beside it (1.50 as 9.66e9, then a Rust panic in the write, exit 1) and made
+    the date64 a date; they keep the values and the types Polars reads them as."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    days = [dt.datetime(2020, 1, 3), dt.datetime(1999, 5, 6), dt.datetime(2001, 1, 1)]
+    cents = [decimal.Decimal("1.50"), decimal.Decimal("2.25"), decimal.Decimal("-3.00")]
+    inner = pa.StructArray.from_arrays(
+        [pa.array(days, pa.timestamp("ns")), pa.array(cents, pa.decimal64(18, 2)),
+         pa.array(days, pa.date64())],
+        ["ts", "d", "dd"],
+    )  # fmt: skip
+    pq.write_table(
+        pa.table({"k": [2, 0, 1], "s": inner}), src, use_deprecated_int96_timestamps=True
+    )
+    sort_parquet(src, out, "k")
+    got = pq.read_table(out)["s"].to_pylist()
+    assert [r["d"] for r in got] == [cents[1], cents[2], cents[0]]
+    assert [r["ts"] for r in got] == [days[1], days[2], days[0]]
+    assert [r["dd"] for r in got] == [days[1], days[2], days[0]]
+
+
+def test_an_int96_shard_beside_a_nanosecond_shard_is_one_table(tmp_path: Path) -> None:
+    """INT96 is read in microseconds, another file's timestamp[ns] in nanoseconds: the
+    directory was refused (Datetime ns against us); both are microseconds, as in DuckDB."""
+    (tmp_path / "set").mkdir()
+    first = [dt.datetime(2020, 1, 1), dt.datetime(2000, 1, 1)]
+    second = [dt.datetime(2021, 1, 1), dt.datetime(1990, 1, 1)]
+    table = pa.table({"t": pa.array(first, pa.timestamp("ns"))})
+    pq.write_table(table, tmp_path / "set" / "a.parquet", use_deprecated_int96_timestamps=True)
+    pq.write_table(
+        pa.table({"t": pa.array(second, pa.timestamp("ns"))}), tmp_path / "set" / "b.parquet"
+    )
+    sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "t")
+    got = pq.read_table(tmp_path / "o.parquet")["t"]
+    assert got.type == pa.timestamp("us")
+    assert got.to_pylist() == sorted(first + second)
+
+
+def test_an_int96_column_keeps_its_time_zone(tmp_path: Path) -> None:
+    """pyarrow reads INT96 without a zone (its values are UTC); Polars' zone was dropped."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    noon = [dt.datetime(2020, 1, 1, 12), dt.datetime(2000, 1, 1, 12)]  # UTC
+    column = pa.array(noon, pa.timestamp("ns", tz="Europe/Paris"))
+    pq.write_table(pa.table({"t": column}), src, use_deprecated_int96_timestamps=True)
+    sort_parquet(src, out, "t")
+    got = pq.read_table(out)["t"]
+    assert got.type == pa.timestamp("us", tz="Europe/Paris")
+    utc = dt.UTC
+    assert [v.astimezone(utc).replace(tzinfo=None) for v in got.to_pylist()] == sorted(noon)
+
+
 def test_int96_timestamps_beyond_microseconds_are_refused(tmp_path: Path) -> None:
     src = tmp_path / "in.parquet"
     years = 400_000 * 365 * 86_400  # seconds: beyond the ±292,000 years of microseconds

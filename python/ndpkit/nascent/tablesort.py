@@ -617,10 +617,41 @@ def _int96_read(
         literal_path(file), metadata=parquet.metadata, coerce_int96_timestamp_unit="us"
     ) as micro:
         exact = micro.read(columns=names)
-    return frame.with_columns(
-        pl.from_arrow(exact.column(name)).alias(name)  # type: ignore[union-attr]
-        for name in names
-    )
+    return frame.with_columns(_micro_column(exact.column(name), frame[name]) for name in names)
+
+
+def _micro_column(column: pa.ChunkedArray, polars_read: pl.Series) -> pl.Series:
+    """pyarrow's microsecond read of an INT96 column as a Polars column whose every other
+    part has the type Polars' own read gave it: `pl.from_arrow` misread a decimal64 beside
+    a nested INT96 (1.50 as 9.66e9, then a panic in the write) and took a date64 for a date.
+    Timestamps keep pyarrow's unit (microseconds for INT96) and Polars' time zone (pyarrow
+    reads INT96 without one; the values are UTC)."""
+    wanted = _with_units_of(polars_read.to_arrow().type, column.type)
+    series = pl.from_arrow(column if wanted == column.type else column.cast(wanted))
+    assert isinstance(series, pl.Series)
+    return series.alias(polars_read.name)
+
+
+def _with_units_of(polars: pa.DataType, micro: pa.DataType) -> pa.DataType:
+    """`polars` (the Arrow type of Polars' read) with each timestamp in `micro`'s unit."""
+    if pa.types.is_timestamp(polars) and pa.types.is_timestamp(micro):
+        return pa.timestamp(micro.unit, polars.tz)
+    if pa.types.is_struct(polars) and pa.types.is_struct(micro):
+        inner = {f.name: f.type for f in micro}
+        return pa.struct(
+            [f.with_type(_with_units_of(f.type, inner.get(f.name, f.type))) for f in polars]
+        )
+    if pa.types.is_map(polars) and pa.types.is_map(micro):
+        key = polars.key_field.with_type(_with_units_of(polars.key_type, micro.key_type))
+        item = polars.item_field.with_type(_with_units_of(polars.item_type, micro.item_type))
+        return pa.map_(key, item, polars.keys_sorted)
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    if any(t(polars) for t in lists) and any(t(micro) for t in lists):
+        value = polars.value_field.with_type(_with_units_of(polars.value_type, micro.value_type))
+        if pa.types.is_fixed_size_list(polars):
+            return pa.list_(value, polars.list_size)
+        return pa.large_list(value) if pa.types.is_large_list(polars) else pa.list_(value)
+    return polars
 
 
 _SECONDS_LIMIT = (2**63 - 1) // 1000
@@ -824,6 +855,10 @@ def _column_types(
     return types, None
 
 
+_UNITS = ("ns", "us", "ms")
+"""Polars' time units, finest first."""
+
+
 def _merged_type(ours: Any, theirs: Any) -> Any:
     """The type both fit (Null fits any, also inside lists and structs), or None."""
     if ours == theirs:
@@ -832,6 +867,13 @@ def _merged_type(ours: Any, theirs: Any) -> Any:
         return theirs
     if theirs == pl.Null:
         return ours
+    if isinstance(ours, pl.Datetime) and isinstance(theirs, pl.Datetime):
+        # One shard's INT96 (read in microseconds) beside another's timestamp[ns]: the
+        # coarser unit holds both (DuckDB reads them alike), the finer one is truncated.
+        if ours.time_zone != theirs.time_zone:
+            return None
+        unit = max(ours.time_unit, theirs.time_unit, key=_UNITS.index)
+        return pl.Datetime(unit, ours.time_zone)
     if isinstance(ours, pl.List) and isinstance(theirs, pl.List):
         inner = _merged_type(ours.inner, theirs.inner)
         return None if inner is None else pl.List(inner)
