@@ -146,3 +146,12 @@ def test_kernel_counts_past_any_fpga_are_refused() -> None:
     assert line.endswith(
         "--option smartssd.shuffle_kernels=10000000: must be at most 1,024, got 10,000,000"
     )
+
+
+def test_the_read_only_baselines_note_is_given_with_csv_too() -> None:
+    """A CSV row has no place for it: it went with the table only, so a CSV's CPU times read
+    as measured sorts."""
+    result = _run(*NASCENT2, "--sf", "0.001", "-f", "csv")
+    assert result.exit_code == 0, result.stderr
+    assert "note: the CPU baseline reads only (--read-only-cpu)" in result.stderr
+    assert "note:" not in result.stdout

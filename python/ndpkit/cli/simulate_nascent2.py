@@ -98,7 +98,7 @@ def nascent2_cmd(
     result = Table("nascent2_simulation", title, COMPARISON_COLUMNS, rows, note=_note(sim))
     document = _document(sim, settings, table, scale, spec, job, measure_cpu) | {"rows": rows}
     emit([result], fmt, {"nascent2_simulation": document})
-    if fmt is Format.table and not measure_cpu:
+    if fmt is not Format.json and not measure_cpu:  # CSV too: its rows have no place for it
         stderr().print(
             "note: the CPU baseline reads only (--read-only-cpu), so its times and the "
             "speedups over it are lower bounds",
