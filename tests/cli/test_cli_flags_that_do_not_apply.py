@@ -23,6 +23,8 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
         (("plan", "-p", "rans", "-a", "lc", "--policy", "power"), "--policy: for in-storage"),
         (("plan", "-p", "rfns", "-a", "he", "--time-model", "channels_off"), "--time-model"),
         (("plan", "-p", "rfns", "-a", "he", "--tolerance", "0.5"), "add --optimal"),
+        # 0 too: it was taken as not given, where 0.5 was refused.
+        (("plan", "-p", "rfns", "-a", "he", "--tolerance", "0"), "add --optimal"),
         (("plan", "-p", "risp-64ch", "-a", "sobel", "--tolerance", "0.1"), "add --optimal"),
         (("estimate", "-p", "cns", "-a", "he", "--split", "device"), "its only split is host"),
     ],

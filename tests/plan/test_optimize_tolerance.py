@@ -22,3 +22,8 @@ def test_a_tolerance_that_is_not_finite_and_non_negative_is_refused(tolerance: f
 def test_a_large_finite_tolerance_still_plans() -> None:
     result = optimise(load_platform("rans"), load_profile("lc"), tolerance=1e6)
     assert result.method == "optimal (tolerance 1e+06)"
+
+
+def test_a_negative_zero_tolerance_is_said_as_zero() -> None:
+    plan = optimise(load_platform("rfns"), load_profile("he"), tolerance=-0.0)
+    assert plan.method == "optimal (tolerance 0)"

@@ -327,14 +327,15 @@ def plan_cmd(
         ),
     ] = False,
     tolerance: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--tolerance",
             help="With --optimal: accept configurations this fraction slower than "
-            "the best (0.05 = 5%).",
+            "the best (0.05 = 5%; default 0).",
             parser=real_arg,
+            show_default=False,
         ),
-    ] = 0.0,
+    ] = None,
     energy_form: EnergyFormOpt = None,
     wall_times: WallTimesOpt = None,
     time_basis: TimeBasisOpt = None,
@@ -396,7 +397,8 @@ def plan_cmd(
 
     In an SSD (RISP) the plan is channels and cells; in a server (RANS/RFNS), engines."""
     with user_errors():
-        check_fraction("--tolerance", tolerance, "0.05 = 5% slower than the best")
+        if tolerance is not None:
+            check_fraction("--tolerance", tolerance, "0.05 = 5% slower than the best")
         spec = load_platform(platform)
         note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
@@ -405,7 +407,7 @@ def plan_cmd(
             base = base.with_(host_stage="with_host_stage")
         opts = build_options(base, locals(), unread_options(spec))
         profile = profile_for(spec, app, profiles)
-        if tolerance and not optimal:
+        if tolerance is not None and not optimal:  # even 0: it says --optimal was meant
             raise ModelError("--tolerance applies to the --optimal search; add --optimal")
         if spec.is_in_storage:
             if spec.engines is None:
@@ -452,7 +454,7 @@ def plan_cmd(
                 raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
             port_cap_applies(spec if scheme is None else _rewired(spec, scheme), opts)
             result = (
-                optimise(spec, profile, opts, tolerance=tolerance, scheme=scheme)
+                optimise(spec, profile, opts, tolerance=tolerance or 0.0, scheme=scheme)
                 if optimal
                 else plan(spec, profile, opts, scheme=scheme)
             )

@@ -24,7 +24,8 @@ from ndpkit.profile import Profile
 
 OPTIMAL_MAX_DEVICES = 10_000
 """The largest server `optimise` searches: it maps and estimates every engine count, each in
-time linear in the SSDs (10,000 SSDs take about 20 s here; 2,000 about 1 s)."""
+time linear in the SSDs, and keeps every candidate's mapping (1,000 SSDs take 1 s and 90 MB
+here, 4,000 4.2 s and 620 MB, 10,000 27 s and 3.6 GB)."""
 
 
 def optimise(
@@ -39,6 +40,7 @@ def optimise(
     # NaN compares false with everything, so `tolerance < 0` alone would let it through.
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance}")
+    tolerance += 0.0  # -0.0 becomes 0.0: the method said "tolerance -0"
     options = options or Options()
     wired = platform if scheme is None else platform.with_scheme(scheme)
     n = wired.devices
