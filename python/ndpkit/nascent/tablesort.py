@@ -636,22 +636,33 @@ def _with_units_of(polars: pa.DataType, micro: pa.DataType) -> pa.DataType:
     """`polars` (the Arrow type of Polars' read) with each timestamp in `micro`'s unit."""
     if pa.types.is_timestamp(polars) and pa.types.is_timestamp(micro):
         return pa.timestamp(micro.unit, polars.tz)
-    if pa.types.is_struct(polars) and pa.types.is_struct(micro):
-        inner = {f.name: f.type for f in micro}
-        return pa.struct(
-            [f.with_type(_with_units_of(f.type, inner.get(f.name, f.type))) for f in polars]
-        )
-    if pa.types.is_map(polars) and pa.types.is_map(micro):
-        key = polars.key_field.with_type(_with_units_of(polars.key_type, micro.key_type))
-        item = polars.item_field.with_type(_with_units_of(polars.item_type, micro.item_type))
-        return pa.map_(key, item, polars.keys_sorted)
-    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
-    if any(t(polars) for t in lists) and any(t(micro) for t in lists):
-        value = polars.value_field.with_type(_with_units_of(polars.value_type, micro.value_type))
-        if pa.types.is_fixed_size_list(polars):
-            return pa.list_(value, polars.list_size)
-        return pa.large_list(value) if pa.types.is_large_list(polars) else pa.list_(value)
-    return polars
+    ours, theirs = _children(polars), _children(micro)
+    if not ours or len(ours) != len(theirs):
+        return polars
+    pairs = zip(ours, theirs, strict=True)
+    return _with_children(polars, [f.with_type(_with_units_of(f.type, m.type)) for f, m in pairs])
+
+
+def _children(kind: pa.DataType) -> list[pa.Field]:
+    """The fields a nested type holds (a struct's, a map's key and item, a list's value)."""
+    if pa.types.is_struct(kind):
+        return [kind.field(i) for i in range(kind.num_fields)]
+    if pa.types.is_map(kind):
+        return [kind.key_field, kind.item_field]
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return [kind.value_field]
+    return []
+
+
+def _with_children(kind: pa.DataType, fields: list[pa.Field]) -> pa.DataType:
+    """The nested type `kind` holding `fields` instead (as `_children` lists them)."""
+    if pa.types.is_struct(kind):
+        return pa.struct(fields)
+    if pa.types.is_map(kind):
+        return pa.map_(fields[0], fields[1], kind.keys_sorted)
+    if pa.types.is_fixed_size_list(kind):
+        return pa.list_(fields[0], kind.list_size)
+    return pa.large_list(fields[0]) if pa.types.is_large_list(kind) else pa.list_(fields[0])
 
 
 _SECONDS_LIMIT = (2**63 - 1) // 1000
@@ -1058,26 +1069,15 @@ _NESTED_INDEX_BITS = 32
 def _nested_widened(kind: pa.DataType) -> pa.DataType:
     """`kind` with every dictionary nested in it indexed by at least 32 bits, of the same
     signedness (see `_widened`); the fields keep their names, nullability and metadata."""
-
-    def field(f: pa.Field) -> pa.Field:
-        return f.with_type(_nested_widened(f.type))
-
     if pa.types.is_dictionary(kind):
         index = kind.index_type
         if index.bit_width < _NESTED_INDEX_BITS:
             index = pa.int32() if pa.types.is_signed_integer(index) else pa.uint32()
         return pa.dictionary(index, kind.value_type, kind.ordered)
-    if pa.types.is_struct(kind):
-        return pa.struct([field(kind.field(i)) for i in range(kind.num_fields)])
-    if pa.types.is_map(kind):
-        return pa.map_(field(kind.key_field), field(kind.item_field), kind.keys_sorted)
-    if pa.types.is_fixed_size_list(kind):
-        return pa.list_(field(kind.value_field), kind.list_size)
-    if pa.types.is_large_list(kind):
-        return pa.large_list(field(kind.value_field))
-    if pa.types.is_list(kind):
-        return pa.list_(field(kind.value_field))
-    return kind
+    fields = _children(kind)
+    if not fields:
+        return kind
+    return _with_children(kind, [f.with_type(_nested_widened(f.type)) for f in fields])
 
 
 _INDEX_TYPES = {
