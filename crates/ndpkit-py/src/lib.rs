@@ -182,7 +182,7 @@ fn refuse_overlap<T: numpy::Element, D: numpy::ndarray::Dimension>(
 /// The values of a C-contiguous (row-major) array: numpy's `as_slice` also takes a Fortran
 /// (column-major) one, whose buffer the kernels would read as rows (wrong answers without a
 /// word: a transposed (n, d) array's distances were of other points).
-fn c_order<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
+pub(crate) fn c_order<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
     array: &'a numpy::PyReadonlyArray<'_, T, D>,
     name: &str,
 ) -> PyResult<&'a [T]> {

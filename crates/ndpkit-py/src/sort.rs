@@ -6,9 +6,7 @@ use ndp_sort::bitonic::{
 };
 use ndp_sort::decoder::{self, DecodeCounts, DictionaryTable, Mode};
 use ndp_sort::shuffle::{self, Accesses, Layout, ShuffleConfig, ShuffleCounts, Table};
-use numpy::{
-    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
-};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -296,14 +294,7 @@ fn shuffle_table<'py>(
     let widths: Vec<usize> = columns.iter().map(|c| c.as_array().dim().1).collect();
     let slices = columns
         .iter()
-        .map(|c| {
-            if !c.is_c_contiguous() {
-                return Err(PyValueError::new_err(
-                    "columns must be C-contiguous (row-major) arrays",
-                ));
-            }
-            Ok(c.as_slice()?)
-        })
+        .map(|c| crate::c_order(c, "each column"))
         .collect::<PyResult<Vec<&[u8]>>>()?;
     let index_slice = indices.as_slice()?;
     let keys = sorted_keys.as_ref().map(|k| k.as_slice()).transpose()?;

@@ -222,6 +222,13 @@ def check_output_file(flag: str, path: Path, *, directory_ok: bool = False) -> N
         raise SpecError(exc.detail, source=COMMAND_LINE, field=f"{flag} {path}") from None
 
 
+def print_notes(notes: list[str], fmt: Format) -> None:
+    """Notes on stderr after a table or CSV (whose rows have no place for them); a JSON
+    document carries them itself."""
+    for note in notes if fmt is not Format.json else []:
+        stderr().print(f"note: {note}", highlight=False, markup=False)
+
+
 def emit(tables: list[Table], fmt: Format, document: dict[str, Any] | None = None) -> None:
     """Write results to stdout in the chosen format."""
     if fmt is Format.json:

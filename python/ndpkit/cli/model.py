@@ -28,6 +28,7 @@ from ndpkit.cli.common import (
     choice,
     emit,
     given_text,
+    print_notes,
     real_arg,
     stderr,
     user_errors,
@@ -260,12 +261,6 @@ def estimate_cmd(
     }
     emit([estimate_table(result)], fmt, document)
     print_notes(result.notes, fmt)
-
-
-def print_notes(notes: list[str], fmt: Format) -> None:
-    """Notes on stderr, unless the format is JSON, whose document carries them."""
-    for note in notes if fmt is not Format.json else []:
-        stderr().print(f"note: {note}", highlight=False, markup=False)
 
 
 def port_cap_applies(spec: Platform, opts: Options, *, host_split: str | None = None) -> None:

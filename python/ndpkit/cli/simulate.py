@@ -31,6 +31,7 @@ from ndpkit.cli.common import (
     choice,
     comma_list,
     emit,
+    print_notes,
     real_arg,
     size_flag,
     stderr,
@@ -45,7 +46,6 @@ from ndpkit.cli.model import (
     family_defaults,
     note_mapped_elsewhere,
     port_cap_applies,
-    print_notes,
     profile_for,
     unread_options,
 )
@@ -222,7 +222,7 @@ def simulate_cmd(
             assert result.trace_json is not None
             write_atomic(trace, result.trace_json)
     emit([simulation_table(result)], fmt, {"simulation": result.as_dict()})
-    print_notes(result.notes, fmt)  # CSV too: its rows have no place for them
+    print_notes(result.notes, fmt)
     if fmt is not Format.json and trace is not None:
         stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors
+from ndpkit.cli.common import Format, FormatOption, emit, print_notes, stderr, user_errors
 from ndpkit.errors import SpecError
 from ndpkit.nascent.des import DevicesSimulation, shuffle_sub_items
 from ndpkit.nascent.devices import DeviceSet, load_devices
@@ -98,18 +98,14 @@ def nascent2_cmd(
     result = Table("nascent2_simulation", title, COMPARISON_COLUMNS, rows, note=_note(sim))
     document = _document(sim, settings, table, scale, spec, job, measure_cpu) | {"rows": rows}
     emit([result], fmt, {"nascent2_simulation": document})
-    if fmt is not Format.json and not measure_cpu:  # CSV too: its rows have no place for it
-        stderr().print(
-            "note: the CPU baseline reads only (--read-only-cpu), so its times and the "
-            "speedups over it are lower bounds",
-            highlight=False,
-            markup=False,
-        )
+    if not measure_cpu:
+        lower = "the CPU baseline reads only (--read-only-cpu), so its times and the speedups"
+        print_notes([f"{lower} over it are lower bounds"], fmt)
 
 
 MAX_EVENTS = 300_000_000
 """About 30 s of simulation on this kind of machine: estimated events ran at about 10 M/s
-(18 SSDs of lineitem at SF 100, 48 M of them, in 4.3 s on 2026-11-29); 50 M refused runs of
+(18 SSDs of lineitem at SF 100, 48 M of them, in 4.8 s on 2026-11-29); 50 M refused runs of
 5 s (20 such SSDs) once shuffle pieces were counted."""
 _EVENTS_PER_CHUNK = 32
 """An upper estimate of events per streamed chunk over the three machines (measured:
