@@ -32,7 +32,10 @@ fn squared_distances_f32<'py>(
     out: Option<Bound<'py, PyArray1<f32>>>,
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let (rows, slice, q) = rows_and_vector(&points, &query, "query")?;
-    let out = out.unwrap_or_else(|| numpy_f32(py, rows));
+    let out = match out {
+        Some(out) => out,
+        None => numpy_zeros(py, &[rows])?,
+    };
     refuse_overlap(&out, &[("points", span(slice)), ("query", span(q))])?;
     let mut written = out.try_readwrite()?;
     let distances = written.as_slice_mut()?;
@@ -124,12 +127,23 @@ fn check_len(len: usize, expected: usize, what: impl FnOnce() -> String) -> PyRe
     Ok(())
 }
 
-/// A new float32 array of `n` zeros from numpy's allocator, which asks the kernel for
+/// A new array of zeros of `shape` from `numpy.zeros`, whose allocator asks the kernel for
 /// transparent huge pages on large arrays: writing 256 MiB of results into a Rust `Vec` (4 KiB
 /// pages, a fault every page) cost LC's one-process run a third of its time. (numpy's calloc
-/// of a large array is fresh zero pages, so the zeros cost nothing extra there.)
-fn numpy_f32(py: Python<'_>, n: usize) -> Bound<'_, PyArray1<f32>> {
-    PyArray1::<f32>::zeros(py, [n], false)
+/// of a large array is fresh zero pages, so the zeros cost nothing extra there.) Called
+/// through Python so that running out of memory is numpy's `MemoryError` (and an impossible
+/// size its `ValueError`): rust-numpy's `PyArray::zeros` panics on numpy's NULL, a
+/// `PanicException` that `except Exception` does not catch.
+fn numpy_zeros<'py, T: numpy::Element, D: numpy::ndarray::Dimension>(
+    py: Python<'py>,
+    shape: &[usize],
+) -> PyResult<Bound<'py, PyArray<T, D>>> {
+    let shape = pyo3::types::PyTuple::new(py, shape)?;
+    let zeros = py
+        .import("numpy")?
+        .getattr("zeros")?
+        .call1((shape, numpy::dtype::<T>(py)))?;
+    Ok(zeros.cast_into::<PyArray<T, D>>()?)
 }
 
 /// Dot products of each row of a C-contiguous float32 (n, d) array with float32 weights of
@@ -144,7 +158,10 @@ fn dot_f32<'py>(
     out: Option<Bound<'py, PyArray1<f32>>>,
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let (rows, slice, w) = rows_and_vector(&points, &weights, "weight vector")?;
-    let out = out.unwrap_or_else(|| numpy_f32(py, rows));
+    let out = match out {
+        Some(out) => out,
+        None => numpy_zeros(py, &[rows])?,
+    };
     refuse_overlap(&out, &[("points", span(slice)), ("weights", span(w))])?;
     let mut written = out.try_readwrite()?;
     let scores = written.as_slice_mut()?;
@@ -231,7 +248,10 @@ fn histograms_u8<'py>(
     let total = rows
         .checked_mul(256)
         .ok_or_else(|| PyValueError::new_err(format!("{rows} images: too many to count")))?;
-    let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, 256], false));
+    let out = match out {
+        Some(out) => out,
+        None => numpy_zeros(py, &[rows, 256])?,
+    };
     refuse_overlap(&out, &[("pixels", span(slice))])?;
     let mut counts = out.try_readwrite()?;
     let counts_slice = counts.as_slice_mut()?;
@@ -263,7 +283,10 @@ fn pack_above_u8<'py>(
         )));
     }
     let slice = c_order(&pixels, "pixels")?;
-    let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, width.div_ceil(8)], false));
+    let out = match out {
+        Some(out) => out,
+        None => numpy_zeros(py, &[rows, width.div_ceil(8)])?,
+    };
     refuse_overlap(&out, &[("pixels", span(slice)), ("thresholds", span(t))])?;
     let mut bits = out.try_readwrite()?;
     let bits_slice = bits.as_slice_mut()?;
@@ -295,7 +318,10 @@ fn remap_u8<'py>(
     }
     let slice = c_order(&pixels, "pixels")?;
     let tables = c_order(&luts, "luts")?;
-    let out = out.unwrap_or_else(|| PyArray2::zeros(py, [rows, width], false));
+    let out = match out {
+        Some(out) => out,
+        None => numpy_zeros(py, &[rows, width])?,
+    };
     refuse_overlap(&out, &[("pixels", span(slice)), ("luts", span(tables))])?;
     let mut remapped = out.try_readwrite()?;
     let remapped_slice = remapped.as_slice_mut()?;

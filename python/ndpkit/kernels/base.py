@@ -53,16 +53,24 @@ def checked_records(data: np.ndarray, record_shape: tuple[int, ...], kernel: str
     return array
 
 
-def check_out(out: np.ndarray | None, dtype: type[np.generic], what: str) -> None:
-    """An `out` array the Rust loop can write in place (of its dtype, C-contiguous, aligned
-    and writeable), or an NdpkitError: the binding's own message for another dtype was
-    "'ndarray' object is not an instance of 'ndarray'", and a transposed `out` was written
-    in the wrong order (or, reshaped into a copy, not at all) without a word."""
+def check_out(
+    out: np.ndarray | None,
+    dtype: type[np.generic],
+    what: str,
+    shape: tuple[int, ...] | None = None,
+) -> None:
+    """An `out` array the Rust loop can write in place (of its dtype and, if given, `shape`;
+    C-contiguous, aligned and writeable), or an NdpkitError: the binding's own message for
+    another dtype or number of axes was "'ndarray' object is not an instance of 'ndarray'", a
+    transposed `out` was written in the wrong order (or, reshaped into a copy, not at all)
+    without a word, and one of the right size but another shape came back in that shape."""
     if out is None:
         return
     if not isinstance(out, np.ndarray) or out.dtype != dtype:
         got = out.dtype if isinstance(out, np.ndarray) else type(out).__name__
         raise NdpkitError(f"{what}: out must be a {np.dtype(dtype)} array, got {got}")
+    if shape is not None and out.shape != shape:
+        raise NdpkitError(f"{what}: out must have shape {shape}, got {out.shape}")
     if not out.flags.c_contiguous or not out.flags.aligned or not out.flags.writeable:
         raise NdpkitError(f"{what}: out must be C-contiguous, aligned and writeable")
 

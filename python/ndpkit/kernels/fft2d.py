@@ -38,6 +38,8 @@ from ndpkit.kernels.parts import records_in
 SIDE = 256
 CHANNELS = 3
 ENERGY_RTOL = 1e-6
+"""The spectra's error, ‖F − F_ref‖₂, as a fraction of ‖F_ref‖₂ per image and channel: the
+float32 FFT's is at most 7e-8 on generated images; one pixel one level off is 4e-5."""
 _HALF = SIDE // 2 + 1
 
 C64 = NDArray[np.complex64]
@@ -158,18 +160,21 @@ class Fft2d(RowKernel):
         return np.fft.fft2(np.moveaxis(images, -1, 1), axes=(2, 3))
 
     def check(self, result: Any, expected: Any) -> None:
-        """max |F − F_ref| ≤ ENERGY_RTOL × ‖F_ref‖₂ per image and channel."""
+        """‖F − F_ref‖₂ ≤ ENERGY_RTOL × ‖F_ref‖₂ per image and channel. (The largest single
+        error against that bound accepted the spectrum of an image with a pixel 3 levels off:
+        the 2-norm of the error is what the bound is about.)"""
         result = np.asarray(result)
         if result.shape != expected.shape:
             raise KernelMismatchError(f"fft2d: spectra {result.shape}, reference {expected.shape}")
-        error = np.abs(result - expected).max(axis=(2, 3), initial=0.0)
+        error = np.sqrt((np.abs(result - expected) ** 2).sum(axis=(2, 3)))
         allowed = ENERGY_RTOL * np.sqrt((np.abs(expected) ** 2).sum(axis=(2, 3)))
         bad = ~(error <= allowed)  # a NaN error is no match
         if bad.any():
             image, channel = (int(i) for i in np.argwhere(bad)[0])
             raise KernelMismatchError(
-                f"fft2d: image {image} channel {channel} differs by {error[image, channel]:.3g}, "
-                f"allowed {allowed[image, channel]:.3g} ({ENERGY_RTOL} of its spectrum's norm)"
+                f"fft2d: image {image} channel {channel} differs by {error[image, channel]:.3g} "
+                f"(2-norm), allowed {allowed[image, channel]:.3g} ({ENERGY_RTOL} of its "
+                "spectrum's norm)"
             )
 
 

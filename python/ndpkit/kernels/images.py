@@ -126,8 +126,9 @@ def pixel_rows(images: np.ndarray) -> np.ndarray:
 def histograms(images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(n, 256) uint64 counts of each image's grey levels (Rust: bit planes with AVX-512, else
     eight sub-tables), written into `out` (C-contiguous, that shape) if given."""
-    check_out(out, np.uint64, "histograms")
-    counts: np.ndarray = _core.histograms_u8(_rows(images), out)
+    rows = _rows(images)
+    check_out(out, np.uint64, "histograms", (len(rows), 256))
+    counts: np.ndarray = _core.histograms_u8(rows, out)
     return counts
 
 
@@ -141,8 +142,9 @@ def pack_above(
     if given.dtype.kind not in "iu" or (given.size and (given.min() < 0 or given.max() > 255)):
         raise NdpkitError(f"binarize: thresholds must be whole numbers from 0 to 255, got {given}")
     limits = np.ascontiguousarray(given, dtype=np.uint8)
-    check_out(out, np.uint8, "pack_above")
-    bits: np.ndarray = _core.pack_above_u8(_rows(images), limits, out)
+    rows = _rows(images)
+    check_out(out, np.uint8, "pack_above", (len(rows), -(-rows.shape[1] // 8)))
+    bits: np.ndarray = _core.pack_above_u8(rows, limits, out)
     return bits
 
 

@@ -121,10 +121,12 @@ def distances_sq(points: np.ndarray, query: F32, out: F32 | None = None) -> F32:
     """Squared distances of every point to `query` in float32: one fused pass in Rust
     (`ndp-kernels`), bit-identical to the numpy column-by-column version below; written into
     `out` (C-contiguous float32, one per point) if given."""
-    check_out(out, np.float32, "distances_sq")
     points = native_input(points, np.float32)
     query = native_input(query, np.float32)
-    if points.ndim != 2 or len(points) == 0:
+    if points.ndim != 2:
+        raise NdpkitError(f"distances_sq: points must be 2-D (n, d), got shape {points.shape}")
+    check_out(out, np.float32, "distances_sq", (len(points),))
+    if len(points) == 0:
         distances = distances_sq_numpy(points, query)
         if out is None:
             return distances
@@ -399,7 +401,13 @@ class Knn(Kernel):
         if asked == 0:
             nobody = Neighbours(np.empty(0, np.int64), np.empty(0))
             return ReferenceNeighbours(nobody, np.inf, nobody)
-        query = self._query(params).astype(np.float64)[None]
+        # Moved so that the query is the origin, in float64 (exact for float32 coordinates
+        # within 2²⁹ of each other's scale): scikit-learn's brute force computes
+        # ‖x‖² − 2x·q + ‖q‖², which loses every digit of a short distance between points far
+        # from the origin (map coordinates: rank 0 off by 2.5e-4, relatively).
+        query = self._query(params).astype(np.float64)
+        points -= query  # in place: `points` is this function's float64 copy
+        query = np.zeros((1, len(query)))
         search = NearestNeighbors(n_neighbors=asked, algorithm="brute", metric="euclidean")
         dist, idx = search.fit(points).kneighbors(query)
         dists_sq = dist[0] ** 2
