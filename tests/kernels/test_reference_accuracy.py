@@ -130,3 +130,11 @@ def test_out_arrays_of_another_shape_are_refused() -> None:
     out = np.zeros((3, 256), np.uint64)
     assert histograms(images, out) is out
     assert out.sum() == 60
+
+
+def test_knn_reference_refuses_a_query_of_another_shape() -> None:
+    knn2 = get_kernel("knn2")
+    points = np.zeros((5, 2), np.float32)
+    for query in (np.float32(1.0), np.zeros(3, np.float32)):
+        with pytest.raises(NdpkitError, match=r"knn2: the query has shape"):
+            knn2.reference(points, {"query": query, "k": 3})

@@ -38,7 +38,7 @@ dtypes; the two can differ only on a point whose two nearest scores are within r
 Reference: `sklearn.cluster.KMeans(init=<the same centres>, n_init=1, algorithm="lloyd",
 tol=tol_sq / mean feature variance, max_iter=max_iter)` on float64 data (scikit-learn stops
 when Σ_k ‖Δc_k‖² ≤ mean variance × tol, the same quantity). It centres the data internally, so
-`check` compares centres with rtol = 1e-6 (and an atol of 1e-6 × the feature's largest
+`check` compares centres with rtol = 1e-6 (and an atol of 1e-9 × the feature's largest
 centre), iterations, points per cluster and `converged` exactly (scikit-learn's flag means
 only "stopped before max_iter", so against it a result may also have converged on the last
 pass). scikit-learn

@@ -406,6 +406,10 @@ class Knn(Kernel):
         # ‖x‖² − 2x·q + ‖q‖², which loses every digit of a short distance between points far
         # from the origin (map coordinates: rank 0 off by 2.5e-4, relatively).
         query = self._query(params).astype(np.float64)
+        if query.shape != (self.features,):  # `init` checks it; `reference` may come first
+            raise NdpkitError(
+                f"{self.name}: the query has shape {query.shape}, not ({self.features},)"
+            )
         points -= query  # in place: `points` is this function's float64 copy
         query = np.zeros((1, len(query)))
         search = NearestNeighbors(n_neighbors=asked, algorithm="brute", metric="euclidean")
