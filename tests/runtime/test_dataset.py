@@ -1483,3 +1483,38 @@ def test_a_device_count_out_of_range_is_refused_before_any_work(
 
 def test_the_largest_device_count_is_taken() -> None:
     assert dataset_module._check_counts(65_536, 1) == (65_536, 1)
+
+
+def test_a_run_killed_while_removing_its_staging_leaves_it_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cleanup was `rmtree`, which deletes in listing order, the marker among the first:
+    a run killed mid-way (a third Ctrl-C, SIGKILL after SIGTERM) left thousands of shards in
+    an unmarked directory that no later run removed or named. The marker now goes last."""
+
+    class Killed(BaseException):
+        pass
+
+    def dies_on_the_marker_or_the_third(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name == STAGING_MARKER:
+            raise AssertionError("the marker went before the shards")
+        removed.append(Path(path))
+        if len(removed) == 3:
+            raise Killed
+        real_unlink(path)
+
+    staging = tmp_path / "ds.tmp-0123abcd"
+    staging.mkdir()
+    (staging / STAGING_MARKER).write_text("")
+    for i in range(6):
+        (staging / f"shard-{i}.npy").write_bytes(b"x")
+    removed: list[Path] = []
+    real_unlink = os.unlink
+    monkeypatch.setattr(os, "unlink", dies_on_the_marker_or_the_third)
+    with pytest.raises(Killed):
+        dataset_module._remove_staging(staging)
+    monkeypatch.undo()
+    assert (staging / STAGING_MARKER).is_file()
+    _aged(staging)
+    assert remove_stale_staging(tmp_path / "ds") == [staging]
+    assert not staging.exists()

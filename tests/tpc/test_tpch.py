@@ -219,3 +219,26 @@ def test_a_link_into_a_missing_directory_is_refused_before_generating(
     (tmp_path / "region.parquet").symlink_to(tmp_path / "gone" / "r.parquet")
     with pytest.raises(SpecError, match=r"cannot write: no directory .*gone"):
         generate_tpch(0.01, tmp_path, ["region"])
+
+
+@pytest.mark.parametrize("links", ["one to the other", "both to one file"])
+def test_two_tables_that_are_one_file_are_refused_before_generating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: str
+) -> None:
+    """region.parquet and a nation.parquet linking to it: --overwrite wrote the nation table
+    into region.parquet (25 rows under region's name), exit 0."""
+
+    def not_run(*args: object) -> None:
+        pytest.fail("generated")
+
+    monkeypatch.setattr(tpch, "_run_tool", not_run)
+    (tmp_path / "real.parquet").write_bytes(b"old")
+    if links == "one to the other":
+        (tmp_path / "region.parquet").write_bytes(b"old")
+        (tmp_path / "nation.parquet").symlink_to("region.parquet")
+    else:
+        (tmp_path / "region.parquet").symlink_to("real.parquet")
+        (tmp_path / "nation.parquet").symlink_to("real.parquet")
+    with pytest.raises(SpecError, match="two tables cannot be written to one file"):
+        generate_tpch(0.01, tmp_path, ["region", "nation"], overwrite=True)
+    assert (tmp_path / "real.parquet").read_bytes() == b"old"

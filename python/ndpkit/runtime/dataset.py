@@ -1674,7 +1674,7 @@ def _staging(
 
         def clean() -> None:
             if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
+                _remove_staging(staging)
             _remove_empty(made)
 
         cleanup_held(clean)
@@ -1684,6 +1684,23 @@ def _staging(
     finally:
         if lock is not None:
             os.close(lock)  # after the rename or the removal: no sweep sees it half done
+
+
+def _remove_staging(staging: Path) -> None:
+    """`staging` and everything in it, its STAGING_MARKER last: a run killed while removing
+    thousands of shards (a third Ctrl-C, SIGKILL after SIGTERM) leaves a directory that is
+    still marked, so the next run sweeps it (`rmtree` deletes in listing order, the marker
+    among the first)."""
+    with contextlib.suppress(OSError), os.scandir(staging) as entries:
+        for entry in entries:
+            if entry.name == STAGING_MARKER:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 STALE_STAGING_S = 60.0
@@ -1761,7 +1778,7 @@ def remove_stale_staging(path: str | Path) -> list[Path]:
             continue
         try:
             if time.time() - _last_change(Path(entry.path)) >= STALE_STAGING_S:
-                shutil.rmtree(entry.path, ignore_errors=True)
+                _remove_staging(Path(entry.path))
         finally:
             os.close(fd)
         if not os.path.lexists(entry.path):

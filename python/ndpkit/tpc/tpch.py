@@ -135,7 +135,18 @@ def generate_tpch(
     # A table that is a symbolic link is written through it, as every output file is
     # (`files.destination`): a rename onto the link replaced it with a plain file.
     places = [destination(path) for path in targets]
+    first: dict[str, Path] = {}
     for path, place in zip(targets, places, strict=True):
+        # Two tables written to one file (a link to the other's, or two links to one file):
+        # the second would silently be what the first's name holds.
+        at = os.path.realpath(place)
+        if at in first:
+            raise SpecError(
+                f"is the same file as {str(first[at])!r} (a symbolic link); two tables "
+                "cannot be written to one file",
+                source=str(path),
+            )
+        first[at] = path
         if place != path and not place.parent.is_dir():
             raise SpecError(
                 f"cannot write: no directory {str(place.parent)!r} (where the link points)",
