@@ -22,14 +22,13 @@ settings.load_profile("ndpkit")
 
 @pytest.fixture
 def ndpkit() -> Callable[..., subprocess.CompletedProcess[str]]:
+    env = {"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+    if "PYTHONPATH" in os.environ:  # a check of another checkout (a worktree) runs its code
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(NDPKIT), *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-            check=False,
+            [str(NDPKIT), *args], capture_output=True, text=True, timeout=120, env=env, check=False
         )
 
     return run

@@ -43,7 +43,7 @@ def test_the_cleanup_runs_and_the_stop_goes_on(monkeypatch: pytest.MonkeyPatch) 
 def test_a_failed_data_set_leaves_no_staging_directory(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    real, written = dataset.write_npy, list[int]()
+    real, written = dataset._write_npy_in_place, list[int]()
 
     def write_then_fail(*args: Any) -> tuple[int, str]:
         if written:
@@ -51,7 +51,7 @@ def test_a_failed_data_set_leaves_no_staging_directory(
         written.append(1)
         return real(*args)
 
-    monkeypatch.setattr(dataset, "write_npy", write_then_fail)
+    monkeypatch.setattr(dataset, "_write_npy_in_place", write_then_fail)
     monkeypatch.setattr(files, "signals_held", _stopped_in_a_cleanup)
     with pytest.raises(KeyboardInterrupt):
         generate_dataset("lc", 2**20, 2, tmp_path / "ds", shard_bytes=2**16)

@@ -191,3 +191,37 @@ def test_spec_files_that_are_no_small_regular_file_are_refused_without_blocking(
             assert caught.value.source == str(path)
     (tmp_path / "ok.toml").write_text("\ufeffa = 1\n", encoding="utf-8")
     assert read_spec_text(tmp_path / "ok.toml") == "a = 1\n"  # a byte-order mark dropped
+
+
+def test_a_file_that_has_a_temporary_name_already_is_left_alone(tmp_path: Path) -> None:
+    """A temporary name was `.NAME.tmp-PID` whatever held it: `replacing` removed what was
+    there first (a whole directory tree), `write_atomic` wrote over it, and the old
+    directory was renamed onto `.NAME.old-PID`. A name that is taken is not used now."""
+    pid = os.getpid()
+    taken = {
+        f".out.txt.tmp-{pid}": "a user's file",
+        f".parts.tmp-{pid}": "a user's directory",
+        f".parts.old-{pid}": "a user's empty directory",
+        f".probe.json.probe-{pid}": "a user's probe",
+    }
+    for name, text in taken.items():
+        if "directory" in text:
+            (tmp_path / name).mkdir()
+            if "empty" not in text:
+                (tmp_path / name / "keep.txt").write_text(text)
+        else:
+            (tmp_path / name).write_text(text)
+    write_atomic(tmp_path / "out.txt", "new")
+    (tmp_path / "parts").mkdir()
+    for _ in range(2):  # made, then replaced (the old one moved aside)
+        with replacing(tmp_path / "parts") as tmp:
+            tmp.mkdir()
+            (tmp / "new.txt").write_text("new")
+    check_writable(tmp_path / "probe.json")
+    assert (tmp_path / "out.txt").read_text() == "new"
+    assert (tmp_path / "parts" / "new.txt").read_text() == "new"
+    assert (tmp_path / f".out.txt.tmp-{pid}").read_text() == "a user's file"
+    assert (tmp_path / f".parts.tmp-{pid}" / "keep.txt").read_text() == "a user's directory"
+    assert (tmp_path / f".parts.old-{pid}").is_dir()
+    assert (tmp_path / f".probe.json.probe-{pid}").read_text() == "a user's probe"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*taken, "out.txt", "parts"])

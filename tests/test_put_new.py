@@ -57,7 +57,7 @@ def test_tpch_tables_appear_all_or_none_without_overwrite(tmp_path: Path) -> Non
     (out / "region.parquet").write_text("another run's")
     targets = [out / f"{name}.parquet" for name in names]
     with pytest.raises(SpecError, match="already exists"):
-        tpch._put_tables(staging, names, targets, overwrite=False)
+        tpch._put_tables([staging / f"{name}.parquet" for name in names], targets, overwrite=False)
     assert sorted(p.name for p in out.iterdir()) == ["region.parquet"]
     assert (out / "region.parquet").read_text() == "another run's"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import stat
@@ -144,7 +145,6 @@ def replacing(path: Path, *, overwrite: bool = True) -> Iterator[Path]:
     if not path.parent.is_dir():  # before a writer names its temporary file in an error
         raise SpecError(f"cannot write: no directory {str(path.parent)!r}", source=str(path))
     tmp = temporary_sibling(path)
-    _remove(tmp)
     try:
         yield tmp
         with signals_held():  # between the two renames `path` does not exist
@@ -210,9 +210,16 @@ a name the file system accepts (255 bytes on most) over its limit."""
 
 
 def temporary_sibling(path: Path, tag: str = "tmp") -> Path:
-    """The hidden name beside `path` that a new file or directory is built under (`tag`
-    "tmp"), or that an old directory is moved to before it is removed ("old")."""
-    return path.with_name(f".{name_kept(path.name)}.{tag}-{os.getpid()}")
+    """A hidden name beside `path`, free now, that a new file or directory is built under
+    (`tag` "tmp"), or that an old directory is moved to before it is removed ("old"):
+    `.NAME.tmp-PID`, or with random hex digits after it where that is taken. A name that is
+    taken is never reused: whatever holds it (a user's own file, or what a killed run with
+    the same PID left) was removed, or replaced by the rename, when the name alone decided."""
+    base = f".{name_kept(path.name)}.{tag}-{os.getpid()}"
+    candidate = path.with_name(base)
+    while os.path.lexists(candidate):
+        candidate = path.with_name(f"{base}-{secrets.token_hex(4)}")
+    return candidate
 
 
 def name_kept(name: str) -> str:

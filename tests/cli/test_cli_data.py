@@ -20,11 +20,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import skimage.data
+from cli_env import command_env
 from cli_errors import one_error_line
 from PIL import Image
 
 from ndpkit.kernels import Kernel
 from ndpkit.runtime import Dataset, generate_dataset, open_dataset
+from ndpkit.runtime.dataset import STAGING_MARKER
 from ndpkit.runtime.spill_dirs import lock_dir
 
 SKIMAGE_DATA = Path(skimage.data.__file__).parent
@@ -95,6 +97,10 @@ def test_show_verify_names_a_corrupt_shard(ndpkit, dataset: Dataset) -> None:
     [
         (lambda ds: (ds.path / "manifest.json").unlink(), "manifest.json: missing"),
         (lambda ds: ds.shard_path(ds.shards[1]).unlink(), "shard-0001.npy: shard is missing"),
+        (  # numpy's parser raised a SyntaxError: a traceback, exit status 1
+            lambda ds: _edit_manifest(ds.path, dtype="f4,("),
+            "manifest.json: dtype: 'f4,(' is not a numpy dtype",
+        ),
     ],
 )
 def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected: str) -> None:
@@ -102,7 +108,12 @@ def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected:
     assert expected in one_error_line(ndpkit("data", "show", str(dataset.path)))
 
 
-@pytest.mark.parametrize(
+def _edit_manifest(root: Path, **changes: Any) -> None:
+    manifest = json.loads((root / "manifest.json").read_text())
+    (root / "manifest.json").write_text(json.dumps(manifest | changes))
+
+
+BAD_INPUT = pytest.mark.parametrize(
     ("args", "expected"),
     [
         (("generate", "lc", "--size", "12", "--out", "X"), "--size: '12' has no unit"),
@@ -121,10 +132,23 @@ def test_show_a_broken_data_set(ndpkit, dataset: Dataset, damage: Any, expected:
         (("import", "MISSING", "--app", "nope", "--out", "X"), "--app: unknown app 'nope'"),
     ],
 )
+
+
+@BAD_INPUT
 def test_bad_input_is_one_line_exit_2(ndpkit, tmp_path: Path, args: Any, expected: str) -> None:
     args = tuple(str(tmp_path / a) if a in ("X", "MISSING") else a for a in args)
     assert expected in one_error_line(ndpkit("data", *args))
     assert not (tmp_path / "X").exists()
+
+
+@BAD_INPUT
+def test_bad_input_removes_nothing(ndpkit, tmp_path: Path, args: Any, expected: str) -> None:
+    """The sweep of killed runs' staging directories ran before the arguments were
+    checked: a typo removed them (and, matched by name alone, a user's own directory)."""
+    left = _left_by_a_killed_run(tmp_path / "X.tmp-0badf00d")
+    args = tuple(str(tmp_path / a) if a in ("X", "MISSING") else a for a in args)
+    one_error_line(ndpkit("data", *args))
+    assert (left / "device-00" / "shard-0000.npy").is_file()
 
 
 def test_generate_lc_then_refuse_then_overwrite(ndpkit, tmp_path: Path) -> None:
@@ -331,7 +355,7 @@ def _limited(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=120,
-        env={"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        env=command_env(COLUMNS="200"),
         check=False,
         preexec_fn=limit,
     )
@@ -382,8 +406,11 @@ def test_a_read_only_out_directory_is_one_error_line(ndpkit, read_only_dir: Path
 
 
 def test_a_staging_directory_left_beside_out_is_named(ndpkit, tmp_path: Path) -> None:
-    (tmp_path / "ds.tmp-deadbeef").mkdir()  # as a run killed with SIGKILL leaves it
-    (tmp_path / "ds.old-cafe1234").mkdir()  # as an --overwrite that could not delete leaves it
+    # as a run killed with SIGKILL leaves it
+    (tmp_path / "ds.tmp-deadbeef").mkdir()
+    (tmp_path / "ds.tmp-deadbeef" / STAGING_MARKER).write_text("")
+    # as an --overwrite that could not delete leaves it
+    (tmp_path / "ds.old-cafe1234" / "dataset").mkdir(parents=True)
     result = ndpkit(
         "data", "generate", "lc", "--size", "1MiB", "--devices", "2", "--out", str(tmp_path / "ds")
     )
@@ -402,21 +429,48 @@ def _aged(directory: Path, seconds: float) -> Path:
     return directory
 
 
+def _left_by_a_killed_run(staging: Path) -> Path:
+    """A staging directory as a run killed with SIGKILL leaves it, a minute old and more."""
+    (staging / "device-00").mkdir(parents=True)
+    (staging / STAGING_MARKER).write_text("")
+    (staging / "device-00" / "shard-0000.npy").write_bytes(b"\0" * 4096)
+    return _aged(staging, 120)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "proj.tmp-cafe2024",  # a user's copy of a project, named as ndpkit names its staging
+        "proj.tmp-20240101",
+        "proj.old-2024",
+    ],
+)
+def test_a_users_directory_named_like_a_staging_one_is_never_removed_nor_named(
+    ndpkit, tmp_path: Path, name: str
+) -> None:
+    """Leftovers were matched by name alone: a typo in the app (`generate typo -o proj`)
+    deleted `proj.tmp-cafe2024` with everything in it, and so did a successful run."""
+    mine = tmp_path / name
+    (mine / "device-00").mkdir(parents=True)
+    (mine / "a.txt").write_text("precious")
+    _aged(mine, 2 * 3600)
+    out = str(tmp_path / "proj")
+    one_error_line(ndpkit("data", "generate", "typo", "--size", "1MiB", "--out", out))
+    result = ndpkit("data", "generate", "lc", "--size", "1MiB", "--devices", "2", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert (mine / "a.txt").read_text() == "precious"
+    assert name not in result.stderr  # not taken for a run's leftover either
+
+
 def test_a_staging_directory_a_killed_run_left_is_removed_one_in_use_is_not(
     ndpkit, tmp_path: Path
 ) -> None:
     """A run holds a lock on its staging directory while it writes; one that nobody holds
     and that has not changed for a minute is a killed run's, and as big as a data set."""
-    killed = tmp_path / "ds.tmp-0badf00d"
-    (killed / "device-00").mkdir(parents=True)
-    (killed / "device-00" / "shard-0000.npy").write_bytes(b"\0" * 4096)
-    _aged(killed, 120)
-    in_use = tmp_path / "ds.tmp-0c0ffee0"
-    in_use.mkdir()
-    _aged(in_use, 120)
-    other = tmp_path / "other.tmp-0badf00d"  # beside another data set: not this one's
-    other.mkdir()
-    _aged(other, 120)
+    killed = _left_by_a_killed_run(tmp_path / "ds.tmp-0badf00d")
+    in_use = _left_by_a_killed_run(tmp_path / "ds.tmp-0c0ffee0")
+    # beside another data set: not this one's
+    other = _left_by_a_killed_run(tmp_path / "other.tmp-0badf00d")
     held = lock_dir(in_use)
     try:
         result = ndpkit(
@@ -457,3 +511,16 @@ def test_import_columns_of_a_npy_names_the_flag_and_the_file(ndpkit, tmp_path: P
         "error: command line: --columns: only a Parquet table (.parquet or .pq) has columns "
         f"to choose; {tmp_path / 'x.npy'} is not one"
     )
+
+
+@pytest.mark.parametrize("command", ["generate", "import"])
+def test_shard_size_help_says_it_bounds_the_records_not_the_file(command: str) -> None:
+    """It said "Largest shard file", and a .npy shard is 4 KiB larger (its header)."""
+    import typer.main  # noqa: PLC0415
+
+    from ndpkit.cli.data import app  # noqa: PLC0415
+
+    group: Any = typer.main.get_command(app)
+    (option,) = [p for p in group.commands[command].params if p.name == "shard_size"]
+    assert option.help.startswith("Records per shard file up to this size")
+    assert "4KiB for .npy" in option.help

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_env import command_env
 
 NDPKIT = Path(sys.executable).parent / "ndpkit"
 MESSAGES = {
@@ -40,7 +41,7 @@ def _start(out: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"},
+        env=command_env(),
         # A child started from a shell script in the background would ignore SIGINT; the
         # test starts no threads, so preexec_fn is safe here.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_env import command_env
 
 from ndpkit.cli import EXIT_TERMINATED
 
@@ -35,7 +36,7 @@ def test_sigterm_mid_generation_removes_the_staging_directory(tmp_path: Path) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"},
+        env=command_env(),
     )
     try:
         _wait_for_first_shard(tmp_path, process)

@@ -38,6 +38,7 @@ from ndpkit.runtime import (
 from ndpkit.runtime import dataset as dataset_module
 from ndpkit.runtime.dataset import (
     MANIFEST,
+    STAGING_MARKER,
     ShardFormat,
     crop_loss,
     remove_stale_staging,
@@ -312,6 +313,16 @@ def test_too_small_and_bad_counts_are_clear_errors(tmp_path: Path) -> None:
             lambda root: _edit_manifest(root, dtype="garbage"),
             MANIFEST,
             "dtype: 'garbage' is not a numpy dtype",
+        ),
+        (  # numpy parses these with Python's own parser: a SyntaxError was a traceback
+            lambda root: _edit_manifest(root, dtype="f4,("),
+            MANIFEST,
+            re.escape("dtype: 'f4,(' is not a numpy dtype"),
+        ),
+        (  # and this one is numpy's ValueError
+            lambda root: _edit_manifest(root, dtype="<f4,\x00"),
+            MANIFEST,
+            "dtype: .* is not a numpy dtype",
         ),
         (
             lambda root: _edit_manifest(root, columns=["a", "b"]),
@@ -902,8 +913,28 @@ def test_import_crop_is_only_for_images_cut_into_records(tmp_path: Path, app: st
 
 def test_import_refuses_images_for_a_point_app(tmp_path: Path) -> None:
     src = _sample_images(tmp_path / "imgs", "camera.png")
-    with pytest.raises(SpecError, match=r"app 'lc' has records of shape \(8,\), not images"):
+    with pytest.raises(SpecError, match=r"app 'lc' has records of shape \(8,\), not images") as e:
         import_dataset(src, 1, tmp_path / "ds", "lc")
+    assert "is a directory, which is read as a directory of images" in str(e.value)
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("app", ["lc", "sobel"])
+def test_a_parquet_table_written_as_part_files_is_said_to_need_one_file(
+    tmp_path: Path, app: str
+) -> None:
+    """Spark writes a table as a directory `x.parquet/part-00000-….parquet`: it was read as
+    a directory of images, and the message told to import "a Parquet table", which it is."""
+    src = tmp_path / "spark.parquet"
+    src.mkdir()
+    table = pa.table({f"c{j}": np.zeros(10, np.float32) for j in range(8)})
+    pq.write_table(table, src / "part-00000-1234.snappy.parquet")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(src, 1, tmp_path / "ds", app)
+    message = str(caught.value)
+    assert message.startswith(f"{src}: ")
+    assert "a Parquet table must be given as a single .parquet or .pq file, not as a " in message
+    assert "directory of part files" in message
     assert not (tmp_path / "ds").exists()
 
 
@@ -1237,10 +1268,99 @@ def test_a_staging_directory_is_locked_while_written_and_swept_once_its_run_is_k
         child.send_signal(signal.SIGKILL)
         child.wait()
     assert staging.is_dir()
+    assert (staging / STAGING_MARKER).is_file()
     for path in [staging, *staging.iterdir()]:
         os.utime(path, (time.time() - 120, time.time() - 120))
     assert remove_stale_staging(tmp_path / "ds") == [staging]
     assert list(tmp_path.iterdir()) == []
+
+
+def _aged(*paths: Path) -> None:
+    then = time.time() - 3600
+    for path in paths:
+        os.utime(path, (then, then), follow_symlinks=False)
+
+
+def test_only_a_directory_ndpkit_made_is_swept_whatever_its_name(tmp_path: Path) -> None:
+    """The sweep matched `DS.tmp-` and 8 hex digits alone: `ds.tmp-cafe2024` or
+    `ds.tmp-20240101`, a user's own, went with everything in it."""
+    mine = tmp_path / "ds.tmp-cafe2024"
+    (mine / "device-00").mkdir(parents=True)
+    (mine / "notes.txt").write_text("precious")
+    ours = tmp_path / "ds.tmp-0badf00d"
+    ours.mkdir()
+    (ours / STAGING_MARKER).write_text("")
+    marked = tmp_path / "elsewhere"  # a link to a marked directory is not followed
+    marked.mkdir()
+    (marked / STAGING_MARKER).write_text("")
+    (tmp_path / "ds.tmp-20240101").symlink_to(marked)
+    _aged(mine, mine / "device-00", ours, marked, tmp_path / "ds.tmp-20240101")
+    assert remove_stale_staging(tmp_path / "ds") == [ours]
+    assert (mine / "notes.txt").read_text() == "precious"
+    assert (marked / STAGING_MARKER).is_file()
+
+
+def test_the_marker_is_in_the_staging_directory_while_it_is_written_not_in_the_data_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    real = dataset_module._write_npy_in_place
+
+    def write(path: Path, *args: Any) -> tuple[int, str]:
+        seen.append((path.parents[1] / STAGING_MARKER).is_file())
+        return real(path, *args)
+
+    monkeypatch.setattr(dataset_module, "_write_npy_in_place", write)
+    ds = _make(tmp_path)
+    assert seen and all(seen)
+    assert not (ds.path / STAGING_MARKER).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
+def test_a_refused_call_removes_no_staging_directory(tmp_path: Path) -> None:
+    """Swept only once the arguments are checked, so a call refused for them changes
+    nothing; a call that goes on removes it."""
+    left = tmp_path / "ds.tmp-0badf00d"
+    left.mkdir()
+    (left / STAGING_MARKER).write_text("")
+    _aged(left)
+    removed: list[Path] = []
+    with pytest.raises(SpecError, match="no such file or directory"):
+        import_dataset(
+            tmp_path / "missing.npy", 1, tmp_path / "ds", "lc", on_stale_removed=removed.append
+        )
+    with pytest.raises(SpecError, match="less than one"):
+        generate_dataset("lc", 8, 2, tmp_path / "ds", on_stale_removed=removed.append)
+    assert left.is_dir() and removed == []
+    generate_dataset("lc", 2**16, 2, tmp_path / "ds", on_stale_removed=removed.append)
+    assert removed == [left] and not left.exists()
+
+
+class _CountedShards(tuple):  # type: ignore[type-arg]
+    """The manifest's shards, counting how often they are walked."""
+
+    walks = 0
+
+    def __iter__(self) -> Any:
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_each_devices_shards_are_found_without_a_walk_per_device(tmp_path: Path) -> None:
+    """`shards_of` walked every shard for each device: `data show` of 65,536 devices took
+    four minutes."""
+    ds = _make(tmp_path)
+    expected = [tuple(s for s in ds.shards if s.device == d) for d in range(ds.devices)]
+    rows = ds.device_rows()
+    counted = Dataset(ds.path, ds.manifest.model_copy(update={"shards": _CountedShards(ds.shards)}))
+    _CountedShards.walks = 0
+    assert [counted.shards_of(d) for d in range(ds.devices)] == expected
+    assert counted.device_rows() == rows
+    assert [counted.device_bytes(d) for d in range(ds.devices)] == [
+        sum(s.records for s in shards) * ds.record_bytes for shards in expected
+    ]
+    assert _CountedShards.walks == 1
+    assert counted.shards_of(ds.devices) == ()
 
 
 def test_an_import_source_truncated_while_read_is_an_error_not_a_crash(tmp_path: Path) -> None:
@@ -1363,3 +1483,38 @@ def test_a_device_count_out_of_range_is_refused_before_any_work(
 
 def test_the_largest_device_count_is_taken() -> None:
     assert dataset_module._check_counts(65_536, 1) == (65_536, 1)
+
+
+def test_a_run_killed_while_removing_its_staging_leaves_it_marked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cleanup was `rmtree`, which deletes in listing order, the marker among the first:
+    a run killed mid-way (a third Ctrl-C, SIGKILL after SIGTERM) left thousands of shards in
+    an unmarked directory that no later run removed or named. The marker now goes last."""
+
+    class Killed(BaseException):
+        pass
+
+    def dies_on_the_marker_or_the_third(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name == STAGING_MARKER:
+            raise AssertionError("the marker went before the shards")
+        removed.append(Path(path))
+        if len(removed) == 3:
+            raise Killed
+        real_unlink(path)
+
+    staging = tmp_path / "ds.tmp-0123abcd"
+    staging.mkdir()
+    (staging / STAGING_MARKER).write_text("")
+    for i in range(6):
+        (staging / f"shard-{i}.npy").write_bytes(b"x")
+    removed: list[Path] = []
+    real_unlink = os.unlink
+    monkeypatch.setattr(os, "unlink", dies_on_the_marker_or_the_third)
+    with pytest.raises(Killed):
+        dataset_module._remove_staging(staging)
+    monkeypatch.undo()
+    assert (staging / STAGING_MARKER).is_file()
+    _aged(staging)
+    assert remove_stale_staging(tmp_path / "ds") == [staging]
+    assert not staging.exists()

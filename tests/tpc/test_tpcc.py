@@ -158,3 +158,22 @@ def test_a_failed_generation_leaves_no_output_directory(
     with pytest.raises(SpecError, match="the generator failed"):
         generate_tpcc(0.001, tmp_path / "kept")
     assert [p.name for p in tmp_path.iterdir()] == ["kept"]
+
+
+@pytest.mark.parametrize("overwrite", [True, False])
+def test_a_directory_in_the_tables_place_is_refused_before_generating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overwrite: bool
+) -> None:
+    """It was found at the rename, after the whole table was generated (minutes at a large
+    SF); `data tpch` checks first."""
+
+    def not_generated(*args: object, **kwargs: object) -> Iterator[pa.RecordBatch]:
+        pytest.fail("generated")
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(tpcc, "order_line_batches", not_generated)
+    (tmp_path / "order_line.parquet" / "keep").mkdir(parents=True)
+    with pytest.raises(SpecError, match="exists and is not a file; --overwrite replaces table"):
+        generate_tpcc(1.0, tmp_path, overwrite=overwrite)
+    assert [p.name for p in tmp_path.iterdir()] == ["order_line.parquet"]
+    assert (tmp_path / "order_line.parquet" / "keep").is_dir()

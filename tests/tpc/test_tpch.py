@@ -178,3 +178,67 @@ except KeyboardInterrupt:
     )
     assert done.stdout.split() == ["stopped", "after", "2"], done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["nation.parquet", "region.parquet"]
+
+
+def test_a_table_that_is_a_symbolic_link_is_written_through_and_stays_a_link(
+    tmp_path: Path,
+) -> None:
+    """--overwrite renamed the new table onto the link, which became a plain file and left
+    the file it named old; `data tpcc` and every other output write through a link."""
+    out, real = tmp_path / "out", tmp_path / "real"
+    out.mkdir()
+    real.mkdir()
+    (real / "r.parquet").write_bytes(b"old")
+    (out / "region.parquet").symlink_to("../real/r.parquet")
+    (out / "nation.parquet").symlink_to(real / "n.parquet")  # dangling until written
+    made = generate_tpch(0.01, out, ["region", "nation"], overwrite=True)
+    assert [t.rows for t in made] == [5, 25]
+    assert (out / "region.parquet").is_symlink() and (out / "nation.parquet").is_symlink()
+    assert pq.read_metadata(real / "r.parquet").num_rows == 5
+    assert pq.read_metadata(real / "n.parquet").num_rows == 25
+    assert sorted(p.name for p in real.iterdir()) == ["n.parquet", "r.parquet"]  # no temporary
+    assert sorted(p.name for p in out.iterdir()) == ["nation.parquet", "region.parquet"]
+
+
+def test_a_dangling_link_is_written_through_without_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "region.parquet").symlink_to(tmp_path / "real" / "r.parquet")
+    generate_tpch(0.01, tmp_path / "out", ["region"])
+    assert (tmp_path / "out" / "region.parquet").is_symlink()
+    assert pq.read_metadata(tmp_path / "real" / "r.parquet").num_rows == 5
+
+
+def test_a_link_into_a_missing_directory_is_refused_before_generating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def not_run(*args: object) -> None:
+        pytest.fail("generated")
+
+    monkeypatch.setattr(tpch, "_run_tool", not_run)
+    (tmp_path / "region.parquet").symlink_to(tmp_path / "gone" / "r.parquet")
+    with pytest.raises(SpecError, match=r"cannot write: no directory .*gone"):
+        generate_tpch(0.01, tmp_path, ["region"])
+
+
+@pytest.mark.parametrize("links", ["one to the other", "both to one file"])
+def test_two_tables_that_are_one_file_are_refused_before_generating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: str
+) -> None:
+    """region.parquet and a nation.parquet linking to it: --overwrite wrote the nation table
+    into region.parquet (25 rows under region's name), exit 0."""
+
+    def not_run(*args: object) -> None:
+        pytest.fail("generated")
+
+    monkeypatch.setattr(tpch, "_run_tool", not_run)
+    (tmp_path / "real.parquet").write_bytes(b"old")
+    if links == "one to the other":
+        (tmp_path / "region.parquet").write_bytes(b"old")
+        (tmp_path / "nation.parquet").symlink_to("region.parquet")
+    else:
+        (tmp_path / "region.parquet").symlink_to("real.parquet")
+        (tmp_path / "nation.parquet").symlink_to("real.parquet")
+    with pytest.raises(SpecError, match="two tables cannot be written to one file"):
+        generate_tpch(0.01, tmp_path, ["region", "nation"], overwrite=True)
+    assert (tmp_path / "real.parquet").read_bytes() == b"old"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import glob
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -35,8 +35,8 @@ from ndpkit.runtime.dataset import (
     crop_loss,
     generate_dataset,
     import_dataset,
+    is_staging_dir,
     open_dataset,
-    remove_stale_staging,
     resolve_kernel,
 )
 from ndpkit.tpc import GeneratedTable, generate_tpcc, generate_tpch
@@ -75,7 +75,8 @@ ShardSizeOpt = Annotated[
     str,
     typer.Option(
         "--shard-size",
-        help="Largest shard file, e.g. 64MiB (a device has many); at least 64KiB and one record.",
+        help="Records per shard file up to this size, e.g. 64MiB (a device has many; a file "
+        "adds its header, 4KiB for .npy); at least 64KiB and one record.",
     ),
 ]
 OverwriteOpt = Annotated[
@@ -137,7 +138,6 @@ def generate(
     fmt: FormatOption = Format.table,
 ) -> None:
     """Generate an app's synthetic data, shard by shard (never all in memory)."""
-    _remove_stale(out)
     with (
         user_errors(),
         _as_flags({"size": "--size", "seed": "--seed", "shard_format": "--shard-format"}),
@@ -152,6 +152,7 @@ def generate(
             shard_bytes=_shard_bytes(shard_size, app_name),
             overwrite=overwrite,
             shard_format=choice("--shard-format", shard_format, ShardFormat),
+            on_stale_removed=_say_removed,
         )
     _note_leftovers(out)
     _show(dataset, fmt)
@@ -206,7 +207,6 @@ def import_(
     keeps its format, one row per record). Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""
-    _remove_stale(out)
     with user_errors(), _as_flags({"columns": "--columns"}):
         get_kernel(app_name, source=f"{COMMAND_LINE}: --app")
         dataset = import_dataset(
@@ -218,6 +218,7 @@ def import_(
             overwrite=overwrite,
             columns=None if columns is None else _names("--columns", columns),
             crop=crop,
+            on_stale_removed=_say_removed,
         )
         if crop:
             _say_cropped(path, dataset)
@@ -225,34 +226,43 @@ def import_(
     _show(dataset, fmt)
 
 
-def _remove_stale(out: Path) -> None:
-    """Staging directories beside OUT that a killed run left (held by no run, unchanged for
-    a minute) are removed first, each said on stderr: each is as big as a data set."""
-    for left in remove_stale_staging(out):
-        stderr().print(
-            f"note: removed {left}, left by an `ndpkit data` run that was killed",
-            style="yellow",
-            highlight=False,
-            markup=False,
-        )
+def _say_removed(left: Path) -> None:
+    """Said on stderr, as each is as big as a data set: a staging directory beside OUT that
+    a killed run left (ndpkit's marker in it, held by no run, unchanged for a minute), which
+    the library removes once the arguments have been checked."""
+    stderr().print(
+        f"note: removed {left}, left by an `ndpkit data` run that was killed",
+        style="yellow",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _note_leftovers(out: Path) -> None:
     """On stderr, staging directories beside OUT that this run did not make (a run still
     going, or one killed too hard to clean up: SIGKILL, a power cut), each as big as a
     data set, and replaced data sets `--overwrite` could not delete. Named, not removed: a
-    run still going needs its own."""
+    run still going needs its own. Only what ndpkit made is named: a user's own
+    `OUT.tmp-2024` is none of these."""
     stem = glob.escape(name_kept(out.name))
-    kinds = {
-        "tmp": "is a data set being written by another run (or one killed less than a "
-        "minute ago, or that this user may not remove); it is removed once nothing holds it "
-        "and it has not changed for a minute",
-        "old": "holds a replaced data set that could not be deleted (a file or directory in "
-        "it this user may not remove), or one a run is replacing now",
+    kinds: dict[str, tuple[str, Callable[[Path], bool]]] = {
+        "tmp": (
+            "is a data set being written by another run (or one killed less than a minute "
+            "ago, or that this user may not remove); it is removed once nothing holds it "
+            "and it has not changed for a minute",
+            is_staging_dir,
+        ),
+        "old": (
+            "holds a replaced data set that could not be deleted (a file or directory in "
+            "it this user may not remove), or one a run is replacing now",
+            # what `--overwrite` moves aside goes in as `dataset`
+            lambda left: (left / "dataset").is_dir() and not left.is_symlink(),
+        ),
     }
-    for suffix, why in kinds.items():
+    for suffix, (why, ours) in kinds.items():
         for left in sorted(out.parent.glob(f"{stem}.{suffix}-*")):
-            stderr().print(f"note: {left} {why}", style="yellow", highlight=False, markup=False)
+            if ours(left):
+                stderr().print(f"note: {left} {why}", style="yellow", highlight=False, markup=False)
 
 
 def _say_cropped(src: Path, dataset: Dataset) -> None:

@@ -22,14 +22,15 @@ holds one contiguous block of the source (not a round-robin deal): reading the s
 order gives the source again.
 
 **Writing is atomic.** Everything is written into a sibling temporary directory
-(`DIR.tmp-` plus a random suffix), the manifest last, and then renamed onto DIR with
-`os.replace`; a failure (or Ctrl-C, or SIGTERM under the `ndpkit` command) removes the
-temporary directory (with SIGINT and SIGTERM held while it does, `ndpkit.files.signals_held`),
-so DIR either holds a complete data set or does not exist. DIR has the mode `mkdir` gives. An
-existing DIR is replaced only with `overwrite=True`, and only if it is a data set or empty. A
-data set larger than its file system's free space is refused before anything is written, and
-a write that fails anyway (a full disk, a file size limit) is a SpecError naming DIR and the
-file.
+(`DIR.tmp-` plus a random suffix, marked as ndpkit's by a `STAGING_MARKER` file until it is
+published: only a marked one is ever swept as a killed run's), the manifest last, and then
+renamed onto DIR with `os.replace`; a failure (or Ctrl-C, or SIGTERM under the `ndpkit`
+command) removes the temporary directory (with SIGINT and SIGTERM held while it does,
+`ndpkit.files.signals_held`), so DIR either holds a complete data set or does not exist.
+DIR has the mode `mkdir` gives. An existing DIR is replaced only with `overwrite=True`, and
+only if it is a data set or empty. A data set larger than its file system's free space is
+refused before anything is written, and a write that fails anyway (a full disk, a file size
+limit) is a SpecError naming DIR and the file.
 
 **Memory stays bounded.** Generation makes one shard at a time (at most `shard_bytes`) with a
 seed derived from (seed, device, shard); imports copy the source in pieces through
@@ -73,7 +74,13 @@ from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
-from ndpkit.files import cleanup_held, literal_path, name_kept, signals_held
+from ndpkit.files import (
+    cleanup_held,
+    literal_path,
+    name_kept,
+    signals_held,
+    temporary_sibling,
+)
 from ndpkit.hw.loader import json_loads, parse_nested
 from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.hw.spec import FieldValueError, spec_error
@@ -85,7 +92,10 @@ from ndpkit.runtime.spill_dirs import lock_dir
 MANIFEST = "manifest.json"
 FORMAT = "ndpkit-dataset"
 DEFAULT_SHARD_BYTES = 64 * 2**20
-"""Largest shard a generator or .npy import writes (the last shard of a device is smaller)."""
+"""The most bytes of records a generator or import puts in one shard (a device's last shard
+holds fewer). The file is larger by its format's overhead: a .npy header of NPY_DATA_ALIGN
+bytes, a Parquet file's page headers and footer (about 0.1%). An app whose records are
+pixels takes an image per shard, whatever its size."""
 DEFAULT_CHUNK_BYTES = 8 * 2**20
 """What a reader holds of a shard at once: large enough that per-chunk costs (a mapping, a
 Python call) vanish, small enough to stay near the caches and keep a worker's memory small."""
@@ -229,7 +239,7 @@ def _check_app_reads(app: str, dtype: np.dtype[Any], record_shape: tuple[int, ..
 def _parse_dtype(text: str) -> np.dtype[Any]:
     try:
         dtype = np.dtype(text)
-    except TypeError:
+    except Exception:  # numpy parses "f4,(" with Python's parser: a SyntaxError, not a TypeError
         raise FieldValueError("dtype", f"{text!r} is not a numpy dtype") from None
     if dtype.hasobject or dtype.itemsize == 0:
         raise FieldValueError("dtype", f"{text!r} cannot be stored in a shard")
@@ -399,7 +409,17 @@ class Dataset:
         return self.manifest.shards
 
     def shards_of(self, device: int) -> tuple[ShardEntry, ...]:
-        return tuple(s for s in self.shards if s.device == device)
+        return self._by_device.get(device, ())
+
+    @functools.cached_property
+    def _by_device(self) -> dict[int, tuple[ShardEntry, ...]]:
+        """Each device's shards in record order, grouped once: a scan of every shard per
+        device made `data show` and a run's task lists quadratic in the devices (65,536
+        devices took 4 minutes to show)."""
+        grouped: dict[int, list[ShardEntry]] = {}
+        for shard in self.shards:
+            grouped.setdefault(shard.device, []).append(shard)
+        return {device: tuple(shards) for device, shards in grouped.items()}
 
     def shard_path(self, shard: ShardEntry) -> Path:
         return self.path / shard.path
@@ -1112,13 +1132,14 @@ def generate_dataset(
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     overwrite: bool = False,
     shard_format: ShardFormat = "npy",
+    on_stale_removed: Callable[[Path], object] | None = None,
 ) -> Dataset:
     """About `size_bytes` of the app's synthetic data over `devices` devices, one shard at a time.
 
     Records are split evenly over devices (the first devices take one more when it does not
     divide) and each device's records into shards of at most `shard_bytes` (at least one record).
     `shard_format="parquet"` writes tables with columns x0, x1, … (apps with records of shape
-    (d,) only). Space and write errors are handled as by `import_dataset`.
+    (d,) only). Space and write errors, and `on_stale_removed`, are as for `import_dataset`.
     """
     kernel = resolve_kernel(app)
     devices, shard_bytes = _check_counts(devices, shard_bytes)
@@ -1144,7 +1165,7 @@ def generate_dataset(
     meta = _meta(kernel, devices, shard_bytes, seed=seed, source="generated")
     if shard_format == "parquet":
         meta |= {"shard_format": "parquet", "columns": columns}
-    return _write_dataset(Path(path), overwrite, meta, sources(), total)
+    return _write_dataset(Path(path), overwrite, meta, sources(), total, on_stale_removed)
 
 
 def _generated_columns(kernel: Kernel, shard_format: str) -> tuple[str, ...] | None:
@@ -1173,6 +1194,7 @@ def import_dataset(
     overwrite: bool = False,
     columns: Sequence[str] | None = None,
     crop: bool = False,
+    on_stale_removed: Callable[[Path], object] | None = None,
 ) -> Dataset:
     """Shard an existing .npy file, Parquet table or directory of PNG/JPEG images for `app`.
 
@@ -1187,6 +1209,10 @@ def import_dataset(
     Nothing is written if the target's file system has less room than the records need; a
     write that fails (a full disk, a file size limit, a read-only directory) is a SpecError
     naming the data set and the file, and leaves nothing behind.
+
+    With `on_stale_removed`, the staging directories that killed runs left beside `path`
+    (`remove_stale_staging`) are removed once every argument has been checked, and each is
+    passed to it; a call refused for its arguments removes nothing.
     """
     kernel = resolve_kernel(app)
     devices, shard_bytes = _check_counts(devices, shard_bytes)
@@ -1219,7 +1245,7 @@ def import_dataset(
         )
     else:
         raise SpecError("no such file or directory", source=str(source))
-    return _write_dataset(Path(path), overwrite, meta, found, records)
+    return _write_dataset(Path(path), overwrite, meta, found, records, on_stale_removed)
 
 
 MAX_DEVICES = MAX_COUNT
@@ -1284,6 +1310,7 @@ def _write_dataset(
     meta: dict[str, Any],
     sources: Iterable[_ShardSource],
     records: int,
+    on_stale_removed: Callable[[Path], object] | None = None,
 ) -> Dataset:
     """Write shards and then the manifest into a staging directory and publish it atomically;
     `records` is how many the sources hold, for the free-space check."""
@@ -1291,7 +1318,7 @@ def _write_dataset(
     dtype = np.dtype(meta["dtype"])
     record_shape: tuple[int, ...] = meta["record_shape"]
     shard_format: ShardFormat = meta.get("shard_format", "npy")
-    with _staging(path, overwrite, records * meta["record_bytes"]) as staging:
+    with _staging(path, overwrite, records * meta["record_bytes"], on_stale_removed) as staging:
         entries: list[ShardEntry] = []
         offset = 0
         for source in sources:
@@ -1301,11 +1328,11 @@ def _write_dataset(
                 target.parent.mkdir(exist_ok=True)
             shape = (source.records, *record_shape)
             if shard_format == "parquet":
-                file_bytes, crc = write_parquet(
+                file_bytes, crc = _write_parquet_in_place(
                     target, dtype, shape, source.pieces, meta["columns"]
                 )
             else:
-                file_bytes, crc = write_npy(target, dtype, shape, source.pieces)
+                file_bytes, crc = _write_npy_in_place(target, dtype, shape, source.pieces)
             entries.append(
                 ShardEntry(
                     device=source.device,
@@ -1356,10 +1383,23 @@ def npy_header(dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:
 
 
 def write_npy(
-    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], pieces: Iterable[np.ndarray]
+    path: str | Path, dtype: np.dtype[Any], shape: tuple[int, ...], pieces: Iterable[np.ndarray]
 ) -> tuple[int, str]:
     """Write a .npy file from pieces of its rows without holding it whole; (bytes, CRC-32).
-    Its records begin NPY_DATA_ALIGN bytes in, on a page (see `npy_header`)."""
+    Its records begin NPY_DATA_ALIGN bytes in, on a page (see `npy_header`).
+
+    Whole or not at all (`_whole_file`): `path` must not exist; a write that fails, pieces
+    that do not make `shape` (SpecErrors naming `path`), an error of the pieces' own or a
+    Ctrl-C leave nothing at `path`."""
+    return _whole_file(Path(path), lambda tmp: _write_npy_in_place(tmp, dtype, shape, pieces))
+
+
+def _write_npy_in_place(
+    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], pieces: Iterable[np.ndarray]
+) -> tuple[int, str]:
+    """`write_npy` straight to `path`, for a writer that has made its output atomic already
+    (a data set's staging directory): a rename per shard would cost it for nothing, and its
+    `_WriteError`s name the shard, not a temporary name."""
     head = npy_header(dtype, shape)
     crc = _crc32(head)
     expected = len(head) + math.prod(shape) * dtype.itemsize
@@ -1374,7 +1414,10 @@ def write_npy(
             written += raw.nbytes
         aligned.close()
     if written != expected:
-        raise ValueError(f"{path}: wrote {written} bytes for shape {shape}, expected {expected}")
+        raise _WrongLengthError(
+            f"the pieces gave {written - len(head):,} bytes of records, and shape {shape} of "
+            f"{dtype} needs {expected - len(head):,}"
+        )
     return written, f"{crc:08x}"
 
 
@@ -1418,14 +1461,28 @@ class _AlignedWrites:
 
 
 def write_parquet(
-    path: Path,
+    path: str | Path,
     dtype: np.dtype[Any],
     shape: tuple[int, ...],
     pieces: Iterable[np.ndarray],
     columns: Sequence[str],
 ) -> tuple[int, str]:
     """Write a Parquet table (one column per feature) from pieces of its rows without holding
-    it whole, in row groups of at most ROW_GROUP_BYTES; (bytes, CRC-32 of the file)."""
+    it whole, in row groups of at most ROW_GROUP_BYTES; (bytes, CRC-32 of the file). Whole
+    or not at all, as `write_npy`."""
+    return _whole_file(
+        Path(path), lambda tmp: _write_parquet_in_place(tmp, dtype, shape, pieces, columns)
+    )
+
+
+def _write_parquet_in_place(
+    path: Path,
+    dtype: np.dtype[Any],
+    shape: tuple[int, ...],
+    pieces: Iterable[np.ndarray],
+    columns: Sequence[str],
+) -> tuple[int, str]:
+    """`write_parquet` straight to `path` (see `_write_npy_in_place`)."""
     pa, pq = _arrow()
     schema = pa.schema([(name, pa.from_numpy_dtype(dtype)) for name in columns])
     group_rows = max(1, ROW_GROUP_BYTES // (len(columns) * dtype.itemsize))
@@ -1461,8 +1518,56 @@ def write_parquet(
                 with contextlib.suppress(Exception):
                     writer.close()
     if (rows, len(columns)) != shape:
-        raise ValueError(f"{path}: wrote {rows} rows of {len(columns)} columns for shape {shape}")
+        raise _WrongLengthError(
+            f"the pieces gave {rows:,} rows of {len(columns)} columns, and the shape is {shape}"
+        )
     return path.stat().st_size, _file_crc(path)
+
+
+class _WrongLengthError(ValueError):
+    """Pieces that hold more or fewer records than the shape a writer was told: a bug in a
+    data set's sources (a ValueError, as before), the caller's mistake for `write_npy`."""
+
+
+def _whole_file(path: Path, write: Callable[[Path], tuple[int, str]]) -> tuple[int, str]:
+    """`write(tmp)` into a new temporary sibling of `path`, renamed to `path` when it is
+    complete; removed on any failure, Ctrl-C included, so that `path` is never a partial
+    file (a failing source, short pieces or `ulimit -f` left one, which readers took for a
+    damaged .npy). A write error or wrong length is a SpecError naming `path`; an existing
+    `path` is refused, not replaced."""
+    if os.path.lexists(path):
+        raise SpecError("already exists; not replacing it", source=str(path))
+    tmp = temporary_sibling(path)
+    try:
+        done = write(tmp)
+        with signals_held():
+            _put_new_file(tmp, path)
+    except BaseException as exc:
+        cleanup_held(lambda: tmp.unlink(missing_ok=True))
+        if isinstance(exc, _WriteError):
+            why = _reason(exc.error)
+            raise SpecError(f"cannot write: {why}; nothing was written", source=str(path)) from None
+        if isinstance(exc, _WrongLengthError):
+            raise SpecError(f"{exc}; nothing was written", source=str(path)) from None
+        raise
+    return done
+
+
+def _put_new_file(tmp: Path, path: Path) -> None:
+    """`tmp` renamed to `path` only if nothing is there (a link, then an unlink: a rename
+    would replace a file made meanwhile)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise SpecError("already exists; not replacing it", source=str(path)) from None
+    except OSError:
+        if os.path.lexists(path):  # no hard links on this file system: checked, then renamed
+            raise SpecError("already exists; not replacing it", source=str(path)) from None
+        with _disk(path):
+            os.replace(tmp, path)
+        return
+    with contextlib.suppress(OSError):  # `path` is whole: a second name left is no failure
+        os.unlink(tmp)
 
 
 class _WriteError(Exception):
@@ -1535,11 +1640,22 @@ def _target(path: Path) -> Path:
 
 
 @contextmanager
-def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
+def _staging(
+    path: Path,
+    overwrite: bool,
+    needed_bytes: int,
+    on_stale_removed: Callable[[Path], object] | None = None,
+) -> Iterator[Path]:
     """A temporary sibling of `path` that becomes `path` on success and vanishes on failure
     (also on a second Ctrl-C or SIGTERM: the removal and the renames hold signals). A write
-    error inside is a SpecError naming `path` and the file."""
+    error inside is a SpecError naming `path` and the file. With `on_stale_removed`, killed
+    runs' staging directories are swept first (see `import_dataset`)."""
     _check_target(path, overwrite)
+    if on_stale_removed is not None:
+        # After every check of the arguments (a refused run changes nothing), before the
+        # free-space check (what a killed run left may be what makes the room).
+        for left in remove_stale_staging(path):
+            on_stale_removed(left)
     _check_free_space(path, needed_bytes)
     staging: Path | None = None
     made: list[Path] = []
@@ -1548,14 +1664,17 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
         with signals_held():  # so that `staging` is known before any signal can stop us
             staging, made = _new_sibling_dir(path)
             lock = _hold(staging)
+            _mark(staging)
         yield staging
         with signals_held():
+            with _disk(staging / STAGING_MARKER):
+                (staging / STAGING_MARKER).unlink()  # not part of the data set
             _publish(staging, path, overwrite)
     except BaseException as exc:
 
         def clean() -> None:
             if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
+                _remove_staging(staging)
             _remove_empty(made)
 
         cleanup_held(clean)
@@ -1567,10 +1686,52 @@ def _staging(path: Path, overwrite: bool, needed_bytes: int) -> Iterator[Path]:
             os.close(lock)  # after the rename or the removal: no sweep sees it half done
 
 
+def _remove_staging(staging: Path) -> None:
+    """`staging` and everything in it, its STAGING_MARKER last: a run killed while removing
+    thousands of shards (a third Ctrl-C, SIGKILL after SIGTERM) leaves a directory that is
+    still marked, so the next run sweeps it (`rmtree` deletes in listing order, the marker
+    among the first)."""
+    with contextlib.suppress(OSError), os.scandir(staging) as entries:
+        for entry in entries:
+            if entry.name == STAGING_MARKER:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
 STALE_STAGING_S = 60.0
 """How long nothing in a staging directory nobody holds must have changed before
 `remove_stale_staging` takes it for a killed run's."""
 _STAGING_NAME = re.compile(r"\.tmp-[0-9a-f]{8}")
+STAGING_MARKER = ".ndpkit-staging"
+"""The file a run writes into its staging directory as it makes it (and removes just before
+the rename that publishes it): only a directory holding it is ever swept. The name alone
+said nothing: a user's `proj.tmp-cafe2024` or `backup.tmp-20240101` beside `-o proj` or
+`-o backup` was deleted as a killed run's."""
+_MARKER_TEXT = (
+    "ndpkit: this directory is a data set being written; ndpkit removes it when its run "
+    "fails, or once that run was killed and nothing here has changed for a minute\n"
+)
+
+
+def _mark(staging: Path) -> None:
+    with _disk(staging / STAGING_MARKER):
+        (staging / STAGING_MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
+
+
+def is_staging_dir(path: str | Path) -> bool:
+    """Whether `path` is a directory an `ndpkit data` run made to write a data set in (it
+    holds `STAGING_MARKER`; a symbolic link is not followed)."""
+    if os.path.islink(path):  # lstat below follows every component but the last
+        return False
+    try:
+        return S_ISREG(os.lstat(Path(path) / STAGING_MARKER).st_mode)
+    except OSError:
+        return False
 
 
 def _hold(staging: Path) -> int | None:
@@ -1586,9 +1747,11 @@ def _hold(staging: Path) -> int | None:
 
 def remove_stale_staging(path: str | Path) -> list[Path]:
     """Remove the staging directories beside `path` (`PATH.tmp-` and 8 hex digits) that a
-    killed `generate`/`import` left: this user's, held by no run, and with nothing in them
-    or their device directories changed for `STALE_STAGING_S`. Answers what it removed;
-    anything it cannot read, lock or remove is left (and named by the command line)."""
+    killed `generate`/`import` left: made by ndpkit (`STAGING_MARKER` in them), this user's,
+    held by no run, and with nothing in them or their device directories changed for
+    `STALE_STAGING_S`. Answers what it removed; anything it cannot read, lock or remove is
+    left (and named by the command line), and so is anything without the marker, whatever
+    its name."""
     if os.name != "posix":
         return []
     try:
@@ -1608,12 +1771,14 @@ def remove_stale_staging(path: str | Path) -> list[Path]:
         try:
             if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
                 continue
+            if not is_staging_dir(entry.path):
+                continue
             fd = lock_dir(entry.path)
         except OSError:  # held by a run that is writing it, or unreadable
             continue
         try:
             if time.time() - _last_change(Path(entry.path)) >= STALE_STAGING_S:
-                shutil.rmtree(entry.path, ignore_errors=True)
+                _remove_staging(Path(entry.path))
         finally:
             os.close(fd)
         if not os.path.lexists(entry.path):
@@ -2195,7 +2360,10 @@ def _image_sources(
     mode = _image_mode(kernel, src)
     files = image_files(src)
     if not files:
-        raise SpecError("no .png/.jpg/.jpeg images in the directory", source=str(src))
+        note = _parts_note(src)
+        raise SpecError(
+            f"no .png/.jpg/.jpeg images in the directory{note and '; '}{note}", source=str(src)
+        )
     shapes = [_image_shape(p, mode) for p in files]
     if kernel.record_shape == ():
         if len(files) < devices:
@@ -2355,12 +2523,30 @@ def _image_mode(kernel: Kernel, src: Path) -> str:
     if len(shape) == 3:
         mode = {1: "L", 3: "RGB", 4: "RGBA"}.get(shape[2])
     if mode is None:
+        advice = _parts_note(src) or (
+            "import its records from a .npy file or a Parquet table (a single .parquet or .pq file)"
+        )
         raise SpecError(
-            f"app {kernel.name!r} has records of shape {shape}, not images; import its "
-            "records from a .npy file or a Parquet table",
+            f"is a directory, which is read as a directory of images, and app {kernel.name!r} "
+            f"has records of shape {shape}, not images; {advice}",
             source=str(src),
         )
     return mode
+
+
+def _parts_note(src: Path) -> str:
+    """For a directory read as images that looks like a Parquet table written as part files
+    (Spark's `x.parquet/part-00000-….parquet`), why it is not read as one; else ''."""
+    try:
+        parts = any(p.suffix.lower() in _PARQUET_SUFFIXES for p in src.iterdir())
+    except OSError:
+        parts = False
+    if not parts and src.suffix.lower() not in _PARQUET_SUFFIXES:
+        return ""
+    return (
+        "a Parquet table must be given as a single .parquet or .pq file, not as a directory "
+        "of part files (as Spark writes one): combine them into one file first"
+    )
 
 
 def image_files(src: Path) -> list[Path]:

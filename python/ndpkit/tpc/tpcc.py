@@ -129,6 +129,12 @@ def generate_tpcc(
     if out.exists() and not out.is_dir():
         raise SpecError("exists and is not a directory; give a directory", source=str(out))
     target = out / "order_line.parquet"
+    # Before generating: a directory in the table's place was found only at the rename,
+    # after the whole table was made (minutes at a large SF).
+    if target.is_dir() or (target.exists() and not target.is_file()):
+        raise SpecError(
+            "exists and is not a file; --overwrite replaces table files only", source=str(target)
+        )
     if target.exists() and not overwrite:
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=str(target)

@@ -22,7 +22,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
-from ndpkit.files import cleanup_held, literal_path, put_new, signals_held
+from ndpkit.files import (
+    cleanup_held,
+    destination,
+    literal_path,
+    put_new,
+    signals_held,
+    temporary_sibling,
+)
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 """The eight TPC-H tables, smallest first (the order tpchgen-cli documents)."""
@@ -125,8 +132,29 @@ def generate_tpch(
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=clashes[0]
         )
+    # A table that is a symbolic link is written through it, as every output file is
+    # (`files.destination`): a rename onto the link replaced it with a plain file.
+    places = [destination(path) for path in targets]
+    first: dict[str, Path] = {}
+    for path, place in zip(targets, places, strict=True):
+        # Two tables written to one file (a link to the other's, or two links to one file):
+        # the second would silently be what the first's name holds.
+        at = os.path.realpath(place)
+        if at in first:
+            raise SpecError(
+                f"is the same file as {str(first[at])!r} (a symbolic link); two tables "
+                "cannot be written to one file",
+                source=str(path),
+            )
+        first[at] = path
+        if place != path and not place.parent.is_dir():
+            raise SpecError(
+                f"cannot write: no directory {str(place.parent)!r} (where the link points)",
+                source=str(path),
+            )
     made = missing_ancestors(out)
     staging: Path | None = None
+    moved: list[Path] = []
     try:
         with signals_held():  # so that `staging` is known before any signal can stop us
             staging = _make_staging(out)
@@ -134,13 +162,19 @@ def generate_tpch(
             progress(f"generating TPC-H {', '.join(names)} at SF {sf:g} with {tool}")
         # One run for every table: each tpchgen-cli start costs ~0.8 s whatever the size.
         _run_tool(tool, sf, names, staging)
+        staged = [
+            _beside(staging / f"{name}.parquet", path, place, moved)
+            for name, path, place in zip(names, targets, places, strict=True)
+        ]
         with signals_held():  # every table appears, or none: a Ctrl-C waits for the renames
-            _put_tables(staging, names, targets, overwrite)
+            _put_tables(staged, places, overwrite)
     except BaseException:  # a failure or Ctrl-C: no empty output directory either
 
         def clean() -> None:
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
+            for path in moved:
+                path.unlink(missing_ok=True)
             remove_if_empty(made)
 
         cleanup_held(clean)
@@ -149,19 +183,35 @@ def generate_tpch(
     return [_describe(name, path) for name, path in zip(names, targets, strict=True)]
 
 
-def _put_tables(staging: Path, names: Sequence[str], targets: list[Path], overwrite: bool) -> None:
+def _beside(staged: Path, path: Path, place: Path, moved: list[Path]) -> Path:
+    """`staged` where a rename can put it at `place`: a table written through a symbolic
+    link is moved beside the file the link names first (a copy, on another file system),
+    outside the renames that hold signals. What is moved is listed in `moved` before it
+    is made, so that a failure or Ctrl-C mid-copy removes it."""
+    if place == path:
+        return staged
+    tmp = temporary_sibling(place)
+    moved.append(tmp)
+    try:
+        shutil.move(staged, tmp)
+    except OSError as exc:
+        raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
+    return tmp
+
+
+def _put_tables(staged: list[Path], places: list[Path], overwrite: bool) -> None:
     """The tables renamed into place; without `overwrite` only where none is (another run
     may have written one since the check), and if one is taken, the ones this run put in
     place are taken back: none of its tables appear."""
     if overwrite:
-        for name, target in zip(names, targets, strict=True):
-            os.replace(staging / f"{name}.parquet", target)
+        for table, place in zip(staged, places, strict=True):
+            os.replace(table, place)
         return
     placed: list[Path] = []
     try:
-        for name, target in zip(names, targets, strict=True):
-            put_new(staging / f"{name}.parquet", target)
-            placed.append(target)
+        for table, place in zip(staged, places, strict=True):
+            put_new(table, place)
+            placed.append(place)
     except BaseException:
         for target in placed:
             target.unlink(missing_ok=True)
