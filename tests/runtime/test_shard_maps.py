@@ -147,6 +147,27 @@ def test_a_budget_that_is_no_size_names_the_variable(
         LocalExecutor(1)
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("1.5B", "must be a whole number of bytes"),  # was 1 byte
+        ("0.5 B", "must be a whole number of bytes"),  # was 0: keeping off, without a word
+        ("-1", "must be ≥ 0 bytes"),  # was "has no unit"
+    ],
+)
+def test_a_budget_of_part_of_a_byte_or_below_zero_is_refused_as_such(
+    monkeypatch: pytest.MonkeyPatch, text: str, says: str
+) -> None:
+    monkeypatch.setenv(BUDGET_ENV, text)
+    with pytest.raises(SpecError, match=says):
+        budget_from_environment()
+
+
+def test_a_budget_of_zeros_is_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(BUDGET_ENV, "00")
+    assert budget_from_environment() == 0
+
+
 @pytest.mark.parametrize("value", [-1, 1.5, "1GiB"])
 def test_a_budget_argument_must_be_whole_bytes(value: object) -> None:
     with pytest.raises(SpecError, match="mapped_budget_bytes"):
@@ -254,3 +275,29 @@ def test_growth_is_not_hidden_when_mappings_make_room_for_others(tmp_path: Path)
         (engine,) = out.engines
         assert engine.mapped_bytes == 4 * 2**20  # each run dropped the other's mapping
         assert engine.rss_growth_bytes > -256 * 2**10, engine
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+def test_a_run_over_parquet_shards_drops_a_deleted_data_sets_mappings(tmp_path: Path) -> None:
+    """Mappings were checked only as .npy shards were read: after a kept worker's run over a
+    .npy data set that was then deleted, runs over Parquet shards kept its mappings, and its
+    disk space, until the executor closed."""
+    lc = get_kernel("lc")
+    params = lc.params(0)
+    npy = generate_dataset(lc, 1 << 20, 2, tmp_path / "npy")
+    parquet = generate_dataset(lc, 1 << 20, 2, tmp_path / "pq", shard_format="parquet")
+
+    def deleted_maps(ex: LocalExecutor) -> int:
+        assert ex._pool is not None
+        maps = [Path(f"/proc/{w.process.pid}/maps").read_text() for w in ex._pool.workers]
+        return sum(
+            line.endswith("(deleted)") and "/npy/" in line for m in maps for line in m.splitlines()
+        )
+
+    with LocalExecutor(1) as ex:
+        ex.run(lc, npy, params)
+        for shard in npy.path.glob("device-*/*.npy"):
+            shard.unlink()
+        assert deleted_maps(ex) > 0
+        ex.run(lc, parquet, params)
+        assert deleted_maps(ex) == 0

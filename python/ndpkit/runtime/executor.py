@@ -518,16 +518,19 @@ def budget_from_environment() -> int:
     text = os.environ.get(BUDGET_ENV)
     if text is None:
         return default_budget_bytes()
-    if text.strip() == "0":
+    if text.strip() and text.strip().strip("0") == "":  # "0", "00"
         return 0
     source = f"environment: {BUDGET_ENV}"
+    if text.strip().startswith("-"):
+        raise SpecError(f"must be ≥ 0 bytes, got {text!r}", source=source)
     try:
-        budget = int(parse(text, Kind.SIZE))
+        size = parse(text, Kind.SIZE)
     except UnitError as exc:
         raise SpecError(str(exc), source=source) from None
-    if budget < 0:
-        raise SpecError(f"must be ≥ 0 bytes, got {text!r}", source=source)
-    return budget
+    # `1.5B` was taken as 1 byte and `0.5 B` as 0, which turned keeping off without a word.
+    if size != int(size):
+        raise SpecError(f"must be a whole number of bytes, got {text!r}", source=source)
+    return int(size)
 
 
 def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> int:
@@ -1217,6 +1220,8 @@ def _run_task(
     task: _Task, progress: _Progress, maps: ShardMaps | None = None
 ) -> tuple[Any, EngineStats]:
     """One engine's pass: its partial (None for a kernel that writes rows), and its stats."""
+    if maps is not None:
+        maps.start_run(task.run)
     _reset_peak_memory()
     (rss_start, _, shared_start, files_start), start = _memory_bytes(), time.perf_counter()
     mapped_start = 0 if maps is None else maps.mapped_bytes

@@ -85,9 +85,11 @@ class ShardMaps:
         self.mapped_bytes = 0
         """Bytes mapped and kept so far (a counter: the caller takes differences)."""
 
-    def _start(self, run: int) -> None:
-        """At a run's first shard, drop the mappings of files that are gone or replaced: a
-        kept mapping would hold a deleted data set's disk space until the worker ends."""
+    def start_run(self, run: int) -> None:
+        """At a run's first task (whatever its shards' format), drop the mappings of files
+        that are gone or replaced: a kept mapping would hold a deleted data set's disk space
+        until the worker ends. (Called only from `get` and `keep`, a run over Parquet shards
+        kept a deleted .npy data set's mappings.)"""
         if run == self._run:
             return
         self._run = run
@@ -112,7 +114,7 @@ class ShardMaps:
         file, holding `count` records of that dtype and shape (its header was checked when
         it was kept); else None, after dropping a mapping of a file that has changed.
         `stat`: the file's `os.stat`, if the caller has just taken it."""
-        self._start(run)
+        self.start_run(run)
         key = str(path)
         kept = self._kept.get(key)
         if kept is None:
@@ -139,7 +141,7 @@ class ShardMaps:
         """Records [0, count) of the .npy file at `path`, open as `file` (its header checked
         by the caller; data from `data_offset`), from a mapping made now and kept, if it
         fits the budget; else None."""
-        self._start(run)
+        self.start_run(run)
         nbytes = count * math.prod(record_shape) * dtype.itemsize
         if nbytes == 0 or not self._make_room(nbytes, run):
             return None
