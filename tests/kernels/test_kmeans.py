@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
+import ndpkit.kernels.kmeans as kmeans_module
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import KernelMismatchError, run_in_memory
 from ndpkit.kernels.kmeans import (
@@ -497,3 +498,36 @@ def test_a_chunk_that_fails_on_a_thread_fails_the_replay():
     with pytest.raises(ValueError, match="reshape"):
         lloyd_keeping_empty(chunks, params, threads=2)
     assert threading.active_count() == before  # the pool's threads are gone
+
+
+def test_a_far_outlying_centre_neither_hides_ties_nor_sends_every_point_to_exact_scoring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rounding bound was taken over every centre and the chunk's largest point: with
+    one centre on a far outlier (1e7 among data of 1) nearly every point was scored in exact
+    rationals (`evaluate --data` on 8 MiB: over a minute; at 1e10, 13 minutes). Per point
+    and per centre, exact ties still go where the device sends them, and few points are
+    scored exactly."""
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        x, centres = _exact_tie(rng, 10.0 ** (trial % 5 - 2), [0.0, 1e3][trial % 2])
+        centres[7] = 1e7 * (1 + rng.random(8))  # a centre on a far outlier
+        points = x.astype(np.float64)
+        distances = cdist(points, centres, "sqeuclidean")
+        assert nearest_by_rule(points, centres, distances)[0] == _device_label(x, centres), trial
+
+    exactly: list[int] = []
+    real = kmeans_module._device_labels
+
+    def counted(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
+        exactly.append(len(points))
+        return real(points, centres)
+
+    monkeypatch.setattr(kmeans_module, "_device_labels", counted)
+    x = rng.normal(size=(20_000, 8)).astype(np.float32)
+    x[123, 2] = 1e7
+    centres = np.vstack([rng.normal(size=(7, 8)) * 3, x[123].astype(np.float64)])
+    points = x.astype(np.float64)
+    labels = nearest_by_rule(points, centres, cdist(points, centres, "sqeuclidean"))
+    np.testing.assert_array_equal(np.bincount(labels, minlength=8), cluster_sums(x, centres).counts)
+    assert sum(exactly) < 200, sum(exactly)
