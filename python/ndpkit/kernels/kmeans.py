@@ -249,15 +249,28 @@ def nearest_by_rule(points: F64, centres: F64, distances_sq: F64) -> NDArray[np.
     if centres.shape[0] < 2 or len(points) == 0:
         return labels
     nearest = distances_sq[np.arange(len(points)), labels]
-    within = distances_sq <= nearest[:, None] + _tie_bound(points, centres, nearest, labels)
+    # First with the bound of the farthest centre from o (one value per point, one pass over
+    # the n × K distances), then per centre for the few rows that bound does not settle.
+    coarse = _tie_bound(points, centres, nearest, labels, per_centre=False)
+    within = distances_sq <= (nearest + coarse[:, 0])[:, None]
     if np.count_nonzero(within) > len(points):  # some row has more than its nearest
-        close = np.flatnonzero(np.count_nonzero(within, axis=1) > 1)
+        rows = np.flatnonzero(np.count_nonzero(within, axis=1) > 1)
+        fine = _tie_bound(points[rows], centres, nearest[rows], labels[rows])
+        near = distances_sq[rows] <= nearest[rows, None] + fine
+        close = rows[np.count_nonzero(near, axis=1) > 1]
         labels[close] = _device_labels(points[close], centres)
     return labels
 
 
-def _tie_bound(points: F64, centres: F64, nearest: F64, labels: NDArray[np.intp]) -> F64:
-    """For each point and centre (n × K), how much nearer than the point's nearest squared
+def _tie_bound(
+    points: F64,
+    centres: F64,
+    nearest: F64,
+    labels: NDArray[np.intp],
+    per_centre: bool = True,
+) -> F64:
+    """For each point and centre (n × K; without `per_centre`, n × 1: the largest over the
+    centres, the farthest from o's), how much nearer than the point's nearest squared
     distance `nearest` (to scipy's rounding, that of centre `labels`) the centre may be where
     the device's rounded scores could rank it first: a bound on both roundings.
 
@@ -277,8 +290,10 @@ def _tie_bound(points: F64, centres: F64, nearest: F64, labels: NDArray[np.intp]
         spread = np.sqrt(((centres - origin) ** 2).sum(axis=1)) * margin  # ‖e_k‖, (K,)
         origin_norm = float(np.sqrt((origin * origin).sum())) * margin
         point_norms = np.sqrt((points * points).sum(axis=1)) * margin  # ‖x‖, (n,)
+        if not per_centre:  # S_k grows with ‖e_k‖: the farthest centre's bounds them all
+            spread = spread.max(initial=0.0)[None]
         size = spread[None, :] * (spread[None, :] + 2 * origin_norm + 2 * point_norms[:, None])
-        own = size[np.arange(len(points)), labels]
+        own = size[np.arange(len(points)), labels] if per_centre else size[:, 0]
         tiny = 64.0 * (d + 4) * 2.0**-1074
         bound: F64 = (
             4 * unit * ((2 * d + 3) * (size + own[:, None]) + (d + 2) * 2 * nearest[:, None])
