@@ -229,10 +229,16 @@ def name_kept(name: str) -> str:
     return name
 
 
-def put_new(tmp: Path, path: Path) -> None:
+TAKEN_MEANWHILE = (
+    "already exists (made while this run wrote; another run's?); pass --overwrite to replace it"
+)
+
+
+def put_new(tmp: Path, path: Path, taken: str = TAKEN_MEANWHILE) -> None:
     """`tmp` renamed to `path` only if nothing is there: a file by a hard link and an unlink
     (a rename would replace a file that another run wrote meanwhile), a directory by a
-    rename (which refuses a non-empty one). A SpecError if `path` was taken."""
+    rename (which refuses a non-empty one). A SpecError saying `taken` if `path` was
+    taken."""
     try:
         if tmp.is_dir():
             os.rename(tmp, path)
@@ -246,15 +252,12 @@ def put_new(tmp: Path, path: Path) -> None:
                 raise
             os.replace(tmp, path)
             return
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):  # `path` is whole: a second name left is no failure
+            os.unlink(tmp)
     except OSError:
         if not os.path.lexists(path):
             raise
-        raise SpecError(
-            "already exists (made while this run wrote; another run's?); pass --overwrite "
-            "to replace it",
-            source=str(path),
-        ) from None
+        raise SpecError(taken, source=str(path)) from None
 
 
 def _put_in_place(tmp: Path, path: Path) -> None:

@@ -1493,7 +1493,7 @@ def test_a_run_killed_while_removing_its_staging_leaves_it_marked(
     an unmarked directory that no later run removed or named. The marker now goes last."""
 
     class Killed(BaseException):
-        pass
+        """The run's end, as SIGKILL would bring it, mid-removal."""
 
     def dies_on_the_marker_or_the_third(path: Any, *args: Any, **kwargs: Any) -> None:
         if Path(path).name == STAGING_MARKER:

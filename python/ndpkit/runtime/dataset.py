@@ -78,6 +78,7 @@ from ndpkit.files import (
     cleanup_held,
     literal_path,
     name_kept,
+    put_new,
     signals_held,
     temporary_sibling,
 )
@@ -1540,8 +1541,8 @@ def _whole_file(path: Path, write: Callable[[Path], tuple[int, str]]) -> tuple[i
     tmp = temporary_sibling(path)
     try:
         done = write(tmp)
-        with signals_held():
-            _put_new_file(tmp, path)
+        with signals_held(), _disk(path):
+            put_new(tmp, path, taken="already exists; not replacing it")
     except BaseException as exc:
         cleanup_held(lambda: tmp.unlink(missing_ok=True))
         if isinstance(exc, _WriteError):
@@ -1551,23 +1552,6 @@ def _whole_file(path: Path, write: Callable[[Path], tuple[int, str]]) -> tuple[i
             raise SpecError(f"{exc}; nothing was written", source=str(path)) from None
         raise
     return done
-
-
-def _put_new_file(tmp: Path, path: Path) -> None:
-    """`tmp` renamed to `path` only if nothing is there (a link, then an unlink: a rename
-    would replace a file made meanwhile)."""
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise SpecError("already exists; not replacing it", source=str(path)) from None
-    except OSError:
-        if os.path.lexists(path):  # no hard links on this file system: checked, then renamed
-            raise SpecError("already exists; not replacing it", source=str(path)) from None
-        with _disk(path):
-            os.replace(tmp, path)
-        return
-    with contextlib.suppress(OSError):  # `path` is whole: a second name left is no failure
-        os.unlink(tmp)
 
 
 class _WriteError(Exception):
