@@ -320,7 +320,7 @@ def _check_sample(
     elif dataset is not None and size_bytes > dataset.total_bytes and asked:
         warnings.append(
             f"--size {_si(size_bytes)} is more than {dataset.path} holds: all of its "
-            f"{_si(dataset.total_bytes)} is profiled"
+            f"{_si_short_of(dataset.total_bytes, size_bytes)} is profiled"
         )
     for warning in warnings:
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
