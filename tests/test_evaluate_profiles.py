@@ -19,7 +19,7 @@ from ndpkit.hw import load_platform
 from ndpkit.kernels import get_kernel
 from ndpkit.kernels.kmeans import KMeansKernel
 from ndpkit.model import FULL_GEAR, Estimate, estimate
-from ndpkit.plan.splits import SPLIT_OPTIONS
+from ndpkit.plan.splits import SPLIT_OPTIONS, compare_splits
 from ndpkit.profile import FpgaCell, Profile, PublishedFit, load_profiles, save_profiles
 from ndpkit.runtime import Dataset, LocalExecutor, RunResult, generate_dataset
 from ndpkit.runtime.profiling import EngineScaling, measure, save, to_profile
@@ -117,6 +117,35 @@ def test_saved_split_profiles_give_estimate_the_time_evaluate_predicted(tmp_path
     predicted = remap.estimates["rans"]
     assert isinstance(predicted, Estimate)
     assert estimate(rans, saved["he-remap"]).time_s == pytest.approx(predicted.time_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("platform", ["rans", "rfns"])
+def test_compare_splits_over_a_saved_set_carries_the_rates_evaluate_did(
+    tmp_path: Path, platform: str
+) -> None:
+    """A saved set's top-k split holds its carried rate (the knn2 entry x the measured
+    ratio), so its knn2 must hold the entry it was carried from: `compare_splits` over the
+    set then finds the measured ratio again. Before, knn2 held the host measurement mapped
+    onto an ARM engine, and the ratio (carried / mapped) made the top-k split about 90x
+    slower on RANS, so it lost a comparison evaluate's splits table gave it."""
+    (knn,) = ev.evaluate(["knn2"], [platform], size_bytes=1 << 20)
+    path = tmp_path / "saved.json"
+    ev.save_profiles([knn], platform, path)
+    saved = load_profiles(path).apps
+    spec = load_platform(platform)
+    again = compare_splits(spec, [saved["knn2"], saved["knn2-topk"]])
+    evaluated = knn.splits[platform]
+    assert again.carried == pytest.approx(evaluated.carried, rel=1e-12)
+    assert again.chosen == evaluated.chosen
+    for mine, theirs in zip(again.splits, evaluated.splits, strict=True):
+        assert mine.estimate is not None and theirs.estimate is not None
+        assert mine.estimate.time_s == pytest.approx(theirs.estimate.time_s, rel=1e-12)
+        assert mine.estimate.energy_j == pytest.approx(theirs.estimate.energy_j, rel=1e-12)
+    # The paper split's own estimate does not move: the platform's entry was its rate already.
+    predicted = knn.estimates[platform]
+    assert isinstance(predicted, Estimate)
+    assert estimate(spec, saved["knn2"]).time_s == pytest.approx(predicted.time_s, rel=1e-12)
+    assert estimate(spec, saved["knn2"]).energy_j == pytest.approx(predicted.energy_j, rel=1e-12)
 
 
 def test_a_list_of_measurements_is_not_a_profile_set(tmp_path: Path) -> None:

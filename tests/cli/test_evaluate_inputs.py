@@ -103,6 +103,25 @@ def test_a_data_set_under_a_mib_is_measured_with_a_warning(ndpkit: Run, tmp_path
     assert warning.startswith(f"{data.path} holds only 256 KiB")
 
 
+def test_a_data_set_just_under_a_mib_is_not_said_to_hold_one(ndpkit: Run, tmp_path: Path) -> None:
+    """32 bytes short of 1 MiB rounds to "1024 KiB", which is not below the 1 MiB the
+    warning says it is below; nor is "2 MiB" less than a --size of 2 MiB: the exact bytes
+    are given instead."""
+    data = _lc_data(tmp_path, (1 << 20) - 32)
+    args = ("evaluate", "--data", str(data.path), "--platforms", "cns", "-f", "json")
+    result = ndpkit(*args)
+    assert result.returncode == 0, result.stderr
+    (warning,) = json.loads(result.stdout)["warnings"]
+    assert warning.startswith(f"{data.path} holds only 1,048,544 bytes: "), warning
+    assert "below 1 MiB" in warning
+    # So is one just short of the --size asked for ("all of its 2 MiB" of a 2 MiB --size).
+    short = _lc_data(tmp_path / "short", (2 << 20) - 32)
+    asked = ndpkit("evaluate", "--data", str(short.path), "--size", "2 MiB", *args[3:])
+    assert asked.returncode == 0, asked.stderr
+    (warning,) = json.loads(asked.stdout)["warnings"]
+    assert warning.endswith("holds: all of its 2,097,120 bytes is profiled"), warning
+
+
 def test_a_size_beyond_the_data_set_is_said(ndpkit: Run, tmp_path: Path) -> None:
     data = _lc_data(tmp_path)
     args = ("evaluate", "--data", str(data.path), "--platforms", "cns", "-f", "json")

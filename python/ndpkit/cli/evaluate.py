@@ -38,7 +38,7 @@ from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
 from ndpkit.runtime.profiling import ByteProgress
 from ndpkit.runtime.transfer import available_memory_bytes
-from ndpkit.units import Kind, format_si
+from ndpkit.units import Kind, format_si, parse
 
 MIN_SIZE_BYTES = 2**20
 """Smallest --size: below it a kernel's measured rates are mostly fixed per-call costs (LC's
@@ -313,13 +313,14 @@ def _check_sample(
     warnings = []
     if dataset is not None and sample_bytes < MIN_SIZE_BYTES:
         warnings.append(
-            f"{dataset.path} holds only {_si(sample_bytes)}: the profile measures mostly fixed "
-            f"costs below {_si(MIN_SIZE_BYTES)}, so the predictions are unreliable"
+            f"{dataset.path} holds only {_si_short_of(sample_bytes, MIN_SIZE_BYTES)}: the "
+            f"profile measures mostly fixed costs below {_si(MIN_SIZE_BYTES)}, so the "
+            "predictions are unreliable"
         )
     elif dataset is not None and size_bytes > dataset.total_bytes and asked:
         warnings.append(
             f"--size {_si(size_bytes)} is more than {dataset.path} holds: all of its "
-            f"{_si(dataset.total_bytes)} is profiled"
+            f"{_si_short_of(dataset.total_bytes, size_bytes)} is profiled"
         )
     for warning in warnings:
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
@@ -359,3 +360,10 @@ def _progress(fmt: Format) -> Iterator[tuple[Callable[[str], None], ByteProgress
 
 def _si(size_bytes: float) -> str:
     return format_si(size_bytes, Kind.SIZE, binary=True)
+
+
+def _si_short_of(size_bytes: int, limit_bytes: int) -> str:
+    """`size_bytes` as `_si` gives it, or to the byte where that rounds up to the limit it
+    falls short of (1,048,544 bytes is "1024 KiB", which is not below 1 MiB)."""
+    shown = _si(size_bytes)
+    return shown if parse(shown, Kind.SIZE) < limit_bytes else f"{size_bytes:,} bytes"
