@@ -23,6 +23,7 @@ import pytest
 
 from ndpkit.errors import SpecError
 from ndpkit.kernels import Kernel, get_kernel, run_in_memory
+from ndpkit.plan import activate
 from ndpkit.runtime import (
     Dataset,
     EngineStats,
@@ -175,6 +176,54 @@ def test_mux2_route_one_engine_reads_two_devices(
         (6, (6, 7)),
     ]
     assert out.engines[0].bytes_in == ds.device_bytes(0) + ds.device_bytes(1)
+
+
+@pytest.fixture(scope="module")
+def seven_devices(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    """An odd device count, which no mux-k with k > 1 divides except k = 7."""
+    path = tmp_path_factory.mktemp("seven") / "ds"
+    return generate_dataset(SumCount(), 40_000, 7, path, shard_bytes=3000)
+
+
+@pytest.mark.parametrize(
+    ("k", "engines_on"),
+    [(1, 7), (2, 4), (2, 5), (3, 3), (3, 5), (4, 2), (4, 6), (7, 1), (7, 3)],
+)
+def test_a_planner_mapping_routes_each_device_once_to_its_engine(
+    executor: LocalExecutor, seven_devices: Dataset, k: int, engines_on: int
+) -> None:
+    """The executor runs `plan.activate`'s mux-k mapping as the planner states it (odd n, k
+    not dividing n, k = 1 and k = n): each active engine reads exactly the devices routed to
+    it, every device once, and the answer (offsets included) is the all-engines run's."""
+    ds = seven_devices
+    mapping = activate(ds.devices, k, engines_on)
+    out = executor.run(
+        SumCount(), ds, {}, active_devices=mapping.active, route=mapping.route, chunk_bytes=1000
+    )
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 97)
+    routed = {e: tuple(d for d, r in enumerate(mapping.route) if r == e) for e in mapping.active}
+    assert {e.engine: e.devices for e in out.engines} == routed
+    assert sorted(d for e in out.engines for d in e.devices) == list(range(ds.devices))
+    assert sum(e.shards for e in out.engines) == len(ds.shards)
+    assert [e.bytes_in for e in out.engines] == [
+        sum(ds.device_bytes(d) for d in e.devices) for e in out.engines
+    ]
+
+
+def test_an_active_engine_no_device_is_routed_to_stays_idle(
+    executor: LocalExecutor, seven_devices: Dataset
+) -> None:
+    """Every engine on, but the mux2 route of four: engines 1, 3 and 5 read nothing."""
+    ds = seven_devices
+    route = activate(ds.devices, 2, 4).route
+    out = executor.run(SumCount(), ds, {}, active_devices=range(7), route=route)
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 97)
+    assert [(e.engine, e.devices) for e in out.engines] == [
+        (0, (0, 1)),
+        (2, (2, 3)),
+        (4, (4, 5)),
+        (6, (6,)),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,12 @@ The parent merges the engines' partials and runs `Kernel.host`; while the kernel
 
 Why it is built this way:
 
-- **Bounded memory.** A chunk is its own memory-mapped window of a .npy shard, unmapped once
-  the kernel is done with it (or one batch of a Parquet shard's rows, decoded a row group at a
-  time), so a worker's resident memory is a chunk plus the kernel's partials whatever the size
-  of the data set (file pages stay in the page cache, not in the worker).
+- **Bounded memory.** A chunk comes from a memory-mapped window of a .npy shard (up to four
+  chunks, at most 32 MiB unless one chunk is larger: `dataset.window_records_for`), unmapped
+  once the kernel is done with its chunks (or is one batch of a Parquet shard's rows, decoded
+  a row group at a time), so a worker's resident memory is a window plus the kernel's
+  partials whatever the size of the data set (file pages stay in the page cache, not in the
+  worker).
 - **Kept mappings, within a budget.** Up to `mapped_budget_bytes` of .npy shards (a quarter
   of physical memory by default, shared by the workers; `NDPKIT_MAPPED_BYTES` or the
   argument sets it, 0 turns it off), a worker maps a shard whole and keeps the mapping for
