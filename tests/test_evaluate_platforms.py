@@ -15,6 +15,7 @@ from ndpkit.errors import SpecError
 from ndpkit.hw import Platform, load_platform
 
 NDPKIT = Path(sys.executable).parent / "ndpkit"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def _evaluate(*args: str) -> subprocess.CompletedProcess[str]:
@@ -153,3 +154,26 @@ def test_he_remap_takes_a_design_entry_for_he_as_its_rate() -> None:
     to he-remap as a rate, the one a saved profile holds."""
     modelled, saved, _ = _modelled_rates("he-remap", {"he": 2.0})
     assert modelled == pytest.approx(2.0 * 1e8) and saved == pytest.approx(2.0 * 1e8)
+
+
+def test_the_host_of_a_platform_file_scales_evaluates_host_rates_as_documented(
+    tmp_path: Path,
+) -> None:
+    """docs/platforms.md said the RANS/RFNS models use none of the host's cores or clock;
+    `evaluate` maps its one-core measurement onto them (cores x f_target / f_here)."""
+    text = " ".join((DOCS / "platforms.md").read_text(encoding="utf-8").split())
+    assert (
+        "scales the measured one-core host rates by `sockets x cores_per_socket` and by "
+        "`frequency` over this machine's clock" in text
+    )
+    bigger = tmp_path / "big-host.toml"
+    bigger.write_text(
+        'version = 1\nextends = "rans"\nname = "big-host"\n'
+        '[host]\nsockets = 4\nfrequency = "4.5 GHz"\n'
+    )
+    (run,) = ev.evaluate(["lc"], ["rans", str(bigger)], size_bytes=2**20)
+    base, big = run.profiles["rans"][0], run.profiles["big-host"][0]
+    assert base.host_part_bytes_per_s is not None and big.host_part_bytes_per_s is not None
+    # twice the sockets (2 -> 4 x 18 cores), 1.5 times the clock (3.0 -> 4.5 GHz)
+    assert big.host_part_bytes_per_s == pytest.approx(3 * base.host_part_bytes_per_s)
+    assert big.host_only_bytes_per_s == pytest.approx(3 * base.host_only_bytes_per_s)
