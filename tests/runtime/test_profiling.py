@@ -342,6 +342,17 @@ def test_counters_that_count_no_cycles_give_way_to_the_clock() -> None:
     assert "the cycle counter counted nothing" in " ".join(m.notes)
 
 
+def test_a_part_that_counted_no_cycles_gives_way_to_the_clock() -> None:
+    """The second repeat's device part counted 0 cycles (time it ran, counters that did not
+    count): the fewest counts made the device part 0 cycles per byte and the kernel's CPB
+    that of the host part alone, from "perf"."""
+    m = _measure_lc(lambda: FakeCounters([5e6, 7e6, 0, 9e6]))
+    assert m.cpb_source == "clock" and m.device_cycles is None and m.host_cycles is None
+    assert m.device_cycles_per_byte == pytest.approx(3e9 * m.device_s / m.input_bytes)
+    assert "the cycle counter counted nothing in the device part" in m.notes[-1]
+    assert "the clock at 3.00 GHz" in to_profile(m).description
+
+
 def test_a_profile_a_file_could_not_hold_is_not_saved(tmp_path) -> None:
     """Modelled at 3e28 B/s from an extreme scaling, then saved, and the saved file was
     refused on loading (a bandwidth is at most 1e24 B/s). Refused when saving now, naming

@@ -5,7 +5,8 @@ on the calling thread only (pid 0, any CPU, not inherited by threads it starts),
 space only (`exclude_kernel`, `exclude_hv`), which an unprivileged process may do at
 `perf_event_paranoid` ≤ 2. Kernel time (page faults, system calls) is therefore not in the
 counts. `start()` zeroes and enables the group, `stop()` disables it and returns the counts
-since `start()`, scaled by time enabled / time running if the kernel multiplexed the counters.
+since `start()`, scaled by time enabled / time running over that interval if the kernel
+multiplexed the counters. The descriptors are close-on-exec, like Python's own.
 
 Where the syscall is missing or refused (not Linux, an unknown architecture, a VM without a
 virtual PMU: `perf stat -e cycles` then says `<not supported>` and the syscall fails with
@@ -26,6 +27,7 @@ import os
 import platform
 import struct
 import sys
+import threading
 from dataclasses import dataclass
 from functools import cache
 from types import TracebackType
@@ -43,6 +45,7 @@ PERF_IOC_ENABLE = 0x2400  # _IO('$', 0)
 PERF_IOC_DISABLE = 0x2401  # _IO('$', 1)
 PERF_IOC_RESET = 0x2403  # _IO('$', 3)
 PERF_IOC_FLAG_GROUP = 1
+PERF_FLAG_FD_CLOEXEC = 1 << 3  # Linux ≥ 3.14
 _DISABLED, _EXCLUDE_KERNEL, _EXCLUDE_HV = 1 << 0, 1 << 5, 1 << 6  # perf_event_attr bit flags
 _WORD = struct.Struct("=Q")
 
@@ -134,7 +137,8 @@ def _open_event(event: Event, group_fd: int) -> int:
         ctypes.c_int(0),  # pid 0: the calling thread
         ctypes.c_int(-1),  # on any CPU
         ctypes.c_int(group_fd),
-        ctypes.c_ulong(0),
+        # Not inherited by programs this process runs: they would keep the counter open.
+        ctypes.c_ulong(PERF_FLAG_FD_CLOEXEC),
     )
     if fd < 0:
         code = ctypes.get_errno()
@@ -151,6 +155,8 @@ class PerfGroup:
             raise ValueError("a counter group needs at least one event")
         self.events = events
         self._fds: list[int] = []
+        self._since = (0, 0)  # time enabled and running at `start()`
+        self._owner = _this_thread()
         try:
             for event in events:
                 self._fds.append(_open_event(event, self._fds[0] if self._fds else -1))
@@ -160,25 +166,39 @@ class PerfGroup:
 
     def start(self) -> None:
         self._ioctl(PERF_IOC_RESET)
+        # RESET zeroes the counts but not the times, which add up over every interval: the
+        # interval's are the difference from these (the group is disabled, so they hold).
+        enabled, running, _ = group_read(self._read(), len(self.events))
+        self._since = (enabled, running)
         self._ioctl(PERF_IOC_ENABLE)
 
     def stop_counts(self) -> list[float]:
         """Disable the group; its counts since `start()`, one per event."""
         self._ioctl(PERF_IOC_DISABLE)
+        return scaled_counts(self._read(), len(self.events), self._since)
+
+    def _read(self) -> bytes:
+        self._check_usable()
         try:
-            raw = os.read(self._fds[0], _WORD.size * (3 + len(self.events)))
+            return os.read(self._fds[0], _WORD.size * (3 + len(self.events)))
         except OSError as e:
             raise CounterError(f"reading perf counters: {e}") from e
-        return scaled_counts(raw, len(self.events))
 
     def close(self) -> None:
         for fd in self._fds:
             os.close(fd)
         self._fds = []
 
-    def _ioctl(self, request: int) -> None:
+    def _check_usable(self) -> None:
         if not self._fds:
             raise CounterError("the perf counters are closed")
+        # pid 0 counts the thread that opened them: used from another thread or a forked
+        # child, they would silently give that thread's counts.
+        if _this_thread() != self._owner:
+            raise CounterError("the perf counters count another thread (the one that opened them)")
+
+    def _ioctl(self, request: int) -> None:
+        self._check_usable()
         try:
             fcntl.ioctl(self._fds[0], request, PERF_IOC_FLAG_GROUP)
         except OSError as e:
@@ -196,16 +216,28 @@ class PerfGroup:
         self.close()
 
 
-def scaled_counts(raw: bytes, n_events: int) -> list[float]:
-    """Decode a PERF_FORMAT_GROUP read (nr, time enabled, time running, one value per event)
-    and scale each value by enabled / running, the kernel's multiplexing correction."""
+def _this_thread() -> tuple[int, int]:
+    return os.getpid(), threading.get_native_id()
+
+
+def group_read(raw: bytes, n_events: int) -> tuple[int, int, list[int]]:
+    """Decode a PERF_FORMAT_GROUP read: (nr, time enabled, time running, one value per
+    event) as (enabled, running, values); the times add up over every enabled interval."""
     words = [_WORD.unpack_from(raw, _WORD.size * i)[0] for i in range(len(raw) // _WORD.size)]
     if len(words) < 3 or words[0] != n_events or len(words) < 3 + n_events:
         raise CounterError(f"perf counters: unexpected group read of {len(raw)} bytes")
-    enabled, running = words[1], words[2]
-    if running == 0:
+    return words[1], words[2], words[3 : 3 + n_events]
+
+
+def scaled_counts(raw: bytes, n_events: int, since: tuple[int, int] = (0, 0)) -> list[float]:
+    """The values of a group read scaled by enabled / running since `since` (the times at the
+    interval's start), the kernel's multiplexing correction for that interval."""
+    enabled, running, values = group_read(raw, n_events)
+    enabled, running = enabled - since[0], running - since[1]
+    if running <= 0:
+        # Counts of 0, not an error, had the times of earlier intervals been used.
         raise CounterError("perf counters never ran (the PMU was busy or is not virtualised)")
-    return [value * enabled / running for value in words[3 : 3 + n_events]]
+    return [value * enabled / running for value in values]
 
 
 class CycleCounter(PerfGroup):

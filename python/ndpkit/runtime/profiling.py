@@ -16,11 +16,12 @@ cycles cover the whole run (the models then see the data streamed that many time
 Cycles per byte (CPB, the whole kernel: device part then host part) come from the CPU's
 cycle counter where Linux lets this process read it (`perf_event_open`, see
 `ndpkit.runtime.perf_event`): CPB = counted cycles / input bytes, `cpb_source` "perf". Where
-it does not (no virtual PMU in a VM, paranoid level 3, not Linux), or a read fails part-way,
-they come from the clock: CPB = f × seconds / input bytes with f this host's documented
-frequency (the `frequency_hz` argument, else its nominal clock, `host_clock`), `cpb_source`
-"clock". The measurement records the source and the frequency used (for perf, the effective
-one: counted cycles / seconds), and with perf the instruction counts too.
+it does not (no virtual PMU in a VM, paranoid level 3, not Linux), a read fails part-way, or
+a part counted no cycles, they come from the clock: CPB = f × seconds / input bytes with f
+this host's documented frequency (the `frequency_hz` argument, else its nominal clock,
+`host_clock`), `cpb_source` "clock". The measurement records the source and the frequency
+used (for perf, the effective one: counted cycles / seconds), and with perf the instruction
+counts too.
 """
 
 from __future__ import annotations
@@ -406,11 +407,8 @@ def measure(
     finally:
         meter.close()
     device, host = _best(r.device for r in runs), _best(r.host for r in runs)
-    if counted and device.cycles + host.cycles <= 0:
-        # Counters that opened and ran but counted nothing (a VM that exposes them without
-        # counting) say nothing about the cycles: the clock says more.
-        counted = False
-        meter.notes.append("cycles per byte from the clock: the cycle counter counted nothing")
+    if counted:
+        counted = _cycles_counted(device, host, meter.notes)
     last = runs[-1]
     if frequency_hz is None:
         frequency_hz, source = host_clock()
@@ -475,6 +473,21 @@ class _Ticker:
         self.done_bytes += self.pass_bytes
         self.passes_per_run = max(self.passes_per_run, run_passes)
         self.report(self.done_bytes, self.pass_bytes * self.passes_per_run * self.repeat)
+
+
+def _cycles_counted(device: _Part, host: _Part, notes: list[str]) -> bool:
+    """Whether the counts stand for the cycles: every part ran user code for some time, so
+    a part (of any repeat: the best is the fewest) that counted 0 cycles means counters
+    that opened and ran but did not count (a VM that exposes them without counting). With
+    them the part's CPB was 0 and the kernel's too low; the clock says more."""
+    empty = [name for name, part in (("device", device), ("host", host)) if part.cycles <= 0]
+    if empty:
+        notes.append(
+            "cycles per byte from the clock: the cycle counter counted nothing in the "
+            + " and the ".join(empty)
+            + " part"
+        )
+    return not empty
 
 
 def _best(parts: Iterator[_Part]) -> _Part:
