@@ -350,6 +350,7 @@ def test_a_part_that_counted_no_cycles_gives_way_to_the_clock() -> None:
     assert m.cpb_source == "clock" and m.device_cycles is None and m.host_cycles is None
     assert m.device_cycles_per_byte == pytest.approx(3e9 * m.device_s / m.input_bytes)
     assert "the cycle counter counted nothing in the device part" in m.notes[-1]
+    assert "perf counters" in m.notes[-1]  # as `test_the_default_counters_...` expects
     assert "the clock at 3.00 GHz" in to_profile(m).description
 
 
