@@ -122,6 +122,24 @@ def test_a_data_set_just_under_a_mib_is_not_said_to_hold_one(ndpkit: Run, tmp_pa
     assert warning.endswith("holds: all of its 2,097,120 bytes is profiled"), warning
 
 
+def test_a_size_and_a_data_set_that_round_alike_are_given_to_the_byte(
+    ndpkit: Run, tmp_path: Path
+) -> None:
+    """A --size of 3 MB and a data set 992 bytes short of it both round to "2.86 MiB":
+    compared with the exact --size rather than its rounded figure, the data set's size was
+    kept rounded, and the warning read "--size 2.86 MiB is more than DIR holds: all of its
+    2.86 MiB is profiled". Both are given to the byte."""
+    data = _lc_data(tmp_path, 3_000_000 - 992)
+    args = ("--platforms", "cns", "-f", "json")
+    result = ndpkit("evaluate", "--data", str(data.path), "--size", "3 MB", *args)
+    assert result.returncode == 0, result.stderr
+    (warning,) = json.loads(result.stdout)["warnings"]
+    assert warning == (
+        f"--size 3,000,000 bytes is more than {data.path} holds: all of its 2,999,008 bytes "
+        "is profiled"
+    )
+
+
 def test_a_size_beyond_the_data_set_is_said(ndpkit: Run, tmp_path: Path) -> None:
     data = _lc_data(tmp_path)
     args = ("evaluate", "--data", str(data.path), "--platforms", "cns", "-f", "json")

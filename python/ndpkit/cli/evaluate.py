@@ -312,15 +312,15 @@ def _check_sample(
         )
     warnings = []
     if dataset is not None and sample_bytes < MIN_SIZE_BYTES:
+        held, limit = _si_apart(sample_bytes, MIN_SIZE_BYTES)
         warnings.append(
-            f"{dataset.path} holds only {_si_short_of(sample_bytes, MIN_SIZE_BYTES)}: the "
-            f"profile measures mostly fixed costs below {_si(MIN_SIZE_BYTES)}, so the "
-            "predictions are unreliable"
+            f"{dataset.path} holds only {held}: the profile measures mostly fixed costs "
+            f"below {limit}, so the predictions are unreliable"
         )
     elif dataset is not None and size_bytes > dataset.total_bytes and asked:
+        held, asked_for = _si_apart(dataset.total_bytes, size_bytes)
         warnings.append(
-            f"--size {_si(size_bytes)} is more than {dataset.path} holds: all of its "
-            f"{_si_short_of(dataset.total_bytes, size_bytes)} is profiled"
+            f"--size {asked_for} is more than {dataset.path} holds: all of its {held} is profiled"
         )
     for warning in warnings:
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
@@ -362,8 +362,14 @@ def _si(size_bytes: float) -> str:
     return format_si(size_bytes, Kind.SIZE, binary=True)
 
 
-def _si_short_of(size_bytes: int, limit_bytes: int) -> str:
-    """`size_bytes` as `_si` gives it, or to the byte where that rounds up to the limit it
-    falls short of (1,048,544 bytes is "1024 KiB", which is not below 1 MiB)."""
-    shown = _si(size_bytes)
-    return shown if parse(shown, Kind.SIZE) < limit_bytes else f"{size_bytes:,} bytes"
+def _si_apart(smaller_bytes: int, larger_bytes: int) -> tuple[str, str]:
+    """Both sizes as `_si` gives them, or to the byte where the rounded figures do not read
+    as the smaller below the larger: 1,048,544 bytes is "1024 KiB", not below 1 MiB, and a
+    --size of 3 MB and a data set 992 bytes short of it both read "2.86 MiB". The larger
+    keeps its rounded figure where that is exact (1 MiB)."""
+    smaller, larger = _si(smaller_bytes), _si(larger_bytes)
+    if parse(smaller, Kind.SIZE) < parse(larger, Kind.SIZE):
+        return smaller, larger
+    if parse(larger, Kind.SIZE) != larger_bytes:
+        larger = f"{larger_bytes:,} bytes"
+    return f"{smaller_bytes:,} bytes", larger
