@@ -176,6 +176,4 @@ def test_the_host_of_a_platform_file_scales_evaluates_host_rates_as_documented(
     assert base.host_part_bytes_per_s is not None and big.host_part_bytes_per_s is not None
     # twice the sockets (2 -> 4 x 18 cores), 1.5 times the clock (3.0 -> 4.5 GHz)
     assert big.host_part_bytes_per_s == pytest.approx(3 * base.host_part_bytes_per_s)
-    # LC's whole kernel outruns the link on either host: a host-only run waits for its data
-    link = load_platform("rans").host_link.bandwidth_bytes_per_s
-    assert big.host_only_bytes_per_s == base.host_only_bytes_per_s == pytest.approx(link)
+    assert big.host_only_bytes_per_s == pytest.approx(3 * base.host_only_bytes_per_s)

@@ -363,7 +363,6 @@ def _model_on(
         )
         for k in kernel_runs
     ]
-    profiles = [_reading_its_data(p, spec) for p in profiles]
     engines = spec.engines
     for i, k in enumerate(kernel_runs):
         if engines is not None and get_kernel(k.app).papers_split and engines.has_rate_for(k.app):
@@ -402,30 +401,6 @@ def _model_on(
             spec, compared, split_opts, tolerance=split_tolerance
         )
     app_run.profiles[spec.name] = profiles
-
-
-def _reading_its_data(profile: Profile, platform: Platform) -> Profile:
-    """`profile` with its host-only rate no faster than the data reaches `platform`'s host
-    (its SSDs, then the link). The rate was measured with the data in memory, but the
-    papers' T_CPU,CNS, which a host-only rate stands for, is the wall time of a CNS run that
-    reads its data: LC's 37 GiB took 0.98 s on the papers' CNS, about the 1.03 s its 36 GiB/s
-    link needs, where this machine's rate scaled to CNS's 36 cores says 0.1 s. A host that
-    computes faster than its data arrives waits for it, and is charged P_active meanwhile, as
-    the papers' power meter charged the whole run. RISP's Baseline times its own stages."""
-    rate = profile.host_only_bytes_per_s
-    if rate is None or platform.is_in_storage:
-        return profile
-    delivered = min(
-        platform.devices * platform.storage.device_bandwidth_bytes_per_s,
-        platform.host_link.bandwidth_bytes_per_s,
-    )
-    if rate <= delivered:
-        return profile
-    return profile.with_changes(
-        host_only_bytes_per_s=delivered,
-        description=f"{profile.description}; host_only: the rate {platform.name}'s SSDs and "
-        f"link deliver the data at (the host computes it at {rate:.4g} B/s)",
-    )
 
 
 def _engine_entry(profile: Profile, engines: Engine, rate_bytes_per_s: float) -> Profile:
@@ -801,9 +776,10 @@ PREDICTED_NOTE = (
     "paper time: the papers' convention, the NDP and host stage times added (T_NDP + T_CPU; "
     "RISP: its own stages); the × CNS (time) column compares it. It leaves out the stages "
     "it does not time (the SSDs and the link), so it can be shorter than D/perf, the time at "
-    "the Eq. (1) performance of the bottleneck stage; but a host-only (CNS) run, measured "
-    "here with its data in memory, takes at least the time its data needs to reach the host "
-    "(the papers' T_CPU,CNS is such a run's wall time). The splits table times the "
+    "the Eq. (1) performance of the bottleneck stage; but a host-only (CNS) run, whose rate "
+    "is measured here with its data in memory, takes at least the time its data needs to "
+    "reach the host (the papers' T_CPU,CNS is such a run's wall time). The splits table "
+    "times the "
     "device side at its slowest stage, so its times differ. × CNS (perf) is the papers' "
     "improvement (Table 9): the Eq. (1) performance over CNS's, i.e. CNS's D/perf over the "
     "platform's. An iterative app reads D once "

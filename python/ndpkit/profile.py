@@ -112,6 +112,12 @@ class Profile(BaseModel):
     host_only_bytes_per_s: Rate | None = Field(
         None, alias="host_only", description="the whole kernel on the host (a CNS run)"
     )
+    host_only_in_memory: bool = Field(
+        False,
+        description="host_only was measured with the data in memory (ndpkit evaluate), not as "
+        "a run reading it from the SSDs (the papers' CNS times): a host-only run then takes "
+        "at least the time the SSDs and the link need to deliver the data",
+    )
     engine_bytes_per_s: dict[EngineKind, Rate] = Field(
         default_factory=dict, alias="engine", description="measured single-engine rate by kind"
     )

@@ -647,6 +647,8 @@ def to_profile(
             "alpha": m.alpha_for(d / devices),
             "host_part_bytes_per_s": host_part if np.isfinite(host_part) else None,
             "host_only_bytes_per_s": m.host_only_bytes_per_s * scale,
+            # timed on data in memory: the models add the transfer a CNS run waits for
+            "host_only_in_memory": True,
             "engine_bytes_per_s": rates,
             "cycles_per_byte": m.cycles_per_byte,
         },
