@@ -228,3 +228,44 @@ def test_a_profile_sets_platform_must_be_text(tmp_path: Path) -> None:
         load_profiles(path)
     path.write_text('{"version": 1, "platform": "rans", ' + app + "}")
     assert load_profiles(path).platform == "rans"
+
+
+@pytest.mark.parametrize(("toml", "json"), [("true", "true"), ("false", "false")])
+def test_host_only_in_memory_reads_from_toml_and_json(tmp_path: Path, toml: str, json: str) -> None:
+    toml_path, json_path = tmp_path / "p.toml", tmp_path / "p.json"
+    toml_path.write_text(f'[apps.x]\ndata_size = "1 GB"\nalpha = 2\nhost_only_in_memory = {toml}\n')
+    json_path.write_text(
+        '{"apps": {"x": {"data_size": "1 GB", "alpha": 2, "host_only_in_memory": ' + json + "}}}"
+    )
+    want = toml == "true"
+    assert load_profile("x", toml_path).host_only_in_memory is want
+    assert load_profile("x", json_path).host_only_in_memory is want
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "shown"),
+    [
+        ("p.toml", "1", "1"),
+        ("p.toml", '"yes"', "'yes'"),
+        ("p.toml", '"false"', "'false'"),
+        ("p.json", "1", "1"),
+        ("p.json", '"on"', "'on'"),
+        ("p.json", "1.0", "1.0"),
+    ],
+)
+def test_host_only_in_memory_must_be_a_boolean(
+    tmp_path: Path, name: str, value: str, shown: str
+) -> None:
+    """The flag moves a host-only run's time by the whole transfer: pydantic's lax bool took
+    1, 1.0, "yes", "on" and "false" (as false), where every other field of a profile is
+    refused in a type it does not hold (a `platform` of 5, a bool for a number)."""
+    path = tmp_path / name
+    if name.endswith(".toml"):
+        path.write_text(f'[apps.x]\ndata_size = "1 GB"\nalpha = 2\nhost_only_in_memory = {value}\n')
+    else:
+        body = '{"data_size": "1 GB", "alpha": 2, "host_only_in_memory": ' + value + "}"
+        path.write_text('{"apps": {"x": ' + body + "}}")
+    with pytest.raises(SpecError) as caught:
+        load_profiles(path)
+    assert caught.value.field == "apps.x.host_only_in_memory"
+    assert caught.value.detail == f"expected true or false, got {shown}"

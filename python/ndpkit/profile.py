@@ -35,6 +35,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationError,
     field_validator,
     model_validator,
@@ -112,7 +113,8 @@ class Profile(BaseModel):
     host_only_bytes_per_s: Rate | None = Field(
         None, alias="host_only", description="the whole kernel on the host (a CNS run)"
     )
-    host_only_in_memory: bool = Field(
+    # Strict: lax pydantic took 1, 1.0, "yes" and "on" for true in a file
+    host_only_in_memory: StrictBool = Field(
         False,
         description="host_only was measured with the data in memory (ndpkit evaluate), not as "
         "a run reading it from the SSDs (the papers' CNS times): a host-only run then takes "

@@ -74,6 +74,8 @@ def spec_error(
         message = "required field is missing"
     elif first["type"] == "extra_forbidden":
         message = "unknown field" + _unknown_key_hint(model, first["loc"], top_keys)
+    elif first["type"] == "bool_type":  # pydantic's "a valid boolean" names no spelling
+        message = f"expected true or false, got {first['input']!r}"
     elif first["type"] in ("model_type", "model_attributes_type", "dict_type"):
         # Pydantic names its classes ("instance of StorageDevice"); a file has tables.
         message = f"expected a table of keys, got {first['input']!r}"
