@@ -380,11 +380,9 @@ def _model_on(
                 # The entry the others were carried from, which the models use for it
                 # anyway: saved beside their carried rates, it gives `compare_splits` over
                 # the saved set the measured ratio again (with the mapped host rate, the
-                # ratio came out carried / mapped and the top-k split ~90x too slow). Its
-                # power stays the platform's, as its own entry prices it.
+                # ratio came out carried / mapped and the top-k split ~90x too slow).
                 entry = engines.bandwidth_bytes_per_s(profile.app)
-                rates = {**profile.engine_bytes_per_s, engines.kind: entry}
-                profiles[i] = profile.with_changes(engine_bytes_per_s=rates)
+                profiles[i] = _engine_entry(profile, engines, entry)
     _model(app_run, wired, profiles[0], opts)
     if profiles[0].app in carried:
         app_run.notes[spec.name] = (
@@ -779,11 +777,10 @@ PREDICTED_NOTE = (
     "the Eq. (1) performance of the bottleneck stage; but a host-only (CNS) run, whose rate "
     "is measured here with its data in memory, takes at least the time its data needs to "
     "reach the host (the papers' T_CPU,CNS is such a run's wall time). The splits table "
-    "times the "
-    "device side at its slowest stage, so its times differ. × CNS (perf) is the papers' "
-    "improvement (Table 9): the Eq. (1) performance over CNS's, i.e. CNS's D/perf over the "
-    "platform's. An iterative app reads D once "
-    "per pass: the models see D × passes (modelled), and D/perf is that at the Eq. (1) "
+    "times the device side at its slowest stage, so its times differ. × CNS (perf) is the "
+    "papers' improvement (Table 9): the Eq. (1) performance over CNS's, i.e. CNS's D/perf "
+    "over the platform's. An iterative app reads D once per pass: the models see "
+    "D × passes (modelled), and D/perf is that at the Eq. (1) "
     "performance. MB/J is D (10^6 bytes) per joule on every row; × CNS (MB/J) is CNS's "
     "energy over the platform's."
 )

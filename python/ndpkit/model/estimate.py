@@ -173,11 +173,11 @@ def _host_only_time_s(profile: Profile, pipe: Pipeline, data: float, options: Op
     reading its data, so the paper and overlap bases time no transfer beside it. A rate
     measured with the data in memory leaves that transfer out (ndpkit evaluate's LC on CNS:
     0.1 s, where the link alone takes 1.03 s), so there the run lasts at least until its data
-    has arrived. The staged and pipeline bases time the transfer themselves."""
-    compute_s = stage_time_s(data, pipe.stages[CPU])
+    has arrived: D over the Eq. (1) performance, whose stages include the CPU's. The staged
+    and pipeline bases time the transfer themselves."""
     if profile.host_only_in_memory and options.time_basis in ("paper", "overlap"):
-        return max(compute_s, stage_time_s(data, pipe.performance_bytes_per_s))
-    return compute_s
+        return stage_time_s(data, pipe.performance_bytes_per_s)
+    return stage_time_s(data, pipe.stages[CPU])
 
 
 def _in_storage(
