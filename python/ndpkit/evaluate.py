@@ -380,9 +380,12 @@ def _model_on(
                 # The entry the others were carried from, which the models use for it
                 # anyway: saved beside their carried rates, it gives `compare_splits` over
                 # the saved set the measured ratio again (with the mapped host rate, the
-                # ratio came out carried / mapped and the top-k split ~90x too slow).
+                # ratio came out carried / mapped and the top-k split ~90x too slow). Its
+                # power stays the platform's, as its own entry prices it (not
+                # `_engine_entry`, which would save that power beside it).
                 entry = engines.bandwidth_bytes_per_s(profile.app)
-                profiles[i] = _engine_entry(profile, engines, entry)
+                rates = {**profile.engine_bytes_per_s, engines.kind: entry}
+                profiles[i] = profile.with_changes(engine_bytes_per_s=rates)
     _model(app_run, wired, profiles[0], opts)
     if profiles[0].app in carried:
         app_run.notes[spec.name] = (
