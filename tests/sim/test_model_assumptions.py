@@ -42,3 +42,37 @@ def test_a_host_split_reads_its_ssds_past_no_mux_port() -> None:
     free = simulate(rans, profile, HOST_ONLY, Options(mux_port_cap=False))
     assert [s["active_s"] for s in capped.ssds] == [s["active_s"] for s in free.ssds]
     assert capped.time_s == free.time_s
+
+
+def test_a_host_whose_rate_holds_its_reading_does_not_wait_for_its_data() -> None:
+    """host_mode=after on a host-only run of the papers' LC (its CNS rate is a run reading
+    its data) waited for the whole transfer and then took T_CPU again: 2.0 s against the
+    1.03 s the link needs. The host now works as its data arrives, and a note says why."""
+    cns, lc = load_platform("cns"), load_profile("lc")
+    sim = SimOptions(data_bytes=4 * GIB)
+    after = simulate(cns, lc, sim=SimOptions(data_bytes=4 * GIB, host_mode="after"))
+    stream = simulate(cns, lc, sim=sim)
+    assert after.host_mode == "stream"
+    assert after.time_s == stream.time_s
+    transfer_s = 4 * GIB / cns.host_link.bandwidth_bytes_per_s
+    compute_s = 4 * GIB / lc.host_only_bytes_per_s  # type: ignore[operator]
+    assert after.time_s == pytest.approx(max(transfer_s, compute_s), rel=0.02)
+    assert after.time_s < 0.6 * (transfer_s + compute_s)
+    assert any("host_mode after not applied" in note for note in after.notes)
+    assert not any("host_mode after" in note for note in stream.notes)
+    assert after.model.time_s == pytest.approx(max(transfer_s, compute_s))
+
+
+def test_a_host_rate_measured_in_memory_still_waits_when_asked() -> None:
+    """A rate measured with the data in memory leaves the transfer out: after keeps it
+    first, then the host computes (the staged model's sum)."""
+    cns = load_platform("cns")
+    lc = load_profile("lc").with_changes(host_only_in_memory=True)
+    sim = SimOptions(data_bytes=4 * GIB, host_mode="after")
+    run = simulate(cns, lc, sim=sim)
+    assert run.host_mode == "after"
+    transfer_s = 4 * GIB / cns.host_link.bandwidth_bytes_per_s
+    compute_s = 4 * GIB / lc.host_only_bytes_per_s  # type: ignore[operator]
+    assert run.time_s == pytest.approx(transfer_s + compute_s, rel=0.02)
+    assert run.model.time_s == pytest.approx(transfer_s + compute_s)
+    assert not any("host_mode after" in note for note in run.notes)

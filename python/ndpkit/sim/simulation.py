@@ -24,7 +24,7 @@ from ndpkit.model.pipeline import CPU, LINK, NDP, NDP2CPU, SSD
 from ndpkit.plan import Plan
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
-from ndpkit.sim.spec import build_spec, is_host_split
+from ndpkit.sim.spec import build_spec, host_reads_its_data, is_host_split
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -255,6 +255,13 @@ def simulate(
         trace_dropped_events=result["trace_dropped"],
         uplink={key: float(result["uplink"][key]) for key in ("busy_s", "bytes", "capacity_bps")},
     )
+    if sim.host_mode == "after" and host_reads_its_data(platform, profile, config):
+        simulation.notes.append(
+            "host_mode after not applied: without engines the host part is the whole "
+            "kernel, and this profile's host-only rate is that of a run reading its data "
+            "(host_only_in_memory = false), so the host works as its data arrives; waiting "
+            "for all of it first would count the transfer twice"
+        )
     simulation.notes.extend(explain(simulation, spec))
     simulation.notes.extend(trace_notes(simulation))
     return simulation

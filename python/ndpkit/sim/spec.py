@@ -39,6 +39,13 @@ def host_rate(platform: Platform, profile: Profile, config: Configuration) -> fl
     return profile.host_only_bytes_per_s
 
 
+def host_reads_its_data(platform: Platform, profile: Profile, config: Configuration) -> bool:
+    """Whether the run has no engines and its host-only rate is that of a run reading its
+    data (the papers' CNS times), not one measured with the data in memory: then the host
+    works as its data arrives, whatever `host_mode` says."""
+    return is_host_split(platform, config) and not profile.host_only_in_memory
+
+
 def build_spec(
     platform: Platform,
     profile: Profile,
@@ -68,6 +75,8 @@ def build_spec(
     host_split = is_host_split(platform, config)
     host_bps = host_rate(platform, profile, config)
     host_mode, power_off = sim.resolved(not host_split and not math.isinf(host_bps))
+    if host_reads_its_data(platform, profile, config):
+        host_mode = "stream"  # its rate holds the reading: waiting for it would count it twice
     routes = config.routes(n)
     # Without engines the data goes to the host, not through the switch layer's mux ports:
     # no port caps an SSD then, as the model's storage stage has it (`storage_busy_s`).
