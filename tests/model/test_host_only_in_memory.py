@@ -99,3 +99,14 @@ def test_staged_host_only_runs_take_the_transfer_once_or_in_turn(
     want = transfer_s + compute_s if in_memory else max(transfer_s, compute_s)
     assert run.time_s == pytest.approx(want)
     assert run.time_s >= max(transfer_s, compute_s) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("in_memory", [False, True])
+@pytest.mark.parametrize("basis", ["paper", "pipeline", "overlap", "staged"])
+def test_a_host_split_never_turns_the_switch_layer_on(basis: str, in_memory: bool) -> None:
+    """The switch layer is on while the engines are (switch_time=ndp): a host split runs
+    none, so no basis charges it (staged charged it for the transfer, the simulator not)."""
+    lc = load_profile("lc").with_changes(host_only_in_memory=in_memory)
+    run = estimate(load_platform("rans"), lc, HOST_ONLY, Options(time_basis=basis))
+    assert run.state_times.of("switch_layer")["on"] == 0.0
+    assert run.energy.by_component_j.get("switch_layer", 0.0) == 0.0

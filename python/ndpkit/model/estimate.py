@@ -234,7 +234,9 @@ def _state_times(
         device_side = min(bw for name, bw in pipe.stages.items() if name != CPU)
         first = data / device_side
         total = max(first, t_cpu) if host_reads else first + t_cpu
-        engines_on, host_active = first, t_cpu
+        # No engine runs without engines: the switch layer (on while they are) stays off,
+        # as under the other bases (it charged a host split for the transfer).
+        engines_on, host_active = (first if pipe.engines_active else 0.0), t_cpu
         ndp_bw = pipe.stages.get("ndp", math.inf)
         busy_fraction = min(1.0, device_side / ndp_bw)
     else:
