@@ -76,6 +76,18 @@ def test_simulate_json_has_the_estimates_fields_and_agrees(ndpkit) -> None:
     assert len(s["engines"]) == 36 and s["notes"] == []
 
 
+def test_a_host_split_at_the_papers_cns_rate_streams_and_says_so(ndpkit) -> None:
+    """--host-mode after on CNS with the papers' LC (a rate that holds its reading) would
+    count the transfer twice: the JSON says the run streamed, beside what was asked for."""
+    result = ndpkit("simulate", "-p", "cns", "-a", "lc", "--host-mode", "after", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    s = json.loads(result.stdout)["simulation"]
+    assert (s["host_mode"], s["sim_options"]["host_mode"]) == ("stream", "after")
+    assert s["model_time_basis"] == "pipeline"
+    assert any("host_mode after not applied" in note for note in s["notes"])
+    assert s["time_s"] == pytest.approx(s["model_time_s"], rel=0.01)
+
+
 def test_simulate_writes_a_chrome_trace_atomically(ndpkit, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     s = simulation(ndpkit, "-p", "rfns", "-a", "knn8", "--size", "1 GiB", "--trace", str(out))

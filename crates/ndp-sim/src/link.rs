@@ -25,7 +25,7 @@ struct Flow<T> {
 }
 
 /// A transfer that finished: its tag, when it started and the bytes the link carried for it
-/// (its size, to within the picosecond a completion may be early).
+/// (its size: what a completion up to a picosecond early left is delivered with it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Finished<T> {
     pub tag: T,

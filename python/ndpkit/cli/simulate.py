@@ -82,7 +82,8 @@ HostModeOpt = Annotated[
     str,
     typer.Option(
         "--host-mode",
-        help="stream (host part per partial), after (waits for all, as k-NN's top-k) or auto.",
+        help="stream (host part per partial), after (waits for all, as k-NN's top-k) or auto. "
+        "A host split whose host-only rate is the papers' (a run reading its data) streams.",
     ),
 ]
 PowerOffOpt = Annotated[

@@ -38,7 +38,9 @@ class SimOptions:
     """stream: the host part works on each partial as it lands; after: it waits for all of
     them (k-NN's global top-k, the paper's T_NDP + T_CPU); auto: after when the host part
     of a device split has work, else stream (a host split streams raw data through the
-    whole kernel, as CNS does)."""
+    whole kernel, as CNS does). A host split whose host-only rate is the papers' (a run
+    reading its data, `host_only_in_memory = false`) streams even when after is asked for:
+    that rate holds the transfer already."""
     engine_power_off: EnginePowerOff = "auto"
     """end: engines stay on to the end of the run; phase: all switch off when the last
     partial lands (the paper charges them for T_NDP); done: each switches off as soon as

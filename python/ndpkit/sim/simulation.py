@@ -130,6 +130,7 @@ class Simulation:
             "model_time_s": self.model.time_s,
             "model_energy_j": self.model.energy_j,
             "model_time_basis": self.model.options.time_basis,
+            "host_mode": self.host_mode,  # as run: sim_options holds what was asked for
             "time_difference_pct": self.time_difference * 100,
             "energy_difference_pct": self.energy_difference * 100,
             "chunks": self.chunks,
