@@ -3,6 +3,7 @@ Parquet shard are each one error line (exit 2) that names what is wrong; nothing
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_errors import one_error_line
+
+from ndpkit.runtime import open_dataset
 
 
 @pytest.mark.parametrize(
@@ -102,3 +105,17 @@ def test_show_verify_catches_a_parquet_shard_without_its_magic(ndpkit, tmp_path:
     assert ndpkit("data", "show", str(out)).returncode == 0
     line = one_error_line(ndpkit("data", "show", str(out), "--verify"))
     assert f"error: {victim}: CRC-32 is " in line and "corrupt" in line
+
+
+def test_an_import_from_a_file_name_that_is_not_utf8(ndpkit, tmp_path: Path) -> None:
+    # Linux names are bytes: a Latin-1 "é" is not UTF-8, and Python gives it a lone
+    # surrogate, which the manifest's JSON cannot hold (it was a traceback, exit 1).
+    source = tmp_path / os.fsdecode(b"caf\xe9.npy")
+    points = np.arange(100 * 8, dtype=np.float32).reshape(100, 8)
+    np.save(source, points)
+    out = tmp_path / "ds"
+    result = ndpkit("data", "import", str(source), "--app", "lc", "--out", str(out), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "manifest.json").read_bytes().decode("utf-8"))
+    assert manifest["source"] == f"import {tmp_path.resolve()}/caf\\xe9.npy"
+    assert np.array_equal(open_dataset(out, verify=True).read_all(), points)

@@ -1230,7 +1230,10 @@ def import_dataset(
             source=str(source),
             field="crop",
         )
-    origin = f"import {os.path.realpath(source)}" + (" --crop" if crop else "")
+    # A name that is not UTF-8 (Latin-1 bytes) is kept as its escapes (`caf\xe9.npy`): the
+    # manifest's JSON cannot hold the lone surrogates Python reads such bytes as.
+    real = os.fsencode(os.path.realpath(source)).decode("utf-8", "backslashreplace")
+    origin = f"import {real}" + (" --crop" if crop else "")
     meta = _meta(kernel, devices, shard_bytes, seed=None, source=origin)
     found: Iterable[_ShardSource]
     if source.is_dir():
