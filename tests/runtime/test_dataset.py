@@ -214,6 +214,31 @@ def test_overwrite_never_deletes_a_directory_whose_manifest_is_not_a_data_sets(
     assert (project / "src" / "index.js").exists()
 
 
+def test_overwrite_of_a_data_set_whose_manifest_cannot_be_read_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A manifest this user may not read (chmod 000, which root reads through: simulated)
+    was refused as "not an ndpkit data set's: no "format"", which it may well be."""
+    _make(tmp_path, seed=1)
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == MANIFEST:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(SpecError) as caught:
+        _make(tmp_path, seed=2, overwrite=True)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'ds'}: ")
+    assert "manifest.json cannot be read (Permission denied)" in message
+    assert "not an ndpkit data set's" not in message
+    monkeypatch.undo()
+    assert open_dataset(tmp_path / "ds").seed == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
 def test_overwrite_replaces_a_data_set_whose_manifest_no_longer_validates(
     tmp_path: Path,
 ) -> None:

@@ -1911,7 +1911,16 @@ def _check_target(path: Path, overwrite: bool) -> None:
                 source=str(path),
             )
         return
-    if not _names_a_data_set(path / MANIFEST):
+    try:
+        ours = _names_a_data_set(path / MANIFEST)
+    except OSError as exc:
+        # Unreadable (chmod 000): it may be a data set or not; either way it stays.
+        raise SpecError(
+            f"exists, and its manifest.json cannot be read ({_reason(exc)}), so whether it "
+            "is a data set is not known; not replacing it",
+            source=str(path),
+        ) from None
+    if not ours:
         # Another tool's manifest.json (a web app's, a package's) marks no data set: with
         # only its name looked at, --overwrite deleted the project around it.
         raise SpecError(
@@ -1923,10 +1932,11 @@ def _check_target(path: Path, overwrite: bool) -> None:
 
 def _names_a_data_set(manifest: Path) -> bool:
     """Whether `manifest` is JSON whose `format` is an ndpkit data set's (the rest of it
-    may be damaged: a data set whose manifest no longer validates may still be replaced)."""
+    may be damaged: a data set whose manifest no longer validates may still be replaced).
+    A manifest that cannot be read is an OSError: that says nothing either way."""
     try:
         document = json.loads(manifest.read_bytes())
-    except (OSError, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("format") == FORMAT
 
