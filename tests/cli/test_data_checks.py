@@ -119,3 +119,24 @@ def test_an_import_from_a_file_name_that_is_not_utf8(ndpkit, tmp_path: Path) -> 
     manifest = json.loads((out / "manifest.json").read_bytes().decode("utf-8"))
     assert manifest["source"] == f"import {tmp_path.resolve()}/caf\\xe9.npy"
     assert np.array_equal(open_dataset(out, verify=True).read_all(), points)
+
+
+def test_overwrite_never_deletes_files_of_the_users_inside_a_data_set(
+    ndpkit, tmp_path: Path
+) -> None:
+    # The source kept in the data set's directory (and a note beside it) was deleted with
+    # the old data set, after the import had read it: exit 0, the user's file gone.
+    out = tmp_path / "ds"
+    points = np.arange(100 * 8, dtype=np.float32).reshape(100, 8)
+    np.save(tmp_path / "points.npy", points)
+    args = ("data", "import", "--app", "lc", "--out", str(out), "-f", "json")
+    assert ndpkit(*args, str(tmp_path / "points.npy")).returncode == 0
+    (tmp_path / "points.npy").rename(out / "raw.npy")
+    (out / "notes.txt").write_text("where the points came from")
+    before = open_dataset(out).manifest
+    line = one_error_line(ndpkit(*args, str(out / "raw.npy"), "--devices", "2", "--overwrite"))
+    assert line.startswith(f"error: {out}: holds notes.txt, raw.npy, which ndpkit did not write")
+    assert np.array_equal(np.load(out / "raw.npy"), points)
+    assert (out / "notes.txt").read_text() == "where the points came from"
+    assert open_dataset(out).manifest == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]

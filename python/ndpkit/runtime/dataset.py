@@ -1928,6 +1928,35 @@ def _check_target(path: Path, overwrite: bool) -> None:
             f'no "format": "{FORMAT}"); not replacing it',
             source=str(path),
         )
+    foreign = _not_written_by_ndpkit(path)
+    if foreign:
+        # What the user keeps in a data set's directory (the very file being imported,
+        # `-o DIR` from `DIR/raw.npy`) was deleted with the old data set.
+        names = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
+        raise SpecError(
+            f"holds {names}, which ndpkit did not write (a data set holds {MANIFEST} and "
+            "device-NN/ only) and which replacing it would delete: move them out first; "
+            "not replacing it",
+            source=str(path),
+        )
+
+
+_DEVICE_DIR = re.compile(r"device-[0-9]{2,}")
+
+
+def _not_written_by_ndpkit(path: Path) -> list[str]:
+    """The names in data set directory `path`, by name, other than its manifest and its
+    device directories (none if it cannot be listed: replacing it then fails anyway)."""
+    try:
+        with os.scandir(path) as entries:
+            return sorted(
+                entry.name
+                for entry in entries
+                if entry.name != MANIFEST
+                and not (_DEVICE_DIR.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False))
+            )
+    except OSError:
+        return []
 
 
 def _names_a_data_set(manifest: Path) -> bool:
