@@ -58,6 +58,9 @@ def test_npy_import_of_images_of_the_record_shape(ndpkit, tmp_path: Path) -> Non
         ("lc", "1B", "--shard-size: must be at least 64 KiB (smaller shards only add files)"),
         ("lc", "65535B", "--shard-size: must be at least 64 KiB"),
         ("fft2d", "100KiB", "--shard-size: must be at least 192 KiB (one fft2d record)"),
+        # a negative size said "at least 1 byte", true but not what the flag needs
+        ("lc", "-64KiB", "--shard-size: must be at least 64 KiB (smaller shards only add"),
+        ("fft2d", "0B", "--shard-size: must be at least 192 KiB (one fft2d record)"),
     ],
 )
 def test_a_shard_size_below_the_minimum(
@@ -140,3 +143,31 @@ def test_overwrite_never_deletes_files_of_the_users_inside_a_data_set(
     assert (out / "notes.txt").read_text() == "where the points came from"
     assert open_dataset(out).manifest == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
+def test_overwrite_never_deletes_a_users_file_inside_a_device_directory(
+    ndpkit, tmp_path: Path
+) -> None:
+    # A file that is no shard, kept in device-00/, went with the old data set too.
+    out = tmp_path / "ds"
+    args = ("data", "generate", "lc", "--size", "64KiB", "--out", str(out), "-f", "json")
+    assert ndpkit(*args, "--devices", "2").returncode == 0
+    (out / "device-00" / "notes.txt").write_text("keep me")
+    (out / "device-01" / "backup.npy").write_bytes(b"a backup")
+    line = one_error_line(ndpkit(*args, "--devices", "3", "--overwrite"))
+    assert line.startswith(
+        f"error: {out}: holds device-00/notes.txt, device-01/backup.npy, which ndpkit"
+    )
+    assert (out / "device-00" / "notes.txt").read_text() == "keep me"
+    assert open_dataset(out).devices == 2
+
+
+def test_a_size_below_one_record_per_device_is_said_in_the_singular_where_it_is_one(
+    ndpkit, tmp_path: Path
+) -> None:
+    args = ("data", "generate", "lc", "--out", str(tmp_path / "X"))
+    line = one_error_line(ndpkit(*args, "--size", "1B", "--devices", "1"))
+    assert line.endswith("--size: 1 byte is less than one 32-byte lc record per device (1 device)")
+    line = one_error_line(ndpkit(*args, "--size", "40B", "--devices", "2"))
+    assert line.endswith("40 bytes is less than one 32-byte lc record per device (2 devices)")
+    assert not (tmp_path / "X").exists()

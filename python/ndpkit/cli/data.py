@@ -100,17 +100,17 @@ def _devices(devices: int) -> int:
 
 def _shard_bytes(text: str, app_name: str) -> int:
     """--shard-size in bytes, refused below MIN_SHARD_BYTES or one of the app's records."""
-    shard_bytes = _size("--shard-size", text)
     kernel = resolve_kernel(app_name)
     least = max(MIN_SHARD_BYTES, kernel.record_bytes)
+    small = least == MIN_SHARD_BYTES
+    why = "smaller shards only add files" if small else f"one {kernel.name} record"
+    needed = f"{format_si(least, Kind.SIZE, binary=True)} ({why})"
+    # The least size said alike for a negative size as for a small one ("at least 1 byte"
+    # was true but not what the flag needs).
+    shard_bytes = int(size_flag("--shard-size", text, least=needed))
     if shard_bytes < least:
-        why = (
-            f"one {kernel.name} record"
-            if least > MIN_SHARD_BYTES
-            else "smaller shards only add files"
-        )
         raise SpecError(
-            f"must be at least {format_si(least, Kind.SIZE, binary=True)} ({why}), got {text!r}",
+            f"must be at least {needed}, got {text!r}",
             source="command line",
             field="--shard-size",
         )

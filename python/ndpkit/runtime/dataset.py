@@ -1150,8 +1150,9 @@ def generate_dataset(
     total = int(size_bytes) // kernel.record_bytes
     if total < devices:
         raise SpecError(
-            f"{size_bytes} bytes is less than one {kernel.record_bytes}-byte {kernel.name} record "
-            f"per device ({devices} devices)",
+            f"{size_bytes} byte{'' if size_bytes == 1 else 's'} is less than one "
+            f"{kernel.record_bytes}-byte {kernel.name} record per device ({devices} "
+            f"device{'' if devices == 1 else 's'})",
             field="size",
         )
     per_shard = max(1, shard_bytes // kernel.record_bytes)
@@ -1935,26 +1936,43 @@ def _check_target(path: Path, overwrite: bool) -> None:
         names = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
         raise SpecError(
             f"holds {names}, which ndpkit did not write (a data set holds {MANIFEST} and "
-            "device-NN/ only) and which replacing it would delete: move them out first; "
-            "not replacing it",
+            "device-NN/ of shard files only) and which replacing it would delete: move them "
+            "out first; not replacing it",
             source=str(path),
         )
 
 
 _DEVICE_DIR = re.compile(r"device-[0-9]{2,}")
+_SHARD_FILE = re.compile(r"shard-[0-9]{4,}\.(npy|parquet)")
 
 
 def _not_written_by_ndpkit(path: Path) -> list[str]:
-    """The names in data set directory `path`, by name, other than its manifest and its
-    device directories (none if it cannot be listed: replacing it then fails anyway)."""
+    """The names in data set directory `path`, by name, other than its manifest, its device
+    directories and the shard files in them (those inside a device directory as
+    `device-NN/name`); none where a directory cannot be listed (replacing it then fails
+    anyway)."""
+    foreign: list[str] = []
     try:
         with os.scandir(path) as entries:
-            return sorted(
+            for entry in entries:
+                if _DEVICE_DIR.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                    foreign.extend(f"{entry.name}/{name}" for name in _not_shards(entry.path))
+                elif entry.name != MANIFEST:
+                    foreign.append(entry.name)
+    except OSError:
+        return []
+    return sorted(foreign)
+
+
+def _not_shards(device_dir: str) -> list[str]:
+    """The names in a device directory that are not shard files ndpkit writes."""
+    try:
+        with os.scandir(device_dir) as entries:
+            return [
                 entry.name
                 for entry in entries
-                if entry.name != MANIFEST
-                and not (_DEVICE_DIR.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False))
-            )
+                if not (_SHARD_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False))
+            ]
     except OSError:
         return []
 
