@@ -1,8 +1,8 @@
 """Writing result files: whole or not at all (a temporary name in the same directory, then
 a rename), so an interrupted run never leaves a half-written file under the real name.
 
-The cleanups (removing a temporary, the rename pair that swaps a directory) run with SIGINT
-and SIGTERM held (`signals_held`): a second Ctrl-C or `kill` during one waits until it is
+The cleanups (removing a temporary, the rename pair that swaps a directory) run with SIGINT,
+SIGTERM and SIGHUP held (`signals_held`): a second Ctrl-C or `kill` during one waits until it is
 done instead of leaving the temporary behind."""
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from typing import Any
 
 from ndpkit.errors import SpecError
 
-HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM) + (
+    (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()
+)
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
 _counters: list[Callable[[int], bool]] = []
 """The counter `count_held_signals` set, if any (a list, so it is set without `global`)."""

@@ -26,27 +26,66 @@ def _wait_for_first_shard(parent: Path, process: subprocess.Popen[str]) -> None:
         time.sleep(0.01)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_sigterm_mid_generation_removes_the_staging_directory(tmp_path: Path) -> None:
-    # 8 GiB takes about two minutes here: the signal always lands mid-generation, and the
-    # test stops it after the first 64 MiB shard.
+def _start_generation(tmp_path: Path, ignoring_sighup: bool = False) -> subprocess.Popen[str]:
+    """`ndpkit data generate` of 8 GiB into tmp_path/ds: about two minutes here, so a signal
+    always lands mid-generation (the tests stop it after the first 64 MiB shard). With
+    `ignoring_sighup`, started with SIGHUP ignored, as `nohup` starts a command."""
     args = ["data", "generate", "lc", "--size", "8GiB", "--devices", "2", "--format", "json"]
-    process = subprocess.Popen(
-        [str(NDPKIT), *args, "--out", str(tmp_path / "ds")],
+    command = [str(NDPKIT), *args, "--out", str(tmp_path / "ds")]
+    if ignoring_sighup:
+        nohup = "import os, signal, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+        nohup += "os.execv(sys.argv[1], sys.argv[1:])"
+        command = [sys.executable, "-c", nohup, *command]
+    return subprocess.Popen(
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=command_env(),
     )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize(
+    ("signum", "said"),
+    [(signal.SIGTERM, "terminated (SIGTERM)"), (getattr(signal, "SIGHUP", 1), "hung up (SIGHUP)")],
+    ids=["SIGTERM", "SIGHUP"],
+)
+def test_sigterm_mid_generation_removes_the_staging_directory(
+    tmp_path: Path, signum: int, said: str
+) -> None:
+    # SIGHUP (the terminal closed) left a data-set-sized DIR.tmp-… behind.
+    process = _start_generation(tmp_path)
     try:
         _wait_for_first_shard(tmp_path, process)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=10)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == EXIT_TERMINATED == 143
-    assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr
+    assert process.returncode == 128 + signum
+    assert EXIT_TERMINATED == 143
+    assert said in stderr and "Traceback" not in stderr
     assert stdout == ""
     assert list(tmp_path.iterdir()) == []  # neither ds nor its ds.tmp-* staging directory
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX SIGHUP")
+def test_a_command_started_ignoring_sighup_keeps_ignoring_it(tmp_path: Path) -> None:
+    # `nohup ndpkit …` must outlive the terminal: the SIGHUP handler is not installed then.
+    process = _start_generation(tmp_path, ignoring_sighup=True)
+    try:
+        _wait_for_first_shard(tmp_path, process)
+        process.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == EXIT_TERMINATED
+    assert "terminated (SIGTERM)" in stderr and "hung up" not in stderr
+    assert list(tmp_path.iterdir()) == []

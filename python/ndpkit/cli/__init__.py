@@ -4,12 +4,13 @@ SIGTERM (`kill`, a job scheduler, `timeout`) stops a command the way Ctrl-C (SIG
 every writer's cleanup runs, so no temporary directory or half-written file is left behind.
 The command then prints `ndpkit: terminated (SIGTERM)` or `ndpkit: interrupted (SIGINT)` and
 exits with status 143 or 130 (128 + the signal, what a shell reports for a process the signal
-killed), unlike an input error's 2. A second signal does not cut the cleanups short: it is
-ignored while they run. A third kills the command at once, for a cleanup that hangs; it may
-then leave a temporary file or directory behind. A signal once the command has its outcome
-(while the interpreter shuts down) changes nothing it wrote and, short of the third (which
-still kills it) or one in Python's last teardown (where its default action is back), not
-its status either. Worker
+killed), unlike an input error's 2. SIGHUP (the terminal closed) stops it the same way, with
+status 129, unless it was started ignoring SIGHUP (`nohup`), which it then keeps doing. A
+second signal does not cut the cleanups short: it is ignored while they run. A third kills
+the command at once, for a cleanup that hangs; it may then leave a temporary file or
+directory behind. A signal once the command has its outcome (while the interpreter shuts
+down) changes nothing it wrote and, short of the third (which still kills it) or one in
+Python's last teardown (where its default action is back), not its status either. Worker
 processes ignore Ctrl-C (the terminal sends it to them too): the command stops them.
 """
 
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 EXIT_TERMINATED = 128 + signal.SIGTERM
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 _STOPPED_BY = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGINT: "interrupted (SIGINT)"}
+_SIGHUP = getattr(signal, "SIGHUP", None)
+if _SIGHUP is not None:  # POSIX: a closed terminal left a data set's staging behind
+    _STOPPED_BY[_SIGHUP] = "hung up (SIGHUP)"
 FORCE_AFTER = 3
 """The signal that kills at once, without cleanup: the third (Ctrl-C or SIGTERM)."""
 _received: list[int] = []
@@ -128,6 +132,8 @@ def _deliver_again(alarm: int, frame: FrameType | None) -> None:
 
 def _install_handlers() -> None:
     for signum in _STOPPED_BY:
+        if signum == _SIGHUP and signal.getsignal(signum) == signal.SIG_IGN:
+            continue  # `nohup`, or a parent that wants it to outlive a hang-up: keep ignoring
         signal.signal(signum, _on_signal)
     count_held_signals(_on_held_signal)
     sys.unraisablehook = _on_unraisable
@@ -181,8 +187,9 @@ def _stopped() -> int:
         signal.signal(signum, signal.SIG_IGN)
     _disarm_redelivery()
     first = signal.Signals(_received[0])
-    sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")
-    sys.stderr.flush()
+    with contextlib.suppress(OSError, ValueError):  # a hung-up terminal takes no more output
+        sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")
+        sys.stderr.flush()
     return 128 + first
 
 
