@@ -239,6 +239,30 @@ def test_overwrite_of_a_data_set_whose_manifest_cannot_be_read_says_so(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
 
 
+def test_overwrite_never_deletes_a_file_put_into_the_data_set_while_the_new_one_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check for files ndpkit did not write ran only before the shards were written
+    (minutes, for a large data set): a note saved into DIR meanwhile went with the old data
+    set, exit 0. It is made again just before the old data set is moved aside."""
+    _make(tmp_path, seed=1)
+    note = tmp_path / "ds" / "notes.txt"
+    real_write = dataset_module._write_npy_in_place
+
+    def write(path: Path, *args: Any) -> Any:
+        if not note.exists():
+            note.write_text("written while the shards were")
+        return real_write(path, *args)
+
+    monkeypatch.setattr(dataset_module, "_write_npy_in_place", write)
+    with pytest.raises(SpecError) as caught:
+        _make(tmp_path, seed=2, overwrite=True)
+    assert "holds notes.txt, which ndpkit did not write" in str(caught.value)
+    assert note.read_text() == "written while the shards were"
+    assert open_dataset(tmp_path / "ds").seed == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
 def test_overwrite_replaces_a_data_set_whose_manifest_no_longer_validates(
     tmp_path: Path,
 ) -> None:

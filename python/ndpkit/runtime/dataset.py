@@ -2015,6 +2015,9 @@ def _publish(staging: Path, path: Path, overwrite: bool) -> None:
         return
     old: Path | None = None
     if path.exists():
+        # Checked again: what was put into the old data set while this run wrote its shards
+        # (minutes, for a large one) would go with it.
+        _check_target(path, overwrite)
         try:
             old = Path(tempfile.mkdtemp(prefix=f"{name_kept(path.name)}.old-", dir=path.parent))
             os.replace(path, old / "dataset")
