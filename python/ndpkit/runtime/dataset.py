@@ -1936,8 +1936,8 @@ def _check_target(path: Path, overwrite: bool) -> None:
         names = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
         raise SpecError(
             f"holds {names}, which ndpkit did not write (a data set holds {MANIFEST} and "
-            "device-NN/ of shard files only) and which replacing it would delete: move them "
-            "out first; not replacing it",
+            "device-NN/ of shard files only) and which replacing it would remove (a symbolic "
+            "link: the link): move them out first; not replacing it",
             source=str(path),
         )
 
