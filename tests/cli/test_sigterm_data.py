@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -88,4 +89,61 @@ def test_a_command_started_ignoring_sighup_keeps_ignoring_it(tmp_path: Path) -> 
             process.wait()
     assert process.returncode == EXIT_TERMINATED
     assert "terminated (SIGTERM)" in stderr and "hung up" not in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="POSIX terminals")
+@pytest.mark.parametrize("output", ["json", "table"])
+def test_sighup_from_a_closed_terminal_exits_129(tmp_path: Path, output: str) -> None:
+    # A real hang-up: the terminal the command writes to is gone (its master side closed,
+    # writes fail with EIO) when SIGHUP comes. The stop message could not be written, stayed
+    # in stderr's buffer, and the interpreter's last flush failed on it: status 120, not 129.
+    master, slave = os.openpty()
+    args = ["data", "generate", "lc", "--size", "8GiB", "--devices", "2", "--format", output]
+    try:
+        process = subprocess.Popen(
+            [str(NDPKIT), *args, "--out", str(tmp_path / "ds")],
+            stdin=subprocess.DEVNULL,
+            stdout=slave,
+            stderr=slave,
+            env=command_env(),
+        )
+    finally:
+        os.close(slave)
+    try:
+        _wait_for_first_shard(tmp_path, process)
+        os.close(master)
+        master = -1
+        process.send_signal(signal.SIGHUP)
+        process.wait(timeout=10)
+    finally:
+        if master != -1:
+            os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signal.SIGHUP
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX SIGHUP")
+def test_a_stop_with_stderr_closed_still_exits_with_the_signal(tmp_path: Path) -> None:
+    # `ndpkit … 2>&-`: sys.stderr is None, and writing the stop message to it raised an
+    # AttributeError out of `main`: status 1.
+    args = ["data", "generate", "lc", "--size", "8GiB", "--devices", "2", "--format", "json"]
+    process = subprocess.Popen(
+        [str(NDPKIT), *args, "--out", str(tmp_path / "ds")],
+        stdout=subprocess.DEVNULL,
+        env=command_env(),
+        preexec_fn=lambda: os.close(2),  # noqa: PLW1509 (the test starts no threads)
+    )
+    try:
+        _wait_for_first_shard(tmp_path, process)
+        process.send_signal(signal.SIGHUP)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signal.SIGHUP
     assert list(tmp_path.iterdir()) == []

@@ -187,10 +187,32 @@ def _stopped() -> int:
         signal.signal(signum, signal.SIG_IGN)
     _disarm_redelivery()
     first = signal.Signals(_received[0])
-    with contextlib.suppress(OSError, ValueError):  # a hung-up terminal takes no more output
-        sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")
-        sys.stderr.flush()
+    if sys.stderr is not None:  # None: started with stderr closed (`2>&-`)
+        with contextlib.suppress(OSError, ValueError):  # a hung-up terminal takes no more
+            sys.stderr.write(f"ndpkit: {_STOPPED_BY[first]}\n")
+    _drop_what_cannot_be_written()
     return 128 + first
+
+
+def _drop_what_cannot_be_written() -> None:
+    """Output that a hung-up terminal (EIO) or a gone reader can no longer take is dropped:
+    left in its stream's buffer, the interpreter's last flush failed on it and made the
+    status 120 instead of the signal's. The stream's descriptor is pointed at /dev/null."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except ValueError:  # closed: the interpreter does not flush it either
+            continue
+        except OSError:
+            with contextlib.suppress(OSError, ValueError):
+                null = os.open(os.devnull, os.O_WRONLY)
+                try:
+                    os.dup2(null, stream.fileno())
+                finally:
+                    os.close(null)
+                stream.flush()
 
 
 RICH_HELP_MIN_COLUMNS = 100
