@@ -55,7 +55,8 @@ def count_held_signals(counter: Callable[[int], bool] | None) -> None:
 
 @contextmanager
 def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM that arrive inside the block are delivered when it ends.
+    """SIGINT, SIGTERM and SIGHUP (`HELD_SIGNALS`) that arrive inside the block are
+    delivered when it ends.
 
     Python runs signal handlers in the main thread whichever thread the kernel delivers a
     signal to, so blocking the signals in this thread (`pthread_sigmask`) would not stop a
@@ -102,7 +103,7 @@ def _put_back(held: list[tuple[int, _Handler]], pending: list[int]) -> None:
 
 
 def cleanup_held(clean: Callable[[], object]) -> None:
-    """`clean()`, which must be safe to run twice, with SIGINT and SIGTERM held
+    """`clean()`, which must be safe to run twice, with `HELD_SIGNALS` held
     (`signals_held`). A first signal that lands while the hold is being set up, before its
     handlers are swapped in, raises there and would skip `clean` (a data set's staging
     directory was left behind): `clean` then runs again outside the hold, where nothing can

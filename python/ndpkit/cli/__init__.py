@@ -38,7 +38,7 @@ _SIGHUP = getattr(signal, "SIGHUP", None)
 if _SIGHUP is not None:  # POSIX: a closed terminal left a data set's staging behind
     _STOPPED_BY[_SIGHUP] = "hung up (SIGHUP)"
 FORCE_AFTER = 3
-"""The signal that kills at once, without cleanup: the third (Ctrl-C or SIGTERM)."""
+"""The signal that kills at once, without cleanup: the third (Ctrl-C, SIGTERM or SIGHUP)."""
 _received: list[int] = []
 """The signals received, first one first: the first stops the command."""
 _ended: list[bool] = []

@@ -25,7 +25,7 @@ order gives the source again.
 (`DIR.tmp-` plus a random suffix, marked as ndpkit's by a `STAGING_MARKER` file until it is
 published: only a marked one is ever swept as a killed run's), the manifest last, and then
 renamed onto DIR with `os.replace`; a failure (or Ctrl-C, or SIGTERM under the `ndpkit`
-command) removes the temporary directory (with SIGINT and SIGTERM held while it does,
+command) removes the temporary directory (with SIGINT, SIGTERM and SIGHUP held while it does,
 `ndpkit.files.signals_held`), so DIR either holds a complete data set or does not exist.
 DIR has the mode `mkdir` gives. An existing DIR is replaced only with `overwrite=True`, and
 only if it is a data set or empty. A data set larger than its file system's free space is
