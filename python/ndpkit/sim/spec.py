@@ -74,9 +74,12 @@ def build_spec(
     data = profile.data_bytes if sim.data_bytes is None else sim.data_bytes
     host_split = is_host_split(platform, config)
     host_bps = host_rate(platform, profile, config)
-    host_mode, power_off = sim.resolved(not host_split and not math.isinf(host_bps))
-    if host_reads_its_data(platform, profile, config):
-        host_mode = "stream"  # its rate holds the reading: waiting for it would count it twice
+    # A rate that holds its reading streams (waiting for the data would count it twice),
+    # decided before `resolved`, whose engine power-off follows the host mode.
+    run_as = (
+        sim.with_(host_mode="stream") if host_reads_its_data(platform, profile, config) else sim
+    )
+    host_mode, power_off = run_as.resolved(not host_split and not math.isinf(host_bps))
     routes = config.routes(n)
     # Without engines the data goes to the host, not through the switch layer's mux ports:
     # no port caps an SSD then, as the model's storage stage has it (`storage_busy_s`).
