@@ -292,3 +292,14 @@ def test_the_documented_json_report_has_every_key(ndpkit, table: Path, tmp_path:
     assert list(example) == list(report)
     assert list(example["seconds"]) == list(report["seconds"])
     assert example["merged"] and example["devices"] == 1 and example["seconds"]["merge"] == 0.0
+
+
+def test_a_damaged_file_is_one_error_with_status_2(ndpkit, tmp_path: Path) -> None:
+    """A column name that is not UTF-8 ended in pyarrow's UnicodeDecodeError traceback."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"k": [3, 1, 2], "qqqqqq": ["c", "a", "b"]}), src)
+    src.write_bytes(src.read_bytes().replace(b"qqqqqq", b"q\xffqqqq"))
+    result = ndpkit("sort", str(src), "--by", "k", "--out", str(out))
+    assert result.returncode == 2, result.stderr
+    assert "not a readable Parquet file" in result.stderr and str(src) in result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()

@@ -403,6 +403,52 @@ def test_bad_inputs_name_the_file_and_field(table_file: Path, tmp_path: Path) ->
     assert not (tmp_path / "o.parquet").exists()
 
 
+def _damage_pages(path: Path, column: str) -> None:
+    """Overwrite the header of the leaf column `column`'s first page in each row group, as
+    a bad disk block would."""
+    meta = pq.ParquetFile(path).metadata
+    index = [meta.schema.column(i).path for i in range(meta.num_columns)].index(column)
+    data = bytearray(path.read_bytes())
+    for group in range(meta.num_row_groups):
+        chunk = meta.row_group(group).column(index)
+        start = chunk.dictionary_page_offset or chunk.data_page_offset
+        data[start : start + 8] = b"\xff" * 8
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("keep_schema", [False, True])
+def test_a_column_name_that_is_not_utf8_is_an_unreadable_file(
+    tmp_path: Path, keep_schema: bool
+) -> None:
+    """pyarrow's footer read raised UnicodeDecodeError: a traceback, exit status 1."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"k": [3, 1, 2], "qqqqqq": ["c", "a", "b"]}), src)
+    src.write_bytes(src.read_bytes().replace(b"qqqqqq", b"q\xffqqqq"))
+    with pytest.raises(SpecError, match="not a readable Parquet file") as caught:
+        sort_parquet(src, out, "k", keep_schema=keep_schema)
+    assert caught.value.source == str(src)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "column",
+    [pa.array([5, 6], pa.duration("s")), pa.array([[5], [6]], pa.list_(pa.duration("s")))],
+    ids=["seconds", "nested-seconds"],
+)
+def test_a_damaged_page_read_before_polars_reads_is_an_unreadable_file(
+    tmp_path: Path, column: pa.Array
+) -> None:
+    """The check of duration[s] values reads their pages with pyarrow before Polars reads
+    the file: a damaged page raised OSError ("Couldn't deserialize thrift"), a traceback."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"k": [2, 1], "d": column}), src, compression="none")
+    _damage_pages(src, "d" if pa.types.is_duration(column.type) else "d.list.element")
+    with pytest.raises(SpecError, match="not a readable Parquet file") as caught:
+        sort_parquet(src, out, "k")
+    assert caught.value.source == str(src)
+    assert not out.exists()
+
+
 def test_out_never_destroys_what_a_sort_did_not_write(table_file: Path, tmp_path: Path) -> None:
     precious = tmp_path / "home"
     (precious / "docs").mkdir(parents=True)

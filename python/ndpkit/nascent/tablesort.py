@@ -568,7 +568,8 @@ def _footer(file: Path) -> Iterator[_Footer | None]:
     try:
         parquet = pq.ParquetFile(literal_path(file), coerce_int96_timestamp_unit="ms")
         schema = parquet.schema_arrow
-    except (pa.ArrowException, OSError):
+        leaves = [parquet.schema.column(i) for i in range(len(parquet.schema))]
+    except _UNREADABLE:
         if parquet is not None:
             parquet.close()
         parquet = None
@@ -576,8 +577,23 @@ def _footer(file: Path) -> Iterator[_Footer | None]:
         yield None
         return
     with parquet:
-        leaves = [parquet.schema.column(i) for i in range(len(parquet.schema))]
         yield _Footer(parquet, schema, leaves)
+
+
+_UNREADABLE = (pa.ArrowException, OSError, ValueError)
+"""What pyarrow raises on a damaged Parquet file: Arrow's errors, an OSError for a page it
+cannot decode ("Couldn't deserialize thrift", "Unsupported compression codec") and a
+UnicodeDecodeError (a ValueError) for a column name that is not UTF-8."""
+
+
+def _read_columns(file: Path, parquet: pq.ParquetFile, names: list[str]) -> pa.Table:
+    """`names` read by pyarrow from `file` (opened as `parquet`), or an error naming the
+    file: a damaged page ended the sort in a traceback where Polars' read would have said
+    "not a readable Parquet file", as the footer checks read pages before Polars does."""
+    try:
+        return parquet.read(columns=names)
+    except _UNREADABLE as exc:
+        raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
 
 
 _US_LIMIT_MS = (2**63 - 1) // 10**3 - 1
@@ -600,7 +616,7 @@ def _int96_read(
     INT96 in milliseconds; `names` are its columns holding INT96."""
     # Milliseconds first (`parquet` reads them so): an INT96's day is 32 bits, which fit in
     # milliseconds but not in microseconds, where pyarrow wraps them silently.
-    wide = parquet.read(columns=names)
+    wide = _read_columns(file, parquet, names)
     for name in names:
         low, high = _extremes(wide.column(name), pa.types.is_timestamp)
         if low is None or high is None:
@@ -616,7 +632,7 @@ def _int96_read(
     with pq.ParquetFile(
         literal_path(file), metadata=parquet.metadata, coerce_int96_timestamp_unit="us"
     ) as micro:
-        exact = micro.read(columns=names)
+        exact = _read_columns(file, micro, names)
     return frame.with_columns(_micro_column(exact.column(name), frame[name]) for name in names)
 
 
@@ -680,7 +696,7 @@ def _check_seconds(file: Path, footer: _Footer) -> None:
     names = [c.name for c in footer.schema if any(map(_is_seconds, _nested_types(c.type)))]
     if not names:
         return
-    table = footer.parquet.read(columns=names)
+    table = _read_columns(file, footer.parquet, names)
     for name in names:
         low, high = _extremes(table.column(name), _is_seconds)
         if low is not None and high is not None and max(-low, high) > _SECONDS_LIMIT:
@@ -1005,7 +1021,7 @@ def input_schema(path: Path, table: pl.DataFrame) -> pa.Schema:
         try:
             with pq.ParquetFile(literal_path(file), coerce_int96_timestamp_unit="us") as parquet:
                 schemas.append(parquet.schema_arrow.remove_metadata())
-        except (pa.ArrowException, OSError) as exc:
+        except _UNREADABLE as exc:
             if "more than 64 bits" in str(exc):  # Polars reads it; pyarrow cannot say its type
                 raise SpecError(
                     "has a 128-bit integer column, whose type pyarrow cannot read, so its "
