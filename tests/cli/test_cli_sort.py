@@ -127,6 +127,23 @@ def test_out_must_not_be_in_the_input_directory(ndpkit, table: Path, name: str) 
     assert (folder / "part-0.parquet").read_bytes() == table.read_bytes()
 
 
+@pytest.mark.parametrize("name", ["part-0.parquet", "sorted.parquet"])
+def test_out_must_not_be_in_a_shard_directory_the_input_links_to(
+    ndpkit, table: Path, name: str
+) -> None:
+    """The shard read through device-00 -> ../disk0 is the input as much as one in place."""
+    disk, folder = table.parent / "disk0", table.parent / "parts"
+    disk.mkdir()
+    folder.mkdir()
+    (disk / "part-0.parquet").write_bytes(table.read_bytes())
+    (folder / "device-00").symlink_to("../disk0", target_is_directory=True)
+    out = disk / name
+    result = ndpkit("sort", str(folder), "--by", "mode", "--out", str(out), "--overwrite")
+    assert result.returncode == 2 and "--out: must be outside the input" in result.stderr
+    assert sorted(p.name for p in disk.iterdir()) == ["part-0.parquet"]
+    assert (disk / "part-0.parquet").read_bytes() == table.read_bytes()
+
+
 def test_corrupt_input_exits_2_naming_the_file(ndpkit, tmp_path: Path) -> None:
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1garbage")

@@ -658,6 +658,34 @@ def test_a_directory_named_like_a_parquet_file_is_read_once(tmp_path: Path) -> N
     assert read_parquet(folder)["a"].to_list() == [2, 1]
 
 
+def test_a_shard_directory_that_is_a_symbolic_link_is_read(tmp_path: Path) -> None:
+    """A data set whose device-01/ links to another disk lost that shard's rows without a
+    word: `Path.rglob` does not follow links to directories (it follows links to files)."""
+    folder, elsewhere = tmp_path / "set", tmp_path / "disk1" / "shard"
+    (folder / "device-00").mkdir(parents=True)
+    elsewhere.mkdir(parents=True)
+    pq.write_table(pa.table({"k": [3, 1]}), folder / "device-00" / "part-0000.parquet")
+    pq.write_table(pa.table({"k": [2, 0]}), elsewhere / "part-0000.parquet")
+    (folder / "device-01").symlink_to(elsewhere, target_is_directory=True)
+    assert parquet_inputs(folder) == [
+        folder / "device-00" / "part-0000.parquet",
+        folder / "device-01" / "part-0000.parquet",
+    ]
+    sort_parquet(folder, tmp_path / "o.parquet", "k")
+    assert pq.read_table(tmp_path / "o.parquet").column("k").to_pylist() == [0, 1, 2, 3]
+
+
+def test_a_directory_reached_twice_through_links_is_read_once(tmp_path: Path) -> None:
+    """A link to an ancestor does not loop, and a second link to one shard reads it once."""
+    folder = tmp_path / "set"
+    (folder / "device-00").mkdir(parents=True)
+    pq.write_table(pa.table({"k": [3, 1]}), folder / "device-00" / "part-0000.parquet")
+    (folder / "device-00" / "up").symlink_to("..", target_is_directory=True)
+    (folder / "device-01").symlink_to("device-00", target_is_directory=True)
+    assert parquet_inputs(folder) == [folder / "device-00" / "part-0000.parquet"]
+    assert read_parquet(folder)["k"].to_list() == [3, 1]
+
+
 @pytest.mark.parametrize(
     ("columns", "message"),
     [

@@ -21,7 +21,7 @@ from ndpkit.cli.common import (
     whole_arg,
 )
 from ndpkit.errors import SpecError
-from ndpkit.nascent.tablesort import ENGINES, SortReport, sort_parquet
+from ndpkit.nascent.tablesort import ENGINES, SortReport, input_real_paths, sort_parquet
 from ndpkit.report import Column, Table
 
 PARQUET_SUFFIXES = frozenset({".parquet", ".pq", ""})
@@ -193,14 +193,15 @@ def _check_out(out: str, source: Path, *, partitions: bool) -> Path:
             source=out,
             field="--out",
         )
-    real_out, real_source = Path(os.path.realpath(out)), Path(os.path.realpath(source))
-    if real_out == real_source or real_out.is_relative_to(real_source):
+    # Through symbolic links, also those inside a directory input to its shards elsewhere.
+    real_out, inputs = Path(os.path.realpath(out)), input_real_paths(source)
+    if any(real_out.is_relative_to(real) for real in inputs):
         raise SpecError(
             "must be outside the input (a file of its own, not in the input's directory)",
             source=out,
             field="--out",
         )
-    if real_source.is_relative_to(real_out):
+    if any(real.is_relative_to(real_out) for real in inputs):
         raise SpecError(
             f"holds the input {str(source)!r}, which --overwrite would replace; choose a "
             "directory outside it",

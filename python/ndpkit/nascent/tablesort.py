@@ -471,10 +471,11 @@ def parquet_inputs(path: Path) -> list[Path]:
     """A Parquet file, or every Parquet file under a directory in name order (a sharded
     table such as a data set's device-NN/ directories). A FIFO, device or socket is
     refused before any read: Polars' read of one would block, uninterruptibly, in native
-    code. A directory named like a Parquet file is searched, not read as one too."""
+    code. A directory named like a Parquet file is searched, not read as one too, and so is
+    a symbolic link to a directory (`_walk`)."""
     if path.is_dir():
-        named = sorted(p for p in path.rglob("*") if p.suffix.lower() in (".parquet", ".pq"))
-        files = [p for p in named if not p.is_dir()]
+        entries, _ = _walk(path)
+        files = sorted(p for p in entries if p.suffix.lower() in (".parquet", ".pq"))
         if not files:
             raise SpecError("no .parquet files in this directory", source=str(path))
         for file in files:
@@ -484,6 +485,46 @@ def parquet_inputs(path: Path) -> list[Path]:
         raise SpecError("no such file", source=str(path))
     _check_regular(path)
     return [path]
+
+
+def input_real_paths(path: Path) -> list[Path]:
+    """The real paths of what the input `path` is read from: the file, or the directories
+    a directory's files are read from (`path` and every directory under it, those reached
+    through symbolic links included) and its Parquet files. An output that is one of these
+    or lies in one of the directories would replace the input or be read as input by the
+    next sort (see `ndpkit sort`'s --out)."""
+    if not path.is_dir():
+        return [Path(os.path.realpath(path))]
+    entries, listed = _walk(path)
+    files = [e for e in entries if e.suffix.lower() in (".parquet", ".pq")]
+    return [*listed, *(Path(os.path.realpath(f)) for f in files)]
+
+
+def _walk(root: Path) -> tuple[list[Path], list[Path]]:
+    """Everything under the directory `root` but directories, and the real paths of the
+    directories listed. A symbolic link to a directory is followed, as one to a file is:
+    `Path.rglob` passed over it, and a data set whose device-NN/ shards link to other disks
+    lost their rows without a word. Each real directory is listed once, so a link to an
+    ancestor does not loop and no shard is read twice; a directory that cannot be listed
+    is an error naming it, not a silent gap."""
+    entries: list[Path] = []
+    listed: list[Path] = []
+    seen: set[str] = set()
+
+    def refuse(exc: OSError) -> None:
+        where = exc.filename if exc.filename is not None else root
+        raise SpecError(f"cannot read: {exc.strerror or exc}", source=str(where))
+
+    for top, dirs, files in os.walk(root, onerror=refuse, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs.clear()
+            continue
+        seen.add(real)
+        listed.append(Path(real))
+        dirs.sort()
+        entries.extend(Path(top, name) for name in files)
+    return entries, listed
 
 
 def _check_regular(path: Path) -> None:
