@@ -320,3 +320,14 @@ def test_a_damaged_file_is_one_error_with_status_2(ndpkit, tmp_path: Path) -> No
     assert result.returncode == 2, result.stderr
     assert "not a readable Parquet file" in result.stderr and str(src) in result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_a_path_that_is_not_utf8_is_one_error_with_status_2(ndpkit, table: Path) -> None:
+    """Polars takes only UTF-8 paths: the sort ended in a TypeError traceback, exit 1."""
+    odd = table.parent / os.fsdecode(b"\xff.parquet")
+    odd.write_bytes(table.read_bytes())
+    for source, out in ((odd, table.parent / "out.parquet"), (table, odd.with_name("o\udcfe"))):
+        result = ndpkit("sort", str(source), "--by", "mode", "--out", str(out))
+        assert result.returncode == 2, result.stderr
+        assert "not valid UTF-8" in result.stderr and "Traceback" not in result.stderr
+        assert not out.exists()

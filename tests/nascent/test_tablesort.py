@@ -658,6 +658,25 @@ def test_a_directory_named_like_a_parquet_file_is_read_once(tmp_path: Path) -> N
     assert read_parquet(folder)["a"].to_list() == [2, 1]
 
 
+@pytest.mark.parametrize("where", ["input", "shard", "output"])
+def test_a_path_that_is_not_utf8_is_refused_by_name(tmp_path: Path, where: str) -> None:
+    """Polars takes only UTF-8 paths: b"\\xff.parquet" ended the sort in a TypeError."""
+    odd = tmp_path / "set" / os.fsdecode(b"\xff.parquet")
+    odd.parent.mkdir()
+    pq.write_table(pa.table({"k": [2, 1]}), tmp_path / "in.parquet")
+    odd.write_bytes((tmp_path / "in.parquet").read_bytes())  # pyarrow cannot write it either
+    src, out = {
+        "input": (odd, tmp_path / "out.parquet"),
+        "shard": (odd.parent, tmp_path / "out.parquet"),
+        "output": (tmp_path / "in.parquet", tmp_path / os.fsdecode(b"\xfe.parquet")),
+    }[where]
+    with pytest.raises(SpecError, match="not valid UTF-8") as caught:
+        sort_parquet(src, out, "k")
+    assert caught.value.source == str(out if where == "output" else odd)
+    assert caught.value.field == ("--out" if where == "output" else None)
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
 def test_a_shard_directory_that_is_a_symbolic_link_is_read(tmp_path: Path) -> None:
     """A data set whose device-01/ links to another disk lost that shard's rows without a
     word: `Path.rglob` does not follow links to directories (it follows links to files)."""

@@ -480,10 +480,12 @@ def parquet_inputs(path: Path) -> list[Path]:
             raise SpecError("no .parquet files in this directory", source=str(path))
         for file in files:
             _check_regular(file)
+            check_utf8(file)
         return files
     if not path.exists():
         raise SpecError("no such file", source=str(path))
     _check_regular(path)
+    check_utf8(path)
     return [path]
 
 
@@ -525,6 +527,20 @@ def _walk(root: Path) -> tuple[list[Path], list[Path]]:
         dirs.sort()
         entries.extend(Path(top, name) for name in files)
     return entries, listed
+
+
+def check_utf8(path: Path, field: str | None = None) -> None:
+    """Refuse a path that is not UTF-8 (Linux allows any bytes but "/" in a name): Polars
+    takes only UTF-8 paths, and a file named b"\\xff.parquet" ended the sort in a TypeError
+    traceback, as input before any work and as output after all of it."""
+    try:
+        literal_path(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise SpecError(
+            "the path is not valid UTF-8, which Polars cannot open; rename it",
+            source=str(path),
+            field=field,
+        ) from None
 
 
 def _check_regular(path: Path) -> None:
@@ -1006,7 +1022,9 @@ def part_paths(out: Path, devices: int) -> Iterator[Path]:
 def check_output(out: Path, *, partitions: bool) -> None:
     """Refuse, before any work, an `--out` whose replacement would destroy something that is
     not a previous output of the same kind: a directory where one file goes, or a directory
-    holding anything but device-NN/part-*.parquet where partitions go."""
+    holding anything but device-NN/part-*.parquet where partitions go; and a path Polars
+    cannot write (`check_utf8`)."""
+    check_utf8(out, "--out")
     if not out.is_dir() or out.is_symlink():
         if partitions and out.exists():
             raise SpecError(
