@@ -677,6 +677,21 @@ def test_a_path_that_is_not_utf8_is_refused_by_name(tmp_path: Path, where: str) 
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_a_damaged_page_that_panics_polars_is_an_unreadable_file(tmp_path: Path) -> None:
+    """A page header whose encoding is not one Parquet has made Polars panic, which was
+    reported as "Polars cannot load this file", the words for a valid file of a type
+    Polars lacks; pyarrow, asked after the panic, says what is wrong."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    keys = pa.array([None if i % 3 == 0 else i % 5 for i in range(200)], pa.int16())
+    pq.write_table(pa.table({"k": keys}), src, compression="none")
+    data = bytearray(src.read_bytes())
+    data[pq.ParquetFile(src).metadata.row_group(0).column(0).data_page_offset + 13] = 0x7F
+    src.write_bytes(bytes(data))
+    with pytest.raises(SpecError, match="not a readable Parquet file") as caught:
+        sort_parquet(src, out, "k")
+    assert caught.value.source == str(src) and not out.exists()
+
+
 def test_a_shard_directory_that_is_a_symbolic_link_is_read(tmp_path: Path) -> None:
     """A data set whose device-01/ links to another disk lost that shard's rows without a
     word: `Path.rglob` does not follow links to directories (it follows links to files)."""

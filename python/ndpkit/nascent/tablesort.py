@@ -598,12 +598,33 @@ def _read_file(file: Path) -> pl.DataFrame:
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise SpecError(f"not a readable Parquet file: {brief(exc)}", source=str(file)) from exc
         except pl.exceptions.PanicException as exc:  # a BaseException: it was a traceback
+            damage = _damage(file, footer)
+            if damage is not None:
+                raise SpecError(
+                    f"not a readable Parquet file: {brief(damage)}", source=str(file)
+                ) from None
             raise SpecError(
                 f"Polars cannot load this file ({brief(exc)})", source=str(file)
             ) from None
         if footer is None or not int96:
             return frame
         return _int96_read(file, frame, footer.parquet, int96)
+
+
+def _damage(file: Path, footer: _Footer | None) -> Exception | None:
+    """Why pyarrow cannot read `file` either, row group by row group, or None if it can.
+    Asked only once Polars has panicked: a damaged page (an unknown encoding, a bit width
+    of 219) panics Polars as an unloadable type does, and "Polars cannot load this file"
+    sent the user looking for a type Polars lacks in a file that is simply damaged. Without
+    a footer pyarrow can read (one typing a 128-bit integer) there is no second opinion."""
+    if footer is None:
+        return None
+    try:
+        for group in range(footer.parquet.num_row_groups):
+            footer.parquet.read_row_group(group)
+    except _UNREADABLE as exc:
+        return exc
+    return None
 
 
 @dataclass(frozen=True)
