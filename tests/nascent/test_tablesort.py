@@ -720,6 +720,10 @@ def test_a_directory_reached_twice_through_links_is_read_once(tmp_path: Path) ->
     assert read_parquet(folder)["k"].to_list() == [3, 1]
 
 
+MARS = pa.timestamp("s", "Mars/Base")
+"""A time zone no database has."""
+
+
 @pytest.mark.parametrize(
     ("columns", "message"),
     [
@@ -744,8 +748,31 @@ def test_a_directory_reached_twice_through_links_is_read_once(tmp_path: Path) ->
             {"k": [2, 1], "l": pa.array([[0], [1]], pa.list_(pa.timestamp("us", tz="+05:30")))},
             "l: time zone '+05:30' is an offset of part of an hour",
         ),
+        # These panicked Polars too (Rust's panic message, then "Polars cannot load this
+        # file" naming no column).
+        (
+            {"k": [2, 1], "t": pa.array([0, 1], pa.timestamp("us", tz="+15:00"))},
+            "t: time zone '+15:00' is not one Polars can read",
+        ),
+        (
+            {"k": [2, 1], "t": pa.array([0, 1], pa.timestamp("ms", tz="Z"))},
+            "t: time zone 'Z' is not one Polars can read",
+        ),
+        (
+            {"k": [2, 1], "s": pa.array([{"t": 0}, None], pa.struct([("t", MARS)]))},
+            "s: time zone 'Mars/Base' is not one Polars can read",
+        ),
     ],
-    ids=["decimal256", "duplicate-names", "list-view", "half-hour-offset", "nested-offset"],
+    ids=[
+        "decimal256",
+        "duplicate-names",
+        "list-view",
+        "half-hour-offset",
+        "nested-offset",
+        "offset-past-14-hours",
+        "zulu",
+        "nested-unknown-name",
+    ],
 )
 def test_valid_parquet_polars_cannot_load_names_the_column(
     tmp_path: Path, columns: dict[str, object] | pa.Table, message: str

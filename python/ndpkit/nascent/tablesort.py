@@ -913,6 +913,14 @@ def _unloadable(file: Path, footer: _Footer) -> SpecError | None:
                     source=str(file),
                     field=column.name,
                 )
+            if not _polars_knows_zone(zone):
+                return SpecError(
+                    f"time zone {zone!r} is not one Polars can read; write the column with a "
+                    "named zone (Europe/Paris, UTC) or an offset of whole hours from -12:00 "
+                    "to +14:00",
+                    source=str(file),
+                    field=column.name,
+                )
         if pa.types.is_decimal(column.type) and column.type.precision > POLARS_DECIMAL_DIGITS:
             return SpecError(
                 f"unsupported type {column.type}: decimals of up to {POLARS_DECIMAL_DIGITS} "
@@ -921,6 +929,17 @@ def _unloadable(file: Path, footer: _Footer) -> SpecError | None:
                 field=column.name,
             )
     return None
+
+
+def _polars_knows_zone(zone: str) -> bool:
+    """Whether Polars reads a timestamp in the time zone `zone`. Polars' read of a file
+    panicked on one it does not know (+15:00, +08, Z, a misspelt name), printing a Rust
+    panic before an error that named no column; an empty array of it only raises."""
+    try:
+        pl.from_arrow(pa.array([], pa.timestamp("us", zone)))
+    except pl.exceptions.PolarsError:
+        return False
+    return True
 
 
 def _nested_types(kind: pa.DataType) -> Iterator[pa.DataType]:
