@@ -856,6 +856,28 @@ def test_keep_schema_keeps_an_extension_type(tmp_path: Path) -> None:
     assert written["j"].to_pylist() == ["[]", None, '{"a":1}']
 
 
+JSON_VALUES = pa.ExtensionArray.from_storage(pa.json_(), pa.array(['{"a":1}', "[]", "2"]))
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.ListArray.from_arrays(pa.array([0, 1, 1, 3], pa.int32()), JSON_VALUES),
+        pa.StructArray.from_arrays([JSON_VALUES], names=["j"]),
+        pa.FixedSizeListArray.from_arrays(JSON_VALUES, 1),
+        pa.MapArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()), pa.array("abc"), JSON_VALUES),
+    ],
+    ids=["list", "struct", "array", "map"],
+)
+def test_an_extension_type_nested_in_a_column_is_written(tmp_path: Path, column: pa.Array) -> None:
+    """Polars reads a list (struct, array, map) of arrow.json but panicked writing it: a
+    traceback after the whole sort. pyarrow writes that output, in Polars' types."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"k": [3, 1, 2], "c": column}), src)
+    assert sort_parquet(src, out, "k").schema == "polars"
+    assert pq.read_table(out)["c"].to_pylist() == column.take([1, 2, 0]).to_pylist()
+
+
 def test_a_shard_whose_column_is_all_null_joins_the_others(tmp_path: Path) -> None:
     """pandas writes an all-None column as type null; Polars fills it without loss, and the
     check for decimals of other types must not refuse it."""

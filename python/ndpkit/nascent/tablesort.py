@@ -1304,8 +1304,9 @@ def _write_frame(
 ) -> None:
     """One Parquet file in row groups of ROW_GROUP_ROWS. Without a schema Polars writes it
     (on both cores: lineitem's write took 2.3-2.4 CPU-s against pyarrow's 3.1-3.5); with
-    one, pyarrow writes it cast to that schema."""
-    if schema is None:
+    one, pyarrow writes it cast to that schema; and so it writes, uncast, a table with an
+    extension type nested in another (`_nested_extension`), on which Polars' writer panics."""
+    if schema is None and not any(map(_nested_extension, frame.dtypes)):
         try:
             frame.write_parquet(
                 literal_path(path),
@@ -1316,16 +1317,32 @@ def _write_frame(
             raise _os_error(exc) from None
         return
     table = frame.to_arrow()
-    # Slice by slice: a whole column cast from large_string could overflow string's 32-bit
-    # offsets (2 GiB per chunk), a row group's never does in practice.
-    table = pa.concat_tables(
-        [
-            _cast(table.slice(start, ROW_GROUP_ROWS), schema, source)
-            for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
-        ]
-    )
+    if schema is not None:
+        # Slice by slice: a whole column cast from large_string could overflow string's
+        # 32-bit offsets (2 GiB per chunk), a row group's never does in practice.
+        table = pa.concat_tables(
+            [
+                _cast(table.slice(start, ROW_GROUP_ROWS), schema, source)
+                for start in range(0, max(1, table.num_rows), ROW_GROUP_ROWS)
+            ]
+        )
     codec = _ARROW_CODECS.get(compression, compression)
     pq.write_table(table, literal_path(path), compression=codec, row_group_size=ROW_GROUP_ROWS)
+
+
+def _nested_extension(dtype: Any) -> bool:
+    """Whether an extension type (arrow.json) lies inside the Polars type `dtype`, in a
+    list, array, struct or map. Polars reads such a column but panics writing it ("casting
+    from Extension(arrow.json) to LargeBinary not supported"): the sort ended in a traceback
+    after all its work. A top-level one it writes."""
+    inner: list[Any] = []
+    if isinstance(dtype, pl.List | pl.Array):
+        inner = [dtype.inner]
+    elif isinstance(dtype, pl.Struct):
+        inner = [f.dtype for f in dtype.fields]
+    elif isinstance(dtype, pl.Map):
+        inner = [dtype.key, dtype.value]
+    return any(isinstance(t, pl.Extension) or _nested_extension(t) for t in inner)
 
 
 def _load_numpy_api() -> None:
