@@ -27,3 +27,10 @@ def test_a_large_finite_tolerance_still_plans() -> None:
 def test_a_negative_zero_tolerance_is_said_as_zero() -> None:
     plan = optimise(load_platform("rfns"), load_profile("he"), tolerance=-0.0)
     assert plan.method == "optimal (tolerance 0)"
+
+
+def test_an_in_storage_platform_is_refused_not_searched_as_one_device() -> None:
+    """risp-64ch has 64 cells on one SSD: searched as devices, the plan said 1 engine on of
+    1 with nane 64 (more engines needed than there were)."""
+    with pytest.raises(ModelError, match=r"in-storage .* plan its channels"):
+        optimise(load_platform("risp-64ch"), load_profile("sobel", "risp"))

@@ -3,6 +3,7 @@ against its device-side top-k."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -168,6 +169,14 @@ def test_bad_arguments() -> None:
         compare_splits(load_platform("rfns"), [])
     with pytest.raises(ModelError, match="tolerance"):
         compare_splits(load_platform("rfns"), knn8_profiles(), tolerance=-0.1)
+
+
+@pytest.mark.parametrize("tolerance", [math.nan, math.inf])
+def test_a_tolerance_that_is_not_finite_is_refused(tolerance: float) -> None:
+    """NaN passed `tolerance < 0`, and then no split was within it: a bare ValueError from
+    `min()` of nothing."""
+    with pytest.raises(ModelError, match="tolerance must be a finite number >= 0"):
+        compare_splits(load_platform("rfns"), knn8_profiles(), tolerance=tolerance)
 
 
 def _option(app: str, time_s: float, energy_j: float) -> SplitOption:

@@ -41,6 +41,14 @@ def optimise(
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance}")
     tolerance += 0.0  # -0.0 becomes 0.0: the method said "tolerance -0"
+    if platform.is_in_storage:
+        # Its cells sit per flash channel, not per device: searched as devices, the SSD
+        # was one "engine" of one, and the plan said 1 engine on where 64 cells compute.
+        raise ModelError(
+            f"platform {platform.name!r} is in-storage (cells per flash channel): the optimal "
+            "search plans engines on an NDP server; plan its channels with plan() or "
+            "ndpkit.plan.channels.plan_channels()"
+        )
     options = options or Options()
     wired = platform if scheme is None else platform.with_scheme(scheme)
     n = wired.devices

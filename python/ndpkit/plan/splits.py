@@ -37,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -139,8 +140,10 @@ def compare_splits(
     cannot estimate is listed with its error and never chosen."""
     if not profiles:
         raise ModelError("compare_splits needs at least one split's profile")
-    if tolerance < 0:
-        raise ModelError(f"tolerance must be >= 0, got {tolerance}")
+    # NaN compares false with everything: `tolerance < 0` let it through, and no split was
+    # within a NaN of the fastest (`min()` of nothing: a ValueError).
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance}")
     options = options or SPLIT_OPTIONS
     wired, carried = carry_engine_entries(platform, profiles)
     splits = []
