@@ -321,3 +321,11 @@ def test_the_note_names_an_engine_table_as_the_file_writes_it(tmp_path: Path) ->
         "engines.pipeline_delay.sobell: no app ndpkit ships (did you mean 'sobel'?); "
         "used only with a profile of that name (--profiles)"
     ]
+
+
+def test_show_spells_a_size_under_a_kib_once(ndpkit) -> None:
+    """RISP's 4-byte configuration port read '4 B = 4 B': a decimal and a binary spelling
+    that are the same below 1024 bytes."""
+    shown = ndpkit("platforms", "show", "risp-64ch").stdout
+    row = next(line for line in shown.splitlines() if "port_width_bytes" in line)
+    assert "4 B" in row and "=" not in row

@@ -182,7 +182,7 @@ def _kind(key: str) -> Kind | None:
 def _quantity(value: float, kind: Kind) -> str:
     if kind not in (Kind.SIZE, Kind.BANDWIDTH):
         return format_si(value, kind, digits=6)
-    if _is_binary(value):
+    if _is_binary(value) or value < 1024:  # under a KiB the two spellings are the same
         return format_si(value, kind, binary=True, digits=6)
     decimal = format_si(value, kind, digits=6)
     return f"{decimal} = {format_si(value, kind, binary=True, digits=6)}"
