@@ -551,8 +551,13 @@ def test_bad_in_storage_file_names_file_and_field(
 
 def test_one_app_in_both_throughput_and_bytes_per_cycle_is_refused(tmp_path: Path) -> None:
     """The in-storage model reads the cell design first and the server model the
-    throughput table: with both, one engine would have two rates."""
-    body = 'name = "both"\nextends = "risp-64ch"\n[engines]\nthroughput = { sobel = "1 GB/s" }\n'
+    throughput table: with both, one engine would have two rates. (A file that extends
+    risp-64ch and gives Sobel a throughput replaces the inherited design instead:
+    tests/hw/test_platform.py.)"""
+    body = (
+        'name = "both"\nextends = "risp-64ch"\n[engines]\nthroughput = { sobel = "1 GB/s" }\n'
+        "bytes_per_cycle = { sobel = 2 }\n"
+    )
     with pytest.raises(SpecError, match="sobel: in both throughput and bytes_per_cycle"):
         load_platform(_write(tmp_path, body))
     other = 'name = "other"\nextends = "risp-64ch"\n[engines]\nthroughput = { fir = "1 GB/s" }\n'

@@ -156,3 +156,42 @@ def test_extends_cycle_is_reported(tmp_path: Path) -> None:
     (tmp_path / "b.toml").write_text('extends = "a.toml"\n')
     with pytest.raises(SpecError, match="cycle"):
         load_platform(tmp_path / "a.toml")
+
+
+def test_a_child_gives_an_inherited_apps_rate_in_the_other_form(tmp_path: Path) -> None:
+    """`bytes_per_cycle.lc` in a file that extends `rans` replaces the preset's
+    `throughput.lc` (and the reverse on risp-64ch's Sobel design): before, the two were
+    refused as "in both throughput and bytes_per_cycle; give one", though the file gave one
+    and TOML cannot unset the other."""
+    design = tmp_path / "design.toml"
+    design.write_text('extends = "rans"\nname = "design"\n[engines.bytes_per_cycle]\nlc = 2\n')
+    engines = load_platform(design).engines
+    assert engines is not None and "lc" not in engines.throughput
+    assert engines.bandwidth_bytes_per_s("lc") == 2 * 1.1e9
+    rans = load_platform("rans").engines
+    assert rans is not None and engines.throughput["he"] == rans.throughput["he"]
+    rate = tmp_path / "rate.toml"
+    rate.write_text(
+        'extends = "risp-64ch"\nname = "rate"\n[engines.throughput]\nsobel = "1 GB/s"\n'
+    )
+    cells = load_platform(rate).engines
+    assert cells is not None and "sobel" not in cells.bytes_per_cycle
+    assert cells.bandwidth_bytes_per_s("sobel") == 1e9
+    assert cells.bytes_per_cycle["kmeans"] == 9
+    grandchild = tmp_path / "back.toml"  # and back again, one level down
+    grandchild.write_text(
+        'extends = "design.toml"\nname = "back"\n[engines.throughput]\nlc = "3 GB/s"\n'
+    )
+    engines = load_platform(grandchild).engines
+    assert engines is not None and engines.bandwidth_bytes_per_s("lc") == 3e9
+    assert "lc" not in engines.bytes_per_cycle
+
+
+def test_both_rate_forms_in_one_file_are_still_refused(tmp_path: Path) -> None:
+    both = tmp_path / "both.toml"
+    both.write_text(
+        'extends = "rans"\nname = "both"\n[engines]\nbytes_per_cycle = { lc = 2 }\n'
+        '[engines.throughput]\nlc = "1 GB/s"\n'
+    )
+    with pytest.raises(SpecError, match="lc: in both throughput and bytes_per_cycle"):
+        load_platform(both)

@@ -45,7 +45,7 @@ def load_platform(name_or_path: str | Path) -> Platform:
     layers = _layers(name_or_path, seen=(), named_by=None)
     data: dict[str, Any] = {}
     for _, layer in reversed(layers):
-        data = _merge(data, layer)
+        data = _replace_rate_form(_merge(data, layer), layer)
     platform = _validate(data, layers)
     if names_a_file(name_or_path):
         _own_name(layers)
@@ -354,6 +354,31 @@ def _depth(document: Any) -> int:
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in children)
     return deepest
+
+
+_RATE_FORMS = ("throughput", "bytes_per_cycle")
+"""The two ways an engine table gives an app's rate: one rate, or a cell design."""
+
+
+def _replace_rate_form(merged: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """`merged` with an app's inherited rate in one form dropped where `layer` (a file that
+    extends another) gives the app's rate in the other: `bytes_per_cycle.lc` in a file that
+    extends `rans` replaces the preset's `throughput.lc`, as any value of a child replaces
+    its parent's. (Unmerged, the two forms were refused as "in both; give one", and TOML
+    cannot unset the inherited one.) Both forms in one file stay an error."""
+    own = layer.get("engines")
+    engines = merged.get("engines")
+    if not isinstance(own, dict) or not isinstance(engines, dict):
+        return merged
+    engines = dict(engines)  # the parents' tables are shared with their layers: not changed
+    for form, other in (_RATE_FORMS, _RATE_FORMS[::-1]):
+        given, inherited = own.get(form), engines.get(other)
+        if not isinstance(given, dict) or not isinstance(inherited, dict):
+            continue
+        both = own.get(other)
+        mine = set(both) if isinstance(both, dict) else set()  # both in one file: refused
+        engines[other] = {app: v for app, v in inherited.items() if app not in given or app in mine}
+    return {**merged, "engines": engines}
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
