@@ -1007,3 +1007,14 @@ def test_reproduce_e6_model_fits_are_the_regression_of_their_points(run) -> None
         assert (r["power_min_w"], r["power_max_w"]) == (power.min(), power.max())
     # (n_delay's 4 cycles per run bend the points a hair below the line: 0.09999996.)
     assert model["sobel"]["bandwidth_slope_gb_per_s"] == pytest.approx(0.1, rel=1e-6)
+
+
+def test_plan_names_the_platform_file_whose_channels_are_too_many(ndpkit, tmp_path) -> None:
+    """A file's 5000 channels were reported on "platform 'big'", its name inside the file,
+    not on big.toml, the file the user passed and must edit."""
+    big = tmp_path / "big.toml"
+    big.write_text(
+        'extends = "risp-64ch"\nname = "big"\n[storage]\nchannels = 5000\n[engines]\ncount = 5000\n'
+    )
+    line = assert_usage_error(ndpkit("plan", "-p", str(big), "-a", "sobel"))
+    assert line.startswith(f"error: {big}: storage.channels: a channel plan takes at most 4096")

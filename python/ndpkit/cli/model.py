@@ -37,6 +37,7 @@ from ndpkit.cli.common import (
 )
 from ndpkit.errors import ModelError, NdpkitError, SpecError
 from ndpkit.hw import Platform, load_platform
+from ndpkit.hw.loader import names_a_file
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
 from ndpkit.plan import Plan, activate, configuration_of, optimise, plan
@@ -434,7 +435,9 @@ def plan_cmd(
                     else choice("--time-model", time_model, TimeModel),
                 )
             except PlanInputError as exc:
-                raise _plan_input_error(exc, spec, channels_given=channels is not None) from None
+                raise _plan_input_error(
+                    exc, spec, platform, channels_given=channels is not None
+                ) from None
         else:
             _no_channel_flags(
                 spec.name,
@@ -476,13 +479,16 @@ def _rewired(spec: Platform, scheme: str) -> Platform:
 _PLAN_FLAGS = {"policy": "--policy", "budget_w": "--power-budget", "fit": "--fit"}
 
 
-def _plan_input_error(exc: PlanInputError, spec: Platform, *, channels_given: bool) -> SpecError:
+def _plan_input_error(
+    exc: PlanInputError, spec: Platform, given: str, *, channels_given: bool
+) -> SpecError:
     """The planner's refusal, naming the flag (or, for a platform file's own channel
-    count, the file's field)."""
+    count, the file as `--platform` gave it and its field)."""
     if exc.parameter == "channels":
         if channels_given:
             return SpecError(str(exc), source=COMMAND_LINE, field="--channels")
-        return SpecError(str(exc), source=f"platform {spec.name!r}", field="storage.channels")
+        source = given if names_a_file(given) else f"platform {spec.name!r}"
+        return SpecError(str(exc), source=source, field="storage.channels")
     return SpecError(str(exc), source=COMMAND_LINE, field=_PLAN_FLAGS[exc.parameter])
 
 
