@@ -585,3 +585,26 @@ def test_public_cell_idle_above_the_ru_computing_is_refused():
     data["engines"]["power_active_w"] = 0.020
     data["engines"]["power_active_by_app"] = {}
     assert Platform.model_validate(data, context={"si": True}).public_cell is not None
+
+
+def test_a_named_interface_replaces_an_inherited_link_of_its_own(tmp_path: Path) -> None:
+    """`host_link = "sata-3.2"` in a file that extends rans kept cns's `lanes = 48` and said
+    "then lanes set" in the description, though the file set nothing; an idle power of the
+    parent's own link would likewise have been charged to the named interface."""
+    sata = load_platform(
+        _write(tmp_path, 'extends = "rans"\nname = "sata"\nhost_link = "sata-3.2"\n')
+    ).host_link
+    assert sata.lanes is None
+    assert sata.description == "SATA 3.2 (RISP Table II: 1.97 GB/s; Table III: P_IO,active = 7 W)"
+    (tmp_path / "parent.toml").write_text(
+        'extends = "risp-64ch"\nname = "parent"\n'
+        '[host_link]\nbandwidth = "1 GB/s"\npower_idle = "3 W"\nlatency = "5 us"\n'
+    )
+    child = tmp_path / "child.toml"
+    child.write_text(
+        'extends = "parent.toml"\nname = "child"\n[host_link]\ninterface = "pcie3-x4"\nlanes = 8\n'
+    )
+    link = load_platform(child).host_link
+    assert link.bandwidth_bytes_per_s == pytest.approx(3.938e9, rel=REL)
+    assert (link.power_idle_w, link.latency_s, link.lanes) == (0.0, 0.0, 8)
+    assert link.description.endswith("; then lanes set, bandwidth, power_active kept from pcie3-x4")

@@ -46,6 +46,10 @@ def load_platform(name_or_path: str | Path) -> Platform:
     data: dict[str, Any] = {}
     for _, layer in reversed(layers):
         data = _replace_rate_form(_merge(data, layer), layer)
+        if isinstance(layer.get("host_link"), _NamedLink):
+            # A named interface stands for the whole link: a parent's own keys (cns's 48
+            # lanes, an idle power) are not the interface's and do not carry over into it.
+            data["host_link"] = dict(layer["host_link"])
     platform = _validate(data, layers)
     if names_a_file(name_or_path):
         _own_name(layers)
@@ -171,7 +175,9 @@ def _layers(
         # Expanded per file, so that a child's `[host_link]` overrides merge into a
         # parent's named interface.
         try:
-            data["host_link"] = expand_interface(data["host_link"])
+            link = data["host_link"]
+            named = expand_interface(link)
+            data["host_link"] = _NamedLink(named) if named is not link else link
         except UnknownNameError as exc:
             where = f"{source}: host_link"
             raise UnknownNameError(exc.kind, exc.name, exc.known, source=where) from None
@@ -186,6 +192,11 @@ def _layers(
         # A str, keeping a trailing "/" that a Path would drop (`_read_file` checks it).
         parent_ref = str(path.parent / parent) + ("/" if parent.endswith(("/", os.sep)) else "")
     return layers + _layers(parent_ref, (*seen, (key, str(name_or_path))), named_by=source)
+
+
+class _NamedLink(dict[str, Any]):
+    """A file's `host_link` that names an interface (`"sata-3.2"`, or a table with
+    `interface`), expanded: it replaces an inherited link instead of merging into it."""
 
 
 def names_a_file(name_or_path: str | Path, suffixes: tuple[str, ...] = (".toml",)) -> bool:
