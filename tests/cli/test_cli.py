@@ -329,3 +329,18 @@ def test_show_spells_a_size_under_a_kib_once(ndpkit) -> None:
     shown = ndpkit("platforms", "show", "risp-64ch").stdout
     row = next(line for line in shown.splitlines() if "port_width_bytes" in line)
     assert "4 B" in row and "=" not in row
+
+
+def test_the_note_covers_the_public_cells_per_app_power(tmp_path: Path) -> None:
+    """`[public_cell] power_active_by_app = { sobell = … }` (a typo: the RU's fixed power for
+    Sobel stays the default) passed `check` without a word, where the same typo in an engine
+    table gets a note."""
+    path = tmp_path / "pc.toml"
+    path.write_text(
+        'extends = "risp-64ch"\nname = "pc"\n[public_cell]\n'
+        'power_active_by_app = { sobell = "1.4 W" }\n'
+    )
+    assert unshipped_apps(load_platform(path)) == [
+        "public_cell.power_active_by_app.sobell: no app ndpkit ships (did you mean 'sobel'?); "
+        "used only with a profile of that name (--profiles)"
+    ]

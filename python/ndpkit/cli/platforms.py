@@ -132,16 +132,21 @@ def unshipped_apps(platform: Platform) -> list[str]:
     shipped = set(kernel_names()) | {
         app for name in ("rans-rfns", "risp") for app in load_profiles(name).apps
     }
+    tables = [
+        (f"engines.{Engine.model_fields[t].alias or t}", getattr(engines, t))  # as written
+        for t in _PER_APP_TABLES
+    ]
+    if platform.public_cell is not None:  # the RU's fixed power per app: a typo is as unused
+        tables.append(("public_cell.power_active_by_app", platform.public_cell.power_active_by_app))
     notes = []
-    for table in _PER_APP_TABLES:
-        for app in getattr(engines, table):
+    for key, entries in tables:
+        for app in entries:
             if app in shipped:
                 continue
             close = difflib.get_close_matches(app, sorted(shipped), n=1)
             guess = f" (did you mean {close[0]!r}?)" if close else ""
-            key = Engine.model_fields[table].alias or table  # as the file writes it
             notes.append(
-                f"engines.{key}.{app}: no app ndpkit ships{guess}; used only with a "
+                f"{key}.{app}: no app ndpkit ships{guess}; used only with a "
                 f"profile of that name (--profiles)"
             )
     return notes
