@@ -346,3 +346,16 @@ def test_planning_a_server_without_engines_says_so() -> None:
     """The API raised a ZeroDivisionError; the command line already said this."""
     with pytest.raises(ModelError, match="platform 'cns' has no engines to plan"):
         plan(load_platform("cns"), load_profile("lc"))
+
+
+def test_a_tiny_runs_gross_saving_is_net_saving_plus_switch_energy(tmp_path: Path) -> None:
+    """HE over 100 bytes on RANS with 10 mW engines saves about 0.2 nJ: the gross saving was
+    snapped to 0 by an absolute 1 nJ threshold, below the net saving it must exceed by the
+    switch energy."""
+    small = tmp_path / "small.toml"
+    small.write_text('extends = "rans"\nname = "small"\n[engines]\npower_active = "10 mW"\n')
+    tiny = load_profile("he").model_copy(update={"data_bytes": 100.0})
+    p = plan(load_platform(small), tiny)
+    assert p.engines_off == 15 and 0 < p.net_saving_j < 1e-9
+    assert p.gross_saving_j == pytest.approx(p.net_saving_j + p.switch_energy_j, rel=1e-9)
+    assert plan(load_platform("rans"), load_profile("knn8")).gross_saving_j == 0.0  # noise

@@ -75,8 +75,12 @@ class Plan:
     @property
     def gross_saving_j(self) -> float:
         """The saving before the switch layer's own energy is charged."""
-        gross = self.net_saving_j + self.planned.options.round_energy(self.switch_energy_j)
-        return 0.0 if abs(gross) < 1e-9 else gross
+        opts = self.planned.options
+        gross = self.net_saving_j + opts.round_energy(self.switch_energy_j)
+        # Rounding noise where net saving and switch energy cancel is zero; relative to the
+        # energies, not 1 nJ, which zeroed a 1-byte run's whole 0.27 nJ saving.
+        scale = max(abs(self.baseline.energy_j), abs(self.planned.energy_j))
+        return 0.0 if abs(gross) <= 1e-9 * scale else gross
 
     @property
     def improvement_pct(self) -> float:
