@@ -199,6 +199,14 @@ def test_within_the_tolerance_the_slower_split_wins_on_energy() -> None:
     assert _choose(rfns, [_option("a", 1.0, 50.0), _option("b", 1.0, 50.0)], 0.0)[0] == "a"
 
 
+def test_a_small_runs_energies_are_compared_not_rounded_to_a_tie() -> None:
+    """Energies of a few nJ rounded to 1e-9 J were all a tie (5e-9 J each), so the split
+    listed first won over one with 3 % less energy."""
+    rfns = load_platform("rfns")
+    splits = [_option("first", 1e-9, 5.05e-9), _option("frugal", 1e-9, 4.9e-9)]
+    assert _choose(rfns, splits, 0.0)[0] == "frugal"
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(

@@ -22,6 +22,14 @@ from ndpkit.plan.mapping import activate, minimum_engines
 from ndpkit.plan.reconfigure import Plan, configuration_of, full_gear, required_engines
 from ndpkit.profile import Profile
 
+
+def same_energy(joules: float) -> float:
+    """`joules` to 9 significant digits: energies equal but for rounding compare equal, so
+    that the tie rules decide. (Rounded to 1e-9 J, every energy of a small run was a tie, and
+    the faster configuration won over the one with less energy.)"""
+    return float(f"{joules:.9g}")
+
+
 OPTIMAL_MAX_DEVICES = 10_000
 """The largest server `optimise` searches: it maps and estimates every engine count, each in
 time linear in the SSDs, and keeps every candidate's mapping (1,000 SSDs take 1 s and 90 MB
@@ -72,7 +80,7 @@ def optimise(
     feasible = [(c, on) for c, on in candidates if c.performance_bytes_per_s >= floor]
     chosen, on = min(
         feasible,
-        key=lambda item: (round(item[0].energy_j, 9), -item[0].performance_bytes_per_s, item[1]),
+        key=lambda item: (same_energy(item[0].energy_j), -item[0].performance_bytes_per_s, item[1]),
     )
     mapping = activate(n, k, on) if on else None
     full = full_gear(wired, profile, options, baseline)

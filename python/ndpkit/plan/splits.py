@@ -45,6 +45,7 @@ from typing import Any
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Estimate, Options, estimate
+from ndpkit.plan.optimize import same_energy
 from ndpkit.profile import Profile
 
 RULE = (
@@ -203,7 +204,7 @@ def _choose(
     limit = fastest * (1 + tolerance) * (1 + 1e-12)
     feasible = [(i, s, e) for i, (s, e) in enumerate(estimated) if e.time_s <= limit]
     _, split, _ = min(
-        feasible, key=lambda item: (round(item[2].energy_j, 9), item[2].time_s, item[0])
+        feasible, key=lambda item: (same_energy(item[2].energy_j), item[2].time_s, item[0])
     )
     others = [s.app for s, _ in estimated if s is not split]
     if len(feasible) == 1 and others:
