@@ -412,3 +412,27 @@ def test_the_larger_factor_of_too_many_host_cores_is_named() -> None:
     with pytest.raises(SpecError) as caught:
         build_spec(many, load_profile("he"), Configuration(), Options(), SimOptions())
     assert caught.value.field == "host.sockets"
+
+
+@pytest.mark.parametrize("units", ["binary", "decimal"])
+def test_simulate_and_sweep_json_say_which_gb_they_use(ndpkit, units: str) -> None:
+    """The table's last line names its GB; the JSON said nothing, so `--units decimal`
+    gave GB/s and MB/J a program could not tell from binary ones (estimate's JSON has
+    `units`)."""
+    result = ndpkit("simulate", "-p", "rans", "-a", "he", "--units", units, "-f", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["units"] == units
+    gb = 2**30 if units == "binary" else 10**9
+    s = document["simulation"]
+    assert s["performance_gb_per_s"] == pytest.approx(s["time_s"] ** -1 * 3.4 * 2**30 / gb)
+    result = ndpkit(
+        "sweep", "--platforms", "rans", "--apps", "he", "--engines", "36", "--chunks", "1 MiB",
+        "-o", f"units={units}", "-f", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["units"] == units
+    row = document["sweep"][0]
+    mb = 2**20 if units == "binary" else 10**6
+    assert row["ee_mb_per_j"] == pytest.approx(row["data_bytes"] / mb / row["energy_j"])

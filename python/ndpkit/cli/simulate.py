@@ -222,7 +222,10 @@ def simulate_cmd(
         if trace is not None:
             assert result.trace_json is not None
             write_atomic(trace, result.trace_json)
-    emit([simulation_table(result)], fmt, {"simulation": result.as_dict()})
+    # Which GB and MB the *_gb_per_s and MB/J figures use, as `estimate -f json` says it:
+    # the table's last line says it, the JSON had no word of it (--units decimal).
+    document = {"simulation": result.as_dict(), "units": result.options.units}
+    emit([simulation_table(result)], fmt, document)
     print_notes(result.notes, fmt)
     if fmt is not Format.json and trace is not None:
         stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
@@ -494,7 +497,7 @@ def sweep_cmd(
     if fmt is Format.csv:  # the columns of --out's CSV, not the table's nine
         write_out(_csv(rows))
     else:
-        emit([sweep_table(rows)], fmt, {"sweep": rows})
+        emit([sweep_table(rows)], fmt, {"sweep": rows, "units": opts.units})  # of ee_mb_per_j
     if out is not None and fmt is Format.table:
         noun = "row" if len(rows) == 1 else "rows"
         stderr().print(f"wrote {len(rows)} {noun} to {out}", highlight=False, markup=False)
