@@ -431,3 +431,27 @@ def test_a_wake_time_or_latency_too_small_to_matter_is_not_named(tmp_path: Path)
     text = " ".join(s.notes)
     assert "fill and drain" in text
     assert "wake" not in text and "latency" not in text
+
+
+def test_single_buffering_is_named_as_a_cause(tmp_path: Path) -> None:
+    """One SSD at 2 GB/s feeds one engine at 1 GB/s; D = 10 MB, 10 chunks of 1 MB, one
+    slot on each side of the engine (`--buffer 1`).
+
+    The SSD reads chunk k+1 only once the engine has computed chunk k (its only input slot
+    is held until then), so each chunk costs r + c = 0.5 ms + 1 ms; the partial's transfer
+    (u = 1 µs) is over long before the next read ends. Makespan = 10 x 1.5 ms + 1 µs =
+    15.001 ms against the model's 10 ms: +50 %, which the notes put down to nothing but the
+    difference itself (LC on RFNS with --buffer 1: +92 %, no cause named)."""
+    platform = write_platform(
+        tmp_path, devices=1, ssd="2 GB/s", engine="1 GB/s", uplink="1000 GB/s"
+    )
+    s = simulate(platform, profile("10 MB"), sim=CHUNK.with_(buffer_chunks=1))
+    assert s.time_s == pytest.approx(10 * (0.0005 + 0.001) + 1e-6, rel=REL)
+    assert s.model.time_s == pytest.approx(0.010, rel=1e-12)
+    single = [n for n in s.notes if n.startswith("single buffering (--buffer 1)")]
+    assert len(single) == 1, s.notes
+    assert (
+        "SSD 0's share, read and computed one chunk after the other, takes 0.015 s" in (single[0])
+    )
+    double = simulate(platform, profile("10 MB"), sim=CHUNK)
+    assert not any("single buffering" in n for n in double.notes), double.notes
