@@ -478,3 +478,20 @@ def test_jitter_is_named_as_a_cause_with_the_run_without_it(tmp_path: Path) -> N
     assert not any("jitter" in n for n in steady.notes)
     absorbed = simulate(platform, profile("200 MB"), sim=jittered.with_(buffer_chunks=8))
     assert absorbed.time_difference < 0.02  # the note's remedy: more slots
+
+
+def test_fewer_host_dram_slots_than_cores_is_named_as_a_cause() -> None:
+    """HE on CNS with one host DRAM slot (SimOptions.host_buffer_chunks = 1): a partial
+    holds its slot until a core has processed it, so one of the 36 cores works at a time
+    and the host part, 0.13 s at full rate, takes 36 x 0.13 = 4.68 s (4.77 s run, against
+    the model's 0.13 s). No note named it."""
+    cns = load_platform("cns")
+    s = simulate(cns, load_profile("he"), sim=SimOptions(host_buffer_chunks=1))
+    assert s.time_s > 4.68 and s.time_difference > 30
+    assert any(
+        n.startswith("host DRAM stages at most 1 partial (SimOptions.host_buffer_chunks) for 36")
+        and "at 1/36 of its rate and needs 4.68 s" in n
+        for n in s.notes
+    ), s.notes
+    full = simulate(cns, load_profile("he"))  # 1024 slots
+    assert not any("host DRAM stages" in n for n in full.notes), full.notes

@@ -396,6 +396,18 @@ def _time_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
     jitter = _jitter_note(s, spec, gap_s)
     if jitter is not None:
         notes.append(jitter)
+    host = spec["host"]
+    if host["bps"] and not host["after_all"] and host["buffer_chunks"] < host["cores"]:
+        # A partial keeps its host DRAM slot until a core has processed it: with fewer
+        # slots than cores the others idle (host_buffer_chunks=1 on CNS: +3573 %, unnamed).
+        slots, cores = host["buffer_chunks"], host["cores"]
+        notes.append(
+            f"host DRAM stages at most {slots} partial{'s' if slots > 1 else ''} "
+            f"(SimOptions.host_buffer_chunks) for {cores} host cores, and a partial keeps "
+            f"its slot until a core has processed it, so at most {slots} of the cores work "
+            f"at once: the host part runs at {slots}/{cores} of its rate and needs "
+            f"{s.data_bytes / (host['bps'] * slots / cores):.4g} s"
+        )
     loads = [e["bytes_in"] for e in s.engines if e["active"]]
     if loads and max(loads) > 1.01 * (sum(loads) / len(loads)):
         busiest = max(range(len(s.engines)), key=lambda i: s.engines[i]["bytes_in"])
