@@ -446,7 +446,7 @@ def _jitter_note(s: Simulation, spec: dict[str, Any], gap_s: float) -> str | Non
     """What the jitter (`--cv`) costs, from the same run without it, where that is a tenth of
     the gap or more. Two stages of about one rate, each chunk holding its slot through both,
     wait for the slower of two draws: E[max] is above the mean. `simulate -p sfns -a he --cv
-    0.3` ran 16.8 % over the model and no note said why (1.5 % with --cv 0)."""
+    0.3` ran 16.8 % over the model and no note said why (+0.03 % with --cv 0)."""
     cv = float(spec["service_cv"])
     if cv <= 0:
         return None
