@@ -120,6 +120,13 @@ class Profile(BaseModel):
         "a run reading it from the SSDs (the papers' CNS times): a host-only run then takes "
         "at least the time the SSDs and the link need to deliver the data",
     )
+    host_only_supply_bytes_per_s: Rate | None = Field(
+        None,
+        alias="host_only_supply",
+        description="what the SSDs and the link delivered where host_only was measured as a "
+        "run reading its data (the papers' CNS: its 36 GiB/s link): on a platform that "
+        "delivers less, a host-only run lasts at least as long as its data takes to arrive",
+    )
     engine_bytes_per_s: dict[EngineKind, Rate] = Field(
         default_factory=dict, alias="engine", description="measured single-engine rate by kind"
     )
@@ -166,6 +173,22 @@ class Profile(BaseModel):
         metrics = (self.cpi, self.ipb, self.frequency_ratio)
         if any(m is not None for m in metrics) and any(m is None for m in metrics):
             raise ValueError("give all three of cpi, ipb and frequency_ratio, or none")
+        return self
+
+    @model_validator(mode="after")
+    def _supply_of_a_run_reading_its_data(self) -> Profile:
+        # A ValueError naming the field: pydantic gives the app's table as its place.
+        if self.host_only_supply_bytes_per_s is None:
+            return self
+        if self.host_only_bytes_per_s is None:
+            raise ValueError(
+                "host_only_supply is the supply of a host_only run: give host_only too"
+            )
+        if self.host_only_in_memory:
+            raise ValueError(
+                "host_only_supply is for a host_only measured as a run reading its data; "
+                "with host_only_in_memory = true a host-only run already waits for its data"
+            )
         return self
 
     @property
@@ -230,6 +253,7 @@ _UNITS = {
     "data_bytes": "B",
     "host_part_bytes_per_s": "B/s",
     "host_only_bytes_per_s": "B/s",
+    "host_only_supply_bytes_per_s": "B/s",
     "engine_bytes_per_s": "B/s",
     "engine_power_active_w": "W",
     "published_ndp_time_s": "s",
