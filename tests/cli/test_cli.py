@@ -344,3 +344,27 @@ def test_the_note_covers_the_public_cells_per_app_power(tmp_path: Path) -> None:
         "public_cell.power_active_by_app.sobell: no app ndpkit ships (did you mean 'sobel'?); "
         "used only with a profile of that name (--profiles)"
     ]
+
+
+@pytest.mark.parametrize(
+    "args, units",
+    [
+        (["-p", "rfns", "-a", "knn2", "--optimal"], "binary"),
+        (["-p", "rfns", "-a", "knn2", "--optimal", "--units", "decimal"], "decimal"),
+        (["-p", "risp-64ch", "-a", "sobel"], "decimal"),
+        (["-p", "risp-64ch", "-a", "sobel", "--units", "binary"], "binary"),
+    ],
+)
+def test_plan_json_says_which_gb_its_bandwidths_use(ndpkit, args, units) -> None:
+    """The candidates' *_gb_per_s and a channel plan's bandwidth fit follow --units; the
+    document says which, as `estimate -f json` does."""
+    result = ndpkit("plan", *args, "-f", "json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["units"] == units
+    gb = 2**30 if units == "binary" else 10**9
+    if doc["candidates"]:
+        assert doc["candidates"][-2]["ssd_bw_gb_per_s"] == pytest.approx(108 * 2**30 / gb)
+    else:
+        fit = doc["plan"]["bandwidth_fit_gb_per_s_per_channel"]
+        assert fit == pytest.approx(0.1e9 / gb, rel=1e-5)

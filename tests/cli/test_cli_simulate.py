@@ -436,3 +436,16 @@ def test_simulate_and_sweep_json_say_which_gb_they_use(ndpkit, units: str) -> No
     row = document["sweep"][0]
     mb = 2**20 if units == "binary" else 10**6
     assert row["ee_mb_per_j"] == pytest.approx(row["data_bytes"] / mb / row["energy_j"])
+
+
+@pytest.mark.parametrize("units, gb", [(None, 2**30), ("decimal", 10**9)])
+def test_simulate_json_says_which_gb_its_bandwidths_use(ndpkit, units, gb) -> None:
+    """`--units` changes every *_gb_per_s and MB/J of the JSON, so the document says which
+    it used, as `estimate -f json` does; without it a program could not tell 108 GiB/s from
+    115.96 GB/s."""
+    args = ["simulate", "-p", "rfns", "-a", "he", "-f", "json"]
+    result = ndpkit(*args, *(["--units", units] if units else []))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["units"] == (units or "binary")
+    assert doc["simulation"]["ssd_bw_gb_per_s"] == pytest.approx(36 * 3 * 2**30 / gb)

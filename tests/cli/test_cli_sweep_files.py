@@ -186,3 +186,19 @@ def test_one_row_is_said_so_and_whole_chunk_sizes_are_integers(ndpkit, tmp_path:
     with out.open(encoding="utf-8", newline="") as f:
         (row,) = list(csv.DictReader(f))
     assert row["chunk_bytes"] == "1048576"
+
+
+@pytest.mark.parametrize("units, mb", [(None, 2**20), ("decimal", 10**6)])
+def test_a_sweep_file_says_which_mb_its_efficiency_uses(ndpkit, tmp_path: Path, units, mb) -> None:
+    """`-o units=decimal` changes every row's ee_mb_per_j (2^20 → 10^6 bytes a MB); the file
+    names the unit in a `units` column, or a reader could not tell which it got."""
+    out = tmp_path / "sweep.csv"
+    option = ["-o", f"units={units}"] if units else []
+    result = ndpkit(*MIXED, *option, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    with out.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["units"] for r in rows] == [units or "binary"] * 2
+    for r in rows:
+        expected = float(r["data_bytes"]) / mb / float(r["energy_j"])
+        assert float(r["ee_mb_per_j"]) == pytest.approx(expected, rel=1e-9)

@@ -456,7 +456,11 @@ def plan_cmd(
                 if optimal
                 else plan(spec, profile, opts, scheme=scheme)
             )
-    document = {"plan": result.as_dict(), "candidates": [c.as_dict() for c in result.candidates]}
+    document = {
+        "plan": result.as_dict(),
+        "candidates": [c.as_dict() for c in result.candidates],
+        "units": opts.units,  # which GB the candidates' and the fit's *_gb_per_s use
+    }
     if fmt is Format.json:
         write_out(to_json(document))
         return

@@ -118,6 +118,7 @@ def run_point(point: SweepPoint, options: Options, sim: SimOptions) -> dict[str,
         "model_energy_j": s.model.energy_j,
         "energy_difference_pct": s.energy_difference * 100,
         "ee_mb_per_j": s.ee_mb_per_j,
+        "units": options.units,  # the MB of ee_mb_per_j: 2^20 B (binary) or 10^6 B
         "bottleneck": s.bottleneck,
         **{f"utilisation_{name}": u for name, u in s.utilisation.items()},
         "chunks": s.chunks,
