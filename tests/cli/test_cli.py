@@ -368,3 +368,16 @@ def test_plan_json_says_which_gb_its_bandwidths_use(ndpkit, args, units) -> None
     else:
         fit = doc["plan"]["bandwidth_fit_gb_per_s_per_channel"]
         assert fit == pytest.approx(0.1e9 / gb, rel=1e-5)
+
+
+def test_platforms_list_names_the_unit_of_the_host_link_it_gives(ndpkit) -> None:
+    """The listing gives the host link in GiB/s (2^30 B/s), as its table header says, for
+    every preset alike; its JSON/CSV key says so. It was `host_link_gb_per_s`, which on
+    risp-64ch read as 1.83 GB/s for SATA's 1.97 GB/s (RISP's GB are decimal)."""
+    listing = json.loads(ndpkit("platforms", "list", "-f", "json").stdout)
+    rows = {r["name"]: r for r in listing["tables"]["platforms"]}
+    assert all("host_link_gb_per_s" not in r for r in rows.values())
+    assert rows["risp-64ch"]["host_link_gib_per_s"] == pytest.approx(1.97e9 / 2**30)
+    assert rows["rfns"]["host_link_gib_per_s"] == pytest.approx(36.0)
+    header = ndpkit("platforms", "list", "-f", "csv").stdout.splitlines()[0].split(",")
+    assert "host_link_gib_per_s" in header

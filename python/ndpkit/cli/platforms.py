@@ -43,7 +43,7 @@ def summary(platform: Platform) -> dict[str, Any]:
         "engines": engines.count if engines else 0,
         "engine_kind": engines.kind if engines else None,
         "switch_layer": platform.switch_layer.scheme,
-        "host_link_gb_per_s": platform.host_link.bandwidth_bytes_per_s / 2**30,
+        "host_link_gib_per_s": platform.host_link.bandwidth_bytes_per_s / 2**30,
         "description": platform.description,
     }
 
@@ -64,7 +64,7 @@ def list_(fmt: FormatOption = Format.table) -> None:
                     Column("engines", "engines", 0),
                     Column("engine_kind", "kind", None),
                     Column("switch_layer", "switch layer", None),
-                    Column("host_link_gb_per_s", "host link (GiB/s)", 2),
+                    Column("host_link_gib_per_s", "host link (GiB/s)", 2),
                     Column("description", "description", None),
                 ],
                 rows,
