@@ -1567,3 +1567,25 @@ def test_a_run_killed_while_removing_its_staging_leaves_it_marked(
     _aged(staging)
     assert remove_stale_staging(tmp_path / "ds") == [staging]
     assert not staging.exists()
+
+
+@pytest.mark.parametrize("target", ["a data set", "an empty directory", "nothing"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_an_output_that_is_a_symbolic_link_is_refused_as_one(
+    tmp_path: Path, target: str, overwrite: bool
+) -> None:
+    """`-o link` where link → a data set was refused as "exists and is not a data set
+    directory", although `data show link` shows one; the refusal now says it is a link,
+    to what, and what to give instead. Neither the link nor its target changes."""
+    real = tmp_path / "real"
+    if target == "a data set":
+        _make(tmp_path, name="real")
+    elif target == "an empty directory":
+        real.mkdir()
+    link = tmp_path / "ds"
+    link.symlink_to(real)
+    before = sorted(p.name for p in real.iterdir()) if real.exists() else None
+    with pytest.raises(SpecError, match=r"ds: is a symbolic link \(to .*real\): .*real directory"):
+        _make(tmp_path, overwrite=overwrite)
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert (sorted(p.name for p in real.iterdir()) if real.exists() else None) == before

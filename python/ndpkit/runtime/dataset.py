@@ -1889,8 +1889,16 @@ def _new_sibling_dir(path: Path) -> tuple[Path, list[Path]]:
 def _check_target(path: Path, overwrite: bool) -> None:
     if not path.exists() and not path.is_symlink():
         return
-    if not path.is_dir() or path.is_symlink():
-        # said first: overwrite would not help (/dev/null, a file, a symlink)
+    if path.is_symlink():
+        # said first: overwrite would not help; a link to a data set is not one to the user
+        raise SpecError(
+            f"is a symbolic link (to {os.readlink(path)}): a data set's output must be a "
+            "real directory, not a link to one; give the link's target or another name; "
+            "not replacing it",
+            source=str(path),
+        )
+    if not path.is_dir():
+        # said first: overwrite would not help (/dev/null, a file)
         raise SpecError(
             "exists and is not a data set directory; not replacing it", source=str(path)
         )
