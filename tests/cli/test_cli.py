@@ -381,3 +381,26 @@ def test_platforms_list_names_the_unit_of_the_host_link_it_gives(ndpkit) -> None
     assert rows["rfns"]["host_link_gib_per_s"] == pytest.approx(36.0)
     header = ndpkit("platforms", "list", "-f", "csv").stdout.splitlines()[0].split(",")
     assert "host_link_gib_per_s" in header
+
+
+@pytest.mark.parametrize(
+    "args, units",
+    [
+        (["estimate", "-p", "rans", "-a", "lc"], "binary"),
+        (["estimate", "-p", "rans", "-a", "lc", "--units", "decimal"], "decimal"),
+        (["estimate", "-p", "risp-64ch", "-a", "sobel"], "decimal"),
+        (["plan", "-p", "rfns", "-a", "knn2", "--optimal", "--units", "decimal"], "decimal"),
+        (["plan", "-p", "risp-64ch", "-a", "sobel"], "decimal"),
+        (["simulate", "-p", "rfns", "-a", "he"], "binary"),
+        (["simulate", "-p", "rfns", "-a", "he", "--units", "decimal"], "decimal"),
+    ],
+)
+def test_csv_says_which_gb_its_bandwidths_use(ndpkit, args, units) -> None:
+    """The table's note ('bandwidths in GB/s with GB = … bytes') is not in a CSV, whose
+    *_gb_per_s and MB/J follow --units: a `units` row says which, as the JSON's key does."""
+    result = ndpkit(*args, "-f", "csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    said = [r for r in rows if r.get("quantity") == "units"]
+    assert len(said) == 1
+    assert {v for k, v in said[0].items() if k not in ("table", "quantity") and v} == {units}

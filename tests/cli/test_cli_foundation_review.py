@@ -176,9 +176,10 @@ def test_estimate_csv_has_the_json_values_and_notes_on_stderr(ndpkit: Run) -> No
     rows = _csv(result)
     doc = json.loads(_ok(ndpkit(*args, "-f", "json")).stdout)
     assert {r["table"] for r in rows} == {"estimate"}
-    assert [r["quantity"] for r in rows] == list(doc["estimate"])
+    expected = {**doc["estimate"], "units": doc["units"]}  # the JSON's units: the last row
+    assert [r["quantity"] for r in rows] == list(expected)
     for row in rows:
-        assert _same(row["value"], doc["estimate"][row["quantity"]]), row
+        assert _same(row["value"], expected[row["quantity"]]), row
     assert [f"note: {n}" for n in doc["notes"]] == result.stderr.splitlines()
     assert doc["notes"]
 
@@ -199,7 +200,7 @@ def test_plan_csv_has_every_json_table_with_machine_values(
     rows = _csv(result)
     doc = json.loads(_ok(ndpkit(*args, "-f", "json")).stdout)
     plan_rows = [r for r in rows if r["table"] == "plan"]
-    expected = {k: v for k, v in doc["plan"].items() if k != "notes"}
+    expected = {k: v for k, v in doc["plan"].items() if k != "notes"} | {"units": doc["units"]}
     assert [r["quantity"] for r in plan_rows] == list(expected)
     for row in plan_rows:
         assert _same(row["value"], expected[row["quantity"]]), row

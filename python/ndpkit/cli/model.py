@@ -260,7 +260,10 @@ def estimate_cmd(
         "units": result.options.units,  # which GB and MB the *_gb_per_s and MB/J use
         "notes": result.notes,
     }
-    emit([estimate_table(result)], fmt, document)
+    table = estimate_table(result)
+    if fmt is Format.csv:  # the table's note, which says which GB, is not in a CSV
+        table.rows.append({"quantity": "units", "value": result.options.units})
+    emit([table], fmt, document)
     print_notes(result.notes, fmt)
 
 
@@ -466,7 +469,9 @@ def plan_cmd(
         return
     if fmt is Format.csv:
         # the JSON's tables and values: numbers in the units their keys name, not display text
-        emit([plan_values_table(result), *candidate_values_tables(result)], fmt)
+        values = plan_values_table(result)
+        values.rows.append({"quantity": "units", "value": opts.units})  # as the JSON's
+        emit([values, *candidate_values_tables(result)], fmt)
     else:
         emit([plan_table(result), *([candidates_table(result)] if result.candidates else [])], fmt)
     print_notes(result.planned.notes, fmt)

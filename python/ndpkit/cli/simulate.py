@@ -225,7 +225,11 @@ def simulate_cmd(
     # Which GB and MB the *_gb_per_s and MB/J figures use, as `estimate -f json` says it:
     # the table's last line says it, the JSON had no word of it (--units decimal).
     document = {"simulation": result.as_dict(), "units": result.options.units}
-    emit([simulation_table(result)], fmt, document)
+    table = simulation_table(result)
+    if fmt is Format.csv:  # the table's note, which says which GB, is not in a CSV
+        units = result.options.units
+        table.rows.append({"quantity": "units", "simulated": units, "model": units})
+    emit([table], fmt, document)
     print_notes(result.notes, fmt)
     if fmt is not Format.json and trace is not None:
         stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
