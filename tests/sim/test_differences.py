@@ -76,6 +76,9 @@ def test_a_small_data_set_pays_for_fill_and_drain(tmp_path: Path) -> None:
     fill = [n for n in s.notes if n.startswith("pipeline fill and drain")]
     assert fill, s.notes
     assert "10 chunks per SSD" in fill[0]
+    one = simulate(platform, profile("1 MB"), sim=CHUNK)  # one chunk: said in the singular
+    assert one.chunks == 1
+    assert any("(1 chunk per SSD)" in n for n in one.notes), one.notes
 
     large = simulate(platform, profile("10 GB"), sim=CHUNK)
     assert large.time_s == pytest.approx(10.0 + 0.0005 + 1e-6, rel=REL)

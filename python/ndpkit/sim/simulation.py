@@ -384,10 +384,11 @@ def _time_notes(s: Simulation, spec: dict[str, Any]) -> list[str]:
         )
     fill = fill_drain_s(spec)
     if fill >= 0.1 * gap_s:
+        per_ssd = f"{s.chunks / max(len(s.ssds), 1):.3g}"
         notes.append(
             f"pipeline fill and drain: the first chunk's read and compute and the last "
             f"partial's transfer take about {fill:.3g} s that no other work hides "
-            f"({s.chunks / max(len(s.ssds), 1):.3g} chunks per SSD); a larger data set or "
+            f"({per_ssd} chunk{'' if per_ssd == '1' else 's'} per SSD); a larger data set or "
             "smaller chunks approach the model"
         )
     single = _single_buffering_note(s, spec)
