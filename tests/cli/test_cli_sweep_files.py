@@ -202,3 +202,53 @@ def test_a_sweep_file_says_which_mb_its_efficiency_uses(ndpkit, tmp_path: Path, 
     for r in rows:
         expected = float(r["data_bytes"]) / mb / float(r["energy_j"])
         assert float(r["ee_mb_per_j"]) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--buffer", "1"),
+        ("--cv", "0.2", "--seed", "3"),
+        ("--host-mode", "stream"),
+        ("--engine-power-off", "end"),
+    ],
+)
+def test_a_sweep_takes_the_simulators_options_as_simulate_does(ndpkit, flags) -> None:
+    """`sweep` had no --buffer, --cv, --seed, --host-mode or --engine-power-off (only the
+    Python API had them): a point of the grid is the `simulate` run with the same flags."""
+    swept = ndpkit(
+        "sweep", "--platforms", "sfns", "--apps", "knn8", "--chunks", "4 MiB", "--size", "4 GiB",
+        *flags, "-f", "json",
+    )  # fmt: skip
+    assert swept.returncode == 0, swept.stderr
+    (row,) = json.loads(swept.stdout)["sweep"]
+    alone = ndpkit(
+        "simulate", "-p", "sfns", "-a", "knn8", "--chunk", "4 MiB", "--size", "4 GiB",
+        *flags, "-f", "json",
+    )  # fmt: skip
+    assert alone.returncode == 0, alone.stderr
+    simulated = json.loads(alone.stdout)["simulation"]
+    assert row["time_s"] == simulated["time_s"]
+    assert row["energy_j"] == simulated["energy_j"]
+    plain = ndpkit(
+        "sweep", "--platforms", "sfns", "--apps", "knn8", "--chunks", "4 MiB", "--size", "4 GiB",
+        "-f", "json",
+    )  # fmt: skip
+    default = json.loads(plain.stdout)["sweep"][0]
+    # the flags count: each changes the run's time or (powering off) its energy
+    assert (default["time_s"], default["energy_j"]) != (row["time_s"], row["energy_j"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (("--cv", "0.7"), "--cv"),
+        (("--host-mode", "later"), "--host-mode"),
+        (("--buffer", "0"), "--buffer"),
+    ],
+)
+def test_a_bad_simulator_option_stops_a_sweep_naming_its_flag(ndpkit, flags, field) -> None:
+    result = ndpkit("sweep", "--platforms", "sfns", "--apps", "he", *flags)
+    assert result.returncode == 2
+    assert f"error: command line: {field}:" in result.stderr
+    assert result.stdout == ""

@@ -268,16 +268,19 @@ FLAG_OF_OPTION = {
 
 def sim_options(
     size: str | None,
-    chunk: str,
+    chunk: str | None,
     buffer: int,
     host_mode: str,
     engine_power_off: str,
     cv: float,
     seed: int,
 ) -> SimOptions:
+    """The simulator's options from the flags (`chunk` None: the default; a sweep gives each
+    point its own)."""
     try:
+        chunked = {} if chunk is None else {"chunk_bytes": size_flag("--chunk", chunk)}
         return SimOptions(
-            chunk_bytes=size_flag("--chunk", chunk),
+            **chunked,
             buffer_chunks=buffer,
             host_mode=choice("--host-mode", host_mode, HostMode),
             engine_power_off=choice("--engine-power-off", engine_power_off, EnginePowerOff),
@@ -410,10 +413,18 @@ def sweep_cmd(
     size: SizeOpt = None,
     placement: PlacementOpt = None,
     mux_port_cap: MuxCapOpt = None,
+    buffer: BufferOpt = 2,
+    host_mode: HostModeOpt = "auto",
+    engine_power_off: PowerOffOpt = "auto",
+    cv: CvOpt = 0.0,
+    seed: SeedOpt = 0,
     option: ModelOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Simulate a grid (platforms x apps x engine counts x chunk sizes) on every core."""
+    """Simulate a grid (platforms x apps x engine counts x chunk sizes) on every core.
+
+    --buffer, --host-mode, --engine-power-off, --cv and --seed apply to every point, as in
+    `ndpkit simulate`."""
     with user_errors():
         platform_names = comma_list("--platforms", platforms)
         _each_once("--platforms", platform_names)  # before loading any: a list may be long
@@ -457,7 +468,7 @@ def sweep_cmd(
                 raise SpecError("selects nothing to simulate", source="command line", field=flag)
         _each_once("--chunks", sizes, lambda b: format_si(b, Kind.SIZE, binary=True))
         _each_once("--engines", counts or [])
-        sim = SimOptions(data_bytes=None if size is None else size_flag("--size", size))
+        sim = sim_options(size, None, buffer, host_mode, engine_power_off, cv, seed)
         try:
             points = grid(specs, chosen, counts, sizes)
         except ModelError as exc:
