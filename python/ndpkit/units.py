@@ -327,7 +327,7 @@ def _did_you_mean(text: str, kind: Kind) -> str:
     if match is None:
         return ""
     number, unit = match.groups()
-    suggestion = _suggestions(kind).get(_case_key(unit))
+    suggestion = _suggestions(kind).get(_case_key(unit)) or _plural(unit, kind)
     binary = _BINARY_BIT.fullmatch(unit)
     per_second = binary is not None and binary.group(2) is not None
     if suggestion is None and binary is not None and kind is _BINARY_BIT_KIND[per_second]:
@@ -341,6 +341,15 @@ def _did_you_mean(text: str, kind: Kind) -> str:
         return ""
     note = " (b is a bit, B a byte)" if "b" in suggestion else ""
     return f"; did you mean '{number} {suggestion}'?{note}"
+
+
+def _plural(unit: str, kind: Kind) -> str | None:
+    """The unit meant by a plural one ("GBs", "MiBs"): a size as it is, a bandwidth per
+    second ("3 GBs" is read as 3 GB/s there), else None."""
+    if len(unit) < 2 or not unit.endswith("s") or kind not in (Kind.SIZE, Kind.BANDWIDTH):
+        return None
+    single = unit[:-1] + ("/s" if kind is Kind.BANDWIDTH else "")
+    return _suggestions(kind).get(_case_key(single))
 
 
 def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3) -> str:

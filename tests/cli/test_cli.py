@@ -228,7 +228,12 @@ def test_bad_platform_file_exits_2_naming_file_and_field(
         (("plan", "-p", "risp-64ch", "-a", "sobel", "--power-budget", "-3 W"), "--power-budget"),
         (("estimate", "-p", "risp-64ch", "-a", "sobel", "--channels", "65537"), "--channels: "),
         (("estimate", "-p", "risp-64ch", "-a", "sobel", "--interface", "sata9"), "--interface: "),
-        (("estimate", "-p", "risp-64ch", "-a", "sobel", "--cell-clock-mhz", "1e30"), "from 1e-30"),
+        (
+            ("estimate", "-p", "risp-64ch", "-a", "sobel", "--cell-clock-mhz", "1e30"),
+            "at most 1e+18",
+        ),
+        # "must be from 1e-30 to 1e+18" for 0 MHz
+        (("plan", "-p", "risp-64ch", "-a", "sobel", "--cell-clock-mhz", "0"), "clock above 0 MHz"),
         (("reproduce", "rans-rfns", "--units", "GiB"), "units: must be one of"),
         (("estimate", "-p", "rans", "-a", "he", "--profiles", "/nope.toml"), "/nope.toml"),
         (("plan", "-p", "rfns", "-a", "he", "--format", "yaml"), "yaml"),

@@ -129,6 +129,11 @@ def test_format_si_small_values(value: float, kind: Kind, text: str) -> None:
         ("5 w", Kind.POWER, "'5 W'"),
         ("1.1 ghz", Kind.FREQUENCY, "'1.1 GHz'"),
         ("10 MS", Kind.TIME, "'10 ms'"),
+        # a plural unit (got no suggestion): a size as it is, a bandwidth per second
+        ("3 GBs", Kind.SIZE, "'3 GB'"),
+        ("3 MiBs", Kind.SIZE, "'3 MiB'"),
+        ("3 GBs", Kind.BANDWIDTH, "'3 GB/s'"),
+        ("3 ms", Kind.SIZE, None),  # milliseconds are no plural of a size
     ],
 )
 def test_a_unit_in_the_wrong_case_gets_a_suggestion(

@@ -136,8 +136,15 @@ def in_storage_variant(
     if cell_clock_mhz is not None:
         hz = cell_clock_mhz * 1e6
         if not MIN_SI <= hz <= MAX_SI:  # NaN fails too; the platform file's range for a clock
+            # "must be from 1e-30 to 1e+18" read oddly for 0 MHz: a clock is above 0
+            if not hz > 0:
+                within = "above 0"
+            else:
+                within = (
+                    f"at least {MIN_SI / 1e6:g}" if hz < MIN_SI else f"at most {MAX_SI / 1e6:g}"
+                )
             raise SpecError(
-                f"must be from {MIN_SI / 1e6:g} to {MAX_SI / 1e6:g}, got {cell_clock_mhz:g}",
+                f"must be a clock {within} MHz, got {cell_clock_mhz:g}",
                 source=COMMAND_LINE,
                 field="--cell-clock-mhz",
             )
