@@ -5,6 +5,7 @@ reported 3 GB/s (SSD-bound) beside 0.98 s for 37 GiB, 12x too short, and 601 J."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,40 @@ def test_a_supply_needs_a_host_only_run_reading_its_data(
             'host_only_supply = "-3 GiB/s"\n'
         )
         load_profiles(path)
+
+
+_NOTE_FIGURES = re.compile(
+    r"T_CPU is ([\d.]+) (GiB|GB) / \(?([\d.]+) (?:GiB|GB)/s(?: x ([\d.]+))?\)? = ([\d.]+) s$"
+)
+
+
+@pytest.mark.parametrize(
+    ("platform", "app", "units", "figures"),
+    [
+        ("sfns", "lc", "binary", ("37", "GiB", "3", "1.049", "11.8")),
+        ("sans", "lc", "decimal", ("39.7", "GB", "3.22", "1.049", "11.8")),
+        ("sans", "he", "binary", ("3.4", "GiB", "3", None, "1.13")),
+        ("sfns", "knn2", "binary", ("130", "GiB", "3", None, "43.3")),
+    ],
+)
+def test_the_note_gives_the_figures_its_time_comes_from(
+    platform: str, app: str, units: str, figures: tuple[str | None, ...]
+) -> None:
+    """The note said "3 GiB/s, so T_CPU is 11.8 s" for LC's 37 GiB, where 37 / 3 is 12.3:
+    it left out the margin. It said HE's run was "measured reading at 36 GiB/s", where it read
+    3.4 GiB in 0.13 s (26 GiB/s): 36 is what the SSDs and the link delivered."""
+    run = estimate(load_platform(platform), load_profile(app), HOST_ONLY, Options(units=units))  # type: ignore[arg-type]
+    (note,) = [n for n in run.notes if "host_only_supply" in n]
+    found = _NOTE_FIGURES.search(note)
+    assert found is not None, note
+    assert found.groups() == figures
+    size, _, supply, margin, t_cpu = found.groups()
+    assert size is not None and supply is not None and t_cpu is not None
+    # the note's own figures give its time, to the digits it shows
+    assert float(size) / (float(supply) * float(margin or 1)) == pytest.approx(
+        float(t_cpu), rel=0.005
+    )
+    assert f"{run.t_cpu_s:.3g}" == t_cpu
+    assert "reading at" not in note
+    assert "where the SSDs and the link delivered" in note
+    assert ("x as fast" in note) == (margin is not None)
