@@ -220,6 +220,16 @@ class Profile(BaseModel):
         return loaded[0], f"{loaded[1]}.{field}"
 
     def with_changes(self, **changes: Any) -> Profile:
+        """A copy with `changes` (by field name), unvalidated. A change that leaves no
+        host-only run reading its data (`host_only_in_memory=True`, `host_only_bytes_per_s=
+        None`) drops `host_only_supply`, which described one, unless it is given too: kept,
+        the copy was a profile no file could hold, and `save_profiles` refused it."""
+        supply = "host_only_supply_bytes_per_s"
+        no_run_reading = changes.get("host_only_in_memory") is True or (
+            "host_only_bytes_per_s" in changes and changes["host_only_bytes_per_s"] is None
+        )
+        if no_run_reading and supply not in changes:
+            changes = {**changes, supply: None}
         return self.model_copy(update=changes)
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.model import HOST_ONLY, Options, estimate
-from ndpkit.profile import Profile, load_profile, load_profiles
+from ndpkit.profile import Profile, load_profile, load_profiles, save_profiles
 
 GIB = 2**30
 CNS_LINK = 36 * GIB
@@ -180,3 +180,28 @@ def test_the_note_gives_the_figures_its_time_comes_from(
     assert "reading at" not in note
     assert "where the SSDs and the link delivered" in note
     assert ("x as fast" in note) == (margin is not None)
+
+
+def test_with_changes_drops_a_supply_no_run_reading_its_data_has(tmp_path: Path) -> None:
+    """`with_changes(host_only_in_memory=True)` on a papers' profile kept its supply (it skips
+    validation): a profile no file can hold, which `save_profiles` refused ("not written: it
+    would not load back")."""
+    lc = load_profile("lc")
+    in_memory = lc.with_changes(host_only_in_memory=True)
+    assert in_memory.host_only_supply_bytes_per_s is None
+    assert in_memory.host_only_bytes_per_s == lc.host_only_bytes_per_s
+    path = tmp_path / "mine.json"
+    save_profiles([in_memory], path)
+    assert load_profiles(path).apps["lc"] == in_memory
+    # the model is the in-memory one either way: at least D / min(SSD, link) on sfns
+    sfns = load_platform("sfns")
+    assert estimate(sfns, in_memory, HOST_ONLY).time_s == pytest.approx(lc.data_bytes / ONE_SSD)
+    assert lc.with_changes(host_only_bytes_per_s=None).host_only_supply_bytes_per_s is None
+    # a change that keeps a run reading its data keeps where it was measured
+    faster = lc.with_changes(host_only_bytes_per_s=2 * CNS_LINK)
+    assert faster.host_only_supply_bytes_per_s == CNS_LINK
+    assert lc.with_changes(host_only_in_memory=False).host_only_supply_bytes_per_s == CNS_LINK
+    assert lc.with_changes(data_bytes=GIB).host_only_supply_bytes_per_s == CNS_LINK
+    # given with the change, the caller's supply stands (unvalidated, as every change)
+    kept = lc.with_changes(host_only_in_memory=True, host_only_supply_bytes_per_s=CNS_LINK)
+    assert kept.host_only_supply_bytes_per_s == CNS_LINK
