@@ -178,7 +178,9 @@ def estimate(
 
 def _host_only_time_s(profile: Profile, pipe: Pipeline, data: float, options: Options) -> float:
     """T_CPU of a run without engines. The papers' T_CPU,CNS is the wall time of a CNS run
-    reading its data, so the paper and overlap bases time no transfer beside it. A rate
+    reading its data, so the paper and overlap bases time no transfer beside it where the
+    SSDs and the link deliver what CNS's did; where they deliver less than the profile's
+    `host_only_supply`, the run waits for its data (`delivery_time_s`). A rate
     measured with the data in memory leaves that transfer out (ndpkit evaluate's LC on CNS:
     0.1 s, where the link alone takes 1.03 s), so there the run lasts at least until its data
     has arrived: D over the Eq. (1) performance, whose stages include the CPU's. The staged
