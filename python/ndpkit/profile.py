@@ -228,7 +228,7 @@ class Profile(BaseModel):
         no_run_reading = changes.get("host_only_in_memory") is True or (
             "host_only_bytes_per_s" in changes and changes["host_only_bytes_per_s"] is None
         )
-        if no_run_reading and supply not in changes:
+        if no_run_reading and supply not in changes and self.host_only_supply_bytes_per_s:
             changes = {**changes, supply: None}
         return self.model_copy(update=changes)
 
