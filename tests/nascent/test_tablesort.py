@@ -859,7 +859,7 @@ def test_keep_schema_keeps_an_extension_type(tmp_path: Path) -> None:
 JSON_VALUES = pa.ExtensionArray.from_storage(pa.json_(), pa.array(['{"a":1}', "[]", "2"]))
 
 
-@pytest.mark.parametrize(
+NESTED_JSON = pytest.mark.parametrize(
     "column",
     [
         pa.ListArray.from_arrays(pa.array([0, 1, 1, 3], pa.int32()), JSON_VALUES),
@@ -869,6 +869,9 @@ JSON_VALUES = pa.ExtensionArray.from_storage(pa.json_(), pa.array(['{"a":1}', "[
     ],
     ids=["list", "struct", "array", "map"],
 )
+
+
+@NESTED_JSON
 def test_an_extension_type_nested_in_a_column_is_written(tmp_path: Path, column: pa.Array) -> None:
     """Polars reads a list (struct, array, map) of arrow.json but panicked writing it: a
     traceback after the whole sort. pyarrow writes that output, in Polars' types."""
@@ -876,6 +879,20 @@ def test_an_extension_type_nested_in_a_column_is_written(tmp_path: Path, column:
     pq.write_table(pa.table({"k": [3, 1, 2], "c": column}), src)
     assert sort_parquet(src, out, "k").schema == "polars"
     assert pq.read_table(out)["c"].to_pylist() == column.take([1, 2, 0]).to_pylist()
+
+
+@NESTED_JSON
+def test_keep_schema_refuses_an_extension_type_nested_in_a_column(
+    tmp_path: Path, column: pa.Array
+) -> None:
+    """docs/sort.md: --keep-schema refuses such a column before the sort. The check that
+    the columns cast back panicked Polars on it instead: a PanicException traceback."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"k": [3, 1, 2], "c": column}), src)
+    with pytest.raises(SpecError, match=r"'c' is .* does not cast back") as caught:
+        sort_parquet(src, out, "k", keep_schema=True)
+    assert caught.value.source == str(src) and caught.value.field == "--keep-schema"
+    assert not out.exists()
 
 
 def test_a_shard_whose_column_is_all_null_joins_the_others(tmp_path: Path) -> None:
