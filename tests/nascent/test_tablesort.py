@@ -677,6 +677,26 @@ def test_a_path_that_is_not_utf8_is_refused_by_name(tmp_path: Path, where: str) 
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_a_relative_path_in_a_directory_that_is_not_utf8_blames_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative path is opened from the current directory: where that directory's path
+    is not UTF-8, the error said the file's own (UTF-8) name was and to rename it."""
+    here = tmp_path / os.fsdecode(b"d\xff")
+    here.mkdir()
+    pq.write_table(pa.table({"k": [2, 1]}), tmp_path / "in.parquet")
+    (here / "in.parquet").write_bytes((tmp_path / "in.parquet").read_bytes())
+    monkeypatch.chdir(here)
+    with pytest.raises(SpecError, match=r"current directory .* is not valid UTF-8") as caught:
+        sort_parquet(Path("in.parquet"), Path("out.parquet"), "k")
+    assert caught.value.source in ("in.parquet", "out.parquet")
+    assert "rename" not in str(caught.value)
+    assert not (here / "out.parquet").exists()
+    # An absolute path names the part that is not UTF-8.
+    with pytest.raises(SpecError, match=r"not valid UTF-8 \(at 'd\\udcff'\)"):
+        sort_parquet(here / "in.parquet", tmp_path / "out.parquet", "k")
+
+
 def test_a_damaged_page_that_panics_polars_is_an_unreadable_file(tmp_path: Path) -> None:
     """A page header whose encoding is not one Parquet has made Polars panic, which was
     reported as "Polars cannot load this file", the words for a valid file of a type

@@ -532,15 +532,30 @@ def _walk(root: Path) -> tuple[list[Path], list[Path]]:
 def check_utf8(path: Path, field: str | None = None) -> None:
     """Refuse a path that is not UTF-8 (Linux allows any bytes but "/" in a name): Polars
     takes only UTF-8 paths, and a file named b"\\xff.parquet" ended the sort in a TypeError
-    traceback, as input before any work and as output after all of it."""
+    traceback, as input before any work and as output after all of it. The error names
+    the part that is not: a relative path is opened from the current directory, whose own
+    path ("rename it" sent the user to a file whose name was fine) may be the one."""
+    full = literal_path(path)
+    if _utf8(full):
+        return
+    given = os.fspath(path)
+    if _utf8(given) and not os.path.isabs(given):
+        why = (
+            f"the current directory {os.getcwd()!r}, in which this relative path lies, is "
+            "not valid UTF-8, and Polars opens only UTF-8 paths; run from another directory"
+        )
+    else:
+        part = next(p for p in Path(given).parts if not _utf8(p))
+        why = f"the path is not valid UTF-8 (at {part!r}), which Polars cannot open; rename it"
+    raise SpecError(why, source=str(path), field=field)
+
+
+def _utf8(text: str) -> bool:
     try:
-        literal_path(path).encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        raise SpecError(
-            "the path is not valid UTF-8, which Polars cannot open; rename it",
-            source=str(path),
-            field=field,
-        ) from None
+        return False
+    return True
 
 
 def _check_regular(path: Path) -> None:
