@@ -60,7 +60,7 @@ from ndpkit.plan import configuration_of, plan
 from ndpkit.profile import Profile
 from ndpkit.report import Column, Table
 from ndpkit.sim import SimOptions, Simulation, simulate
-from ndpkit.sim.options import EnginePowerOff, HostMode
+from ndpkit.sim.options import MIB, EnginePowerOff, HostMode
 from ndpkit.sim.simulation import TooManyChunksError, check_chunks
 from ndpkit.sim.sweep import configuration, grid, sweep
 from ndpkit.units import Kind, format_si
@@ -278,9 +278,8 @@ def sim_options(
     """The simulator's options from the flags (`chunk` None: the default; a sweep gives each
     point its own)."""
     try:
-        chunked = {} if chunk is None else {"chunk_bytes": size_flag("--chunk", chunk)}
         return SimOptions(
-            **chunked,
+            chunk_bytes=MIB if chunk is None else size_flag("--chunk", chunk),
             buffer_chunks=buffer,
             host_mode=choice("--host-mode", host_mode, HostMode),
             engine_power_off=choice("--engine-power-off", engine_power_off, EnginePowerOff),
