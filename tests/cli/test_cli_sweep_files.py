@@ -252,3 +252,44 @@ def test_a_bad_simulator_option_stops_a_sweep_naming_its_flag(ndpkit, flags, fie
     assert result.returncode == 2
     assert f"error: command line: {field}:" in result.stderr
     assert result.stdout == ""
+
+
+def test_a_sweep_file_records_the_simulators_options_as_run(ndpkit, tmp_path: Path) -> None:
+    """A sweep with --cv, --seed, --buffer or --host-mode wrote a file with nothing of them:
+    a jittered sweep's rows could not be told from a steady one's. The host mode and power-off
+    are as run: CNS's host split streams whatever --host-mode says (simulate's note)."""
+    flags = ("--host-mode", "after", "--cv", "0.2", "--seed", "3", "--buffer", "4")
+    for suffix in ("csv", "parquet"):
+        out = tmp_path / f"sweep.{suffix}"
+        result = ndpkit(*MIXED, *flags, "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        if suffix == "csv":
+            with out.open(encoding="utf-8", newline="") as f:
+                rows = list(csv.DictReader(f))
+        else:
+            rows = [{k: str(v) for k, v in r.items()} for r in pq.read_table(out).to_pylist()]
+        cns, rfns = rows
+        assert (cns["host_mode"], cns["engine_power_off"]) == ("stream", "end")
+        assert (rfns["host_mode"], rfns["engine_power_off"]) == ("after", "phase")
+        for row in rows:
+            assert (row["buffer_chunks"], row["service_cv"], row["seed"]) == ("4", "0.2", "3")
+        # the note `simulate` gives, for the point it applies to only
+        assert "note: --host-mode after not applied to cns he:" in result.stderr
+        assert "rfns" not in result.stderr.split("not applied to")[1].split(":")[0]
+
+
+def test_a_host_only_point_streams_with_host_mode_after_as_simulate_does(ndpkit) -> None:
+    swept = ndpkit(*MIXED, "--host-mode", "after", "-f", "json")
+    assert swept.returncode == 0, swept.stderr
+    document = json.loads(swept.stdout)
+    cns = document["sweep"][0]
+    alone = ndpkit(
+        "simulate", "-p", "cns", "-a", "he", "--chunk", "1 MiB", "--size", "1 GiB",
+        "--host-mode", "after", "-f", "json",
+    )  # fmt: skip
+    simulated = json.loads(alone.stdout)["simulation"]
+    assert (cns["time_s"], cns["host_mode"]) == (simulated["time_s"], simulated["host_mode"])
+    (note,) = document["notes"]  # JSON carries the note, as simulate's document does
+    assert note.startswith("--host-mode after not applied to cns he:")
+    plain = json.loads(ndpkit(*MIXED, "-f", "json").stdout)
+    assert plain["notes"] == []

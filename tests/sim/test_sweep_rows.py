@@ -7,7 +7,7 @@ import pytest
 from ndpkit.hw import load_platform
 from ndpkit.model import Options
 from ndpkit.profile import load_profile
-from ndpkit.sim import SimOptions
+from ndpkit.sim import SimOptions, simulate, simulation
 from ndpkit.sim.sweep import grid, sweep
 
 
@@ -54,10 +54,37 @@ def test_a_sweep_is_the_same_for_the_same_seed_whatever_the_workers() -> None:
     def rows(seed: int, workers: int) -> list[dict[str, object]]:
         sim = SimOptions(service_cv=0.3, seed=seed)
         return [
-            {k: v for k, v in r.items() if k != "wall_s"}
+            # not the seed column either: another seed must change the figures themselves
+            {k: v for k, v in r.items() if k not in ("wall_s", "seed")}
             for r in sweep(points, sim=sim, workers=workers)
         ]
 
     one = rows(7, 1)
     assert len(one) == 8 and one == rows(7, 2)
     assert one != rows(8, 2)
+
+
+def test_a_jittered_sweep_runs_each_point_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`simulate` runs a jittered point far off the model again without jitter, for a note;
+    a sweep, whose rows carry no notes, ran every such point twice (twice as long) for
+    nothing. Its rows are the figures `simulate` gives, and record the options."""
+    calls = []
+    real = simulation._core.simulate_pipeline
+
+    class Counting:
+        @staticmethod
+        def simulate_pipeline(spec: str) -> object:
+            calls.append(spec)
+            return real(spec)
+
+    platform, profile = load_platform("sfns"), load_profile("he")
+    sim = SimOptions(service_cv=0.3, seed=5, buffer_chunks=3)
+    alone = simulate(platform, profile, sim=sim)
+    assert any(n.startswith("jitter") for n in alone.notes), alone.notes  # a second run
+    monkeypatch.setattr(simulation, "_core", Counting)
+    (row,) = sweep(grid([platform], [profile], None, [sim.chunk_bytes]), sim=sim, workers=1)
+    assert len(calls) == 1
+    assert (row["time_s"], row["energy_j"]) == (alone.time_s, alone.energy_j)
+    assert (row["service_cv"], row["seed"], row["buffer_chunks"]) == (0.3, 5, 3)
+    assert alone.host_mode == "stream"  # HE's host part has no work
+    assert (row["host_mode"], row["engine_power_off"]) == ("stream", "end")

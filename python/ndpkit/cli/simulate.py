@@ -62,6 +62,7 @@ from ndpkit.report import Column, Table
 from ndpkit.sim import SimOptions, Simulation, simulate
 from ndpkit.sim.options import MIB, EnginePowerOff, HostMode
 from ndpkit.sim.simulation import TooManyChunksError, check_chunks
+from ndpkit.sim.spec import host_reads_its_data
 from ndpkit.sim.sweep import configuration, grid, sweep
 from ndpkit.units import Kind, format_si
 
@@ -472,8 +473,13 @@ def sweep_cmd(
             points = grid(specs, chosen, counts, sizes)
         except ModelError as exc:
             raise SpecError(str(exc), source=COMMAND_LINE, field="--engines") from None
+        streamed: dict[str, None] = {}  # "platform app" where --host-mode after is not applied
         for point in points:  # fail before any work on an impossible point
             config = _configuration(point.platform, point.engines_on)
+            if sim.host_mode == "after" and host_reads_its_data(
+                point.platform, point.profile, config
+            ):
+                streamed[f"{point.platform.name} {point.profile.app}"] = None
             try:
                 check_chunks(
                     point.platform,
@@ -508,10 +514,14 @@ def sweep_cmd(
             )
         if out is not None:
             write_atomic(out, _encode(rows, out.suffix.lower()))
+    # As `simulate` says it (its row's host_mode says stream).
+    notes = [_host_mode_after_note(list(streamed))] if streamed else []
     if fmt is Format.csv:  # the columns of --out's CSV, not the table's nine
         write_out(_csv(rows))
     else:
-        emit([sweep_table(rows)], fmt, {"sweep": rows, "units": opts.units})  # of ee_mb_per_j
+        document = {"sweep": rows, "units": opts.units, "notes": notes}  # units of ee_mb_per_j
+        emit([sweep_table(rows)], fmt, document)
+    print_notes(notes, fmt)
     if out is not None and fmt is Format.table:
         noun = "row" if len(rows) == 1 else "rows"
         stderr().print(f"wrote {len(rows)} {noun} to {out}", highlight=False, markup=False)
@@ -628,6 +638,15 @@ def sweep_table(rows: list[dict[str, Any]]) -> Table:
             Column("bottleneck", "bottleneck", None),
         ],
         rows,
+    )
+
+
+def _host_mode_after_note(points: list[str]) -> str:
+    return (
+        f"--host-mode after not applied to {', '.join(points)}: without engines the host "
+        "part is the whole kernel, and the profile's host-only rate is that of a run reading "
+        "its data (host_only_in_memory = false), so the host works as its data arrives "
+        "(host_mode stream), as in `ndpkit simulate`"
     )
 
 

@@ -199,9 +199,13 @@ def simulate(
     config: Configuration | Plan = FULL_GEAR,
     options: Options | None = None,
     sim: SimOptions | None = None,
+    *,
+    explain_difference: bool = True,
 ) -> Simulation:
     """Simulate `profile`'s application on `platform` under `config`: a `Configuration`,
-    or a `Plan` (its mapping; its options unless `options` is given)."""
+    or a `Plan` (its mapping; its options unless `options` is given). `explain_difference`
+    False: no notes on why the run differs from the model (a sweep prints none, and a
+    jittered run's note runs it again without jitter)."""
     if isinstance(config, Plan):
         options = options or config.planned.options
         config = config.planned.config
@@ -263,7 +267,8 @@ def simulate(
             "(host_only_in_memory = false), so the host works as its data arrives; waiting "
             "for all of it first would count the transfer twice"
         )
-    simulation.notes.extend(explain(simulation, spec))
+    if explain_difference:
+        simulation.notes.extend(explain(simulation, spec))
     simulation.notes.extend(trace_notes(simulation))
     return simulation
 

@@ -100,6 +100,7 @@ def run_point(point: SweepPoint, options: Options, sim: SimOptions) -> dict[str,
         configuration(point.platform, point.engines_on),
         options,
         sim.with_(chunk_bytes=point.chunk_bytes),
+        explain_difference=False,  # a row has no notes: no second, unjittered run for one
     )
     engines = [e for e in s.engines if e["active"]]
     return {
@@ -119,12 +120,26 @@ def run_point(point: SweepPoint, options: Options, sim: SimOptions) -> dict[str,
         "energy_difference_pct": s.energy_difference * 100,
         "ee_mb_per_j": s.ee_mb_per_j,
         "units": options.units,  # the MB of ee_mb_per_j: 2^20 B (binary) or 10^6 B
+        # The simulator's options, host mode and power-off as run (a host split reading its
+        # data streams whatever was asked): a jittered or single-buffered sweep's file says so.
+        "host_mode": s.host_mode,
+        "engine_power_off": _power_off_as_run(sim, s.host_mode),
+        "buffer_chunks": sim.buffer_chunks,
+        "service_cv": sim.service_cv,
+        "seed": sim.seed,
         "bottleneck": s.bottleneck,
         **{f"utilisation_{name}": u for name, u in s.utilisation.items()},
         "chunks": s.chunks,
         "events": s.events,
         "wall_s": time.perf_counter() - start,
     }
+
+
+def _power_off_as_run(sim: SimOptions, host_mode: str) -> str:
+    """`engine_power_off` with auto decided as the run decided it, from its host mode."""
+    if sim.engine_power_off != "auto":
+        return sim.engine_power_off
+    return "phase" if host_mode == "after" else "end"
 
 
 def sweep(
