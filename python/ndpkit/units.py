@@ -348,6 +348,9 @@ def _plural(unit: str, kind: Kind) -> str | None:
     second ("3 GBs" is read as 3 GB/s there), else None."""
     if len(unit) < 2 or not unit.endswith("s") or kind not in (Kind.SIZE, Kind.BANDWIDTH):
         return None
+    if kind is Kind.BANDWIDTH and unit[:-1].casefold().endswith("bit"):
+        # "3 Gbits" is gigabits, a size pint reads: its s makes a plural, not a "/s"
+        return None
     single = unit[:-1] + ("/s" if kind is Kind.BANDWIDTH else "")
     return _suggestions(kind).get(_case_key(single))
 

@@ -134,6 +134,13 @@ def test_format_si_small_values(value: float, kind: Kind, text: str) -> None:
         ("3 MiBs", Kind.SIZE, "'3 MiB'"),
         ("3 GBs", Kind.BANDWIDTH, "'3 GB/s'"),
         ("3 ms", Kind.SIZE, None),  # milliseconds are no plural of a size
+        # bits and bytes kept; the s of a spelled-out "bits" is a plural, never a "/s"
+        ("3 gbs", Kind.BANDWIDTH, "'3 Gbit/s'"),
+        ("3 Mbs", Kind.BANDWIDTH, "'3 Mbit/s'"),
+        ("3 Gbits", Kind.BANDWIDTH, None),
+        ("3 bits", Kind.BANDWIDTH, None),
+        ("3 gbits", Kind.BANDWIDTH, None),
+        ("3 gbits", Kind.SIZE, "'3 Gbit'"),
     ],
 )
 def test_a_unit_in_the_wrong_case_gets_a_suggestion(
