@@ -96,3 +96,19 @@ def test_tpch_into_a_file_is_refused(ndpkit, tmp_path: Path) -> None:
     result = ndpkit("data", "tpch", "--sf", "0.01", "--out", str(tmp_path / "file"))
     assert result.returncode == 2 and "exists and is not a directory" in result.stderr
     assert (tmp_path / "file").read_text() == "keep"
+
+
+@pytest.mark.parametrize("command", ["tpch", "tpcc"])
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_out_through_a_link_to_nothing_is_refused_naming_the_link(
+    ndpkit, tmp_path: Path, command: str, below: str
+) -> None:
+    """A symbolic link to a missing directory at --out (or above it): `data tpcc` ended in
+    a FileExistsError traceback (exit 1) and `data tpch` said "cannot create the directory
+    (File exists)"; both now name the link and where it points, before generating."""
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "gone")
+    out = link / below if below else link
+    line = one_error_line(ndpkit("data", command, "--sf", "0.01", "--out", str(out)))
+    assert f"{link}: is a symbolic link to '{tmp_path / 'gone'}', which does not exist" in line
+    assert os.listdir(tmp_path) == ["link"] and not (tmp_path / "gone").exists()

@@ -50,7 +50,9 @@ from ndpkit.files import literal_path, replacing
 from ndpkit.tpc.tpch import (
     GeneratedTable,
     Progress,
+    check_out_dir,
     check_scale_factor,
+    make_out_dir,
     missing_ancestors,
     remove_if_empty,
 )
@@ -126,8 +128,7 @@ def generate_tpcc(
 ) -> GeneratedTable:
     """Write `out/order_line.parquet` atomically (a temporary name, then a rename)."""
     check_scale_factor(sf)
-    if out.exists() and not out.is_dir():
-        raise SpecError("exists and is not a directory; give a directory", source=str(out))
+    check_out_dir(out)
     target = out / "order_line.parquet"
     # Before generating: a directory in the table's place was found only at the rename,
     # after the whole table was made (minutes at a large SF).
@@ -142,7 +143,7 @@ def generate_tpcc(
     warehouses = math.ceil(order_count(sf) / ORDERS_PER_WAREHOUSE)
     # The table is written whole or not at all, also on Ctrl-C or a generator error.
     made = missing_ancestors(out)
-    out.mkdir(parents=True, exist_ok=True)
+    make_out_dir(out)
     try:
         with (
             replacing(target, overwrite=overwrite) as tmp,

@@ -115,8 +115,7 @@ def generate_tpch(
     tpchgen-cli's defaults). Existing files are an error unless `overwrite`."""
     check_scale_factor(sf)
     names = tpch_tables(tables)
-    if out.exists() and not out.is_dir():
-        raise SpecError("exists and is not a directory; give a directory", source=str(out))
+    check_out_dir(out)
     tool = find_tpchgen()
     targets = [out / f"{name}.parquet" for name in names]
     # Checked before any table is generated or moved: a directory in a table's place, found
@@ -219,9 +218,34 @@ def _put_tables(staged: list[Path], places: list[Path], overwrite: bool) -> None
 
 
 def _make_staging(out: Path) -> Path:
+    make_out_dir(out)
+    try:
+        return Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
+    except OSError as exc:
+        raise SpecError(
+            f"cannot create the directory ({exc.strerror or exc})", source=str(out)
+        ) from None
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output directory that cannot be made, before anything is generated: a
+    file, or a symbolic link (at `out` or above it) to nothing, which `mkdir` reported as
+    "File exists" (and, for `tpcc`, as a traceback)."""
+    if out.exists() and not out.is_dir():
+        raise SpecError("exists and is not a directory; give a directory", source=str(out))
+    for path in (out, *out.parents):
+        if path.is_symlink() and not path.exists():
+            raise SpecError(
+                f"is a symbolic link to {os.readlink(path)!r}, which does not exist; "
+                "create that directory or give another one",
+                source=str(path),
+            )
+
+
+def make_out_dir(out: Path) -> None:
+    """`out` and its missing parents, an OSError said as an error naming `out`."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
     except OSError as exc:
         raise SpecError(
             f"cannot create the directory ({exc.strerror or exc})", source=str(out)
