@@ -164,3 +164,12 @@ def test_missing_table_file_is_named(tmp_path: Path) -> None:
 def test_data_dir_may_be_a_str(tpch_dir: Path, analysis: Analysis) -> None:
     from_str = analyse(0.01, str(tpch_dir))
     assert from_str == analysis and from_str.columns  # the same counts as from a Path
+
+
+@pytest.mark.parametrize("sf", [1.0, 0.1, 0.001])
+def test_tables_made_at_another_sf_are_refused(tpch_dir: Path, sf: float) -> None:
+    """`analyse(1.0, dir_at_sf_0.01)` returned SF 0.01's counts labelled SF 1."""
+    with pytest.raises(
+        SpecError, match=rf"orders\.parquet: holds 15,000 orders, TPC-H at SF {sf:g} has .*0\.01"
+    ):
+        analyse(sf, tpch_dir)

@@ -380,8 +380,9 @@ class Change:
 
 
 def analyse(sf: float = 1.0, data_dir: str | os.PathLike[str] | None = None) -> Analysis:
-    """E8 at scale factor `sf`: on `data_dir/<table>.parquet` if given (made at that SF; a
-    str or a Path), else on tables tpchgen-cli generates into a temporary directory."""
+    """E8 at scale factor `sf`: on `data_dir/<table>.parquet` if given (made at that SF,
+    checked by the orders row count; a str or a Path), else on tables tpchgen-cli generates
+    into a temporary directory."""
     check_scale_factor(sf)
     with _tables(sf, None if data_dir is None else Path(data_dir)) as data:
         columns = tuple(
@@ -389,11 +390,30 @@ def analyse(sf: float = 1.0, data_dir: str | os.PathLike[str] | None = None) -> 
             for table in TPCH_TABLES
             for column in data[table].column_names
         )
+        if data_dir is not None:
+            _check_made_at(sf, data, Path(data_dir))
         keys = tuple(
             KeyCount(k.query, k.key, k.sql_type, k.kind, k.source, _distinct(k.values(data)))
             for k in SORT_KEYS
         )
     return Analysis(sf, columns, keys)
+
+
+ORDERS_PER_SF = 1_500_000
+"""TPC-H ORDERS rows per unit of SF (clause 4.2.5; tpchgen-cli's count at any SF)."""
+
+
+def _check_made_at(sf: float, data: TpchData, directory: Path) -> None:
+    """Tables read from `directory` must be TPC-H at `sf`: counts of tables made at another
+    SF were reported, and tabled by E8, as `sf`'s."""
+    rows = data["orders"].num_rows
+    expected = ORDERS_PER_SF * sf
+    if abs(rows - expected) > max(1.0, 0.001 * expected):
+        raise SpecError(
+            f"holds {rows:,} orders, TPC-H at SF {sf:g} has {round(expected):,} (these "
+            f"tables look made at SF {rows / ORDERS_PER_SF:g}); give the SF they were made at",
+            source=str(directory / "orders.parquet"),
+        )
 
 
 def sensitivity(a: Analysis, b: Analysis) -> list[Change]:
