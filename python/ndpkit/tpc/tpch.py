@@ -221,9 +221,9 @@ def _make_staging(out: Path) -> Path:
     make_out_dir(out)
     try:
         return Path(tempfile.mkdtemp(prefix=".tpch-", dir=out))
-    except OSError as exc:
+    except OSError as exc:  # `out` exists: it is writing into it that failed
         raise SpecError(
-            f"cannot create the directory ({exc.strerror or exc})", source=str(out)
+            f"cannot write into the directory ({exc.strerror or exc})", source=str(out)
         ) from None
 
 
