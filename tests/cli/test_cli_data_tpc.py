@@ -120,3 +120,13 @@ def test_tpch_into_a_directory_it_may_not_write_says_so(ndpkit, read_only_dir: P
     line = one_error_line(ndpkit("data", "tpch", "--sf", "0.01", "--out", str(read_only_dir)))
     assert f"{read_only_dir}: cannot write into the directory (" in line
     assert os.listdir(read_only_dir) == []
+
+
+@pytest.mark.parametrize("command", ["tpch", "tpcc"])
+def test_the_help_gives_the_sf_range_and_what_overwrite_replaces(ndpkit, command: str) -> None:
+    """The help said "> 0" of --sf (0.0001 and 2000 are refused) and "Replace an existing
+    data set at --out" of --overwrite, which replaces table files only."""
+    text = " ".join(ndpkit("data", command, "-h").stdout.split())
+    assert "Scale factor, from 0.001 to 1000" in text
+    assert "Replace this run's table files in --out if they exist (other files stay)" in text
+    assert "data set" not in text

@@ -312,7 +312,19 @@ TpcOutOpt = Annotated[
     typer.Option("--out", "-o", parser=_out_path, help="The directory to write into."),
 ]
 SfOpt = Annotated[
-    float, typer.Option("--sf", help="Scale factor (> 0; fractions allowed).", parser=real_arg)
+    float,
+    typer.Option(
+        "--sf",
+        help=f"Scale factor, from {SF_RANGE[0]:g} to {SF_RANGE[1]:g} (fractions allowed).",
+        parser=real_arg,
+    ),
+]
+TpcOverwriteOpt = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace this run's table files in --out if they exist (other files stay).",
+    ),
 ]
 
 
@@ -326,7 +338,7 @@ def tpch(
             "--tables", help=f"Comma-separated, from {', '.join(TPCH_TABLES)} (default: all)."
         ),
     ] = None,
-    overwrite: OverwriteOpt = False,
+    overwrite: TpcOverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Generate TPC-H tables as Parquet (OUT/<table>.parquet) with tpchgen-cli.
@@ -348,7 +360,7 @@ def tpcc(
     seed: Annotated[
         int, typer.Option("--seed", help="Generator seed (≥ 0).", parser=whole_arg)
     ] = DEFAULT_SEED,
-    overwrite: OverwriteOpt = False,
+    overwrite: TpcOverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Generate the TPC-C ORDER-LINE table as Parquet (OUT/order_line.parquet).
