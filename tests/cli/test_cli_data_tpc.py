@@ -130,3 +130,27 @@ def test_the_help_gives_the_sf_range_and_what_overwrite_replaces(ndpkit, command
     assert "Scale factor, from 0.001 to 1000" in text
     assert "Replace this run's table files in --out if they exist (other files stay)" in text
     assert "data set" not in text
+
+
+@pytest.mark.parametrize(
+    ("command", "left"), [("tpch", ".tpch-k1ll3d"), ("tpcc", ".order_line.parquet.tmp-99999")]
+)
+def test_what_a_killed_run_left_in_out_is_named_on_stderr(
+    ndpkit, tmp_path: Path, command: str, left: str
+) -> None:
+    """A run killed with SIGKILL leaves its staging directory (tpch) or temporary file (tpcc),
+    as big as its tables, hidden in OUT; later runs said nothing of it."""
+    if command == "tpch":
+        (tmp_path / left).mkdir()
+        (tmp_path / left / "lineitem.parquet").write_bytes(b"half")
+    else:
+        (tmp_path / left).write_bytes(b"half")
+    args = ("--tables", "nation") if command == "tpch" else ()
+    result = ndpkit("data", command, "--sf", "0.01", *args, "--out", str(tmp_path), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    assert f"note: {tmp_path / left} was left by another `ndpkit data` run" in result.stderr
+    assert (tmp_path / left).exists()  # named, not removed: a run may still be going
+    assert json.loads(result.stdout)["tables"]  # stdout stays the summary
+    clean = tmp_path / "clean"
+    again = ndpkit("data", command, "--sf", "0.01", *args, "--out", str(clean))
+    assert again.returncode == 0 and "note:" not in again.stderr  # nothing left, nothing said

@@ -350,6 +350,7 @@ def tpch(
             None if tables is None else [t.strip() for t in tables.split(",")], field="--tables"
         )
         made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
+    _note_tpc_leftovers(out, ".tpch-*", Path.is_dir)
     _show_tables(made, sf, fmt)
 
 
@@ -371,7 +372,23 @@ def tpcc(
         if seed < 0:
             raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
         made = generate_tpcc(sf, out, seed=seed, overwrite=overwrite, progress=_progress)
+    _note_tpc_leftovers(out, ".order_line.parquet.tmp-*", Path.is_file)
     _show_tables([made], sf, fmt)
+
+
+def _note_tpc_leftovers(out: Path, pattern: str, kind: Callable[[Path], bool]) -> None:
+    """On stderr, what another run left in OUT: the hidden staging directory (tpch) or
+    temporary file (tpcc) of a run still going, or of one killed with SIGKILL, as big as
+    the tables it was writing. Named, not removed: a run still going needs its own."""
+    for left in sorted(out.glob(pattern)):
+        if kind(left) and not left.is_symlink():
+            stderr().print(
+                f"note: {left} was left by another `ndpkit data` run (one still going, or one "
+                "killed with SIGKILL); remove it if none is going",
+                style="yellow",
+                highlight=False,
+                markup=False,
+            )
 
 
 def _progress(message: str) -> None:
