@@ -242,3 +242,30 @@ def test_two_tables_that_are_one_file_are_refused_before_generating(
     with pytest.raises(SpecError, match="two tables cannot be written to one file"):
         generate_tpch(0.01, tmp_path, ["region", "nation"], overwrite=True)
     assert (tmp_path / "real.parquet").read_bytes() == b"old"
+
+
+def test_an_overwrite_that_cannot_replace_a_table_replaces_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--overwrite renamed the tables one by one: one that could not be replaced (an
+    immutable file, say) left the tables before it at the new SF and the rest at the old,
+    after an OSError naming the removed staging directory."""
+    generate_tpch(0.01, tmp_path, ["supplier", "customer"])
+    real = os.replace
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        if Path(dst).name == "customer.parquet" and ".tpch-" in str(src):
+            raise PermissionError(1, "Operation not permitted", str(src))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(
+        SpecError, match=r"customer\.parquet: cannot replace it \(Operation not permitted\); no"
+    ):
+        generate_tpch(0.02, tmp_path, ["supplier", "customer"], overwrite=True)
+    rows = {p.name: pq.read_metadata(p).num_rows for p in tmp_path.iterdir()}
+    assert rows == {"supplier.parquet": 100, "customer.parquet": 1500}  # both still SF 0.01
+    monkeypatch.setattr(os, "replace", real)
+    made = generate_tpch(0.02, tmp_path, ["supplier", "customer"], overwrite=True)
+    assert [t.rows for t in made] == [200, 3000]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["customer.parquet", "supplier.parquet"]

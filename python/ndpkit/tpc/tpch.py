@@ -203,8 +203,7 @@ def _put_tables(staged: list[Path], places: list[Path], overwrite: bool) -> None
     may have written one since the check), and if one is taken, the ones this run put in
     place are taken back: none of its tables appear."""
     if overwrite:
-        for table, place in zip(staged, places, strict=True):
-            os.replace(table, place)
+        _replace_tables(staged, places)
         return
     placed: list[Path] = []
     try:
@@ -215,6 +214,57 @@ def _put_tables(staged: list[Path], places: list[Path], overwrite: bool) -> None
         for target in placed:
             target.unlink(missing_ok=True)
         raise
+
+
+def _replace_tables(staged: list[Path], places: list[Path]) -> None:
+    """--overwrite: every table replaced, or none. Each old table is kept under a hidden
+    name (a hard link, or a rename where links fail) until all are in place; if one cannot
+    be replaced (a file this user may not replace), the ones replaced before it are put
+    back. Replacing one by one left the first tables new and the rest old, a mix of two
+    SFs, after an error that named the staging directory instead of the table."""
+    kept: list[tuple[Path, Path]] = []  # (place, its old table)
+    replaced: list[Path] = []
+    try:
+        for table, place in zip(staged, places, strict=True):
+            if place.exists():
+                old = temporary_sibling(place, "old")
+                try:
+                    os.link(place, old)
+                except OSError:
+                    os.rename(place, old)
+                kept.append((place, old))
+            os.replace(table, place)
+            replaced.append(place)
+    except OSError as exc:
+        _put_back(kept, replaced)
+        raise SpecError(
+            f"cannot replace it ({exc.strerror or exc}); no table was replaced",
+            source=str(place),
+        ) from None
+    except BaseException:
+        _put_back(kept, replaced)
+        raise
+    for _, old in kept:
+        old.unlink(missing_ok=True)
+
+
+def _put_back(kept: list[tuple[Path, Path]], replaced: list[Path]) -> None:
+    """The old tables back in their places; a place that had none loses the new table. A
+    place that still holds its old table only loses the hidden link to it (a rename of one
+    hard link onto another of the same file does nothing). An old table that cannot be
+    put back stays under its hidden name."""
+    old_of = dict(kept)
+    for place in {*old_of, *replaced}:
+        try:
+            if place not in old_of:
+                place.unlink(missing_ok=True)
+                continue
+            old = old_of[place]
+            if not (place.exists() and os.path.samefile(place, old)):
+                os.replace(old, place)
+            old.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _make_staging(out: Path) -> Path:
