@@ -133,7 +133,7 @@ def test_the_help_gives_the_sf_range_and_what_overwrite_replaces(ndpkit, command
 
 
 @pytest.mark.parametrize(
-    ("command", "left"), [("tpch", ".tpch-k1ll3d"), ("tpcc", ".order_line.parquet.tmp-99999")]
+    ("command", "left"), [("tpch", ".tpch-k1ll3d00"), ("tpcc", ".order_line.parquet.tmp-99999")]
 )
 def test_what_a_killed_run_left_in_out_is_named_on_stderr(
     ndpkit, tmp_path: Path, command: str, left: str

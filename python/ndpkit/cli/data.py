@@ -350,7 +350,7 @@ def tpch(
             None if tables is None else [t.strip() for t in tables.split(",")], field="--tables"
         )
         made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
-    _note_tpc_leftovers(out, ".tpch-*", Path.is_dir)
+    _note_tpc_leftovers(out, ".tpch-" + "?" * 8, Path.is_dir)  # mkdtemp's names
     _show_tables(made, sf, fmt)
 
 
