@@ -177,3 +177,9 @@ def test_a_directory_in_the_tables_place_is_refused_before_generating(
         generate_tpcc(1.0, tmp_path, overwrite=overwrite)
     assert [p.name for p in tmp_path.iterdir()] == ["order_line.parquet"]
     assert (tmp_path / "order_line.parquet" / "keep").is_dir()
+
+
+def test_out_may_be_a_str(tmp_path: Path) -> None:
+    """`generate_tpcc(0.01, "dir")` failed: 'str' object has no attribute 'exists'."""
+    made = generate_tpcc(0.001, str(tmp_path / "out"))
+    assert made.path == tmp_path / "out" / "order_line.parquet" and made.rows > 0

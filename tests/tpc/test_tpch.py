@@ -269,3 +269,9 @@ def test_an_overwrite_that_cannot_replace_a_table_replaces_none(
     made = generate_tpch(0.02, tmp_path, ["supplier", "customer"], overwrite=True)
     assert [t.rows for t in made] == [200, 3000]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["customer.parquet", "supplier.parquet"]
+
+
+def test_out_may_be_a_str(tmp_path: Path) -> None:
+    """`generate_tpch(0.01, "dir")` failed: 'str' object has no attribute 'exists'."""
+    (made,) = generate_tpch(0.01, str(tmp_path / "out"), ["nation"])
+    assert made.path == tmp_path / "out" / "nation.parquet" and made.rows == 25

@@ -37,6 +37,7 @@ one warehouse, ~300,000 rows, whatever the SF).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -120,7 +121,7 @@ def order_line(sf: float, seed: int = DEFAULT_SEED, load_time: datetime = LOAD_T
 
 def generate_tpcc(
     sf: float,
-    out: Path,
+    out: str | os.PathLike[str],
     *,
     seed: int = DEFAULT_SEED,
     overwrite: bool = False,
@@ -128,6 +129,7 @@ def generate_tpcc(
 ) -> GeneratedTable:
     """Write `out/order_line.parquet` atomically (a temporary name, then a rename)."""
     check_scale_factor(sf)
+    out = Path(out)  # a str as well (as `analyse` takes one)
     check_out_dir(out)
     target = out / "order_line.parquet"
     # Before generating: a directory in the table's place was found only at the rename,

@@ -105,7 +105,7 @@ def tpch_tables(names: Sequence[str] | None, *, field: str = "tables") -> tuple[
 
 def generate_tpch(
     sf: float,
-    out: Path,
+    out: str | os.PathLike[str],
     tables: Sequence[str] | None = None,
     *,
     overwrite: bool = False,
@@ -114,6 +114,7 @@ def generate_tpch(
     """Write `out/<table>.parquet` for each table at scale factor `sf` (Snappy Parquet,
     tpchgen-cli's defaults). Existing files are an error unless `overwrite`."""
     check_scale_factor(sf)
+    out = Path(out)  # a str as well (as `analyse` takes one)
     names = tpch_tables(tables)
     check_out_dir(out)
     tool = find_tpchgen()
