@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 from pathlib import Path
@@ -275,3 +276,13 @@ def test_out_may_be_a_str(tmp_path: Path) -> None:
     """`generate_tpch(0.01, "dir")` failed: 'str' object has no attribute 'exists'."""
     (made,) = generate_tpch(0.01, str(tmp_path / "out"), ["nation"])
     assert made.path == tmp_path / "out" / "nation.parquet" and made.rows == 25
+
+
+@pytest.mark.parametrize(
+    ("sf", "said"),
+    [(1000.0000001, "got 1000.0000001"), (0.00099999, "got 0.00099999"), (1e9, "got 1e+09")],
+)
+def test_an_out_of_range_sf_is_said_as_given(sf: float, said: str) -> None:
+    """`:g` rounded 1000.0000001 to "got 1000", a value the range holds."""
+    with pytest.raises(SpecError, match=rf"sf: must be from 0\.001 to 1000, {re.escape(said)}$"):
+        tpch.check_scale_factor(sf, bounds=tpch.SF_RANGE)

@@ -78,7 +78,9 @@ def check_scale_factor(
     if not math.isfinite(sf) or sf <= 0:
         raise SpecError(f"must be a finite number > 0, got {sf}", field=field)
     if bounds is not None and not bounds[0] <= sf <= bounds[1]:
-        raise SpecError(f"must be from {bounds[0]:g} to {bounds[1]:g}, got {sf:g}", field=field)
+        # `:g` where it is exact: 1000.0000001 was "got 1000", which the range holds
+        got = f"{sf:g}" if float(f"{sf:g}") == sf else repr(sf)
+        raise SpecError(f"must be from {bounds[0]:g} to {bounds[1]:g}, got {got}", field=field)
     return sf
 
 
