@@ -237,13 +237,16 @@ def test_concurrent_baselines_share_one_path_fairly_so_no_job_finishes_early() -
 
 # Properties ------------------------------------------------------------------------------
 
-jobs = st.builds(
-    TableJob,
-    rows=st.integers(1, 400_000),
-    row_bytes=st.floats(16.0, 8192.0),
-    key_bits=st.sampled_from([32, 64]),
-    encoded_key_bytes=st.sampled_from([None, 1, 2]),
-    dict_values=st.integers(1, 4096),
+# A 1-byte key indexes at most 256 dictionary values (§3.2).
+jobs = st.sampled_from([None, 1, 2]).flatmap(
+    lambda encoded: st.builds(
+        TableJob,
+        rows=st.integers(1, 400_000),
+        row_bytes=st.floats(16.0, 8192.0),
+        key_bits=st.sampled_from([32, 64]),
+        encoded_key_bytes=st.just(encoded),
+        dict_values=st.integers(1, 256 if encoded == 1 else 4096),
+    )
 )
 des_options = st.builds(
     DesOptions,
@@ -433,3 +436,11 @@ def test_difference_of_one_figure_summed_in_another_order_is_zero() -> None:
     assert Difference("job_s", simulated, model).difference_pct == 0.0
     real = Difference("job_s", 0.6006, 0.6).difference_pct
     assert real == pytest.approx(0.1)
+
+
+def test_a_seed_that_is_not_a_whole_number_names_the_field() -> None:
+    # 1.5 passed the range check and reached the Rust core, which refused its spec with
+    # "invalid type: floating point `1.5`, expected u64 at line 1 column 2161".
+    for seed in (1.5, True):
+        with pytest.raises(SpecError, match="seed: must be a whole number"):
+            DesOptions(seed=seed).check()  # type: ignore[arg-type]

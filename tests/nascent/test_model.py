@@ -434,7 +434,7 @@ def test_an_inherited_entry_is_blamed_on_the_device_that_set_it(tmp_path: Path) 
         f"{BUILTIN}: u250.dictionary_memory (inherited by smartssd)"
     )
     with pytest.raises(ModelError, match=re.escape("u250.dictionary_memory (inherited by")):
-        decode_time(smartssd, 10, 2, width=4, dict_values=10**8)
+        decode_time(smartssd, 10, 4, width=4, dict_values=10**8)
     recast = _write(tmp_path, 'version = 1\n[mycpu]\nextends = "cpu"\nkind = "fpga"\n')
     with pytest.raises(SpecError) as error:
         load_devices(recast)
@@ -601,4 +601,28 @@ def test_each_entry_is_blamed_on_where_it_was_set(tmp_path: Path) -> None:
     assert entry_origin(smartssd, "clock") == "command line: --option smartssd.clock=250 MHz"
     assert entry_origin(smartssd.with_(power_w=3.0), "power") == "smartssd.power (overridden)"
     with pytest.raises(ModelError, match=rf"^{re.escape(BUILTIN)}: smartssd.dictionary_memory"):
-        decode_time(smartssd, 10, 2, width=4, dict_values=10**7)
+        decode_time(smartssd, 10, 4, width=4, dict_values=10**7)
+
+
+def test_impossible_generic_sort_inputs_are_refused_not_turned_into_times() -> None:
+    # A negative or NaN host time gave a negative or NaN T_gs; a mean value length above
+    # l_max (the longest value) or NaN, and more dictionary values than the keys can
+    # index (U > 2^16 for 2-byte keys, §3.2), were accepted and timed.
+    fixed = {"dict_values": 10, "width": 4}
+    for bad in (-1.0, math.nan, lambda u: -3.0):
+        with pytest.raises(SpecError, match="host_sort: must be a finite number of seconds"):
+            generic_sort_time(SMARTSSD, 1000, host_sort=bad, **fixed)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="host_decode_s"):
+        generic_sort_time(SMARTSSD, 1000, host_decode_s=math.nan, **fixed)  # type: ignore[arg-type]
+    for length in (math.nan, -5.0):
+        with pytest.raises(SpecError, match="mean_length"):
+            generic_sort_time(SMARTSSD, 1000, dict_values=10, mean_length=length, l_max=16)
+    with pytest.raises(SpecError, match="mean_length: must be a number from 0 to l_max"):
+        decode_time(SMARTSSD, 1000, 2, mean_length=40.0, l_max=16, dict_values=10)
+    with pytest.raises(SpecError, match="dict_values: 70000 dictionary values cannot be"):
+        generic_sort_time(SMARTSSD, 1000, dict_values=70_000, width=4)
+    with pytest.raises(SpecError, match="dict_values"):
+        decode_time(SMARTSSD, 1000, 1, width=4, dict_values=257)
+    # The bounds themselves are accepted: 2^16 values of 2-byte keys, mean length = l_max.
+    assert generic_sort_time(SMARTSSD, 1000, dict_values=2**16, width=2).total_s > 0
+    assert decode_time(SMARTSSD, 1000, 2, mean_length=16.0, l_max=16).total_s > 0

@@ -109,8 +109,16 @@ class DesOptions:
             )
         check_choice("baseline_schedule", self.baseline_schedule, Schedule)
         check_choice("shuffle_order", self.shuffle_order, ShuffleOrder)
-        if not 0 <= self.seed < 2**64:
-            raise SpecError(f"must be in [0, 2^64), got {self.seed}", source=_SOURCE, field="seed")
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, int)
+            or not 0 <= self.seed < 2**64
+        ):
+            raise SpecError(
+                f"must be a whole number in [0, 2^64), got {self.seed!r}",
+                source=_SOURCE,
+                field="seed",
+            )
 
 
 # Results ------------------------------------------------------------------------------

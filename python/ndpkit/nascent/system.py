@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -128,7 +129,16 @@ class TableSortTime:
 
 
 def _host_sort_s(host_sort: HostSort, values: int) -> float:
-    return float(host_sort(values) if callable(host_sort) else host_sort)
+    seconds = float(host_sort(values) if callable(host_sort) else host_sort)
+    _check_seconds("host_sort", seconds)
+    return seconds
+
+
+def _check_seconds(name: str, seconds: float) -> None:
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise SpecError(
+            f"must be a finite number of seconds ≥ 0, got {seconds}", source=_SOURCE, field=name
+        )
 
 
 def host_time(
@@ -239,6 +249,14 @@ def generic_sort_time(
     Values are fixed (`width`) or variable (`mean_length`, tables of `l_max` rows). If the
     sorted dictionary does not fit the decoder's table memory, the last step runs on the
     host (§8.3 fallback) and takes `host_decode_s`."""
+    if host_decode_s is not None:
+        _check_seconds("host_decode_s", float(host_decode_s))
+    if mean_length is not None and not (math.isfinite(mean_length) and mean_length >= 0):
+        raise SpecError(
+            f"must be a finite number of bytes ≥ 0, got {mean_length}",
+            source=_SOURCE,
+            field="mean_length",
+        )
     value_bytes = float(width) if width is not None else float(mean_length or 0.0)
     dict_bytes = dict_values * value_bytes
     host = host_time(device, dict_values, dict_bytes, host_sort)

@@ -363,6 +363,13 @@ def decode_time(
             source=_SOURCE,
             field="width",
         )
+    if dict_values > 2 ** (8 * key_bytes):
+        raise SpecError(
+            f"{dict_values} dictionary values cannot be indexed by {key_bytes}-byte keys "
+            f"(at most {2 ** (8 * key_bytes)}, §3.2)",
+            source=_SOURCE,
+            field="dict_values",
+        )
     f, s2f, d2f = device.clock_hz, device.s2f_bytes_per_s, device.d2f_bytes_per_s
     extra = key_bytes if accounting == "full" else 0
     if width is not None:
@@ -391,6 +398,13 @@ def decode_time(
         if l_max is None or l_max < 1:
             raise SpecError(
                 "variable-length decoding needs l_max ≥ 1", source=_SOURCE, field="l_max"
+            )
+        if not (math.isfinite(mean_length) and 0 <= mean_length <= l_max):
+            raise SpecError(
+                f"must be a number from 0 to l_max ({l_max} B, the longest value), "
+                f"got {mean_length}",
+                source=_SOURCE,
+                field="mean_length",
             )
         if dict_bytes > device.dictionary_memory_bytes:
             raise _device_error(
