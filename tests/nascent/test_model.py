@@ -626,3 +626,13 @@ def test_impossible_generic_sort_inputs_are_refused_not_turned_into_times() -> N
     # The bounds themselves are accepted: 2^16 values of 2-byte keys, mean length = l_max.
     assert generic_sort_time(SMARTSSD, 1000, dict_values=2**16, width=2).total_s > 0
     assert decode_time(SMARTSSD, 1000, 2, mean_length=16.0, l_max=16).total_s > 0
+
+
+def test_cpu_phases_that_are_not_times_are_refused() -> None:
+    # docs/nascent2-simulation.md's example passed CpuPhases(decode_s=..., ...), which
+    # failed deep in total_s ("unsupported operand type(s) for +: 'float' and
+    # 'ellipsis'"); a negative or NaN phase gave a negative or NaN T_CPU.
+    for bad in (..., -1.0, math.nan, "0.1"):
+        with pytest.raises(SpecError, match="nascent2 model: sort_s: must be a"):
+            cpu_time(CPU, 3e9, CpuPhases(sort_s=bad))  # type: ignore[arg-type]
+    assert cpu_time(CPU, 3e9, CpuPhases(sort_s=np.float32(2.0))).total_s == 3.0  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -327,6 +328,13 @@ class CpuTime:
 def cpu_time(cpu: CpuDevice, input_bytes: float, phases: CpuPhases) -> CpuTime:
     """One SSD's job on the CPU baseline: input_bytes / 3 GB/s + the phases."""
     check_choice("basis", phases.basis, Basis)
+    for name in ("decode_s", "sort_s", "shuffle_s"):
+        seconds = getattr(phases, name)
+        if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real):
+            raise SpecError(
+                f"must be a number of seconds, got {seconds!r}", source=_SOURCE, field=name
+            )
+        _check_seconds(name, float(seconds))
     return CpuTime(cpu.name, input_bytes / cpu.ssd_read_bytes_per_s, phases)
 
 
