@@ -636,3 +636,13 @@ def test_cpu_phases_that_are_not_times_are_refused() -> None:
         with pytest.raises(SpecError, match="nascent2 model: sort_s: must be a"):
             cpu_time(CPU, 3e9, CpuPhases(sort_s=bad))  # type: ignore[arg-type]
     assert cpu_time(CPU, 3e9, CpuPhases(sort_s=np.float32(2.0))).total_s == 3.0  # type: ignore[arg-type]
+
+
+def test_a_dictionary_of_no_real_size_is_refused() -> None:
+    # TableJob(dict_value_bytes=nan) gave T_N = nan; dict_values=-5 was reported as a
+    # dictionary that "exceeds the decoder's table memory".
+    nan_values = TableJob(10, 4.0, encoded_key_bytes=2, dict_values=10, dict_value_bytes=math.nan)
+    with pytest.raises(SpecError, match="nascent2 model: dict_bytes: must be a finite number"):
+        table_sort_time(SMARTSSD, nan_values)
+    with pytest.raises(SpecError, match="nascent2 model: dict_values: must be ≥ 0, got -5"):
+        table_sort_time(SMARTSSD, TableJob(10, 4.0, encoded_key_bytes=2, dict_values=-5))

@@ -363,6 +363,13 @@ def decode_time(
             source=_SOURCE,
             field="width",
         )
+    _check_count("dict_values", dict_values)
+    if not (math.isfinite(dict_bytes) and dict_bytes >= 0):
+        raise SpecError(
+            f"must be a finite number of bytes ≥ 0, got {dict_bytes}",
+            source=_SOURCE,
+            field="dict_bytes",
+        )
     if dict_values > 2 ** (8 * key_bytes):
         raise SpecError(
             f"{dict_values} dictionary values cannot be indexed by {key_bytes}-byte keys "
