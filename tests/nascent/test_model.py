@@ -419,6 +419,10 @@ def test_a_command_refuses_file_devices_it_would_not_take(tmp_path: Path) -> Non
         load_devices(_write(tmp_path, "version = 1\n"), used=used)
 
 
+# A dictionary in the spec's bounds (2^16 values, §3.2) that overflows a decoder's table.
+_TOO_BIG = {"dict_values": 2**16, "dict_bytes": 2**16 * 1024.0}
+
+
 def test_an_inherited_entry_is_blamed_on_the_device_that_set_it(tmp_path: Path) -> None:
     """Through a chain (smartssd → base → shipped u250): the clock is base's, in the file;
     the table memory the shipped u250's. A kind that cannot take an inherited key is the
@@ -434,7 +438,7 @@ def test_an_inherited_entry_is_blamed_on_the_device_that_set_it(tmp_path: Path) 
         f"{BUILTIN}: u250.dictionary_memory (inherited by smartssd)"
     )
     with pytest.raises(ModelError, match=re.escape("u250.dictionary_memory (inherited by")):
-        decode_time(smartssd, 10, 4, width=4, dict_values=10**8)
+        decode_time(smartssd, 10, 2, mean_length=1024.0, l_max=1024, **_TOO_BIG)
     recast = _write(tmp_path, 'version = 1\n[mycpu]\nextends = "cpu"\nkind = "fpga"\n')
     with pytest.raises(SpecError) as error:
         load_devices(recast)
@@ -601,7 +605,7 @@ def test_each_entry_is_blamed_on_where_it_was_set(tmp_path: Path) -> None:
     assert entry_origin(smartssd, "clock") == "command line: --option smartssd.clock=250 MHz"
     assert entry_origin(smartssd.with_(power_w=3.0), "power") == "smartssd.power (overridden)"
     with pytest.raises(ModelError, match=rf"^{re.escape(BUILTIN)}: smartssd.dictionary_memory"):
-        decode_time(smartssd, 10, 4, width=4, dict_values=10**7)
+        decode_time(smartssd, 10, 2, mean_length=1024.0, l_max=1024, **_TOO_BIG)
 
 
 def test_impossible_generic_sort_inputs_are_refused_not_turned_into_times() -> None:
@@ -646,3 +650,14 @@ def test_a_dictionary_of_no_real_size_is_refused() -> None:
         table_sort_time(SMARTSSD, nan_values)
     with pytest.raises(SpecError, match="nascent2 model: dict_values: must be ≥ 0, got -5"):
         table_sort_time(SMARTSSD, TableJob(10, 4.0, encoded_key_bytes=2, dict_values=-5))
+
+
+def test_no_dictionary_holds_more_than_2_16_values_whatever_the_key_width() -> None:
+    # §3.2: a column with more than 2^16 unique values is stored plain; §3.4: NKeys are
+    # u16. 4-byte keys let decode_time and generic_sort_time take 70,000 or 10^8 values.
+    for u in (2**16 + 1, 70_000, 10**8):
+        with pytest.raises(SpecError, match=r"dict_values: .*\(at most 65536"):
+            decode_time(SMARTSSD, 1000, 4, width=4, dict_values=u)
+        with pytest.raises(SpecError, match=r"dict_values: .*\(at most 65536"):
+            generic_sort_time(SMARTSSD, 1000, dict_values=u, key_bytes=4, width=4)
+    assert generic_sort_time(SMARTSSD, 1000, dict_values=2**16, key_bytes=4, width=4).total_s > 0

@@ -42,6 +42,7 @@ from typing import Literal, get_args
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.nascent.bitonic import SortCounts, expected_counts
 from ndpkit.nascent.devices import FpgaDevice, entry_origin
+from ndpkit.nascent.pages import MAX_DICTIONARY_VALUES
 
 KeyBits = Literal[32, 64]
 DramMerge = Literal["bitonic_dram", "merge_tree"]
@@ -370,10 +371,13 @@ def decode_time(
             source=_SOURCE,
             field="dict_bytes",
         )
-    if dict_values > 2 ** (8 * key_bytes):
+    # A key indexes 2^(8·key_bytes) values, and no dictionary holds more than 2^16 (§3.2:
+    # a column with more is stored plain; §3.4: NKeys are u16): 4-byte keys took 10^8.
+    most = min(2 ** (8 * key_bytes), MAX_DICTIONARY_VALUES)
+    if dict_values > most:
         raise SpecError(
             f"{dict_values} dictionary values cannot be indexed by {key_bytes}-byte keys "
-            f"(at most {2 ** (8 * key_bytes)}, §3.2)",
+            f"(at most {most}, §3.2: a column with more than 2^16 is stored plain)",
             source=_SOURCE,
             field="dict_values",
         )
