@@ -286,3 +286,31 @@ def test_an_out_of_range_sf_is_said_as_given(sf: float, said: str) -> None:
     """`:g` rounded 1000.0000001 to "got 1000", a value the range holds."""
     with pytest.raises(SpecError, match=rf"sf: must be from 0\.001 to 1000, {re.escape(said)}$"):
         tpch.check_scale_factor(sf, bounds=tpch.SF_RANGE)
+
+
+def test_an_overwrite_that_cannot_put_a_table_back_does_not_say_none_was_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure while putting back was passed over: the error still said "no table was
+    replaced" while supplier.parquet held the new SF and its old table a hidden name."""
+    generate_tpch(0.01, tmp_path, ["supplier", "customer"])
+    real = os.replace
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        if Path(dst).name == "customer.parquet" and ".tpch-" in str(src):
+            raise PermissionError(1, "Operation not permitted", str(src))
+        if Path(src).name.startswith(".supplier.parquet.old-"):
+            raise OSError(5, "Input/output error", str(src))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(SpecError) as error:
+        generate_tpch(0.02, tmp_path, ["supplier", "customer"], overwrite=True)
+    message = str(error.value)
+    assert "no table was replaced" not in message
+    (old,) = tmp_path.glob(".supplier.parquet.old-*")
+    assert (
+        f"could not put back: {tmp_path / 'supplier.parquet'}, whose old table is kept "
+        f"as {old} (Input/output error)" in message
+    )
+    assert pq.read_metadata(old).num_rows == 100

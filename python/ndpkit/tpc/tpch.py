@@ -239,9 +239,11 @@ def _replace_tables(staged: list[Path], places: list[Path]) -> None:
             os.replace(table, place)
             replaced.append(place)
     except OSError as exc:
-        _put_back(kept, replaced)
+        left = _put_back(kept, replaced)
+        # "no table was replaced" only where every table was put back
         raise SpecError(
-            f"cannot replace it ({exc.strerror or exc}); no table was replaced",
+            f"cannot replace it ({exc.strerror or exc}); "
+            + (f"and could not put back: {'; '.join(left)}" if left else "no table was replaced"),
             source=str(place),
         ) from None
     except BaseException:
@@ -251,13 +253,14 @@ def _replace_tables(staged: list[Path], places: list[Path]) -> None:
         old.unlink(missing_ok=True)
 
 
-def _put_back(kept: list[tuple[Path, Path]], replaced: list[Path]) -> None:
+def _put_back(kept: list[tuple[Path, Path]], replaced: list[Path]) -> list[str]:
     """The old tables back in their places; a place that had none loses the new table. A
     place that still holds its old table only loses the hidden link to it (a rename of one
     hard link onto another of the same file does nothing). An old table that cannot be
-    put back stays under its hidden name."""
+    put back stays under its hidden name. Returns what could not be put back, said."""
     old_of = dict(kept)
-    for place in {*old_of, *replaced}:
+    left: list[str] = []
+    for place in sorted({*old_of, *replaced}):
         try:
             if place not in old_of:
                 place.unlink(missing_ok=True)
@@ -266,8 +269,14 @@ def _put_back(kept: list[tuple[Path, Path]], replaced: list[Path]) -> None:
             if not (place.exists() and os.path.samefile(place, old)):
                 os.replace(old, place)
             old.unlink(missing_ok=True)
-        except OSError:
-            pass
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            left.append(
+                f"{place} holds this run's new table ({reason})"
+                if place not in old_of
+                else f"{place}, whose old table is kept as {old_of[place]} ({reason})"
+            )
+    return left
 
 
 def _make_staging(out: Path) -> Path:
