@@ -154,3 +154,14 @@ def test_what_a_killed_run_left_in_out_is_named_on_stderr(
     clean = tmp_path / "clean"
     again = ndpkit("data", command, "--sf", "0.01", *args, "--out", str(clean))
     assert again.returncode == 0 and "note:" not in again.stderr  # nothing left, nothing said
+
+
+def test_an_old_table_a_killed_overwrite_kept_is_named_on_stderr(ndpkit, tmp_path: Path) -> None:
+    """--overwrite keeps each old table as OUT/.NAME.parquet.old-PID until all are
+    replaced; a run killed with SIGKILL then left it (as big as the table), unmentioned."""
+    left = tmp_path / ".customer.parquet.old-4242"
+    left.write_bytes(b"old table")
+    result = ndpkit("data", "tpch", "--sf", "0.01", "--tables", "nation", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert f"note: {left} was left by another `ndpkit data` run" in result.stderr
+    assert left.exists()

@@ -351,6 +351,8 @@ def tpch(
         )
         made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
     _note_tpc_leftovers(out, ".tpch-" + "?" * 8, Path.is_dir)  # mkdtemp's names
+    for name in TPCH_TABLES:  # an old table an --overwrite killed mid-replace kept hidden
+        _note_tpc_leftovers(out, f".{name}.parquet.old-[0-9]*", Path.is_file)
     _show_tables(made, sf, fmt)
 
 
