@@ -165,3 +165,20 @@ def test_an_old_table_a_killed_overwrite_kept_is_named_on_stderr(ndpkit, tmp_pat
     assert result.returncode == 0, result.stderr
     assert f"note: {left} was left by another `ndpkit data` run" in result.stderr
     assert left.exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "left", "table"),
+    [("tpch", ".tpch-k1ll3d00", "nation"), ("tpcc", ".order_line.parquet.tmp-99999", "order_line")],
+)
+def test_what_a_killed_run_left_is_named_when_this_run_fails_too(
+    ndpkit, tmp_path: Path, command: str, left: str, table: str
+) -> None:
+    """Leftovers were named only after a run that succeeded; one that failed (for want of
+    the space they hold, say) said nothing of them."""
+    (tmp_path / left).mkdir() if command == "tpch" else (tmp_path / left).write_bytes(b"half")
+    (tmp_path / f"{table}.parquet").write_bytes(b"mine")  # refused without --overwrite
+    args = ("--tables", "nation") if command == "tpch" else ()
+    result = ndpkit("data", command, "--sf", "0.01", *args, "--out", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert f"note: {tmp_path / left} was left by another `ndpkit data` run" in result.stderr

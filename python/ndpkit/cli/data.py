@@ -349,10 +349,12 @@ def tpch(
         names = tpch_tables(
             None if tables is None else [t.strip() for t in tables.split(",")], field="--tables"
         )
-        made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
-    _note_tpc_leftovers(out, ".tpch-" + "?" * 8, Path.is_dir)  # mkdtemp's names
-    for name in TPCH_TABLES:  # an old table an --overwrite killed mid-replace kept hidden
-        _note_tpc_leftovers(out, f".{name}.parquet.old-[0-9]*", Path.is_file)
+        try:
+            made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
+        finally:  # also when this run fails: leftovers as big as tables may be why (no space)
+            _note_tpc_leftovers(out, ".tpch-" + "?" * 8, Path.is_dir)  # mkdtemp's names
+            for name in TPCH_TABLES:  # an old table a killed --overwrite kept hidden
+                _note_tpc_leftovers(out, f".{name}.parquet.old-[0-9]*", Path.is_file)
     _show_tables(made, sf, fmt)
 
 
@@ -373,8 +375,10 @@ def tpcc(
         check_scale_factor(sf, field="--sf", bounds=SF_RANGE)
         if seed < 0:
             raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
-        made = generate_tpcc(sf, out, seed=seed, overwrite=overwrite, progress=_progress)
-    _note_tpc_leftovers(out, ".order_line.parquet.tmp-*", Path.is_file)
+        try:
+            made = generate_tpcc(sf, out, seed=seed, overwrite=overwrite, progress=_progress)
+        finally:  # also when this run fails, as for tpch
+            _note_tpc_leftovers(out, ".order_line.parquet.tmp-*", Path.is_file)
     _show_tables([made], sf, fmt)
 
 
@@ -382,7 +386,11 @@ def _note_tpc_leftovers(out: Path, pattern: str, kind: Callable[[Path], bool]) -
     """On stderr, what another run left in OUT: the hidden staging directory (tpch) or
     temporary file (tpcc) of a run still going, or of one killed with SIGKILL, as big as
     the tables it was writing. Named, not removed: a run still going needs its own."""
-    for left in sorted(out.glob(pattern)):
+    try:
+        found = sorted(out.glob(pattern))
+    except OSError:  # an --out that is not a readable directory: nothing to name
+        return
+    for left in found:
         if kind(left) and not left.is_symlink():
             stderr().print(
                 f"note: {left} was left by another `ndpkit data` run (one still going, or one "
