@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -444,3 +445,11 @@ def test_a_seed_that_is_not_a_whole_number_names_the_field() -> None:
     for seed in (1.5, True):
         with pytest.raises(SpecError, match="seed: must be a whole number"):
             DesOptions(seed=seed).check()  # type: ignore[arg-type]
+
+
+def test_a_numpy_integer_seed_is_a_seed() -> None:
+    # np.int64(3) failed in json.dumps ("Object of type int64 is not JSON serializable"),
+    # then was refused as "not a whole number"; it is one.
+    job = TableJob(rows=1024, row_bytes=4096.0, encoded_key_bytes=2, dict_values=1024)
+    seeded = simulate_table_sort(SMARTSSD, job, des=DesOptions(seed=np.int64(3)))  # type: ignore[arg-type]
+    assert seeded.events == simulate_table_sort(SMARTSSD, job, des=DesOptions(seed=3)).events

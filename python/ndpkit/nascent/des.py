@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib import import_module
@@ -111,7 +112,7 @@ class DesOptions:
         check_choice("shuffle_order", self.shuffle_order, ShuffleOrder)
         if (
             isinstance(self.seed, bool)
-            or not isinstance(self.seed, int)
+            or not isinstance(self.seed, numbers.Integral)  # a numpy integer as well
             or not 0 <= self.seed < 2**64
         ):
             raise SpecError(
@@ -586,7 +587,7 @@ def _cpu_machine(
 
 
 def _run(machines: list[Spec], des: DesOptions) -> tuple[list[MachineRun], int]:
-    spec = {"machines": machines, "seed": des.seed}
+    spec = {"machines": machines, "seed": int(des.seed)}  # np.int64 is not JSON
     try:
         raw = json.loads(_core.simulate_nascent2(json.dumps(spec)))
     except ValueError as e:
