@@ -61,7 +61,7 @@ from ndpkit.profile import Profile
 from ndpkit.report import Column, Table
 from ndpkit.sim import SimOptions, Simulation, simulate
 from ndpkit.sim.options import MIB, EnginePowerOff, HostMode
-from ndpkit.sim.simulation import TooManyChunksError, check_chunks
+from ndpkit.sim.simulation import TooManyChunksError, check_chunks, host_mode_after_note
 from ndpkit.sim.spec import host_reads_its_data
 from ndpkit.sim.sweep import configuration, grid, sweep
 from ndpkit.units import Kind, format_si
@@ -515,7 +515,7 @@ def sweep_cmd(
         if out is not None:
             write_atomic(out, _encode(rows, out.suffix.lower()))
     # As `simulate` says it (its row's host_mode says stream).
-    notes = [_host_mode_after_note(list(streamed))] if streamed else []
+    notes = [host_mode_after_note("--host-mode", f" to {', '.join(streamed)}")] if streamed else []
     if fmt is Format.csv:  # the columns of --out's CSV, not the table's nine
         write_out(_csv(rows))
     else:
@@ -638,15 +638,6 @@ def sweep_table(rows: list[dict[str, Any]]) -> Table:
             Column("bottleneck", "bottleneck", None),
         ],
         rows,
-    )
-
-
-def _host_mode_after_note(points: list[str]) -> str:
-    return (
-        f"--host-mode after not applied to {', '.join(points)}: without engines the host "
-        "part is the whole kernel, and the profile's host-only rate is that of a run reading "
-        "its data (host_only_in_memory = false), so the host works as its data arrives "
-        "(host_mode stream), as in `ndpkit simulate`"
     )
 
 

@@ -292,7 +292,7 @@ def _state_times(
         total, engines_on, host_active = max(t_ndp, t_cpu), t_ndp, t_cpu
         busy_fraction = 1.0
     elif basis == "staged":
-        device_side = min(bw for name, bw in pipe.stages.items() if name != CPU)
+        device_side = _supply(pipe)
         first = data / device_side
         total = max(first, t_cpu) if host_reads else first + t_cpu
         # No engine runs without engines: the switch layer (on while they are) stays off,

@@ -149,6 +149,17 @@ class Simulation:
         }
 
 
+def host_mode_after_note(flag: str, where: str = "") -> str:
+    """Why `flag` (host_mode, or the CLI's --host-mode) after was not applied to a run that
+    `host_reads_its_data` (`where`: which runs, in a sweep)."""
+    return (
+        f"{flag} after not applied{where}: without engines the host part is the whole "
+        "kernel, and this profile's host-only rate is that of a run reading its data "
+        "(host_only_in_memory = false), so the host works as its data arrives; waiting "
+        "for all of it first would count the transfer twice"
+    )
+
+
 def matching_basis(host_mode: str) -> str:
     """The analytic time basis whose assumptions the simulator's host mode shares."""
     return "staged" if host_mode == "after" else "pipeline"
@@ -261,12 +272,7 @@ def simulate(
         uplink={key: float(result["uplink"][key]) for key in ("busy_s", "bytes", "capacity_bps")},
     )
     if sim.host_mode == "after" and host_reads_its_data(platform, profile, config):
-        simulation.notes.append(
-            "host_mode after not applied: without engines the host part is the whole "
-            "kernel, and this profile's host-only rate is that of a run reading its data "
-            "(host_only_in_memory = false), so the host works as its data arrives; waiting "
-            "for all of it first would count the transfer twice"
-        )
+        simulation.notes.append(host_mode_after_note("host_mode"))
     if explain_difference:
         simulation.notes.extend(explain(simulation, spec))
     simulation.notes.extend(trace_notes(simulation))

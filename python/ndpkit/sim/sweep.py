@@ -137,9 +137,8 @@ def run_point(point: SweepPoint, options: Options, sim: SimOptions) -> dict[str,
 
 def _power_off_as_run(sim: SimOptions, host_mode: str) -> str:
     """`engine_power_off` with auto decided as the run decided it, from its host mode."""
-    if sim.engine_power_off != "auto":
-        return sim.engine_power_off
-    return "phase" if host_mode == "after" else "end"
+    _, power_off = sim.with_(host_mode=host_mode).resolved(host_part_waits=False)
+    return power_off
 
 
 def sweep(
