@@ -164,6 +164,12 @@ def main() -> None:
         default=f"{RUN_CHUNK_BYTES // 2**20}MiB",
         help="the executor's chunk (default: its own default, RUN_CHUNK_BYTES)",
     )
+    parser.add_argument(
+        "--shard-size",
+        default="64MiB",
+        help="largest shard (default 64MiB, generate_dataset's default: 1 GiB over 8 devices "
+        "is 16 shards); 'device' makes one shard per device, the issue's 8 shards at 8 devices",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--kernel", choices=[*kernel_names(), "moments", "all"], default="all", help="app"
@@ -172,9 +178,16 @@ def main() -> None:
     args = parser.parse_args()
     args.chunk_bytes = int(parse(args.chunk_size, Kind.SIZE))
     size_bytes = int(parse(args.size, Kind.SIZE))
+    # A shard as large as the whole data set holds all of its device's records.
+    shard_bytes = (
+        size_bytes if args.shard_size == "device" else int(parse(args.shard_size, Kind.SIZE))
+    )
     names = ["lc", "moments"] if args.kernel == "all" else [args.kernel]
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"{platform.machine()}, {cpus} usable CPUs, {args.size} over {args.devices} devices,")
+    print(
+        f"{platform.machine()}, {cpus} usable CPUs, {args.size} over {args.devices} devices "
+        f"in shards of at most {shard_bytes / 2**20:.4g} MiB,"
+    )
     print(
         f"{args.workers} workers, chunks of {args.chunk_size}; times are the best of "
         f"{args.repeat} interleaved rounds;"
@@ -186,7 +199,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for name in names:
             kernel = Moments() if name == "moments" else get_kernel(name)
-            ds = generate_dataset(kernel, size_bytes, args.devices, Path(tmp) / name)
+            ds = generate_dataset(
+                kernel, size_bytes, args.devices, Path(tmp) / name, shard_bytes=shard_bytes
+            )
             r = measure(kernel, ds, args)
             ratios = {
                 run: f"{r[run] / r['one']:.2f} | {r[run] / r['mapped']:.2f}"
