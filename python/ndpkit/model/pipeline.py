@@ -248,6 +248,29 @@ def _check_mapping(platform: Platform, active: tuple[int, ...], routes: tuple[in
     if not on.issuperset(routes):
         orphans = [ssd for ssd, engine in enumerate(routes) if engine not in on]
         raise ModelError(f"SSDs {orphans} are routed to engines that are off")
+    _check_within_modules(platform, routes)
+
+
+def _check_within_modules(platform: Platform, routes: tuple[int, ...]) -> None:
+    """An SSD reaches only the engines of its own mux module (SSDs k*m .. k*m + k - 1):
+    a route across modules has no wire under this switch layer, and the model would time
+    it as if it had one. numpy, as `plan --optimal` checks a mapping per engine count."""
+    n = platform.devices
+    k = platform.switch_layer.module_size(n)
+    if k >= n:  # one module (muxn, or mux-k over at most k SSDs): any route is wired
+        return
+    engines = np.fromiter(routes, dtype=np.intp, count=n)
+    crossing = np.flatnonzero(engines // k != np.arange(n) // k)
+    if crossing.size:
+        ssd = int(crossing[0])
+        first = ssd - ssd % k
+        module = f"SSDs {first}..{min(first + k, n) - 1}"
+        more = f" (and {crossing.size - 1} more)" if crossing.size > 1 else ""
+        raise ModelError(
+            f"SSD {ssd} is routed to engine {routes[ssd]}, outside its "
+            f"{platform.switch_layer.scheme} module ({module}){more}: an SSD reaches only the "
+            "engines of its own module"
+        )
 
 
 def stage_time_s(data_bytes: float, bandwidth: float) -> float:

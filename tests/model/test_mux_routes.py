@@ -1,0 +1,70 @@
+"""A configuration's routes stay inside the switch layer's mux modules."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ndpkit.errors import ModelError
+from ndpkit.hw import load_platform
+from ndpkit.model import Configuration, estimate
+from ndpkit.plan import activate, configuration_of, minimum_engines
+from ndpkit.profile import load_profile
+
+
+def test_a_route_across_mux2_modules_is_refused() -> None:
+    rfns = load_platform("rfns")  # 36 SSDs, mux2: modules (0, 1), (2, 3), ...
+    route = list(range(rfns.devices))
+    route[3] = 0  # SSD 3 sits in module (2, 3); engine 0 in module (0, 1)
+    config = Configuration(active=tuple(range(rfns.devices)), route=tuple(route))
+    with pytest.raises(ModelError, match=r"SSD 3 is routed to engine 0, outside its mux2 module"):
+        estimate(rfns, load_profile("lc"), config)
+
+
+def test_the_message_counts_every_crossing_route() -> None:
+    rfns = load_platform("rfns")
+    route = [0] * rfns.devices  # every SSD from the third on crosses to module 0
+    config = Configuration(active=(0,), route=tuple(route))
+    with pytest.raises(ModelError, match=r"SSD 2 .*SSDs 2\.\.3\) \(and 33 more\)"):
+        estimate(rfns, load_profile("lc"), config)
+
+
+def test_any_route_is_wired_under_muxn() -> None:
+    muxn = load_platform("rfns").with_scheme("muxn")
+    config = Configuration(active=(0,), route=(0,) * muxn.devices)
+    assert estimate(muxn, load_profile("lc"), config).time_s > 0
+
+
+def test_the_same_route_within_modules_is_accepted() -> None:
+    rfns = load_platform("rfns")
+    route = tuple(ssd - ssd % 2 for ssd in range(rfns.devices))  # each module's first
+    config = Configuration(active=tuple(range(0, rfns.devices, 2)), route=route)
+    assert estimate(rfns, load_profile("lc"), config).time_s > 0
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(
+    devices=st.integers(2, 40),
+    k=st.integers(2, 8),
+    data=st.data(),
+)
+def test_every_planner_mapping_stays_within_its_modules(
+    devices: int, k: int, data: st.DataObject
+) -> None:
+    k = min(k, devices)
+    platform = load_platform("rans").with_engine_count(devices).with_scheme(f"mux{k}")
+    on = data.draw(st.integers(minimum_engines(devices, k), devices))
+    config = configuration_of(activate(devices, k, on), devices)
+    assert estimate(platform, load_profile("knn2"), config).time_s > 0
+
+
+def test_the_simulator_refuses_it_too() -> None:
+    from ndpkit.sim import simulate  # noqa: PLC0415 (the model's tests need no simulator)
+
+    rfns = load_platform("rfns")
+    route = list(range(rfns.devices))
+    route[3] = 0
+    config = Configuration(active=tuple(range(rfns.devices)), route=tuple(route))
+    with pytest.raises(ModelError, match="outside its mux2 module"):
+        simulate(rfns, load_profile("lc"), config)
