@@ -495,3 +495,30 @@ def test_a_data_set_of_an_app_ndpkit_does_not_have_needs_the_app_named(tmp_path:
         ev.evaluate(data=data.path, platforms=["cns"], workers=1)
     (run,) = ev.evaluate(["lc"], data=data.path, platforms=["cns"], workers=1)
     assert run.verified and run.app == "lc"
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("model_bytes", 0),  # was taken for "not given": the paper's D was modelled
+        ("model_bytes", -1.0),
+        ("model_bytes", float("nan")),
+        ("model_bytes", True),
+        ("size_bytes", 2.5e6),  # a TypeError in the generator
+        ("size_bytes", 0),
+        ("seed", -1),  # numpy's ValueError, after the shards were checked
+        ("seed", 1.5),
+        ("split_tolerance", -0.1),  # accepted for apps without splits, refused after k-NN ran
+        ("split_tolerance", float("inf")),
+    ],
+)
+def test_bad_arguments_are_refused_by_name_before_any_work(
+    monkeypatch: pytest.MonkeyPatch, argument: str, value: object
+) -> None:
+    def no_work(*_: object) -> None:
+        raise AssertionError("an app ran")
+
+    monkeypatch.setattr(ev, "_run", no_work)
+    kwargs: dict[str, Any] = {"size_bytes": 1 << 20, argument: value}
+    with pytest.raises(SpecError, match=rf"^{argument}: must be"):
+        ev.evaluate(["lc", "knn2"], ["rans"], **kwargs)

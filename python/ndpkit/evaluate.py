@@ -52,6 +52,7 @@ the predicted table shows that rate's time (D / Eq. (1) performance) beside it.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import time
 from abc import ABC, abstractmethod
@@ -63,7 +64,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, SpecError, whole_number
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.loader import names_a_file
@@ -258,7 +259,10 @@ def evaluate(
     checks every shard's CRC-32 against the manifest first. `platforms` are names or files
     (`load_platforms`), or platforms already loaded, keyed by name. `progress` hears each
     step's name, `byte_progress` (bytes done, bytes total) how far a step that streams data
-    has got: the CRC-32 check, the run and verification on `data`, and the profiling."""
+    has got: the CRC-32 check, the run and verification on `data`, and the profiling.
+    Bad numbers (a `model_bytes` of 0, a float `size_bytes`, a negative `seed`) are a
+    SpecError naming the argument, before any work."""
+    _check_arguments(size_bytes, seed, model_bytes, split_tolerance)
     report = _Reporter(progress or (lambda _: None), byte_progress)
     specs = dict(platforms) if isinstance(platforms, Mapping) else load_platforms(platforms)
     runs = []
@@ -294,7 +298,11 @@ def evaluate(
                 source = _OnDisk(dataset, executor, size_bytes, stamps)
             main = run_once(app, source)
             others = [run_once(name, source) for name in split_variants(app)]
-            d = model_bytes or published_size(kernel.paper_app or app) or float(source.input_bytes)
+            d = (
+                model_bytes
+                if model_bytes is not None
+                else published_size(kernel.paper_app or app) or float(source.input_bytes)
+            )
             app_run = AppRun(
                 app,
                 source.input_bytes,
@@ -316,6 +324,31 @@ def evaluate(
         if changed is not None:
             raise changed
     return runs
+
+
+def _check_arguments(
+    size_bytes: int, seed: int | None, model_bytes: float | None, split_tolerance: float
+) -> None:
+    """`evaluate`'s numbers, checked before any work, each refusal a SpecError naming the
+    argument (as the command line's flags are): a `model_bytes` of 0 was taken for "not
+    given" and modelled the paper's D, a float `size_bytes` ended in a TypeError, and a
+    negative `seed` or `split_tolerance` failed only once an app had run."""
+    whole_number(size_bytes, "size_bytes", "a whole number of bytes ≥ 1", least=1)
+    if seed is not None:
+        whole_number(seed, "seed", "an integer ≥ 0", least=0)
+    if model_bytes is not None:
+        real = isinstance(model_bytes, numbers.Real) and not isinstance(model_bytes, bool)
+        if not (real and math.isfinite(model_bytes) and model_bytes > 0):
+            raise SpecError(
+                f"must be a finite number of bytes > 0 (None: the paper's D), got {model_bytes!r}",
+                field="model_bytes",
+            )
+    real = isinstance(split_tolerance, numbers.Real) and not isinstance(split_tolerance, bool)
+    if not (real and math.isfinite(split_tolerance) and split_tolerance >= 0):
+        raise SpecError(
+            f"must be a finite fraction ≥ 0 (e.g. 0.05), got {split_tolerance!r}",
+            field="split_tolerance",
+        )
 
 
 def _same_data(a: _Source, b: _Source) -> bool:
