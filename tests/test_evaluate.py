@@ -522,3 +522,17 @@ def test_bad_arguments_are_refused_by_name_before_any_work(
     kwargs: dict[str, Any] = {"size_bytes": 1 << 20, argument: value}
     with pytest.raises(SpecError, match=rf"^{argument}: must be"):
         ev.evaluate(["lc", "knn2"], ["rans"], **kwargs)
+
+
+def test_the_json_predicted_rows_say_their_units() -> None:
+    """`predicted` counts GB and MB in 10^9 and 10^6 bytes whatever the platform, beside
+    `estimates` whose `units` are binary on the servers (MB/J 315.9 against 301.3 for one
+    run): without a unit of their own a program could read either as the other's."""
+    (run,) = ev.evaluate(["lc"], ["rans"], size_bytes=1 << 20)
+    doc = ev.document([run])["apps"][0]
+    predicted, est = doc["predicted"]["rans"], doc["estimates"]["rans"]
+    assert est["units"] == "binary"
+    assert predicted["units"] == "decimal"
+    assert predicted["model_gb"] == pytest.approx(run.model_bytes / 1e9)
+    assert predicted["ee_mb_per_j"] == pytest.approx(run.model_bytes / 1e6 / est["energy_j"])
+    assert est["ee_mb_per_j"] == pytest.approx(run.model_bytes / 2**20 / est["energy_j"])

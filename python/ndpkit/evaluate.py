@@ -1035,7 +1035,8 @@ def _split_row(r: AppRun, comparison: SplitComparison) -> list[dict[str, Any]]:
 
 
 def document(runs: list[AppRun]) -> dict[str, Any]:
-    """Everything, per app. `predicted` is the predicted table's rows (MB = 10^6 bytes of D);
+    """Everything, per app. `predicted` is the predicted table's rows (`units` decimal: GB
+    and MB of 10^9 and 10^6 bytes of D);
     `estimates` are the models' own answers for the bytes modelled, GB and MB in each
     platform's `units`."""
     return {
@@ -1052,8 +1053,11 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                 "model_bytes": r.model_bytes,
                 "passes": r.passes,
                 "modelled_bytes": r.modelled_bytes,
+                # GB and MB of 10^9 and 10^6 bytes on every row, said as `estimates` say
+                # theirs: beside them (binary on the servers) a bare model_gb read as either
                 "predicted": {
                     row["platform"]: {k: v for k, v in row.items() if k not in ("app", "platform")}
+                    | {"units": "decimal"}
                     for row in predicted_rows(r)
                 },
                 "estimates": {
