@@ -367,3 +367,32 @@ def test_a_profile_a_file_could_not_hold_is_not_saved(tmp_path) -> None:
     assert list(tmp_path.iterdir()) == []
     save_profiles([to_profile(measurement())], path)
     assert path.exists()
+
+
+@pytest.mark.parametrize("repeat", [0, -3, 2.5, True])
+def test_a_repeat_count_that_cannot_be_right_is_refused(repeat: object) -> None:
+    """0 and -3 ran once without a word, 2.5 ended in a TypeError."""
+    kernel = get_kernel("lc")
+    data = kernel.generate(1 << 16, 0)
+    with pytest.raises(SpecError) as caught:
+        measure(kernel, data, kernel.params(0), repeat=repeat, counters=None)  # type: ignore[arg-type]
+    assert caught.value.field == "repeat"
+
+
+@pytest.mark.parametrize("passes", [1.5, True, 2.0])
+def test_a_pass_count_is_a_whole_number(passes: object) -> None:
+    """A fractional count modelled D x 1.5 bytes, True one pass."""
+    kernel = get_kernel("lc")
+    m = measure(kernel, kernel.generate(1 << 16, 0), kernel.params(0), repeat=1, counters=None)
+    with pytest.raises(SpecError) as caught:
+        to_profile(m, data_bytes=1e9, passes=passes)  # type: ignore[arg-type]
+    assert caught.value.field == "passes"
+    assert to_profile(m, data_bytes=1e9, passes=np.int64(2)).data_bytes == 2e9
+
+
+@pytest.mark.parametrize("follow", ["no", 0, None])
+def test_follow_platform_is_true_or_false(follow: object) -> None:
+    """ "no" (or any other truthy value) followed the platform."""
+    with pytest.raises(SpecError) as caught:
+        EngineScaling(follow_platform=follow)  # type: ignore[arg-type]
+    assert caught.value.field == "follow_platform"

@@ -97,6 +97,11 @@ class EngineScaling:
         if isinstance(self.arm_cores, bool) or not isinstance(self.arm_cores, numbers.Integral):
             raise SpecError(f"must be a whole number, got {self.arm_cores!r}", field="arm_cores")
         _positive(self.arm_cores, "arm_cores")
+        # Strict: "no" (or any other truthy value) followed the platform
+        if not isinstance(self.follow_platform, bool):
+            raise SpecError(
+                f"must be True or False, got {self.follow_platform!r}", field="follow_platform"
+            )
 
     def rates(
         self,
@@ -384,6 +389,8 @@ def measure(
         raise SpecError("cannot profile an empty data set", field=kernel.name)
     if frequency_hz is not None:
         _positive(frequency_hz, "frequency_hz")  # 0 would have meant this host's clock
+    # 0 or -3 ran once without a word, 2.5 ended in a TypeError
+    repeat = whole_number(repeat, "repeat", "a whole number of runs ≥ 1", least=1)
     # At least two chunks where there are two records: α needs the output of part of the
     # sample beside the whole's (`Measurement.device_sends_bytes`).
     if chunk_records is not None:
@@ -398,10 +405,9 @@ def measure(
         # One core, as the figures claim: the counters see only this thread, so BLAS must
         # not spread a part over others.
         with threadpool_limits(limits=1):
-            ticker = _Ticker(int(data.nbytes), max(repeat, 1), progress)
+            ticker = _Ticker(int(data.nbytes), repeat, progress)
             runs = [
-                _one_run(kernel, data, params, chunk, meter, ticker.tick)
-                for _ in range(max(repeat, 1))
+                _one_run(kernel, data, params, chunk, meter, ticker.tick) for _ in range(repeat)
             ]
         counted = meter.counting
     finally:
@@ -633,6 +639,9 @@ def to_profile(
         _positive(data_bytes, "data_bytes")  # 0 would have meant the data profiled
     d = float(m.data_bytes if data_bytes is None else data_bytes)
     n = m.passes if passes is None else passes
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        # 1.5 modelled D x 1.5 bytes, and True one pass, without a word
+        raise SpecError(f"must be a whole number of passes, got {n!r}", field="passes")
     if n < 1:
         raise SpecError(f"must be at least 1, got {n}", field="passes")
     devices = 1 if target_engine is None else target_engine.count
