@@ -412,3 +412,69 @@ def test_a_numpy_bool_among_objects_is_a_number() -> None:
 
     given = np.array([np.True_, Decimal(1), Decimal("-0")], dtype=object)
     assert exact_float32(given, "x", "y").tolist() == [1.0, 1.0, -0.0]
+
+
+@pytest.mark.parametrize("bias", [[0.5], [0.5, 0.25], np.zeros((1, 1), np.float32)], ids=str)
+def test_lc_bias_must_be_one_number(bias: Any) -> None:
+    """[0.5] was a TypeError from numpy (only 0-dimensional arrays…), [0.5, 0.25] a
+    ValueError (the truth value of an array… is ambiguous)."""
+    kernel = get_kernel("lc")
+    points = kernel.generate(1 << 10, 0)
+    params = {"weights": kernel.params(0)["weights"], "bias": bias}
+    with pytest.raises(NdpkitError, match=r"lc: bias must be one number, got an array of shape"):
+        run_in_memory(kernel, points, params, 8)
+    with pytest.raises(NdpkitError, match="lc: bias must be one number"):
+        kernel.reference(points, params)
+
+
+@pytest.mark.parametrize("tol_sq", [[0.5], "abc", "0.5", None, True], ids=repr)
+def test_kmeans_tol_sq_must_be_one_number(tol_sq: Any) -> None:
+    """A list or None was a TypeError from float(), "abc" a ValueError, and "0.5" was
+    parsed as a number."""
+    kernel, data, params = _kmeans()
+    with pytest.raises(NdpkitError, match=r"kmeans: tol_sq must be one number ≥ 0, got"):
+        run_in_memory(kernel, data, {**params, "tol_sq": tol_sq}, 100)
+
+
+def test_kmeans_tol_sq_may_be_any_real_number() -> None:
+    kernel, data, params = _kmeans()
+    for tol_sq in (0, np.float32(0.0), np.int64(0), np.array(0.0)):
+        found = run_in_memory(kernel, data, {**params, "tol_sq": tol_sq}, 100)
+        assert found.converged
+
+
+@pytest.mark.parametrize("centres", ["abc", [["1"] * 8] * 8], ids=["letters", "digits"])
+def test_kmeans_initial_centres_must_be_numbers(centres: Any) -> None:
+    """ "abc" was a ValueError from numpy, and strings of digits were parsed as centres."""
+    kernel, data, params = _kmeans()
+    with pytest.raises(NdpkitError, match=r"kmeans: init_centres must be numbers, got <U"):
+        run_in_memory(kernel, data, {**params, "init_centres": centres}, 100)
+
+
+@pytest.mark.parametrize("k", ["10", np.array([10, 10]), True], ids=repr)
+def test_knn_k_that_is_no_number_is_named_as_given(k: Any) -> None:
+    """ "10" was refused as 'merges its partials for k = 10, not 10', which reads as equal;
+    an array of ks was a ValueError from numpy."""
+    kernel = get_kernel("knn2")
+    points = kernel.generate(1 << 10, 0)
+    params = {"query": kernel.params(0)["query"], "k": k}
+    needle = f"knn2 merges its partials for k = 10, not {re.escape(repr(k))}"
+    with pytest.raises(NdpkitError, match=needle):
+        run_in_memory(kernel, points, params, 8)
+
+
+def test_knn_k_equal_to_the_kernels_is_taken_in_any_numeric_type() -> None:
+    kernel = get_kernel("knn2")
+    points = kernel.generate(1 << 10, 0)
+    for k in (10, np.int64(10), 10.0):
+        found = run_in_memory(kernel, points, {"query": kernel.params(0)["query"], "k": k}, 8)
+        assert len(found.indices) == 10
+
+
+@pytest.mark.parametrize("threshold", [np.array([1, 2]), [100]], ids=str)
+def test_binarize_threshold_that_is_an_array_is_refused_clearly(threshold: Any) -> None:
+    """An array was compared elementwise with "otsu": a ValueError from numpy."""
+    kernel = get_kernel("binarize")
+    images = kernel.generate(1 << 16, 0)
+    with pytest.raises(NdpkitError, match=r"binarize threshold must be 0\.\.255 or 'otsu', got"):
+        run_in_memory(kernel, images, {"threshold": threshold}, 4)

@@ -71,6 +71,17 @@ def test_an_infinite_score_is_an_error_not_a_label(point: list[float], message: 
         run_in_memory(LC, data, params, 1)
 
 
+def test_a_nan_score_from_products_past_float32_says_so() -> None:
+    """Finite features and weights whose products pass float32's range with both signs sum
+    to inf − inf = NaN: the message named only a NaN or infinite feature, which this point
+    does not have."""
+    data = np.zeros((3, 8), np.float32)
+    data[2, :2] = [3e38, -3e38]
+    params = {"weights": np.full(8, 2, np.float32), "bias": np.float32(0)}
+    with pytest.raises(NdpkitError, match=r"score of point 2 is NaN .*products of finite numbers"):
+        run_in_memory(LC, data, params, 1)
+
+
 def test_empty_data_gives_no_labels() -> None:
     data = _data(0)[:0]
     labels = run_in_memory(LC, data, LC.params(0), 4)

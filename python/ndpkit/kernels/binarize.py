@@ -196,7 +196,9 @@ def _binarised(
 
 
 def _valid_threshold(threshold: object) -> Threshold:
-    if threshold == "otsu":
+    # Compared as a string only if it is one: an array of thresholds compared elementwise
+    # with "otsu" was a ValueError from numpy ("truth value of an array … is ambiguous").
+    if isinstance(threshold, str) and threshold == "otsu":
         return "otsu"
     if (
         isinstance(threshold, int | np.integer)

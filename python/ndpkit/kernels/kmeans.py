@@ -482,7 +482,13 @@ class KMeansKernel(Kernel):
     def _checked(self, params: dict[str, Any]) -> tuple[F64, float, int]:
         """(initial centres, tol_sq, max_iter), or an NdpkitError saying which is wrong:
         NaN centres would send every point to cluster 0 and still "converge"."""
-        centres = np.asarray(param(params, "init_centres", self.name), dtype=np.float64)
+        given = np.asarray(param(params, "init_centres", self.name))
+        # Only numbers: "abc" was a ValueError from numpy, and strings of digits were parsed.
+        if given.dtype.kind not in "fiu":
+            raise NdpkitError(
+                f"{self.name}: init_centres must be numbers, got {given.dtype} {given.shape}"
+            )
+        centres = given.astype(np.float64)
         if centres.shape != (self.clusters, self.features):
             raise NdpkitError(
                 f"{self.name}: init_centres has shape {centres.shape}, "
@@ -496,7 +502,11 @@ class KMeansKernel(Kernel):
             raise NdpkitError(f"{self.name}: max_iter must be a whole number, got {max_iter!r}")
         if max_iter < 1:
             raise NdpkitError(f"{self.name}: max_iter must be at least 1, got {max_iter}")
-        tol_sq = float(param(params, "tol_sq", self.name))
+        raw = param(params, "tol_sq", self.name)
+        # One number: a list or None was a TypeError from float(), and "0.5" was parsed.
+        if np.ndim(raw) != 0 or np.asarray(raw).dtype.kind not in "fiu":
+            raise NdpkitError(f"{self.name}: tol_sq must be one number ≥ 0, got {raw!r}")
+        tol_sq = float(raw)
         if not (math.isfinite(tol_sq) and tol_sq >= 0):
             raise NdpkitError(f"{self.name}: tol_sq must be finite and ≥ 0, got {tol_sq}")
         return centres.copy(), tol_sq, int(max_iter)

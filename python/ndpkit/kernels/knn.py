@@ -299,8 +299,10 @@ class Knn(Kernel):
 
     def init(self, params: dict[str, Any]) -> dict[str, Any]:
         k = param(params, "k", self.name)
-        if k != self.k:
-            raise NdpkitError(f"{self.name} merges its partials for k = {self.k}, not {k}")
+        # A number equal to the kernel's k: "10" was refused as "for k = 10, not 10", and an
+        # array was a ValueError from numpy.
+        if isinstance(k, bool | str) or np.ndim(k) != 0 or k != self.k:
+            raise NdpkitError(f"{self.name} merges its partials for k = {self.k}, not {k!r}")
         query = self._query(params)
         if query.shape != (self.features,):
             raise NdpkitError(

@@ -91,7 +91,10 @@ class LinearClassifier(RowKernel):
         weights = exact_float32(param(params, "weights", self.name), "lc: weights", why)
         if weights.shape != (FEATURES,) or not np.isfinite(weights).all():
             raise NdpkitError(f"lc: weights must be {FEATURES} finite numbers, got {weights}")
-        bias = np.float32(exact_float32(param(params, "bias", self.name), "lc: bias", why))
+        given = exact_float32(param(params, "bias", self.name), "lc: bias", why)
+        if given.shape != ():  # [0.5] was a TypeError from numpy, [0.5, 0.25] a ValueError
+            raise NdpkitError(f"lc: bias must be one number, got an array of shape {given.shape}")
+        bias = np.float32(given)
         if not np.isfinite(bias):
             raise NdpkitError(f"lc: bias must be finite, got {bias}")
         return {"weights": weights, "bias": bias}
@@ -139,8 +142,9 @@ class LinearClassifier(RowKernel):
             where = int(np.flatnonzero(~np.isfinite(dots))[0])
             if np.isnan(dots[where]):
                 why = (
-                    "NaN (a NaN feature, or an infinite one times a zero weight or against "
-                    "another infinity)"
+                    "NaN (a NaN feature, an infinite one times a zero weight or against "
+                    "another infinity, or products of finite numbers past float32's ±3.4e38 "
+                    "of both signs: +inf plus -inf)"
                 )
             else:
                 why = (
