@@ -216,6 +216,17 @@ def test_binarize_any_image_size_and_unpack(shape: tuple[int, int], threshold: A
     assert np.array_equal(unpack(result, shape), data > result.thresholds[:, None, None])
 
 
+@pytest.mark.parametrize("shape", [(6, 7), (5, 6), (35,), (-5, -7)], ids=str)
+def test_unpack_refuses_a_shape_the_bits_do_not_hold(shape: tuple[int, ...]) -> None:
+    """(5, 7) images pack into 5 bytes each: unpacked as (6, 7) they got 7 made-up dark
+    pixels, as (5, 6) they lost 5, without a word."""
+    data = np.random.default_rng(3).integers(0, 256, (3, 5, 7), dtype=np.uint8)
+    result = _run(Binarize(127), data, 2)
+    with pytest.raises(NdpkitError, match=r"packed bytes each|an image shape \(height, width\)"):
+        unpack(result, shape)  # type: ignore[arg-type]
+    assert np.array_equal(unpack(result, (5, 7)), data > 127)
+
+
 def test_binarize_rejects_a_threshold_outside_the_byte_range() -> None:
     for bad in (256, -1, "mean", True):
         with pytest.raises(NdpkitError, match="threshold"):

@@ -80,9 +80,22 @@ def otsu_thresholds(counts: np.ndarray) -> np.ndarray:
 
 
 def unpack(result: BinaryImages, shape: tuple[int, int]) -> np.ndarray:
-    """(n, height, width) bool images from packed bits."""
-    pixels = shape[0] * shape[1]
-    bits = np.unpackbits(result.bits, axis=1, count=pixels)
+    """(n, height, width) bool images from packed bits, or an NdpkitError if `shape` is not
+    one the bits can hold: ceil(height · width / 8) bytes per image. (np.unpackbits pads with
+    zeros or drops bits to the count it is given, so a wrong shape gave images with made-up
+    dark pixels, or with pixels missing, without a word.)"""
+    packed = np.asarray(result.bits)
+    if len(shape) != 2:
+        raise NdpkitError(f"binarize: unpack needs an image shape (height, width), got {shape}")
+    height, width = shape
+    pixels = height * width
+    if packed.ndim != 2 or height < 0 or width < 0 or -(-pixels // 8) != packed.shape[1]:
+        per_image = packed.shape[1] if packed.ndim == 2 else None
+        raise NdpkitError(
+            f"binarize: images of shape {tuple(shape)} take {-(-pixels // 8)} packed bytes "
+            f"each, the bits have {per_image} (shape {packed.shape})"
+        )
+    bits = np.unpackbits(packed, axis=1, count=pixels)
     images: np.ndarray = bits.reshape(len(bits), *shape).astype(bool)
     return images
 
