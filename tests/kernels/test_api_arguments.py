@@ -217,6 +217,34 @@ def test_every_generator_refuses_a_negative_size_alike(app: str) -> None:
         get_kernel(app).generate(-1, 0)
 
 
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "0"], ids=repr)
+@pytest.mark.parametrize("app", ["knn8", "knn2-topk", "kmeans", "fft2d", "lc", "he", "sobel"])
+def test_every_generator_refuses_a_seed_that_is_no_whole_number_alike(app: str, seed: Any) -> None:
+    """numpy's own errors named no argument (-1: 'expected non-negative integer', 1.5:
+    'SeedSequence expects int…', K-Means' 'seed must be integer'), and True was seed 1."""
+    kernel = get_kernel(app)
+    with pytest.raises(SpecError, match=r"seed: must be a whole number ≥ 0, got"):
+        kernel.generate(1 << 16, seed)
+    if app in ("knn8", "knn2-topk", "kmeans", "lc"):  # the apps whose params are seeded
+        with pytest.raises(SpecError, match=r"seed: must be a whole number ≥ 0, got"):
+            kernel.params(seed)
+
+
+def test_a_generators_seed_may_be_any_whole_number_type() -> None:
+    kernel = get_kernel("knn2")
+    same = [kernel.generate(64, seed) for seed in (3, np.int64(3), np.uint8(3))]
+    assert all(np.array_equal(same[0], other) for other in same[1:])
+    assert len(kernel.generate(64, 2**70)) == 8  # numpy takes seeds of any size
+
+
+@pytest.mark.parametrize("app", ["knn8", "kmeans", "fft2d", "lc", "he"])
+def test_every_generator_refuses_a_size_that_is_no_whole_number(app: str) -> None:
+    """1000.5 became a float shape: a TypeError from numpy."""
+    needle = r"size_bytes must be a whole number of bytes, got 1000\.5"
+    with pytest.raises(NdpkitError, match=needle):
+        get_kernel(app).generate(1000.5, 0)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("app", ["knn8", "kmeans", "lc"])
 def test_every_generator_gives_a_record_for_a_few_bytes(app: str) -> None:
     assert len(get_kernel(app).generate(5, 0)) == 1

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, checked_records
 from ndpkit.kernels.images import check_pixels
-from ndpkit.kernels.parts import records_in
+from ndpkit.kernels.parts import checked_seed, records_in
 
 SIDE = 256
 CHANNELS = 3
@@ -102,7 +102,7 @@ class Fft2d(RowKernel):
     def generate(self, size_bytes: int, seed: int) -> np.ndarray:
         """Smooth gradients plus noise: a spectrum with both a strong DC part and a tail."""
         n_images = records_in(size_bytes, self.record_bytes)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(checked_seed(seed))
         ramp = np.add.outer(np.arange(SIDE), np.arange(SIDE)) / (2 * SIDE)
         tint = rng.uniform(0.0, 160.0, (n_images, 1, 1, CHANNELS))
         out = np.empty((n_images, SIDE, SIDE, CHANNELS), dtype=np.uint8)

@@ -21,6 +21,7 @@ from PIL import Image
 
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels.base import check_out
+from ndpkit.kernels.parts import checked_seed
 
 GREY_LEVELS = 256
 IMAGE_SHAPE = (256, 256)
@@ -99,7 +100,7 @@ def blocky_images(
     """Piecewise-constant scenes plus uniform noise: edges for Sobel, a bimodal histogram for
     binarisation (`two_level`), a band to stretch for HE. Built in batches of 32 images so
     the int16 temporaries stay small whatever `n_images` is."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(checked_seed(seed))
     height, width = shape
     grid = (-(-height // block_px), -(-width // block_px))
     out = np.empty((n_images, height, width), dtype=np.uint8)

@@ -70,7 +70,7 @@ from numpy.typing import NDArray
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, whole_number
 from ndpkit.kernels.base import Kernel, KernelMismatchError, param
-from ndpkit.kernels.parts import records_in
+from ndpkit.kernels.parts import checked_seed, records_in
 from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -412,6 +412,7 @@ class KMeansKernel(Kernel):
         come from one mixture; block b of the points depends only on (seed, b), so a shorter
         data set is a prefix of a longer one."""
         n_points = records_in(size_bytes, self.record_bytes)
+        seed = checked_seed(seed)
         blobs = np.random.default_rng(_BLOB_STREAM).uniform(
             -4.0, 4.0, (self.clusters, self.features)
         )
@@ -467,7 +468,7 @@ class KMeansKernel(Kernel):
         return points
 
     def _params_from(self, sample: F64, seed: int) -> dict[str, Any]:
-        rng = np.random.default_rng([seed, _INIT_STREAM])
+        rng = np.random.default_rng([checked_seed(seed), _INIT_STREAM])
         return {
             "init_centres": kmeans_plus_plus(sample, self.clusters, rng),
             "max_iter": self.max_iter,

@@ -63,7 +63,7 @@ from ndpkit.kernels.base import (
     exact_float32,
     param,
 )
-from ndpkit.kernels.parts import records_in
+from ndpkit.kernels.parts import checked_seed, records_in
 from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -289,12 +289,12 @@ class Knn(Kernel):
     def generate(self, size_bytes: int, seed: int) -> np.ndarray:
         """Points uniform in the unit cube."""
         n_points = records_in(size_bytes, self.record_bytes)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(checked_seed(seed))
         return rng.random((n_points, self.features), dtype=np.float32)
 
     def params(self, seed: int) -> dict[str, Any]:
         """A query uniform in the unit cube, from a stream independent of the data's."""
-        rng = np.random.default_rng([seed, _PARAMS_STREAM])
+        rng = np.random.default_rng([checked_seed(seed), _PARAMS_STREAM])
         return {"query": rng.random(self.features, dtype=np.float32), "k": self.k}
 
     def init(self, params: dict[str, Any]) -> dict[str, Any]:

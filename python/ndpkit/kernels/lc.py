@@ -45,7 +45,7 @@ from ndpkit.kernels.base import (
     exact_float32,
     param,
 )
-from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
+from ndpkit.kernels.parts import Parts, checked_seed, in_order, merge_by_offset, records_in
 from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -72,7 +72,7 @@ class LinearClassifier(RowKernel):
     def generate(self, size_bytes: int, seed: int) -> np.ndarray:
         """Uniform features on the 1/16 grid in [-8, 8): exact in float32 (see module doc)."""
         n_points = records_in(size_bytes, self.record_bytes)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(checked_seed(seed))
         ints = rng.integers(-128, 128, (n_points, FEATURES), dtype=np.int8)
         points = ints.astype(np.float32)
         points *= np.float32(1 / 16)
@@ -80,7 +80,7 @@ class LinearClassifier(RowKernel):
 
     def params(self, seed: int) -> dict[str, Any]:
         """Weights in [-1, 1] on the 1/64 grid and a bias in [-1, 1] on the 1/1024 grid."""
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(checked_seed(seed))
         weights = (rng.integers(-64, 65, FEATURES) / 64).astype(np.float32)
         bias = np.float32(rng.integers(-1024, 1025) / 1024)
         return {"weights": weights, "bias": bias}

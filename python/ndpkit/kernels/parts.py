@@ -8,9 +8,11 @@ host part concatenates the segments in record order and checks they tile 0..n.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, whole_number
 
 Parts = dict[int, tuple[np.ndarray, ...]]
 """A per-record partial: offset of the first record → arrays whose axis 0 is those records."""
@@ -56,6 +58,16 @@ def in_order(merged: Parts) -> tuple[np.ndarray, ...]:
 
 def records_in(size_bytes: int, record_bytes: int) -> int:
     """Whole records in about `size_bytes`: at least one unless `size_bytes` is 0."""
+    if isinstance(size_bytes, bool) or not isinstance(size_bytes, numbers.Integral):
+        # 1000.5 gave numpy a float shape: a TypeError far from the argument
+        raise NdpkitError(f"size_bytes must be a whole number of bytes, got {size_bytes!r}")
     if size_bytes < 0:
         raise NdpkitError(f"size_bytes must be ≥ 0, got {size_bytes}")
     return max(size_bytes // record_bytes, 1 if size_bytes else 0)
+
+
+def checked_seed(seed: object) -> int:
+    """A generator's `seed` as an int ≥ 0, or a SpecError naming it: numpy's own errors for
+    -1 ("expected non-negative integer") and 1.5 ("SeedSequence expects int…") named no
+    argument, and True was taken as 1."""
+    return whole_number(seed, "seed", "a whole number ≥ 0", least=0)
