@@ -140,6 +140,14 @@ def test_params_are_deterministic_and_taken_from_the_data():
     assert len(np.unique(first["init_centres"], axis=0)) == 8
 
 
+def test_more_clusters_than_the_init_sample_still_start_apart():
+    """With K above INIT_SAMPLE_RECORDS, k-means++ ran out of points and picked some twice:
+    K = 4,100 had 4 centres picked twice, 4 clusters that started empty and stayed so."""
+    kernel = KMeansKernel(features=2, clusters=INIT_SAMPLE_RECORDS + 4)
+    centres = kernel.params(0)["init_centres"]
+    assert len(np.unique(centres, axis=0)) == INIT_SAMPLE_RECORDS + 4
+
+
 def test_empty_cluster_keeps_its_centre():
     """Centre 2 is far from every point: it gets no point, and stays where it was."""
     kernel = KMeansKernel(features=2, clusters=3)

@@ -16,9 +16,10 @@
 
 Conventions [choice; the paper leaves them open]: d = 8 float32 features, K = 8 clusters,
 max_iter = 100. Data: Gaussian blobs (σ = 1) around K fixed centres in [−4, 4]^d. Initial
-centres are a k-means++ (seeded) over the first 4,096 points generated with the seed, computed
-in `params`; the generator is prefix-stable, so they are points of any data set generated in
-one call with that seed and ≥ 4,096 points (no cluster starts empty), and points of the same
+centres are a k-means++ (seeded) over the first 4,096 points generated with the seed (K if
+K is larger), computed in `params`; the generator is prefix-stable, so they are points of any
+data set generated in one call with that seed and at least that many points (no cluster
+starts empty), and points of the same
 mixture for a runtime data set (whose shards have derived seeds). Data that was not generated
 (an imported data set) gets its initial centres from `params_for_data`: the same k-means++
 over a sample of that data, so every centre starts at one of its points.
@@ -433,8 +434,10 @@ class KMeansKernel(Kernel):
         return np.round(points / GRID) * GRID
 
     def params(self, seed: int) -> dict[str, Any]:
-        """Initial centres: k-means++ over the first INIT_SAMPLE_RECORDS generated points."""
-        sample = self.generate(INIT_SAMPLE_RECORDS * self.record_bytes, seed)
+        """Initial centres: k-means++ over the first INIT_SAMPLE_RECORDS generated points, or
+        the first K if K is more (over 4,096 points, K = 5,000 had 904 centres picked twice,
+        which started empty and stayed so)."""
+        sample = self.generate(max(INIT_SAMPLE_RECORDS, self.clusters) * self.record_bytes, seed)
         return self._params_from(sample.astype(np.float64), seed)
 
     def params_for_data(self, sample: np.ndarray, seed: int) -> dict[str, Any]:
