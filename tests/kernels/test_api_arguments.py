@@ -466,7 +466,7 @@ def test_kmeans_tol_sq_must_be_one_number(tol_sq: Any) -> None:
 
 def test_kmeans_tol_sq_may_be_any_real_number() -> None:
     kernel, data, params = _kmeans()
-    for tol_sq in (0, np.float32(0.0), np.int64(0), np.array(0.0)):
+    for tol_sq in (0, np.float32(0.0), np.int64(0), np.array(0.0), Fraction(0)):
         found = run_in_memory(kernel, data, {**params, "tol_sq": tol_sq}, 100)
         assert found.converged
 

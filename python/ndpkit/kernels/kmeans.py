@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -508,7 +509,9 @@ class KMeansKernel(Kernel):
             raise NdpkitError(f"{self.name}: max_iter must be at least 1, got {max_iter}")
         raw = param(params, "tol_sq", self.name)
         # One number: a list or None was a TypeError from float(), and "0.5" was parsed.
-        if np.ndim(raw) != 0 or np.asarray(raw).dtype.kind not in "fiu":
+        # (A Python real, Fraction included, or a numpy number or 0-d array; not a bool.)
+        real = isinstance(raw, numbers.Real) and not isinstance(raw, bool)
+        if not real and (np.ndim(raw) != 0 or np.asarray(raw).dtype.kind not in "fiu"):
             raise NdpkitError(f"{self.name}: tol_sq must be one number ≥ 0, got {raw!r}")
         tol_sq = float(raw)
         if not (math.isfinite(tol_sq) and tol_sq >= 0):
