@@ -471,12 +471,21 @@ def test_kmeans_tol_sq_may_be_any_real_number() -> None:
         assert found.converged
 
 
-@pytest.mark.parametrize("centres", ["abc", [["1"] * 8] * 8], ids=["letters", "digits"])
+@pytest.mark.parametrize(
+    "centres", ["abc", [["1"] * 8] * 8, [[None] * 8] * 8], ids=["letters", "digits", "None"]
+)
 def test_kmeans_initial_centres_must_be_numbers(centres: Any) -> None:
     """ "abc" was a ValueError from numpy, and strings of digits were parsed as centres."""
     kernel, data, params = _kmeans()
-    with pytest.raises(NdpkitError, match=r"kmeans: init_centres must be numbers, got <U"):
+    with pytest.raises(NdpkitError, match=r"kmeans: init_centres must be numbers, got (<U|obj)"):
         run_in_memory(kernel, data, {**params, "init_centres": centres}, 100)
+
+
+def test_kmeans_initial_centres_may_be_python_numbers() -> None:
+    kernel, data, params = _kmeans()
+    as_fractions = [[Fraction(float(v)) for v in row] for row in params["init_centres"]]
+    found = run_in_memory(kernel, data, {**params, "init_centres": as_fractions}, 100)
+    np.testing.assert_array_equal(found.centres, run_in_memory(kernel, data, params, 100).centres)
 
 
 @pytest.mark.parametrize("k", ["10", np.array([10, 10]), True], ids=repr)

@@ -488,8 +488,10 @@ class KMeansKernel(Kernel):
         """(initial centres, tol_sq, max_iter), or an NdpkitError saying which is wrong:
         NaN centres would send every point to cluster 0 and still "converge"."""
         given = np.asarray(param(params, "init_centres", self.name))
-        # Only numbers: "abc" was a ValueError from numpy, and strings of digits were parsed.
-        if given.dtype.kind not in "fiu":
+        # Only real numbers: "abc" was a ValueError from numpy, and strings of digits were
+        # parsed. (Python numbers numpy keeps as objects, Fractions say, are taken.)
+        objects = given.ravel() if given.dtype.kind == "O" else ()
+        if given.dtype.kind not in "biufO" or not all(isinstance(v, numbers.Real) for v in objects):
             raise NdpkitError(
                 f"{self.name}: init_centres must be numbers, got {given.dtype} {given.shape}"
             )
