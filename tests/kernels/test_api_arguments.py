@@ -88,6 +88,35 @@ def test_run_in_memory_names_the_array_given_with_the_wrong_axes(
     assert ("data[None]" in str(e.value)) == (len(shape) == len(kernel.record_shape))
 
 
+@pytest.mark.parametrize(
+    ("app", "shape", "want"),
+    [
+        ("knn2", (5, 3), r"\(n, 2\)"),
+        ("knn8-topk", (9, 6), r"\(n, 8\)"),
+        ("lc", (5, 3), r"\(n, 8\)"),
+        ("kmeans", (20, 3), r"\(n, 8\)"),
+        ("fft2d", (3, 128, 128, 3), r"\(n, 256, 256, 3\)"),
+    ],
+)
+def test_run_in_memory_names_the_array_given_with_records_of_another_shape(
+    app: str, shape: tuple[int, ...], want: str
+) -> None:
+    """The kernel's own check named the first chunk: (5, 3) points for knn2 in chunks of 2
+    were 'data of shape (2, 3)', (3, 128, 128, 3) images 'data of shape (1, 128, 128, 3)'."""
+    kernel = get_kernel(app)
+    data = np.zeros(shape, kernel.dtype)
+    given = re.escape(str(shape))
+    with pytest.raises(NdpkitError, match=rf"{app}: data of shape {given} .*need .*{want}"):
+        run_in_memory(kernel, data, kernel.params(0), 1)
+
+
+def test_grey_image_kernels_still_take_images_of_any_size() -> None:
+    for app in ("he", "he-remap", "sobel", "binarize"):
+        kernel = get_kernel(app)
+        images = np.zeros((2, 3, 5), np.uint8)
+        run_in_memory(kernel, images, kernel.params(0), 1)
+
+
 def test_a_kernel_of_scalar_records_takes_an_array_of_any_shape() -> None:
     """A user's kernel that does not declare `record_shape` (the default, `()`) sums rows of
     (100, 4) as before: a review found the axis check refusing it."""

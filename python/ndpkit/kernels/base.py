@@ -327,12 +327,20 @@ def _check_axes(kernel: Kernel, data: np.ndarray) -> None:
     axes = len(kernel.record_shape)
     # A kernel whose records are scalars (or that does not say: a user's subclass keeps the
     # default `()`) takes any array, as before.
+    shape = ", ".join(["n", *map(str, kernel.record_shape)])
     if axes and np.ndim(data) != axes + 1:
-        shape = ", ".join(["n", *map(str, kernel.record_shape)])
         hint = " (one record: data[None])" if np.ndim(data) == axes else ""
         raise NdpkitError(
             f"{kernel.name}: data of shape {np.shape(data)} is not an array of records: "
             f"need {axes + 1} axes, ({shape}){hint}"
+        )
+    # Records of another shape were named by the kernel's check of the first chunk: (5, 3)
+    # points for knn2 in chunks of 2 were "data of shape (2, 3)". Grey-image kernels
+    # (records of two axes, height and width) take images of any size.
+    if axes and axes != 2 and np.shape(data)[1:] != tuple(kernel.record_shape):
+        raise NdpkitError(
+            f"{kernel.name}: data of shape {np.shape(data)} is not records of shape "
+            f"{tuple(kernel.record_shape)}: need an array of shape ({shape})"
         )
 
 
