@@ -544,3 +544,26 @@ def test_binarize_threshold_that_is_an_array_is_refused_clearly(threshold: Any) 
     images = kernel.generate(1 << 16, 0)
     with pytest.raises(NdpkitError, match=r"binarize threshold must be 0\.\.255 or 'otsu', got"):
         run_in_memory(kernel, images, {"threshold": threshold}, 4)
+
+
+@pytest.mark.parametrize("app", ["lc", "he", "sobel", "binarize", "knn2"])
+def test_run_in_memory_given_a_list_says_what_it_needs(app: str) -> None:
+    """A Python list ended in "'list' object has no attribute 'ndim'" from LC, HE, Sobel and
+    Binarize; now it meets the kernel's own checks, as the array it makes does."""
+    kernel = get_kernel(app)
+    data = kernel.generate(4096, 0).tolist()  # Python ints and floats: int64 and float64
+    params = kernel.params(0)
+    with pytest.raises(NdpkitError) as given_list:
+        run_in_memory(kernel, data, params, 64)
+    with pytest.raises(NdpkitError) as given_array:
+        run_in_memory(kernel, np.asarray(data), params, 64)
+    assert str(given_list.value) == str(given_array.value)
+
+
+def test_kmeans_still_takes_a_list() -> None:
+    kernel = get_kernel("kmeans")
+    data = kernel.generate(4096, 0)
+    params = kernel.params(0)
+    want = run_in_memory(kernel, data, params, 64)
+    got = run_in_memory(kernel, data.tolist(), params, 64)
+    np.testing.assert_array_equal(got.centres, want.centres)

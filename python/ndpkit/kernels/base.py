@@ -279,6 +279,10 @@ def run_in_memory(
     With `shard_bounds` (record indices 0 = b0 ≤ b1 ≤ … = len(data)), chunks are taken
     shard by shard and each shard's partials are merged first, as a device would, before
     the per-shard partials are merged for the host."""
+    if not isinstance(data, np.ndarray):
+        # A list gave "'list' object has no attribute 'ndim'" from some kernels; as an
+        # array it meets the kernel's own dtype and shape checks, which say what is wanted.
+        data = np.asarray(data)
     chunk_records, bounds = _check_run(data, chunk_records, shard_bounds)
     _check_axes(kernel, data)
     state = kernel.init(params)
