@@ -396,3 +396,11 @@ def test_follow_platform_is_true_or_false(follow: object) -> None:
     with pytest.raises(SpecError) as caught:
         EngineScaling(follow_platform=follow)  # type: ignore[arg-type]
     assert caught.value.field == "follow_platform"
+
+
+def test_a_numpy_bool_is_true_or_false() -> None:
+    """np.False_ (a value read from an array) followed the platform as False before the
+    check, and the check refused it; it is taken, as Python's bool."""
+    off = EngineScaling(follow_platform=np.array([False])[0])
+    assert off.follow_platform is False
+    assert EngineScaling(follow_platform=np.bool_(True)).follow_platform is True

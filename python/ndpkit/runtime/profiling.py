@@ -97,11 +97,13 @@ class EngineScaling:
         if isinstance(self.arm_cores, bool) or not isinstance(self.arm_cores, numbers.Integral):
             raise SpecError(f"must be a whole number, got {self.arm_cores!r}", field="arm_cores")
         _positive(self.arm_cores, "arm_cores")
-        # Strict: "no" (or any other truthy value) followed the platform
-        if not isinstance(self.follow_platform, bool):
+        # Strict: "no" (or any other truthy value) followed the platform. numpy's bool (a
+        # value read from an array) is a bool, kept as Python's.
+        if not isinstance(self.follow_platform, bool | np.bool_):
             raise SpecError(
                 f"must be True or False, got {self.follow_platform!r}", field="follow_platform"
             )
+        object.__setattr__(self, "follow_platform", bool(self.follow_platform))
 
     def rates(
         self,
