@@ -68,3 +68,22 @@ def test_the_simulator_refuses_it_too() -> None:
     config = Configuration(active=tuple(range(rfns.devices)), route=tuple(route))
     with pytest.raises(ModelError, match="outside its mux2 module"):
         simulate(rfns, load_profile("lc"), config)
+
+
+def test_a_module_s_first_ssd_goes_to_its_own_engine_alone() -> None:
+    """Its dedicated wire leads to engine 0 of the module; the mux serves the others."""
+    rfns = load_platform("rfns")
+    route = list(range(rfns.devices))
+    route[2] = 3  # SSD 2 is the first of module (2, 3)
+    config = Configuration(active=tuple(range(rfns.devices)), route=tuple(route))
+    with pytest.raises(
+        ModelError, match=r"SSD 2 .* first of its mux2 module and wired to engine 2"
+    ):
+        estimate(rfns, load_profile("lc"), config)
+
+
+def test_under_mux4_the_other_ssds_may_go_to_any_engine_of_the_module() -> None:
+    rans = load_platform("rans").with_engine_count(8).with_scheme("mux4")
+    route = (0, 3, 1, 2, 4, 4, 7, 5)  # positions 1..3 anywhere in their module
+    config = Configuration(active=(0, 1, 2, 3, 4, 5, 7), route=route)
+    assert estimate(rans, load_profile("lc"), config).time_s > 0

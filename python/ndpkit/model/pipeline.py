@@ -252,24 +252,33 @@ def _check_mapping(platform: Platform, active: tuple[int, ...], routes: tuple[in
 
 
 def _check_within_modules(platform: Platform, routes: tuple[int, ...]) -> None:
-    """An SSD reaches only the engines of its own mux module (SSDs k*m .. k*m + k - 1):
-    a route across modules has no wire under this switch layer, and the model would time
-    it as if it had one. numpy, as `plan --optimal` checks a mapping per engine count."""
+    """An SSD reaches only the engines of its own mux module (SSDs k*m .. k*m + k - 1), and
+    a module's first SSD only its own engine, over its dedicated wire (§2.6; its read is
+    never capped by a mux port, `ssd_read_bandwidths`): a route with no wire under this
+    switch layer would be timed as if it had one. numpy, as `plan --optimal` checks a
+    mapping per engine count."""
     n = platform.devices
     k = platform.switch_layer.module_size(n)
     if k >= n:  # one module (muxn, or mux-k over at most k SSDs): any route is wired
         return
     engines = np.fromiter(routes, dtype=np.intp, count=n)
-    crossing = np.flatnonzero(engines // k != np.arange(n) // k)
-    if crossing.size:
-        ssd = int(crossing[0])
+    ssds = np.arange(n)
+    unwired = (engines // k != ssds // k) | ((ssds % k == 0) & (engines != ssds))
+    bad = np.flatnonzero(unwired)
+    if bad.size:
+        ssd = int(bad[0])
         first = ssd - ssd % k
-        module = f"SSDs {first}..{min(first + k, n) - 1}"
-        more = f" (and {crossing.size - 1} more)" if crossing.size > 1 else ""
+        scheme = platform.switch_layer.scheme
+        more = f" (and {bad.size - 1} more)" if bad.size > 1 else ""
+        if ssd == first and routes[ssd] // k == ssd // k:
+            raise ModelError(
+                f"SSD {ssd} is routed to engine {routes[ssd]}, but it is the first of its "
+                f"{scheme} module and wired to engine {ssd} alone{more}"
+            )
         raise ModelError(
-            f"SSD {ssd} is routed to engine {routes[ssd]}, outside its "
-            f"{platform.switch_layer.scheme} module ({module}){more}: an SSD reaches only the "
-            "engines of its own module"
+            f"SSD {ssd} is routed to engine {routes[ssd]}, outside its {scheme} module "
+            f"(SSDs {first}..{min(first + k, n) - 1}){more}: an SSD reaches only the engines "
+            "of its own module"
         )
 
 
