@@ -4,9 +4,12 @@ bad table or damaged shard as a clear error naming the file."""
 from __future__ import annotations
 
 import json
+import os
+import time
 import warnings
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -217,6 +220,49 @@ def test_a_page_whose_crc_does_not_match_is_refused(tmp_path: Path) -> None:
         import_dataset(source, 2, tmp_path / "ds", "lc")
     assert caught.value.source == str(source)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["flipped.parquet"]
+
+
+@pytest.mark.parametrize("how", ["written again", "renamed over", "truncated"])
+def test_a_table_changed_while_it_is_imported_is_an_error_not_a_mixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """`pq.write_table` onto the source while it is imported (a pipeline run again) truncates
+    it and writes it again, with the same layout: the data set held the old table's first
+    rows and the new one's last, with exit 0 (most writers store no page CRCs that could
+    tell). A .npy source was already refused so."""
+    source = tmp_path / "points.parquet"
+
+    def write(value: float, rows: int = 5000) -> None:
+        columns = {f"c{j}": np.full(rows, value, np.float32) for j in range(8)}
+        pq.write_table(pa.table(columns), source, row_group_size=1000)
+
+    write(0.0)
+    an_hour_ago = time.time_ns() - 3600 * 10**9  # a write now changes the time, however coarse
+    os.utime(source, ns=(an_hour_ago, an_hour_ago))
+    real, calls = dataset_module.batch_to_records, []
+
+    def changed_after_the_first(batch: Any, dtype: np.dtype[Any]) -> np.ndarray:
+        calls.append(1)
+        if len(calls) == 1:
+            if how == "written again":
+                write(7.0)
+            elif how == "renamed over":
+                pq.write_table(
+                    pa.table({f"c{j}": np.full(5000, 7, np.float32) for j in range(8)}),
+                    tmp_path / "new.parquet",
+                    row_group_size=1000,
+                )
+                os.replace(tmp_path / "new.parquet", source)
+            else:
+                os.truncate(source, source.stat().st_size // 2)
+        return real(batch, dtype)
+
+    monkeypatch.setattr(dataset_module, "batch_to_records", changed_after_the_first)
+    monkeypatch.setattr(dataset_module, "_PIECE_BYTES", 1000 * 32)  # a batch of 1000 rows
+    with pytest.raises(SpecError, match=r"changed while it was read \(it ") as caught:
+        import_dataset(source, 2, tmp_path / "ds", "lc", shard_bytes=2**16)
+    assert caught.value.source == str(source)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["points.parquet"]
 
 
 def test_integers_beside_a_float_column_are_rounded_once(tmp_path: Path) -> None:

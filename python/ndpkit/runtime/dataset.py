@@ -2284,6 +2284,11 @@ def _parquet_sources(
             "holds rows of features (apps whose records have shape (d,): lc, knn*, kmeans)",
             source=str(src),
         )
+    # Taken before the footer is read, and compared after every batch: a table rewritten
+    # meanwhile (`pq.write_table` onto it truncates and writes it again, usually with the
+    # same layout) gave a data set of the old file's first rows and the new one's last, with
+    # exit 0, where most writers store no page CRCs that could tell.
+    stamp = _stamp_of(src)
     try:
         # Page CRCs checked where the writer stored them (ndpkit's own shards have them): a
         # damaged page was imported, and the new manifest's CRC vouched for it.
@@ -2306,9 +2311,11 @@ def _parquet_sources(
                 except StopIteration:
                     break
                 except (pa.ArrowException, OSError) as exc:
+                    _check_source_unchanged(src, stamp)  # truncated meanwhile: say so
                     raise SpecError(
                         f"not a readable Parquet file ({exc})", source=str(src)
                     ) from None
+                _check_source_unchanged(src, stamp)
                 try:
                     records = batch_to_records(batch, kernel.dtype)
                 except ValueError as exc:
@@ -2324,6 +2331,24 @@ def _parquet_sources(
         for index, (_, n) in enumerate(pieces(count, per_shard))
     )
     return shards, chosen, total
+
+
+def _check_source_unchanged(src: Path, stamp: ShardStamp) -> None:
+    """A SpecError unless the source at `src` still has `stamp` (it was written to,
+    truncated, replaced or removed since): what was read may be parts of two versions."""
+    try:
+        now = ShardStamp.of(os.stat(src))
+    except OSError as exc:
+        change = f"can no longer be read: {_reason(exc)}"
+    else:
+        if now == stamp:
+            return
+        change = stamp.change_to(now)
+    raise SpecError(
+        f"changed while it was read (it {change}); nothing was written: import again once "
+        "it is written",
+        source=str(src),
+    )
 
 
 def _source_columns(
