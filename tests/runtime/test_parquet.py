@@ -265,6 +265,36 @@ def test_a_table_changed_while_it_is_imported_is_an_error_not_a_mixture(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["points.parquet"]
 
 
+@pytest.mark.parametrize("nested", ["b", "b.c"])
+def test_a_column_named_like_a_nested_field_is_one_error(tmp_path: Path, nested: str) -> None:
+    """A top-level column `a.b` beside a struct `a` holding a field `b` (or `b.c`): pyarrow
+    reads columns by their Parquet path, took the struct too, and the import ended in a
+    TypeError traceback (exit 1) after its shards were begun."""
+    source = tmp_path / "nested.parquet"
+    inner: dict[str, Any] = {"b": 1.0} if nested == "b" else {"b": {"c": 1.0}}
+    table = pa.table(
+        {
+            "a": pa.array([inner] * 100),
+            "a.b": pa.array(np.arange(100, dtype=np.float32)),
+            "c": pa.array(np.ones(100, np.float32)),
+        }
+    )
+    pq.write_table(table, source)
+    with pytest.raises(SpecError, match=r"column 'a\.b' has the Parquet path of a field") as caught:
+        import_dataset(source, 1, tmp_path / "ds", "knn2", columns=["a.b", "c"])
+    assert caught.value.source == str(source)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nested.parquet"]
+    # dotted names with no struct of that name are read as they are (pandas' json_normalize),
+    # beside a column named like their first part too
+    flat = tmp_path / "flat.parquet"
+    values = np.arange(100, dtype=np.float32)
+    pq.write_table(pa.table({"a": values, "a.b": values + 1, "a..c": values + 2}), flat)
+    for i, chosen in enumerate([["a.b", "a..c"], ["a", "a.b"], ["a..c", "a"]]):
+        got = import_dataset(flat, 1, tmp_path / f"ok{i}", "knn2", columns=chosen).read_all()
+        offsets = {"a": 0, "a.b": 1, "a..c": 2}
+        np.testing.assert_array_equal(got, np.stack([values + offsets[c] for c in chosen], 1))
+
+
 def test_integers_beside_a_float_column_are_rounded_once(tmp_path: Path) -> None:
     """Each column is cast to float32 on its own: stacked with a float64 column first, an
     int64 went through float64 and was rounded twice (found by an audit of the imports)."""

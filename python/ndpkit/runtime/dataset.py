@@ -2296,6 +2296,7 @@ def _parquet_sources(
     except (pa.ArrowException, OSError) as exc:
         raise SpecError(f"not a readable Parquet file ({exc})", source=str(src)) from None
     chosen = _source_columns(src, table.schema_arrow, columns, kernel)
+    _check_no_nested_namesakes(src, table, chosen)
     total = table.metadata.num_rows
     if total < devices:
         raise SpecError(f"holds {total} rows, fewer than {devices} devices", source=str(src))
@@ -2331,6 +2332,29 @@ def _parquet_sources(
         for index, (_, n) in enumerate(pieces(count, per_shard))
     )
     return shards, chosen, total
+
+
+def _check_no_nested_namesakes(src: Path, table: Any, chosen: Sequence[str]) -> None:
+    """A chosen column named like a field nested in another (a top-level `a.b` beside a
+    struct `a` with a field `b`) is an error naming it: pyarrow selects the leaves whose
+    path's parts, joined by dots up to any depth, give the name, took both, and the batches
+    held the struct too (a TypeError traceback from the cast, exit 1). `table`: the open
+    `ParquetFile`."""
+    paths: list[list[str]] = table.reader.column_paths  # each leaf's path, part by part
+    for name in chosen:
+        nested = [
+            path
+            for path in paths
+            if path != [name] and any(".".join(path[:j]) == name for j in range(1, len(path) + 1))
+        ]
+        if nested:
+            raise SpecError(
+                f"column {name!r} has the Parquet path of a field nested in column "
+                f"{nested[0][0]!r}, so reading it would read that field too: which one is "
+                "meant is ambiguous; rename the column in the file",
+                source=str(src),
+                field=name,
+            )
 
 
 def _check_source_unchanged(src: Path, stamp: ShardStamp) -> None:
