@@ -295,6 +295,38 @@ def test_a_column_named_like_a_nested_field_is_one_error(tmp_path: Path, nested:
         np.testing.assert_array_equal(got, np.stack([values + offsets[c] for c in chosen], 1))
 
 
+def test_the_index_pandas_stores_as_a_column_is_no_feature_by_default(tmp_path: Path) -> None:
+    """`df[df.f0 > 0].to_parquet(path)` stores the filtered DataFrame's row labels as a column,
+    `__index_level_0__`, named in the file's pandas metadata: taken with the other columns by
+    default, for knn2 from one feature column it became the second feature, silently. It is
+    left out unless --columns names it; a RangeIndex (metadata only) changes nothing."""
+    values = np.arange(10, dtype=np.float32)
+    labels = np.arange(0, 1000, 100)
+
+    def written(name: str, index: list[Any], features: int = 2) -> Path:
+        columns = {"f0": values, "f1": values + 0.5}
+        table = pa.table({**dict(list(columns.items())[:features]), "__index_level_0__": labels})
+        pandas = {"index_columns": index, "columns": [], "column_indexes": []}
+        table = table.replace_schema_metadata({"pandas": json.dumps(pandas)})
+        pq.write_table(table, tmp_path / name)
+        return tmp_path / name
+
+    ds = import_dataset(written("t.parquet", ["__index_level_0__"]), 1, tmp_path / "ds", "knn2")
+    assert ds.manifest.columns == ("f0", "f1")
+    np.testing.assert_array_equal(ds.read_all(), np.stack([values, values + 0.5], 1))
+    asked = import_dataset(
+        tmp_path / "t.parquet", 1, tmp_path / "asked", "knn2", columns=["f0", "__index_level_0__"]
+    )
+    np.testing.assert_array_equal(asked.read_all()[:, 1], labels.astype(np.float32))
+    # one feature column and the index: the labels were imported as knn2's second feature
+    with pytest.raises(SpecError, match=r"1 column \(f0\) for app 'knn2'"):
+        import_dataset(written("one.parquet", ["__index_level_0__"], 1), 1, tmp_path / "1", "knn2")
+    # a RangeIndex is stored as metadata: every column is a feature, as before
+    ranged = [{"kind": "range", "name": None, "start": 0, "stop": 10, "step": 1}]
+    with pytest.raises(SpecError, match=r"3 columns \(f0, f1, __index_level_0__\)"):
+        import_dataset(written("r.parquet", ranged), 1, tmp_path / "r", "knn2")
+
+
 def test_integers_beside_a_float_column_are_rounded_once(tmp_path: Path) -> None:
     """Each column is cast to float32 on its own: stacked with a float64 column first, an
     int64 went through float64 and was rounded twice (found by an audit of the imports)."""

@@ -186,7 +186,8 @@ def import_(
         str | None,
         typer.Option(
             "--columns",
-            help="Parquet: the feature columns, comma-separated, in order (default: all).",
+            help="Parquet: the feature columns, comma-separated, in order (default: all but a "
+            "pandas index).",
         ),
     ] = None,
     crop: Annotated[

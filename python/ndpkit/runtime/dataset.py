@@ -1203,7 +1203,8 @@ def import_dataset(
     A .npy must hold the app's dtype in C order with shape (n, *record shape), e.g. (n, 8) for
     lc and knn8 or (n, 256, 256) for sobel: n records, split contiguously (an app whose records
     are scalars takes the elements of any shape, in C order). A Parquet table (`.parquet`,
-    `.pq`) gives one record per row from `columns` (default: all of its columns), which must
+    `.pq`) gives one record per row from `columns` (default: all of its columns but the index
+    a pandas DataFrame stores as one), which must
     be numeric and as many as the app's features; the values are cast to the app's dtype and
     the shards are Parquet tables with those columns. Images: see `_image_sources`; `crop`
     lets images whose sizes are not whole records give the whole records that fit.
@@ -2334,6 +2335,16 @@ def _parquet_sources(
     return shards, chosen, total
 
 
+def _pandas_index_columns(schema: Any) -> set[str]:
+    """The columns a pandas-written table stores its index in (its `pandas` metadata's
+    `index_columns` that are names; a RangeIndex is stored as metadata, not a column)."""
+    try:
+        found = (schema.pandas_metadata or {}).get("index_columns", [])
+    except (ValueError, TypeError, AttributeError):  # metadata that is not pandas' JSON
+        return set()
+    return {name for name in found if isinstance(name, str)} if isinstance(found, list) else set()
+
+
 def _check_no_nested_namesakes(src: Path, table: Any, chosen: Sequence[str]) -> None:
     """A chosen column named like a field nested in another (a top-level `a.b` beside a
     struct `a` with a field `b`) is an error naming it: pyarrow selects the leaves whose
@@ -2380,7 +2391,10 @@ def _source_columns(
 ) -> tuple[str, ...]:
     pa, _ = _arrow()
     names = list(schema.names)
-    chosen = tuple(names)
+    # The index pandas stores as a column (`__index_level_0__`, or the index's own name) is
+    # no feature: taken by default, a filtered DataFrame's row labels became one, silently.
+    index = _pandas_index_columns(schema)
+    chosen = tuple(name for name in names if name not in index)
     if columns is not None:
         # As written, else without the spaces a list typed after commas has ("f0, f1").
         chosen = tuple(c if c in names or c.strip() not in names else c.strip() for c in columns)
