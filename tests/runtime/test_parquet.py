@@ -8,6 +8,8 @@ import os
 import time
 import warnings
 from dataclasses import asdict, is_dataclass
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -325,6 +327,73 @@ def test_the_index_pandas_stores_as_a_column_is_no_feature_by_default(tmp_path: 
     ranged = [{"kind": "range", "name": None, "start": 0, "stop": 10, "step": 1}]
     with pytest.raises(SpecError, match=r"3 columns \(f0, f1, __index_level_0__\)"):
         import_dataset(written("r.parquet", ranged), 1, tmp_path / "r", "knn2")
+
+
+def _nearest_float32(value: Fraction) -> np.float32:
+    """The float32 nearest to an exact value, ties to the even one (an oracle by search)."""
+    start = np.float32(float(value))
+    candidates = [
+        start,
+        np.nextafter(start, np.float32(np.inf)),
+        np.nextafter(start, np.float32(-np.inf)),
+    ]
+    return min(
+        candidates,
+        key=lambda c: (abs(Fraction(float(c)) - value), int(np.float32(c).view(np.uint32)) % 2),
+    )
+
+
+def test_decimal_columns_are_read_each_value_rounded_once(tmp_path: Path) -> None:
+    """TPC-H's and TPC-C's money columns (`ndpkit data tpch`/`tpcc` write them) are
+    decimal(15, 2) and decimal(6, 2): refused as 'not numeric'. Each value is the exact
+    decimal rounded once to float32; 1.00000005960464478 lies just past the midpoint of 1
+    and the next float32, and through float64 it became 1 (rounded onto the midpoint, then
+    to even)."""
+    rng = np.random.default_rng(0)
+    money = [Decimal(int(u)).scaleb(-2) for u in rng.integers(-(10**15) + 1, 10**15, 1000)]
+    fine = [Decimal(int(u)).scaleb(-17) for u in rng.integers(-(10**18) + 1, 10**18, 997)]
+    fine += [Decimal("1.00000005960464478"), Decimal("-1.00000005960464478"), Decimal("0.5")]
+    source = tmp_path / "money.parquet"
+    table = pa.table(
+        {
+            "price": pa.array(money, pa.decimal128(15, 2)),
+            "rate": pa.array(fine, pa.decimal128(18, 17)),
+        }
+    )
+    pq.write_table(table, source, row_group_size=300)
+    got = import_dataset(source, 2, tmp_path / "ds", "knn2").read_all()
+    expected = [
+        [_nearest_float32(Fraction(a)), _nearest_float32(Fraction(b))]
+        for a, b in zip(money, fine, strict=True)
+    ]
+    np.testing.assert_array_equal(got, np.array(expected, np.float32))
+    assert got[997, 1] == np.nextafter(np.float32(1), np.float32(2)) != np.float32(float(fine[997]))
+    # decimal32 and decimal64 columns (Arrow's narrower types, kept in the file's schema)
+    narrow = tmp_path / "narrow.parquet"
+    small = [Decimal(int(u)).scaleb(-2) for u in rng.integers(-(10**6) + 1, 10**6, 100)]
+    narrow_table = {
+        "a": pa.array(small, pa.decimal32(6, 2)),
+        "b": pa.array(money[:100], pa.decimal64(15, 2)),
+    }
+    pq.write_table(pa.table(narrow_table), narrow)
+    got = import_dataset(narrow, 1, tmp_path / "narrow", "knn2").read_all()
+    expected = [
+        [_nearest_float32(Fraction(a)), _nearest_float32(Fraction(b))]
+        for a, b in zip(small, money, strict=False)
+    ]
+    np.testing.assert_array_equal(got, np.array(expected, np.float32))
+    # wider decimals are one error naming the column
+    wide = tmp_path / "wide.parquet"
+    pq.write_table(
+        pa.table(
+            {"a": pa.array(money, pa.decimal128(25, 2)), "b": pa.array(money, pa.decimal128(15, 2))}
+        ),
+        wide,
+    )
+    with pytest.raises(
+        SpecError, match=r"column 'a' is decimal128\(25, 2\): decimals of at most 18 digits"
+    ):
+        import_dataset(wide, 1, tmp_path / "wide", "knn2")
 
 
 def test_integers_beside_a_float_column_are_rounded_once(tmp_path: Path) -> None:
