@@ -583,7 +583,9 @@ def test_import_npy_of_scalar_records_takes_any_shape(tmp_path: Path) -> None:
         (np.zeros((10, 2, 2), np.float32), r"has shape \(10, 2, 2\)"),
         (np.zeros((4,), np.float32), r"has shape \(4,\)"),
         (np.zeros((10, 4), np.float32, order="F"), "Fortran order"),
-        (np.zeros((2, 4), np.float32), "fewer than 3 devices"),
+        (np.zeros((2, 4), np.float32), r"holds 2 records, fewer than the 3 devices \(each"),
+        (np.zeros((1, 4), np.float32), r"holds 1 record, fewer than the 3 devices"),
+        (np.zeros((0, 4), np.float32), "holds no records: it is empty"),
     ],
 )
 def test_import_npy_rejects_data_the_app_cannot_read(
@@ -991,7 +993,7 @@ def test_import_refuses_fewer_tiles_than_devices(tmp_path: Path) -> None:
     src = _sample_images(tmp_path / "imgs", "camera.png")
     with pytest.raises(
         SpecError,
-        match=r"images make 4 sobel records of shape \(256, 256\), fewer than the 5 devices",
+        match=r"images make 4 sobel records of shape \(256, 256\), fewer than the 5 devices \(each",
     ):
         import_dataset(src, 5, tmp_path / "ds", "sobel")
 

@@ -494,3 +494,18 @@ def test_verify_checks_a_parquet_shards_crc(tmp_path: Path, executor: LocalExecu
     with pytest.raises(ShardError) as caught:
         open_dataset(ds.path, verify=True)
     assert caught.value.source == str(victim) and "CRC-32" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [(0, "holds no rows: it is empty"), (1, "holds 1 row, fewer than the 2 devices")],
+)
+def test_a_table_with_fewer_rows_than_devices_says_how_many(
+    tmp_path: Path, rows: int, message: str
+) -> None:
+    """An empty table was 'holds 0 rows, fewer than 2 devices'."""
+    columns = {f"x{i}": pa.array(np.zeros(rows, np.float32)) for i in range(2)}
+    pq.write_table(pa.table(columns), tmp_path / "t.parquet")
+    with pytest.raises(SpecError, match=message):
+        import_dataset(tmp_path / "t.parquet", 2, tmp_path / "ds", "knn2")
+    assert not (tmp_path / "ds").exists()

@@ -2244,7 +2244,7 @@ def _npy_sources(
         raise SpecError("is in Fortran order; C order is required", source=str(src))
     total = array.size if scalar else len(array)
     if total < devices:
-        raise SpecError(f"holds {total} records, fewer than {devices} devices", source=str(src))
+        raise SpecError(_too_few(total, "record", devices), source=str(src))
     shards = _npy_shards(src, int(array.offset), total, kernel, devices, shard_bytes, stamp)
     return shards, total
 
@@ -2360,7 +2360,7 @@ def _parquet_sources(
     _check_no_nested_namesakes(src, table, chosen)
     total = table.metadata.num_rows
     if total < devices:
-        raise SpecError(f"holds {total} rows, fewer than {devices} devices", source=str(src))
+        raise SpecError(_too_few(total, "row", devices), source=str(src))
     per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
 
     def blocks() -> Iterator[np.ndarray]:
@@ -2573,9 +2573,10 @@ def _image_sources(
             source=str(src),
         )
     if total < devices:
+        made = f"{total} {kernel.name} record{'' if total == 1 else 's'}"
         raise SpecError(
-            f"its images make {total} {kernel.name} records of shape {kernel.record_shape}, "
-            f"fewer than the {devices} devices",
+            f"its images make {made} of shape {kernel.record_shape}, fewer than the {devices} "
+            "devices (each device needs at least one)",
             source=str(src),
         )
     tiles = _Tiles(files, shapes, counts, kernel, mode)
@@ -2879,3 +2880,11 @@ def _manifest_now(root: Path) -> object:
         return read_manifest(root / MANIFEST)
     except (NdpkitError, OSError):
         return None
+
+
+def _too_few(total: int, unit: str, devices: int) -> str:
+    """Why a source of `total` records (or rows) cannot fill `devices` devices."""
+    if total == 0:
+        return f"holds no {unit}s: it is empty"
+    held = f"{total} {unit}{'' if total == 1 else 's'}"
+    return f"holds {held}, fewer than the {devices} devices (each device needs at least one)"
