@@ -153,7 +153,7 @@ def test_a_value_beyond_float32_is_one_error_without_numpy_warnings(tmp_path: Pa
         warnings.simplefilter("error")  # numpy's "overflow encountered in cast" would raise
         with pytest.raises(
             SpecError,
-            match=r"record 700, column 'c5', holds NaN or ±inf \(or a value beyond ±3\.4e\+38, "
+            match=r"record 700, column 'c5', holds \+inf \(or a double value beyond ±3\.4e\+38, "
             r"the range of float32\)",
         ):
             import_dataset(source, 2, tmp_path / "ds", "lc")

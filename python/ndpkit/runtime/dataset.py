@@ -2294,28 +2294,38 @@ def _npy_shards(
 
 
 def _finite(
-    records: np.ndarray, src: Path, first: int, columns: Sequence[str] | None = None
+    records: np.ndarray,
+    src: Path,
+    first: int,
+    columns: Sequence[str] | None = None,
+    cast_from: Sequence[str] = (),
 ) -> np.ndarray:
     """`records` (the first is record `first` of `src`), refused if a float one holds NaN or
     ±inf: every kernel's reference (scikit-learn's k-NN and K-Means first) rejects them, so
     the data set would fail at its first run instead of here. The message names the record
-    and, for rows of features, the column (`columns`, else the feature's index)."""
+    and, for rows of features, the column (`columns`, else the feature's index), and the
+    value; an infinity where `cast_from[j]` names the wider type column j was cast from may
+    have been a finite value beyond the app's range."""
     if records.dtype.kind == "f":
         flat = np.isfinite(records.reshape(len(records), -1))
         finite = flat.all(axis=1)
         if not finite.all():
             row = int(np.argmin(finite))
+            j = int(np.argmin(flat[row]))
+            value = float(records.reshape(len(records), -1)[row, j])
             at = f"{first + row}"
             if records.ndim == 2:
-                j = int(np.argmin(flat[row]))
                 at += f", column {columns[j]!r}," if columns else f", feature {j},"
-            # A wider column cast to the app's float32 turns a finite 1e300 into inf.
-            cast = (
-                f" (or a value beyond ±{np.finfo(records.dtype).max:.1e}, the range of "
-                f"{records.dtype})"
-            )
+            held = "NaN" if math.isnan(value) else ("+inf" if value > 0 else "-inf")
+            wider = cast_from[j] if j < len(cast_from) else ""
+            if wider and not math.isnan(value):
+                # A wider column cast to the app's float32 turns a finite 1e300 into inf.
+                held += (
+                    f" (or a {wider} value beyond ±{np.finfo(records.dtype).max:.1e}, the "
+                    f"range of {records.dtype})"
+                )
             raise SpecError(
-                f"record {at} holds NaN or ±inf{cast}; the apps' kernels need finite values",
+                f"record {at} holds {held}; the apps' kernels need finite values",
                 source=str(src),
             )
     return records
@@ -2363,6 +2373,13 @@ def _parquet_sources(
         raise SpecError(_too_few(total, "row", devices), source=str(src))
     per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
 
+    schema = table.schema_arrow
+    # Each chosen column's type where casting it to the app's dtype can overflow to ±inf.
+    wider = [
+        str(schema.field(name).type) if _may_overflow(schema.field(name).type, kernel.dtype) else ""
+        for name in chosen
+    ]
+
     def blocks() -> Iterator[np.ndarray]:
         first = 0
         with table:
@@ -2382,7 +2399,7 @@ def _parquet_sources(
                     records = batch_to_records(batch, kernel.dtype)
                 except ValueError as exc:
                     raise SpecError(str(exc), source=str(src)) from None
-                yield _finite(records, src, first, chosen)
+                yield _finite(records, src, first, chosen, wider)
                 first += len(records)
 
     per_shard = max(1, shard_bytes // kernel.record_bytes)
@@ -2888,3 +2905,17 @@ def _too_few(total: int, unit: str, devices: int) -> str:
         return f"holds no {unit}s: it is empty"
     held = f"{total} {unit}{'' if total == 1 else 's'}"
     return f"holds {held}, fewer than the {devices} devices (each device needs at least one)"
+
+
+def _may_overflow(column: Any, dtype: np.dtype[Any]) -> bool:
+    """Whether a finite value of Arrow type `column` can exceed float `dtype`'s range (a
+    float64 or a wide decimal column read as float32)."""
+    pa, _ = _arrow()
+    if dtype.kind != "f":
+        return False
+    largest = float(np.finfo(dtype).max)
+    if pa.types.is_floating(column):
+        return bool(np.finfo(column.to_pandas_dtype()).max > largest)
+    if pa.types.is_decimal(column):
+        return bool(column.precision - column.scale > math.log10(largest))
+    return False
