@@ -329,6 +329,30 @@ def test_the_index_pandas_stores_as_a_column_is_no_feature_by_default(tmp_path: 
         import_dataset(written("r.parquet", ranged), 1, tmp_path / "r", "knn2")
 
 
+def test_a_count_short_by_the_pandas_index_names_it(tmp_path: Path) -> None:
+    """`df.set_index("x").to_parquet(path)` stores the feature x as the index: left out by
+    default, the table's columns x and y were '1 column (y) for app 'knn2'', without a word
+    of x. The error says x was left out as the pandas index; metadata that is not pandas'
+    JSON leaves every column a feature."""
+    values = np.arange(10, dtype=np.float32)
+
+    def written(name: str, pandas: bytes) -> Path:
+        table = pa.table({"x": values, "y": values + 0.5})
+        pq.write_table(table.replace_schema_metadata({"pandas": pandas}), tmp_path / name)
+        return tmp_path / name
+
+    indexed = written("indexed.parquet", json.dumps({"index_columns": ["x"]}).encode())
+    with pytest.raises(
+        SpecError, match=r"1 column \(y\) .* 2 features \('x', the pandas index, left out by"
+    ):
+        import_dataset(indexed, 1, tmp_path / "indexed", "knn2")
+    asked = import_dataset(indexed, 1, tmp_path / "asked", "knn2", columns=["x", "y"])
+    np.testing.assert_array_equal(asked.read_all(), np.stack([values, values + 0.5], 1))
+    for i, pandas in enumerate([b"\xff{not json", b'{"index_columns": "x"}', b"[1]"]):
+        ds = import_dataset(written(f"m{i}.parquet", pandas), 1, tmp_path / f"m{i}", "knn2")
+        assert ds.manifest.columns == ("x", "y")
+
+
 def _nearest_float32(value: Fraction) -> np.float32:
     """The float32 nearest to an exact value, ties to the even one (an oracle by search)."""
     start = np.float32(float(value))

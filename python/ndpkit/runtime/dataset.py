@@ -2527,10 +2527,18 @@ def _source_columns(
         )
     features = kernel.record_shape[0]
     if len(chosen) != features:
+        # A DataFrame indexed by a feature (set_index("x")) stores it as the index: say it
+        # was left out, or "1 column (y)" of a table that shows columns x and y is a riddle.
+        left_out = [name for name in names if name in index] if columns is None else []
+        note = (
+            f" ({', '.join(map(repr, left_out))}, the pandas index, left out by default)"
+            if left_out
+            else ""
+        )
         raise SpecError(
             f"{len(chosen)} column{'s' if len(chosen) != 1 else ''} ({', '.join(chosen)}) for "
             f"app {kernel.name!r}, which needs "
-            f"{features} features: choose them with columns (--columns)",
+            f"{features} features{note}: choose them with columns (--columns)",
             source=str(src),
             field="columns",
         )
