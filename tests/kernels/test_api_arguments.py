@@ -560,6 +560,14 @@ def test_run_in_memory_given_a_list_says_what_it_needs(app: str) -> None:
     assert str(given_list.value) == str(given_array.value)
 
 
+def test_run_in_memory_given_rows_of_unequal_lengths_names_the_data() -> None:
+    """A list whose rows differ in length ended in numpy's bare ValueError ("setting an
+    array element with a sequence ... inhomogeneous shape"), naming no argument."""
+    kernel = get_kernel("knn2")
+    with pytest.raises(SpecError, match=r"^data: must be an array of records, rows of one"):
+        run_in_memory(kernel, [[0.5, 0.25], [0.5]], kernel.params(0), 4)
+
+
 def test_kmeans_still_takes_a_list() -> None:
     kernel = get_kernel("kmeans")
     data = kernel.generate(4096, 0)

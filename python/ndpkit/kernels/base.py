@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ndpkit.errors import NdpkitError, SpecError, whole_number
+from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
 
 
 class KernelMismatchError(NdpkitError):
@@ -282,7 +282,12 @@ def run_in_memory(
     if not isinstance(data, np.ndarray):
         # A list gave "'list' object has no attribute 'ndim'" from some kernels; as an
         # array it meets the kernel's own dtype and shape checks, which say what is wanted.
-        data = np.asarray(data)
+        try:
+            data = np.asarray(data)
+        except ValueError as exc:  # rows of unequal lengths: numpy's "inhomogeneous shape"
+            raise SpecError(
+                f"must be an array of records, rows of one shape ({brief(exc)})", field="data"
+            ) from None
     chunk_records, bounds = _check_run(data, chunk_records, shard_bounds)
     _check_axes(kernel, data)
     state = kernel.init(params)
