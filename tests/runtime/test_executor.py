@@ -127,6 +127,19 @@ class Buggy(SumCount):
         raise ZeroDivisionError("a bug in the device part")
 
 
+class BadPointError(ValueError):
+    """An exception whose `__init__` takes other arguments than its `args`: it pickles, but
+    unpickling calls `BadPointError("bad point at 3")`, which raises TypeError."""
+
+    def __init__(self, what: str, where: int) -> None:
+        super().__init__(f"{what} at {where}")
+
+
+class RaisesUnloadable(SumCount):
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        raise BadPointError("bad point", offset)
+
+
 @pytest.fixture(scope="module")
 def datasets(small_datasets: Callable[[Kernel], dict[int, Dataset]]) -> dict[int, Dataset]:
     return small_datasets(SumCount())
@@ -407,6 +420,16 @@ def test_kernel_bug_surfaces_with_the_workers_traceback(
     with pytest.raises(ZeroDivisionError, match="a bug in the device part") as caught:
         LocalExecutor(2).run(Buggy(), fresh, {})
     assert "Traceback" in str(caught.value.__cause__)
+    assert "in device" in str(caught.value.__cause__)
+
+
+def test_a_kernel_error_that_cannot_be_unpickled_still_says_what_it_was(
+    fresh: Dataset, no_new_children: None
+) -> None:
+    # It was multiprocessing's TypeError ("__init__() missing 1 required positional
+    # argument: 'where'"), raised in the parent as it read the worker's answer.
+    with pytest.raises(RuntimeError, match=r"BadPointError: bad point at \d+") as caught:
+        LocalExecutor(2).run(RaisesUnloadable(), fresh, {})
     assert "in device" in str(caught.value.__cause__)
 
 

@@ -1177,8 +1177,13 @@ def _answer(conn: Connection, message: tuple[Any, ...]) -> bool:
 
 
 def _picklable(exc: Exception) -> Exception:
+    """`exc`, or a RuntimeError with its type and message if it does not survive pickling.
+    Loaded again too: an exception whose `__init__` takes other arguments than its `args`
+    (`def __init__(self, what, where)`) pickles, but unpickling it in the parent raised
+    TypeError from multiprocessing (`__init__() missing 1 required positional argument`),
+    in place of the kernel's error and the worker's traceback."""
     try:
-        pickle.dumps(exc)
+        pickle.loads(pickle.dumps(exc))
     except Exception:
         return RuntimeError(f"{type(exc).__name__}: {exc}")
     return exc
