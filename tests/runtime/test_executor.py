@@ -267,6 +267,8 @@ def test_a_folding_kernel_over_any_route_selects_what_the_paper_split_does(
         (None, [0, 0, 1], "each of the 8 devices"),
         ([0, 2], [0, 0, 2, 2, 4, 4, 6, 6], r"devices \[4, 5, 6, 7\] are routed to engines"),
         (None, [-1] * 8, "engine numbers must be"),
+        # Named the route, which was not given.
+        ([0, 2], None, r"active_devices: leaves devices \[1, 3, 4, 5, 6, 7\] without an engine"),
     ],
 )
 def test_bad_routes_are_clear_errors(

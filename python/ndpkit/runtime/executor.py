@@ -322,6 +322,14 @@ def engine_devices(
             )
         on = set(listed)
     orphans = [device for device, engine in enumerate(routes) if engine not in on]
+    if orphans and route is None:
+        # `active_devices=[0]` alone was refused as a bad `route`, which was not given.
+        raise SpecError(
+            f"leaves devices {orphans} without an engine: with no route each device is read "
+            f"by its own engine, and only {sorted(on)} are active; give a route naming an "
+            "active engine for every device",
+            field="active_devices",
+        )
     if orphans:
         raise SpecError(
             f"devices {orphans} are routed to engines that are not active ({sorted(on)})",
