@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels import Kernel, get_kernel, run_in_memory
 from ndpkit.plan import activate
 from ndpkit.runtime import (
@@ -433,6 +433,22 @@ def test_a_kernel_error_that_cannot_be_unpickled_still_says_what_it_was(
     with pytest.raises(RuntimeError, match=r"BadPointError: bad point at \d+") as caught:
         LocalExecutor(2).run(RaisesUnloadable(), fresh, {})
     assert "in device" in str(caught.value.__cause__)
+
+
+def test_a_kernel_class_the_workers_cannot_import_is_said_to_be(
+    fresh: Dataset, no_new_children: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a class defined under a script's `if __name__ == "__main__":`: it pickles by name
+    # in the parent, where the name exists, but a worker importing the module finds none.
+    # The worker died: "engine 0 ... exited with status 1 while reading <its shards>".
+    here = sys.modules[__name__]
+    guarded = type("Guarded", (SumCount,), {"__module__": __name__, "__qualname__": "Guarded"})
+    monkeypatch.setattr(here, "Guarded", guarded, raising=False)
+    with pytest.raises(NdpkitError, match="cannot load its task") as caught:
+        LocalExecutor(2).run(guarded(), fresh, {})
+    assert not isinstance(caught.value, WorkerDiedError)
+    assert "Can't get attribute 'Guarded'" in str(caught.value)
+    assert 'outside its `if __name__ == "__main__":` block' in str(caught.value)
 
 
 def test_an_executor_recovers_after_a_failure(fresh: Dataset) -> None:

@@ -1116,6 +1116,10 @@ def _worker_main(conn: Connection, threads: int, mapped_budget_bytes: int = 0) -
             message = conn.recv()
         except (EOFError, OSError):
             return
+        except Exception as exc:  # a task this process cannot unpickle: its kernel's class
+            if not _answer(conn, ("error", _unloadable(exc), traceback.format_exc())):
+                return
+            continue
         if message is None:
             return
         if message[0] == "forget":
@@ -1182,6 +1186,19 @@ def _answer(conn: Connection, message: tuple[Any, ...]) -> bool:
     except OSError:
         return False
     return True
+
+
+def _unloadable(exc: Exception) -> NdpkitError:
+    """The error for a task the worker cannot unpickle: most likely a kernel whose class the
+    worker cannot import. It ended the worker, reported as dying "while reading" the
+    engine's shards, with the cause only on stderr."""
+    return NdpkitError(
+        f"a worker process cannot load its task ({type(exc).__name__}: {exc}): workers "
+        "unpickle the kernel, so its class must be importable there, defined at the top "
+        "level of a module, or of the main script outside its "
+        '`if __name__ == "__main__":` block (not inside that block or a function, nor in '
+        f"`python -c` code or an interactive session; {_GUARD_DOCS}); no result"
+    )
 
 
 def _picklable(exc: Exception) -> Exception:
