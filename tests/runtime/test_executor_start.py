@@ -317,6 +317,10 @@ def test_chunk_bytes_must_be_an_integer_before_any_worker_starts(
         ([0, 1, 1], [0, 0, 1, 1], "active_devices", r"names engines \[1\] more than once"),
         (None, "0123", "route", "must be a list of engine numbers, got '0123'"),
         (None, 3, "route", "must be a list of engine numbers, got 3"),
+        # A dict gave its keys: this one ran every device on its own engine, silently.
+        (None, {0: 1, 1: 1, 2: 1, 3: 1}, "route", r"route\[device\] = engine\), got a dict"),
+        (None, {3, 2, 1, 0}, "route", r"in device order, .*got a set"),
+        ({0: False, 1: True, 2: True, 3: True}, None, "active_devices", "got a dict"),
     ],
 )
 def test_engine_numbers_are_integers_beside_a_device(
@@ -329,6 +333,7 @@ def test_engine_numbers_are_integers_beside_a_device(
 
 def test_a_route_may_name_an_engine_many_times() -> None:
     assert engine_devices(4, [0, 2], [0, 0, 2, 2]) == {0: (0, 1), 2: (2, 3)}
+    assert engine_devices(4, {2, 0}, [0, 0, 2, 2]) == {0: (0, 1), 2: (2, 3)}  # a set of engines
     assert engine_devices(4, None, np.array([3, 3, 3, 3])) == {3: (0, 1, 2, 3)}
 
 

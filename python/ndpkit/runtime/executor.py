@@ -67,7 +67,8 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 from multiprocessing import forkserver, reduction, resource_tracker
 from multiprocessing.connection import Connection, wait
@@ -346,6 +347,20 @@ def _engine_numbers(values: Iterable[Any], devices: int, name: str) -> tuple[int
     each beside its own device; else a SpecError naming the argument `name`."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise SpecError(f"must be a list of engine numbers, got {values!r}", field=name)
+    # Iterated, a dict gives its keys: route={0: 1, 1: 1} (device: engine) ran each device
+    # on its own engine, and a mask {0: False, 1: True} made every engine active, silently.
+    # A set's order is not the devices' either.
+    unordered = isinstance(values, (AbstractSet, Mapping)) and name == "route"
+    if isinstance(values, Mapping) or unordered:
+        kind = type(values).__name__
+        listed = (
+            "one engine per device in device order, route[device] = engine"
+            if name == "route"
+            else "the engines that are on"
+        )
+        raise SpecError(
+            f"must be a list of engine numbers ({listed}), got a {kind}: {values!r}", field=name
+        )
     given = tuple(values)
     wrong = [v for v in given if isinstance(v, bool) or not isinstance(v, numbers.Integral)]
     if wrong:
