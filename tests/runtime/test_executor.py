@@ -122,6 +122,24 @@ class KillsItself(SumCount):
         return super().device(chunk, state, offset)
 
 
+_KEPT: list[LocalExecutor] = []
+"""The executor a `KillsAWorkerBetweenPasses` test runs (its host part runs in this process)."""
+
+
+class KillsAWorkerBetweenPasses(Median):
+    """After the first pass, SIGKILLs the worker the next pass sends its first task to (the
+    pool's last: `_dispatch` fills idle workers from the end), while it is idle."""
+
+    def host(self, merged: Any, state: Any) -> tuple[Any, bool]:
+        if state["passes"] == 0:
+            pool = _KEPT[0]._pool
+            assert pool is not None
+            victim = pool.workers[-1].process
+            os.kill(victim.pid or 0, signal.SIGKILL)
+            victim.join(timeout=10)
+        return super().host(merged, state)
+
+
 class Buggy(SumCount):
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
         raise ZeroDivisionError("a bug in the device part")
@@ -414,6 +432,20 @@ def test_killed_worker_names_engine_and_shards(fresh: Dataset, no_new_children: 
     message = str(caught.value)
     assert "SIGKILL" in message and str(fresh.shard_path(target)) in message
     assert "no result" in message
+
+
+def test_a_worker_killed_between_tasks_is_not_said_to_have_read_the_next_ones_shards(
+    fresh: Dataset, no_new_children: None
+) -> None:
+    # It was "engine 3 (...) was killed by SIGKILL while reading <engine 3's shards>": shards
+    # it was never sent, which pointed at them (a truncated shard's SIGBUS, say).
+    with LocalExecutor(2) as ex:
+        _KEPT[:] = [ex]
+        with pytest.raises(WorkerDiedError, match="SIGKILL while idle, between tasks") as e:
+            ex.run(KillsAWorkerBetweenPasses(), fresh, {})
+    _KEPT.clear()
+    assert "could not be sent to it; no result" in str(e.value)
+    assert "while reading" not in str(e.value)
 
 
 def test_kernel_bug_surfaces_with_the_workers_traceback(

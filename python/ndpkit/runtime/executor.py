@@ -884,7 +884,8 @@ class _Pool:
                 send_arena(worker.conn, self.arena.fd, worker.process.pid)
                 worker.arena = task.rows.generation
         except (BrokenPipeError, ConnectionResetError):
-            raise _died(worker) from None
+            # Sent to an idle worker: it died before this task, not reading its shards.
+            raise _died(worker, idle=len(worker.tasks) == 1) from None
         return True
 
     def _drain(
@@ -988,7 +989,9 @@ def _kill(process: BaseProcess) -> None:
             os.kill(process.pid, signal.SIGKILL)
 
 
-def _died(worker: _Worker) -> WorkerDiedError:
+def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
+    """The error for a worker gone with `worker.task` unanswered; `idle`: the task could not
+    be sent, so the worker died before it, between tasks."""
     worker.process.join(timeout=1)
     task = worker.task
     assert task is not None
@@ -1014,6 +1017,11 @@ def _died(worker: _Worker) -> WorkerDiedError:
             f"{engine}: the worker process failed to start: it {how} before it began its "
             f"task (its own error, if any, is on stderr){_start_hint()}; no result",
             failed_to_start=True,
+        )
+    if idle:
+        return WorkerDiedError(
+            f"worker pid {worker.process.pid} {how} while idle, between tasks, so engine "
+            f"{task.engine} (devices {list(task.devices)}) could not be sent to it; no result"
         )
     return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
 
