@@ -305,6 +305,30 @@ def test_chunk_bytes_must_be_an_integer_before_any_worker_starts(
 
 
 @pytest.mark.parametrize(
+    ("keyword", "message"),
+    [
+        # progress=True failed at the first chunk read ("'bool' object is not callable").
+        ({"progress": True}, r"progress: must be a function progress\(bytes_done, bytes_total\)"),
+        # verify="no" verified every shard.
+        ({"verify": "no"}, "verify: must be True or False, got 'no'"),
+        ({"verify": 1}, "verify: must be True or False, got 1"),
+    ],
+)
+def test_progress_and_verify_are_checked_before_any_worker_starts(
+    lc_data: Dataset, keyword: dict[str, Any], message: str
+) -> None:
+    ex = LocalExecutor(1)
+    with pytest.raises(SpecError, match=message):
+        ex.run(SumCountLC(), lc_data, {}, **keyword)
+    assert ex._pool is None
+
+
+def test_verify_may_be_a_numpy_bool(lc_data: Dataset) -> None:
+    out = LocalExecutor(1).run(SumCountLC(), lc_data, {}, verify=np.True_)  # type: ignore[arg-type]
+    assert out.result == LocalExecutor(1).run(SumCountLC(), lc_data, {}).result
+
+
+@pytest.mark.parametrize(
     ("active", "route", "field", "message"),
     [
         (None, [9, 9, 9, 9], "route", r"no engine 9: engine i sits beside device i, so over 4 "),

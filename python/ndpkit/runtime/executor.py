@@ -77,6 +77,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, SpecError, whole_number
 from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
@@ -459,6 +461,16 @@ class LocalExecutor:
         each shard's CRC-32 as it is read (costs a CRC pass over the data)."""
         chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
         plan = engine_devices(dataset.devices, active_devices, route)
+        # Both were used only once the workers ran: progress=True ended the run in "'bool'
+        # object is not callable" at the first chunk read, and verify="no" verified.
+        if progress is not None and not callable(progress):
+            raise SpecError(
+                f"must be a function progress(bytes_done, bytes_total), or None; got {progress!r}",
+                field="progress",
+            )
+        if not isinstance(verify, (bool, np.bool_)):
+            raise SpecError(f"must be True or False, got {verify!r}", field="verify")
+        verify = bool(verify)
         # One run at a time: two threads' runs read each other's answers from the same
         # workers' pipes (wrong results, or errors blamed on the other run).
         if self._running_in == threading.get_ident():
