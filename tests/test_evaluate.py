@@ -536,3 +536,30 @@ def test_the_json_predicted_rows_say_their_units() -> None:
     assert predicted["model_gb"] == pytest.approx(run.model_bytes / 1e9)
     assert predicted["ee_mb_per_j"] == pytest.approx(run.model_bytes / 1e6 / est["energy_j"])
     assert est["ee_mb_per_j"] == pytest.approx(run.model_bytes / 2**20 / est["energy_j"])
+
+
+@pytest.mark.parametrize(
+    ("workers", "environment", "message"),
+    [
+        (0, None, "workers: must be ≥ 1, got 0"),
+        (None, "lots", "NDPKIT_MAPPED_BYTES: 'lots'"),
+    ],
+)
+def test_bad_executor_settings_are_refused_before_the_shards_are_read(
+    lc_data: Dataset,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: int | None,
+    environment: str | None,
+    message: str,
+) -> None:
+    # They were refused only once every shard's CRC-32 had been checked: a whole pass over
+    # the data set (minutes on a large one) before a typo was reported.
+    if environment is not None:
+        monkeypatch.setenv("NDPKIT_MAPPED_BYTES", environment)
+
+    def not_yet(*_: Any, **__: Any) -> None:
+        raise AssertionError("the shards were read before the executor's settings were checked")
+
+    monkeypatch.setattr(ev, "check_shards", not_yet)
+    with pytest.raises(SpecError, match=message):
+        ev.evaluate(["lc"], ["cns"], data=lc_data, workers=workers)

@@ -268,6 +268,9 @@ def evaluate(
     runs = []
     dataset = open_dataset(data) if isinstance(data, Path) else data
     names = apps_to_run(apps, dataset)
+    # Made (not started) before the shards' CRC pass: a bad `workers` or
+    # NDPKIT_MAPPED_BYTES was refused only after reading the whole data set.
+    executor = LocalExecutor(workers)
     stamps = dataset.stamps() if dataset is not None else {}
     if dataset is not None and verify_shards:
         with unchanged(dataset, stamps):
@@ -284,7 +287,7 @@ def evaluate(
         done[name] = (source, k_run)
         return k_run
 
-    with LocalExecutor(workers) as executor:
+    with executor:
         for i, app in enumerate(names):
             # Only runs a later app will ask for are kept: each holds its data (generated,
             # or the profiled sample). Usually one app's at a time; a split asked for after
