@@ -560,3 +560,15 @@ def test_a_table_with_fewer_rows_than_devices_says_how_many(
     with pytest.raises(SpecError, match=message):
         import_dataset(tmp_path / "t.parquet", 2, tmp_path / "ds", "knn2")
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("chunk_bytes", [2**68, 2**70])  # 2**63 and 2**65 LC records
+def test_chunks_larger_than_any_int64_read_whole_shards(
+    pair: tuple[Dataset, Dataset], executor: LocalExecutor, chunk_bytes: int
+) -> None:
+    # "OverflowError: Python int too large to convert to C long" from pyarrow's batch size.
+    kernel = get_kernel("lc")
+    params = kernel.params(7)
+    out = executor.run(kernel, pair[1], params, chunk_bytes=chunk_bytes)
+    np.testing.assert_array_equal(out.result, executor.run(kernel, pair[0], params).result)
+    assert [e.chunks for e in out.engines] == [e.shards for e in out.engines]

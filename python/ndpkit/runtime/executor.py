@@ -699,7 +699,9 @@ class _Run:
             devices=devices,
             shards=shards,
             layout=ds.layout,
-            chunk_records=max(1, self.chunk_bytes // ds.record_bytes),
+            # At most the data set: no chunk is larger, and pyarrow takes a batch size
+            # only up to 2**63 (chunk_bytes=2**70 over Parquet shards was an OverflowError).
+            chunk_records=min(max(1, self.chunk_bytes // ds.record_bytes), ds.records),
             report_progress=self.progress is not None,
             verify=self.verify,
             spill_dir=self.spill_dir,
