@@ -572,3 +572,11 @@ def test_chunks_larger_than_any_int64_read_whole_shards(
     out = executor.run(kernel, pair[1], params, chunk_bytes=chunk_bytes)
     np.testing.assert_array_equal(out.result, executor.run(kernel, pair[0], params).result)
     assert [e.chunks for e in out.engines] == [e.shards for e in out.engines]
+
+
+def test_dataset_chunks_larger_than_any_int64_are_whole_shards(
+    pair: tuple[Dataset, Dataset],
+) -> None:
+    for ds in pair:  # Parquet's was an OverflowError
+        chunks = list(ds.chunks(2**70))
+        assert [len(chunk) for _, chunk in chunks] == [s.records for s in ds.shards]

@@ -434,7 +434,8 @@ class Dataset:
     ) -> Iterator[tuple[int, np.ndarray]]:
         """(offset of the first record, chunk) over every shard in record order, each chunk
         at most `chunk_bytes` of whole records (at least one): memory stays bounded."""
-        chunk_records = max(1, chunk_bytes // self.record_bytes)
+        # At most the data set (pyarrow's batch size is an int64: 2**70 overflowed it).
+        chunk_records = min(max(1, chunk_bytes // self.record_bytes), self.records)
         for shard in self.shards:
             # Copied, not mapped: a shard truncated meanwhile is then an error, not a SIGBUS
             # that would end this (the command's) process.
