@@ -158,6 +158,17 @@ class RaisesUnloadable(SumCount):
         raise BadPointError("bad point", offset)
 
 
+class FailsToLoad(SumCount):
+    """Its unpickling raises, as a kernel module with a bug that shows only in a worker does
+    as the worker imports it: the parent only pickles it."""
+
+    def __init__(self) -> None:
+        self.table = {"scale": 1}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.scale = state["table"]["scael"]
+
+
 @pytest.fixture(scope="module")
 def datasets(small_datasets: Callable[[Kernel], dict[int, Dataset]]) -> dict[int, Dataset]:
     return small_datasets(SumCount())
@@ -481,6 +492,17 @@ def test_a_kernel_class_the_workers_cannot_import_is_said_to_be(
     assert not isinstance(caught.value, WorkerDiedError)
     assert "Can't get attribute 'Guarded'" in str(caught.value)
     assert 'outside its `if __name__ == "__main__":` block' in str(caught.value)
+
+
+def test_a_kernel_that_fails_as_a_worker_loads_it_keeps_its_error_and_traceback(
+    fresh: Dataset, no_new_children: None
+) -> None:
+    # Its KeyError came with the advice to define the class at the top level of a module
+    # (which it is), and without the worker's traceback, so nowhere said where it failed.
+    with pytest.raises(NdpkitError, match="load its task: unpickling it raised KeyError") as caught:
+        LocalExecutor(2).run(FailsToLoad(), fresh, {})
+    assert "top level" not in str(caught.value)
+    assert "in __setstate__" in str(caught.value.__cause__)
 
 
 def test_an_executor_recovers_after_a_failure(fresh: Dataset) -> None:

@@ -145,6 +145,12 @@ class WorkerDiedError(NdpkitError):
         self.failed_to_start = failed_to_start
 
 
+class _TaskLoadError(NdpkitError):
+    """A task a worker could not unpickle; raised in the caller with the worker's traceback
+    as its cause (the error may be the user's own, raised as the kernel's module is imported
+    in the worker)."""
+
+
 class _WorkerTracebackError(Exception):
     """Carries a worker's formatted traceback as the cause of a re-raised kernel error."""
 
@@ -939,7 +945,7 @@ class _Pool:
                 on_bytes(unreported_bytes)
         else:
             _, error, remote_traceback = message
-            if isinstance(error, NdpkitError):
+            if isinstance(error, NdpkitError) and not isinstance(error, _TaskLoadError):
                 raise error
             raise error from _WorkerTracebackError(remote_traceback)
 
@@ -1228,8 +1234,16 @@ def _answer(conn: Connection, message: tuple[Any, ...]) -> bool:
 def _unloadable(exc: Exception) -> NdpkitError:
     """The error for a task the worker cannot unpickle: most likely a kernel whose class the
     worker cannot import. It ended the worker, reported as dying "while reading" the
-    engine's shards, with the cause only on stderr."""
-    return NdpkitError(
+    engine's shards, with the cause only on stderr. Any other error (the kernel's module
+    failing as a worker imports it, its `__setstate__`) is not given that advice, which
+    would hide it: the caller sees it with the worker's traceback."""
+    if not isinstance(exc, (AttributeError, ImportError)):
+        return _TaskLoadError(
+            f"a worker process cannot load its task: unpickling it raised "
+            f"{type(exc).__name__}: {exc} (in importing the kernel's module or rebuilding the "
+            "kernel there; the worker's traceback is this error's cause); no result"
+        )
+    return _TaskLoadError(
         f"a worker process cannot load its task ({type(exc).__name__}: {exc}): workers "
         "unpickle the kernel, so its class must be importable there, defined at the top "
         "level of a module, or of the main script outside its "
