@@ -580,3 +580,20 @@ def test_dataset_chunks_larger_than_any_int64_are_whole_shards(
     for ds in pair:  # Parquet's was an OverflowError
         chunks = list(ds.chunks(2**70))
         assert [len(chunk) for _, chunk in chunks] == [s.records for s in ds.shards]
+
+
+def test_a_float16_column_is_read_without_numpy_warnings(tmp_path: Path) -> None:
+    """Whether its values can pass float32's range compared float16's max with 3.4e38 in
+    float16, and numpy warned 'overflow encountered in cast' on each import."""
+    source = tmp_path / "half.parquet"
+    half = np.arange(10, dtype=np.float16)
+    pq.write_table(pa.table({"x": pa.array(half), "y": pa.array(half)}), source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_dataset(source, 2, tmp_path / "ds", "knn2")
+        bad = tmp_path / "inf.parquet"
+        half[3] = np.inf
+        pq.write_table(pa.table({"x": pa.array(half), "y": pa.array(half)}), bad)
+        with pytest.raises(SpecError, match=r"record 3, column 'x', holds \+inf;") as caught:
+            import_dataset(bad, 2, tmp_path / "ds2", "knn2")
+    assert "beyond" not in str(caught.value)  # no float16 value is beyond float32's range

@@ -2941,7 +2941,9 @@ def _may_overflow(column: Any, dtype: np.dtype[Any]) -> bool:
         return False
     largest = float(np.finfo(dtype).max)
     if pa.types.is_floating(column):
-        return bool(np.finfo(column.to_pandas_dtype()).max > largest)
+        # As Python floats: numpy compares a float16 max with 3.4e38 cast to float16 (inf),
+        # warning 'overflow encountered in cast' on every import of a float16 column.
+        return float(np.finfo(column.to_pandas_dtype()).max) > largest
     if pa.types.is_decimal(column):
         return bool(column.precision - column.scale > math.log10(largest))
     return False
