@@ -87,3 +87,17 @@ def test_under_mux4_the_other_ssds_may_go_to_any_engine_of_the_module() -> None:
     route = (0, 3, 1, 2, 4, 4, 7, 5)  # positions 1..3 anywhere in their module
     config = Configuration(active=(0, 1, 2, 3, 4, 5, 7), route=route)
     assert estimate(rans, load_profile("lc"), config).time_s > 0
+
+
+def test_a_single_module_s_first_ssd_is_held_to_its_wire_too() -> None:
+    """mux2 over 2 SSDs (or mux-k over k) is one module, not muxn: it was let through
+    whole, SSD 0 -> engine 1 timed over a wire there is none of, while the same route in
+    each module of 4 SSDs was refused."""
+    pair = load_platform("rans").with_engine_count(2)  # mux2
+    config = Configuration(active=(1,), route=(1, 1))
+    with pytest.raises(
+        ModelError, match=r"SSD 0 .* first of its mux2 module and wired to engine 0"
+    ):
+        estimate(pair, load_profile("lc"), config)
+    assert estimate(pair.with_scheme("muxn"), load_profile("lc"), config).time_s > 0
+    assert estimate(pair, load_profile("lc"), Configuration(active=(0,), route=(0, 0))).time_s > 0

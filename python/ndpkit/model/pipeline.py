@@ -259,7 +259,7 @@ def _check_within_modules(platform: Platform, routes: tuple[int, ...]) -> None:
     mapping per engine count."""
     n = platform.devices
     k = platform.switch_layer.module_size(n)
-    if k >= n:  # one module (muxn, or mux-k over at most k SSDs): any route is wired
+    if platform.switch_layer.scheme == "muxn":  # full connection: any route is wired
         return
     engines = np.fromiter(routes, dtype=np.intp, count=n)
     ssds = np.arange(n)
