@@ -173,6 +173,7 @@ def test_simulate_host_plan(ndpkit) -> None:
         (("-p", "rfns", "-a", "knn8", "--size", "2**3 GiB"), "never numbers"),
         (("-p", "rfns", "-a", "knn8", "--plan", "bogus"), "--plan: must be one of"),
         (("-p", "rfns", "-a", "knn8", "--engines", "5"), "5 engines cannot serve 36 SSDs"),
+        (("-p", "rfns", "-a", "knn8", "--engines", "1"), "1 engine cannot serve 36 SSDs"),
         (
             ("-p", "rfns", "-a", "knn8", "--engines", "24", "--plan", "planned"),
             "give --plan or --engines, not both",

@@ -86,7 +86,8 @@ def configuration(platform: Platform, engines_on: int | None) -> Configuration:
     k = platform.switch_layer.module_size(n)
     if not minimum_engines(n, k) <= engines_on <= n:
         raise ModelError(
-            f"{platform.name}: {engines_on} engines cannot serve {n} SSDs through "
+            f"{platform.name}: {engines_on} engine{'' if engines_on == 1 else 's'} cannot "
+            f"serve {n} SSD{'' if n == 1 else 's'} through "
             f"{platform.switch_layer.scheme} (needs {minimum_engines(n, k)}..{n})"
         )
     return configuration_of(activate(n, k, engines_on), n)
