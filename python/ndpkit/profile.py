@@ -173,6 +173,14 @@ class Profile(BaseModel):
         metrics = (self.cpi, self.ipb, self.frequency_ratio)
         if any(m is not None for m in metrics) and any(m is None for m in metrics):
             raise ValueError("give all three of cpi, ipb and frequency_ratio, or none")
+        if self.cycles_per_byte is None and self.host_cycles_per_byte == 0:
+            # Rounded like Table I, a product below 0.00005 became 0 cycles per byte, and
+            # the host's rate f x cores / CPB a ZeroDivisionError deep in the model.
+            product = math.prod(m for m in metrics if m is not None)
+            raise ValueError(
+                f"cpi x ipb x frequency_ratio = {product:.3g} cycles per byte rounds to 0 at "
+                f"Table I's {CPB_DECIMALS} decimals; give cycles_per_byte instead"
+            )
         return self
 
     @model_validator(mode="after")

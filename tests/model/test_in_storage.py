@@ -692,3 +692,20 @@ def test_a_declared_read_or_link_bandwidth_caps_the_channels(tmp_path: Path) -> 
     host, host_base = (estimate(p, profile, HOST_ONLY, Options()) for p in (capped, base))
     assert host.time_s > host_base.time_s  # the Baseline's data crosses the 0.5 GB/s link
     assert estimate(base, profile, FULL_GEAR, Options()).time_s < device.time_s
+
+
+def test_profiler_metrics_whose_cpb_rounds_to_zero_are_refused(tmp_path: Path):
+    # CPB = CPI x IPB x ratio is rounded to Table I's 4 decimals: 0.1 x 0.0001 x 1 = 1e-5
+    # became 0 cycles per byte, and the Baseline's host rate f x cores / CPB raised
+    # ZeroDivisionError (a traceback from `ndpkit estimate --split host`).
+    path = tmp_path / "tiny.toml"
+    path.write_text(
+        '[apps.x]\ndata_size = "1 GB"\nalpha = 2\ncpi = 0.1\nipb = 0.0001\nfrequency_ratio = 1\n'
+    )
+    with pytest.raises(SpecError) as info:
+        load_profiles(path)
+    assert info.value.field == "apps.x"
+    assert "rounds to 0" in info.value.detail and "cycles_per_byte" in info.value.detail
+    # The smallest product that rounds to a positive CPB is kept, rounded as before.
+    p = Profile(app="x", data_size="1 GB", alpha=1, cpi=0.1, ipb=0.0006, frequency_ratio=1)
+    assert p.host_cycles_per_byte == 0.0001
