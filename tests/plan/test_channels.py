@@ -728,3 +728,13 @@ def test_power_budget_is_obeyed_whatever_the_time_model():
         time_model="reduced_cells",
     )
     assert p.details["planned_power_w"] <= 3.0
+
+
+def test_an_app_the_cells_cannot_run_is_reported_against_the_planned_platform():
+    # The fit's sample SSDs were built first, so the error named 'risp-64ch-4ch', a
+    # platform the user never gave.
+    app = Profile(app="scan", data_size="1 GB", alpha=2, cycles_per_byte=3.0)
+    with pytest.raises(ModelError) as info:
+        plan_channels(load_platform("risp-64ch"), app)
+    assert "platform 'risp-64ch':" in str(info.value)
+    assert "risp-64ch-4ch" not in str(info.value)

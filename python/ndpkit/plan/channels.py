@@ -397,6 +397,9 @@ def plan_channels(
         )
     if fit == "paper":
         check_published_fit(platform, profile)
+    # All on first: an app the cells cannot run is then reported against this platform,
+    # not against the first of the fit's sample SSDs ('risp-64ch-4ch').
+    baseline = estimate(platform, profile, FULL_GEAR, options)
     curves = characteristic(platform, profile, options, source=fit)
     choices: list[ChannelChoice] = []
     if policy in ("power", "both"):
@@ -415,7 +418,6 @@ def plan_channels(
     binding = min(choices, key=lambda c: c.chosen)
     model = time_model or ("channels_off" if binding.policy == "power" else "reduced_cells")
     mapping, config = _config(n_total, binding.chosen, model, grouping)
-    baseline = estimate(platform, profile, FULL_GEAR, options)
     planned = estimate(platform, profile, config, options)
     why = ""
     if never_worse and binding.policy == "host" and planned.energy_j > baseline.energy_j:
