@@ -242,3 +242,16 @@ def test_platforms_show_csv_bandwidth_is_a_number(ndpkit: Run, tmp_path: Path) -
     rows = _csv(ndpkit("platforms", "show", str(path), "-f", "csv"))
     row = next(r for r in rows if r["field"] == "host_link.bandwidth_bytes_per_s")
     assert (float(row["value"]), row["unit"]) == (32e9, "bytes/s")
+
+
+@pytest.mark.parametrize("pair", ["improvement=ee_gain", "eq_rounding=rounded_2dp"])
+def test_estimate_refuses_the_planner_s_conventions(ndpkit: Run, pair: str) -> None:
+    # estimate reads neither (it runs no Eq. 2 and reports no saving): both were accepted
+    # and the output was the same as without them.
+    result = ndpkit("estimate", "-p", "rans", "-a", "he", "-o", pair, "-f", "json")
+    line = one_error_line(result)
+    assert f"--option {pair.partition('=')[0]}" in line
+    assert "ndpkit plan" in line
+    assert result.stdout == ""
+    planned = _ok(ndpkit("plan", "-p", "rans", "-a", "he", "-o", pair, "-f", "json"))
+    assert json.loads(planned.stdout)["plan"]["engines_on"] == 21

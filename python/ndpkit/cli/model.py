@@ -107,6 +107,14 @@ def family_defaults(spec: Platform) -> Options:
     return Options(units="decimal") if spec.is_in_storage else Options()
 
 
+_PLANNER_ONLY = (
+    frozenset({"eq_rounding", "improvement"}),
+    "is a convention of the planner (Eq. 2's rounding, how a saving is reported): "
+    "`ndpkit plan` and `reproduce` read it; `estimate` runs no Eq. (2) and reports no saving",
+)
+"""Conventions only the planner reads: `estimate -o improvement=ee_gain` changed nothing."""
+
+
 def unread_options(spec: Platform) -> tuple[frozenset[str], str]:
     """The conventions the model of a platform's family does not read, and why."""
     if spec.is_in_storage:
@@ -231,7 +239,7 @@ def estimate_cmd(
         spec = load_platform(platform)
         note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
-        opts = build_options(family_defaults(spec), locals(), unread_options(spec))
+        opts = build_options(family_defaults(spec), locals(), unread_options(spec), _PLANNER_ONLY)
         profile = profile_for(spec, app, profiles)
         if split not in (None, "device", "host"):
             raise ModelError(f"--split must be device or host, got {split!r}")
