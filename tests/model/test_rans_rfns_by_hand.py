@@ -97,6 +97,19 @@ def test_every_cell_is_the_seed_s_arithmetic(wall_times: str, form: str) -> None
 
     servers = ("cns", "sans", "sfns", "rans", "rfns")
     hand = {(s, a): by_hand(s, a, wall_times) for s in servers for a in APPS}
+    # Every cell: a row missing (or a table come back empty) would leave its cells unchecked.
+    covers = {
+        "3": servers,
+        "4": ("cns", "sans", "rans"),
+        "5": ("cns", "rans"),
+        "7": ("cns", "sfns", "rfns"),
+        "8": ("cns", "rfns"),
+        "9": ("rans", "rfns"),
+        "11": ("rans", "rfns"),
+    }
+    for name, rows_of in covers.items():
+        got = sorted((r["server"], r["app"]) for r in tables[name].rows)
+        assert got == sorted((s, a) for s in rows_of for a in APPS), f"Table {name}'s rows"
     for r in tables["3"].rows:
         h = hand[r["server"], r["app"]]
         check(f"3 {r['server']} {r['app']} T_NDP", r["t_ndp_s"], h["t_ndp"])
