@@ -178,7 +178,7 @@ class Profile(BaseModel):
             # the host's rate f x cores / CPB a ZeroDivisionError deep in the model.
             product = math.prod(m for m in metrics if m is not None)
             raise ValueError(
-                f"cpi x ipb x frequency_ratio = {product:.3g} cycles per byte rounds to 0 at "
+                f"cpi x ipb x frequency_ratio = {product!r} cycles per byte rounds to 0 at "
                 f"Table I's {CPB_DECIMALS} decimals; give cycles_per_byte instead"
             )
         return self
