@@ -138,6 +138,8 @@ def estimate(
             notes.append(_slower_supply_note(profile, pipe, data, measured, t_cpu, options))
     else:
         t_ndp = full_ndp_time_s(platform, profile, options)
+        if options.wall_times == "printed" and platform.name not in profile.published_ndp_time_s:
+            notes.append(_no_printed_time_note(platform.name, profile))
         full = pipe if config.is_full_gear else pipeline(platform, profile, FULL_GEAR, options)
         slowdown = full.performance_bytes_per_s / pipe.performance_bytes_per_s
         if slowdown > 1 + 1e-12:
@@ -173,6 +175,18 @@ def estimate(
         energy=energy,
         ee_mb_per_j=efficiency_mb_per_j(data, options.round_energy(energy.total_j), options),
         notes=notes,
+    )
+
+
+def _no_printed_time_note(platform: str, profile: Profile) -> str:
+    """`--wall-times printed` asked for a published full-server time this profile lacks:
+    said, as T_NDP then falls back to the unrounded extrapolation without a word."""
+    known = ", ".join(sorted(profile.published_ndp_time_s))
+    has = f"it has them for {known}" if known else "it has none"
+    return (
+        f"wall_times=printed: profile {profile.app!r} has no published full-server time for "
+        f"platform {platform!r} ({has}), so T_NDP is extrapolated from one engine, as "
+        "under wall_times=unrounded"
     )
 
 
