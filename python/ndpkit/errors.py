@@ -6,6 +6,7 @@ the field, and what was expected; the CLI prints it and exits with status 2.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 
@@ -57,6 +58,32 @@ def whole_number(value: object, name: str, expected: str, least: int | None = No
     if least is not None and value < least:
         raise SpecError(f"must be {expected}, got {value}", field=name)
     return int(value)
+
+
+def finite_number(
+    value: object,
+    name: str,
+    expected: str,
+    *,
+    least: float | None = None,
+    above: float | None = None,
+) -> float:
+    """`value` if it is a finite real number (not a bool or a string) of at least `least`
+    and more than `above`, else a SpecError naming the argument `name` and saying what it
+    must be (`expected`: "a finite number > 0"). NaN fails every comparison."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SpecError(f"must be {expected}, got {value!r}", field=name)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past float's range: not finite
+        number = math.inf
+    if not (
+        math.isfinite(number)
+        and (least is None or number >= least)
+        and (above is None or number > above)
+    ):
+        raise SpecError(f"must be {expected}, got {value!r}", field=name)
+    return number
 
 
 def brief(exc: BaseException, limit: int = 200) -> str:

@@ -52,7 +52,6 @@ the predicted table shows that rate's time (D / Eq. (1) performance) beside it.
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import time
 from abc import ABC, abstractmethod
@@ -64,7 +63,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ndpkit.errors import ModelError, SpecError, whole_number
+from ndpkit.errors import ModelError, SpecError, finite_number, whole_number
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.loader import names_a_file
@@ -340,18 +339,10 @@ def _check_arguments(
     if seed is not None:
         whole_number(seed, "seed", "an integer ≥ 0", least=0)
     if model_bytes is not None:
-        real = isinstance(model_bytes, numbers.Real) and not isinstance(model_bytes, bool)
-        if not (real and math.isfinite(model_bytes) and model_bytes > 0):
-            raise SpecError(
-                f"must be a finite number of bytes > 0 (None: the paper's D), got {model_bytes!r}",
-                field="model_bytes",
-            )
-    real = isinstance(split_tolerance, numbers.Real) and not isinstance(split_tolerance, bool)
-    if not (real and math.isfinite(split_tolerance) and split_tolerance >= 0):
-        raise SpecError(
-            f"must be a finite fraction ≥ 0 (e.g. 0.05), got {split_tolerance!r}",
-            field="split_tolerance",
-        )
+        what = "a finite number of bytes > 0 (None: the paper's D)"
+        finite_number(model_bytes, "model_bytes", what, above=0)
+    what = "a finite fraction ≥ 0 (e.g. 0.05)"
+    finite_number(split_tolerance, "split_tolerance", what, least=0)
 
 
 def _same_data(a: _Source, b: _Source) -> bool:

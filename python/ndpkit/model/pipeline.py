@@ -257,10 +257,10 @@ def _check_within_modules(platform: Platform, routes: tuple[int, ...]) -> None:
     never capped by a mux port, `ssd_read_bandwidths`): a route with no wire under this
     switch layer would be timed as if it had one. numpy, as `plan --optimal` checks a
     mapping per engine count."""
-    n = platform.devices
-    k = platform.switch_layer.module_size(n)
     if platform.switch_layer.scheme == "muxn":  # full connection: any route is wired
         return
+    n = platform.devices
+    k = platform.switch_layer.module_size(n)
     engines = np.fromiter(routes, dtype=np.intp, count=n)
     ssds = np.arange(n)
     unwired = (engines // k != ssds // k) | ((ssds % k == 0) & (engines != ssds))

@@ -429,13 +429,17 @@ class Dataset:
     def device_bytes(self, device: int) -> int:
         return sum(s.records for s in self.shards_of(device)) * self.record_bytes
 
+    def chunk_records(self, chunk_bytes: int) -> int:
+        """Whole records in a chunk of at most `chunk_bytes` (at least one), and at most the
+        data set's: pyarrow's batch size is an int64, which chunk_bytes=2**70 overflowed."""
+        return min(max(1, chunk_bytes // self.record_bytes), self.records)
+
     def chunks(
         self, chunk_bytes: int = DEFAULT_CHUNK_BYTES, *, verify: bool = False
     ) -> Iterator[tuple[int, np.ndarray]]:
         """(offset of the first record, chunk) over every shard in record order, each chunk
         at most `chunk_bytes` of whole records (at least one): memory stays bounded."""
-        # At most the data set (pyarrow's batch size is an int64: 2**70 overflowed it).
-        chunk_records = min(max(1, chunk_bytes // self.record_bytes), self.records)
+        chunk_records = self.chunk_records(chunk_bytes)
         for shard in self.shards:
             # Copied, not mapped: a shard truncated meanwhile is then an error, not a SIGBUS
             # that would end this (the command's) process.
@@ -2287,11 +2291,7 @@ def _npy_shards(
                     src, data_offset, kernel.dtype, shape, at, n, copy=True, unchanged_from=stamp
                 )
             except SourceChangedError as exc:
-                raise SpecError(
-                    f"changed while it was read (it {exc}); nothing was written: import again "
-                    "once it is written",
-                    source=str(src),
-                ) from None
+                raise _changed_while_read(src, str(exc)) from None
             except EOFError:
                 raise SpecError(
                     "changed while it was read: it ends before the records its header "
@@ -2474,7 +2474,12 @@ def _check_source_unchanged(src: Path, stamp: ShardStamp) -> None:
         if now == stamp:
             return
         change = stamp.change_to(now)
-    raise SpecError(
+    raise _changed_while_read(src, change)
+
+
+def _changed_while_read(src: Path, change: str) -> SpecError:
+    """An import's source that changed under it (`change`: "was written to", …)."""
+    return SpecError(
         f"changed while it was read (it {change}); nothing was written: import again once "
         "it is written",
         source=str(src),
@@ -2935,15 +2940,11 @@ def _too_few(total: int, unit: str, devices: int) -> str:
 
 def _may_overflow(column: Any, dtype: np.dtype[Any]) -> bool:
     """Whether a finite value of Arrow type `column` can exceed float `dtype`'s range (a
-    float64 or a wide decimal column read as float32)."""
+    float64 column read as float32; decimals are read only up to MAX_DECIMAL_DIGITS digits,
+    within float32's range)."""
     pa, _ = _arrow()
-    if dtype.kind != "f":
+    if dtype.kind != "f" or not pa.types.is_floating(column):
         return False
-    largest = float(np.finfo(dtype).max)
-    if pa.types.is_floating(column):
-        # As Python floats: numpy compares a float16 max with 3.4e38 cast to float16 (inf),
-        # warning 'overflow encountered in cast' on every import of a float16 column.
-        return float(np.finfo(column.to_pandas_dtype()).max) > largest
-    if pa.types.is_decimal(column):
-        return bool(column.precision - column.scale > math.log10(largest))
-    return False
+    # As Python floats: numpy compares a float16 max with 3.4e38 cast to float16 (inf),
+    # warning 'overflow encountered in cast' on every import of a float16 column.
+    return float(np.finfo(column.to_pandas_dtype()).max) > float(np.finfo(dtype).max)

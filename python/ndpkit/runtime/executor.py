@@ -705,9 +705,7 @@ class _Run:
             devices=devices,
             shards=shards,
             layout=ds.layout,
-            # At most the data set: no chunk is larger, and pyarrow takes a batch size
-            # only up to 2**63 (chunk_bytes=2**70 over Parquet shards was an OverflowError).
-            chunk_records=min(max(1, self.chunk_bytes // ds.record_bytes), ds.records),
+            chunk_records=ds.chunk_records(self.chunk_bytes),
             report_progress=self.progress is not None,
             verify=self.verify,
             spill_dir=self.spill_dir,

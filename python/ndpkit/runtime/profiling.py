@@ -42,7 +42,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
-from ndpkit.errors import SpecError, whole_number
+from ndpkit.errors import SpecError, finite_number, whole_number
 from ndpkit.files import write_atomic
 from ndpkit.hw import Host
 from ndpkit.hw.engine import Engine, EngineKind
@@ -361,16 +361,12 @@ def _clock_readings(cpufreq: Path, cpuinfo: Path) -> Iterator[tuple[float, str]]
 
 def _not_negative(value: float, name: str) -> None:
     """A finite number ≥ 0, else a SpecError naming the field."""
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not (number and math.isfinite(value) and value >= 0):
-        raise SpecError(f"must be a finite number ≥ 0, got {value!r}", field=name)
+    finite_number(value, name, "a finite number ≥ 0", least=0)
 
 
 def _positive(value: float, name: str) -> None:
     """A finite number > 0, else a SpecError naming the argument (NaN fails every test)."""
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not (number and math.isfinite(value) and value > 0):
-        raise SpecError(f"must be a finite number > 0, got {value!r}", field=name)
+    finite_number(value, name, "a finite number > 0", above=0)
 
 
 def measure(
@@ -641,11 +637,8 @@ def to_profile(
         _positive(data_bytes, "data_bytes")  # 0 would have meant the data profiled
     d = float(m.data_bytes if data_bytes is None else data_bytes)
     n = m.passes if passes is None else passes
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        # 1.5 modelled D x 1.5 bytes, and True one pass, without a word
-        raise SpecError(f"must be a whole number of passes, got {n!r}", field="passes")
-    if n < 1:
-        raise SpecError(f"must be at least 1, got {n}", field="passes")
+    # 1.5 modelled D x 1.5 bytes, and True one pass, without a word
+    n = whole_number(n, "passes", "at least 1 (a whole number of passes)", least=1)
     devices = 1 if target_engine is None else target_engine.count
     host_part = m.host_part_bytes_per_s * scale  # infinite: a host part too fast to time
     return Profile.model_validate(
