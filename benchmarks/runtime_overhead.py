@@ -184,9 +184,14 @@ def main() -> None:
     )
     names = ["lc", "moments"] if args.kernel == "all" else [args.kernel]
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    shards = (
+        f"one shard per device ({size_bytes / args.devices / 2**20:.4g} MiB)"
+        if args.shard_size == "device"
+        else f"shards of at most {shard_bytes / 2**20:.4g} MiB"
+    )
     print(
         f"{platform.machine()}, {cpus} usable CPUs, {args.size} over {args.devices} devices "
-        f"in shards of at most {shard_bytes / 2**20:.4g} MiB,"
+        f"in {shards},"
     )
     print(
         f"{args.workers} workers, chunks of {args.chunk_size}; times are the best of "

@@ -52,6 +52,14 @@ def test_runtime_overhead_checks_and_reports(tmp_path: Path, kernel: str) -> Non
     assert "interleaved rounds" in out
 
 
+def test_runtime_overhead_says_one_shard_per_device(tmp_path: Path) -> None:
+    """--shard-size device: 8 shards of 128 KiB, not 'shards of at most' the whole data set."""
+    out = _run("runtime_overhead.py", "--kernel", "lc", "--size", "1MiB", "--workers", "1",
+               "--repeat", "1", "--shard-size", "device", "--dir", str(tmp_path),
+               tmp_path=tmp_path)  # fmt: skip
+    assert "in one shard per device (0.125 MiB)," in out
+
+
 def test_runtime_breakdown_prints_its_steps(tmp_path: Path) -> None:
     out = _run("runtime_breakdown.py", "--kernel", "knn8-topk", "--size", "1MiB", "--rounds",
                "1", "--dir", str(tmp_path), tmp_path=tmp_path)  # fmt: skip
