@@ -1,7 +1,8 @@
-"""How the pool and its workers talk: a busy worker is sent its next task while there is work
-enough for every worker, never a large one or one that passes an arena; a worker that dies
-with a task queued behind the one it runs is reported for the one it runs; progress comes now
-and then, not per chunk."""
+"""How the pool and its workers talk: a busy worker is sent its next tasks while there is work
+enough for every worker, never a large one or one that passes an arena; it holds an answer
+back while its next task waits, and sends the answers together; a worker that dies with tasks
+queued behind the one it runs, or answers held, is reported for the one it runs; progress
+comes now and then, not per chunk."""
 
 from __future__ import annotations
 
@@ -87,6 +88,7 @@ def _pool(workers: int, queue_bytes: int = QUEUED_TASK_BYTES) -> _Pool:
         for _ in range(workers)
     ]
     pool._too_large = set()
+    pool._sizes = {}
     pool._last = {}
     return pool
 
@@ -115,18 +117,24 @@ def test_an_engine_goes_back_to_the_worker_that_ran_it() -> None:
     assert lonely.tasks
 
 
-def test_one_worker_gets_its_next_task_while_it_runs_one() -> None:
+def test_one_worker_gets_every_task_while_it_runs_the_first() -> None:
     pool, pending = _pool(1), deque(_task(e) for e in range(8))
     pool._dispatch(pending)
-    assert _engines(pool.workers[0]) == [0, 1] and len(pending) == 6
+    assert _engines(pool.workers[0]) == list(range(8)) and not pending
     sent = [reduction.ForkingPickler.loads(m) for m in pool.workers[0].conn.sent]  # type: ignore[attr-defined]
-    assert [(kind, t.engine, fd) for kind, t, fd in sent] == [
-        ("task", 0, False),
-        ("task", 1, False),
-    ]
-    pool.workers[0].tasks.popleft()  # engine 0 answered
+    assert [(kind, t.engine, fd) for kind, t, fd in sent] == [("task", e, False) for e in range(8)]
+
+
+def test_tasks_queue_only_within_the_room_left_in_the_pipe() -> None:
+    """Every task behind the running one may still be in the pipe: together they stay
+    within `queue_bytes`, so that sending cannot block the parent."""
+    one = len(reduction.ForkingPickler.dumps(("task", _task(1), False)))
+    pool, pending = _pool(1, queue_bytes=3 * one), deque(_task(e) for e in range(8))
     pool._dispatch(pending)
-    assert _engines(pool.workers[0]) == [1, 2] and len(pending) == 5
+    assert _engines(pool.workers[0]) == [0, 1, 2, 3] and len(pending) == 4
+    pool.workers[0].tasks.popleft()  # engine 0 answered: 1 may be running, 2 and 3 wait
+    pool._dispatch(pending)
+    assert _engines(pool.workers[0]) == [1, 2, 3, 4] and len(pending) == 3
 
 
 @pytest.mark.parametrize(
@@ -154,10 +162,10 @@ def test_no_task_queues_behind_a_longer_one_while_a_shorter_one_runs() -> None:
     pool = _pool(2)
     pending = deque([_task(0, records=400), *(_task(e) for e in range(1, 6))])
     pool._dispatch(pending)
-    assert [_engines(w) for w in pool.workers] == [[1, 2], [0]]
-    pool.workers[0].tasks.popleft()  # engine 1 answered: 2 runs, 3 is queued behind it
-    pool._dispatch(pending)
-    assert [_engines(w) for w in pool.workers] == [[2, 3], [0]]
+    # Behind 1 until that worker has as much to read as engine 0; the last one left for
+    # whichever is free first.
+    assert [_engines(w) for w in pool.workers] == [[1, 2, 3, 4], [0]]
+    assert [t.engine for t in pending] == [5]
 
 
 def test_a_task_queues_only_within_the_pipes_room() -> None:
@@ -255,3 +263,66 @@ def test_progress_is_sent_now_and_then_and_adds_up(tmp_path: Path) -> None:
     assert seen[0][0] == 16  # the first chunk, at once
     assert 3 <= len(seen) <= 2 + 2 + elapsed / PROGRESS_EVERY_S  # first, timed, two answers
     assert len(seen) < 200 / 2
+
+
+class SlowStart(SumCount):
+    """Takes 0.3 s over its first chunk: every task is in the worker's pipe by its end."""
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        if offset == 0:
+            time.sleep(0.3)
+        return super().device(chunk, state, offset)
+
+
+def test_a_worker_sends_the_answers_of_a_run_of_tasks_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One worker, 8 engines: it is sent all 8, holds each answer while the next task waits in
+    its pipe, and sends them in one message: the parent is woken once, not 8 times."""
+    ds = generate_dataset(SumCount(), 8 * 4_000, 8, tmp_path / "ds", shard_bytes=4_000)
+    kinds: list[str] = []
+    handle = _Pool._handle
+
+    def spy(self: _Pool, worker: _Worker, message: tuple[Any, ...], *rest: Any) -> None:
+        kinds.append(message[0])
+        handle(self, worker, message, *rest)
+
+    monkeypatch.setattr(_Pool, "_handle", spy)
+    with LocalExecutor(1) as ex:
+        out = ex.run(SlowStart(), ds, {}, chunk_bytes=4_000)
+        worker = ex._pool.workers[0]  # type: ignore[union-attr]
+        assert (worker.board[0], worker.board[1], worker.answered) == (8, 8, 8)
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 100)
+    assert kinds.count("done") == 8
+    assert kinds.count("answers") == 1 and kinds.index("answers") == kinds.index("done") - 1
+
+
+def _gone(tasks: list[_Task], began: int, ended: int, answered: int = 0) -> _Worker:
+    """A worker that was killed (SIGKILL) with `tasks` unanswered, its board as given."""
+    process = SimpleNamespace(pid=4321, exitcode=-signal.SIGKILL, join=lambda timeout: None)
+    worker = _Worker(process=process, conn=_Pipe(), board=[began, ended], answered=answered)  # type: ignore[arg-type]
+    worker.tasks.extend(tasks)
+    worker.started = True
+    return worker
+
+
+def test_a_worker_killed_holding_answers_is_reported_for_the_task_it_ran() -> None:
+    error = runtime_executor._died(_gone([_task(0), _task(1), _task(2)], began=2, ended=1))
+    assert str(error).startswith("engine 1 (devices [1], worker pid 4321) was killed by SIGKILL")
+    assert "while reading device-1.npy" in str(error)
+
+
+def test_a_worker_killed_before_it_began_a_queued_task_was_between_tasks() -> None:
+    error = runtime_executor._died(_gone([_task(0), _task(1)], began=1, ended=1))
+    assert str(error) == (
+        "worker pid 4321 was killed by SIGKILL while idle, between tasks, so engine 1 "
+        "(devices [1]) was never begun there; no result"
+    )
+
+
+def test_a_worker_killed_sending_its_answers_had_run_its_tasks() -> None:
+    error = runtime_executor._died(_gone([_task(3), _task(5)], began=7, ended=7, answered=5))
+    assert str(error) == (
+        "worker pid 4321 was killed by SIGKILL after it had run engines 3, 5, before their "
+        "answers reached the parent; no result"
+    )
