@@ -54,6 +54,19 @@ class DiesOnDevice(SumCount):
         return super().device(chunk, state, offset)
 
 
+class DiesLoading(SumCount):
+    """SIGKILLs its worker as the worker unpickles its task, as an OOM kill while it loads a
+    large state (or a crash importing the kernel's module) would; not in the parent."""
+
+    def __init__(self) -> None:
+        self.scale = 1
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if multiprocessing.parent_process() is not None:
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.__dict__.update(state)
+
+
 class _Pipe:
     """Stands in for a worker's pipe: keeps what the pool sends."""
 
@@ -232,6 +245,18 @@ def test_a_worker_killed_with_a_task_queued_names_the_engine_it_was_running(
         LocalExecutor(1).run(DiesOnDevice(victim.offset), ds, {}, chunk_bytes=400)
     assert str(ds.shard_path(victim)) in str(caught.value)
     assert "SIGKILL" in str(caught.value)
+
+
+def test_a_worker_killed_loading_its_task_is_not_said_to_have_been_idle(
+    tmp_path: Path,
+) -> None:
+    # It was "worker pid … was killed by SIGKILL while idle, between tasks, so engine 0
+    # (devices [0]) was never begun there": the board counted the task begun only once
+    # unpickled, and the worker died unpickling it.
+    ds = generate_dataset(SumCount(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
+    with pytest.raises(WorkerDiedError, match=r"^engine 0 \(devices \[0\]") as caught:
+        LocalExecutor(1).run(DiesLoading(), ds, {}, chunk_bytes=400)
+    assert "SIGKILL" in str(caught.value) and "idle" not in str(caught.value)
 
 
 def test_queued_tasks_give_the_same_answer_pass_after_pass(tmp_path: Path) -> None:

@@ -762,7 +762,8 @@ class _Worker:
 
 
 BEGAN, ENDED = 0, 1
-"""A worker's board: the tasks it has begun, and ended (answered or holding the answer)."""
+"""A worker's board: the tasks it has begun (counted once received, before it loads them),
+and ended (answered or holding the answer)."""
 
 
 QUEUED_TASK_BYTES = 64 * 2**10
@@ -1213,18 +1214,24 @@ def _worker_main(
     held: list[bytes] = []  # answers kept while the next task waits in the pipe
     while True:
         try:
-            message = conn.recv()
+            data = conn.recv_bytes()
         except (EOFError, OSError):
             return
+        # Begun once it is in, before it is loaded: a worker killed loading its task (the
+        # kernel's module, a large state: an OOM kill) died in that task, not idle.
+        _count(board, BEGAN)
+        try:
+            message = reduction.ForkingPickler.loads(data)
         except Exception as exc:  # a task this process cannot unpickle: its kernel's class
-            _count(board, BEGAN)
             _count(board, ENDED)
             error = ("error", _unloadable(exc), traceback.format_exc())
             if not _send_answers(conn, [*held, _dumps(error)]):
                 return
             held = []
             continue
+        del data  # not kept beside the task's state while it runs
         if message is None or message[0] == "forget":
+            _count(board, BEGAN, -1)  # no task
             # Only between passes, with every answer heard; sent first all the same.
             if held and not _send_answers(conn, held):
                 return
@@ -1234,7 +1241,6 @@ def _worker_main(
             forget_arenas()
             continue
         _, task, fd_follows = message
-        _count(board, BEGAN)
         done = False
         try:
             if fd_follows:  # read before anything can fail, so the pipe stays in step
@@ -1259,9 +1265,9 @@ def _worker_main(
         held = []
 
 
-def _count(board: Any, slot: int) -> None:
+def _count(board: Any, slot: int, by: int = 1) -> None:
     if board is not None:
-        board[slot] += 1
+        board[slot] += by
 
 
 def _send_answers(conn: Connection, answers: list[bytes]) -> bool:
