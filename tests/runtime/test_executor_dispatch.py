@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_executor import SumCount  # a sibling module: workers unpickle it by name
+from test_executor import Doubles, SumCount  # a sibling module: workers unpickle it by name
 
 import ndpkit.runtime.executor as runtime_executor
 from ndpkit.kernels import run_in_memory
@@ -29,9 +29,11 @@ from ndpkit.kernels.base import RowSpec
 from ndpkit.runtime import LocalExecutor, WorkerDiedError, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
 from ndpkit.runtime.executor import (
+    HELD_ANSWER_BYTES,
     PROGRESS_EVERY_S,
     QUEUED_TASK_BYTES,
     _Pool,
+    _Run,
     _Shard,
     _Task,
     _Worker,
@@ -320,6 +322,44 @@ def test_a_worker_sends_the_answers_of_a_run_of_tasks_together(
     assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 100)
     assert kinds.count("done") == 8
     assert kinds.count("answers") == 1 and kinds.index("answers") == kinds.index("done") - 1
+
+
+class SlowDoubles(Doubles):
+    """Doubles that takes 0.3 s over its first chunk: every task is in the pipe by its end."""
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[int, np.ndarray]:
+        if offset == 0:
+            time.sleep(0.3)
+        return super().device(chunk, state, offset)
+
+
+def test_a_large_answer_is_not_held_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partials that could not be spilled (here no spill directory; in a run, /dev/shm full)
+    come whole through the pipe: a worker holding them while its queue lasts held every
+    engine's rows at once (8 engines of 128 MiB: 1 GiB, and as much again to send them)."""
+    ds = generate_dataset(Doubles(), 4 * 2 * HELD_ANSWER_BYTES, 4, tmp_path / "ds")
+    kernel = SlowDoubles()
+    plan = {device: (device,) for device in range(ds.devices)}
+    run = _Run(kernel, ds, plan, ds.total_bytes, None, False, None, 1)
+    tasks = [run._task(engine, devices, None, None) for engine, devices in plan.items()]
+    assert all(task.spill_dir is None for task in tasks)
+    kinds: list[str] = []
+    handle = _Pool._handle
+
+    def spy(self: _Pool, worker: _Worker, message: tuple[Any, ...], *rest: Any) -> None:
+        kinds.append(message[0])
+        handle(self, worker, message, *rest)
+
+    monkeypatch.setattr(_Pool, "_handle", spy)
+    pool = _Pool(1, threads=1)
+    try:
+        done = pool.run(tasks, None)
+    finally:
+        pool.close()
+    assert kinds.count("done") == 4 and "answers" not in kinds
+    merged = kernel.merge([done[engine][0] for engine in plan])
+    result, _ = kernel.host(merged, None)
+    np.testing.assert_array_equal(result, ds.read_all() * 2)
 
 
 def _gone(tasks: list[_Task], began: int, ended: int, answered: int = 0) -> _Worker:

@@ -766,6 +766,12 @@ BEGAN, ENDED = 0, 1
 and ended (answered or holding the answer)."""
 
 
+HELD_ANSWER_BYTES = 2**20
+"""The largest answer a worker holds back while its next task waits: a larger one (a
+partial that could not be spilled, with /dev/shm full) goes at once, with those held before
+it, so that what a worker holds stays small however many tasks it is sent."""
+
+
 QUEUED_TASK_BYTES = 64 * 2**10
 """The largest task sent to a worker that is still running another, where its pipe holds four
 times that (`queue_limit_bytes`)."""
@@ -1257,8 +1263,9 @@ def _worker_main(
         held.append(answer)
         # The next task already waiting: this answer goes with the next ones, one wake-up
         # of the parent for the lot. Not with progress on: the answers carry the bytes
-        # the bar has not been told of yet.
-        if done and board is not None and not task.report_progress and conn.poll():
+        # the bar has not been told of yet. Nor a large one (HELD_ANSWER_BYTES).
+        small = len(answer) <= HELD_ANSWER_BYTES
+        if done and small and board is not None and not task.report_progress and conn.poll():
             continue
         if not _send_answers(conn, held):
             return
