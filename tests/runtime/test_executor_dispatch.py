@@ -177,10 +177,23 @@ def test_no_task_queues_behind_a_longer_one_while_a_shorter_one_runs() -> None:
     pool = _pool(2)
     pending = deque([_task(0, records=400), *(_task(e) for e in range(1, 6))])
     pool._dispatch(pending)
-    # Behind 1 until that worker has as much to read as engine 0; the last one left for
-    # whichever is free first.
-    assert [_engines(w) for w in pool.workers] == [[1, 2, 3, 4], [0]]
-    assert [t.engine for t in pending] == [5]
+    # 2 behind 1, that worker's share of the 4 left (`_share`); none behind engine 0.
+    assert [_engines(w) for w in pool.workers] == [[1, 2], [0]]
+    assert [t.engine for t in pending] == [3, 4, 5]
+    pool.workers[0].tasks.clear()  # engines 1 and 2 answered together
+    pool._dispatch(pending)
+    assert [_engines(w) for w in pool.workers] == [[3, 4], [0]]
+
+
+def test_with_other_workers_a_worker_is_handed_half_its_share_at_a_time() -> None:
+    """Its answers come only when its queue runs dry: what is queued to a worker that turns
+    out slow stays there, so each hand-out is its part of half of what is left."""
+    pool, pending = _pool(2), deque(_task(e) for e in range(32))
+    pool._dispatch(pending)
+    assert [len(w.tasks) for w in pool.workers] == [9, 9] and len(pending) == 14  # 1 + 30/4
+    pool.workers[1].tasks.clear()  # one worker's nine answered
+    pool._dispatch(pending)
+    assert [len(w.tasks) for w in pool.workers] == [9, 5] and len(pending) == 9  # 1 + 13/4
 
 
 def test_a_task_queues_only_within_the_pipes_room() -> None:
@@ -301,11 +314,13 @@ class SlowStart(SumCount):
         return super().device(chunk, state, offset)
 
 
+@pytest.mark.parametrize("with_progress", [False, True])
 def test_a_worker_sends_the_answers_of_a_run_of_tasks_together(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_progress: bool
 ) -> None:
     """One worker, 8 engines: it is sent all 8, holds each answer while the next task waits in
-    its pipe, and sends them in one message: the parent is woken once, not 8 times."""
+    its pipe, and sends them in one message: the parent is woken once, not 8 times. With
+    progress on too: the held tasks' bytes still reach the bar, each once."""
     ds = generate_dataset(SumCount(), 8 * 4_000, 8, tmp_path / "ds", shard_bytes=4_000)
     kinds: list[str] = []
     handle = _Pool._handle
@@ -316,12 +331,17 @@ def test_a_worker_sends_the_answers_of_a_run_of_tasks_together(
 
     monkeypatch.setattr(_Pool, "_handle", spy)
     with LocalExecutor(1) as ex:
-        out = ex.run(SlowStart(), ds, {}, chunk_bytes=4_000)
+        seen: list[tuple[int, int]] = []
+        progress = (lambda *a: seen.append(a)) if with_progress else None
+        out = ex.run(SlowStart(), ds, {}, chunk_bytes=4_000, progress=progress)
         worker = ex._pool.workers[0]  # type: ignore[union-attr]
         assert (worker.board[0], worker.board[1], worker.answered) == (8, 8, 8)
     assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 100)
     assert kinds.count("done") == 8
     assert kinds.count("answers") == 1 and kinds.index("answers") == kinds.index("done") - 1
+    if with_progress:
+        assert seen[-1] == (ds.total_bytes, ds.total_bytes)
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 class SlowDoubles(Doubles):

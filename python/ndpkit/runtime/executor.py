@@ -136,6 +136,8 @@ threadpoolctl's scan of the loaded thread-pool libraries (about 6 ms of each new
 CPU)."""
 _GUARD_DOCS = "docs/kernels.md, 'A script that starts an executor'"
 
+Pickled = bytes | memoryview
+"""A message pickled for the pipe (the pickler's buffer, or bytes)."""
 Progress = Callable[[int, int], None]
 """progress(bytes_done, bytes_total): bytes read so far, and the bytes of the passes started
 so far (a multi-pass kernel's total grows by one data set per pass)."""
@@ -894,18 +896,34 @@ class _Pool:
         """A task to every idle worker; then, while there are at least as many tasks left as
         workers, one queued at a time to the busy worker with the least left to read (so
         none waits behind a long task, an engine reading several devices, while a worker
-        with short ones would go idle), each within its pipe's room."""
+        with short ones would go idle), each within its pipe's room and its share
+        (`_share`)."""
         for w in reversed(self.workers):
             if pending and not w.tasks:
                 self._send(w, self._take(pending, w))
+        share = self._share(len(pending))
         busy = [w for w in reversed(self.workers) if w.tasks]
         while busy and len(pending) >= len(self.workers):
             w = min(busy, key=lambda w: sum(t.read_bytes for t in w.tasks))
+            if len(w.tasks) >= share:  # the others have as much to read, or more
+                return
             at = self._choose(pending, w)
             if self._send(w, pending[at], queued=True):
                 del pending[at]
             else:
                 busy.remove(w)
+
+    def _share(self, pending: int) -> int | float:
+        """The most tasks a worker may have unanswered: all of them for a lone worker; with
+        others, one more than its part of half the `pending` ones. A worker is heard from
+        only when its queue runs dry, so work queued to one that turns out slow (a core
+        shared with another process, shards not in the page cache) cannot go to the others:
+        halving what is handed out each time keeps that to a few engines at the end of a
+        pass (with one of 2 workers at half speed, 32 engines took 1.5 times as long with
+        all handed out at once, in a replay of this dispatch)."""
+        if len(self.workers) == 1:
+            return math.inf
+        return 1 + math.ceil(pending / (2 * len(self.workers)))
 
     def _choose(self, pending: deque[_Task], worker: _Worker) -> int:
         """Where in `pending` the task for `worker` is: the first whose engine it ran last (its
@@ -1072,10 +1090,16 @@ def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
     names = [shard.path for shard in task.shards]
     listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     engine = f"engine {task.engine} (devices {list(task.devices)}, worker pid {worker.process.pid})"
+    pid = worker.process.pid
     if _running(worker.process):
         _kill(worker.process)
+        what = (
+            f"worker pid {pid} had run engines {_engines_of(worker)}"
+            if lost
+            else f"{engine} was reading {listed}"
+        )
         return WorkerDiedError(
-            f"{engine} was reading {listed} when the pool's fork server, which starts the "
+            f"{what} when the pool's fork server, which starts the "
             "workers and reports their exits, died (killed or crashed); the worker was still "
             "running and has been stopped; no result"
         )
@@ -1093,9 +1117,8 @@ def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
             failed_to_start=True,
         )
     if lost:
-        ran = ", ".join(str(t.engine) for t in worker.tasks)
         return WorkerDiedError(
-            f"worker pid {worker.process.pid} {how} after it had run engines {ran}, before "
+            f"worker pid {pid} {how} after it had run engines {_engines_of(worker)}, before "
             "their answers reached the parent; no result"
         )
     if idle:
@@ -1105,6 +1128,10 @@ def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
             f"{'could not be sent to it' if unsent else 'was never begun there'}; no result"
         )
     return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
+
+
+def _engines_of(worker: _Worker) -> str:
+    return ", ".join(str(t.engine) for t in worker.tasks)
 
 
 def _resized(task: _Task) -> str:
@@ -1217,7 +1244,7 @@ def _worker_main(
     if not _answer(conn, ("ready",)):  # started: a death from now on is the task's
         return
     progress = _Progress(conn)
-    held: list[bytes] = []  # answers kept while the next task waits in the pipe
+    held: list[Pickled] = []  # answers kept while the next task waits in the pipe
     while True:
         try:
             data = conn.recv_bytes()
@@ -1254,18 +1281,19 @@ def _worker_main(
             progress.start(task.report_progress)
             partial, stats = _run_task(task, progress, maps)
             packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
+            # The next task already waiting: this answer may go with the next ones, one
+            # wake-up of the parent for the lot; the bytes the bar has not been told of
+            # then go with the next progress message instead.
+            waiting = board is not None and conn.poll()
+            unreported = 0 if waiting else progress.take()
             # Pickled now, so that a result that cannot be pickled is this task's error.
-            answer = _dumps(("done", task.engine, packed, stats, progress.take()))
+            answer = _dumps(("done", task.engine, packed, stats, unreported))
             done = True
         except Exception as exc:
             answer = _dumps(("error", _picklable(exc), traceback.format_exc()))
         _count(board, ENDED)
         held.append(answer)
-        # The next task already waiting: this answer goes with the next ones, one wake-up
-        # of the parent for the lot. Not with progress on: the answers carry the bytes
-        # the bar has not been told of yet. Nor a large one (HELD_ANSWER_BYTES).
-        small = len(answer) <= HELD_ANSWER_BYTES
-        if done and small and board is not None and not task.report_progress and conn.poll():
+        if done and waiting and len(answer) <= HELD_ANSWER_BYTES:  # else sent at once
             continue
         if not _send_answers(conn, held):
             return
@@ -1277,10 +1305,13 @@ def _count(board: Any, slot: int, by: int = 1) -> None:
         board[slot] += by
 
 
-def _send_answers(conn: Connection, answers: list[bytes]) -> bool:
+def _send_answers(conn: Connection, answers: list[Pickled]) -> bool:
     """Send pickled answers, in one message if there are several; False if the parent is
     gone (`_answer`)."""
-    data = answers[0] if len(answers) == 1 else _dumps(("answers", tuple(answers)))
+    if len(answers) == 1:
+        data = answers[0]
+    else:  # each at most HELD_ANSWER_BYTES but the last
+        data = _dumps(("answers", tuple(bytes(a) for a in answers)))
     try:
         conn.send_bytes(data)
     except OSError:
@@ -1288,8 +1319,10 @@ def _send_answers(conn: Connection, answers: list[bytes]) -> bool:
     return True
 
 
-def _dumps(message: tuple[Any, ...]) -> bytes:
-    return bytes(reduction.ForkingPickler.dumps(message))
+def _dumps(message: tuple[Any, ...]) -> Pickled:
+    """`message` pickled, in the pickler's own buffer (not copied: a partial that could not
+    be spilled may be large)."""
+    return reduction.ForkingPickler.dumps(message)
 
 
 MALLOC_MMAP_THRESHOLD_BYTES = 32 * 2**20
@@ -1387,8 +1420,9 @@ class _Progress:
         self.sent_at = -math.inf
 
     def start(self, on: bool) -> None:
-        """A new task, which reports its progress if `on`."""
-        self.on, self.unsent_bytes = on, 0
+        """A new task, which reports its progress if `on`. Bytes not yet sent (those of a task
+        whose answer is held back) stay, for the next message."""
+        self.on = on
 
     def add(self, n_bytes: int) -> None:
         if not self.on:
