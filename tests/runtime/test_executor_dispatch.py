@@ -382,6 +382,53 @@ def test_a_large_answer_is_not_held_back(tmp_path: Path, monkeypatch: pytest.Mon
     np.testing.assert_array_equal(result, ds.read_all() * 2)
 
 
+class SmallFirst(SlowDoubles):
+    """Engine 0's partial is small, as one spilled to /dev/shm is; the others' are over
+    HELD_ANSWER_BYTES, as ones are once /dev/shm is full (held answers keep their spill
+    files there until they are sent)."""
+
+    def __init__(self, small_records: int) -> None:
+        self.small_records = small_records
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[int, np.ndarray]:
+        out = super().device(chunk, state, offset)
+        return {offset: out[offset][:1]} if offset < self.small_records else out
+
+
+def test_a_large_answer_goes_on_its_own_after_those_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Engine 0's small answer is held while engine 1 waits; engine 1's is large, so it goes
+    at once. Sent in one message with engine 0's, it was copied (`bytes`) and pickled again
+    beside the pickler's buffer: three times its size in the worker, and the parent held
+    the message, the tuple of answers and the partial (an 'answers' message carried it)."""
+    ds = generate_dataset(Doubles(), 3 * 2 * HELD_ANSWER_BYTES, 3, tmp_path / "ds")
+    kernel = SmallFirst(ds.shards_of(0)[0].records)
+    plan = {device: (device,) for device in range(ds.devices)}
+    run = _Run(kernel, ds, plan, ds.total_bytes, None, False, None, 1)
+    tasks = [run._task(engine, devices, None, None) for engine, devices in plan.items()]
+    messages: list[tuple[str, list[int]]] = []
+    handle = _Pool._handle
+
+    def spy(self: _Pool, worker: _Worker, message: tuple[Any, ...], *rest: Any) -> None:
+        if message[0] == "answers":
+            messages.append(("answers", [len(answer) for answer in message[1]]))
+        elif message[0] == "done":
+            messages.append(("done", [message[1]]))
+        handle(self, worker, message, *rest)
+
+    monkeypatch.setattr(_Pool, "_handle", spy)
+    pool = _Pool(1, threads=1)
+    try:
+        done = pool.run(tasks, None)
+    finally:
+        pool.close()
+    assert sorted(done) == [0, 1, 2]
+    batches = [sizes for kind, sizes in messages if kind == "answers"]
+    assert all(size <= HELD_ANSWER_BYTES for sizes in batches for size in sizes), messages
+    assert [engines for kind, engines in messages if kind == "done"] == [[0], [1], [2]]
+
+
 def _gone(tasks: list[_Task], began: int, ended: int, answered: int = 0) -> _Worker:
     """A worker that was killed (SIGKILL) with `tasks` unanswered, its board as given."""
     process = SimpleNamespace(pid=4321, exitcode=-signal.SIGKILL, join=lambda timeout: None)

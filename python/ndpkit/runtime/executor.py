@@ -770,8 +770,9 @@ and ended (answered or holding the answer)."""
 
 HELD_ANSWER_BYTES = 2**20
 """The largest answer a worker holds back while its next task waits: a larger one (a
-partial that could not be spilled, with /dev/shm full) goes at once, with those held before
-it, so that what a worker holds stays small however many tasks it is sent."""
+partial that could not be spilled, with /dev/shm full) goes at once, on its own after those
+held before it (not copied into one message with them), so that what a worker holds stays
+small however many tasks it is sent."""
 
 
 QUEUED_TASK_BYTES = 64 * 2**10
@@ -1292,10 +1293,10 @@ def _worker_main(
         except Exception as exc:
             answer = _dumps(("error", _picklable(exc), traceback.format_exc()))
         _count(board, ENDED)
-        held.append(answer)
         if done and waiting and len(answer) <= HELD_ANSWER_BYTES:  # else sent at once
+            held.append(answer)
             continue
-        if not _send_answers(conn, held):
+        if not _send_ended(conn, held, answer):
             return
         held = []
 
@@ -1305,12 +1306,22 @@ def _count(board: Any, slot: int, by: int = 1) -> None:
         board[slot] += by
 
 
+def _send_ended(conn: Connection, held: list[Pickled], answer: Pickled) -> bool:
+    """Send `answer` after those `held`: in one message with them, unless it is over
+    HELD_ANSWER_BYTES; that one goes in a message of its own (in one with them it was copied
+    and pickled again, three times its size in the worker, and the parent held the message,
+    the tuple of answers and the partial). False if the parent is gone (`_answer`)."""
+    if len(answer) > HELD_ANSWER_BYTES and held:
+        return _send_answers(conn, held) and _send_answers(conn, [answer])
+    return _send_answers(conn, [*held, answer])
+
+
 def _send_answers(conn: Connection, answers: list[Pickled]) -> bool:
     """Send pickled answers, in one message if there are several; False if the parent is
     gone (`_answer`)."""
     if len(answers) == 1:
         data = answers[0]
-    else:  # each at most HELD_ANSWER_BYTES but the last
+    else:  # each at most HELD_ANSWER_BYTES
         data = _dumps(("answers", tuple(bytes(a) for a in answers)))
     try:
         conn.send_bytes(data)
