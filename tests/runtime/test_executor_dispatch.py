@@ -6,12 +6,14 @@ comes now and then, not per chunk."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
 import socket
 import sys
 import time
+import weakref
 from collections import deque
 from multiprocessing import reduction
 from multiprocessing.connection import Connection
@@ -427,6 +429,43 @@ def test_a_large_answer_goes_on_its_own_after_those_held(
     batches = [sizes for kind, sizes in messages if kind == "answers"]
     assert all(size <= HELD_ANSWER_BYTES for sizes in batches for size in sizes), messages
     assert [engines for kind, engines in messages if kind == "done"] == [[0], [1], [2]]
+
+
+_COPIES: list[weakref.ref[np.ndarray]] = []
+"""In a worker: every copy `KeepsCopies` made there."""
+
+
+class KeepsCopies(SumCount):
+    """Its partial holds a copy of the engine's records (as a per-record kernel's does); each
+    engine, one chunk here, counts the copies of the worker's earlier engines still alive."""
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, Any]:
+        gc.collect()
+        alive = sum(ref() is not None for ref in _COPIES)
+        copy = chunk.copy()
+        _COPIES.append(weakref.ref(copy))
+        return {**super().device(chunk, state, offset), "alive": alive, "copies": [copy]}
+
+    def merge(self, partials: list[Any]) -> dict[str, Any]:
+        return {
+            **super().merge(partials),
+            "alive": sum(p["alive"] for p in partials),
+            "copies": [c for p in partials for c in p["copies"]],
+        }
+
+
+@pytest.mark.parametrize("with_progress", [False, True])
+def test_a_worker_keeps_no_partial_of_an_answered_engine(
+    tmp_path: Path, with_progress: bool
+) -> None:
+    """A worker kept the partial of the engine it had answered (and its pickled copy, when
+    not spilled) until the next engine ended: a per-record kernel's worker held two engines'
+    records at once, and the next engine's peak_rss_bytes counted the first one's."""
+    ds = generate_dataset(SumCount(), 3 * 4_000, 3, tmp_path / "ds", shard_bytes=4_000)
+    progress = (lambda *a: None) if with_progress else None
+    out = LocalExecutor(1).run(KeepsCopies(), ds, {}, chunk_bytes=4_000, progress=progress)
+    assert len(out.result["copies"]) == 3
+    assert out.result["alive"] == 0
 
 
 def _gone(tasks: list[_Task], began: int, ended: int, answered: int = 0) -> _Worker:

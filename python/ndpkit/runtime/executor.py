@@ -1275,30 +1275,45 @@ def _worker_main(
             forget_arenas()
             continue
         _, task, fd_follows = message
-        done = False
-        try:
-            if fd_follows:  # read before anything can fail, so the pipe stays in step
-                adopt_arena(conn, task.rows.generation, task.rows.size_bytes)
-            progress.start(task.report_progress)
-            partial, stats = _run_task(task, progress, maps)
-            packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
-            # The next task already waiting: this answer may go with the next ones, one
-            # wake-up of the parent for the lot; the bytes the bar has not been told of
-            # then go with the next progress message instead.
-            waiting = board is not None and conn.poll()
-            unreported = 0 if waiting else progress.take()
-            # Pickled now, so that a result that cannot be pickled is this task's error.
-            answer = _dumps(("done", task.engine, packed, stats, unreported))
-            done = True
-        except Exception as exc:
-            answer = _dumps(("error", _picklable(exc), traceback.format_exc()))
+        answer, hold = _run_and_answer(conn, task, fd_follows, progress, maps, board)
         _count(board, ENDED)
-        if done and waiting and len(answer) <= HELD_ANSWER_BYTES:  # else sent at once
+        if hold:
             held.append(answer)
             continue
         if not _send_ended(conn, held, answer):
             return
         held = []
+        del answer  # a large one is not kept while the next task runs either
+
+
+def _run_and_answer(
+    conn: Connection,
+    task: _Task,
+    fd_follows: bool,
+    progress: _Progress,
+    maps: ShardMaps,
+    board: Any,
+) -> tuple[Pickled, bool]:
+    """Run `task`: its answer, pickled, and whether to hold it back (its next task already
+    waiting, and the answer small). The partial, and its pickled copy when it was not
+    spilled, are gone once this returns: the worker kept them until its next task ended."""
+    try:
+        if fd_follows:  # read before anything can fail, so the pipe stays in step
+            assert task.rows is not None  # sent with the task's rows (`_Pool._send`)
+            adopt_arena(conn, task.rows.generation, task.rows.size_bytes)
+        progress.start(task.report_progress)
+        partial, stats = _run_task(task, progress, maps)
+        packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
+        # The next task already waiting: this answer may go with the next ones, one
+        # wake-up of the parent for the lot; the bytes the bar has not been told of
+        # then go with the next progress message instead.
+        waiting = board is not None and conn.poll()
+        unreported = 0 if waiting else progress.take()
+        # Pickled now, so that a result that cannot be pickled is this task's error.
+        answer = _dumps(("done", task.engine, packed, stats, unreported))
+    except Exception as exc:
+        return _dumps(("error", _picklable(exc), traceback.format_exc())), False
+    return answer, waiting and len(answer) <= HELD_ANSWER_BYTES
 
 
 def _count(board: Any, slot: int, by: int = 1) -> None:
