@@ -42,7 +42,7 @@ import timing
 from ndpkit.kernels import Kernel, get_kernel, kernel_names, run_in_memory
 from ndpkit.runtime import Dataset, LocalExecutor, RunResult, generate_dataset
 from ndpkit.runtime.dataset import write_npy
-from ndpkit.runtime.executor import RUN_CHUNK_BYTES
+from ndpkit.runtime.executor import RUN_CHUNK_BYTES, run_chunk_bytes
 from ndpkit.units import Kind, parse
 
 
@@ -161,8 +161,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
         "--chunk-size",
-        default=f"{RUN_CHUNK_BYTES // 2**20}MiB",
-        help="the executor's chunk (default: its own default, RUN_CHUNK_BYTES)",
+        default=None,
+        help="the executor's chunk (default: the kernel's own, Kernel.chunk_bytes, else "
+        f"RUN_CHUNK_BYTES = {RUN_CHUNK_BYTES // 2**20}MiB)",
     )
     parser.add_argument(
         "--shard-size",
@@ -176,7 +177,7 @@ def main() -> None:
     )
     parser.add_argument("--dir", type=Path, help="where to write the data sets (default: /tmp)")
     args = parser.parse_args()
-    args.chunk_bytes = int(parse(args.chunk_size, Kind.SIZE))
+    args.chunk_bytes = None if args.chunk_size is None else int(parse(args.chunk_size, Kind.SIZE))
     size_bytes = int(parse(args.size, Kind.SIZE))
     # A shard as large as the whole data set holds all of its device's records.
     shard_bytes = (
@@ -193,8 +194,12 @@ def main() -> None:
         f"{platform.machine()}, {cpus} usable CPUs, {args.size} over {args.devices} devices "
         f"in {shards},"
     )
+    kernels = {name: Moments() if name == "moments" else get_kernel(name) for name in names}
+    chunks = args.chunk_size or ", ".join(
+        f"{name} {run_chunk_bytes(k) / 2**20:.4g} MiB" for name, k in kernels.items()
+    )
     print(
-        f"{args.workers} workers, chunks of {args.chunk_size}; times are the best of "
+        f"{args.workers} workers, chunks of {chunks}; times are the best of "
         f"{args.repeat} interleaved rounds;"
     )
     print(f"transparent huge pages (anonymous / shared memory): {timing.huge_page_settings()}\n")
@@ -203,7 +208,7 @@ def main() -> None:
     print("{:10} {:>11} {:>8} {:>11} {:>11} {:>7} {:>11}".format(*header))
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for name in names:
-            kernel = Moments() if name == "moments" else get_kernel(name)
+            kernel = kernels[name]
             ds = generate_dataset(
                 kernel, size_bytes, args.devices, Path(tmp) / name, shard_bytes=shard_bytes
             )

@@ -23,6 +23,7 @@ from test_executor import SumCount  # a sibling module: workers unpickle it by n
 from ndpkit.cli import main as cli_main
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.kernels import get_kernel
 from ndpkit.runtime import Dataset, LocalExecutor, engine_devices, executor, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
 from ndpkit.runtime.executor import _died, _Shard, _start_hint, _Task, _Worker
@@ -37,6 +38,16 @@ class SumCountLC(SumCount):
     """SumCount over LC's points (8 float32 features)."""
 
     record_shape = (8,)
+
+
+class SmallChunks(SumCountLC):
+    """Asks for chunks of 32 records (`Kernel.chunk_bytes`)."""
+
+    chunk_bytes = 1024
+
+
+class NoChunks(SumCountLC):
+    chunk_bytes = 0
 
 
 @pytest.fixture(scope="module")
@@ -289,7 +300,6 @@ def test_workers_may_be_a_numpy_integer() -> None:
     ("chunk_bytes", "message"),
     [
         (100.5, r"got 100\.5 \(float\)"),
-        (None, r"got None \(NoneType\)"),
         ("4096", r"got '4096' \(str\)"),
         (True, r"got True \(bool\)"),
     ],
@@ -551,3 +561,28 @@ def test_a_blas_the_main_script_loads_is_limited_too(tmp_path: Path, lc_data: Da
     found = ast.literal_eval(result.stdout.strip().splitlines()[-1])  # a list of tuples
     assert any("scipy.libs" in path for path, _ in found), found  # numpy's is numpy.libs
     assert {threads for _, threads in found} == {usable_cpus() // 2}, found
+
+
+def test_a_run_that_names_no_chunk_uses_the_kernels_own(lc_data: Dataset) -> None:
+    """Two devices of two 4 KiB shards each (128 records of 32 bytes)."""
+    with LocalExecutor(1) as ex:
+        own = ex.run(SmallChunks(), lc_data, {})
+        default = ex.run(SumCountLC(), lc_data, {})  # RUN_CHUNK_BYTES: a shard a chunk
+        named = ex.run(SmallChunks(), lc_data, {}, chunk_bytes=2048)
+    assert [e.chunks for e in own.engines] == [8, 8]
+    assert [e.chunks for e in default.engines] == [2, 2]
+    assert [e.chunks for e in named.engines] == [4, 4]
+    assert own.result == default.result == named.result
+
+
+def test_a_kernels_own_chunk_is_checked_before_any_worker_starts(lc_data: Dataset) -> None:
+    ex = LocalExecutor(1)
+    with pytest.raises(SpecError, match=r"NoChunks\.chunk_bytes: must be a whole number of bytes"):
+        ex.run(NoChunks(), lc_data, {})
+    assert ex._pool is None
+
+
+def test_the_top_k_split_asks_for_large_chunks() -> None:
+    """Its fold's memory does not grow with the chunk; the paper's split's distances do."""
+    assert executor.run_chunk_bytes(get_kernel("knn8-topk")) == 128 * 2**20
+    assert executor.run_chunk_bytes(get_kernel("knn8")) == executor.RUN_CHUNK_BYTES

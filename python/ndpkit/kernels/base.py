@@ -202,6 +202,10 @@ class Kernel(ABC):
     folds: bool = False
     """Whether the runtime should stream a shard's chunks through `fold` rather than merge
     their `device` partials."""
+    chunk_bytes: int | None = None
+    """The chunk an engine hands this kernel when the run names none (None: the runtime's
+    `RUN_CHUNK_BYTES`, 32 MiB). Larger for a device part whose memory does not grow with its
+    chunk: each chunk costs a call and a fresh start of the memory stream."""
 
     def fold(self, partial: Any, chunk: np.ndarray, state: Any, offset: int) -> Any:
         """The device part over `chunk` given `partial`, the engine's partial so far over the

@@ -267,6 +267,10 @@ def within_kth(dists_sq: np.ndarray, kth_sq: float) -> NDArray[np.bool_]:
     return np.asarray((dists_sq <= kth_sq) | _close(dists_sq, kth))
 
 
+TOPK_CHUNK_BYTES = 128 * 2**20
+"""The top-k split's chunk through the runtime (`Kernel.chunk_bytes`)."""
+
+
 class Knn(Kernel):
     """k-NN over points with `features` float32 features; `device_topk` moves the top-k
     selection onto the device (the `-topk` kernels). `KnnRows` is the paper's split with
@@ -280,6 +284,9 @@ class Knn(Kernel):
         self.k = whole_number(k, "k", "a whole number ≥ 1 (k-NN)", least=1)
         self.device_topk = device_topk
         self.folds = device_topk  # the top-k split streams its shard with one top-k (`fold`)
+        # Its fold keeps 64 KiB of distances whatever the chunk: 128 MiB chunks took 1-2% off
+        # its pass against 32 MiB (benchmarks/README.md, thirteenth session).
+        self.chunk_bytes = TOPK_CHUNK_BYTES if device_topk else None
         self.record_shape = (self.features,)
         self.name = f"knn{features}" + ("-topk" if device_topk else "")
         self.paper_app = f"knn{features}" if device_topk else ""

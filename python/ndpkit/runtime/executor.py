@@ -465,7 +465,7 @@ class LocalExecutor:
         *,
         active_devices: Sequence[int] | None = None,
         route: Sequence[int] | None = None,
-        chunk_bytes: int = RUN_CHUNK_BYTES,
+        chunk_bytes: int | None = None,
         progress: Progress | None = None,
         verify: bool = False,
     ) -> RunResult:
@@ -473,7 +473,9 @@ class LocalExecutor:
 
         `active_devices` lists the engines that are on (engine i sits beside device i; None =
         all routed ones); `route[device]` the engine that reads that device. `verify` checks
-        each shard's CRC-32 as it is read (costs a CRC pass over the data)."""
+        each shard's CRC-32 as it is read (costs a CRC pass over the data). `chunk_bytes`:
+        the most an engine hands the device part at once (None: the kernel's
+        `Kernel.chunk_bytes`, else RUN_CHUNK_BYTES)."""
         chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
         plan = engine_devices(dataset.devices, active_devices, route)
         # Both were used only once the workers ran: progress=True ended the run in "'bool'
@@ -585,9 +587,9 @@ def budget_from_environment() -> int:
     return int(size)
 
 
-def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> int:
-    """The chunk size, once the kernel is known to read the data set's records and the
-    size to be a whole number of bytes ≥ 1."""
+def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int | None) -> int:
+    """The chunk size (`LocalExecutor.run`), once the kernel is known to read the data set's
+    records and the size to be a whole number of bytes ≥ 1."""
     # An app name or a directory would fail later as "'str' object has no attribute …".
     if not isinstance(kernel, Kernel):
         raise SpecError(
@@ -604,7 +606,16 @@ def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int) -> int:
             f"{dataset.app!r}); kernel {kernel.name!r} needs {kernel.dtype} {kernel.record_shape}",
             source=str(dataset.path),
         )
-    return whole_number(chunk_bytes, "chunk_bytes", "a whole number of bytes ≥ 1", least=1)
+    field = "chunk_bytes"
+    if chunk_bytes is None:
+        chunk_bytes = run_chunk_bytes(kernel)
+        field = f"{type(kernel).__name__}.chunk_bytes"
+    return whole_number(chunk_bytes, field, "a whole number of bytes ≥ 1", least=1)
+
+
+def run_chunk_bytes(kernel: Kernel) -> int:
+    """The chunk a run hands `kernel` when it names none: its own, else RUN_CHUNK_BYTES."""
+    return RUN_CHUNK_BYTES if kernel.chunk_bytes is None else kernel.chunk_bytes
 
 
 # -- the parent's side --------------------------------------------------------------------
