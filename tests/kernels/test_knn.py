@@ -12,12 +12,14 @@ from ndpkit.kernels import KernelMismatchError, get_kernel, run_in_memory
 from ndpkit.kernels.knn import (
     FEATURE_COUNTS,
     K_NEAREST,
+    TOPK_CHUNK_BYTES,
     Knn,
     Neighbours,
     ReferenceNeighbours,
     distances_sq,
     kernels,
 )
+from ndpkit.runtime.executor import RUN_CHUNK_BYTES, run_chunk_bytes
 
 KERNELS = kernels()
 NAMES = sorted(KERNELS)
@@ -307,3 +309,19 @@ def test_a_kernel_that_does_not_fold_merges_its_device_partials():
     np.testing.assert_array_equal(first.sums, kmeans.device(data[:100], state, 0).sums)
     np.testing.assert_array_equal(both.sums, expected.sums)
     np.testing.assert_array_equal(both.counts, expected.counts)
+
+
+class _KnnOwnChunk(Knn):
+    """A user's k-NN that asks for its own chunk (`Kernel.chunk_bytes`)."""
+
+    chunk_bytes = 4 * 2**20
+
+
+@pytest.mark.parametrize("device_topk", [True, False])
+def test_a_subclass_keeps_its_own_chunk(device_topk: bool) -> None:
+    """Knn's constructor set an instance attribute (128 MiB for the top-k split, else
+    None), which hid a subclass's class attribute."""
+    assert run_chunk_bytes(_KnnOwnChunk(8, device_topk=device_topk)) == 4 * 2**20
+    assert run_chunk_bytes(Knn(8, device_topk=device_topk)) == (
+        TOPK_CHUNK_BYTES if device_topk else RUN_CHUNK_BYTES
+    )

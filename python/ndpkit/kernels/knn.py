@@ -271,6 +271,13 @@ TOPK_CHUNK_BYTES = 128 * 2**20
 """The top-k split's chunk through the runtime (`Kernel.chunk_bytes`)."""
 
 
+def _declares_chunk_bytes(cls: type) -> bool:
+    """Whether a subclass of `Knn` (`cls` or a class between it and `Knn`) sets its own
+    `Kernel.chunk_bytes`."""
+    below = cls.__mro__[: cls.__mro__.index(Knn)]
+    return any("chunk_bytes" in vars(c) for c in below)
+
+
 class Knn(Kernel):
     """k-NN over points with `features` float32 features; `device_topk` moves the top-k
     selection onto the device (the `-topk` kernels). `KnnRows` is the paper's split with
@@ -284,9 +291,11 @@ class Knn(Kernel):
         self.k = whole_number(k, "k", "a whole number ≥ 1 (k-NN)", least=1)
         self.device_topk = device_topk
         self.folds = device_topk  # the top-k split streams its shard with one top-k (`fold`)
-        # Its fold keeps 64 KiB of distances whatever the chunk: 128 MiB chunks took 1-2% off
-        # its pass against 32 MiB (benchmarks/README.md, thirteenth session).
-        self.chunk_bytes = TOPK_CHUNK_BYTES if device_topk else None
+        # Its fold keeps 64 KiB of distances whatever the chunk: fewer, larger chunks
+        # (benchmarks/README.md, "k-NN's top-k split in 128 MiB chunks"). A subclass's own
+        # `chunk_bytes` stands: an instance attribute here would hide its class attribute.
+        if device_topk and not _declares_chunk_bytes(type(self)):
+            self.chunk_bytes = TOPK_CHUNK_BYTES
         self.record_shape = (self.features,)
         self.name = f"knn{features}" + ("-topk" if device_topk else "")
         self.paper_app = f"knn{features}" if device_topk else ""
