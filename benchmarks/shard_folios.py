@@ -10,7 +10,8 @@ part of the file each unaligned write began in stayed in small folios. This writ
 set each way (the old way: the same header and pieces, written as `write_npy` did), maps
 every shard as a kept worker does (`shard_maps.map_read_only`, MAP_POPULATE), reports the
 part mapped in huge pages (`FilePmdMapped` in /proc/self/smaps), and times the kernel's device
-part (`fold` over 32 MiB chunks, the executor's default) over each data set's mappings and
+part (`fold` over the chunks the executor gives it, `run_chunk_bytes`: 128 MiB for the top-k
+split) over each data set's mappings and
 over the records in memory, best of `--repeat` interleaved rounds. Linux only.
 """
 
@@ -31,7 +32,7 @@ import timing
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.runtime import generate_dataset
 from ndpkit.runtime.dataset import Dataset, npy_header
-from ndpkit.runtime.executor import RUN_CHUNK_BYTES
+from ndpkit.runtime.executor import run_chunk_bytes
 from ndpkit.runtime.shard_maps import map_read_only
 from ndpkit.units import Kind, parse
 
@@ -103,7 +104,8 @@ def main() -> None:
         parser.error(f"{args.kernel} does not fold its chunks; pick one that does (knn8-topk)")
     size_bytes = int(parse(args.size, Kind.SIZE))
     state = kernel.init(kernel.params(0))
-    chunk_records = max(1, RUN_CHUNK_BYTES // kernel.record_bytes)
+    chunk_bytes = run_chunk_bytes(kernel)  # the executor's, when a run names none
+    chunk_records = max(1, chunk_bytes // kernel.record_bytes)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         ds = generate_dataset(kernel, size_bytes, 8, Path(tmp) / "new")
         (Path(tmp) / "old").mkdir()
@@ -120,7 +122,10 @@ def main() -> None:
             run()  # warm: first touches
         best = timing.best_interleaved(runs, args.repeat)
         print(f"{platform.machine()}, {os.cpu_count()} CPUs; {args.kernel} over {args.size} in 8")
-        print(f"devices ({len(new_paths)} shards); best of {args.repeat} interleaved rounds\n")
+        print(
+            f"devices ({len(new_paths)} shards), folded in {chunk_bytes / 2**20:g} MiB chunks; "
+            f"best of {args.repeat} interleaved rounds\n"
+        )
         print(f"{'data':34} {'in huge pages':>14} {'time':>9} {'vs memory':>10}")
         print(f"{'records in memory':34} {'':>14} {best['memory'] * 1e3:7.1f}ms {1:10.3f}")
         for name, paths, what in (

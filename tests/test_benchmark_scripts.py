@@ -78,3 +78,11 @@ def test_out_of_core_runs_checks_and_reports_memory(tmp_path: Path) -> None:
     assert "no cgroup of its own" in out and "kept mappings: 0" in out
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
         "knn8-topk-1MiB", "knn8-topk-2MiB", "lc-1MiB", "lc-2MiB"]  # fmt: skip
+
+
+def test_shard_folios_folds_in_the_executors_chunks(tmp_path: Path) -> None:
+    """k-NN's top-k split is handed 128 MiB chunks (`Kernel.chunk_bytes`); the script folded
+    in RUN_CHUNK_BYTES's 32 MiB while saying it timed what the executor does."""
+    out = _run("shard_folios.py", "--kernel", "knn8-topk", "--size", "1MiB", "--repeat", "1",
+               "--dir", str(tmp_path), tmp_path=tmp_path)  # fmt: skip
+    assert "folded in 128 MiB chunks" in out

@@ -586,3 +586,28 @@ def test_the_top_k_split_asks_for_large_chunks() -> None:
     """Its fold's memory does not grow with the chunk; the paper's split's distances do."""
     assert executor.run_chunk_bytes(get_kernel("knn8-topk")) == 128 * 2**20
     assert executor.run_chunk_bytes(get_kernel("knn8")) == executor.RUN_CHUNK_BYTES
+
+
+class LargeChunks(SumCountLC):
+    """Asks for more than RUN_CHUNK_BYTES (which the test below lowers to 1 KiB)."""
+
+    chunk_bytes = 4096
+
+
+def test_a_parquet_data_set_caps_the_kernels_own_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Parquet chunk is a decoded batch, several times its size in the worker: a kernel's
+    own chunk (k-NN's top-k split: 128 MiB) is held to RUN_CHUNK_BYTES there; an explicit
+    one and a .npy data set are not. Two devices of one 4 KiB shard each."""
+    monkeypatch.setattr(executor, "RUN_CHUNK_BYTES", 1024)
+    pq = generate_dataset("lc", 8192, 2, tmp_path / "pq", shard_format="parquet")
+    npy = generate_dataset("lc", 8192, 2, tmp_path / "npy")
+    with LocalExecutor(1) as ex:
+        capped = ex.run(LargeChunks(), pq, {})
+        named = ex.run(LargeChunks(), pq, {}, chunk_bytes=4096)
+        own = ex.run(LargeChunks(), npy, {})
+    assert [e.chunks for e in capped.engines] == [4, 4]  # on the old code [1, 1]
+    assert [e.chunks for e in named.engines] == [1, 1]
+    assert [e.chunks for e in own.engines] == [1, 1]
+    assert capped.result == named.result == own.result

@@ -205,7 +205,9 @@ class Kernel(ABC):
     chunk_bytes: int | None = None
     """The chunk an engine hands this kernel when the run names none (None: the runtime's
     `RUN_CHUNK_BYTES`, 32 MiB). Larger for a device part whose memory does not grow with its
-    chunk: each chunk costs a call and a fresh start of the memory stream."""
+    chunk: each chunk costs a call and a fresh start of the memory stream. Over Parquet shards,
+    whose chunks are decoded batches, at most `RUN_CHUNK_BYTES`. A class attribute of a
+    subclass of `Knn` stands against the 128 MiB its constructor gives the top-k split."""
 
     def fold(self, partial: Any, chunk: np.ndarray, state: Any, offset: int) -> Any:
         """The device part over `chunk` given `partial`, the engine's partial so far over the

@@ -120,7 +120,8 @@ RUN_CHUNK_BYTES = 32 * 2**20
 readers' 8 MiB (`DEFAULT_CHUNK_BYTES`): each chunk costs a Python call or two around the
 kernel (about 10 µs), and with shards kept mapped a chunk is only a slice, so 32 MiB chunks
 took 2-3% off K-Means' passes and k-NN's top-k split through the executor against 8 MiB
-(benchmarks/README.md). A shard streamed through windows holds one 32 MiB window."""
+(benchmarks/README.md). A shard streamed through windows holds one 32 MiB window. A kernel
+may ask for its own (`Kernel.chunk_bytes`; over Parquet shards at most this)."""
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
 the fork server, which reports its workers' exits, is gone."""
@@ -475,7 +476,8 @@ class LocalExecutor:
         all routed ones); `route[device]` the engine that reads that device. `verify` checks
         each shard's CRC-32 as it is read (costs a CRC pass over the data). `chunk_bytes`:
         the most an engine hands the device part at once (None: the kernel's
-        `Kernel.chunk_bytes`, else RUN_CHUNK_BYTES)."""
+        `Kernel.chunk_bytes`, else RUN_CHUNK_BYTES; over Parquet shards at most
+        RUN_CHUNK_BYTES)."""
         chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
         plan = engine_devices(dataset.devices, active_devices, route)
         # Both were used only once the workers ran: progress=True ended the run in "'bool'
@@ -606,11 +608,16 @@ def _check_fit(kernel: Kernel, dataset: Dataset, chunk_bytes: int | None) -> int
             f"{dataset.app!r}); kernel {kernel.name!r} needs {kernel.dtype} {kernel.record_shape}",
             source=str(dataset.path),
         )
-    field = "chunk_bytes"
-    if chunk_bytes is None:
-        chunk_bytes = run_chunk_bytes(kernel)
-        field = f"{type(kernel).__name__}.chunk_bytes"
-    return whole_number(chunk_bytes, field, "a whole number of bytes ≥ 1", least=1)
+    if chunk_bytes is not None:
+        return whole_number(chunk_bytes, "chunk_bytes", "a whole number of bytes ≥ 1", least=1)
+    field = f"{type(kernel).__name__}.chunk_bytes"
+    own = whole_number(run_chunk_bytes(kernel), field, "a whole number of bytes ≥ 1", least=1)
+    # A Parquet shard's chunk is a decoded batch, not a slice of a mapping: a worker took
+    # about six times the batch (k-NN's top-k over a 256 MiB shard in 128 MiB chunks: +780
+    # MiB, against +80 MiB in 32 MiB ones), for a reading that costs far more than a call.
+    if dataset.layout.shard_format == "parquet":
+        return min(own, RUN_CHUNK_BYTES)
+    return own
 
 
 def run_chunk_bytes(kernel: Kernel) -> int:
