@@ -28,7 +28,7 @@ from test_executor import Doubles, SumCount  # a sibling module: workers unpickl
 import ndpkit.runtime.executor as runtime_executor
 from ndpkit.kernels import run_in_memory
 from ndpkit.kernels.base import RowSpec
-from ndpkit.runtime import LocalExecutor, WorkerDiedError, generate_dataset
+from ndpkit.runtime import Dataset, LocalExecutor, WorkerDiedError, generate_dataset
 from ndpkit.runtime.dataset import RecordLayout
 from ndpkit.runtime.executor import (
     HELD_ANSWER_BYTES,
@@ -307,10 +307,35 @@ def test_progress_is_sent_now_and_then_and_adds_up(tmp_path: Path) -> None:
     assert len(seen) < 200 / 2
 
 
+def _spy_on_answers(monkeypatch: pytest.MonkeyPatch, seen: list[tuple[Any, ...]]) -> None:
+    """Every message the pool handles (an 'answers' one, then each answer in it) into `seen`."""
+    handle = _Pool._handle
+
+    def spy(self: _Pool, worker: _Worker, message: tuple[Any, ...], *rest: Any) -> None:
+        seen.append(message)
+        handle(self, worker, message, *rest)
+
+    monkeypatch.setattr(_Pool, "_handle", spy)
+
+
+def _run_unspilled(kernel: SumCount, ds: Dataset) -> dict[int, tuple[Any, Any]]:
+    """Every engine's (partial, stats) from one worker, with no spill directory: partials
+    come whole through the pipe, as they do once /dev/shm is full."""
+    plan = {device: (device,) for device in range(ds.devices)}
+    run = _Run(kernel, ds, plan, ds.total_bytes, None, False, None, 1)
+    tasks = [run._task(engine, devices, None, None) for engine, devices in plan.items()]
+    assert all(task.spill_dir is None for task in tasks)
+    pool = _Pool(1, threads=1)
+    try:
+        return pool.run(tasks, None)
+    finally:
+        pool.close()
+
+
 class SlowStart(SumCount):
     """Takes 0.3 s over its first chunk: every task is in the worker's pipe by its end."""
 
-    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> Any:
         if offset == 0:
             time.sleep(0.3)
         return super().device(chunk, state, offset)
@@ -324,14 +349,8 @@ def test_a_worker_sends_the_answers_of_a_run_of_tasks_together(
     its pipe, and sends them in one message: the parent is woken once, not 8 times. With
     progress on too: the held tasks' bytes still reach the bar, each once."""
     ds = generate_dataset(SumCount(), 8 * 4_000, 8, tmp_path / "ds", shard_bytes=4_000)
-    kinds: list[str] = []
-    handle = _Pool._handle
-
-    def spy(self: _Pool, worker: _Worker, message: tuple[Any, ...], *rest: Any) -> None:
-        kinds.append(message[0])
-        handle(self, worker, message, *rest)
-
-    monkeypatch.setattr(_Pool, "_handle", spy)
+    messages: list[tuple[Any, ...]] = []
+    _spy_on_answers(monkeypatch, messages)
     with LocalExecutor(1) as ex:
         seen: list[tuple[int, int]] = []
         progress = (lambda *a: seen.append(a)) if with_progress else None
@@ -339,6 +358,7 @@ def test_a_worker_sends_the_answers_of_a_run_of_tasks_together(
         worker = ex._pool.workers[0]  # type: ignore[union-attr]
         assert (worker.board[0], worker.board[1], worker.answered) == (8, 8, 8)
     assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 100)
+    kinds = [message[0] for message in messages]
     assert kinds.count("done") == 8
     assert kinds.count("answers") == 1 and kinds.index("answers") == kinds.index("done") - 1
     if with_progress:
@@ -346,13 +366,8 @@ def test_a_worker_sends_the_answers_of_a_run_of_tasks_together(
         assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
-class SlowDoubles(Doubles):
-    """Doubles that takes 0.3 s over its first chunk: every task is in the pipe by its end."""
-
-    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[int, np.ndarray]:
-        if offset == 0:
-            time.sleep(0.3)
-        return super().device(chunk, state, offset)
+class SlowDoubles(SlowStart, Doubles):
+    """Doubles that takes 0.3 s over its first chunk (`SlowStart`)."""
 
 
 def test_a_large_answer_is_not_held_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -361,25 +376,12 @@ def test_a_large_answer_is_not_held_back(tmp_path: Path, monkeypatch: pytest.Mon
     engine's rows at once (8 engines of 128 MiB: 1 GiB, and as much again to send them)."""
     ds = generate_dataset(Doubles(), 4 * 2 * HELD_ANSWER_BYTES, 4, tmp_path / "ds")
     kernel = SlowDoubles()
-    plan = {device: (device,) for device in range(ds.devices)}
-    run = _Run(kernel, ds, plan, ds.total_bytes, None, False, None, 1)
-    tasks = [run._task(engine, devices, None, None) for engine, devices in plan.items()]
-    assert all(task.spill_dir is None for task in tasks)
-    kinds: list[str] = []
-    handle = _Pool._handle
-
-    def spy(self: _Pool, worker: _Worker, message: tuple[Any, ...], *rest: Any) -> None:
-        kinds.append(message[0])
-        handle(self, worker, message, *rest)
-
-    monkeypatch.setattr(_Pool, "_handle", spy)
-    pool = _Pool(1, threads=1)
-    try:
-        done = pool.run(tasks, None)
-    finally:
-        pool.close()
+    messages: list[tuple[Any, ...]] = []
+    _spy_on_answers(monkeypatch, messages)
+    done = _run_unspilled(kernel, ds)
+    kinds = [message[0] for message in messages]
     assert kinds.count("done") == 4 and "answers" not in kinds
-    merged = kernel.merge([done[engine][0] for engine in plan])
+    merged = kernel.merge([done[engine][0] for engine in sorted(done)])
     result, _ = kernel.host(merged, None)
     np.testing.assert_array_equal(result, ds.read_all() * 2)
 
@@ -405,26 +407,14 @@ def test_a_large_answer_goes_on_its_own_after_those_held(
     beside the pickler's buffer: three times its size in the worker, and the parent held
     the message, the tuple of answers and the partial (an 'answers' message carried it)."""
     ds = generate_dataset(Doubles(), 3 * 2 * HELD_ANSWER_BYTES, 3, tmp_path / "ds")
-    kernel = SmallFirst(ds.shards_of(0)[0].records)
-    plan = {device: (device,) for device in range(ds.devices)}
-    run = _Run(kernel, ds, plan, ds.total_bytes, None, False, None, 1)
-    tasks = [run._task(engine, devices, None, None) for engine, devices in plan.items()]
-    messages: list[tuple[str, list[int]]] = []
-    handle = _Pool._handle
-
-    def spy(self: _Pool, worker: _Worker, message: tuple[Any, ...], *rest: Any) -> None:
-        if message[0] == "answers":
-            messages.append(("answers", [len(answer) for answer in message[1]]))
-        elif message[0] == "done":
-            messages.append(("done", [message[1]]))
-        handle(self, worker, message, *rest)
-
-    monkeypatch.setattr(_Pool, "_handle", spy)
-    pool = _Pool(1, threads=1)
-    try:
-        done = pool.run(tasks, None)
-    finally:
-        pool.close()
+    handled: list[tuple[Any, ...]] = []
+    _spy_on_answers(monkeypatch, handled)
+    done = _run_unspilled(SmallFirst(ds.shards_of(0)[0].records), ds)
+    messages = [
+        ("answers", [len(answer) for answer in m[1]]) if m[0] == "answers" else (m[0], [m[1]])
+        for m in handled
+        if m[0] in ("answers", "done")
+    ]
     assert sorted(done) == [0, 1, 2]
     batches = [sizes for kind, sizes in messages if kind == "answers"]
     assert all(size <= HELD_ANSWER_BYTES for sizes in batches for size in sizes), messages

@@ -1277,7 +1277,7 @@ def _worker_main(
         except Exception as exc:  # a task this process cannot unpickle: its kernel's class
             _count(board, ENDED)
             error = ("error", _unloadable(exc), traceback.format_exc())
-            if not _send_answers(conn, [*held, _dumps(error)]):
+            if not _send_ended(conn, held, _dumps(error)):
                 return
             held = []
             continue
