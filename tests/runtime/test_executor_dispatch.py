@@ -187,6 +187,28 @@ def test_no_task_queues_behind_a_longer_one_while_a_shorter_one_runs() -> None:
     assert [_engines(w) for w in pool.workers] == [[3, 4], [0]]
 
 
+def test_the_engines_with_most_to_read_are_handed_out_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Engine 2 reads two devices (a route), the others one, and it comes last in the plan:
+    handed out last it would run alone at the end of the pass while the other worker idled.
+    Equal engines keep the plan's order."""
+    ds = generate_dataset(SumCount(), 8_000, 5, tmp_path / "ds", shard_bytes=1000)
+    orders: list[list[int]] = []
+    dispatch = _Pool._dispatch
+
+    def spy(self: _Pool, pending: deque[_Task]) -> None:
+        if not any(w.tasks for w in self.workers):  # the pass's first hand-out
+            orders.append([t.engine for t in pending])
+        dispatch(self, pending)
+
+    monkeypatch.setattr(_Pool, "_dispatch", spy)
+    route = [0, 1, 3, 3, 4]
+    out = LocalExecutor(2).run(SumCount(), ds, {}, active_devices=[0, 1, 3, 4], route=route)
+    assert orders == [[3, 0, 1, 4]]
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 100)
+
+
 def test_with_other_workers_a_worker_is_handed_half_its_share_at_a_time() -> None:
     """Its answers come only when its queue runs dry: what is queued to a worker that turns
     out slow stays there, so each hand-out is its part of half of what is left."""

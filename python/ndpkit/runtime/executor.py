@@ -898,8 +898,10 @@ class _Pool:
     def run(
         self, tasks: list[_Task], on_bytes: Callable[[int], None] | None
     ) -> dict[int, tuple[Any, EngineStats]]:
-        """Every task's (partial, stats) by engine; raises on the first failure."""
-        pending = deque(tasks)
+        """Every task's (partial, stats) by engine; raises on the first failure. The engines
+        with the most to read go first (equal ones in plan order): a long one handed out last
+        would run alone at the end of the pass while the other workers sat idle."""
+        pending = deque(sorted(tasks, key=lambda t: t.read_bytes, reverse=True))
         results: dict[int, tuple[Any, EngineStats]] = {}
         self._too_large, self._sizes = set(), {}
         while pending or any(w.tasks for w in self.workers):
