@@ -82,6 +82,7 @@ from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
 from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
 from ndpkit.runtime.dataset import MANIFEST, ShardStamp, unchanged
+from ndpkit.runtime.executor import STALL_TIMEOUT_S
 from ndpkit.runtime.profiling import (
     ByteProgress,
     EngineScaling,
@@ -240,6 +241,7 @@ def evaluate(
     seed: int | None = None,
     data: Path | Dataset | None = None,
     workers: int | None = None,
+    stall_timeout_s: float | None = STALL_TIMEOUT_S,
     model_bytes: float | None = None,
     options: Options | None = None,
     scaling: EngineScaling | None = None,
@@ -259,8 +261,10 @@ def evaluate(
     (`load_platforms`), or platforms already loaded, keyed by name. `progress` hears each
     step's name, `byte_progress` (bytes done, bytes total) how far a step that streams data
     has got: the CRC-32 check, the run and verification on `data`, and the profiling.
-    Bad numbers (a `model_bytes` of 0, a float `size_bytes`, a negative `seed`) are a
-    SpecError naming the argument, before any work."""
+    `stall_timeout_s` is the executor's (`LocalExecutor`): how long a worker may make no
+    progress on `data` before the run fails naming its shard. Bad numbers (a `model_bytes`
+    of 0, a float `size_bytes`, a negative `seed`) are a SpecError naming the argument,
+    before any work."""
     _check_arguments(size_bytes, seed, model_bytes, split_tolerance)
     report = _Reporter(progress or (lambda _: None), byte_progress)
     specs = dict(platforms) if isinstance(platforms, Mapping) else load_platforms(platforms)
@@ -269,7 +273,7 @@ def evaluate(
     names = apps_to_run(apps, dataset)
     # Made (not started) before the shards' CRC pass: a bad `workers` or
     # NDPKIT_MAPPED_BYTES was refused only after reading the whole data set.
-    executor = LocalExecutor(workers)
+    executor = LocalExecutor(workers, stall_timeout_s=stall_timeout_s)
     stamps = dataset.stamps() if dataset is not None else {}
     if dataset is not None and verify_shards:
         with unchanged(dataset, stamps):

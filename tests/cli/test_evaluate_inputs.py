@@ -164,6 +164,11 @@ def test_workers_below_one_with_data(ndpkit: Run, tmp_path: Path) -> None:
         (("--seed", "-5"), "--seed: must be ≥ 0, got -5"),
         (("--workers", "2"), "--workers: only applies to --data"),
         (("--no-verify-shards",), "--no-verify-shards: only applies to --data"),
+        (("--stall-timeout", "2 min"), "--stall-timeout: only applies to --data"),
+        (("--stall-timeout", "0 s"), "--stall-timeout: must be a time > 0 (e.g. '2 min')"),
+        (("--stall-timeout", "-3 s"), "--stall-timeout: must be a time > 0"),
+        (("--stall-timeout", "5"), "--stall-timeout: '5' has no unit"),
+        (("--stall-timeout", "5 parsecs"), "'5 parsecs' is not a time"),
         (("--size", "0B"), "--size: must be at least 1 MiB, got '0B'"),  # evaluate's least
         (("--size", "-1MiB"), "--size: must be at least 1 MiB, got '-1MiB'"),
         (("--size", "1B"), "--size: '1B' is too small to measure"),
@@ -233,3 +238,23 @@ def test_running_out_of_memory_on_a_data_set_does_not_suggest_data(
         result.output.split()
     )
     assert "with --data" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("given", "seconds"), [(None, 600.0), ("2 min", 120.0), ("1.5s", 1.5), ("never", None)]
+)
+def test_the_stall_timeout_reaches_the_executor(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, given: str | None, seconds: float | None
+) -> None:
+    generate_dataset("lc", 1 << 20, 2, tmp_path / "ds")
+    seen: list[object] = []
+
+    def record(*_: object, **kwargs: object) -> list[ev.AppRun]:
+        seen.append(kwargs["stall_timeout_s"])
+        return []
+
+    monkeypatch.setattr(ev, "evaluate", record)
+    args = ["evaluate", "--data", str(tmp_path / "ds"), "--platforms", "cns"]
+    result = CliRunner().invoke(app, args + ([] if given is None else ["--stall-timeout", given]))
+    assert result.exit_code == 0, result.output
+    assert seen == [seconds]

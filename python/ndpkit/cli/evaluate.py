@@ -36,9 +36,10 @@ from ndpkit.cli.common import (
 from ndpkit.errors import SpecError
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
+from ndpkit.runtime.executor import STALL_TIMEOUT_S
 from ndpkit.runtime.profiling import ByteProgress
 from ndpkit.runtime.transfer import available_memory_bytes
-from ndpkit.units import Kind, format_si, parse
+from ndpkit.units import Kind, UnitError, format_si, parse
 
 MIN_SIZE_BYTES = 2**20
 """Smallest --size: below it a kernel's measured rates are mostly fixed per-call costs (LC's
@@ -104,6 +105,15 @@ def evaluate_cmd(
             parser=whole_arg,
         ),
     ] = None,
+    stall_timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--stall-timeout",
+            help="With --data: how long a worker may read no chunk (stopped, or its storage "
+            "not answering) before the run stops with an error naming the engine and shard "
+            "(a time, e.g. '2 min'; default 10 min; 'never' waits for ever).",
+        ),
+    ] = None,
     verify_shards: Annotated[
         bool | None,
         typer.Option(
@@ -157,7 +167,8 @@ def evaluate_cmd(
         model_bytes = None if model_size is None else _model_bytes(model_size)
         _check_seed(seed)
         check_fraction("--split-tolerance", split_tolerance, "e.g. 0.05")
-        dataset = _dataset(data, workers, verify_shards)
+        stall_timeout_s = _stall_timeout_s(stall_timeout)
+        dataset = _dataset(data, workers, verify_shards, stall_timeout)
         if apps and dataset is not None:  # a group: its members that read the data set
             names = ev.expand_for(apps, dataset)
         apps_run = ev.apps_to_run(names, dataset)
@@ -171,6 +182,7 @@ def evaluate_cmd(
                 seed=seed,
                 data=dataset,
                 workers=workers,
+                stall_timeout_s=stall_timeout_s,
                 model_bytes=model_bytes,
                 progress=report,
                 byte_progress=on_bytes,
@@ -272,11 +284,36 @@ def _check_seed(seed: int | None) -> None:
         raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
 
 
-def _dataset(data: Path | None, workers: int | None, verify_shards: bool | None) -> Dataset | None:
+def _stall_timeout_s(text: str | None) -> float | None:
+    """--stall-timeout in seconds (None: never); a bad one is an exit-2 error naming it."""
+    if text is None:
+        return STALL_TIMEOUT_S
+    if text.strip().lower() == "never":
+        return None
+    try:
+        seconds = parse(text, Kind.TIME)
+    except UnitError as exc:
+        flag = "--stall-timeout"
+        raise SpecError(f"{exc}, or 'never'", source=COMMAND_LINE, field=flag) from None
+    if seconds <= 0:
+        raise SpecError(
+            f"must be a time > 0 (e.g. '2 min'), or 'never'; got {text!r}",
+            source=COMMAND_LINE,
+            field="--stall-timeout",
+        )
+    return seconds
+
+
+def _dataset(
+    data: Path | None,
+    workers: int | None,
+    verify_shards: bool | None,
+    stall_timeout: str | None = None,
+) -> Dataset | None:
     """The data set (its manifest and shard sizes checked), after the flags that need one."""
     if data is None:
         shards_flag = "--verify-shards" if verify_shards else "--no-verify-shards"
-        flags = {"--workers": workers, shards_flag: verify_shards}
+        flags = {"--workers": workers, "--stall-timeout": stall_timeout, shards_flag: verify_shards}
         given = [flag for flag, value in flags.items() if value is not None]
         if given:
             raise SpecError(

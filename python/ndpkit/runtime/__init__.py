@@ -46,6 +46,7 @@ from ndpkit.runtime.executor import (
     PassStats,
     RunResult,
     WorkerDiedError,
+    WorkerStalledError,
     engine_devices,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "ShardEntry",
     "ShardError",
     "WorkerDiedError",
+    "WorkerStalledError",
     "engine_devices",
     "generate_dataset",
     "import_dataset",

@@ -122,6 +122,15 @@ kernel (about 10 µs), and with shards kept mapped a chunk is only a slice, so 3
 took 2-3% off K-Means' passes and k-NN's top-k split through the executor against 8 MiB
 (benchmarks/README.md). A shard streamed through windows holds one 32 MiB window. A kernel
 may ask for its own (`Kernel.chunk_bytes`; over Parquet shards at most this)."""
+STALL_TIMEOUT_S = 600.0
+"""How long a worker with work may go without any change on its board before the run is
+stopped (`WorkerStalledError`): far longer than any chunk of the library's kernels takes
+(a 32 MiB chunk of the slowest, FFT2D, takes about 0.2 s), and short enough that a run
+whose storage stopped answering ends with an error naming the shard, not never."""
+STALL_CHECK_S = 1.0
+"""How often the parent looks at the boards while it waits (or at a quarter of a shorter
+`stall_timeout_s`)."""
+
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
 the fork server, which reports its workers' exits, is gone."""
@@ -153,6 +162,13 @@ class WorkerDiedError(NdpkitError):
     def __init__(self, message: str, *, failed_to_start: bool = False):
         super().__init__(message)
         self.failed_to_start = failed_to_start
+
+
+class WorkerStalledError(WorkerDiedError):
+    """A worker that made no progress (no chunk read, no task begun or ended) for the
+    executor's `stall_timeout_s` while it had work: stopped (SIGSTOP), stuck in a read from a
+    device or network file system that does not answer, or in a kernel that does not return.
+    It has been killed; the message names the engine, the shard and the chunk."""
 
 
 class _TaskLoadError(NdpkitError):
@@ -416,9 +432,20 @@ class LocalExecutor:
     `mapped_budget_bytes` bounds the .npy shards the workers keep mapped whole between passes
     and runs, shared evenly among them (default: `NDPKIT_MAPPED_BYTES` if set, else a
     quarter of physical memory; 0: stream every shard through windows every pass).
+
+    `stall_timeout_s`: a worker with work that shows no progress for this long (no chunk
+    read, no task begun or ended: stopped, or stuck in a read that does not return) is
+    killed and the run fails with `WorkerStalledError`, naming its engine, shard and chunk
+    (default STALL_TIMEOUT_S; None: wait for ever).
     """
 
-    def __init__(self, workers: int | None = None, *, mapped_budget_bytes: int | None = None):
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        mapped_budget_bytes: int | None = None,
+        stall_timeout_s: float | None = STALL_TIMEOUT_S,
+    ):
         if workers is not None:
             workers = whole_number(
                 workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)"
@@ -434,6 +461,7 @@ class LocalExecutor:
             raise SpecError(f"must be ≥ 0, got {mapped_budget_bytes}", field="mapped_budget_bytes")
         self.workers = workers or usable_cpus()
         self.mapped_budget_bytes = mapped_budget_bytes
+        self.stall_timeout_s = check_stall_timeout(stall_timeout_s)
         self._keep = False
         self._pool: _Pool | None = None
         self._runs = 0
@@ -541,6 +569,7 @@ class LocalExecutor:
                 spill = open_spill_dir(sweep=False)
             self._runs += 1
             run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill.path, self._runs)
+            pool.stall_timeout_s = self.stall_timeout_s
             outcome = run.execute(pool, params)
             ok = True
         finally:
@@ -566,6 +595,20 @@ class LocalExecutor:
         budget = self.mapped_budget_bytes // size
         self._pool = _Pool(size, threads=max(1, usable_cpus() // size), mapped_budget_bytes=budget)
         return self._pool
+
+
+def check_stall_timeout(value: object, field: str = "stall_timeout_s") -> float | None:
+    """`value` as a stall limit in seconds: a number > 0 (infinity: none), or None (none)."""
+    if value is None:
+        return None
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    seconds = float(value) if ok else math.nan  # type: ignore[arg-type]
+    if not seconds > 0:  # also NaN
+        raise SpecError(
+            f"must be a number of seconds > 0, or None (wait for ever); got {value!r}",
+            field=field,
+        )
+    return None if math.isinf(seconds) else seconds
 
 
 def budget_from_environment() -> int:
@@ -761,6 +804,10 @@ class _Worker:
     answers then come one by one, and `tasks[0]` is the one running)."""
     answered: int = 0
     """Answers heard from it."""
+    seen: tuple[int, ...] | None = None
+    """Its board when the parent last saw it change while the worker had work (None: idle
+    when last looked at), and when that was (`time.monotonic`)."""
+    seen_at: float = 0.0
 
     @property
     def task(self) -> _Task | None:
@@ -781,9 +828,12 @@ class _Worker:
         return max(0, int(self.board[ENDED]) - self.answered)
 
 
-BEGAN, ENDED = 0, 1
+BEGAN, ENDED, SHARD, CHUNKS = 0, 1, 2, 3
 """A worker's board: the tasks it has begun (counted once received, before it loads them),
-and ended (answered or holding the answer)."""
+and ended (answered or holding the answer); in the task under way, the shard it reads (its
+index in `_Task.shards`; -1 before the first, len(shards) after the last) and the chunks
+of that shard it has done. The parent sees a worker's progress by these changing."""
+BOARD_SLOTS = 4
 
 
 HELD_ANSWER_BYTES = 2**20
@@ -831,6 +881,8 @@ class _Pool:
         _check_open_files(size)
         context = _context()
         self.arena = RowsArena()
+        self.stall_timeout_s: float | None = STALL_TIMEOUT_S
+        """How long a worker with work may show no progress (None: for ever); set per run."""
         self.workers: list[_Worker] = []
         self._too_large: set[int] = set()
         """Engines of the pass under way whose task is too large to queue."""
@@ -840,7 +892,7 @@ class _Pool:
         """The worker that last ran each engine: it has the engine's shards mapped."""
         for _ in range(size):
             parent_end, child_end = context.Pipe()
-            board = context.RawArray("q", 2)
+            board = context.RawArray("q", BOARD_SLOTS)
             process = context.Process(
                 target=_worker_main,
                 args=(child_end, threads, mapped_budget_bytes, board),
@@ -887,10 +939,12 @@ class _Pool:
                 with contextlib.suppress(OSError):
                     w.conn.send(None)
         for w in self.workers:
-            w.process.join(timeout=None if kill else 5)
+            w.process.join(timeout=5)
             if w.process.is_alive():
                 w.process.kill()
-                w.process.join()
+                # Bounded: a worker stuck in a read that does not return (state D, a device
+                # or network file system gone) dies only once the read ends.
+                w.process.join(timeout=5)
             w.conn.close()
         self.workers = []
         self.arena.close()
@@ -904,14 +958,32 @@ class _Pool:
         pending = deque(sorted(tasks, key=lambda t: t.read_bytes, reverse=True))
         results: dict[int, tuple[Any, EngineStats]] = {}
         self._too_large, self._sizes = set(), {}
+        limit = self.stall_timeout_s
+        every = None if limit is None else min(STALL_CHECK_S, limit / 4)
         while pending or any(w.tasks for w in self.workers):
             self._dispatch(pending)
             busy = [w for w in self.workers if w.tasks]
-            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+            objects = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+            ready = set(wait(objects, every))
             for w in busy:
                 if w.conn in ready or w.process.sentinel in ready:
                     self._drain(w, results, on_bytes)
+            if limit is not None:
+                self._check_progress(limit)
         return results
+
+    def _check_progress(self, limit_s: float) -> None:
+        """Raise for a worker with work whose board has not changed for `limit_s`."""
+        now = time.monotonic()
+        for w in self.workers:
+            if not w.tasks or w.board is None:
+                w.seen = None
+                continue
+            board = tuple(w.board)
+            if board != w.seen:
+                w.seen, w.seen_at = board, now
+            elif now - w.seen_at >= limit_s:
+                raise _stalled(w, now - w.seen_at, limit_s)
 
     def _dispatch(self, pending: deque[_Task]) -> None:
         """A task to every idle worker; then, while there are at least as many tasks left as
@@ -1151,6 +1223,62 @@ def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
     return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
 
 
+def _stalled(worker: _Worker, quiet_s: float, limit_s: float) -> WorkerStalledError:
+    """The error for a worker whose board has not changed for `quiet_s`, named for what it
+    was doing; the worker is killed first (it would go on holding its shards)."""
+    state = _process_state(worker.process.pid)
+    _kill(worker.process)
+    task, board = worker.task, worker.board
+    pid = worker.process.pid
+    if task is None or not worker.began():
+        nxt = "" if task is None else f" (engine {task.engine} was to begin next)"
+        who, doing = f"worker pid {pid}", f"between tasks{nxt}"
+    else:
+        shard, chunks = int(board[SHARD]), int(board[CHUNKS])
+        who = f"engine {task.engine} (devices {list(task.devices)}, worker pid {pid})"
+        if shard < 0:
+            first = task.shards[0].path if task.shards else "its shards"
+            doing = f"before its first chunk (loading its task, or opening {first})"
+        elif shard >= len(task.shards):
+            doing = "after reading its shards (merging or sending its partial)"
+        else:
+            chunk_bytes = task.chunk_records * task.layout.record_bytes
+            doing = (
+                f"reading {task.shards[shard].path}, in its chunk {chunks + 1} (chunks of "
+                f"{chunk_bytes:,} bytes; {chunks} of them done)"
+            )
+    return WorkerStalledError(
+        f"{who} made no progress for {quiet_s:.3g} s {doing}{state}; the worker has been "
+        "killed; no result. A "
+        f"chunk that may take longer than {limit_s:g} s needs a longer limit "
+        "(LocalExecutor(stall_timeout_s=...), or `ndpkit evaluate --stall-timeout`)"
+    )
+
+
+_STATES = {
+    "T": "stopped (SIGSTOP)",
+    "t": "stopped by a debugger",
+    "D": "waiting in the operating system for I/O (state D: a device or network file "
+    "system that does not answer)",
+    "R": "running",
+    "S": "sleeping (waiting for something other than the disk)",
+}
+
+
+def _process_state(pid: int | None) -> str:
+    """What Linux says the process is doing, as a clause (else empty): from /proc/PID/stat."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return ""
+    # The state follows the command name, which is in parentheses and may hold any byte.
+    fields = stat[stat.rfind(b")") + 1 :].split()
+    state = fields[0].decode() if fields else ""
+    described = _STATES.get(state)
+    return f", while the process was {described}" if described else ""
+
+
 def _engines_of(worker: _Worker) -> str:
     return ", ".join(str(t.engine) for t in worker.tasks)
 
@@ -1272,7 +1400,9 @@ def _worker_main(
         except (EOFError, OSError):
             return
         # Begun once it is in, before it is loaded: a worker killed loading its task (the
-        # kernel's module, a large state: an OOM kill) died in that task, not idle.
+        # kernel's module, a large state: an OOM kill) died in that task, not idle. Not yet
+        # at a shard: importing the kernel's module may take a while (`_stalled`).
+        _mark(board, -1)
         _count(board, BEGAN)
         try:
             message = reduction.ForkingPickler.loads(data)
@@ -1322,7 +1452,7 @@ def _run_and_answer(
             assert task.rows is not None  # sent with the task's rows (`_Pool._send`)
             adopt_arena(conn, task.rows.generation, task.rows.size_bytes)
         progress.start(task.report_progress)
-        partial, stats = _run_task(task, progress, maps)
+        partial, stats = _run_task(task, progress, maps, board)
         packed = pack(partial, task.spill_dir, f"engine-{task.engine}.bin")
         # The next task already waiting: this answer may go with the next ones, one
         # wake-up of the parent for the lot; the bytes the bar has not been told of
@@ -1485,16 +1615,17 @@ class _Progress:
 
 
 def _run_task(
-    task: _Task, progress: _Progress, maps: ShardMaps | None = None
+    task: _Task, progress: _Progress, maps: ShardMaps | None = None, board: Any = None
 ) -> tuple[Any, EngineStats]:
-    """One engine's pass: its partial (None for a kernel that writes rows), and its stats."""
+    """One engine's pass: its partial (None for a kernel that writes rows), and its stats;
+    where it is goes on `board` (`SHARD`, `CHUNKS`) as it reads."""
     if maps is not None:
         maps.start_run(task.run)
     _reset_peak_memory()
     (rss_start, _, shared_start, files_start), start = _memory_bytes(), time.perf_counter()
     mapped_start = 0 if maps is None else maps.mapped_bytes
     writer = _writer(task)
-    partial, records, chunks = _device_pass(task, progress, writer, maps)
+    partial, records, chunks = _device_pass(task, progress, writer, maps, board)
     _, peak, shared_end, files_end = _memory_bytes()
     shared = max(0, shared_end - shared_start)
     mapped = 0 if maps is None else maps.mapped_bytes - mapped_start
@@ -1524,14 +1655,19 @@ def _run_task(
 
 
 def _device_pass(
-    task: _Task, progress: _Progress, writer: RowWriter | None, maps: ShardMaps | None = None
+    task: _Task,
+    progress: _Progress,
+    writer: RowWriter | None,
+    maps: ShardMaps | None = None,
+    board: Any = None,
 ) -> tuple[Any, int, int]:
     """Every chunk of the engine's shards through the device part, its rows written by
     `writer` or its partials merged as they come (or folded, `Kernel.folds`): (merged
     partial or None, records, chunks)."""
     kernel, partials = task.kernel, list[Any]()
     records = chunks = 0
-    for shard in task.shards:
+    for at, shard in enumerate(task.shards):
+        _mark(board, at)
         stream = shard_chunks(
             Path(shard.path),
             shard,
@@ -1552,6 +1688,8 @@ def _device_pass(
                 else:
                     writer.write(chunk, task.state, offset)
                 records, chunks = records + len(chunk), chunks + 1
+                if board is not None:
+                    board[CHUNKS] += 1
                 progress.add(chunk.nbytes)
                 del chunk  # so the window is unmapped before the next one is mapped
                 if len(partials) >= _MERGE_EVERY:
@@ -1566,7 +1704,14 @@ def _device_pass(
             if corrupt is not None:
                 raise corrupt from None
             raise
+    _mark(board, len(task.shards))
     return (None if writer else kernel.merge(partials)), records, chunks
+
+
+def _mark(board: Any, shard: int) -> None:
+    """On `board`: the worker is at shard `shard` of its task, no chunk of it done yet."""
+    if board is not None:
+        board[SHARD], board[CHUNKS] = shard, 0
 
 
 def _writer(task: _Task) -> RowWriter | None:

@@ -1,0 +1,233 @@
+"""A worker that makes no progress for the executor's `stall_timeout_s` (stopped, asleep in a
+read that does not return, a kernel that never ends) is killed, and the run fails naming
+its engine, shard and chunk; a slow worker that goes on reading chunks is left alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from test_executor import SumCount  # a sibling module: workers unpickle it by name
+from test_executor_dispatch import _task as one_shard_task
+
+import ndpkit.runtime.executor as runtime_executor
+from ndpkit.errors import SpecError
+from ndpkit.kernels import run_in_memory
+from ndpkit.runtime import (
+    LocalExecutor,
+    WorkerDiedError,
+    WorkerStalledError,
+    generate_dataset,
+)
+from ndpkit.runtime.executor import BEGAN, CHUNKS, ENDED, SHARD, _Shard, _Task, _Worker
+
+
+class StopsAt(SumCount):
+    """Stops its own worker (SIGSTOP) in the chunk that holds record `record`."""
+
+    def __init__(self, record: int, how: str = "stop") -> None:
+        self.record = record
+        self.how = how
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        if offset <= self.record < offset + len(chunk):
+            if self.how == "stop":
+                os.kill(os.getpid(), signal.SIGSTOP)
+            else:
+                time.sleep(60)
+        return super().device(chunk, state, offset)
+
+
+class SlowChunks(SumCount):
+    """Takes `seconds` over every chunk: slow, but never without progress for long."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        time.sleep(self.seconds)
+        return super().device(chunk, state, offset)
+
+
+class SlowLoading(SumCount):
+    """Sleeps as its worker unpickles it, as a kernel whose module takes long to import."""
+
+    def __init__(self) -> None:
+        self.scale = 1  # some state, or pickle would not call __setstate__
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if multiprocessing.parent_process() is not None:
+            time.sleep(60)
+        self.__dict__.update(state)
+
+
+def _warm(workers: int, limit_s: float) -> LocalExecutor:
+    """A kept executor whose workers have imported this module (unpickling a first task,
+    which can take longer than the limits here), then given `limit_s`."""
+    executor = LocalExecutor(workers)
+    executor.__enter__()
+    ds = generate_dataset(SumCount(), 800, workers, Path(tempfile.mkdtemp()) / "warm")
+    executor.run(SumCount(), ds, {})
+    shutil.rmtree(ds.path.parent)
+    executor.stall_timeout_s = limit_s
+    return executor
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(("how", "state"), [("stop", "stopped (SIGSTOP)"), ("sleep", "sleeping")])
+def test_a_worker_without_progress_is_killed_and_named_with_its_shard_and_chunk(
+    tmp_path: Path, how: str, state: str
+) -> None:
+    ds = generate_dataset(SumCount(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
+    victim = ds.shards_of(2)[0]  # 62 records of 16 bytes: chunks of 25 records (400 bytes)
+    start = time.monotonic()
+    with _warm(1, 0.5) as ex, pytest.raises(WorkerStalledError) as caught:
+        ex.run(StopsAt(victim.offset + 30, how), ds, {}, chunk_bytes=400)
+    assert time.monotonic() - start < 20  # not the 60 s of the sleep
+    message = str(caught.value)
+    assert message.startswith("engine 2 (devices [2], worker pid ")
+    quiet = re.search(r"made no progress for ([\d.]+) s reading ", message)
+    assert quiet is not None and 0.5 <= float(quiet[1]) < 20, message
+    assert (
+        f"reading {ds.shard_path(victim)}, in its chunk 2 (chunks of 400 bytes; 1 of them done)"
+        in message
+    )
+    assert f"while the process was {state}" in message
+    assert message.endswith("or `ndpkit evaluate --stall-timeout`)")
+    assert isinstance(caught.value, WorkerDiedError)  # callers that catch those catch it
+    found = re.search(r"worker pid (\d+)", message)
+    assert found is not None and _gone_within(int(found[1]), 10)
+
+
+def test_a_slow_worker_that_goes_on_reading_chunks_is_not_stalled(tmp_path: Path) -> None:
+    """Eight chunks of 0.2 s each: 1.6 s for the engine, four times the limit, but the
+    board changes at every chunk."""
+    ds = generate_dataset(SumCount(), 3_200, 1, tmp_path / "ds", shard_bytes=3_200)
+    with _warm(1, 0.4) as ex:
+        out = ex.run(SlowChunks(0.2), ds, {}, chunk_bytes=400)
+    assert out.engines[0].chunks == 8
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 25)
+
+
+def test_a_worker_stuck_loading_its_task_is_said_to_be_before_its_first_chunk(
+    tmp_path: Path,
+) -> None:
+    ds = generate_dataset(SumCount(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
+    with _warm(1, 0.5) as ex, pytest.raises(WorkerStalledError) as caught:
+        ex.run(SlowLoading(), ds, {}, chunk_bytes=400)
+    first = ds.shard_path(ds.shards_of(0)[0])
+    assert str(caught.value).startswith("engine 0 (devices [0], worker pid ")
+    assert f"before its first chunk (loading its task, or opening {first})" in str(caught.value)
+
+
+def test_a_kept_executor_runs_again_after_a_stall(tmp_path: Path) -> None:
+    ds = generate_dataset(SumCount(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
+    with _warm(2, 0.5) as ex:
+        with pytest.raises(WorkerStalledError, match=r"^engine 1 "):
+            ex.run(StopsAt(ds.shards_of(1)[0].offset), ds, {}, chunk_bytes=400)
+        ex.stall_timeout_s = 60.0  # new workers import this module again
+        out = ex.run(SumCount(), ds, {}, chunk_bytes=400)
+    assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 25)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, "600", True, [1]])
+def test_a_bad_stall_timeout_is_refused_naming_it(bad: object) -> None:
+    with pytest.raises(SpecError, match=r"stall_timeout_s.*a number of seconds > 0"):
+        LocalExecutor(1, stall_timeout_s=bad)  # type: ignore[arg-type]
+
+
+def test_no_stall_timeout_is_none_and_infinity_is_none_too() -> None:
+    assert LocalExecutor(1).stall_timeout_s == runtime_executor.STALL_TIMEOUT_S
+    assert LocalExecutor(1, stall_timeout_s=None).stall_timeout_s is None
+    assert LocalExecutor(1, stall_timeout_s=math.inf).stall_timeout_s is None
+    assert LocalExecutor(1, stall_timeout_s=np.float64(2.5)).stall_timeout_s == 2.5
+
+
+# -- the message, from a worker's board ---------------------------------------------------
+
+
+def _task(engine: int) -> _Task:
+    """The dispatch tests' task, reading two shards."""
+    shards = tuple(_Shard(f"d{engine}/s{i}.npy", engine, 100, 0, 0, "") for i in range(2))
+    return dataclasses.replace(one_shard_task(engine), shards=shards)
+
+
+def _stuck(tasks: list[_Task], board: list[int]) -> _Worker:
+    process = SimpleNamespace(pid=4321, exitcode=None, kill=lambda: None)
+    worker = _Worker(process=process, conn=None, board=board)  # type: ignore[arg-type]
+    worker.tasks.extend(tasks)
+    return worker
+
+
+def _message(tasks: list[_Task], board: dict[int, int], monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(runtime_executor, "_process_state", lambda pid: "")
+    slots = [0] * runtime_executor.BOARD_SLOTS
+    for slot, value in board.items():
+        slots[slot] = value
+    return str(runtime_executor._stalled(_stuck(tasks, slots), 612.4, 600.0))
+
+
+def test_a_stall_in_a_shard_names_the_shard_and_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    message = _message([_task(3)], {BEGAN: 1, SHARD: 1, CHUNKS: 4}, monkeypatch)
+    assert message.startswith(
+        "engine 3 (devices [3], worker pid 4321) made no progress for 612 s reading "
+        "d3/s1.npy, in its chunk 5 (chunks of 256 bytes; 4 of them done); the worker has "
+        "been killed; no result. A chunk that may take longer than 600 s needs a longer limit"
+    )
+
+
+def test_a_stall_before_the_first_chunk_or_after_the_last_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = _message([_task(3)], {BEGAN: 1, SHARD: -1}, monkeypatch)
+    assert "before its first chunk (loading its task, or opening d3/s0.npy);" in before
+    after = _message([_task(3)], {BEGAN: 1, SHARD: 2}, monkeypatch)
+    assert "after reading its shards (merging or sending its partial);" in after
+
+
+def test_a_stall_between_tasks_names_the_worker_and_its_next_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Engine 3 ended (its answer held), engine 5 not begun.
+    message = _message([_task(3), _task(5)], {BEGAN: 1, ENDED: 1}, monkeypatch)
+    assert message.startswith(
+        "worker pid 4321 made no progress for 612 s between tasks (engine 5 was to begin "
+        "next); the worker has been killed"
+    )
+
+
+def test_the_process_state_comes_from_proc() -> None:
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc")
+    assert runtime_executor._process_state(os.getpid()) == ", while the process was running"
+    assert runtime_executor._process_state(2**22 + 1) == ""  # no such process
+
+
+def test_evaluate_hands_its_stall_timeout_to_the_executor(tmp_path: Path) -> None:
+    from ndpkit import evaluate as ev  # noqa: PLC0415 (only here)
+
+    ds = generate_dataset("lc", 1 << 20, 2, tmp_path / "ds")
+    with pytest.raises(SpecError, match=r"stall_timeout_s: must be a number of seconds > 0"):
+        ev.evaluate(["lc"], ["cns"], data=ds, stall_timeout_s=-1.0)
