@@ -325,3 +325,17 @@ def test_a_subclass_keeps_its_own_chunk(device_topk: bool) -> None:
     assert run_chunk_bytes(Knn(8, device_topk=device_topk)) == (
         TOPK_CHUNK_BYTES if device_topk else RUN_CHUNK_BYTES
     )
+
+
+class _KnnChunkFirst(Knn):
+    """A user's k-NN that sets its chunk on the instance before Knn's constructor runs."""
+
+    def __init__(self, features: int, device_topk: bool) -> None:
+        self.chunk_bytes = 2 * 2**20
+        super().__init__(features, device_topk=device_topk)
+
+
+@pytest.mark.parametrize("device_topk", [True, False])
+def test_a_chunk_set_before_the_constructor_stands(device_topk: bool) -> None:
+    # It was overwritten with TOPK_CHUNK_BYTES for the top-k split.
+    assert run_chunk_bytes(_KnnChunkFirst(8, device_topk)) == 2 * 2**20

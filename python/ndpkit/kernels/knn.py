@@ -293,8 +293,10 @@ class Knn(Kernel):
         self.folds = device_topk  # the top-k split streams its shard with one top-k (`fold`)
         # Its fold keeps 64 KiB of distances whatever the chunk: fewer, larger chunks
         # (benchmarks/README.md, "k-NN's top-k split in 128 MiB chunks"). A subclass's own
-        # `chunk_bytes` stands: an instance attribute here would hide its class attribute.
-        if device_topk and not _declares_chunk_bytes(type(self)):
+        # `chunk_bytes` stands, as a class attribute (an instance attribute here would hide
+        # it) or set on the instance before this constructor ran.
+        own = "chunk_bytes" in vars(self) or _declares_chunk_bytes(type(self))
+        if device_topk and not own:
             self.chunk_bytes = TOPK_CHUNK_BYTES
         self.record_shape = (self.features,)
         self.name = f"knn{features}" + ("-topk" if device_topk else "")
