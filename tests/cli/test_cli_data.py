@@ -304,6 +304,25 @@ def test_import_of_an_image_that_is_not_whole_records(ndpkit, tmp_path: Path) ->
     assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
 
 
+def test_import_of_an_image_above_pillows_bomb_limit_says_so_once(ndpkit, tmp_path: Path) -> None:
+    """An image of more pixels than pillow's decompression-bomb warning limit (89,478,485):
+    Python printed pillow's warning, with its source line, at every opening of the file
+    (three times with --crop), and never named the file. Now one line naming it."""
+    (tmp_path / "imgs").mkdir()
+    height = 349_696  # 1,366 records of 256×256: 89,522,176 pixels, above the limit
+    Image.new("L", (256, height)).save(tmp_path / "imgs" / "tall.png")
+    args = ("import", str(tmp_path / "imgs"), "--app", "sobel", "--devices", "1", "--crop")
+    result = ndpkit("data", *args, "--out", str(tmp_path / "ds"), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["dataset"]["records"] == height // 256
+    assert result.stderr.splitlines() == [
+        f"warning: {tmp_path / 'imgs' / 'tall.png'}: 256×{height} = {256 * height:,} pixels, "
+        f"more than pillow's decompression-bomb warning limit of {Image.MAX_IMAGE_PIXELS:,} "
+        "(PIL.Image.MAX_IMAGE_PIXELS); imported all the same",
+        "crop: all 1 images were whole records; nothing was dropped",
+    ]
+
+
 def test_import_crop_says_what_it_dropped(ndpkit, tmp_path: Path) -> None:
     (tmp_path / "imgs").mkdir()
     for name in ("camera.png", "coins.png"):

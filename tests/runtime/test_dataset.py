@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import time
+import warnings
 import zlib
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from ndpkit.runtime import dataset as dataset_module
 from ndpkit.runtime.dataset import (
     MANIFEST,
     STAGING_MARKER,
+    LargeImageWarning,
     ShardFormat,
     crop_loss,
     remove_stale_staging,
@@ -726,6 +728,45 @@ def test_import_leaves_out_hidden_files_and_pillows_warnings(
     assert ds.records == 2
     assert np.array_equal(ds.read_all()[0], images[0])
     assert not [w for w in recwarn if "Transparency" in str(w.message)]
+
+
+def test_an_image_above_pillows_bomb_limit_is_said_once_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pillow's DecompressionBombWarning named no file and came at every opening of it (twice
+    per import, three times with --crop's summary): the user of a directory of thousands
+    could not tell which. Now one LargeImageWarning naming the file; the image is imported."""
+    _save_images(tmp_path / "imgs", [(8, 8), (8, 16)])
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # 8×16 = 128 px: above, yet < 2×
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("default")
+        ds = import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", GrayTiles(), crop=True)
+        crop_loss(tmp_path / "imgs", GrayTiles())
+    assert ds.records == 3
+    bombs = [w for w in said if issubclass(w.category, Image.DecompressionBombWarning)]
+    assert [(w.category, str(w.message)) for w in bombs] == [
+        (
+            LargeImageWarning,
+            f"{tmp_path / 'imgs' / 'img01.png'}: 16×8 = 128 pixels, more than pillow's "
+            "decompression-bomb warning limit of 100 (PIL.Image.MAX_IMAGE_PIXELS); imported "
+            "all the same",
+        )
+    ]
+
+
+def test_an_image_above_pillows_bomb_limit_where_warnings_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _save_images(tmp_path / "imgs", [(8, 16)])
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)
+    with warnings.catch_warnings(), pytest.raises(SpecError) as caught:
+        warnings.simplefilter("error")
+        import_dataset(tmp_path / "imgs", 1, tmp_path / "ds", GrayTiles())
+    assert str(caught.value) == (
+        f"{tmp_path / 'imgs' / 'img00.png'}: 16×8 = 128 pixels, more than pillow's "
+        "decompression-bomb warning limit of 100, and warnings are errors here: not imported"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
 
 
 def test_import_refuses_an_image_of_more_than_8_bits(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,7 @@ from ndpkit.runtime.dataset import (
     DEFAULT_SHARD_BYTES,
     MAX_DEVICES,
     Dataset,
+    LargeImageWarning,
     ShardFormat,
     crop_loss,
     generate_dataset,
@@ -208,7 +210,7 @@ def import_(
     keeps its format, one row per record). Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""
-    with user_errors(), _as_flags({"columns": "--columns"}):
+    with user_errors(), _as_flags({"columns": "--columns"}), _large_images_said():
         get_kernel(app_name, source=f"{COMMAND_LINE}: --app")
         dataset = import_dataset(
             path,
@@ -225,6 +227,26 @@ def import_(
             _say_cropped(path, dataset)
     _note_leftovers(out)
     _show(dataset, fmt)
+
+
+@contextmanager
+def _large_images_said() -> Iterator[None]:
+    """An image above pillow's decompression-bomb warning limit as one `warning:` line on
+    stderr naming it (the library's LargeImageWarning), not Python's two lines of source
+    location; other warnings as Python shows them. Where warnings are errors (`-W error`)
+    the library refuses the image instead, naming it."""
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kw: object) -> None:
+        if issubclass(category, LargeImageWarning):
+            line = f"warning: {message}"
+            stderr().print(line, style="bold yellow", highlight=False, markup=False)
+        else:
+            shown(message, category, *args, **kw)  # type: ignore[arg-type]
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def _say_removed(left: Path) -> None:

@@ -2659,7 +2659,7 @@ def crop_loss(src: str | Path, app: str | Kernel) -> CropLoss:
     record_pixels = math.prod(kernel.record_shape[:2])
     cropped, empty, dropped, pixels = [], [], 0, 0
     for path in files:
-        shape = _image_shape(path, mode)
+        shape = _image_shape(path, mode, say_size=False)  # the import said it
         height, width = shape[:2]
         kept = _tile_count(path, shape, kernel, crop=True) * record_pixels
         pixels, dropped = pixels + height * width, dropped + height * width - kept
@@ -2826,22 +2826,49 @@ _UNREADABLE = (
 )
 
 
+class LargeImageWarning(Image.DecompressionBombWarning):
+    """An image of more pixels than pillow's decompression-bomb warning limit
+    (`PIL.Image.MAX_IMAGE_PIXELS`), imported all the same: said once per file, naming it.
+    Pillow's own warning named no file and came again at every opening of the file."""
+
+
 @contextmanager
-def _quiet_pillow() -> Iterator[None]:
+def _quiet_pillow(*, said: bool = True) -> Iterator[None]:
     """Pillow's remarks on how it converts (a UserWarning such as "Palette images with
-    Transparency expressed in bytes…") kept off stderr; its decompression-bomb warning, about
-    the file itself, is left as it is."""
+    Transparency expressed in bytes…") kept off stderr. Its decompression-bomb warning, which
+    names no file, too once it has been `said` (`_image_shape` says it, naming the file);
+    where warnings are errors (`-W error`) it is still raised, and the file is unreadable."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=UserWarning, module="PIL")
+        if said:
+            warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
         yield
 
 
-def _image_shape(path: Path, mode: str) -> tuple[int, ...]:
-    """The array shape of an image after conversion, from its header only."""
+def _image_shape(path: Path, mode: str, *, say_size: bool = True) -> tuple[int, ...]:
+    """The array shape of an image after conversion, from its header only. An image above
+    pillow's decompression-bomb warning limit is said once, as a LargeImageWarning naming
+    it (`say_size`; the other openings of the file keep quiet about it)."""
+    limit = Image.MAX_IMAGE_PIXELS
     try:
         with _quiet_pillow(), Image.open(path) as image:
             width, height = image.size
             wide = wide_mode_error(image)
+        large = limit is not None and width * height > limit
+        size = f"{width}×{height} = {width * height:,} pixels" if large else ""
+        if large and say_size:
+            warnings.warn(
+                f"{path}: {size}, more than pillow's decompression-bomb warning limit of "
+                f"{limit:,} (PIL.Image.MAX_IMAGE_PIXELS); imported all the same",
+                LargeImageWarning,
+                stacklevel=2,
+            )
+    except LargeImageWarning:  # warnings are errors (`-W error`)
+        raise SpecError(
+            f"{size}, more than pillow's decompression-bomb warning limit of {limit:,}, "
+            "and warnings are errors here: not imported",
+            source=str(path),
+        ) from None
     except _UNREADABLE as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     if wide is not None:
