@@ -23,7 +23,10 @@ import skimage.data
 from cli_env import command_env
 from cli_errors import one_error_line
 from PIL import Image
+from typer.testing import CliRunner
 
+from ndpkit.cli import data as data_cli
+from ndpkit.cli.commands import app
 from ndpkit.kernels import Kernel
 from ndpkit.runtime import Dataset, generate_dataset, open_dataset
 from ndpkit.runtime.dataset import STAGING_MARKER
@@ -543,3 +546,33 @@ def test_shard_size_help_says_it_bounds_the_records_not_the_file(command: str) -
     (option,) = [p for p in group.commands[command].params if p.name == "shard_size"]
     assert option.help.startswith("Records per shard file up to this size")
     assert "4KiB for .npy" in option.help
+
+
+def test_import_crop_summary_is_of_the_images_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--crop's summary read every image's header again after the data set was published:
+    an image changed or removed meanwhile (a directory still being filled) made the command
+    fail with exit status 2 and an error about that image, with the data set written all
+    the same (and a second pass over the headers of every image). Now the summary is the
+    import's own count, of the images it imported."""
+    (tmp_path / "imgs").mkdir()
+    for name in ("camera.png", "coins.png"):
+        shutil.copy(SKIMAGE_DATA / name, tmp_path / "imgs")
+    real_import = data_cli.import_dataset
+
+    def import_then_change(*args: Any, **kwargs: Any) -> Dataset:
+        made = real_import(*args, **kwargs)
+        (tmp_path / "imgs" / "coins.png").write_bytes(b"being rewritten")
+        return made
+
+    monkeypatch.setattr(data_cli, "import_dataset", import_then_change)
+    args = ["data", "import", str(tmp_path / "imgs"), "--app", "sobel", "--devices", "1"]
+    result = CliRunner().invoke(app, [*args, "--crop", "--out", str(tmp_path / "ds"), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    dropped, pixels = 303 * 384 - 256 * 256, 512 * 512 + 303 * 384
+    assert (
+        f"crop: 1 of 2 images lost their right or bottom edges, {dropped:,} of {pixels:,} "
+        f"pixels ({dropped / pixels:.1%})"
+    ) in result.output
+    assert open_dataset(tmp_path / "ds").records == 5

@@ -31,10 +31,10 @@ from ndpkit.report import Column, Table
 from ndpkit.runtime.dataset import (
     DEFAULT_SHARD_BYTES,
     MAX_DEVICES,
+    CropLoss,
     Dataset,
     LargeImageWarning,
     ShardFormat,
-    crop_loss,
     generate_dataset,
     import_dataset,
     is_staging_dir,
@@ -222,9 +222,8 @@ def import_(
             columns=None if columns is None else _names("--columns", columns),
             crop=crop,
             on_stale_removed=_say_removed,
+            on_cropped=_say_cropped,
         )
-        if crop:
-            _say_cropped(path, dataset)
     _note_leftovers(out)
     _show(dataset, fmt)
 
@@ -288,9 +287,10 @@ def _note_leftovers(out: Path) -> None:
                 stderr().print(f"note: {left} {why}", style="yellow", highlight=False, markup=False)
 
 
-def _say_cropped(src: Path, dataset: Dataset) -> None:
-    """On stderr, what --crop left out (stdout stays the summary in every --format)."""
-    loss = crop_loss(src, dataset.app)
+def _say_cropped(loss: CropLoss) -> None:
+    """On stderr, what --crop left out (stdout stays the summary in every --format), from the
+    headers the import counted its records from: read again after the data set was written,
+    an image changed meanwhile failed the command that had written it."""
     if not loss.cropped:
         message = f"crop: all {loss.images} images were whole records; nothing was dropped"
     else:

@@ -1278,6 +1278,7 @@ def import_dataset(
     columns: Sequence[str] | None = None,
     crop: bool = False,
     on_stale_removed: Callable[[Path], object] | None = None,
+    on_cropped: Callable[[CropLoss], object] | None = None,
 ) -> Dataset:
     """Shard an existing .npy file, Parquet table or directory of PNG/JPEG images for `app`.
 
@@ -1289,7 +1290,9 @@ def import_dataset(
     be numeric (decimals of at most 18 digits included) and as many as the app's features;
     the values are cast to the app's dtype (each decimal's exact value rounded once) and
     the shards are Parquet tables with those columns. Images: see `_image_sources`; `crop`
-    lets images whose sizes are not whole records give the whole records that fit.
+    lets images whose sizes are not whole records give the whole records that fit, and
+    `on_cropped`, if given, is then passed what that left out (`CropLoss`, from the headers
+    the records were counted from) once the data set is written.
 
     Nothing is written if the target's file system has less room than the records need; a
     write that fails (a full disk, a file size limit, a read-only directory) is a SpecError
@@ -1320,8 +1323,9 @@ def import_dataset(
     origin = f"import {real}" + (" --crop" if crop else "")
     meta = _meta(kernel, devices, shard_bytes, seed=None, source=origin)
     found: Iterable[_ShardSource]
+    loss: CropLoss | None = None
     if source.is_dir():
-        found, records = _image_sources(source, kernel, devices, shard_bytes, crop)
+        found, records, loss = _image_sources(source, kernel, devices, shard_bytes, crop)
     elif source.is_file() and parquet:
         found, chosen, records = _parquet_sources(source, kernel, devices, shard_bytes, columns)
         meta |= {"shard_format": "parquet", "columns": chosen}
@@ -1333,7 +1337,10 @@ def import_dataset(
         )
     else:
         raise SpecError("no such file or directory", source=str(source))
-    return _write_dataset(Path(path), overwrite, meta, found, records, on_stale_removed)
+    made = _write_dataset(Path(path), overwrite, meta, found, records, on_stale_removed)
+    if on_cropped is not None and loss is not None:
+        on_cropped(loss)
+    return made
 
 
 MAX_DEVICES = MAX_COUNT
@@ -2577,11 +2584,11 @@ class _Rows:
 
 def _image_sources(
     src: Path, kernel: Kernel, devices: int, shard_bytes: int, crop: bool = False
-) -> tuple[Iterator[_ShardSource], int]:
+) -> tuple[Iterator[_ShardSource], int, CropLoss | None]:
     """Images in file-name order, each converted to the app's channels ("RGB" when the
     record's last axis is 3, "RGBA" for 4, grayscale "L" otherwise) and cast to its dtype;
-    (the shards, their records). Every image is checked from its header before anything is
-    written.
+    (the shards, their records, with `crop` what cropping leaves out). Every image is
+    checked from its header before anything is written.
 
     Apps whose records are images, (h, w) or (h, w, c), take each image as record-sized
     tiles: its height and width must be multiples of the record's, and it is cut row of
@@ -2609,10 +2616,11 @@ def _image_sources(
         if len(files) < devices:
             raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
         counts = [math.prod(shape) for shape in shapes]
-        return _image_shards(files, shapes, kernel, mode, devices), sum(counts)
+        return _image_shards(files, shapes, kernel, mode, devices), sum(counts), None
     counts = [
         _tile_count(path, shape, kernel, crop) for path, shape in zip(files, shapes, strict=True)
     ]
+    loss = _crop_loss(files, shapes, counts, kernel) if crop else None
     total = sum(counts)
     if crop and total == 0:
         raise SpecError(
@@ -2634,7 +2642,7 @@ def _image_sources(
         for device, (first, count) in enumerate(_blocks(total, devices))
         for index, (start, n) in enumerate(pieces(count, per_shard))
     )
-    return shards, total
+    return shards, total, loss
 
 
 @dataclass(frozen=True)
@@ -2656,12 +2664,23 @@ def crop_loss(src: str | Path, app: str | Kernel) -> CropLoss:
     kernel = resolve_kernel(app)
     mode = _image_mode(kernel, Path(src))
     files = image_files(Path(src))
+    shapes = [_image_shape(path, mode, say_size=False) for path in files]  # the import said it
+    counts = [
+        _tile_count(path, shape, kernel, crop=True)
+        for path, shape in zip(files, shapes, strict=True)
+    ]
+    return _crop_loss(files, shapes, counts, kernel)
+
+
+def _crop_loss(
+    files: list[Path], shapes: list[tuple[int, ...]], counts: list[int], kernel: Kernel
+) -> CropLoss:
+    """What cropping images of these shapes to `counts` whole records leaves out."""
     record_pixels = math.prod(kernel.record_shape[:2])
     cropped, empty, dropped, pixels = [], [], 0, 0
-    for path in files:
-        shape = _image_shape(path, mode, say_size=False)  # the import said it
+    for path, shape, count in zip(files, shapes, counts, strict=True):
         height, width = shape[:2]
-        kept = _tile_count(path, shape, kernel, crop=True) * record_pixels
+        kept = count * record_pixels
         pixels, dropped = pixels + height * width, dropped + height * width - kept
         if kept < height * width:
             cropped.append(path.name)
