@@ -321,7 +321,7 @@ def test_import_of_an_image_above_pillows_bomb_limit_says_so_once(ndpkit, tmp_pa
     assert result.stderr.splitlines() == [
         f"warning: {tmp_path / 'imgs' / 'tall.png'}: 256×{height} = {256 * height:,} pixels, "
         f"more than pillow's decompression-bomb warning limit of {Image.MAX_IMAGE_PIXELS:,} "
-        "(PIL.Image.MAX_IMAGE_PIXELS); imported all the same",
+        "(PIL.Image.MAX_IMAGE_PIXELS); read all the same",
         "crop: all 1 images were whole records; nothing was dropped",
     ]
 

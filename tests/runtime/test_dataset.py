@@ -748,8 +748,8 @@ def test_an_image_above_pillows_bomb_limit_is_said_once_naming_it(
         (
             LargeImageWarning,
             f"{tmp_path / 'imgs' / 'img01.png'}: 16×8 = 128 pixels, more than pillow's "
-            "decompression-bomb warning limit of 100 (PIL.Image.MAX_IMAGE_PIXELS); imported "
-            "all the same",
+            "decompression-bomb warning limit of 100 (PIL.Image.MAX_IMAGE_PIXELS); read all "
+            "the same",
         )
     ]
 

@@ -2847,20 +2847,19 @@ _UNREADABLE = (
 
 class LargeImageWarning(Image.DecompressionBombWarning):
     """An image of more pixels than pillow's decompression-bomb warning limit
-    (`PIL.Image.MAX_IMAGE_PIXELS`), imported all the same: said once per file, naming it.
+    (`PIL.Image.MAX_IMAGE_PIXELS`), read all the same: said once per file, naming it.
     Pillow's own warning named no file and came again at every opening of the file."""
 
 
 @contextmanager
-def _quiet_pillow(*, said: bool = True) -> Iterator[None]:
+def _quiet_pillow() -> Iterator[None]:
     """Pillow's remarks on how it converts (a UserWarning such as "Palette images with
-    Transparency expressed in bytes…") kept off stderr. Its decompression-bomb warning, which
-    names no file, too once it has been `said` (`_image_shape` says it, naming the file);
-    where warnings are errors (`-W error`) it is still raised, and the file is unreadable."""
+    Transparency expressed in bytes…") kept off stderr, and its decompression-bomb warning,
+    which names no file and came at every opening of it: `_image_shape` says that instead,
+    once, naming the file (a LargeImageWarning; an error where warnings are errors)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=UserWarning, module="PIL")
-        if said:
-            warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
+        warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
         yield
 
 
@@ -2878,7 +2877,7 @@ def _image_shape(path: Path, mode: str, *, say_size: bool = True) -> tuple[int, 
         if large and say_size:
             warnings.warn(
                 f"{path}: {size}, more than pillow's decompression-bomb warning limit of "
-                f"{limit:,} (PIL.Image.MAX_IMAGE_PIXELS); imported all the same",
+                f"{limit:,} (PIL.Image.MAX_IMAGE_PIXELS); read all the same",
                 LargeImageWarning,
                 stacklevel=2,
             )
