@@ -307,6 +307,26 @@ def test_import_of_an_image_that_is_not_whole_records(ndpkit, tmp_path: Path) ->
     assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
 
 
+def test_import_names_how_many_images_are_not_whole_records(ndpkit, tmp_path: Path) -> None:
+    """Only the first image that is not whole records was named: a directory of photos of
+    many sizes took a run per photo to find them. Now the error counts the others and names
+    the first few."""
+    (tmp_path / "imgs").mkdir()
+    for name in ("camera.png", "coins.png", "page.png", "text.png"):
+        shutil.copy(SKIMAGE_DATA / name, tmp_path / "imgs")
+    for i in range(6):
+        Image.fromarray(np.zeros((100, 256 + i), np.uint8)).save(tmp_path / "imgs" / f"z{i}.png")
+    args = ("import", str(tmp_path / "imgs"), "--app", "he", "--out", str(tmp_path / "X"))
+    line = one_error_line(ndpkit("data", *args, "--devices", "1"))
+    assert line == (
+        f"error: {tmp_path / 'imgs' / 'coins.png'}: an image of shape (303, 384) cannot be cut "
+        "into records of shape (256, 256) (app 'he'): its height and width must be "
+        "multiples of 256 and 256 (--crop keeps the whole records that fit); 8 more of the "
+        "10 images are not whole records either (page.png, text.png, z0.png, z1.png, z2.png, …)"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
+
+
 def test_import_of_an_image_above_pillows_bomb_limit_says_so_once(ndpkit, tmp_path: Path) -> None:
     """An image of more pixels than pillow's decompression-bomb warning limit (89,478,485):
     Python printed pillow's warning, with its source line, at every opening of the file

@@ -2617,9 +2617,13 @@ def _image_sources(
             raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
         counts = [math.prod(shape) for shape in shapes]
         return _image_shards(files, shapes, kernel, mode, devices), sum(counts), None
-    counts = [
-        _tile_count(path, shape, kernel, crop) for path, shape in zip(files, shapes, strict=True)
-    ]
+    try:
+        counts = [
+            _tile_count(path, shape, kernel, crop)
+            for path, shape in zip(files, shapes, strict=True)
+        ]
+    except SpecError as exc:
+        raise _more_not_whole(exc, files, shapes, kernel) from None
     loss = _crop_loss(files, shapes, counts, kernel) if crop else None
     total = sum(counts)
     if crop and total == 0:
@@ -2694,6 +2698,26 @@ def _blocks(total: int, parts: int) -> list[tuple[int, int]]:
     counts = even_split(total, parts)
     firsts = np.cumsum([0, *counts[:-1]]).tolist()
     return list(zip(firsts, counts, strict=True))
+
+
+def _more_not_whole(
+    error: SpecError, files: list[Path], shapes: list[tuple[int, ...]], kernel: Kernel
+) -> SpecError:
+    """`_tile_count`'s error for the first image that is not whole records, with how many
+    more are not and the first few of their names: one at a time, a directory of photos of
+    many sizes took a run per photo to find them all."""
+    tile_height, tile_width = kernel.record_shape[:2]
+    odd = [
+        p for p, (h, w, *_) in zip(files, shapes, strict=True) if h % tile_height or w % tile_width
+    ]
+    if len(odd) < 2:
+        return error
+    names = ", ".join(p.name for p in odd[1:6]) + (", …" if len(odd) > 6 else "")
+    return SpecError(
+        f"{error.detail}; {len(odd) - 1} more of the {len(files)} images are not whole "
+        f"records either ({names})",
+        source=error.source,
+    )
 
 
 def _tile_count(path: Path, shape: tuple[int, ...], kernel: Kernel, crop: bool) -> int:
