@@ -327,6 +327,25 @@ def test_import_names_how_many_images_are_not_whole_records(ndpkit, tmp_path: Pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
 
 
+def test_import_names_how_many_images_cannot_be_read(ndpkit, tmp_path: Path) -> None:
+    """Only the first unreadable image was named (an empty download, a 16-bit scan, a page
+    of HTML saved as .jpg): a run per file to find them all. Now the others are counted and
+    the first few named; nothing is written."""
+    (tmp_path / "imgs").mkdir()
+    shutil.copy(SKIMAGE_DATA / "camera.png", tmp_path / "imgs")
+    (tmp_path / "imgs" / "empty.jpg").write_bytes(b"")
+    (tmp_path / "imgs" / "page.jpg").write_text("<html></html>")
+    Image.new("I;16", (256, 256), 40000).save(tmp_path / "imgs" / "wide.png")
+    args = ("import", str(tmp_path / "imgs"), "--app", "he", "--out", str(tmp_path / "X"))
+    line = one_error_line(ndpkit("data", *args, "--devices", "1"))
+    empty = tmp_path / "imgs" / "empty.jpg"
+    assert line == (
+        f"error: {empty}: not a readable image (cannot identify image file '{empty}'); 2 more "
+        "of the 4 images cannot be imported either (page.jpg, wide.png)"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
+
+
 def test_import_of_an_image_above_pillows_bomb_limit_says_so_once(ndpkit, tmp_path: Path) -> None:
     """An image of more pixels than pillow's decompression-bomb warning limit (89,478,485):
     Python printed pillow's warning, with its source line, at every opening of the file

@@ -2611,7 +2611,7 @@ def _image_sources(
         raise SpecError(
             f"no .png/.jpg/.jpeg images in the directory{note and '; '}{note}", source=str(src)
         )
-    shapes = [_image_shape(p, mode) for p in files]
+    shapes = _image_shapes(files, mode)
     if kernel.record_shape == ():
         if len(files) < devices:
             raise SpecError(f"{len(files)} images for {devices} devices", source=str(src))
@@ -2698,6 +2698,29 @@ def _blocks(total: int, parts: int) -> list[tuple[int, int]]:
     counts = even_split(total, parts)
     firsts = np.cumsum([0, *counts[:-1]]).tolist()
     return list(zip(firsts, counts, strict=True))
+
+
+def _image_shapes(files: list[Path], mode: str) -> list[tuple[int, ...]]:
+    """`_image_shape` of each file, or the error of the first that cannot be imported, with
+    how many more cannot and the first few of their names: one at a time, a directory with
+    several broken downloads took a run per file to find them all."""
+    shapes, refused = [], []
+    for path in files:
+        try:
+            shapes.append(_image_shape(path, mode))
+        except SpecError as exc:
+            refused.append((path, exc))
+    if not refused:
+        return shapes
+    first = refused[0][1]
+    if len(refused) == 1:
+        raise first
+    names = ", ".join(p.name for p, _ in refused[1:6]) + (", …" if len(refused) > 6 else "")
+    raise SpecError(
+        f"{first.detail}; {len(refused) - 1} more of the {len(files)} images cannot be "
+        f"imported either ({names})",
+        source=first.source,
+    )
 
 
 def _more_not_whole(
