@@ -231,3 +231,27 @@ def test_evaluate_hands_its_stall_timeout_to_the_executor(tmp_path: Path) -> Non
     ds = generate_dataset("lc", 1 << 20, 2, tmp_path / "ds")
     with pytest.raises(SpecError, match=r"stall_timeout_s: must be a number of seconds > 0"):
         ev.evaluate(["lc"], ["cns"], data=ds, stall_timeout_s=-1.0)
+
+
+# -- time the parent itself was not running ----------------------------------------------
+
+
+def test_time_the_parent_was_stopped_is_not_blamed_on_its_workers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-Z stops the parent and its workers; `fg` an hour later resumes both, and the
+    parent's first look found a board unchanged for an hour, and the run failed (a stall).
+    The parent's own gap counts as twice its check period at most; a worker that then shows
+    no change for the limit is still stalled."""
+    clock = [0.0]
+    monkeypatch.setattr(runtime_executor, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    pool = runtime_executor._Pool.__new__(runtime_executor._Pool)  # no processes
+    pool.workers = [_stuck([_task(3)], [1, 0, 1, 4])]
+    for now in (0.0, 1.0, 2.0, 3602.0):  # the job stopped for an hour after 2 s
+        clock[0] = now
+        pool._check_progress(600.0)
+    with pytest.raises(WorkerStalledError, match=r"made no progress for 60\d s reading d3/s1"):
+        for _ in range(610):
+            clock[0] += 1.0
+            pool._check_progress(600.0)
+    assert clock[0] - 3602.0 >= 590  # not before the limit, counted from the resume

@@ -129,7 +129,9 @@ stopped (`WorkerStalledError`): far longer than any chunk of the library's kerne
 whose storage stopped answering ends with an error naming the shard, not never."""
 STALL_CHECK_S = 1.0
 """How often the parent looks at the boards while it waits (or at a quarter of a shorter
-`stall_timeout_s`)."""
+`stall_timeout_s`). A longer gap between two looks counts as twice this at most: the parent
+itself was not watching (the job stopped with Ctrl-Z and its workers with it, or a progress
+callback that blocked), and a worker is not to be blamed for that."""
 
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
@@ -597,6 +599,11 @@ class LocalExecutor:
         return self._pool
 
 
+def _check_every(limit_s: float) -> float:
+    """How often the parent looks at the boards under a stall limit of `limit_s`."""
+    return min(STALL_CHECK_S, limit_s / 4)
+
+
 def check_stall_timeout(value: object, field: str = "stall_timeout_s") -> float | None:
     """`value` as a stall limit in seconds: a number > 0 (infinity: none), or None (none)."""
     if value is None:
@@ -806,8 +813,10 @@ class _Worker:
     """Answers heard from it."""
     seen: tuple[int, ...] | None = None
     """Its board when the parent last saw it change while the worker had work (None: idle
-    when last looked at), and when that was (`time.monotonic`)."""
-    seen_at: float = 0.0
+    when last looked at)."""
+    quiet_s: float = 0.0
+    """How long the parent has watched that board without a change (`_Pool._check_progress`:
+    time the parent itself was not running is not counted)."""
 
     @property
     def task(self) -> _Task | None:
@@ -959,7 +968,8 @@ class _Pool:
         results: dict[int, tuple[Any, EngineStats]] = {}
         self._too_large, self._sizes = set(), {}
         limit = self.stall_timeout_s
-        every = None if limit is None else min(STALL_CHECK_S, limit / 4)
+        every = None if limit is None else _check_every(limit)
+        self._checked_at = time.monotonic()
         while pending or any(w.tasks for w in self.workers):
             self._dispatch(pending)
             busy = [w for w in self.workers if w.tasks]
@@ -972,18 +982,29 @@ class _Pool:
                 self._check_progress(limit)
         return results
 
+    _checked_at: float | None = None
+    """When `_check_progress` last looked (`time.monotonic`; None: not in this run yet)."""
+
     def _check_progress(self, limit_s: float) -> None:
-        """Raise for a worker with work whose board has not changed for `limit_s`."""
+        """Raise for a worker with work whose board has not changed while the parent watched
+        it for `limit_s`. Only up to twice the check period counts between two looks: a
+        longer gap is time the parent was not watching (Ctrl-Z stopped the workers with it,
+        and `fg` resumed them all an hour later: its first look found every board unchanged
+        for an hour), not time the worker had to progress."""
         now = time.monotonic()
+        last, self._checked_at = self._checked_at, now
+        watched = 0.0 if last is None else min(now - last, 2 * _check_every(limit_s))
         for w in self.workers:
             if not w.tasks or w.board is None:
                 w.seen = None
                 continue
             board = tuple(w.board)
             if board != w.seen:
-                w.seen, w.seen_at = board, now
-            elif now - w.seen_at >= limit_s:
-                raise _stalled(w, now - w.seen_at, limit_s)
+                w.seen, w.quiet_s = board, 0.0
+                continue
+            w.quiet_s += watched
+            if w.quiet_s >= limit_s:
+                raise _stalled(w, w.quiet_s, limit_s)
 
     def _dispatch(self, pending: deque[_Task]) -> None:
         """A task to every idle worker; then, while there are at least as many tasks left as
