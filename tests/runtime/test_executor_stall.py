@@ -176,7 +176,7 @@ def _task(engine: int) -> _Task:
 
 def _stuck(tasks: list[_Task], board: list[int]) -> _Worker:
     process = SimpleNamespace(pid=4321, exitcode=None, kill=lambda: None)
-    worker = _Worker(process=process, conn=None, board=board)  # type: ignore[arg-type]
+    worker = _Worker(process=process, conn=None, board=board, started=True)  # type: ignore[arg-type]
     worker.tasks.extend(tasks)
     return worker
 
@@ -216,6 +216,69 @@ def test_a_stall_between_tasks_names_the_worker_and_its_next_engine(
         "worker pid 4321 made no progress for 612 s between tasks (engine 5 was to begin "
         "next); the worker has been killed"
     )
+
+
+def test_a_stall_before_the_worker_said_it_was_ready_says_it_was_starting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not "between tasks": it never got through its start-up, and was not told its task."""
+    monkeypatch.setattr(runtime_executor, "_process_state", lambda pid: "")
+    monkeypatch.setattr(runtime_executor, "_start_hint", lambda: "")
+    worker = _stuck([_task(3)], [0] * runtime_executor.BOARD_SLOTS)
+    worker.started = False
+    worker.conn = SimpleNamespace(poll=lambda: False)  # type: ignore[assignment]
+    error = runtime_executor._stalled(worker, 612.4, 600.0)
+    assert str(error).startswith(
+        "worker pid 4321 made no progress for 612 s while starting, before it said it was "
+        "ready (engine 3 was to begin there); the worker has been killed; no result. A "
+        "worker that may take longer than 600 s to start needs a longer limit"
+    )
+    assert error.failed_to_start
+
+
+SLOW_TO_START = """
+import sys
+import time
+
+if __name__ == "__mp_main__":  # run again in each worker, as it starts
+    time.sleep(60)  # as a script that imports a large library at its top
+
+from ndpkit.runtime import LocalExecutor, WorkerStalledError, open_dataset
+from ndpkit.kernels import get_kernel
+
+if __name__ == "__main__":
+    kernel = get_kernel("lc")
+    try:
+        ds = open_dataset(sys.argv[1])
+        LocalExecutor(1, stall_timeout_s=1.0).run(kernel, ds, kernel.params(0))
+    except WorkerStalledError as exc:
+        print(exc)
+"""
+
+
+@pytest.mark.skipif(
+    "forkserver" not in multiprocessing.get_all_start_methods(), reason="a fork server"
+)
+def test_a_worker_slow_to_start_is_said_to_be_starting(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415 (only here)
+    import sys  # noqa: PLC0415
+
+    ds = generate_dataset("lc", 1 << 16, 1, tmp_path / "ds")
+    script = tmp_path / "slow_start.py"
+    script.write_text(SLOW_TO_START)
+    result = subprocess.run(
+        [sys.executable, str(script), str(ds.path)],
+        capture_output=True,
+        text=True,
+        timeout=50,  # not the 60 s of the worker's start-up
+        check=False,
+    )
+    message = result.stdout.strip()
+    assert re.match(r"worker pid \d+ made no progress for [\d.]+ s while starting, ", message), (
+        result.stdout + result.stderr
+    )
+    assert f"main module ({script}) again" in message
+    assert "between tasks" not in message
 
 
 def test_the_process_state_comes_from_proc() -> None:

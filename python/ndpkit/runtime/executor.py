@@ -1251,6 +1251,17 @@ def _stalled(worker: _Worker, quiet_s: float, limit_s: float) -> WorkerStalledEr
     _kill(worker.process)
     task, board = worker.task, worker.board
     pid = worker.process.pid
+    if not _heard_ready(worker):
+        # Not yet through multiprocessing's start-up, which runs the parent's main module
+        # again (a script that imports a large library at its top, or waits for input).
+        nxt = "" if task is None else f" (engine {task.engine} was to begin there)"
+        return WorkerStalledError(
+            f"worker pid {pid} made no progress for {quiet_s:.3g} s while starting, before "
+            f"it said it was ready{nxt}{state}; the worker has been killed; no result"
+            f"{_start_hint()}. A worker that may take longer than {limit_s:g} s to start "
+            "needs a longer limit (LocalExecutor(stall_timeout_s=...))",
+            failed_to_start=True,
+        )
     if task is None or not worker.began():
         nxt = "" if task is None else f" (engine {task.engine} was to begin next)"
         who, doing = f"worker pid {pid}", f"between tasks{nxt}"
