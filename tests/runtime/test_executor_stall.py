@@ -22,16 +22,17 @@ import pytest
 from test_executor import SumCount  # a sibling module: workers unpickle it by name
 from test_executor_dispatch import _task as one_shard_task
 
+import ndpkit.runtime.dataset as runtime_dataset
 import ndpkit.runtime.executor as runtime_executor
 from ndpkit.errors import SpecError
-from ndpkit.kernels import run_in_memory
+from ndpkit.kernels import get_kernel, run_in_memory
 from ndpkit.runtime import (
     LocalExecutor,
     WorkerDiedError,
     WorkerStalledError,
     generate_dataset,
 )
-from ndpkit.runtime.executor import BEGAN, CHUNKS, ENDED, SHARD, _Shard, _Task, _Worker
+from ndpkit.runtime.executor import BEGAN, CHECKED, CHUNKS, ENDED, SHARD, _Shard, _Task, _Worker
 
 
 class StopsAt(SumCount):
@@ -207,6 +208,18 @@ def test_a_stall_before_the_first_chunk_or_after_the_last_says_so(
     assert "after reading its shards (merging or sending its partial);" in after
 
 
+def test_a_stall_in_a_crc_check_before_the_first_chunk_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    task = _task(3)
+    shards = tuple(dataclasses.replace(shard, file_bytes=50_000) for shard in task.shards)
+    message = _message(
+        [dataclasses.replace(task, shards=shards)], {BEGAN: 1, SHARD: 1, CHECKED: 8192}, monkeypatch
+    )
+    assert "made no progress for 612 s checking the CRC-32 of d3/s1.npy (8,192 of its " in message
+    assert "50,000 bytes read);" in message
+
+
 def test_a_stall_between_tasks_names_the_worker_and_its_next_engine(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -309,7 +322,9 @@ def test_time_the_parent_was_stopped_is_not_blamed_on_its_workers(
     clock = [0.0]
     monkeypatch.setattr(runtime_executor, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     pool = runtime_executor._Pool.__new__(runtime_executor._Pool)  # no processes
-    pool.workers = [_stuck([_task(3)], [1, 0, 1, 4])]
+    board = [0] * runtime_executor.BOARD_SLOTS
+    board[BEGAN], board[SHARD], board[CHUNKS] = 1, 1, 4
+    pool.workers = [_stuck([_task(3)], board)]
     for now in (0.0, 1.0, 2.0, 3602.0):  # the job stopped for an hour after 2 s
         clock[0] = now
         pool._check_progress(600.0)
@@ -318,3 +333,60 @@ def test_time_the_parent_was_stopped_is_not_blamed_on_its_workers(
             clock[0] += 1.0
             pool._check_progress(600.0)
     assert clock[0] - 3602.0 >= 590  # not before the limit, counted from the resume
+
+
+# -- a CRC-32 pass over a whole Parquet shard before its first chunk -----------------------
+
+
+class SlowCrcLC(type(get_kernel("lc"))):  # type: ignore[misc]
+    """LC whose worker checks CRC-32s slowly: 4 KiB blocks at 0.05 s each, as a large Parquet
+    shard on slow storage is checked whole before its first chunk."""
+
+    def __init__(self) -> None:
+        self.slow = True  # some state, or pickle would not call __setstate__
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if multiprocessing.parent_process() is not None:
+            crc = runtime_dataset._crc32
+
+            def slow(*args: Any) -> int:
+                time.sleep(0.05)
+                return crc(*args)
+
+            runtime_dataset._CRC_BLOCK_BYTES = 4096
+            runtime_dataset._crc32 = slow
+        self.__dict__.update(state)
+
+
+def test_a_parquet_shard_checked_whole_before_its_first_chunk_is_not_stalled(
+    tmp_path: Path,
+) -> None:
+    """About 50 blocks: 2.5 s for the check before any chunk, with a limit of 1 s; each block
+    read is progress."""
+    ds = generate_dataset("lc", 200_000, 1, tmp_path / "ds", shard_format="parquet")
+    kernel = SlowCrcLC()
+    with _warm(1, 1.0) as ex:
+        out = ex.run(kernel, ds, kernel.params(0), verify=True)
+    expected = LocalExecutor(1).run(get_kernel("lc"), ds, kernel.params(0))
+    assert np.array_equal(out.result, expected.result)
+
+
+class FailsSlowCrc(SumCount):
+    """Refuses its first chunk, in a worker whose CRC-32 checks are slow (`SlowCrcLC`): with
+    `verify`, the .npy shard is then read whole to see whether it is corrupt."""
+
+    def __init__(self) -> None:
+        self.slow = True
+
+    __setstate__ = SlowCrcLC.__setstate__
+
+    def device(self, chunk: np.ndarray, state: Any, offset: int) -> dict[str, int]:
+        raise ValueError("this kernel refuses every chunk")
+
+
+def test_the_whole_shard_check_after_a_failure_is_progress_not_a_stall(tmp_path: Path) -> None:
+    """About 50 blocks of 4 KiB: 2.5 s with a limit of 1 s; the shard is sound, so the
+    kernel's own error is the run's."""
+    ds = generate_dataset(SumCount(), 200_000, 1, tmp_path / "ds", shard_bytes=200_000)
+    with _warm(1, 1.0) as ex, pytest.raises(ValueError, match="refuses every chunk"):
+        ex.run(FailsSlowCrc(), ds, {}, verify=True)

@@ -764,6 +764,7 @@ def shard_chunks(
     maps: ShardMaps | None = None,
     run: int = 0,
     copy: bool = False,
+    on_read: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """(offset of the first record in the data set, chunk) over one shard, after checking the
     shard against the manifest. Chunks hold at most `chunk_records` whole records. With
@@ -771,12 +772,13 @@ def shard_chunks(
     Parquet: before the first chunk). With `maps`, a .npy shard is read from a mapping of
     the whole shard kept there, if it fits its budget (`ShardMaps`; `run` is the caller's
     run), else through windows; with `copy`, chunk by chunk into memory (a process that
-    must not die of SIGBUS if the shard is truncated meanwhile). Any problem is a
-    `ShardError` naming the shard."""
+    must not die of SIGBUS if the shard is truncated meanwhile). `on_read(n)` hears each
+    block of n bytes of a Parquet shard's CRC-32 pass, which yields no chunk. Any problem is
+    a `ShardError` naming the shard."""
     stat = check_shard_size(path, shard.file_bytes)
     if layout.shard_format == "parquet":
         if verify:
-            _check_crc(path, _file_crc(path), shard.crc32)
+            _check_crc(path, _file_crc(path, on_read=on_read), shard.crc32)
         yield from _parquet_chunks(path, shard, layout, chunk_records)
     else:
         yield from _npy_chunks(
@@ -784,12 +786,14 @@ def shard_chunks(
         )
 
 
-def corrupt_shard(path: Path, shard: ShardFacts) -> ShardError | None:
+def corrupt_shard(
+    path: Path, shard: ShardFacts, on_read: Callable[[int], None] | None = None
+) -> ShardError | None:
     """The error naming `path` as corrupt if its CRC-32 is not the manifest's (read whole:
     for a failure that may have come from corrupt data); None if it matches or cannot be
-    read (the failure then stands)."""
+    read (the failure then stands). `on_read(n)` after each block of n bytes."""
     try:
-        found = _file_crc(path)
+        found = _file_crc(path, on_read=on_read)
     except (ShardError, OSError):  # cannot be read now: not known to be corrupt
         return None
     try:

@@ -837,12 +837,14 @@ class _Worker:
         return max(0, int(self.board[ENDED]) - self.answered)
 
 
-BEGAN, ENDED, SHARD, CHUNKS = 0, 1, 2, 3
+BEGAN, ENDED, SHARD, CHUNKS, CHECKED = 0, 1, 2, 3, 4
 """A worker's board: the tasks it has begun (counted once received, before it loads them),
 and ended (answered or holding the answer); in the task under way, the shard it reads (its
-index in `_Task.shards`; -1 before the first, len(shards) after the last) and the chunks
-of that shard it has done. The parent sees a worker's progress by these changing."""
-BOARD_SLOTS = 4
+index in `_Task.shards`; -1 before the first, len(shards) after the last), the chunks of
+that shard it has done, and the bytes of it read for a CRC-32 check outside its chunks (a
+Parquet shard's, before its first chunk; a whole .npy one's after a failure). The parent
+sees a worker's progress by these changing."""
+BOARD_SLOTS = 5
 
 
 HELD_ANSWER_BYTES = 2**20
@@ -1273,6 +1275,11 @@ def _stalled(worker: _Worker, quiet_s: float, limit_s: float) -> WorkerStalledEr
             doing = f"before its first chunk (loading its task, or opening {first})"
         elif shard >= len(task.shards):
             doing = "after reading its shards (merging or sending its partial)"
+        elif 0 < int(board[CHECKED]) < task.shards[shard].file_bytes:
+            doing = (
+                f"checking the CRC-32 of {task.shards[shard].path} ({int(board[CHECKED]):,} of "
+                f"its {task.shards[shard].file_bytes:,} bytes read)"
+            )
         else:
             chunk_bytes = task.chunk_records * task.layout.record_bytes
             doing = (
@@ -1698,6 +1705,10 @@ def _device_pass(
     partial or None, records, chunks)."""
     kernel, partials = task.kernel, list[Any]()
     records = chunks = 0
+
+    def checked(n: int) -> None:  # a block of a shard's CRC-32 check: progress too
+        _count(board, CHECKED, n)
+
     for at, shard in enumerate(task.shards):
         _mark(board, at)
         stream = shard_chunks(
@@ -1708,6 +1719,7 @@ def _device_pass(
             verify=task.verify,
             maps=maps,
             run=task.run,
+            on_read=checked,
         )
         try:
             for offset, chunk in stream:
@@ -1732,7 +1744,9 @@ def _device_pass(
             # A .npy shard's CRC-32 is known only at its end, so a kernel refusing a corrupt
             # chunk (a NaN point) spoke first: with `verify`, the corruption is the error.
             npy = task.layout.shard_format == "npy"  # a Parquet shard's CRC came first
-            corrupt = corrupt_shard(Path(shard.path), shard) if task.verify and npy else None
+            corrupt = (
+                corrupt_shard(Path(shard.path), shard, checked) if task.verify and npy else None
+            )
             if corrupt is not None:
                 raise corrupt from None
             raise
@@ -1743,7 +1757,7 @@ def _device_pass(
 def _mark(board: Any, shard: int) -> None:
     """On `board`: the worker is at shard `shard` of its task, no chunk of it done yet."""
     if board is not None:
-        board[SHARD], board[CHUNKS] = shard, 0
+        board[SHARD], board[CHUNKS], board[CHECKED] = shard, 0, 0
 
 
 def _writer(task: _Task) -> RowWriter | None:
