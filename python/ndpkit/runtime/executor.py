@@ -806,9 +806,10 @@ class _Worker:
     the parent's main module again, and its own. A worker that dies before is reported as
     one that failed to start, not as one that failed reading its shards."""
     board: Any = None
-    """Shared with the worker (a RawArray of two int64): the tasks it has begun and ended,
-    ended ones' answers perhaps still held back (`_worker_main`). None: not shared (the
-    answers then come one by one, and `tasks[0]` is the one running)."""
+    """Shared with the worker (a RawArray of BOARD_SLOTS int64, `BEGAN`…): the tasks it has
+    begun and ended, ended ones' answers perhaps still held back (`_worker_main`), and where
+    it is in the one under way. None: not shared (the answers then come one by one, and
+    `tasks[0]` is the one running)."""
     answered: int = 0
     """Answers heard from it."""
     seen: tuple[int, ...] | None = None
