@@ -159,6 +159,18 @@ def test_a_bad_stall_timeout_is_refused_naming_it(bad: object) -> None:
         LocalExecutor(1, stall_timeout_s=bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, "600"])
+def test_a_bad_stall_timeout_set_between_runs_is_refused_naming_it(bad: object) -> None:
+    """A kept executor's limit may be changed between runs; a bad one is refused there, not
+    taken (0 failed the next run at once with a stall of 0 s; "600" with a TypeError)."""
+    executor = LocalExecutor(1, stall_timeout_s=5.0)
+    with pytest.raises(SpecError, match=r"stall_timeout_s.*a number of seconds > 0"):
+        executor.stall_timeout_s = bad  # type: ignore[assignment]
+    assert executor.stall_timeout_s == 5.0
+    executor.stall_timeout_s = math.inf
+    assert executor.stall_timeout_s is None
+
+
 def test_no_stall_timeout_is_none_and_infinity_is_none_too() -> None:
     assert LocalExecutor(1).stall_timeout_s == runtime_executor.STALL_TIMEOUT_S
     assert LocalExecutor(1, stall_timeout_s=None).stall_timeout_s is None

@@ -471,6 +471,16 @@ class LocalExecutor:
         self._running_in: int | None = None
         """The thread whose run holds `_lock`, if any."""
 
+    @property
+    def stall_timeout_s(self) -> float | None:
+        """The stall limit of the runs to come (settable between runs, checked as in the
+        constructor: 0 made every busy worker 'stalled' at the parent's second look)."""
+        return self._stall_timeout_s
+
+    @stall_timeout_s.setter
+    def stall_timeout_s(self, value: float | None) -> None:
+        self._stall_timeout_s = check_stall_timeout(value)
+
     def __enter__(self) -> LocalExecutor:
         self._keep = True
         return self
