@@ -4,6 +4,7 @@ its engine, shard and chunk; a slow worker that goes on reading chunks is left a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import multiprocessing
@@ -402,3 +403,60 @@ def test_the_whole_shard_check_after_a_failure_is_progress_not_a_stall(tmp_path:
     ds = generate_dataset(SumCount(), 200_000, 1, tmp_path / "ds", shard_bytes=200_000)
     with _warm(1, 1.0) as ex, pytest.raises(ValueError, match="refuses every chunk"):
         ex.run(FailsSlowCrc(), ds, {}, verify=True)
+
+
+# -- a worker a SIGKILL does not end -------------------------------------------------------
+
+UNKILLABLE = """
+import sys
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+
+sys.path[:0] = [{tests!r}]
+from test_executor_stall import StopsAt
+
+import ndpkit.runtime.executor as runtime_executor
+from ndpkit.runtime import LocalExecutor, WorkerStalledError, open_dataset
+
+# As a worker stuck in a read that does not return (state D): a SIGKILL ends it only once
+# the read does. Here: never, while this test runs.
+runtime_executor._kill = lambda process: None
+BaseProcess.kill = lambda self: None
+
+if __name__ == "__main__":
+    try:
+        LocalExecutor(1, stall_timeout_s=1.0).run(
+            StopsAt(100), open_dataset({data!r}), {{}}, chunk_bytes=400
+        )
+    except WorkerStalledError as exc:
+        print(exc, flush=True)
+"""
+
+
+def test_the_process_exits_after_a_stall_whose_worker_cannot_die(tmp_path: Path) -> None:
+    """The error was printed, and then the process hung as it exited (multiprocessing joins
+    its children without a time limit), so `ndpkit evaluate` would not return to the shell
+    while the file system did not answer. Now it exits after the executor's bounded waits."""
+    import subprocess  # noqa: PLC0415 (only here)
+    import sys  # noqa: PLC0415
+
+    ds = generate_dataset(SumCount(), 8_000, 1, tmp_path / "ds", shard_bytes=1000)
+    script = tmp_path / "unkillable.py"
+    script.write_text(UNKILLABLE.format(tests=str(Path(__file__).parent), data=str(ds.path)))
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:  # not a pipe: the stuck worker holds it open
+        job = subprocess.Popen(
+            [sys.executable, str(script)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its worker too is killed at the end, whatever happens
+        )
+    try:
+        job.wait(timeout=45)  # the executor waits 10 s for the worker
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the job, and its stopped worker
+            os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    output = out.read_text()
+    assert job.returncode == 0, output
+    assert re.match(r"engine 0 \(devices \[0\], worker pid \d+\) made no progress", output)

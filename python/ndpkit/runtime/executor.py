@@ -967,6 +967,8 @@ class _Pool:
                 # Bounded: a worker stuck in a read that does not return (state D, a device
                 # or network file system gone) dies only once the read ends.
                 w.process.join(timeout=5)
+            if w.process.is_alive():
+                _let_go(w.process)
             w.conn.close()
         self.workers = []
         self.arena.close()
@@ -1201,6 +1203,16 @@ def _kill(process: BaseProcess) -> None:
     if _running(process) and process.pid is not None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signal.SIGKILL)
+
+
+def _let_go(process: BaseProcess) -> None:
+    """Stop waiting for a worker that a SIGKILL has not ended (stuck in a read that does not
+    return): multiprocessing joins every child it knows of, without a time limit, as the
+    interpreter exits, so the command printed its error and then hung until the read
+    returned (for ever, for a file system that is gone). It dies once the read ends."""
+    children = getattr(multiprocessing.process, "_children", None)
+    if isinstance(children, set):
+        children.discard(process)
 
 
 def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
