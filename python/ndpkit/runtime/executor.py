@@ -1323,7 +1323,8 @@ _STATES = {
     "D": "waiting in the operating system for I/O (state D: a device or network file "
     "system that does not answer)",
     "R": "running",
-    "S": "sleeping (waiting for something other than the disk)",
+    "S": "sleeping (state S: waiting on an event: a lock, a pipe, a timer, or a network or "
+    "FUSE file system)",
 }
 
 
