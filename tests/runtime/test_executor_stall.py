@@ -422,6 +422,7 @@ from ndpkit.runtime import LocalExecutor, WorkerStalledError, open_dataset
 # the read does. Here: never, while this test runs.
 runtime_executor._kill = lambda process: None
 BaseProcess.kill = lambda self: None
+runtime_executor.WORKER_EXIT_WAIT_S = 0.5  # the test's time, not the default 5 s twice
 
 if __name__ == "__main__":
     try:
@@ -452,7 +453,7 @@ def test_the_process_exits_after_a_stall_whose_worker_cannot_die(tmp_path: Path)
             start_new_session=True,  # its worker too is killed at the end, whatever happens
         )
     try:
-        job.wait(timeout=45)  # the executor waits 10 s for the worker
+        job.wait(timeout=45)
     finally:
         with contextlib.suppress(ProcessLookupError):  # the job, and its stopped worker
             os.killpg(job.pid, signal.SIGKILL)

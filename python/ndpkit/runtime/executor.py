@@ -133,6 +133,11 @@ STALL_CHECK_S = 1.0
 itself was not watching (the job stopped with Ctrl-Z and its workers with it, or a progress
 callback that blocked), and a worker is not to be blamed for that."""
 
+WORKER_EXIT_WAIT_S = 5.0
+"""How long closing a pool waits for a worker to end, once asked to stop and again once
+killed: a worker stuck in a read that does not return cannot die until it does, and is then
+let go (`_let_go`)."""
+
 _UNKNOWN_EXIT = 255
 """The exit status multiprocessing gives a forkserver worker whose status it cannot read:
 the fork server, which reports its workers' exits, is gone."""
@@ -961,12 +966,12 @@ class _Pool:
                 with contextlib.suppress(OSError):
                     w.conn.send(None)
         for w in self.workers:
-            w.process.join(timeout=5)
+            w.process.join(timeout=WORKER_EXIT_WAIT_S)
             if w.process.is_alive():
                 w.process.kill()
                 # Bounded: a worker stuck in a read that does not return (state D, a device
                 # or network file system gone) dies only once the read ends.
-                w.process.join(timeout=5)
+                w.process.join(timeout=WORKER_EXIT_WAIT_S)
             if w.process.is_alive():
                 _let_go(w.process)
             w.conn.close()
