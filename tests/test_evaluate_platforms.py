@@ -13,6 +13,7 @@ import pytest
 from ndpkit import evaluate as ev
 from ndpkit.errors import SpecError
 from ndpkit.hw import Platform, load_platform
+from ndpkit.runtime.profiling import EngineScaling
 
 NDPKIT = Path(sys.executable).parent / "ndpkit"
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -177,3 +178,54 @@ def test_the_host_of_a_platform_file_scales_evaluates_host_rates_as_documented(
     # twice the sockets (2 -> 4 x 18 cores), 1.5 times the clock (3.0 -> 4.5 GHz)
     assert big.host_part_bytes_per_s == pytest.approx(3 * base.host_part_bytes_per_s)
     assert big.host_only_bytes_per_s == pytest.approx(3 * base.host_only_bytes_per_s)
+
+
+def test_the_output_says_a_throughput_entry_in_a_platform_file_won(tmp_path: Path) -> None:
+    """An engine entry added to a platform file wins over the scaled measurement, and the
+    predicted row says which was used (before, the note was empty either way, so a user
+    could not tell whether the entry they added was read)."""
+    mine = tmp_path / "rans-km.toml"
+    mine.write_text(
+        'version = 1\nextends = "rans"\nname = "rans-km"\n[engines.throughput]\nkmeans = "5 GB/s"\n'
+    )
+    (run,) = ev.evaluate(["kmeans"], ["rans", str(mine)], size_bytes=2**20)
+    entry = run.estimates["rans-km"]
+    assert not isinstance(entry, str)
+    assert entry.pipeline.engine_bytes_per_s == pytest.approx(5e9)
+    rows = {row["platform"]: row for row in ev.predicted_rows(run)}
+    assert rows["rans-km"]["engine_rate_from"] == "platform"
+    assert rows["rans-km"]["note"] == "engine rate: rans-km's kmeans entry"
+    assert rows["rans"]["engine_rate_from"] == "scaled"
+    assert rows["rans"]["note"] == (
+        "engine rate: this host's measurement, scaled: arm, 4 cores at 1.1 GHz, 0.35 of a "
+        "host core's work per clock"
+    )
+    assert "engine_rate_from" not in rows.get("cns", {})
+
+
+def test_the_output_names_the_design_and_the_papers_entry_used() -> None:
+    platform = _rfns_with_designs({"kmeans": 9.0})
+    runs = ev.evaluate(["kmeans", "lc", "he-remap"], {platform.name: platform}, size_bytes=2**20)
+    notes = {r.app: r.notes[platform.name] for r in runs}
+    assert notes == {
+        "kmeans": "engine rate: rfns-design's kmeans design (bytes_per_cycle)",
+        "lc": "engine rate: rfns-design's lc entry",
+        "he-remap": "engine rate: rfns-design's he entry",
+    }
+
+
+def test_the_scaling_rule_named_is_the_one_applied() -> None:
+    """The note's fpga rule follows the engine's clock: 100 MHz RISP cells are 3.2 host
+    cores; with `follow_platform=False`, the defaults whatever the platform says."""
+    risp = load_platform("risp-64ch")
+    assert risp.engines is not None
+    assert EngineScaling().describe(risp.engines, 2e9) == (
+        "fpga, 3.2 host cores (8 at 250 MHz; the engine at 100 MHz)"
+    )
+    fixed = EngineScaling(follow_platform=False)
+    assert fixed.describe(risp.engines, 2e9) == (
+        "fpga, 8 host cores (8 at 250 MHz; the engine at 250 MHz)"
+    )
+    (run,) = ev.evaluate(["lc"], ["risp-64ch"], size_bytes=2**20, scaling=fixed)
+    assert run.engine_rate_from == {"risp-64ch": "scaled"}
+    assert run.notes["risp-64ch"].endswith(fixed.describe(risp.engines, 2e9))

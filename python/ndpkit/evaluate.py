@@ -147,8 +147,11 @@ class AppRun:
     splits: dict[str, SplitComparison] = field(default_factory=dict)
     """Per platform, when the app has other splits: every split's estimate and the choice."""
     notes: dict[str, str] = field(default_factory=dict)
-    """Per platform, how the app's engine rate was derived, where it was (a top-k split's,
-    carried from its paper split's entry)."""
+    """Per platform with engines, how the app's engine rate was derived: the platform's
+    entry (which wins), another split's entry carried over (a top-k split's, from its paper
+    split's), or this host's measurement scaled (`EngineScaling`, the rule named)."""
+    engine_rate_from: dict[str, str] = field(default_factory=dict)
+    """Per platform with engines: "platform", "carried" or "scaled" (see `notes`)."""
 
     @property
     def modelled_bytes(self) -> float:
@@ -382,6 +385,7 @@ def _model_on(
 ) -> None:
     """The app's estimate and plan on one platform, and its splits compared there."""
     opts = options or (Options(units="decimal") if spec.is_in_storage else Options())
+    own_engines = spec.engines  # before the papers' entries are given to their splits
     spec = with_papers_entries(spec, [k.app for k in kernel_runs])
     profiles = [
         to_profile(
@@ -419,9 +423,15 @@ def _model_on(
                 profiles[i] = profile.with_changes(engine_bytes_per_s=rates)
     _model(app_run, wired, profiles[0], opts)
     if profiles[0].app in carried:
+        app_run.engine_rate_from[spec.name] = "carried"
         app_run.notes[spec.name] = (
             f"engine rate: {spec.name}'s {compared[0].app} entry x {carried[profiles[0].app]:.3g}"
         )
+    elif own_engines is not None:
+        clock = kernel_runs[0].measurement.cpb_frequency_hz
+        source, note = _engine_rate_source(spec.name, own_engines, app_run.app, scaling, clock)
+        app_run.engine_rate_from[spec.name] = source
+        app_run.notes[spec.name] = note
     if len(profiles) > 1:
         # The splits differ in what crosses the link to the host: on RISP that link is
         # only in the time with the host stage (R11), which Eq. (8) alone leaves out.
@@ -433,6 +443,21 @@ def _model_on(
             spec, compared, split_opts, tolerance=split_tolerance
         )
     app_run.profiles[spec.name] = profiles
+
+
+def _engine_rate_source(
+    platform: str, engines: Engine, app: str, scaling: EngineScaling | None, clock_hz: float
+) -> tuple[str, str]:
+    """Where the models took `app`'s engine rate from on `platform` ("platform": its own
+    entry, which wins; "scaled": this host's measurement through `EngineScaling`), and a
+    note that says so and names the entry or the rule."""
+    entry = app if engines.has_rate_for(app) else get_kernel(app).paper_app
+    if entry is not None and engines.has_rate_for(entry):
+        if entry not in engines.throughput:
+            return "platform", f"engine rate: {platform}'s {entry} design (bytes_per_cycle)"
+        return "platform", f"engine rate: {platform}'s {entry} entry"
+    rule = (scaling or EngineScaling()).describe(engines, clock_hz)
+    return "scaled", f"engine rate: this host's measurement, scaled: {rule}"
 
 
 def _engine_entry(profile: Profile, engines: Engine, rate_bytes_per_s: float) -> Profile:
@@ -838,6 +863,8 @@ def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
         }
         if name in r.profiles:
             row["alpha"] = r.profiles[name][0].alpha
+        if name in r.engine_rate_from:
+            row["engine_rate_from"] = r.engine_rate_from[name]
         if isinstance(e, str):
             row["note"] = e
         elif name in r.notes:

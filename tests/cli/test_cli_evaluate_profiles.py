@@ -35,7 +35,10 @@ def test_risp_predicts_the_apps_its_cells_have_no_table_for(ndpkit) -> None:
     for app in json.loads(result.stdout)["apps"]:
         risp = app["estimates"]["risp-64ch"]
         assert isinstance(risp, dict), f"{app['app']}: {risp}"
-        assert risp["time_s"] > 0 and "note" not in app["predicted"]["risp-64ch"]
+        assert risp["time_s"] > 0
+        row = app["predicted"]["risp-64ch"]
+        assert row["engine_rate_from"] == "scaled", row
+        assert row["note"].startswith("engine rate: this host's measurement, scaled: fpga, 3.2")
 
 
 def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path: Path) -> None:

@@ -146,6 +146,30 @@ class EngineScaling:
         kinds = ", ".join(get_args(EngineKind))
         raise SpecError(f"no scaling rule for engine kind {kind!r} (the kinds are {kinds})")
 
+    def describe(self, engine: Engine, host_frequency_hz: float) -> str:
+        """The rule `rates` applies to `engine`'s kind, with the clock and cores it takes
+        (the engine's own where `follow_platform` and its file sets them), e.g. "arm, 4
+        cores at 1.1 GHz, 0.35 of a host core's work per clock"."""
+        shape = _engine_shape(engine) if self.follow_platform else {}
+        clock, cores = shape.get("frequency_hz"), shape.get("cores")
+        if engine.kind == "arm":
+            return (
+                f"arm, {cores or self.arm_cores} cores at "
+                f"{(clock or self.arm_frequency_hz) / 1e9:.3g} GHz, "
+                f"{self.arm_per_clock_ratio:g} of a host core's work per clock"
+            )
+        if engine.kind == "cpu":
+            return (
+                f"cpu, {cores or 1} core(s) at {(clock or host_frequency_hz) / 1e9:.3g} GHz, "
+                f"{self.cpu_per_clock_ratio:g} of a host core's work per clock"
+            )
+        ratio = (clock or self.fpga_frequency_hz) / self.fpga_frequency_hz
+        return (
+            f"fpga, {self.fpga_speedup * ratio:.3g} host cores ({self.fpga_speedup:g} at "
+            f"{self.fpga_frequency_hz / 1e6:g} MHz; the engine at "
+            f"{(clock or self.fpga_frequency_hz) / 1e6:g} MHz)"
+        )
+
 
 def _engine_shape(engine: Engine | None) -> dict[str, Any]:
     """The engine's clock and cores as its platform file gives them (cores: ARM and CPU
