@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -404,3 +405,73 @@ def test_a_numpy_bool_is_true_or_false() -> None:
     off = EngineScaling(follow_platform=np.array([False])[0])
     assert off.follow_platform is False
     assert EngineScaling(follow_platform=np.bool_(True)).follow_platform is True
+
+
+# -- saved measurements load back ---------------------------------------------------------
+
+
+def test_saved_measurements_load_back_and_map_onto_a_platform_alike(tmp_path) -> None:
+    """`save` wrote measurements nothing could read: mapping one onto another platform
+    meant measuring again. `load` gives them back as they were, so `to_profile` on a loaded
+    one gives the same profile as on the measurement itself."""
+    kernel = get_kernel("kmeans")
+    measured = [
+        measure(kernel, kernel.generate(2**16, 0), kernel.params(0), repeat=1, counters=None),
+        measurement(host_s=0.0, device_output_bytes=7, part_input_bytes=10, part_output_bytes=5),
+        measurement(device_cycles=1e7, host_cycles=2e6, device_instructions=3e7,
+                    host_instructions=4e6),
+    ]  # fmt: skip
+    path = tmp_path / "m.json"
+    save(measured, path)
+    back = profiling.load(path)
+    assert back == measured
+    rans = load_platform("rans")
+    for mine, theirs in zip(back, measured, strict=True):
+        assert to_profile(mine, target_host=rans.host, target_engine=rans.engines) == to_profile(
+            theirs, target_host=rans.host, target_engine=rans.engines
+        )
+
+
+def test_load_names_the_keys_measurement_as_dict_adds() -> None:
+    derived = set(measurement().as_dict()) - {f.name for f in dataclasses.fields(Measurement)}
+    assert derived == set(profiling._DERIVED_KEYS)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d[0].__setitem__("alpha", 4.0), r"\[0\]\.alpha: is 4\.0, but the fields"),
+        (lambda d: d[0].__setitem__("device_s", -1), r"\[0\]\.device_s: must be a finite"),
+        (lambda d: d[0].__setitem__("device_s", "1 s"), r"\[0\]\.device_s: must be a finite"),
+        (lambda d: d[0].pop("passes"), r"\[0\]\.passes: required field is missing"),
+        (lambda d: d[0].__setitem__("devce_s", 1.0), r"\[0\]\.devce_s: unknown field; did you"),
+        (lambda d: d[0].__setitem__("input_bytes", 1.5), r"\[0\]\.input_bytes: must be an int"),
+        (lambda d: d[0].__setitem__("notes", "x"), r"\[0\]\.notes: expected a list of strings"),
+        (lambda d: d.__setitem__(0, 3), r"\[0\]: expected a measurement"),
+    ],
+)
+def test_a_bad_measurements_file_is_an_error_naming_the_file_and_field(
+    tmp_path, edit, message
+) -> None:
+    path = tmp_path / "m.json"
+    save([measurement()], path)
+    document = json.loads(path.read_text())
+    edit(document)
+    path.write_text(json.dumps(document))
+    with pytest.raises(SpecError, match=f"^{path}: {message}"):
+        profiling.load(path)
+
+
+def test_an_unreadable_measurements_file_is_an_error_naming_it(tmp_path) -> None:
+    path = tmp_path / "m.json"
+    with pytest.raises(SpecError, match=f"^{path}: file not found"):
+        profiling.load(path)
+    path.write_text("[")
+    with pytest.raises(SpecError, match=f"^{path}: malformed JSON"):
+        profiling.load(path)
+    path.write_text('[{"app": "x", "app": "y"}]')
+    with pytest.raises(SpecError, match="named twice"):
+        profiling.load(path)
+    save_profiles([to_profile(measurement())], path)  # a profile set, not measurements
+    with pytest.raises(SpecError, match=f"^{path}: expected a list of measurements .* --profiles"):
+        profiling.load(path)

@@ -27,6 +27,7 @@ counts too.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import math
 import numbers
@@ -35,7 +36,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -43,9 +44,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.errors import SpecError, finite_number, whole_number
-from ndpkit.files import write_atomic
+from ndpkit.files import NotASpecFileError, read_spec_text, write_atomic
 from ndpkit.hw import Host
 from ndpkit.hw.engine import Engine, EngineKind
+from ndpkit.hw.loader import json_loads, parse_nested
 from ndpkit.kernels.base import Kernel, chunk_partials
 from ndpkit.profile import Profile
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
@@ -693,7 +695,8 @@ def _cpb_origin(m: Measurement) -> str:
 def save(measurements: list[Measurement], path: Path) -> None:
     """Write measurements as JSON (a list of `Measurement.as_dict`), atomically (temporary
     name, then rename). They are raw measurements, not a profile set: a profile needs a D
-    and a target (`to_profile`); `ndpkit.profile.save_profiles` writes profiles."""
+    and a target (`to_profile`); `ndpkit.profile.save_profiles` writes profiles. `load`
+    reads them back."""
     # Strict JSON: +inf (a host part that took no time) as the string "inf", as
     # `ndpkit evaluate --format json` writes it, not the bare Infinity of Python's default.
     document = [{k: _finite_or_text(v) for k, v in m.as_dict().items()} for m in measurements]
@@ -704,3 +707,96 @@ def _finite_or_text(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
+
+
+def load(path: Path) -> list[Measurement]:
+    """The measurements `save` wrote, exactly as they were (`to_profile` then maps them onto
+    any platform without measuring again). Each is checked as `Measurement` checks one built
+    by hand; the figures derived from its fields (`alpha`, the rates, CPB, …) must be the
+    ones it gives, so that a file edited in one of them is refused, not silently used with
+    the old value: edit the field it comes from. Every problem is a SpecError naming the
+    file and the field (`[0].device_s`)."""
+    source = str(path)
+    try:
+        text = read_spec_text(path)
+    except NotASpecFileError as exc:
+        raise SpecError(str(exc), source=source) from None
+    except FileNotFoundError:
+        raise SpecError("file not found", source=source) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror or exc})", source=source) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"cannot read file: not UTF-8 ({exc})", source=source) from None
+    try:
+        document = parse_nested(json_loads, text, source)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"malformed JSON: {exc}", source=source) from None
+    if not isinstance(document, list):
+        raise SpecError(
+            "expected a list of measurements (runtime.profiling.save), got "
+            + (
+                "a table: a profile set is read with --profiles"
+                if isinstance(document, dict)
+                else type(document).__name__
+            ),
+            source=source,
+        )
+    return [_measurement(item, source, f"[{i}]") for i, item in enumerate(document)]
+
+
+_FIELDS = {f.name: f for f in fields(Measurement)}
+_DERIVED_KEYS = (
+    "data_bytes",
+    "alpha",
+    "device_bytes_per_s",
+    "host_part_bytes_per_s",
+    "host_only_bytes_per_s",
+    "cycles_per_byte",
+    "device_cycles_per_byte",
+    "device_instructions_per_byte",
+    "cpb_source",
+    "cpb_frequency_hz",
+)
+"""What `Measurement.as_dict` adds to the fields: figures derived from them."""
+
+
+def _measurement(item: Any, source: str, where: str) -> Measurement:
+    if not isinstance(item, dict):
+        raise SpecError(
+            f"expected a measurement (a table of keys), got {item!r}", source=source, field=where
+        )
+    unknown = sorted(set(item) - set(_FIELDS) - set(_DERIVED_KEYS))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], [*_FIELDS, *_DERIVED_KEYS], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise SpecError(f"unknown field{hint}", source=source, field=f"{where}.{unknown[0]}")
+    missing = [name for name, f in _FIELDS.items() if _required(f) and name not in item]
+    if missing:
+        raise SpecError("required field is missing", source=source, field=f"{where}.{missing[0]}")
+    notes = item.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise SpecError(
+            f"expected a list of strings, got {notes!r}", source=source, field=f"{where}.notes"
+        )
+    if not isinstance(item["app"], str) or not item["app"]:
+        raise SpecError(
+            f"expected an app's name, got {item['app']!r}", source=source, field=f"{where}.app"
+        )
+    try:
+        m = Measurement(**{name: item[name] for name in _FIELDS if name in item})
+    except SpecError as exc:
+        raise SpecError(exc.detail, source=source, field=f"{where}.{exc.field}") from None
+    derived = {k: _finite_or_text(v) for k, v in m.as_dict().items() if k in _DERIVED_KEYS}
+    for key, value in derived.items():
+        if key in item and item[key] != value:
+            raise SpecError(
+                f"is {item[key]!r}, but the fields it is derived from give {value!r}: edit "
+                "those (device_s, host_s, input_bytes, output_bytes, the cycles, …), not it",
+                source=source,
+                field=f"{where}.{key}",
+            )
+    return m
+
+
+def _required(f: Any) -> bool:
+    return f.default is MISSING and f.default_factory is MISSING
