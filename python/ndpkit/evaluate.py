@@ -84,6 +84,8 @@ from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
 from ndpkit.runtime.dataset import MANIFEST, ShardStamp, unchanged
 from ndpkit.runtime.executor import STALL_TIMEOUT_S
 from ndpkit.runtime.profiling import (
+    DEFAULT_FREQUENCY_HZ,
+    NO_CLOCK_NOTE,
     ByteProgress,
     EngineScaling,
     Measurement,
@@ -781,6 +783,30 @@ def _run(kernel: Kernel, source: _Source, seed: int, report: _Reporter) -> Kerne
         startup_s,
         _warnings(kernel, result),
     )
+
+
+def clock_warnings(runs: Sequence[AppRun]) -> list[str]:
+    """One warning if any measurement assumed this host's clock (it states none, and no
+    perf counter counted cycles): the CPB, and every host and ARM/CPU engine rate mapped
+    onto a platform (x f_target / f_here), then rest on `DEFAULT_FREQUENCY_HZ`, which only
+    the JSON's measurement notes said."""
+    assumed = sorted(
+        {k.app for r in runs for k in r.kernel_runs() if _assumed_clock(k.measurement)}
+    )
+    if not assumed:
+        return []
+    return [
+        f"this host states no clock (no cpufreq base_frequency, no '@ … GHz' in the "
+        f"processor's name, no 'cpu MHz' in /proc/cpuinfo) and perf counted no cycles: "
+        f"{DEFAULT_FREQUENCY_HZ / 1e9:.1f} GHz is assumed for the cycles per byte and for "
+        f"scaling the measurements onto the platforms' hosts and engines "
+        f"({', '.join(assumed)}), so those predictions are off by the ratio of this host's "
+        f"real clock to {DEFAULT_FREQUENCY_HZ / 1e9:.1f} GHz"
+    ]
+
+
+def _assumed_clock(m: Measurement) -> bool:
+    return any(note.startswith(NO_CLOCK_NOTE) for note in m.notes)
 
 
 def _warnings(kernel: Kernel, result: Any) -> tuple[str, ...]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,3 +193,35 @@ def test_save_profiles_never_replaces_a_device(ndpkit) -> None:
     assert result.returncode == 2 and result.stdout == ""
     assert "--save-profiles" in result.stderr and "not a regular file" in result.stderr
     assert Path(os.devnull).is_char_device()
+
+
+_NO_CLOCK = """\
+import sys
+from ndpkit.runtime import profiling
+profiling.host_clock = lambda: (profiling.DEFAULT_FREQUENCY_HZ, "assumed")
+from ndpkit.cli import main
+sys.argv = ["ndpkit", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_an_assumed_clock_is_a_warning_not_only_a_json_note(fmt: str) -> None:
+    """On a host that states no clock (an ARM VM without a PMU: no cpufreq base_frequency,
+    no '@ GHz' name, no 'cpu MHz'), 2 GHz was assumed for CPB and for every host and engine
+    rate mapped onto a platform, and only the JSON's measurement notes said so: the tables
+    gave no hint that the predictions rested on a guess."""
+    result = subprocess.run(
+        [sys.executable, "-c", _NO_CLOCK, "evaluate", "lc", "kmeans", "--size", "1 MiB",
+         "--platforms", "rans", "-f", fmt],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "2000"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, result.stderr  # once, not once per app
+    assert "this host states no clock" in warnings[0]
+    assert "2.0 GHz is assumed" in warnings[0] and "(kmeans, lc)" in warnings[0]
+    if fmt == "json":
+        (warning,) = json.loads(result.stdout)["warnings"]
+        assert warnings[0] == f"warning: {warning}"

@@ -191,10 +191,11 @@ def evaluate_cmd(
             )
         if save_profiles is not None and profiles_platform is not None:
             ev.save_profiles(runs, profiles_platform, save_profiles)
-    for warning in (w for run in runs for w in run.warnings):
+    clock = ev.clock_warnings(runs)
+    for warning in (*clock, *(w for run in runs for w in run.warnings)):
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
     # The run's own warnings (each app's are under it), for a reader of the JSON too.
-    emit(ev.tables(runs), fmt, ev.document(runs) | {"warnings": early})
+    emit(ev.tables(runs), fmt, ev.document(runs) | {"warnings": [*early, *clock]})
 
 
 def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:

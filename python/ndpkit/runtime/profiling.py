@@ -350,6 +350,8 @@ _TICK_S = time.get_clock_info("perf_counter").resolution
 """The finest time `perf_counter` tells apart: a part timed at 0 s took less."""
 DEFAULT_FREQUENCY_HZ = 2.0e9
 """The clock assumed where this host states none (`host_clock`)."""
+NO_CLOCK_NOTE = "this host states no clock"
+"""How a measurement's note that `DEFAULT_FREQUENCY_HZ` was assumed begins."""
 
 
 def host_clock(
@@ -444,7 +446,7 @@ def measure(
         frequency_hz, source = host_clock()
         if source == "assumed" and not counted:  # counted cycles give their own clock
             meter.notes.append(
-                f"this host states no clock: {frequency_hz / 1e9:.2f} GHz assumed for the "
+                f"{NO_CLOCK_NOTE}: {frequency_hz / 1e9:.2f} GHz assumed for the "
                 "cycles per byte and the engine and host scaling (measure(..., frequency_hz=…) "
                 "sets it)"
             )
