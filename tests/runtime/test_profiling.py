@@ -475,3 +475,19 @@ def test_an_unreadable_measurements_file_is_an_error_naming_it(tmp_path) -> None
     save_profiles([to_profile(measurement())], path)  # a profile set, not measurements
     with pytest.raises(SpecError, match=f"^{path}: expected a list of measurements .* --profiles"):
         profiling.load(path)
+
+
+@pytest.mark.parametrize("part", [1_000_000, 2_000_000])
+def test_a_part_at_or_past_the_whole_sample_is_refused(tmp_path, part: int) -> None:
+    """The part is the sample's first half of chunks (`measure` makes it so); one built by
+    hand, or edited in a saved file, at or past the whole gave LC an α of 1.6e-05."""
+    with pytest.raises(SpecError, match=r"^part_input_bytes: must be less than the data"):
+        measurement(device_output_bytes=125_000, part_input_bytes=part, part_output_bytes=62_500)
+    path = tmp_path / "m.json"
+    save([measurement(device_output_bytes=125_000, part_input_bytes=500_000,
+                      part_output_bytes=62_500)], path)  # fmt: skip
+    document = json.loads(path.read_text())
+    document[0]["part_input_bytes"] = part
+    path.write_text(json.dumps(document))
+    with pytest.raises(SpecError, match=f"^{path}: \\[0\\].part_input_bytes: must be less"):
+        profiling.load(path)

@@ -236,6 +236,14 @@ class Measurement:
             value = getattr(self, name)
             if value is not None:
                 whole_number(value, name, "an integer ≥ 0", least=0)
+        if self.part_input_bytes is not None and self.part_input_bytes >= self.data_bytes:
+            # The part is the sample's first half of chunks: at or past the whole, the two
+            # points gave a device's output a negative fixed part (α 1.6e-05 for LC).
+            raise SpecError(
+                f"must be less than the data profiled ({self.data_bytes} bytes: input_bytes "
+                f"over passes), got {self.part_input_bytes}",
+                field="part_input_bytes",
+            )
         for name in (
             "device_s",
             "host_s",
