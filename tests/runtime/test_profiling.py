@@ -491,3 +491,19 @@ def test_a_part_at_or_past_the_whole_sample_is_refused(tmp_path, part: int) -> N
     path.write_text(json.dumps(document))
     with pytest.raises(SpecError, match=f"^{path}: \\[0\\].part_input_bytes: must be less"):
         profiling.load(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "field"),
+    [
+        (("arm", 1e9, 2e9), {"frequency_hz": -1e9}, "frequency_hz"),  # was a negative rate
+        (("arm", 1e9, 2e9), {"frequency_hz": 0.0}, "frequency_hz"),  # was the default clock
+        (("arm", 1e9, 2e9), {"cores": 0}, "cores"),  # was the default 4 cores
+        (("cpu", 1e9, 2e9), {"cores": 2.5}, "cores"),  # was 2.5 cores
+        (("arm", 1e9, 0.0), {}, "host_frequency_hz"),  # was a ZeroDivisionError
+        (("fpga", -1e9, 2e9), {}, "host_core_bytes_per_s"),  # was a negative rate
+    ],
+)
+def test_engine_scaling_rate_checks_its_arguments(args, kwargs, field: str) -> None:
+    with pytest.raises(SpecError, match=f"^{field}: must be"):
+        EngineScaling().rate(*args, **kwargs)

@@ -134,7 +134,16 @@ class EngineScaling:
         frequency_hz: float | None = None,
         cores: int | None = None,
     ) -> float:
-        """One engine of `kind` at `frequency_hz` with `cores` (None: the defaults)."""
+        """One engine of `kind` at `frequency_hz` with `cores` (None: the defaults). Each
+        argument is checked, a SpecError naming it: a clock of 0 or 0 cores meant the
+        default without a word, a negative one a negative rate, and a host clock of 0 a
+        ZeroDivisionError."""
+        _not_negative(host_core_bytes_per_s, "host_core_bytes_per_s")
+        _positive(host_frequency_hz, "host_frequency_hz")
+        if frequency_hz is not None:
+            _positive(frequency_hz, "frequency_hz")
+        if cores is not None:
+            whole_number(cores, "cores", "a whole number of cores ≥ 1", least=1)
         per_hz = host_core_bytes_per_s / host_frequency_hz
         if kind == "arm":
             clock = frequency_hz or self.arm_frequency_hz
