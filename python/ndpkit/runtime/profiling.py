@@ -764,19 +764,23 @@ def load(path: Path) -> list[Measurement]:
 
 
 _FIELDS = {f.name: f for f in fields(Measurement)}
-_DERIVED_KEYS = (
-    "data_bytes",
-    "alpha",
-    "device_bytes_per_s",
-    "host_part_bytes_per_s",
-    "host_only_bytes_per_s",
-    "cycles_per_byte",
-    "device_cycles_per_byte",
-    "device_instructions_per_byte",
-    "cpb_source",
-    "cpb_frequency_hz",
-)
-"""What `Measurement.as_dict` adds to the fields: figures derived from them."""
+_DERIVED_KEYS = {
+    "data_bytes": "input_bytes, passes",
+    "alpha": "device_output_bytes, part_input_bytes, part_output_bytes (without them, "
+    "output_bytes and input_bytes)",
+    "device_bytes_per_s": "input_bytes, device_s",
+    "host_part_bytes_per_s": "input_bytes, host_s",
+    "host_only_bytes_per_s": "input_bytes, device_s, host_s",
+    "cycles_per_byte": "device_cycles, host_cycles, input_bytes (without the cycles, "
+    "host_frequency_hz and the times)",
+    "device_cycles_per_byte": "device_cycles, input_bytes (without them, host_frequency_hz, "
+    "device_s)",
+    "device_instructions_per_byte": "device_instructions, input_bytes",
+    "cpb_source": "device_cycles, host_cycles",
+    "cpb_frequency_hz": "host_frequency_hz (with perf, the cycles and the times)",
+}
+"""What `Measurement.as_dict` adds to the fields, figures derived from them: the fields
+each comes from."""
 
 
 def _measurement(item: Any, source: str, where: str) -> Measurement:
@@ -810,7 +814,7 @@ def _measurement(item: Any, source: str, where: str) -> Measurement:
         if key in item and item[key] != value:
             raise SpecError(
                 f"is {item[key]!r}, but the fields it is derived from give {value!r}: edit "
-                "those (device_s, host_s, input_bytes, output_bytes, the cycles, …), not it",
+                f"those ({_DERIVED_KEYS[key]}), not it",
                 source=source,
                 field=f"{where}.{key}",
             )
