@@ -440,7 +440,10 @@ def test_load_names_the_keys_measurement_as_dict_adds() -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d[0].__setitem__("alpha", 4.0), r"\[0\]\.alpha: is 4\.0, but .* edit those \(device_output_bytes, "),
+        (
+            lambda d: d[0].__setitem__("alpha", 4.0),
+            r"\[0\]\.alpha: is 4\.0, but .* edit those \(device_output_bytes, ",
+        ),
         (lambda d: d[0].__setitem__("device_s", -1), r"\[0\]\.device_s: must be a finite"),
         (lambda d: d[0].__setitem__("device_s", "1 s"), r"\[0\]\.device_s: must be a finite"),
         (lambda d: d[0].pop("passes"), r"\[0\]\.passes: required field is missing"),
