@@ -225,3 +225,31 @@ def test_an_assumed_clock_is_a_warning_not_only_a_json_note(fmt: str) -> None:
     if fmt == "json":
         (warning,) = json.loads(result.stdout)["warnings"]
         assert warnings[0] == f"warning: {warning}"
+
+
+@pytest.mark.parametrize("through_a_link", [False, True])
+def test_save_profiles_onto_the_data_sets_manifest_is_refused(
+    ndpkit, tmp_path: Path, through_a_link: bool
+) -> None:
+    """`--save-profiles DATA/manifest.json` replaced the manifest of the data set it had
+    just read with a profile set: the data set could no longer be opened ("not an ndpkit
+    data set manifest")."""
+    data = tmp_path / "lc"
+    made = ndpkit("data", "generate", "lc", "--size", "1 MiB", "--devices", "1", "--out", str(data))
+    assert made.returncode == 0, made.stderr
+    manifest = data / "manifest.json"
+    before = manifest.read_bytes()
+    target = manifest
+    if through_a_link:
+        target = tmp_path / "profiles.json"
+        target.symlink_to(manifest)
+    result = ndpkit(
+        "evaluate", "--data", str(data), "--size", "1 MiB", "--platforms", "rans",
+        "--save-profiles", str(target),
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: command line: --save-profiles: ")
+    assert f"is the manifest of the data set {str(data)!r}" in line
+    assert manifest.read_bytes() == before

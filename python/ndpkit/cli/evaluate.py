@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +37,7 @@ from ndpkit.cli.common import (
 from ndpkit.errors import SpecError
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
+from ndpkit.runtime.dataset import MANIFEST
 from ndpkit.runtime.executor import STALL_TIMEOUT_S
 from ndpkit.runtime.profiling import ByteProgress
 from ndpkit.runtime.transfer import available_memory_bytes
@@ -174,6 +176,8 @@ def evaluate_cmd(
         apps_run = ev.apps_to_run(names, dataset)
         early = _check_sample(size_bytes, dataset, apps_run, asked=size is not None)
         profiles_platform = _profiles_target(save_profiles, list(specs))
+        if save_profiles is not None and dataset is not None:
+            _not_the_manifest(save_profiles, dataset)
         with _progress(fmt) as (report, on_bytes), _out_of_memory(data is not None):
             runs = ev.evaluate(
                 names,
@@ -222,6 +226,20 @@ def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:
             field=flag,
         )
     return platforms[0]
+
+
+def _not_the_manifest(path: Path, dataset: Dataset) -> None:
+    """--save-profiles onto the manifest of the data set --data reads (or a link to it)
+    replaced it with a profile set after the run: the data set could no longer be opened."""
+    manifest = dataset.path / MANIFEST
+    if os.path.realpath(path) == os.path.realpath(manifest):
+        raise SpecError(
+            f"{str(path)!r} is the manifest of the data set {str(dataset.path)!r} (--data): "
+            "the profiles would replace it, and the data set could no longer be read; give "
+            "another file",
+            source=COMMAND_LINE,
+            field="--save-profiles",
+        )
 
 
 @contextmanager
