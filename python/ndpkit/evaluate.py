@@ -453,8 +453,12 @@ def _engine_rate_source(
     """Where the models took `app`'s engine rate from on `platform` ("platform": its own
     entry, which wins; "scaled": this host's measurement through `EngineScaling`), and a
     note that says so and names the entry or the rule."""
-    entry = app if engines.has_rate_for(app) else get_kernel(app).paper_app
-    if entry is not None and engines.has_rate_for(entry):
+    kernel = get_kernel(app)
+    # A split the papers measured under another app's name (he-remap) has that app's entry
+    # (`with_papers_entries`); any other split, only its own.
+    papers = kernel.paper_app if kernel.papers_split else None
+    entry = app if engines.has_rate_for(app) or papers is None else papers
+    if engines.has_rate_for(entry):
         if entry not in engines.throughput:
             return "platform", f"engine rate: {platform}'s {entry} design (bytes_per_cycle)"
         return "platform", f"engine rate: {platform}'s {entry} entry"
