@@ -166,9 +166,33 @@ def test_import_rejects_nulls_and_leaves_nothing(tmp_path: Path) -> None:
     table = pa.table({f"c{j}": pa.array(values) for j in range(8)})
     table = table.set_column(3, "c3", pa.array([*values[:900], None, *values[901:]]))
     pq.write_table(table, source)
-    with pytest.raises(SpecError, match="column 'c3' has 1 nulls"):
+    with pytest.raises(
+        SpecError,
+        match=r"record 900, column 'c3', is null \(1 null in the column, by the file's stat",
+    ):
         import_dataset(source, 2, tmp_path / "ds", "lc")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["holes.parquet"]  # no staging left
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+def test_import_names_the_first_null_and_counts_the_whole_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, statistics: bool
+) -> None:
+    """Nulls spread over several batches: the first one's record is named, and the column's
+    count is the file's (it was the first batch's: "has 2 nulls" of a column with 5)."""
+    monkeypatch.setattr(dataset_module, "_PIECE_BYTES", 100 * 32)  # batches of 100 rows
+    source = tmp_path / "holes.parquet"
+    values = np.arange(1000, dtype=np.float64)
+    mask = np.zeros(1000, bool)
+    mask[[250, 260, 700, 800, 999]] = True
+    table = pa.table({f"c{j}": pa.array(values) for j in range(8)})
+    table = table.set_column(5, "c5", pa.array(values, mask=mask))
+    pq.write_table(table, source, row_group_size=300, write_statistics=statistics)
+    counted = r" \(5 nulls in the column, by the file's statistics\)" if statistics else ""
+    with pytest.raises(SpecError, match=rf"record 250, column 'c5', is null{counted};") as caught:
+        import_dataset(source, 2, tmp_path / "ds", "lc")
+    assert caught.value.source == str(source)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["holes.parquet"]
 
 
 def test_import_rejects_what_is_not_a_feature_table(tmp_path: Path) -> None:

@@ -2424,6 +2424,7 @@ def _parquet_sources(
                         f"not a readable Parquet file ({exc})", source=str(src)
                     ) from None
                 _check_source_unchanged(src, stamp)
+                _check_no_nulls(batch, src, first, table.metadata)
                 try:
                     records = batch_to_records(batch, kernel.dtype)
                 except ValueError as exc:
@@ -2439,6 +2440,45 @@ def _parquet_sources(
         for index, (_, n) in enumerate(pieces(count, per_shard))
     )
     return shards, chosen, total
+
+
+def _check_no_nulls(batch: Any, src: Path, first: int, metadata: Any) -> None:
+    """A SpecError naming the first null in `batch` (whose first row is record `first` of
+    `src`): its record and column, and how many nulls the column holds where the file's
+    statistics count them. (The count of the batch alone, "has 2 nulls", was given as the
+    column's, of a column with thousands, and no record was named.)"""
+    for j, column in enumerate(batch.columns):
+        if not column.null_count:
+            continue
+        name = batch.schema.field(j).name
+        row = int(np.argmax(column.is_null().to_numpy(zero_copy_only=False)))
+        total = _footer_null_count(metadata, name)
+        counted = (
+            f" ({total:,} null{'' if total == 1 else 's'} in the column, by the file's statistics)"
+            if total is not None
+            else ""
+        )
+        raise SpecError(
+            f"record {first + row}, column {name!r}, is null{counted}; the apps' kernels need "
+            "numbers: drop or fill the nulls first",
+            source=str(src),
+        )
+
+
+def _footer_null_count(metadata: Any, name: str) -> int | None:
+    """The nulls of top-level column `name` by the footer's statistics, or None where a row
+    group does not count them."""
+    schema = metadata.schema
+    leaves = [i for i in range(len(schema)) if schema.column(i).path == name]
+    if len(leaves) != 1:
+        return None
+    total = 0
+    for g in range(metadata.num_row_groups):
+        stats = metadata.row_group(g).column(leaves[0]).statistics
+        if stats is None or not stats.has_null_count:
+            return None
+        total += stats.null_count
+    return total
 
 
 def _pandas_index_columns(schema: Any) -> set[str]:
