@@ -126,7 +126,17 @@ def test_import_a_table_by_columns(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("columns", "message", "field"),
     [
-        (None, "column 'label' is string, not numeric", "label"),
+        (
+            None,
+            r"column 'label' is string, not numeric \(without columns, --columns, every column "
+            r"is taken: name the 8 feature columns\)$",
+            "label",
+        ),
+        (
+            ["f0", "label", "f2", "g3", "f4", "g5", "f6", "g1"],
+            "'label' is string, not numeric$",
+            "label",
+        ),
         (["id", "f0"], r"2 columns \(id, f0\) for app 'lc', which needs 8 features", "columns"),
         (["f0", "nope"], "no column 'nope'", "columns"),
         (["f0", "f0", "g1", "f2", "g3", "f4", "g5", "f6"], "named twice", "columns"),

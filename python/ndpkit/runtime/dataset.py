@@ -2546,6 +2546,14 @@ def _source_columns(
     # no feature: taken by default, a filtered DataFrame's row labels became one, silently.
     index = _pandas_index_columns(schema)
     chosen = tuple(name for name in names if name not in index)
+    # Taken by default, a column the user never named (TPC-H's l_returnflag beside the
+    # prices) was refused as though it had been asked for: say how to leave it out.
+    hint = (
+        f" (without columns, --columns, every column is taken: name the {kernel.record_shape[0]} "
+        "feature columns)"
+        if columns is None
+        else ""
+    )
     if columns is not None:
         # As written, else without the spaces a list typed after commas has ("f0, f1").
         chosen = tuple(c if c in names or c.strip() not in names else c.strip() for c in columns)
@@ -2566,18 +2574,21 @@ def _source_columns(
             if kind.precision > MAX_DECIMAL_DIGITS:
                 raise SpecError(
                     f"column {name!r} is {kind}: decimals of at most {MAX_DECIMAL_DIGITS} "
-                    "digits are read; cast it to float64 first",
+                    f"digits are read; cast it to float64 first{hint}",
                     source=str(src),
                     field=name,
                 )
             if kind.scale < 0:
                 raise SpecError(
-                    f"column {name!r} is {kind}, with a negative scale; cast it to float64 first",
+                    f"column {name!r} is {kind}, with a negative scale; cast it to float64 "
+                    f"first{hint}",
                     source=str(src),
                     field=name,
                 )
         elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-            raise SpecError(f"column {name!r} is {kind}, not numeric", source=str(src), field=name)
+            raise SpecError(
+                f"column {name!r} is {kind}, not numeric{hint}", source=str(src), field=name
+            )
     if len(set(chosen)) != len(chosen):
         raise SpecError(
             f"a column is named twice: {list(chosen)}", source=str(src), field="columns"
