@@ -153,6 +153,26 @@ def test_import_names_the_bad_column(
     assert not (tmp_path / "ds").exists()
 
 
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        (None, r": 2000 columns \(c0000, c0001, .*, c0019, … and 1,980 more\) for app 'lc'"),
+        (["c0000", "nope"], r": no column 'nope' \(it has: c0000, .*, c0019, … and 1,980 more\)$"),
+    ],
+)
+def test_an_error_about_a_wide_tables_columns_lists_a_few(
+    tmp_path: Path, columns: list[str] | None, message: str
+) -> None:
+    """A table of 2,000 features: the error names 20 columns and counts the rest (it listed
+    every one, 28 KB of message)."""
+    source = tmp_path / "wide.parquet"
+    pq.write_table(pa.table({f"c{j:04d}": np.zeros(4) for j in range(2000)}), source)
+    with pytest.raises(SpecError, match=message) as caught:
+        import_dataset(source, 2, tmp_path / "ds", "lc", columns=columns)
+    assert len(str(caught.value)) < 600
+    assert not (tmp_path / "ds").exists()
+
+
 def test_a_value_beyond_float32_is_one_error_without_numpy_warnings(tmp_path: Path) -> None:
     source = tmp_path / "huge.parquet"
     values = [float(i) for i in range(1000)]

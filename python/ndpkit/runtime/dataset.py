@@ -2560,7 +2560,9 @@ def _source_columns(
     for name in chosen:
         if name not in names:
             raise SpecError(
-                f"no column {name!r} (it has: {', '.join(names)})", source=str(src), field="columns"
+                f"no column {name!r} (it has: {_some_names(names)})",
+                source=str(src),
+                field="columns",
             )
         if names.count(name) > 1:
             raise SpecError(
@@ -2604,13 +2606,25 @@ def _source_columns(
             else ""
         )
         raise SpecError(
-            f"{len(chosen)} column{'s' if len(chosen) != 1 else ''} ({', '.join(chosen)}) for "
+            f"{len(chosen)} column{'s' if len(chosen) != 1 else ''} ({_some_names(chosen)}) for "
             f"app {kernel.name!r}, which needs "
             f"{features} features{note}: choose them with columns (--columns)",
             source=str(src),
             field="columns",
         )
     return chosen
+
+
+_NAMES_SHOWN = 20
+"""How many column names an import's error lists (a table of 2,000 features made every
+message about its columns 28 KB long)."""
+
+
+def _some_names(names: Sequence[str]) -> str:
+    """The first `_NAMES_SHOWN` names, comma-separated, and how many more there are."""
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return f"{shown}, … and {more:,} more" if more > 0 else shown
 
 
 class _Rows:
