@@ -225,6 +225,23 @@ def test_import_names_the_first_null_and_counts_the_whole_column(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["holes.parquet"]
 
 
+def test_a_parquet_file_named_otherwise_is_said_to_be_one(tmp_path: Path) -> None:
+    """A `.parq` (fastparquet's users' name) was refused as "not a .npy file", and with
+    --columns as "not a Parquet table": both now say it is one and how to have it read."""
+    source = tmp_path / "points.parq"
+    pq.write_table(pa.table({f"c{j}": np.zeros(4) for j in range(8)}), source)
+    note = r"it starts as a Parquet file does: a table is read as one when its name ends in"
+    with pytest.raises(SpecError, match=rf"not a \.npy file: .*; {note}"):
+        import_dataset(source, 2, tmp_path / "a", "lc")
+    with pytest.raises(SpecError, match=rf"is not one; {note}"):
+        import_dataset(source, 2, tmp_path / "b", "lc", columns=["c0"])
+    other = tmp_path / "other.dat"
+    other.write_bytes(b"PAX1" + bytes(100))
+    with pytest.raises(SpecError, match=r"\(\\x93NUMPY\)$"):
+        import_dataset(other, 2, tmp_path / "c", "lc")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.dat", "points.parq"]
+
+
 def test_import_rejects_what_is_not_a_feature_table(tmp_path: Path) -> None:
     fake = tmp_path / "fake.parquet"
     fake.write_bytes(b"not a parquet file at all")

@@ -938,6 +938,25 @@ _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
+def _parquet_by_another_name(src: Path) -> str:
+    """A note where `src`, which is not named as a table, starts as a Parquet file does (a
+    `.parq`, as fastparquet's users name them, was refused as "not a .npy file"); else ''."""
+    try:
+        with src.open("rb") as f:
+            start = f.read(len(_PARQUET_MAGIC))
+    except OSError:
+        return ""
+    if start != _PARQUET_MAGIC:
+        return ""
+    return (
+        "; it starts as a Parquet file does: a table is read as one when its name ends in "
+        ".parquet or .pq (rename it, or link it under such a name)"
+    )
+
+
+_PARQUET_MAGIC = b"PAR1"
+
+
 def _check_npy_file(src: Path) -> None:
     """What numpy's own errors would misname, named plainly: a file that is not a .npy at
     all (numpy blames pickled data), an array of Python objects, and a file shorter than its
@@ -955,7 +974,8 @@ def _check_npy_file(src: Path) -> None:
             )
         if start != _NPY_MAGIC:
             raise SpecError(
-                "not a .npy file: it does not start with NumPy's magic bytes (\\x93NUMPY)",
+                "not a .npy file: it does not start with NumPy's magic bytes (\\x93NUMPY)"
+                + _parquet_by_another_name(src),
                 source=str(src),
             )
         f.seek(0)
@@ -1312,7 +1332,8 @@ def import_dataset(
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES
     if columns is not None and not parquet:
         raise SpecError(
-            f"only a Parquet table (.parquet or .pq) has columns to choose; {src} is not one",
+            f"only a Parquet table (.parquet or .pq) has columns to choose; {src} is not one"
+            + _parquet_by_another_name(source),
             field="columns",
         )
     if crop and source.exists() and not (source.is_dir() and kernel.record_shape):
