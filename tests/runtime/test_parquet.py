@@ -242,6 +242,19 @@ def test_a_parquet_file_named_otherwise_is_said_to_be_one(tmp_path: Path) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.dat", "points.parq"]
 
 
+def test_columns_given_as_one_string_are_refused(tmp_path: Path) -> None:
+    """`columns="f0,f1,…"` was taken character by character ("no column 'f'"), and a string
+    of one-letter names ("abcdefgh") was imported as eight columns without a word."""
+    source = tmp_path / "t.parquet"
+    pq.write_table(pa.table({c: np.zeros(4) for c in "abcdefgh"}), source)
+    for given in ("a,b,c,d,e,f,g,h", "abcdefgh"):
+        with pytest.raises(SpecError, match=r"columns must be a list of names, not the string"):
+            import_dataset(source, 2, tmp_path / "ds", "lc", columns=given)
+    assert not (tmp_path / "ds").exists()
+    ds = import_dataset(source, 2, tmp_path / "ds", "lc", columns=list("abcdefgh"))
+    assert ds.manifest.columns == tuple("abcdefgh")
+
+
 def test_import_rejects_what_is_not_a_feature_table(tmp_path: Path) -> None:
     fake = tmp_path / "fake.parquet"
     fake.write_bytes(b"not a parquet file at all")

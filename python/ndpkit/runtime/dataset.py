@@ -1330,6 +1330,12 @@ def import_dataset(
     devices, shard_bytes = _check_counts(devices, shard_bytes)
     source = Path(src)
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES
+    if isinstance(columns, str):  # a str is a Sequence[str]: "f0,f1" was 5 column names
+        raise SpecError(
+            f"columns must be a list of names, not the string {columns!r}: "
+            f"{columns.split(',')!r}, say",
+            field="columns",
+        )
     if columns is not None and not parquet:
         raise SpecError(
             f"only a Parquet table (.parquet or .pq) has columns to choose; {src} is not one"
