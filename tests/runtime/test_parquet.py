@@ -183,10 +183,32 @@ def test_a_value_beyond_float32_is_one_error_without_numpy_warnings(tmp_path: Pa
         warnings.simplefilter("error")  # numpy's "overflow encountered in cast" would raise
         with pytest.raises(
             SpecError,
-            match=r"record 700, column 'c5', holds \+inf \(or a double value beyond ±3\.4e\+38, "
-            r"the range of float32\)",
+            match=r"record 700, column 'c5', holds 1e\+300, a double value beyond ±3\.4e\+38, "
+            r"the range of float32;",
         ):
             import_dataset(source, 2, tmp_path / "ds", "lc")
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "held"),
+    [
+        (-np.inf, r"-inf;"),
+        (np.inf, r"\+inf;"),
+        (-3.5e38, r"-3\.5e\+38, a double value beyond ±3\.4e\+38, the range of float32;"),
+    ],
+)
+def test_an_infinity_in_a_double_column_is_told_from_a_value_beyond_float32(
+    tmp_path: Path, value: float, held: str
+) -> None:
+    """A true ±inf in a float64 column was reported as "+inf (or a double value beyond
+    ±3.4e+38 …)", and a finite -3.5e38 as "-inf (or …)": the source's value now says which."""
+    source = tmp_path / "t.parquet"
+    values = np.arange(100, dtype=np.float64)
+    values[42] = value
+    pq.write_table(pa.table({f"c{j}": values for j in range(8)}), source)
+    with pytest.raises(SpecError, match=rf"record 42, column 'c0', holds {held} the apps'"):
+        import_dataset(source, 2, tmp_path / "ds", "lc")
     assert not (tmp_path / "ds").exists()
 
 

@@ -2355,13 +2355,16 @@ def _finite(
     first: int,
     columns: Sequence[str] | None = None,
     cast_from: Sequence[str] = (),
+    source: Any = None,
 ) -> np.ndarray:
     """`records` (the first is record `first` of `src`), refused if a float one holds NaN or
     ±inf: every kernel's reference (scikit-learn's k-NN and K-Means first) rejects them, so
     the data set would fail at its first run instead of here. The message names the record
     and, for rows of features, the column (`columns`, else the feature's index), and the
     value; an infinity where `cast_from[j]` names the wider type column j was cast from may
-    have been a finite value beyond the app's range."""
+    have been a finite value beyond the app's range: with `source`, the record batch
+    `records` were cast from, the message says which (it said "+inf (or a double value
+    beyond …)" of a true +inf, and "+inf" of 1e300)."""
     if records.dtype.kind == "f":
         flat = np.isfinite(records.reshape(len(records), -1))
         finite = flat.all(axis=1)
@@ -2374,12 +2377,13 @@ def _finite(
                 at += f", column {columns[j]!r}," if columns else f", feature {j},"
             held = "NaN" if math.isnan(value) else ("+inf" if value > 0 else "-inf")
             wider = cast_from[j] if j < len(cast_from) else ""
-            if wider and not math.isnan(value):
+            was = float(source.column(j)[row].as_py()) if wider and source is not None else None
+            limit = f"±{np.finfo(records.dtype).max:.1e}, the range of {records.dtype}"
+            if was is not None and math.isfinite(was):
+                held = f"{was!r}, a {wider} value beyond {limit}"
+            elif wider and was is None and not math.isnan(value):
                 # A wider column cast to the app's float32 turns a finite 1e300 into inf.
-                held += (
-                    f" (or a {wider} value beyond ±{np.finfo(records.dtype).max:.1e}, the "
-                    f"range of {records.dtype})"
-                )
+                held += f" (or a {wider} value beyond {limit})"
             raise SpecError(
                 f"record {at} holds {held}; the apps' kernels need finite values",
                 source=str(src),
@@ -2456,7 +2460,7 @@ def _parquet_sources(
                     records = batch_to_records(batch, kernel.dtype)
                 except ValueError as exc:
                     raise SpecError(str(exc), source=str(src)) from None
-                yield _finite(records, src, first, chosen, wider)
+                yield _finite(records, src, first, chosen, wider, batch)
                 first += len(records)
 
     per_shard = max(1, shard_bytes // kernel.record_bytes)
