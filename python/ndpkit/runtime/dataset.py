@@ -604,7 +604,12 @@ def open_dataset(
     root = Path(path)
     manifest_path = root / MANIFEST
     if root.exists() and not root.is_dir():
-        raise SpecError("is a file, not a data set directory", source=str(root))
+        # A table or .npy given where its data set was meant: say how to make one of it.
+        raise SpecError(
+            "is a file, not a data set directory (a Parquet table or .npy becomes one with "
+            "`ndpkit data import PATH --app APP -o DIR`)",
+            source=str(root),
+        )
     if not root.is_dir():
         raise SpecError("no such data set directory", source=str(root))
     if manifest_path.is_dir():
