@@ -258,3 +258,14 @@ def test_every_ratio_against_the_baselines_is_the_baselines_over_nascent2(
         assert r["speedup_vs_fpga"] == pytest.approx(r["fpga_s"] / r["nascent2_s"], rel=1e-12)
         assert r["energy_vs_cpu"] == pytest.approx(p_cpu * r["cpu_s"] / n2_j, rel=1e-12)
         assert r["energy_vs_fpga"] == pytest.approx(p_fpga * r["fpga_s"] / n2_j, rel=1e-12)
+
+
+def test_the_default_threads_are_the_cpus_this_process_may_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Was os.cpu_count(): the machine's CPUs, under `taskset -c 0` too.
+    from ndpkit.reproduce.nascent2.settings import Settings  # noqa: PLC0415
+
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    assert Settings().threads == 3

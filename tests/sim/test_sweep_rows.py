@@ -88,3 +88,25 @@ def test_a_jittered_sweep_runs_each_point_once(monkeypatch: pytest.MonkeyPatch) 
     assert (row["service_cv"], row["seed"], row["buffer_chunks"]) == (0.3, 5, 3)
     assert alone.host_mode == "stream"  # HE's host part has no work
     assert (row["host_mode"], row["engine_power_off"]) == ("stream", "end")
+
+
+def test_a_sweep_runs_one_thread_per_cpu_this_process_may_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under `taskset -c 0` (or a container's cpuset) the default was os.cpu_count(): every
+    CPU of the machine, as threads on the one the process may use."""
+    import ndpkit.sim.sweep as sweep_module  # noqa: PLC0415 (only here)
+
+    seen: list[int] = []
+    real = sweep_module.ThreadPoolExecutor
+
+    def counting(max_workers: int) -> object:
+        seen.append(max_workers)
+        return real(max_workers=max_workers)
+
+    monkeypatch.setattr(sweep_module, "ThreadPoolExecutor", counting)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    platform, profile = load_platform("sfns"), load_profile("he")
+    sweep(grid([platform], [profile], None, [SimOptions().chunk_bytes]))
+    assert seen == [1]

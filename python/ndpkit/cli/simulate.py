@@ -407,7 +407,12 @@ def sweep_cmd(
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option("--workers", help="Threads (default: one per core).", parser=whole_arg),
+        typer.Option(
+            "--workers",
+            help="Threads (default: one per CPU this process may run on, as taskset or a "
+            "cpuset allows).",
+            parser=whole_arg,
+        ),
     ] = None,
     profiles: ProfilesOpt = None,
     size: SizeOpt = None,

@@ -48,6 +48,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from ndpkit.cpus import usable_cpus
 from ndpkit.errors import ModelError, SpecError, brief
 from ndpkit.files import literal_path, replacing, signals_held
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
@@ -240,7 +241,7 @@ def argsort_partitions(
 ) -> list[Partition]:
     """Each device's partition sorted concurrently (the Rust kernels release the GIL)."""
     bounds = partition_bounds(len(keys), devices)
-    cpus = workers or os.cpu_count() or 1
+    cpus = workers or usable_cpus()
     # Cores left over when there are fewer devices than cores split each radix pass.
     per_device = max(1, cpus // devices)
     jobs = [(keys, d, start, stop, engine, per_device) for d, (start, stop) in enumerate(bounds)]
@@ -289,7 +290,7 @@ def gather(
         return (column.rechunk() if column.n_chunks() > 1 else column).gather(index)
 
     columns = table.get_columns()
-    threads = min(len(columns), workers or os.cpu_count() or 1)
+    threads = min(len(columns), workers or usable_cpus())
     if threads <= 1:
         return pl.DataFrame([one(c) for c in columns])
     with ThreadPoolExecutor(max_workers=threads) as pool:

@@ -31,7 +31,6 @@ import difflib
 import json
 import math
 import numbers
-import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +42,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
+from ndpkit.cpus import usable_cpus
 from ndpkit.errors import SpecError, finite_number, whole_number
 from ndpkit.files import NotASpecFileError, read_spec_text, write_atomic
 from ndpkit.hw import Host
@@ -689,7 +689,7 @@ def to_profile(
     return Profile.model_validate(
         {
             "app": m.app,
-            "description": f"measured on this host ({os.cpu_count()} cores), one core; "
+            "description": f"measured on this host ({usable_cpus()} usable CPUs), one core; "
             f"CPB from {_cpb_origin(m)}; α for D over {devices} device(s)"
             + (f"; data_size = D x {n} passes" if n > 1 else ""),
             "data_bytes": d * n,

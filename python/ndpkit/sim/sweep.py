@@ -6,7 +6,6 @@ without starting processes. Rows come back in grid order whatever order they fin
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
+from ndpkit.cpus import usable_cpus
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
@@ -150,10 +150,11 @@ def sweep(
     workers: int | None = None,
     progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
-    """Simulate every point on `workers` threads (default: one per core)."""
+    """Simulate every point on `workers` threads (default: one per CPU this process may run
+    on, `usable_cpus`)."""
     options = options or Options()
     sim = sim or SimOptions()
-    workers = workers or os.cpu_count() or 1
+    workers = workers or usable_cpus()
     rows: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for done, row in enumerate(pool.map(lambda p: run_point(p, options, sim), points), 1):

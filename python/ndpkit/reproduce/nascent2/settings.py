@@ -5,12 +5,12 @@ into them."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
 
+from ndpkit.cpus import usable_cpus
 from ndpkit.errors import SpecError
 from ndpkit.nascent.des import DesOptions, Schedule, ShuffleOrder
 from ndpkit.nascent.system import ModelOptions
@@ -28,7 +28,7 @@ class Settings:
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     options: ModelOptions = field(default_factory=ModelOptions)
     seed: int = 2022
-    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    threads: int = field(default_factory=usable_cpus)
     e8_scale_factor: float | None = None
     """E8's TPC-H scale factor; None: SF 0.1, or SF 1 with `full`."""
     e8_data_dir: Path | None = None
