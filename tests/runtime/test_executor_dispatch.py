@@ -107,6 +107,7 @@ def _pool(workers: int, queue_bytes: int = QUEUED_TASK_BYTES) -> _Pool:
     pool._too_large = set()
     pool._sizes = {}
     pool._last = {}
+    pool.stall_timeout_s = None  # sends to the stand-in pipes as they are, not watched
     return pool
 
 

@@ -12,8 +12,12 @@ import os
 import re
 import shutil
 import signal
+import struct
 import tempfile
+import threading
 import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -34,6 +38,7 @@ from ndpkit.runtime import (
     generate_dataset,
 )
 from ndpkit.runtime.executor import BEGAN, CHECKED, CHUNKS, ENDED, SHARD, _Shard, _Task, _Worker
+from ndpkit.runtime.watched_pipe import recv_watched, send_watched
 
 
 class StopsAt(SumCount):
@@ -461,3 +466,94 @@ def test_the_process_exits_after_a_stall_whose_worker_cannot_die(tmp_path: Path)
     output = out.read_text()
     assert job.returncode == 0, output
     assert re.match(r"engine 0 \(devices \[0\], worker pid \d+\) made no progress", output)
+
+
+# -- the pipe itself: a worker stopped mid-message ----------------------------------------
+
+
+class BigState(SumCount):
+    """A kernel whose task is far larger than a pipe's buffer (4 MiB of state)."""
+
+    def __init__(self) -> None:
+        self.table = np.zeros(2**19)
+
+
+def test_a_worker_stopped_while_idle_fails_the_run_sending_it_a_large_task(
+    tmp_path: Path,
+) -> None:
+    """The parent blocked in its send for ever: the stopped worker never read the task, and
+    the board, which says how a worker is doing, does not change between tasks."""
+    ds = generate_dataset(SumCount(), 8_000, 1, tmp_path / "ds", shard_bytes=1000)
+    with _warm(1, 0.5) as ex:
+        assert ex._pool is not None
+        pid = ex._pool.workers[0].process.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        with pytest.raises(WorkerStalledError) as caught:
+            ex.run(BigState(), ds, {})
+    message = str(caught.value)
+    assert message.startswith(f"worker pid {pid} made no progress for ")
+    assert "taking engine 0's task (" in message and "stopped (SIGSTOP)" in message
+    assert _gone_within(pid, 10)
+
+
+def _pipe() -> tuple[Connection, Connection]:
+    ours, theirs = multiprocessing.Pipe()
+    return ours, theirs
+
+
+@pytest.mark.parametrize("size", [0, 10, 20_000, 3 * 2**20])
+def test_watched_messages_are_framed_as_multiprocessing_frames_them(size: int) -> None:
+    data = os.urandom(size)
+    ours, theirs = _pipe()
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(theirs.recv_bytes()))
+    reader.start()
+    send_watched(ours, data, 0.05, lambda s: None)
+    reader.join()
+    assert got == [data]
+    writer = threading.Thread(target=lambda: theirs.send_bytes(data))
+    writer.start()
+    assert recv_watched(ours, 0.05, lambda s: None) == data
+    writer.join()
+
+
+def test_a_watched_read_takes_the_long_header_too() -> None:
+    """Messages over 2 GiB have -1 and an 8-byte length (too large to send here)."""
+    ours, theirs = _pipe()
+    os.write(theirs.fileno(), struct.pack("!iQ", -1, 5) + b"hello")
+    assert recv_watched(ours, 0.05, lambda s: None) == b"hello"
+
+
+class _QuietError(Exception):
+    pass
+
+
+def _quiet_after(limit_s: float, heard: list[float]) -> Callable[[float], None]:
+    def quiet(seconds: float) -> None:
+        heard.append(seconds)
+        if seconds >= limit_s:
+            raise _QuietError
+
+    return quiet
+
+
+def test_a_side_that_stops_reading_is_heard_until_the_caller_gives_up() -> None:
+    ours, _theirs = _pipe()  # never read
+    heard: list[float] = []
+    with pytest.raises(_QuietError):
+        send_watched(ours, bytes(16 * 2**20), 0.05, _quiet_after(0.2, heard))
+    assert heard == pytest.approx([0.05, 0.1, 0.15, 0.2])
+    assert os.get_blocking(ours.fileno())  # as multiprocessing needs it
+
+
+def test_a_side_that_stops_mid_message_is_heard_until_the_caller_gives_up() -> None:
+    ours, theirs = _pipe()
+    os.write(theirs.fileno(), struct.pack("!i", 2**20) + bytes(10))  # and nothing more
+    heard: list[float] = []
+    with pytest.raises(_QuietError):
+        recv_watched(ours, 0.05, _quiet_after(0.15, heard))
+    assert heard == pytest.approx([0.05, 0.1, 0.15])
+    theirs.close()
+    with pytest.raises(EOFError):
+        recv_watched(ours, 0.05, lambda s: None)

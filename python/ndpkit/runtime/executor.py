@@ -112,6 +112,7 @@ from ndpkit.runtime.transfer import (
     send_arena,
     unpack,
 )
+from ndpkit.runtime.watched_pipe import WATCHED, recv_watched, send_watched
 from ndpkit.units import Kind, UnitError, parse
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
@@ -1095,7 +1096,7 @@ class _Pool:
         worker.tasks.append(task)
         self._last[task.engine] = worker
         try:
-            worker.conn.send_bytes(message)
+            self._write(worker, message, task.engine)
             if send_fd:
                 assert self.arena.fd is not None and task.rows is not None
                 send_arena(worker.conn, self.arena.fd, worker.process.pid)
@@ -1104,6 +1105,36 @@ class _Pool:
             # Sent to an idle worker: it died before this task, not reading its shards.
             raise _died(worker, idle=len(worker.tasks) == 1) from None
         return True
+
+    def _write(self, worker: _Worker, message: Pickled, engine: int) -> None:
+        """Send `message` (engine `engine`'s task); one that may not fit the pipe's buffer
+        under a stall limit as the worker reads it, so that a worker stopped while idle
+        fails the run after the limit instead of holding the parent in its send for ever."""
+        limit = self.stall_timeout_s
+        if limit is None or not WATCHED or len(message) <= worker.queue_bytes:
+            worker.conn.send_bytes(message)
+            return
+
+        def quiet(seconds: float) -> None:
+            if seconds >= limit:
+                doing = f"taking engine {engine}'s task ({len(message):,} bytes) from its pipe"
+                raise _stalled(worker, seconds, limit, in_pipe=doing)
+
+        send_watched(worker.conn, message, _check_every(limit), quiet)
+
+    def _read(self, worker: _Worker) -> Any:
+        """The next message from `worker`, which has begun sending it; under a stall limit
+        read as it comes, so that a worker stopped mid-way through a large answer fails the
+        run after the limit."""
+        limit = self.stall_timeout_s
+        if limit is None or not WATCHED:
+            return worker.conn.recv()
+
+        def quiet(seconds: float) -> None:
+            if seconds >= limit:
+                raise _stalled(worker, seconds, limit, in_pipe="sending a message to the parent")
+
+        return reduction.ForkingPickler.loads(recv_watched(worker.conn, _check_every(limit), quiet))
 
     def _drain(
         self,
@@ -1114,7 +1145,7 @@ class _Pool:
         """Handle every message a worker has sent; a worker gone mid-task is an error."""
         try:
             while worker.tasks and worker.conn.poll():
-                self._handle(worker, worker.conn.recv(), results, on_bytes)
+                self._handle(worker, self._read(worker), results, on_bytes)
         except (EOFError, ConnectionResetError):
             raise _died(worker) from None
         if worker.tasks and not worker.process.is_alive():
@@ -1274,9 +1305,12 @@ def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
     return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
 
 
-def _stalled(worker: _Worker, quiet_s: float, limit_s: float) -> WorkerStalledError:
+def _stalled(
+    worker: _Worker, quiet_s: float, limit_s: float, in_pipe: str | None = None
+) -> WorkerStalledError:
     """The error for a worker whose board has not changed for `quiet_s`, named for what it
-    was doing; the worker is killed first (it would go on holding its shards)."""
+    was doing (`in_pipe`: a message it stopped taking or giving mid-way, as a clause); the
+    worker is killed first (it would go on holding its shards)."""
     state = _process_state(worker.process.pid)
     _kill(worker.process)
     task, board = worker.task, worker.board
@@ -1292,7 +1326,9 @@ def _stalled(worker: _Worker, quiet_s: float, limit_s: float) -> WorkerStalledEr
             "needs a longer limit (LocalExecutor(stall_timeout_s=...))",
             failed_to_start=True,
         )
-    if task is None or not worker.began():
+    if in_pipe is not None:
+        who, doing = f"worker pid {pid}", in_pipe
+    elif task is None or not worker.began():
         nxt = "" if task is None else f" (engine {task.engine} was to begin next)"
         who, doing = f"worker pid {pid}", f"between tasks{nxt}"
     else:
