@@ -785,7 +785,7 @@ def test_import_refuses_an_image_of_more_than_8_bits(tmp_path: Path) -> None:
     folder = tmp_path / "imgs"
     folder.mkdir()
     Image.new("I;16", (256, 256), 40000).save(folder / "wide.png")  # a 16-bit PNG
-    with pytest.raises(SpecError, match=r"wide\.png: a I;16 image has more than 8 bits"):
+    with pytest.raises(SpecError, match=r"wide\.png: an image of mode I;16 has more than 8 bits"):
         import_dataset(folder, 1, tmp_path / "ds", "sobel")
     assert not (tmp_path / "ds").exists()
 
@@ -823,7 +823,7 @@ def test_import_refuses_a_16_bit_colour_png_that_pillow_opens_as_8_bit(
     folder.mkdir()
     _png_16_bit(folder / "deep.png", colour_type, channels)
     with pytest.raises(
-        SpecError, match=rf"deep\.png: a {re.escape(raw)} image has more than 8 bits"
+        SpecError, match=rf"deep\.png: an image of raw mode {re.escape(raw)} has more than 8 bits"
     ):
         import_dataset(folder, 1, tmp_path / "ds", app)
     assert not (tmp_path / "ds").exists()

@@ -43,7 +43,7 @@ def wide_mode_error(image: Image.Image) -> str | None:
     depth shows only in the decoder's raw mode (`RGB;16B`)."""
     if image.mode in WIDE_MODES:
         return (
-            f"a {image.mode} image has more than 8 bits per pixel; convert it to 8-bit "
+            f"an image of mode {image.mode} has more than 8 bits per pixel; convert it to 8-bit "
             "grayscale first"
         )
     for tile in getattr(image, "tile", None) or ():
@@ -51,8 +51,8 @@ def wide_mode_error(image: Image.Image) -> str | None:
         raw = args[0] if isinstance(args, tuple) and args else args  # ("RGB;16B", …) or "RGB"
         if isinstance(raw, str) and SAMPLES_16_BIT.match(raw):
             return (
-                f"a {raw} image has more than 8 bits per sample; pillow would keep only the "
-                "high byte of each: convert it to 8 bits first"
+                f"an image of raw mode {raw} has more than 8 bits per sample; pillow would keep "
+                "only the high byte of each: convert it to 8 bits first"
             )
     return None
 
