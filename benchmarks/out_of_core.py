@@ -11,8 +11,8 @@ worker processes and rows arena all count against the limit, as they would again
 machine of that much memory. Without it, the script measures under whatever limit it runs
 in (and says so).
 
-Every app's data set is generated once per size under DIR (kept for later runs: delete DIR
-to free the disk), then run once through `LocalExecutor` and checked against the reference
+Every app's data set is generated once per size under DIR (kept for later runs, and made
+again where a kept one has another device count; delete DIR to free the disk), then run once through `LocalExecutor` and checked against the reference
 streamed chunk by chunk (`verify_streaming`: the same check `ndpkit evaluate --data` makes).
 Reported per (kernel, size): the data set over the memory limit, the run's wall time and
 rate, the largest worker peak resident size (VmHWM) and resident growth
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from ndpkit.kernels import get_kernel
-from ndpkit.runtime import LocalExecutor, generate_dataset
+from ndpkit.runtime import Dataset, LocalExecutor, generate_dataset
 from ndpkit.runtime.dataset import open_dataset
 from ndpkit.runtime.verify import verify_streaming
 from ndpkit.units import Kind, parse
@@ -128,12 +128,30 @@ def anonymous_bytes() -> int:
     return 0
 
 
+def kept_dataset(kernel_name: str, size_bytes: int, devices: int, root: Path) -> Dataset:
+    """The app's data set of `size_bytes` over `devices` under `root`: the one a former run
+    kept, if it is that, else made (again). Kept ones were reused whatever they held: one of
+    another --devices, or of another size named alike (1.5MiB beside 1MiB), was measured
+    under the header's device count and the size asked for."""
+    kernel = get_kernel(kernel_name)
+    path = root / f"{kernel_name}-{size_label(size_bytes)}"
+    if path.exists():
+        ds = open_dataset(path)
+        records = size_bytes // kernel.record_bytes
+        if (ds.app, ds.devices, ds.records, ds.seed) == (kernel.name, devices, records, 0):
+            return ds
+        print(f"note: {path} holds another data set; making it again", file=sys.stderr)
+    return generate_dataset(kernel, size_bytes, devices, path, seed=0, overwrite=True)
+
+
+def size_label(size_bytes: int) -> str:
+    """`2GiB`-style, in whole MiB where it is one, else in bytes (`1572864B`)."""
+    return f"{size_bytes // MIB}MiB" if size_bytes % MIB == 0 else f"{size_bytes}B"
+
+
 def measure(kernel_name: str, size_bytes: int, args: argparse.Namespace, ex: LocalExecutor) -> str:
     kernel = get_kernel(kernel_name)
-    path = args.dir / f"{kernel_name}-{size_bytes // MIB}MiB"
-    if not path.exists():
-        generate_dataset(kernel, size_bytes, args.devices, path, seed=0)
-    ds = open_dataset(path)
+    ds = kept_dataset(kernel_name, size_bytes, args.devices, args.dir)
     params = kernel.params(0)
     start = time.perf_counter()
     out = ex.run(kernel, ds, params)

@@ -3,6 +3,7 @@ for its rows (their figures are recorded in benchmarks/README.md, not asserted h
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,21 @@ def test_out_of_core_runs_checks_and_reports_memory(tmp_path: Path) -> None:
     assert "no cgroup of its own" in out and "kept mappings: 0" in out
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
         "knn8-topk-1MiB", "knn8-topk-2MiB", "lc-1MiB", "lc-2MiB"]  # fmt: skip
+
+
+def test_out_of_core_makes_a_kept_data_set_again_when_it_is_another(tmp_path: Path) -> None:
+    """The data sets under --dir are kept for later runs, and were reused whatever they held:
+    a run with --devices 4 measured the 2-device data set an earlier run left (its header
+    saying 4 devices), and --sizes 1.5MiB the 1 MiB one, both named lc-1MiB."""
+    data = tmp_path / "data"
+    common = ("--dir", str(data), "--kernels", "lc", "--workers", "1", "--mapped-budget", "0")
+    _run("out_of_core.py", *common, "--sizes", "1MiB", "--devices", "2", tmp_path=tmp_path)
+    _run("out_of_core.py", *common, "--sizes", "1MiB", "1.5MiB", "--devices", "4",
+         tmp_path=tmp_path)  # fmt: skip
+    names = sorted(p.name for p in data.iterdir())
+    assert names == ["lc-1572864B", "lc-1MiB"]
+    manifests = [json.loads((data / name / "manifest.json").read_text()) for name in names]
+    assert [(m["devices"], m["records"]) for m in manifests] == [(4, 49152), (4, 32768)]
 
 
 def test_shard_folios_folds_in_the_executors_chunks(tmp_path: Path) -> None:
