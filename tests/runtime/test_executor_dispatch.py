@@ -287,6 +287,22 @@ def test_a_worker_killed_with_a_task_queued_names_the_engine_it_was_running(
     assert "SIGKILL" in str(caught.value)
 
 
+def test_a_worker_killed_names_the_shard_and_chunk_it_was_reading(tmp_path: Path) -> None:
+    """It listed the engine's shards (the first four, 'and 60 more' for a device of many):
+    the board says which one it was reading."""
+    ds = generate_dataset(SumCount(), 8_000, 4, tmp_path / "ds", shard_bytes=1000)
+    first, victim = ds.shards_of(1)[:2]
+    with pytest.raises(WorkerDiedError) as caught:
+        LocalExecutor(1).run(DiesOnDevice(victim.offset + 30), ds, {}, chunk_bytes=400)
+    message = str(caught.value)
+    assert message.startswith("engine 1 (devices [1], worker pid ")
+    assert (
+        f"was killed by SIGKILL while reading {ds.shard_path(victim)}, in its chunk 2 (chunks "
+        "of 400 bytes; 1 of them done); no result"
+    ) in message
+    assert str(ds.shard_path(first)) not in message
+
+
 def test_a_worker_killed_loading_its_task_is_not_said_to_have_been_idle(
     tmp_path: Path,
 ) -> None:

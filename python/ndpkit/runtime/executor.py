@@ -1302,7 +1302,31 @@ def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
             f"{task.engine} (devices {list(task.devices)}) "
             f"{'could not be sent to it' if unsent else 'was never begun there'}; no result"
         )
-    return WorkerDiedError(f"{engine} {how} while reading {listed}{_resized(task)}; no result")
+    where = _reading(worker, task) or f"while reading {listed}"
+    return WorkerDiedError(f"{engine} {how} {where}{_resized(task)}; no result")
+
+
+def _reading(worker: _Worker, task: _Task) -> str | None:
+    """Where in `task` the worker was, from its board, as a clause: the shard and chunk it
+    was reading, or that it had read them all; None where the board does not say (not
+    shared, or the worker was loading the task)."""
+    board = worker.board
+    if board is None or len(board) <= CHUNKS or task is not worker.task or not worker.began():
+        return None
+    shard = int(board[SHARD])
+    if shard >= len(task.shards):
+        return "after reading its shards (merging or sending its partial)"
+    if shard < 0:
+        return None
+    return f"while reading {_chunk_clause(task, shard, int(board[CHUNKS]))}"
+
+
+def _chunk_clause(task: _Task, shard: int, chunks: int) -> str:
+    chunk_bytes = task.chunk_records * task.layout.record_bytes
+    return (
+        f"{task.shards[shard].path}, in its chunk {chunks + 1} (chunks of {chunk_bytes:,} "
+        f"bytes; {chunks} of them done)"
+    )
 
 
 def _stalled(
@@ -1345,11 +1369,7 @@ def _stalled(
                 f"its {task.shards[shard].file_bytes:,} bytes read)"
             )
         else:
-            chunk_bytes = task.chunk_records * task.layout.record_bytes
-            doing = (
-                f"reading {task.shards[shard].path}, in its chunk {chunks + 1} (chunks of "
-                f"{chunk_bytes:,} bytes; {chunks} of them done)"
-            )
+            doing = f"reading {_chunk_clause(task, shard, chunks)}"
     return WorkerStalledError(
         f"{who} made no progress for {quiet_s:.3g} s {doing}{state}; the worker has been "
         "killed; no result. A "
