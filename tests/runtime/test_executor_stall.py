@@ -12,11 +12,13 @@ import os
 import re
 import shutil
 import signal
+import socket
 import struct
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from multiprocessing import reduction
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import SimpleNamespace
@@ -38,6 +40,7 @@ from ndpkit.runtime import (
     generate_dataset,
 )
 from ndpkit.runtime.executor import BEGAN, CHECKED, CHUNKS, ENDED, SHARD, _Shard, _Task, _Worker
+from ndpkit.runtime.transfer import Rows
 from ndpkit.runtime.watched_pipe import recv_watched, send_watched
 
 
@@ -557,3 +560,76 @@ def test_a_side_that_stops_mid_message_is_heard_until_the_caller_gives_up() -> N
     theirs.close()
     with pytest.raises(EOFError):
         recv_watched(ours, 0.05, lambda s: None)
+
+
+def _fills_the_buffer(size: int) -> bool:
+    """Whether a message of `size` bytes, sent as `send_watched` sends it to a side that reads
+    nothing, goes in whole and leaves no room for one more byte."""
+    ours, theirs = _pipe()
+    with ours, theirs:
+        try:
+            send_watched(ours, bytes(size), 0.01, lambda s: _raise(_QuietError()))
+        except _QuietError:
+            return False
+        with socket.fromfd(ours.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            try:
+                sock.send(b"x", socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return True
+        return False
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+def test_a_task_that_just_fits_the_pipe_and_an_arena_to_pass_fail_the_run_on_a_stopped_worker(
+    tmp_path: Path,
+) -> None:
+    """The task went in whole, but left no room in the pipe for the byte that carries the
+    rows arena: its send waited for ever on a worker stopped while idle."""
+    sizes = [s for s in range(150_000, 400_000, 1024) if _fills_the_buffer(s)]
+    if not sizes:
+        pytest.skip("no task size fills this system's socket buffer exactly")
+    with _warm(1, 0.5) as ex:
+        pool = ex._pool
+        assert pool is not None
+        worker = pool.workers[0]
+        pid = worker.process.pid
+        assert pid is not None
+        rows = Rows(generation=pool.arena.generation + 1, size_bytes=4096, spec=None)  # type: ignore[arg-type]
+
+        def task(pad: int) -> _Task:
+            return one_shard_task(0, state=bytes(pad), rows=rows)
+
+        pad = sizes[0] - len(reduction.ForkingPickler.dumps(("task", task(sizes[0]), True)))
+        pad += sizes[0]
+        assert len(reduction.ForkingPickler.dumps(("task", task(pad), True))) == sizes[0]
+        arena = os.open(os.devnull, os.O_RDONLY)
+        pool.arena.fd = arena
+        pool.stall_timeout_s = 0.5  # as a run sets it
+        os.kill(pid, signal.SIGSTOP)
+        caught: list[BaseException] = []
+
+        def send() -> None:
+            try:
+                pool._send(worker, task(pad))
+            except BaseException as exc:
+                caught.append(exc)
+
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        sender.join(60)  # not a timing check: the old code never returned
+        hung = sender.is_alive()
+        if hung:
+            os.kill(pid, signal.SIGKILL)  # lets the old code's send fail
+            sender.join(10)
+        pool.arena.fd = None
+        os.close(arena)
+    assert not hung, "the send waited for ever"
+    assert len(caught) == 1 and isinstance(caught[0], WorkerStalledError), caught
+    message = str(caught[0])
+    assert message.startswith(f"worker pid {pid} made no progress for ")
+    assert "taking engine 0's rows arena from its pipe" in message
+    assert "stopped (SIGSTOP)" in message
+    assert _gone_within(pid, 10)

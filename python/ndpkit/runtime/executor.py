@@ -112,7 +112,7 @@ from ndpkit.runtime.transfer import (
     send_arena,
     unpack,
 )
-from ndpkit.runtime.watched_pipe import WATCHED, recv_watched, send_watched
+from ndpkit.runtime.watched_pipe import WATCHED, recv_watched, send_fd_watched, send_watched
 from ndpkit.units import Kind, UnitError, parse
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
@@ -1099,7 +1099,7 @@ class _Pool:
             self._write(worker, message, task.engine)
             if send_fd:
                 assert self.arena.fd is not None and task.rows is not None
-                send_arena(worker.conn, self.arena.fd, worker.process.pid)
+                self._pass_arena(worker, self.arena.fd, task.engine)
                 worker.arena = task.rows.generation
         except (BrokenPipeError, ConnectionResetError):
             # Sent to an idle worker: it died before this task, not reading its shards.
@@ -1121,6 +1121,21 @@ class _Pool:
                 raise _stalled(worker, seconds, limit, in_pipe=doing)
 
         send_watched(worker.conn, message, _check_every(limit), quiet)
+
+    def _pass_arena(self, worker: _Worker, fd: int, engine: int) -> None:
+        """Pass the rows arena `fd` after engine `engine`'s task; under a stall limit as the
+        worker reads it: the task before it may have filled the pipe's buffer."""
+        limit = self.stall_timeout_s
+        if limit is None or not WATCHED or getattr(reduction, "ACKNOWLEDGE", True):
+            send_arena(worker.conn, fd, worker.process.pid)
+            return
+
+        def quiet(seconds: float) -> None:
+            if seconds >= limit:
+                doing = f"taking engine {engine}'s rows arena from its pipe"
+                raise _stalled(worker, seconds, limit, in_pipe=doing)
+
+        send_fd_watched(worker.conn, fd, _check_every(limit), quiet)
 
     def _read(self, worker: _Worker) -> Any:
         """The next message from `worker`, which has begun sending it; under a stall limit

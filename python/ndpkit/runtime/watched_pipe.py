@@ -10,8 +10,10 @@ Only where the pipe is a socket the system can poll (`WATCHED`: not Windows' pip
 
 from __future__ import annotations
 
+import array
 import os
 import select
+import socket
 import struct
 import sys
 from collections.abc import Callable
@@ -46,6 +48,26 @@ def send_watched(conn: Connection, data: bytes | memoryview, every_s: float, qui
                         waited = _quiet_for(every_s, waited, quiet)
     finally:
         os.set_blocking(fd, blocking)
+
+
+def send_fd_watched(conn: Connection, fd: int, every_s: float, quiet: Quiet) -> None:
+    """`multiprocessing.reduction.send_handle(conn, fd, ...)` (one byte carrying `fd`),
+    hearing `quiet` while the other side reads nothing. A task that only just fits the
+    socket's buffer goes in whole, but leaves no room for this byte: sent blocking, it held
+    the parent for ever behind a worker stopped while idle. Not where the receiver answers
+    each handle (`reduction.ACKNOWLEDGE`: macOS)."""
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLOUT)
+    fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
+    with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        waited = 0.0
+        while True:
+            try:  # MSG_DONTWAIT: the pipe itself stays blocking, as multiprocessing needs it
+                sock.sendmsg([bytes([1])], fds, socket.MSG_DONTWAIT)
+                return
+            except BlockingIOError:
+                if not poller.poll(every_s * 1000):
+                    waited = _quiet_for(every_s, waited, quiet)
 
 
 def recv_watched(conn: Connection, every_s: float, quiet: Quiet) -> bytearray:
