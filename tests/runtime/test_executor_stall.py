@@ -633,3 +633,23 @@ def test_a_task_that_just_fits_the_pipe_and_an_arena_to_pass_fail_the_run_on_a_s
     assert "taking engine 0's rows arena from its pipe" in message
     assert "stopped (SIGSTOP)" in message
     assert _gone_within(pid, 10)
+
+
+@pytest.mark.parametrize("limit", [None, 60.0])
+def test_a_default_socket_timeout_leaves_the_pipes_blocking(
+    tmp_path: Path, limit: float | None
+) -> None:
+    """`socket.setdefaulttimeout` in the caller's program: the pool's look at its pipes'
+    buffers (`socket.fromfd`) made them non-blocking for good, and a task larger than the
+    room left in the pipe failed with BlockingIOError from multiprocessing."""
+    ds = generate_dataset(SumCount(), 8_000, 1, tmp_path / "ds", shard_bytes=1000)
+    before = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(30)
+    try:
+        with LocalExecutor(1, stall_timeout_s=limit) as ex:
+            ex.run(SumCount(), ds, {})
+            assert ex._pool is not None
+            assert os.get_blocking(ex._pool.workers[0].conn.fileno())
+            assert ex.run(BigState(), ds, {}).result == ex.run(SumCount(), ds, {}).result
+    finally:
+        socket.setdefaulttimeout(before)

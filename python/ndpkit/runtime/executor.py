@@ -112,7 +112,13 @@ from ndpkit.runtime.transfer import (
     send_arena,
     unpack,
 )
-from ndpkit.runtime.watched_pipe import WATCHED, recv_watched, send_fd_watched, send_watched
+from ndpkit.runtime.watched_pipe import (
+    WATCHED,
+    blocking_kept,
+    recv_watched,
+    send_fd_watched,
+    send_watched,
+)
 from ndpkit.units import Kind, UnitError, parse
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
@@ -885,7 +891,10 @@ def queue_limit_bytes(conn: Connection) -> int:
     if sys.platform != "linux":
         return 0
     try:
-        with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        with (
+            blocking_kept(conn),
+            socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock,
+        ):
             buffer_bytes = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
     except OSError:
         return 0

@@ -65,6 +65,7 @@ import numpy as np
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import RowKernel, RowSpec
+from ndpkit.runtime.watched_pipe import blocking_kept
 
 SPILL_MIN_BYTES = 256 * 2**10
 """Buffers of a pickled partial at least this large travel in a spill file."""
@@ -407,7 +408,8 @@ def _allocate(fd: int, mapping: mmap.mmap, size_bytes: int) -> bool:
 
 def send_arena(conn: Connection, fd: int, pid: int | None) -> None:
     """Pass the arena's file descriptor to the worker at the other end of `conn`."""
-    reduction.send_handle(conn, fd, pid or 0)
+    with blocking_kept(conn):
+        reduction.send_handle(conn, fd, pid or 0)
 
 
 class RowWriter:
@@ -449,7 +451,8 @@ _populated: set[tuple[int, int]] = set()
 def adopt_arena(conn: Connection, generation: int, size_bytes: int) -> None:
     """In a worker: receive the arena the parent sends after a task, and map it in place of
     any older one."""
-    fd = reduction.recv_handle(conn)
+    with blocking_kept(conn):
+        fd = reduction.recv_handle(conn)
     try:
         forget_arenas()
         _mapped[generation] = mmap.mmap(fd, size_bytes, flags=mmap.MAP_SHARED)

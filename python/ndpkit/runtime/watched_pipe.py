@@ -11,12 +11,13 @@ Only where the pipe is a socket the system can poll (`WATCHED`: not Windows' pip
 from __future__ import annotations
 
 import array
+import contextlib
 import os
 import select
 import socket
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 
 WATCHED = sys.platform != "win32" and hasattr(select, "poll")
@@ -24,6 +25,24 @@ _LONG = 0x7FFFFFFF
 """The longest message with a 4-byte length; a longer one is sent as -1 and 8 bytes."""
 
 Quiet = Callable[[float], None]
+
+
+@contextlib.contextmanager
+def blocking_kept(conn: Connection) -> Iterator[None]:
+    """Around a `socket.fromfd` of `conn` (here and in `multiprocessing.reduction`'s handle
+    passing): the pipe left as blocking as it was. A socket made while a default timeout is
+    set (`socket.setdefaulttimeout`, in the caller's program) makes the descriptor, which
+    it shares with `conn`, non-blocking for good; multiprocessing then failed a send or
+    read that had to wait with BlockingIOError. Nothing to keep on Windows (handles)."""
+    if not WATCHED:
+        yield
+        return
+    fd = conn.fileno()
+    blocking = os.get_blocking(fd)
+    try:
+        yield
+    finally:
+        os.set_blocking(fd, blocking)
 
 
 def send_watched(conn: Connection, data: bytes | memoryview, every_s: float, quiet: Quiet) -> None:
@@ -59,7 +78,11 @@ def send_fd_watched(conn: Connection, fd: int, every_s: float, quiet: Quiet) -> 
     poller = select.poll()
     poller.register(conn.fileno(), select.POLLOUT)
     fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
-    with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+    with (
+        blocking_kept(conn),
+        socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock,
+    ):
+        sock.settimeout(None)  # else it waits out a default timeout, not `every_s`
         waited = 0.0
         while True:
             try:  # MSG_DONTWAIT: the pipe itself stays blocking, as multiprocessing needs it
