@@ -653,3 +653,44 @@ def test_a_default_socket_timeout_leaves_the_pipes_blocking(
             assert ex.run(BigState(), ds, {}).result == ex.run(SumCount(), ds, {}).result
     finally:
         socket.setdefaulttimeout(before)
+
+
+@pytest.mark.parametrize("limit", [None, 60.0])
+def test_a_worker_gone_part_way_through_an_answer_is_reported_as_dead(limit: float | None) -> None:
+    """Its pipe ends mid-message (an OOM kill as it sent a large partial): multiprocessing's
+    recv raised OSError("got end of file during message"), which came out as it was, not as
+    the worker's death, where no stall limit was set."""
+    process = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
+    process.start()
+    process.join()
+    ours, theirs = _pipe()
+    worker = _Worker(process=process, conn=ours, started=True)
+    worker.tasks.append(one_shard_task(0))
+    pool = runtime_executor._Pool.__new__(runtime_executor._Pool)
+    pool.stall_timeout_s = limit
+    os.write(theirs.fileno(), struct.pack("!i", 2**20) + bytes(1000))
+    theirs.close()
+    with pytest.raises(WorkerDiedError) as caught:
+        pool._drain(worker, {}, None)
+    message = str(caught.value)
+    assert message.startswith(f"engine 0 (devices [0], worker pid {process.pid}) exited with ")
+    ours.close()
+
+
+@pytest.mark.parametrize("error", [EOFError("truncated input"), ConnectionResetError("peer")])
+def test_a_kernels_own_eof_or_connection_error_is_its_error_not_a_death(error: Exception) -> None:
+    """Raised by the kernel in the worker and sent as its error: it was taken for the pipe
+    ending, and reported as the worker's death."""
+    process = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
+    process.start()
+    process.join()
+    ours, theirs = _pipe()
+    worker = _Worker(process=process, conn=ours, started=True)
+    worker.tasks.append(one_shard_task(0))
+    pool = runtime_executor._Pool.__new__(runtime_executor._Pool)
+    pool.stall_timeout_s = 60.0
+    theirs.send(("error", error, "Traceback (in the worker)"))
+    with pytest.raises(type(error), match=str(error)):
+        pool._drain(worker, {}, None)
+    ours.close()
+    theirs.close()

@@ -1167,11 +1167,13 @@ class _Pool:
         on_bytes: Callable[[int], None] | None,
     ) -> None:
         """Handle every message a worker has sent; a worker gone mid-task is an error."""
-        try:
-            while worker.tasks and worker.conn.poll():
-                self._handle(worker, self._read(worker), results, on_bytes)
-        except (EOFError, ConnectionResetError):
-            raise _died(worker) from None
+        while worker.tasks and worker.conn.poll():
+            try:
+                message = self._read(worker)
+            except (EOFError, OSError):  # also part-way through a message: OSError then
+                raise _died(worker) from None
+            # Not in the `try`: a kernel's own EOFError or OSError is its error, not a death.
+            self._handle(worker, message, results, on_bytes)
         if worker.tasks and not worker.process.is_alive():
             raise _died(worker)
 
