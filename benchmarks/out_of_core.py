@@ -12,8 +12,9 @@ machine of that much memory. Without it, the script measures under whatever limi
 in (and says so).
 
 Every app's data set is generated once per size under DIR (kept for later runs, and made
-again where a kept one has another device count; delete DIR to free the disk), then run once through `LocalExecutor` and checked against the reference
-streamed chunk by chunk (`verify_streaming`: the same check `ndpkit evaluate --data` makes).
+again where a kept one has another device count; delete DIR to free the disk), then run once
+through `LocalExecutor` and checked against the reference streamed chunk by chunk
+(`verify_streaming`: the same check `ndpkit evaluate --data` makes).
 Reported per (kernel, size): the data set over the memory limit, the run's wall time and
 rate, the largest worker peak resident size (VmHWM) and resident growth
 (`EngineStats.rss_growth_bytes`: what the worker kept of what it read), this process's
