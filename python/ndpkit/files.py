@@ -329,3 +329,18 @@ def read_spec_text(path: Path, encoding: str = "utf-8-sig") -> str:
             "device file"
         )
     return data.decode(encoding)
+
+
+def read_spec_file(path: Path, source: str) -> str:
+    """`read_spec_text`, every failure a SpecError of `source` (the file as the user named
+    it) saying why."""
+    try:
+        return read_spec_text(path)
+    except NotASpecFileError as exc:
+        raise SpecError(str(exc), source=source) from None
+    except FileNotFoundError:
+        raise SpecError("file not found", source=source) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read file ({exc.strerror or exc})", source=source) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"cannot read file: not UTF-8 ({exc})", source=source) from None

@@ -42,7 +42,7 @@ from pydantic import (
 )
 
 from ndpkit.errors import SpecError, UnknownNameError
-from ndpkit.files import NotASpecFileError, read_spec_text, write_atomic
+from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.loader import file_hint, json_loads, names_a_file, parse_nested
 from ndpkit.hw.quantity import (
@@ -346,16 +346,7 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     path = Path(name_or_path)
     if names_a_file(name_or_path, _SUFFIXES):
         source = str(name_or_path)  # as the user wrote it
-        try:
-            text = read_spec_text(path)
-        except NotASpecFileError as exc:
-            raise SpecError(str(exc), source=source) from None
-        except FileNotFoundError:
-            raise SpecError("file not found", source=source) from None
-        except OSError as exc:
-            raise SpecError(f"cannot read file ({exc.strerror or exc})", source=source) from None
-        except UnicodeDecodeError as exc:
-            raise SpecError(f"cannot read file: not UTF-8 ({exc})", source=source) from None
+        text = read_spec_file(path, source)
     elif str(name_or_path) in profile_set_names():
         source = f"profiles {name_or_path}"
         text = resources.files(_PROFILES).joinpath(f"{name_or_path}.toml").read_text("utf-8")

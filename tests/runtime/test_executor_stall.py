@@ -529,7 +529,7 @@ def test_a_watched_read_takes_the_long_header_too() -> None:
 
 
 class _QuietError(Exception):
-    pass
+    """What the tests' `quiet` raises once it has heard enough."""
 
 
 def _quiet_after(limit_s: float, heard: list[float]) -> Callable[[float], None]:
@@ -655,11 +655,11 @@ def test_a_default_socket_timeout_leaves_the_pipes_blocking(
         socket.setdefaulttimeout(before)
 
 
-@pytest.mark.parametrize("limit", [None, 60.0])
-def test_a_worker_gone_part_way_through_an_answer_is_reported_as_dead(limit: float | None) -> None:
-    """Its pipe ends mid-message (an OOM kill as it sent a large partial): multiprocessing's
-    recv raised OSError("got end of file during message"), which came out as it was, not as
-    the worker's death, where no stall limit was set."""
+def _pool_of_one_exited_worker(
+    limit_s: float | None,
+) -> tuple[runtime_executor._Pool, _Worker, Connection]:
+    """A pool (no processes of its own) of one worker that has exited, running engine 0,
+    and the worker's end of its pipe, to write what it would have sent."""
     process = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
     process.start()
     process.join()
@@ -667,7 +667,17 @@ def test_a_worker_gone_part_way_through_an_answer_is_reported_as_dead(limit: flo
     worker = _Worker(process=process, conn=ours, started=True)
     worker.tasks.append(one_shard_task(0))
     pool = runtime_executor._Pool.__new__(runtime_executor._Pool)
-    pool.stall_timeout_s = limit
+    pool.stall_timeout_s = limit_s
+    return pool, worker, theirs
+
+
+@pytest.mark.parametrize("limit", [None, 60.0])
+def test_a_worker_gone_part_way_through_an_answer_is_reported_as_dead(limit: float | None) -> None:
+    """Its pipe ends mid-message (an OOM kill as it sent a large partial): multiprocessing's
+    recv raised OSError("got end of file during message"), which came out as it was, not as
+    the worker's death, where no stall limit was set."""
+    pool, worker, theirs = _pool_of_one_exited_worker(limit)
+    process, ours = worker.process, worker.conn
     os.write(theirs.fileno(), struct.pack("!i", 2**20) + bytes(1000))
     theirs.close()
     with pytest.raises(WorkerDiedError) as caught:
@@ -681,14 +691,8 @@ def test_a_worker_gone_part_way_through_an_answer_is_reported_as_dead(limit: flo
 def test_a_kernels_own_eof_or_connection_error_is_its_error_not_a_death(error: Exception) -> None:
     """Raised by the kernel in the worker and sent as its error: it was taken for the pipe
     ending, and reported as the worker's death."""
-    process = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
-    process.start()
-    process.join()
-    ours, theirs = _pipe()
-    worker = _Worker(process=process, conn=ours, started=True)
-    worker.tasks.append(one_shard_task(0))
-    pool = runtime_executor._Pool.__new__(runtime_executor._Pool)
-    pool.stall_timeout_s = 60.0
+    pool, worker, theirs = _pool_of_one_exited_worker(60.0)
+    ours = worker.conn
     theirs.send(("error", error, "Traceback (in the worker)"))
     with pytest.raises(type(error), match=str(error)):
         pool._drain(worker, {}, None)

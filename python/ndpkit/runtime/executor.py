@@ -1123,13 +1123,8 @@ class _Pool:
         if limit is None or not WATCHED or len(message) <= worker.queue_bytes:
             worker.conn.send_bytes(message)
             return
-
-        def quiet(seconds: float) -> None:
-            if seconds >= limit:
-                doing = f"taking engine {engine}'s task ({len(message):,} bytes) from its pipe"
-                raise _stalled(worker, seconds, limit, in_pipe=doing)
-
-        send_watched(worker.conn, message, _check_every(limit), quiet)
+        doing = f"taking engine {engine}'s task ({len(message):,} bytes) from its pipe"
+        send_watched(worker.conn, message, _check_every(limit), _give_up(worker, limit, doing))
 
     def _pass_arena(self, worker: _Worker, fd: int, engine: int) -> None:
         """Pass the rows arena `fd` after engine `engine`'s task; under a stall limit as the
@@ -1138,13 +1133,8 @@ class _Pool:
         if limit is None or not WATCHED or getattr(reduction, "ACKNOWLEDGE", True):
             send_arena(worker.conn, fd, worker.process.pid)
             return
-
-        def quiet(seconds: float) -> None:
-            if seconds >= limit:
-                doing = f"taking engine {engine}'s rows arena from its pipe"
-                raise _stalled(worker, seconds, limit, in_pipe=doing)
-
-        send_fd_watched(worker.conn, fd, _check_every(limit), quiet)
+        doing = f"taking engine {engine}'s rows arena from its pipe"
+        send_fd_watched(worker.conn, fd, _check_every(limit), _give_up(worker, limit, doing))
 
     def _read(self, worker: _Worker) -> Any:
         """The next message from `worker`, which has begun sending it; under a stall limit
@@ -1153,11 +1143,7 @@ class _Pool:
         limit = self.stall_timeout_s
         if limit is None or not WATCHED:
             return worker.conn.recv()
-
-        def quiet(seconds: float) -> None:
-            if seconds >= limit:
-                raise _stalled(worker, seconds, limit, in_pipe="sending a message to the parent")
-
+        quiet = _give_up(worker, limit, "sending a message to the parent")
         return reduction.ForkingPickler.loads(recv_watched(worker.conn, _check_every(limit), quiet))
 
     def _drain(
@@ -1353,6 +1339,17 @@ def _chunk_clause(task: _Task, shard: int, chunks: int) -> str:
         f"{task.shards[shard].path}, in its chunk {chunks + 1} (chunks of {chunk_bytes:,} "
         f"bytes; {chunks} of them done)"
     )
+
+
+def _give_up(worker: _Worker, limit_s: float, doing: str) -> Callable[[float], None]:
+    """A watched pipe's `quiet`: the worker's stall once nothing has moved for `limit_s`
+    while it was `doing` that (`_stalled`'s `in_pipe`)."""
+
+    def quiet(seconds: float) -> None:
+        if seconds >= limit_s:
+            raise _stalled(worker, seconds, limit_s, in_pipe=doing)
+
+    return quiet
 
 
 def _stalled(

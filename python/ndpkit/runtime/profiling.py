@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import SpecError, finite_number, whole_number
-from ndpkit.files import NotASpecFileError, read_spec_text, write_atomic
+from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw import Host
 from ndpkit.hw.engine import Engine, EngineKind
 from ndpkit.hw.loader import json_loads, parse_nested
@@ -736,16 +736,7 @@ def load(path: Path) -> list[Measurement]:
     the old value: edit the field it comes from. Every problem is a SpecError naming the
     file and the field (`[0].device_s`)."""
     source = str(path)
-    try:
-        text = read_spec_text(path)
-    except NotASpecFileError as exc:
-        raise SpecError(str(exc), source=source) from None
-    except FileNotFoundError:
-        raise SpecError("file not found", source=source) from None
-    except OSError as exc:
-        raise SpecError(f"cannot read file ({exc.strerror or exc})", source=source) from None
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"cannot read file: not UTF-8 ({exc})", source=source) from None
+    text = read_spec_file(path, source)
     try:
         document = parse_nested(json_loads, text, source)
     except json.JSONDecodeError as exc:
