@@ -76,6 +76,19 @@ def test_saved_profiles_give_estimate_and_plan_the_same_numbers(ndpkit, tmp_path
         assert swept.returncode == 0, swept.stderr
         assert swept.stderr.count("note:") == 1, swept.stderr
         assert "not 'rfns'; for rates mapped onto it, run" in swept.stderr
+    # The same note is in each command's JSON document (it was on stderr only).
+    for command in (
+        ["estimate", "-p", "rfns", "-a", "lc"],
+        ["plan", "-p", "rfns", "-a", "lc"],
+        ["simulate", "-p", "rfns", "-a", "lc", "--size", "64MiB"],
+        ["sweep", "--platforms", "rans,rfns", "--apps", "lc", "--engines", "18"],
+    ):
+        found = ndpkit(*command, "--profiles", str(path), "-f", "json")
+        assert found.returncode == 0, found.stderr
+        notes = json.loads(found.stdout)["notes"]
+        assert [n for n in notes if "mapped onto platform 'rans', not 'rfns'" in n], notes
+    same = ndpkit("plan", "-p", "rans", "-a", "lc", "--profiles", str(path), "-f", "json")
+    assert json.loads(same.stdout)["notes"] == []
 
 
 @pytest.mark.parametrize(("platform", "kind"), [("rans", "arm"), ("rfns", "fpga")])

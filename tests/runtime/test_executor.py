@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.errors import SpecError
 from ndpkit.kernels import Kernel, get_kernel, run_in_memory
 from ndpkit.plan import activate
 from ndpkit.runtime import (
@@ -29,6 +29,7 @@ from ndpkit.runtime import (
     EngineStats,
     LocalExecutor,
     ShardError,
+    TaskLoadError,
     WorkerDiedError,
     executor,
     generate_dataset,
@@ -466,6 +467,11 @@ def test_kernel_bug_surfaces_with_the_workers_traceback(
         LocalExecutor(2).run(Buggy(), fresh, {})
     assert "Traceback" in str(caught.value.__cause__)
     assert "in device" in str(caught.value.__cause__)
+    # The shard it was reading is a note in the traceback (its type and message are the bug's).
+    notes = getattr(caught.value, "__notes__", [])
+    shards = {str(fresh.shard_path(s)) for s in fresh.shards}
+    assert len(notes) == 1 and notes[0].startswith("raised reading shard "), notes
+    assert notes[0].split()[3] in shards, notes
 
 
 def test_a_kernel_error_that_cannot_be_unpickled_still_says_what_it_was(
@@ -487,7 +493,7 @@ def test_a_kernel_class_the_workers_cannot_import_is_said_to_be(
     here = sys.modules[__name__]
     guarded = type("Guarded", (SumCount,), {"__module__": __name__, "__qualname__": "Guarded"})
     monkeypatch.setattr(here, "Guarded", guarded, raising=False)
-    with pytest.raises(NdpkitError, match="cannot load its task") as caught:
+    with pytest.raises(TaskLoadError, match="cannot load its task") as caught:
         LocalExecutor(2).run(guarded(), fresh, {})
     assert not isinstance(caught.value, WorkerDiedError)
     assert "Can't get attribute 'Guarded'" in str(caught.value)
@@ -499,7 +505,9 @@ def test_a_kernel_that_fails_as_a_worker_loads_it_keeps_its_error_and_traceback(
 ) -> None:
     # Its KeyError came with the advice to define the class at the top level of a module
     # (which it is), and without the worker's traceback, so nowhere said where it failed.
-    with pytest.raises(NdpkitError, match="load its task: unpickling it raised KeyError") as caught:
+    with pytest.raises(
+        TaskLoadError, match="load its task: unpickling it raised KeyError"
+    ) as caught:
         LocalExecutor(2).run(FailsToLoad(), fresh, {})
     assert "top level" not in str(caught.value)
     assert "in __setstate__" in str(caught.value.__cause__)

@@ -200,3 +200,10 @@ def test_verify_names_a_corrupt_shard_before_a_kernel_refuses_its_data(
         with pytest.raises(NdpkitError, match=r"non-finite|NaN") as refused:
             ex.run(kernel, ds, params)
         assert not isinstance(refused.value, ShardError)
+    # Without `verify` the refusal names the shard that holds the point, and its records.
+    shard = ds.shards_of(1)[0]
+    last = shard.offset + shard.records - 1
+    assert str(refused.value).startswith(
+        f"{victim} (records {shard.offset} to {last} of the data set): "
+    ), str(refused.value)
+    assert f"point {shard.offset + 3} " in str(refused.value)

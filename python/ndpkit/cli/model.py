@@ -173,24 +173,26 @@ def profile_for(spec: Platform, app: str, profiles: str | None) -> Profile:
     return load_profile(app, profiles or default)
 
 
-def note_mapped_elsewhere(profiles: str | None, platforms: list[tuple[str, Platform]]) -> None:
-    """A note on stderr if `--profiles` names a set mapped onto another platform than some of
-    `platforms` ((as given on the command line, as loaded, before flags derive a variant)):
-    its engine and host rates are that platform's (`evaluate --save-profiles`), and those
-    platforms' own design entries would give others."""
+def note_mapped_elsewhere(profiles: str | None, platforms: list[tuple[str, Platform]]) -> list[str]:
+    """A note, on stderr at once and returned for a JSON document's `notes`, if `--profiles`
+    names a set mapped onto another platform than some of `platforms` ((as given on the
+    command line, as loaded, before flags derive a variant)): its engine and host rates are
+    that platform's (`evaluate --save-profiles`), and those platforms' own design entries
+    would give others. Said at once: a long sweep's reader should not wait for it."""
     if profiles is None:
-        return
+        return []
     mapped_onto = load_profiles(profiles).platform
     others = [given for given, spec in platforms if mapped_onto and spec.name != mapped_onto]
-    if others:
-        stderr().print(
-            f"note: {profiles}: its rates were mapped onto platform {mapped_onto!r}, not "
-            f"{', '.join(repr(o) for o in others)}; for rates mapped onto "
-            f"{'them' if len(others) > 1 else 'it'}, run `ndpkit evaluate … --platforms "
-            f"{','.join(others)} --save-profiles …`",
-            markup=False,
-            highlight=False,
-        )
+    if not others:
+        return []
+    note = (
+        f"{profiles}: its rates were mapped onto platform {mapped_onto!r}, not "
+        f"{', '.join(repr(o) for o in others)}; for rates mapped onto "
+        f"{'them' if len(others) > 1 else 'it'}, run `ndpkit evaluate … --platforms "
+        f"{','.join(others)} --save-profiles …`"
+    )
+    stderr().print(f"note: {note}", markup=False, highlight=False)
+    return [note]
 
 
 def estimate_cmd(
@@ -237,7 +239,7 @@ def estimate_cmd(
     """
     with user_errors():
         spec = load_platform(platform)
-        note_mapped_elsewhere(profiles, [(platform, spec)])
+        mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         opts = build_options(family_defaults(spec), locals(), unread_options(spec), _PLANNER_ONLY)
         profile = profile_for(spec, app, profiles)
@@ -273,7 +275,7 @@ def estimate_cmd(
     document = {
         "estimate": result.as_dict(),
         "units": result.options.units,  # which GB and MB the *_gb_per_s and MB/J use
-        "notes": result.notes,
+        "notes": [*mapped, *result.notes],
     }
     table = estimate_table(result)
     if fmt is Format.csv:  # the table's note, which says which GB, is not in a CSV
@@ -414,7 +416,7 @@ def plan_cmd(
         if tolerance is not None:
             check_fraction("--tolerance", tolerance, "0.05 = 5% slower than the best")
         spec = load_platform(platform)
-        note_mapped_elsewhere(profiles, [(platform, spec)])
+        mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         base = family_defaults(spec)
         if spec.is_in_storage:
@@ -478,6 +480,7 @@ def plan_cmd(
         "plan": result.as_dict(),
         "candidates": [c.as_dict() for c in result.candidates],
         "units": opts.units,  # which GB the candidates' and the fit's *_gb_per_s use
+        "notes": mapped,  # the plan's own are in "plan"
     }
     if fmt is Format.json:
         write_out(to_json(document))

@@ -196,7 +196,7 @@ def simulate_cmd(
             return
         platform, app = _required("--platform", platform), _required("--app", app)
         spec = load_platform(platform)
-        note_mapped_elsewhere(profiles, [(platform, spec)])
+        mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         unused = [_SAVINGS_SET] + [_PLANNER_SET] * (plan_name != "planned")
         opts = build_options(
             family_defaults(spec),
@@ -225,7 +225,7 @@ def simulate_cmd(
             write_atomic(trace, result.trace_json)
     # Which GB and MB the *_gb_per_s and MB/J figures use, as `estimate -f json` says it:
     # the table's last line says it, the JSON had no word of it (--units decimal).
-    document = {"simulation": result.as_dict(), "units": result.options.units}
+    document = {"simulation": result.as_dict(), "units": result.options.units, "notes": mapped}
     table = simulation_table(result)
     if fmt is Format.csv:  # the table's note, which says which GB, is not in a CSV
         units = result.options.units
@@ -435,7 +435,7 @@ def sweep_cmd(
         _each_once("--platforms", platform_names)  # before loading any: a list may be long
         found = load_platforms(platform_names, source=COMMAND_LINE, flag="--platforms")
         specs = list(found.values())
-        note_mapped_elsewhere(profiles, list(zip(platform_names, specs, strict=True)))
+        mapped = note_mapped_elsewhere(profiles, list(zip(platform_names, specs, strict=True)))
         if not specs:
             raise SpecError(
                 "give at least one platform", source="command line", field="--platforms"
@@ -524,7 +524,8 @@ def sweep_cmd(
     if fmt is Format.csv:  # the columns of --out's CSV, not the table's nine
         write_out(_csv(rows))
     else:
-        document = {"sweep": rows, "units": opts.units, "notes": notes}  # units of ee_mb_per_j
+        # units of ee_mb_per_j; the mapped-elsewhere note went to stderr at once
+        document = {"sweep": rows, "units": opts.units, "notes": [*mapped, *notes]}
         emit([sweep_table(rows)], fmt, document)
     print_notes(notes, fmt)
     if out is not None and fmt is Format.table:

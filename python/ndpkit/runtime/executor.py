@@ -185,10 +185,12 @@ class WorkerStalledError(WorkerDiedError):
     It has been killed; the message names the engine, the shard and the chunk."""
 
 
-class _TaskLoadError(NdpkitError):
-    """A task a worker could not unpickle; raised in the caller with the worker's traceback
-    as its cause (the error may be the user's own, raised as the kernel's module is imported
-    in the worker)."""
+class TaskLoadError(NdpkitError):
+    """A task a worker could not unpickle, most often a kernel whose class the worker
+    cannot import (defined in a function or in `python -c` code); raised in the caller with
+    the worker's traceback as its cause (the error may be the user's own, raised as the
+    kernel's module is imported in the worker). The worker lives on; the run has no
+    result."""
 
 
 class _WorkerTracebackError(Exception):
@@ -1189,7 +1191,7 @@ class _Pool:
                 on_bytes(unreported_bytes)
         else:
             _, error, remote_traceback = message
-            if isinstance(error, NdpkitError) and not isinstance(error, _TaskLoadError):
+            if isinstance(error, NdpkitError) and not isinstance(error, TaskLoadError):
                 raise error
             raise error from _WorkerTracebackError(remote_traceback)
 
@@ -1699,12 +1701,12 @@ def _unloadable(exc: Exception) -> NdpkitError:
     failing as a worker imports it, its `__setstate__`) is not given that advice, which
     would hide it: the caller sees it with the worker's traceback."""
     if not isinstance(exc, (AttributeError, ImportError)):
-        return _TaskLoadError(
+        return TaskLoadError(
             f"a worker process cannot load its task: unpickling it raised "
             f"{type(exc).__name__}: {exc} (in importing the kernel's module or rebuilding the "
             "kernel there; the worker's traceback is this error's cause); no result"
         )
-    return _TaskLoadError(
+    return TaskLoadError(
         f"a worker process cannot load its task ({type(exc).__name__}: {exc}): workers "
         "unpickle the kernel, so its class must be importable there, defined at the top "
         "level of a module, or of the main script outside its "
@@ -1848,7 +1850,7 @@ def _device_pass(
                     partials = [kernel.merge(partials)]
         except ShardError:  # the shard's own problem, said as well as it can be
             raise
-        except Exception:
+        except Exception as exc:
             # A .npy shard's CRC-32 is known only at its end, so a kernel refusing a corrupt
             # chunk (a NaN point) spoke first: with `verify`, the corruption is the error.
             npy = task.layout.shard_format == "npy"  # a Parquet shard's CRC came first
@@ -1857,9 +1859,26 @@ def _device_pass(
             )
             if corrupt is not None:
                 raise corrupt from None
-            raise
+            named = _in_shard(exc, shard)
+            if named is exc:
+                raise
+            raise named from exc
     _mark(board, len(task.shards))
     return (None if writer else kernel.merge(partials)), records, chunks
+
+
+def _in_shard(exc: Exception, shard: _Shard) -> Exception:
+    """The kernel's error `exc`, raised reading `shard`, with the shard named: a kernel
+    refuses a record by its number in the data set ("point 131077 has a non-finite
+    coordinate"), which does not say which of thousands of files holds it (with
+    `--no-verify-shards` nothing else does). A plain NdpkitError, the kernels' word on their
+    input, gets the shard in its message; any other error a note in its traceback."""
+    last = shard.offset + shard.records - 1
+    where = f"{shard.path} (records {shard.offset} to {last} of the data set)"
+    if type(exc) is NdpkitError:
+        return NdpkitError(f"{where}: {exc}")
+    exc.add_note(f"raised reading shard {where}")
+    return exc
 
 
 def _mark(board: Any, shard: int) -> None:
