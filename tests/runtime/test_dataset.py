@@ -694,7 +694,7 @@ def test_import_images_that_cannot_be_records(tmp_path: Path) -> None:
         caught.value
     )
     (tmp_path / "empty").mkdir()
-    with pytest.raises(SpecError, match=r"no \.png/\.jpg/\.jpeg images"):
+    with pytest.raises(SpecError, match=r"no \.png/\.jpg/\.jpeg/\.tif/.* images"):
         import_dataset(tmp_path / "empty", 1, tmp_path / "ds", Tiles())
     assert not (tmp_path / "ds").exists()
 

@@ -1,7 +1,7 @@
-"""8-bit images for the image kernels (HE, Binarization, Sobel): loading PNG/JPEG files,
-the seeded synthetic generator they share, and the per-image hot loops in Rust
-(`ndp-kernels`): histograms, compare-and-pack, LUT remapping. Each takes a whole batch of
-images in one call, with the GIL released.
+"""8-bit images for the image kernels (HE, Binarization, Sobel): loading image files (PNG,
+JPEG, TIFF, BMP, netpbm, WebP), the seeded synthetic generator they share, and the
+per-image hot loops in Rust (`ndp-kernels`): histograms, compare-and-pack, LUT remapping.
+Each takes a whole batch of images in one call, with the GIL released.
 
 Those kernels emit one fixed-shape row per image (`RowKernel`), so this module also holds
 the check of the output their in-place device parts are handed (`rows_out`); reading the
@@ -39,8 +39,9 @@ whose samples are 5 or 6 bits and which pillow widens to 8 correctly)."""
 
 def wide_mode_error(image: Image.Image) -> str | None:
     """Why an opened image is refused (its levels would be clipped), or None. Pillow opens a
-    16-bit colour PNG as mode RGB or RGBA, keeping only the high byte of each sample: its
-    depth shows only in the decoder's raw mode (`RGB;16B`)."""
+    16-bit colour PNG or TIFF as mode RGB or RGBA, keeping only the high byte of each
+    sample: its depth shows only in the decoder's raw mode (`RGB;16B`); a netpbm file's
+    maxval and a TIFF's own tags say what the raw mode does not (see their checks)."""
     if image.mode in WIDE_MODES:
         return (
             f"an image of mode {image.mode} has more than 8 bits per pixel; convert it to 8-bit "
@@ -54,14 +55,87 @@ def wide_mode_error(image: Image.Image) -> str | None:
                 f"an image of raw mode {raw} has more than 8 bits per sample; pillow would keep "
                 "only the high byte of each: convert it to 8 bits first"
             )
+        maxval = args[1] if tile[0] in ("ppm", "ppm_plain") and isinstance(args, tuple) else 0
+        if maxval > 255:  # ("RGB", 65535): pillow scales each sample down to 8 bits
+            return (
+                f"a netpbm image of maxval {maxval} has more than 8 bits per sample; pillow "
+                "would scale each down to 8 bits: convert it to 8 bits first"
+            )
+    return _tiff_samples_error(image)
+
+
+TIFF_BITS_PER_SAMPLE, TIFF_SAMPLE_FORMAT, TIFF_SIGNED = 258, 339, 2
+
+
+def _tiff_samples_error(image: Image.Image) -> str | None:
+    """Why a TIFF whose samples pillow would misread is refused, or None: 16-bit samples
+    stored plane by plane are decoded as 8-bit ones (raw mode `R`, garbage), and signed
+    8-bit ones as unsigned (-1 as 255), with nothing in the mode or raw mode to say so."""
+    tags = getattr(image, "tag_v2", None) if image.format == "TIFF" else None
+    if tags is None:
+        return None
+    bits = tags.get(TIFF_BITS_PER_SAMPLE, (1,))
+    bits = bits if isinstance(bits, tuple) else (bits,)
+    if max(bits) > 8:
+        return (
+            f"a TIFF of {max(bits)} bits per sample has more than 8 bits per sample; pillow "
+            "would misread it or keep only the high byte of each: convert it to 8 bits first"
+        )
+    formats = tags.get(TIFF_SAMPLE_FORMAT, (1,))
+    if TIFF_SIGNED in (formats if isinstance(formats, tuple) else (formats,)):
+        return (
+            "a TIFF of signed 8-bit samples: pillow would read -1 as 255; convert it to "
+            "unsigned 8-bit first"
+        )
     return None
 
 
+FIRST_FRAME_FORMATS = frozenset({"PNG", "JPEG", "MPO"})
+"""Formats whose first frame is the image itself: an animated PNG's default image (what a
+viewer without APNG shows) and a camera's MPO JPEG's main picture (the others are its
+thumbnails or depth maps). The frames of a multi-page TIFF or an animated WebP are peers:
+which are images and which are thumbnails or masks is not the file's to say."""
+
+
+def frames_error(image: Image.Image) -> str | None:
+    """Why a file of several frames is refused (a multi-page TIFF, an animated WebP), or
+    None. Taking its first frame, as pillow does, would drop the others without a word."""
+    if image.format in FIRST_FRAME_FORMATS:
+        return None
+    frames = _frame_count(image)
+    if frames == 1:
+        return None
+    what = {"TIFF": "a multi-page TIFF of {} pages", "WEBP": "an animated WebP of {} frames"}
+    return (
+        what.get(str(image.format), "a file of {} frames").format(frames)
+        + "; each file is imported as one image: save each page or frame as a file of its own "
+        "first"
+    )
+
+
+def _frame_count(image: Image.Image) -> int:
+    """How many frames a file holds; a damaged header of a later page is an OSError, as
+    pillow's other read errors are. Counting reads every page's header, and pillow's TIFF
+    reader raises whatever its parsing meets there (TypeError "Missing dimensions", a
+    KeyError for an unknown compression code, …), none of which its `open` converts."""
+    try:
+        return int(getattr(image, "n_frames", 1))
+    except Exception as exc:  # untrusted bytes: any of pillow's parsing errors
+        raise OSError(f"a page after the first is damaged ({type(exc).__name__}: {exc})") from exc
+
+
+def refusal(image: Image.Image) -> str | None:
+    """Why an opened image is not read (`wide_mode_error`, `frames_error`), or None."""
+    return wide_mode_error(image) or frames_error(image)
+
+
 def load_image(path: str | os.PathLike[str]) -> np.ndarray:
-    """One PNG/JPEG/… file as a 2-D uint8 grayscale array (colour goes through pillow's "L")."""
+    """One PNG/JPEG/TIFF/BMP/netpbm/WebP/… file as a 2-D uint8 grayscale array (colour
+    goes through pillow's "L"); images of more than 8 bits per sample, and files of several
+    frames but PNG's and JPEG's, are refused (`refusal`)."""
     try:
         with Image.open(path) as image:
-            if (why := wide_mode_error(image)) is not None:
+            if (why := refusal(image)) is not None:
                 raise NdpkitError(f"{os.fspath(path)}: {why}")
             return np.array(image.convert("L"), dtype=np.uint8)
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:

@@ -87,7 +87,7 @@ from ndpkit.hw.loader import json_loads, parse_nested
 from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
-from ndpkit.kernels.images import wide_mode_error
+from ndpkit.kernels.images import refusal
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
 
@@ -117,7 +117,20 @@ _core: Any = import_module("ndpkit._core")  # the compiled extension has no type
 _crc32: Callable[..., int] = _core.crc32
 """zlib's CRC-32 (same polynomial and result: manifests store zlib CRCs), 5x faster than
 `zlib.crc32` here (11.5 against 2.3 GB/s, see benchmarks/README.md)."""
-_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+_IMAGE_SUFFIXES = (
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".tif",
+    ".tiff",
+    ".bmp",
+    ".pgm",
+    ".ppm",
+    ".pnm",
+    ".pbm",
+    ".webp",
+)
+_IMAGE_SUFFIX_LIST = "/".join(_IMAGE_SUFFIXES)  # what the errors say a directory is read for
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 ROW_GROUP_BYTES = 8 * 2**20
 """Largest Parquet row group a writer makes."""
@@ -1309,7 +1322,7 @@ def import_dataset(
     on_stale_removed: Callable[[Path], object] | None = None,
     on_cropped: Callable[[CropLoss], object] | None = None,
 ) -> Dataset:
-    """Shard an existing .npy file, Parquet table or directory of PNG/JPEG images for `app`.
+    """Shard an existing .npy file, Parquet table or directory of images for `app`.
 
     A .npy must hold the app's dtype in C order with shape (n, *record shape), e.g. (n, 8) for
     lc and knn8 or (n, 256, 256) for sobel: n records, split contiguously (an app whose records
@@ -2693,7 +2706,9 @@ def _image_sources(
     """Images in file-name order, each converted to the app's channels ("RGB" when the
     record's last axis is 3, "RGBA" for 4, grayscale "L" otherwise) and cast to its dtype;
     (the shards, their records, with `crop` what cropping leaves out). Every image is
-    checked from its header before anything is written.
+    checked from its header before anything is written: more than 8 bits per sample, and
+    several frames in a file but a PNG's or a JPEG's (whose first is the image), are
+    refused (`ndpkit.kernels.images.refusal`).
 
     Apps whose records are images, (h, w) or (h, w, c), take each image as record-sized
     tiles: its height and width must be multiples of the record's, and it is cut row of
@@ -2714,7 +2729,8 @@ def _image_sources(
     if not files:
         note = _parts_note(src)
         raise SpecError(
-            f"no .png/.jpg/.jpeg images in the directory{note and '; '}{note}", source=str(src)
+            f"no {_IMAGE_SUFFIX_LIST} images in the directory{note and '; '}{note}",
+            source=str(src),
         )
     shapes = _image_shapes(files, mode)
     if kernel.record_shape == ():
@@ -2962,10 +2978,10 @@ def _parts_note(src: Path) -> str:
 
 
 def image_files(src: Path) -> list[Path]:
-    """The images of a directory, by name: its .png/.jpg/.jpeg files (any case), hidden ones
-    left out (macOS's `._x.png` beside `x.png` holds no image). A name with such a suffix
-    that is no regular file (a directory, a FIFO, which would block the read, a device) is
-    an error."""
+    """The images of a directory, by name: its files with a suffix of `_IMAGE_SUFFIXES` (any
+    case: PNG, JPEG, TIFF, BMP, netpbm, WebP), hidden ones left out (macOS's `._x.png` beside
+    `x.png` holds no image). A name with such a suffix that is no regular file (a directory,
+    a FIFO, which would block the read, a device) is an error."""
     files = []
     for path in sorted(src.iterdir()):
         if path.suffix.lower() not in _IMAGE_SUFFIXES or path.name.startswith("."):
@@ -2977,7 +2993,7 @@ def image_files(src: Path) -> list[Path]:
         if not regular:
             raise SpecError(
                 "not a regular file (a directory, FIFO, device or socket?): the images of a "
-                "directory are its .png/.jpg/.jpeg files",
+                f"directory are its {_IMAGE_SUFFIX_LIST} files",
                 source=str(path),
             )
         files.append(path)
@@ -3023,7 +3039,7 @@ def _image_shape(path: Path, mode: str, *, say_size: bool = True) -> tuple[int, 
     try:
         with _quiet_pillow(), Image.open(path) as image:
             width, height = image.size
-            wide = wide_mode_error(image)
+            refused = refusal(image)
         large = limit is not None and width * height > limit
         size = f"{width}×{height} = {width * height:,} pixels" if large else ""
         if large and say_size:
@@ -3041,8 +3057,8 @@ def _image_shape(path: Path, mode: str, *, say_size: bool = True) -> tuple[int, 
         ) from None
     except _UNREADABLE as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
-    if wide is not None:
-        raise SpecError(wide, source=str(path))
+    if refused is not None:
+        raise SpecError(refused, source=str(path))
     return (height, width) if mode == "L" else (height, width, len(mode))
 
 
@@ -3054,12 +3070,12 @@ def _load_image(
     it made records of the wrong tiles without a word, or a traceback once short."""
     try:
         with _quiet_pillow(), Image.open(path) as image:
-            wide = wide_mode_error(image)
-            pixels = None if wide else np.asarray(image.convert(mode))
+            refused = refusal(image)
+            pixels = None if refused else np.asarray(image.convert(mode))
     except _UNREADABLE as exc:
         raise SpecError(f"not a readable image ({exc})", source=str(path)) from None
     if pixels is None:
-        raise SpecError(f"{wide}", source=str(path))
+        raise SpecError(f"{refused}", source=str(path))
     if shape is not None and pixels.shape != shape:
         raise SpecError(
             f"changed while it was read: its header said {_shape_text(shape)} when the "
