@@ -178,7 +178,8 @@ def import_(
         Path,
         typer.Argument(
             parser=given_path,
-            help="A .npy file, a Parquet table (.parquet, .pq), or a directory of images.",
+            help="A .npy file, a Parquet table (.parquet, .pq), or a directory of images "
+            "(PNG, JPEG, TIFF, BMP, PGM/PPM/PNM/PBM, WebP).",
         ),
     ],
     out: OutOpt,

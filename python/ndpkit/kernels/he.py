@@ -25,7 +25,8 @@ hand the host all the rows as one array, with no merge, no concatenation and no 
 Rust loops return new arrays (they take no output), so `device_into` copies each chunk's
 result into its rows: one chunk's worth of memory, whatever the size of the data set.
 
-Loading PNG/JPEG files and the synthetic images are in `ndpkit.kernels.images`.
+Loading image files (PNG, JPEG, TIFF, BMP, netpbm, WebP) and the synthetic images are in
+`ndpkit.kernels.images`.
 """
 
 from __future__ import annotations
