@@ -131,6 +131,22 @@ def test_astronaut_in_each_format_gives_its_quarters(
 
 
 @pytest.mark.parametrize(
+    "options",
+    [{"tile": (128, 128)}, {"tile": (64, 64), "compression": "zlib"}, {"bigtiff": True}],
+)
+@pytest.mark.parametrize(("app", "shape"), [("sobel", (512, 256)), ("fft2d", (256, 512, 3))])
+def test_a_tiled_or_big_tiff_gives_its_pixels(
+    tmp_path: Path, options: dict[str, Any], app: str, shape: tuple[int, ...]
+) -> None:
+    """As remote-sensing and microscopy software writes them (tifffile here, not pillow)."""
+    pixels = _seeded(shape)
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    tifffile.imwrite(folder / "scene.tif", pixels, **options)
+    assert np.array_equal(_imported(folder, app), _tiles(pixels))
+
+
+@pytest.mark.parametrize(
     ("name", "fmt", "options"),
     [
         ("x.pbm", "PPM", {}),
@@ -206,7 +222,7 @@ DEEP: list[tuple[str, str, Callable[[Path], None], str]] = [
         lambda p: tifffile.imwrite(
             p, _deep(3, (3, 256, 256), 65535), photometric="rgb", planarconfig="separate"
         ),
-        "a TIFF of 16 bits per sample has more than 8 bits per sample",
+        "a TIFF of 16-bit samples has more than 8 bits per sample",
     ),
     (
         "signed.tif",

@@ -78,7 +78,7 @@ def _tiff_samples_error(image: Image.Image) -> str | None:
     bits = bits if isinstance(bits, tuple) else (bits,)
     if max(bits) > 8:
         return (
-            f"a TIFF of {max(bits)} bits per sample has more than 8 bits per sample; pillow "
+            f"a TIFF of {max(bits)}-bit samples has more than 8 bits per sample; pillow "
             "would misread it or keep only the high byte of each: convert it to 8 bits first"
         )
     formats = tags.get(TIFF_SAMPLE_FORMAT, (1,))
