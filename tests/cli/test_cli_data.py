@@ -95,6 +95,17 @@ def test_show_verify_names_a_corrupt_shard(ndpkit, dataset: Dataset) -> None:
     assert str(victim) in line and "CRC-32" in line
 
 
+def test_show_verify_names_every_corrupt_shard_in_one_read(ndpkit, dataset: Dataset) -> None:
+    victims = [dataset.shard_path(s) for s in (dataset.shards[0], dataset.shards[-1])]
+    for victim in victims:
+        raw = bytearray(victim.read_bytes())
+        raw[-3] ^= 0xFF
+        victim.write_bytes(raw)
+    line = one_error_line(ndpkit("data", "show", str(dataset.path), "--verify"))
+    assert line.startswith(f"error: {victims[0]}: CRC-32 is "), line
+    assert f"2 of the {len(dataset.shards)} shards are bad, also: {victims[1]} (CRC-32" in line
+
+
 @pytest.mark.parametrize(
     ("damage", "expected"),
     [

@@ -39,6 +39,7 @@ from ndpkit.runtime import (
 from ndpkit.runtime import dataset as dataset_module
 from ndpkit.runtime.dataset import (
     MANIFEST,
+    MAX_LISTED_PROBLEMS,
     STAGING_MARKER,
     LargeImageWarning,
     ShardFormat,
@@ -1646,3 +1647,55 @@ def test_an_output_that_is_a_symbolic_link_is_refused_as_one(
         _make(tmp_path, overwrite=overwrite)
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert (sorted(p.name for p in real.iterdir()) if real.exists() else None) == before
+
+
+def _flip_last_byte(path: Path) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 0xFF
+    path.write_bytes(raw)
+
+
+def test_every_missing_shard_and_device_is_named_in_one_error(tmp_path: Path) -> None:
+    """A copy that left out a device and a shard: the first missing shard was the whole
+    error, so each needed a run of its own, and a missing device was told shard by shard."""
+    ds = _make(tmp_path)
+    lost = [s for s in ds.shards if s.path.startswith("device-01/")]
+    shutil.rmtree(ds.path / "device-01")
+    victim = ds.shard_path(ds.shards_of(2)[1])
+    victim.unlink()
+    with pytest.raises(ShardError) as caught:
+        open_dataset(ds.path)
+    message = str(caught.value)
+    assert caught.value.source == str(ds.path / "device-01"), message
+    assert message.startswith(
+        f"{ds.path / 'device-01'}: device directory is missing, its {len(lost)} shards;"
+    )
+    assert f"{len(lost) + 1} of the {len(ds.shards)} shards are bad" in message
+    assert f"also: {victim} (shard is missing)" in message
+
+
+def test_verify_every_names_all_corrupt_shards_and_counts_past_the_limit(tmp_path: Path) -> None:
+    ds = generate_dataset(Ints(), 40_000, 3, tmp_path / "ds", seed=7, shard_bytes=1000)
+    victims = [ds.shard_path(s) for s in ds.shards[: MAX_LISTED_PROBLEMS + 2]]
+    assert len(ds.shards) > len(victims)  # some shards stay good
+    for path in victims:
+        _flip_last_byte(path)
+    with pytest.raises(ShardError) as first:
+        ds.verify()
+    assert first.value.source == str(victims[0]) and "are bad" not in str(first.value)
+    seen: list[tuple[int, int]] = []
+    with pytest.raises(ShardError) as caught:
+        ds.verify(every=True, progress=lambda done, total: seen.append((done, total)))
+    message = str(caught.value)
+    assert caught.value.source == str(victims[0])
+    assert f"{len(victims)} of the {len(ds.shards)} shards are bad" in message
+    listed = victims[1:MAX_LISTED_PROBLEMS]
+    assert all(f"{p} (CRC-32 is " in message for p in listed), message
+    assert str(victims[MAX_LISTED_PROBLEMS]) not in message
+    assert message.endswith("; and 2 more")
+    assert seen[-1] == (ds.file_bytes, ds.file_bytes)  # every shard read, bad ones too
+    # One shard of the wrong size among them: counted, not read, and the rest still checked.
+    victims[1].write_bytes(victims[1].read_bytes()[:-1])
+    with pytest.raises(ShardError, match="truncated or corrupt") as again:
+        ds.verify(every=True)
+    assert f"{len(victims)} of the {len(ds.shards)} shards are bad" in str(again.value)

@@ -8,7 +8,7 @@ import math
 import os
 import resource
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -479,3 +479,38 @@ def real_arg(text: str | float) -> float:
         return float(text)
     except ValueError:
         raise typer.BadParameter(f"{text!r} is not a number (digits 0-9, no '_')") from None
+
+
+@contextmanager
+def byte_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A transient progress bar on stderr for a step that reads or writes bytes: yields
+    `progress(done_bytes, total_bytes)`, or None where stderr is not a terminal (Rich ends a
+    display on any other console with an empty line, which would come before an error, and
+    a log gains nothing from a bar)."""
+    console = stderr()
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import (  # noqa: PLC0415 (only for a person at a terminal)
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(binary_units=True),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def progress(done_bytes: int, total_bytes: int) -> None:
+            bar.update(task, completed=done_bytes, total=total_bytes)
+
+        yield progress

@@ -15,6 +15,7 @@ from ndpkit.cli.common import (
     COMMAND_LINE,
     Format,
     FormatOption,
+    byte_bar,
     choice,
     emit,
     given_path,
@@ -319,7 +320,10 @@ def show(
 ) -> None:
     """Summarise a data set's manifest: app, records, and what each device holds."""
     with user_errors():
-        dataset = open_dataset(directory, verify=verify)
+        dataset = open_dataset(directory)
+        if verify:
+            with byte_bar(f"verifying {directory}") as progress:
+                dataset.verify(progress=progress, every=True)
     if verify:  # on stderr, so that stdout stays the summary in every --format
         shards = len(dataset.shards)
         which = "the 1 shard" if shards == 1 else f"all {shards} shards"

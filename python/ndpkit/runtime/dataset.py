@@ -551,19 +551,32 @@ class Dataset:
                 return ShardError(path, f"{what} while the data set was read; run again")
         return None
 
-    def verify(self, *, progress: Progress | None = None) -> None:
+    def verify(self, *, progress: Progress | None = None, every: bool = False) -> None:
         """Check every shard's size, CRC-32 and header (records, dtype and shape; a Parquet
         shard's rows and columns) in record order (reads the whole data set); the
-        first bad shard is a `ShardError` naming it. `progress(checked_bytes, total_bytes)` is
-        called at the start, at least every `PROGRESS_BYTES` and at the end."""
+        first bad shard is a `ShardError` naming it, or with `every` all of them are checked
+        and one `ShardError` names them all (`shard_problems`): a copy with several bad
+        shards is then told in one read, not one per shard. `progress(checked_bytes,
+        total_bytes)` is called at the start, at least every `PROGRESS_BYTES` and at the
+        end."""
         buffer = bytearray(_CRC_BLOCK_BYTES)
         meter = _Meter(self.file_bytes, progress)
+        problems: list[ShardError] = []
         for shard in self.shards:
             path = self.shard_path(shard)
-            check_shard_size(path, shard.file_bytes)
-            _check_crc(path, _file_crc(path, buffer, meter.add), shard.crc32)
-            _check_shard_layout(path, shard, self.layout)
+            before = meter.checked_bytes
+            try:
+                check_shard_size(path, shard.file_bytes)
+                _check_crc(path, _file_crc(path, buffer, meter.add), shard.crc32)
+                _check_shard_layout(path, shard, self.layout)
+            except ShardError as exc:
+                if not every:
+                    raise
+                problems.append(exc)
+                meter.add(before + shard.file_bytes - meter.checked_bytes)  # not all read
         meter.finish()
+        if problems:
+            raise shard_problems(problems, len(self.shards))
 
     def summary(self) -> dict[str, Any]:
         m = self.manifest
@@ -636,11 +649,58 @@ def open_dataset(
     stamp = _stamp_or_none(manifest_path)  # before reading: a later swap is then seen
     dataset = Dataset(root, _read_manifest(manifest_path), stamp)
     _check_no_strays(dataset)
-    for shard in dataset.shards:
-        check_shard_size(dataset.shard_path(shard), shard.file_bytes)
+    _check_shard_sizes(dataset)
     if verify:
         dataset.verify(progress=progress)
     return dataset
+
+
+def _check_shard_sizes(dataset: Dataset) -> None:
+    """Every shard there and of its size, a stat each; all the missing or truncated ones
+    named in one error (`shard_problems`), and a device directory missing whole said once,
+    not once per shard: a copy that left out a device (or was cut short) is told what to
+    copy again in one go."""
+    problems: list[ShardError] = []
+    absent: dict[str, int] = {}
+    for shard in dataset.shards:
+        device = shard.path.split("/")[0]
+        if device not in absent and not (dataset.path / device).exists():
+            absent[device] = 0
+        if device in absent:
+            absent[device] += 1
+            continue
+        try:
+            check_shard_size(dataset.shard_path(shard), shard.file_bytes)
+        except ShardError as exc:
+            problems.append(exc)
+    for device, shards in absent.items():
+        its = "its shard" if shards == 1 else f"its {shards} shards"
+        problems.append(ShardError(dataset.path / device, f"device directory is missing, {its}"))
+    if problems:
+        bad = len(problems) - len(absent) + sum(absent.values())
+        raise shard_problems(problems, len(dataset.shards), bad)
+
+
+MAX_LISTED_PROBLEMS = 10
+"""The bad shards one error names; past that it counts them."""
+
+
+def shard_problems(problems: list[ShardError], shards: int, bad: int | None = None) -> ShardError:
+    """One error for several problems (in path order), `bad` of the data set's `shards`
+    (default: one each): the first is the error's `source`, the next MAX_LISTED_PROBLEMS - 1
+    are listed after it with what is wrong, the rest counted."""
+    bad = len(problems) if bad is None else bad
+    problems = sorted(problems, key=lambda p: str(p.source))
+    first, rest = problems[0], problems[1:]
+    if not rest:
+        return first
+    listed = "; ".join(f"{p.source} ({p.detail})" for p in rest[: MAX_LISTED_PROBLEMS - 1])
+    unlisted = len(rest) - (MAX_LISTED_PROBLEMS - 1)
+    more = f"; and {unlisted} more" if unlisted > 0 else ""
+    return ShardError(
+        str(first.source),
+        f"{first.detail}; {bad} of the {shards} shards are bad, also: {listed}{more}",
+    )
 
 
 def _stamp_or_none(path: Path) -> ShardStamp | None:
