@@ -1699,3 +1699,17 @@ def test_verify_every_names_all_corrupt_shards_and_counts_past_the_limit(tmp_pat
     with pytest.raises(ShardError, match="truncated or corrupt") as again:
         ds.verify(every=True)
     assert f"{len(victims)} of the {len(ds.shards)} shards are bad" in str(again.value)
+
+
+def test_generate_reports_its_progress_shard_by_shard(tmp_path: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    ds = generate_dataset(
+        Ints(), 40_000, 3, tmp_path / "ds", shard_bytes=1000, progress=lambda *a: seen.append(a)
+    )
+    total = ds.records * ds.record_bytes
+    assert seen[0] == (0, total) and seen[-1] == (total, total)
+    assert len(seen) == len(ds.shards) + 1
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and {t for _, t in seen} == {total}
+    shard_bytes = [b - a for a, b in zip(done, done[1:], strict=False)]
+    assert shard_bytes == [s.records * ds.record_bytes for s in ds.shards]

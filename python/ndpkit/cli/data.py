@@ -146,17 +146,20 @@ def generate(
         _as_flags({"size": "--size", "seed": "--seed", "shard_format": "--shard-format"}),
     ):
         get_kernel(app_name, source=f"{COMMAND_LINE}: APP")
-        dataset = generate_dataset(
-            app_name,
-            _size("--size", size),
-            _devices(devices),
-            out,
-            seed=seed,
-            shard_bytes=_shard_bytes(shard_size, app_name),
-            overwrite=overwrite,
-            shard_format=choice("--shard-format", shard_format, ShardFormat),
-            on_stale_removed=_say_removed,
-        )
+        size_bytes, shard_bytes = _size("--size", size), _shard_bytes(shard_size, app_name)
+        with byte_bar(f"generating {out}") as progress:
+            dataset = generate_dataset(
+                app_name,
+                size_bytes,
+                _devices(devices),
+                out,
+                seed=seed,
+                shard_bytes=shard_bytes,
+                overwrite=overwrite,
+                shard_format=choice("--shard-format", shard_format, ShardFormat),
+                on_stale_removed=_say_removed,
+                progress=progress,
+            )
     _note_leftovers(out)
     _show(dataset, fmt)
 

@@ -1317,6 +1317,7 @@ def generate_dataset(
     overwrite: bool = False,
     shard_format: ShardFormat = "npy",
     on_stale_removed: Callable[[Path], object] | None = None,
+    progress: Progress | None = None,
 ) -> Dataset:
     """About `size_bytes` of the app's synthetic data over `devices` devices, one shard at a time.
 
@@ -1324,6 +1325,8 @@ def generate_dataset(
     divide) and each device's records into shards of at most `shard_bytes` (at least one record).
     `shard_format="parquet"` writes tables with columns x0, x1, … (apps with records of shape
     (d,) only). Space and write errors, and `on_stale_removed`, are as for `import_dataset`.
+    `progress(written_bytes, total_bytes)` is called at the start and after each shard (bytes
+    of records).
     """
     kernel = resolve_kernel(app)
     devices, shard_bytes = _check_counts(devices, shard_bytes)
@@ -1350,7 +1353,7 @@ def generate_dataset(
     meta = _meta(kernel, devices, shard_bytes, seed=seed, source="generated")
     if shard_format == "parquet":
         meta |= {"shard_format": "parquet", "columns": columns}
-    return _write_dataset(Path(path), overwrite, meta, sources(), total, on_stale_removed)
+    return _write_dataset(Path(path), overwrite, meta, sources(), total, on_stale_removed, progress)
 
 
 def _generated_columns(kernel: Kernel, shard_format: str) -> tuple[str, ...] | None:
@@ -1515,16 +1518,21 @@ def _write_dataset(
     sources: Iterable[_ShardSource],
     records: int,
     on_stale_removed: Callable[[Path], object] | None = None,
+    progress: Progress | None = None,
 ) -> Dataset:
     """Write shards and then the manifest into a staging directory and publish it atomically;
-    `records` is how many the sources hold, for the free-space check."""
+    `records` is how many the sources hold, for the free-space check and `progress`
+    (written_bytes, total_bytes: at the start and after each shard)."""
     path = _target(path)
+    total_bytes = records * meta["record_bytes"]
     dtype = np.dtype(meta["dtype"])
     record_shape: tuple[int, ...] = meta["record_shape"]
     shard_format: ShardFormat = meta.get("shard_format", "npy")
     with _staging(path, overwrite, records * meta["record_bytes"], on_stale_removed) as staging:
         entries: list[ShardEntry] = []
         offset = 0
+        if progress is not None:  # here: a stale directory removed is said before the bar
+            progress(0, total_bytes)
         for source in sources:
             relpath = shard_relpath(source.device, source.index, shard_format)
             target = staging / relpath
@@ -1549,6 +1557,8 @@ def _write_dataset(
                 )
             )
             offset += source.records
+            if progress is not None:
+                progress(offset * meta["record_bytes"], total_bytes)
         manifest = Manifest(
             **meta, records=offset, data_bytes=offset * meta["record_bytes"], shards=tuple(entries)
         )
