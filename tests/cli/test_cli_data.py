@@ -580,8 +580,8 @@ def test_import_columns_of_a_npy_names_the_flag_and_the_file(ndpkit, tmp_path: P
     args = ("import", str(tmp_path / "x.npy"), "--app", "knn2", "--out", str(tmp_path / "X"))
     line = one_error_line(ndpkit("data", *args, "--columns", "a,b"))
     assert line == (
-        "error: command line: --columns: only a Parquet table (.parquet or .pq) has columns "
-        f"to choose; {tmp_path / 'x.npy'} is not one"
+        "error: command line: --columns: only a Parquet table (.parquet or .pq) or a CSV file "
+        f"(.csv, .tsv) has columns to choose; {tmp_path / 'x.npy'} is neither"
     )
 
 

@@ -255,7 +255,7 @@ def test_a_parquet_file_named_otherwise_is_said_to_be_one(tmp_path: Path) -> Non
     note = r"it starts as a Parquet file does: a table is read as one when its name ends in"
     with pytest.raises(SpecError, match=rf"not a \.npy file: .*; {note}"):
         import_dataset(source, 2, tmp_path / "a", "lc")
-    with pytest.raises(SpecError, match=rf"is not one; {note}"):
+    with pytest.raises(SpecError, match=rf"is neither; {note}"):
         import_dataset(source, 2, tmp_path / "b", "lc", columns=["c0"])
     other = tmp_path / "other.dat"
     other.write_bytes(b"PAX1" + bytes(100))

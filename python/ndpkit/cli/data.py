@@ -182,8 +182,9 @@ def import_(
         Path,
         typer.Argument(
             parser=given_path,
-            help="A .npy file, a Parquet table (.parquet, .pq), or a directory of images "
-            "(PNG, JPEG, TIFF, BMP, PGM/PPM/PNM/PBM, WebP).",
+            help="A .npy file, a Parquet table (.parquet, .pq), a CSV file with a header line "
+            "(.csv, .tsv, .csv.gz, .tsv.gz), or a directory of images (PNG, JPEG, TIFF, BMP, "
+            "PGM/PPM/PNM/PBM, WebP).",
         ),
     ],
     out: OutOpt,
@@ -193,8 +194,8 @@ def import_(
         str | None,
         typer.Option(
             "--columns",
-            help="Parquet: the feature columns, comma-separated, in order (default: all but a "
-            "pandas index).",
+            help="Parquet or CSV: the feature columns, comma-separated, in order (default: all "
+            "but a Parquet table's pandas index).",
         ),
     ] = None,
     crop: Annotated[
@@ -209,10 +210,11 @@ def import_(
     overwrite: OverwriteOpt = False,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Shard an existing .npy, Parquet table or image files over devices.
+    """Shard an existing .npy, Parquet table, CSV file or image files over devices.
 
-    A .npy or a Parquet table is split contiguously (device d holds the d-th block; a table
-    keeps its format, one row per record). Images are cut into tiles of the app's record
+    A .npy, a Parquet table or a CSV file is split contiguously (device d holds the d-th
+    block; a table keeps its format, one row per record; a CSV's rows become .npy records).
+    Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""
     with user_errors(), _as_flags({"columns": "--columns"}), _large_images_said():

@@ -1385,7 +1385,7 @@ def import_dataset(
     on_stale_removed: Callable[[Path], object] | None = None,
     on_cropped: Callable[[CropLoss], object] | None = None,
 ) -> Dataset:
-    """Shard an existing .npy file, Parquet table or directory of images for `app`.
+    """Shard an existing .npy file, Parquet table, CSV file or directory of images for `app`.
 
     A .npy must hold the app's dtype in C order with shape (n, *record shape), e.g. (n, 8) for
     lc and knn8 or (n, 256, 256) for sobel: n records, split contiguously (an app whose records
@@ -1394,7 +1394,10 @@ def import_dataset(
     a pandas DataFrame stores as one), which must
     be numeric (decimals of at most 18 digits included) and as many as the app's features;
     the values are cast to the app's dtype (each decimal's exact value rounded once) and
-    the shards are Parquet tables with those columns. Images: see `_image_sources`; `crop`
+    the shards are Parquet tables with those columns. A CSV file (`.csv`, `.tsv`, either
+    gzip-compressed as `.csv.gz`) with a header line gives one record per row from `columns`
+    (default: all), as a table does, into .npy shards: see `ndpkit.runtime.csv_source`.
+    Images: see `_image_sources`; `crop`
     lets images whose sizes are not whole records give the whole records that fit, and
     `on_cropped`, if given, is then passed what that left out (`CropLoss`, from the headers
     the records were counted from) once the data set is written.
@@ -1407,20 +1410,23 @@ def import_dataset(
     (`remove_stale_staging`) are removed once every argument has been checked, and each is
     passed to it; a call refused for its arguments removes nothing.
     """
+    from ndpkit.runtime import csv_source  # noqa: PLC0415 - it imports this module
+
     kernel = resolve_kernel(app)
     devices, shard_bytes = _check_counts(devices, shard_bytes)
     source = Path(src)
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES
+    delimited = csv_source.delimiter_of(source) is not None
     if isinstance(columns, str):  # a str is a Sequence[str]: "f0,f1" was 5 column names
         raise SpecError(
             f"columns must be a list of names, not the string {columns!r}: "
             f"{columns.split(',')!r}, say",
             field="columns",
         )
-    if columns is not None and not parquet:
+    if columns is not None and not (parquet or delimited):
         raise SpecError(
-            f"only a Parquet table (.parquet or .pq) has columns to choose; {src} is not one"
-            + _parquet_by_another_name(source),
+            "only a Parquet table (.parquet or .pq) or a CSV file (.csv, .tsv) has columns "
+            f"to choose; {src} is neither" + _parquet_by_another_name(source),
             field="columns",
         )
     if crop and source.exists() and not (source.is_dir() and kernel.record_shape):
@@ -1441,6 +1447,18 @@ def import_dataset(
     elif source.is_file() and parquet:
         found, chosen, records = _parquet_sources(source, kernel, devices, shard_bytes, columns)
         meta |= {"shard_format": "parquet", "columns": chosen}
+    elif source.is_file() and delimited:
+        return csv_source.import_csv(
+            source,
+            kernel,
+            devices,
+            shard_bytes,
+            columns,
+            Path(path),
+            overwrite,
+            meta,
+            on_stale_removed,
+        )
     elif source.is_file():
         found, records = _npy_sources(source, kernel, devices, shard_bytes)
     elif source.exists():

@@ -1,0 +1,479 @@
+"""CSV and TSV files as an import source: each row's feature columns become one record.
+
+`import_csv` is `import_dataset`'s path for a file named `.csv` or `.tsv` (either may be
+gzip-compressed: `.csv.gz`), for the apps whose records are rows of features (lc, knn*,
+kmeans). The first line must name the columns; `columns` picks and orders the features
+(default: every column), as for a Parquet table, with the same messages. The shards are
+.npy files holding exactly what a .npy of the same values would give.
+
+**Parsed once, into a temporary .npy.** A contiguous split needs the record count before
+the first shard is written, and a CSV tells it only once parsed to its end. Parsing is
+the import's cost (pyarrow reads some 170 MB/s of text on one core, where copying records
+runs at GB/s), so a second pass to count would halve the rate. Instead the records are
+parsed once, a block of text (`BLOCK_BYTES`) at a time, into a .npy in a staging directory
+beside the data set (marked and held as `import_dataset`'s own: a run killed meanwhile
+leaves one the next run sweeps), and that file is sharded as any .npy is, then removed.
+Memory stays bounded whatever the file's size; the disk needs room for the records twice
+(float32 records take some 40% of the text's size) until the data set is written.
+
+**Values.** pyarrow parses each value straight to float32, rounded once to the nearest
+float32 (through float64, a value near a float32 midpoint would be rounded twice). Quoted
+fields, CRLF line ends, spaces around a number and blank lines are accepted. A field that is
+empty or not a number, a row with too few or too many fields, and a value that is not
+finite as float32 (`inf`, `nan`, or `1e300`: beyond float32's range) are errors naming the
+file, the line and the column. pyarrow's errors give the row (the header is row 1, blank
+lines are not rows); the line, which differs where a quoted value spans lines, is found
+by reading the file again up to that row with Python's csv module (only on an error).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import math
+import os
+import re
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from ndpkit.errors import SpecError, brief
+from ndpkit.files import cleanup_held, literal_path, signals_held
+from ndpkit.kernels import Kernel
+from ndpkit.runtime.dataset import (
+    Dataset,
+    ShardStamp,
+    _check_source_unchanged,
+    _check_target,
+    _hold,
+    _mark,
+    _new_sibling_dir,
+    _npy_sources,
+    _OutputFile,
+    _reason,
+    _remove_empty,
+    _remove_staging,
+    _source_columns,
+    _stamp_of,
+    _target,
+    _too_few,
+    _write_dataset,
+    _WriteError,
+    batch_to_records,
+    npy_header,
+)
+
+DELIMITERS = {".csv": ",", ".tsv": "\t"}
+"""The delimiter of each suffix read as delimited text (each also as `.csv.gz`, `.tsv.gz`)."""
+BLOCK_BYTES = 2**20
+"""The text pyarrow parses at once: one batch of records each, so memory stays bounded.
+pyarrow's default; 4 and 16 MiB measured no faster."""
+_SNIFF_BYTES = 64 * 2**10
+"""How much of a file's start is looked at for what makes it no CSV (binary data)."""
+_SCRATCH_NAME = "records.npy"
+_MAGICS = {
+    b"PAR1": "a Parquet file (name it .parquet)",
+    b"\x93NUMPY": "a .npy file (name it .npy)",
+    b"PK\x03\x04": "a zip archive (an .xlsx workbook or an .npz?)",
+    b"\x1f\x8b": "gzip-compressed (a compressed CSV is read as one when named .csv.gz or .tsv.gz)",
+}
+
+
+def delimiter_of(src: Path) -> str | None:
+    """The delimiter of a file named as delimited text (`x.csv`, `x.tsv.gz`), else None."""
+    name = src.name.lower().removesuffix(".gz")
+    return DELIMITERS.get(os.path.splitext(name)[1])
+
+
+@dataclass(frozen=True)
+class _Csv:
+    """A CSV source as checked before it is parsed."""
+
+    path: Path
+    delimiter: str
+    names: tuple[str, ...]
+    """The header's column names."""
+    chosen: tuple[str, ...]
+    """The feature columns, in record order."""
+    by_default: bool
+    """No columns were given: `chosen` is every column."""
+    stamp: ShardStamp
+
+    @property
+    def gzipped(self) -> bool:
+        return self.path.name.lower().endswith(".gz")
+
+
+def _csv_arrow() -> tuple[Any, Any]:
+    """pyarrow and pyarrow.csv, imported on first use (see `dataset._arrow`)."""
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+    import pyarrow.csv as pc  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+
+    return pa, pc
+
+
+def import_csv(
+    src: Path,
+    kernel: Kernel,
+    devices: int,
+    shard_bytes: int,
+    columns: Sequence[str] | None,
+    path: Path,
+    overwrite: bool,
+    meta: dict[str, Any],
+    on_stale_removed: Callable[[Path], object] | None,
+) -> Dataset:
+    """`import_dataset` of a CSV file (see the module's docstring): its header and columns
+    are checked, and the target, before the text is parsed."""
+    source = _checked_source(src, kernel, columns)
+    _check_target(_target(path), overwrite)  # refused now, not after parsing gigabytes
+    with _scratch(_target(path)) as scratch:
+        npy = scratch / _SCRATCH_NAME
+        total = _parse_into(source, kernel, npy)
+        if total == 0:
+            raise SpecError(
+                f"has a header ({', '.join(source.names[:8])}{', …' * (len(source.names) > 8)})"
+                " but no rows",
+                source=str(src),
+            )
+        if total < devices:
+            raise SpecError(_too_few(total, "row", devices), source=str(src))
+        found, records = _npy_sources(npy, kernel, devices, shard_bytes)
+        return _write_dataset(path, overwrite, meta, found, records, on_stale_removed)
+
+
+def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) -> _Csv:
+    pa, _ = _csv_arrow()
+    delimiter = delimiter_of(src)
+    assert delimiter is not None, src
+    if len(kernel.record_shape) != 1:
+        raise SpecError(
+            f"app {kernel.name!r} has records of shape {kernel.record_shape}; a CSV file "
+            "holds rows of features (apps whose records have shape (d,): lc, knn*, kmeans)",
+            source=str(src),
+        )
+    stamp = _stamp_of(src)
+    gzipped = src.name.lower().endswith(".gz")
+    start = _start_of(src, gzipped)
+    _check_text(src, start, gzipped)
+    _check_separated(src, start, delimiter)
+    names = _header(src, delimiter, gzipped)
+    # Every column as float32 for `_source_columns`: a CSV's types are known only once
+    # parsed, and a column that is not numbers is named, by its line, as it is.
+    schema = pa.schema([pa.field(name, pa.float32()) for name in names])
+    chosen = _source_columns(src, schema, columns, kernel)
+    return _Csv(src, delimiter, names, chosen, columns is None, stamp)
+
+
+def _check_separated(src: Path, start: bytes, delimiter: str) -> None:
+    """A first line without the delimiter but with another separator (`a;b;c`, as
+    spreadsheets write CSV where the decimal mark is a comma) is refused saying so: read
+    as one column, it was "1 column (a;b;c)", or a row of "1,5;2" two fields, and the
+    reason was left to be guessed."""
+    line = start.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    seen = [sep for sep in ";\t|," if sep != delimiter and sep in line]
+    if delimiter not in line and seen:
+        kind = ".tsv" if delimiter == "\t" else ".csv"
+        raise SpecError(
+            f"its first line ({_clipped(line)}) has no {delimiter!r} but {seen[0]!r}: a {kind} "
+            f"file is read as separated by {delimiter!r} (commas in .csv, tabs in .tsv)",
+            source=str(src),
+        )
+
+
+def _start_of(src: Path, gzipped: bool) -> bytes:
+    """The first `_SNIFF_BYTES` of the text (decompressed)."""
+    try:
+        with gzip.open(src, "rb") if gzipped else src.open("rb") as f:
+            return f.read(_SNIFF_BYTES)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise SpecError(f"not a readable gzip file ({brief(exc)})", source=str(src)) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read it ({_reason(exc)})", source=str(src)) from None
+
+
+def _check_text(src: Path, start: bytes, gzipped: bool) -> None:
+    """What makes a file no CSV, said before pyarrow reads it as one column of odd text: no
+    text at all, and binary data (a NUL byte, which text never holds)."""
+    if not start.strip():
+        raise SpecError(
+            "is empty: a CSV file needs a first line naming its columns, then a row per record",
+            source=str(src),
+        )
+    for magic, what in _MAGICS.items():
+        if start.startswith(magic) and not (gzipped and magic == b"\x1f\x8b"):
+            raise SpecError(f"not a CSV file: it is {what}", source=str(src))
+    nul = start.find(b"\0")
+    if nul >= 0:
+        raise SpecError(
+            f"not a CSV file: it holds binary data (a NUL byte at byte {nul:,})", source=str(src)
+        )
+
+
+@contextmanager
+def _opened(src: Path, delimiter: str, gzipped: bool, convert: Any) -> Iterator[Any]:
+    """pyarrow's streaming reader of the file, on one thread: only then do its errors give
+    the row (and one thread parsed faster than two here). No `invalid_row_handler`: with
+    one (a Python function), one exit in five aborted the interpreter ("terminate called
+    without an active exception")."""
+    pa, pc = _csv_arrow()
+    read = pc.ReadOptions(use_threads=False, block_size=BLOCK_BYTES)
+    # A quoted value may span lines (a note column beside the features): without
+    # newlines_in_values, one across a block's end was "parser got out of sync"; with it,
+    # a 243 MB file parsed as fast.
+    parse = pc.ParseOptions(delimiter=delimiter, newlines_in_values=True)
+    with pa.input_stream(literal_path(src), compression="gzip" if gzipped else None) as stream:
+        reader = pc.open_csv(
+            stream, read_options=read, parse_options=parse, convert_options=convert
+        )
+        try:
+            yield reader
+        finally:
+            # Before the stream: a reader left reading ahead from a closed stream aborted
+            # the interpreter as it exited ("terminate called without an active exception").
+            reader.close()
+
+
+def _header(src: Path, delimiter: str, gzipped: bool) -> tuple[str, ...]:
+    """The column names of the first line; one that holds only numbers is refused: it is
+    a record, which taken as a header would be lost, and its values as names."""
+    pa, pc = _csv_arrow()
+    # pyarrow parses the first block as it reads the header: a row there with too few or
+    # too many fields is said here, with its line.
+    unknown = _Csv(src, delimiter, (), (), True, _stamp_of(src))
+    try:
+        with _opened(src, delimiter, gzipped, pc.ConvertOptions()) as reader:
+            names = tuple(reader.schema.names)
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"its first line is not UTF-8 text ({exc.reason})", source=str(src)
+        ) from None
+    except (pa.ArrowException, OSError) as exc:
+        if "Empty CSV file" in str(exc):  # one line, without a line break after it
+            raise SpecError("holds one line, its header, and no rows", source=str(src)) from None
+        raise _parse_error(unknown, exc) from None
+    if all(_is_number(name) for name in names):
+        shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+        raise SpecError(
+            f"its first line ({shown}) holds numbers, not column names: the first line must "
+            "name the columns (add a header line)",
+            source=str(src),
+        )
+    return names
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@contextmanager
+def _scratch(target: Path) -> Iterator[Path]:
+    """A staging directory beside `target` for the parsed records, made, marked and held as
+    `dataset._staging` makes its own (so `remove_stale_staging` leaves it alone while this
+    run holds it, and sweeps it if the run is killed) and removed when the import ends,
+    however it ends. A failed write in it is a SpecError naming `target`."""
+    scratch: Path | None = None
+    made: list[Path] = []
+    lock: int | None = None
+    try:
+        with signals_held():  # so that `scratch` is known before any signal can stop us
+            scratch, made = _new_sibling_dir(target)
+            lock = _hold(scratch)
+            _mark(scratch)
+        yield scratch
+    except _WriteError as exc:
+        raise SpecError(
+            f"cannot write the temporary copy of its records ({exc.path}): "
+            f"{_reason(exc.error)}; nothing was written",
+            source=str(target),
+        ) from None
+    finally:
+
+        def clean() -> None:
+            if scratch is not None:
+                _remove_staging(scratch)
+            _remove_empty(made)
+
+        cleanup_held(clean)
+        if lock is not None:
+            os.close(lock)
+
+
+def _parse_into(source: _Csv, kernel: Kernel, npy: Path) -> int:
+    """Write every record of `source` to the new .npy `npy`; the number of records. The
+    header, whose shape is not known until the end, is written last over one of the same
+    length (`npy_header` pads every header to NPY_DATA_ALIGN bytes)."""
+    shape = tuple(kernel.record_shape)
+    placeholder = npy_header(kernel.dtype, (0, *shape))
+    total = 0
+    with _OutputFile(npy) as out:
+        out.write(placeholder)
+        for records in _records(source, kernel):
+            out.write(np.ascontiguousarray(records).data)
+            total += len(records)
+        header = npy_header(kernel.dtype, (total, *shape))
+        assert len(header) == len(placeholder)
+        with out.errors():
+            out.file.seek(0)
+            out.file.write(header)
+    return total
+
+
+def _records(source: _Csv, kernel: Kernel) -> Iterator[np.ndarray]:
+    """The records, a block of text at a time, each checked finite."""
+    pa, pc = _csv_arrow()
+    # No null values: an empty field is a conversion error naming its row, not a null
+    # found later without one.
+    convert = pc.ConvertOptions(
+        column_types={name: pa.float32() for name in source.chosen},
+        include_columns=list(source.chosen),
+        null_values=[],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
+    first = 0
+    for batch in _batches(source, convert):
+        records = batch_to_records(batch, kernel.dtype)
+        _check_finite(source, records, first)
+        yield records
+        first += len(records)
+
+
+def _batches(source: _Csv, convert: Any) -> Iterator[Any]:
+    """pyarrow's record batches of `source`; its errors (from the first block's, raised as
+    the file is opened, on) as `_parse_error`s, and a file changed meanwhile as such."""
+    pa, _ = _csv_arrow()
+    try:
+        with _opened(source.path, source.delimiter, source.gzipped, convert) as reader:
+            for batch in reader:
+                _check_source_unchanged(source.path, source.stamp)
+                yield batch
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+        _check_source_unchanged(source.path, source.stamp)  # truncated meanwhile: say so
+        raise _parse_error(source, exc) from None
+    _check_source_unchanged(source.path, source.stamp)
+
+
+_CONVERSION = re.compile(
+    r"In CSV column #(\d+): Row #(\d+): CSV conversion error to \w+: invalid value '(.*)'$",
+    re.DOTALL,
+)
+_FIELD_COUNT = re.compile(r"Row #(\d+): Expected (\d+) columns, got (\d+)")
+
+
+def _parse_error(source: _Csv, exc: Exception) -> SpecError:
+    """pyarrow's error as one naming the line and column (its text is parsed: a form this
+    does not know is passed on as it is)."""
+    text = str(exc)
+    converted = _CONVERSION.search(text)
+    if converted is not None:
+        index, row, value = int(converted[1]), int(converted[2]), converted[3]
+        name = source.names[index] if index < len(source.names) else f"#{index + 1}"
+        where = f"{_line_of(source, row)}, column {name!r}"
+        if not value.strip():
+            return SpecError(
+                f"{where}, is empty (a missing value); the apps' kernels need numbers: drop "
+                "or fill the missing values first",
+                source=str(source.path),
+            )
+        hint = (
+            f" (without --columns, every column is taken: name the {len(source.chosen)} "
+            "feature columns)"
+            if source.by_default
+            else ""
+        )
+        return SpecError(
+            f"{where}, holds {_clipped(value)!r}, which is not a number{hint}",
+            source=str(source.path),
+        )
+    counted = _FIELD_COUNT.search(text)
+    if counted is not None:
+        row, expected, got = (int(group) for group in counted.groups())
+        return SpecError(
+            f"{_line_of(source, row)} has {got} field{'s' * (got != 1)} and the header "
+            f"{expected}: every row needs a value in each column",
+            source=str(source.path),
+        )
+    kind = "gzip-compressed CSV" if source.gzipped else "CSV"
+    return SpecError(f"not a readable {kind} file ({brief(exc)})", source=str(source.path))
+
+
+def _clipped(value: str, most: int = 40) -> str:
+    return value if len(value) <= most else value[:most] + "…"
+
+
+def _check_finite(source: _Csv, records: np.ndarray, first: int) -> None:
+    """A SpecError naming the first value of `records` (the first is record `first`) that is
+    not finite: every kernel's reference refuses NaN and ±inf. pyarrow parses `1e300` to
+    +inf as it does `inf`: the text, read again, tells them apart."""
+    finite = np.isfinite(records)
+    if finite.all():
+        return
+    at = int(np.argmin(finite.all(axis=1)))
+    j = int(np.argmin(finite[at]))
+    value = float(records[at, j])
+    name = source.chosen[j]
+    row = first + at + 2  # pyarrow's row: the header is row 1
+    located = _locate(source, row)
+    fields = located[1] if located is not None else []
+    index = source.names.index(name)
+    text = fields[index].strip() if index < len(fields) else None
+    limit = f"±{np.finfo(records.dtype).max:.1e}, the range of {records.dtype}"
+    if math.isnan(value):
+        held = "NaN"
+    elif text is not None and text.lower().lstrip("+-") in ("inf", "infinity"):
+        held = "+inf" if value > 0 else "-inf"
+    elif text is not None:
+        held = f"{_clipped(text)}, a value beyond {limit}"
+    else:
+        held = f"{'+' if value > 0 else '-'}inf (or a value beyond {limit})"
+    raise SpecError(
+        f"{_said(row, located)}, column {name!r}, holds {held}; the apps' "
+        "kernels need finite values",
+        source=str(source.path),
+    )
+
+
+def _line_of(source: _Csv, row: int) -> str:
+    return _said(row, _locate(source, row))
+
+
+def _said(row: int, located: tuple[int, list[str]] | None) -> str:
+    """ "line N" of pyarrow's row `row` where it was located, else the row itself."""
+    if located is not None:
+        return f"line {located[0]}"
+    return f"row {row} (the header is row 1; blank lines are not rows)"
+
+
+def _locate(source: _Csv, row: int) -> tuple[int, list[str]] | None:
+    """The line on which pyarrow's row `row` starts (the header is row 1, a blank line is no
+    row), and its fields, as Python's csv module reads them; None if it cannot."""
+    try:
+        with _text(source) as f:
+            reader = csv.reader(f, delimiter=source.delimiter)
+            start, seen = 1, 0
+            for fields in reader:
+                if fields:
+                    seen += 1
+                    if seen == row:
+                        return start, fields
+                start = reader.line_num + 1
+    except (OSError, EOFError, csv.Error, zlib.error):
+        return None
+    return None
+
+
+def _text(source: _Csv) -> TextIO:
+    # Undecodable bytes replaced: only lines are counted, and the fields of one are read.
+    if source.gzipped:
+        return gzip.open(source.path, "rt", encoding="utf-8", errors="replace", newline="")
+    return source.path.open(encoding="utf-8", errors="replace", newline="")

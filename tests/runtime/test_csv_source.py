@@ -1,0 +1,357 @@
+"""CSV and TSV files as an import source: the records equal those of a .npy of the same
+values and those an independent reader (Python's csv module) reads, and every bad file is
+one error naming the file, the line and the column, with nothing written."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import gzip
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.runtime import csv_source, dataset, import_dataset, open_dataset
+from ndpkit.runtime.dataset import STAGING_MARKER
+
+NAMES = [f"x{j}" for j in range(8)]
+
+
+def points(n: int, seed: int) -> np.ndarray:
+    """float32 points over many magnitudes and both signs (some print in scientific
+    notation), as an app's records."""
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.integers(-8, 9, (n, 8))
+    return (rng.standard_normal((n, 8)) * scale).astype(np.float32)
+
+
+def write_csv(
+    path: Path,
+    rows: list[list[str]],
+    header: list[str],
+    *,
+    delimiter: str = ",",
+    newline: str = "\n",
+    quote_all: bool = False,
+    trailing_newline: bool = True,
+) -> Path:
+    text = io.StringIO()
+    quoting = csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL
+    writer = csv.writer(text, delimiter=delimiter, lineterminator=newline, quoting=quoting)
+    writer.writerow(header)
+    writer.writerows(rows)
+    data = text.getvalue() if trailing_newline else text.getvalue().removesuffix(newline)
+    raw = data.encode()
+    path.write_bytes(gzip.compress(raw, mtime=0) if path.name.endswith(".gz") else raw)
+    return path
+
+
+def as_text(values: np.ndarray) -> list[list[str]]:
+    """Each float32 as its shortest repr (numpy's), which reads back to the same float32."""
+    return [[repr(float(v)) if i % 3 else str(v) for i, v in enumerate(row)] for row in values]
+
+
+def independent(path: Path, columns: list[str], delimiter: str = ",") -> np.ndarray:
+    """The records as Python's csv module and float() read them (each value's float64
+    rounded to float32: the values written here are float32s, read back exactly)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8") as f:
+        reader = csv.reader(f, delimiter=delimiter)
+        header = next(reader)
+        picks = [header.index(name) for name in columns]
+        rows = [[float(row[i]) for i in picks] for row in reader if row]
+    return np.array(rows, dtype=np.float32)
+
+
+def nothing_beside(parent: Path, keep: set[str]) -> None:
+    """No data set, staging directory or temporary file was left in `parent`."""
+    assert {p.name for p in parent.iterdir()} == keep
+
+
+def test_a_csv_gives_the_shards_a_npy_of_the_same_values_gives(tmp_path: Path) -> None:
+    values = points(3001, seed=11)
+    np.save(tmp_path / "p.npy", values)
+    write_csv(tmp_path / "p.csv", as_text(values), NAMES)
+    made = [
+        import_dataset(tmp_path / f"p.{kind}", 3, tmp_path / kind, "knn8", shard_bytes=20_000)
+        for kind in ("npy", "csv")
+    ]
+    npy, from_csv = (json.loads((d.path / "manifest.json").read_text()) for d in made)
+    assert from_csv["shards"] == npy["shards"]  # records, offsets, sizes and CRCs alike
+    assert len(npy["shards"]) > 3  # several shards a device
+    assert {k: v for k, v in from_csv.items() if k not in ("shards", "source")} == {
+        k: v for k, v in npy.items() if k not in ("shards", "source")
+    }
+    assert from_csv["source"].endswith("p.csv")
+    np.testing.assert_array_equal(made[1].read_all(), values)
+    open_dataset(tmp_path / "csv", verify=True)
+    nothing_beside(tmp_path, {"p.npy", "p.csv", "npy", "csv"})  # the temporary .npy is gone
+
+
+@pytest.mark.parametrize(
+    ("name", "newline", "quote_all", "trailing_newline"),
+    [
+        ("p.csv", "\n", False, True),
+        ("p.csv", "\r\n", True, False),
+        ("p.csv", "\r\n", False, True),
+        ("p.tsv", "\n", True, True),
+        ("p.csv.gz", "\r\n", True, False),
+        ("p.tsv.gz", "\n", False, True),
+    ],
+)
+def test_records_are_what_an_independent_reader_reads(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    newline: str,
+    quote_all: bool,
+    trailing_newline: bool,
+) -> None:
+    """Across many of pyarrow's blocks (4 KiB each here), with a text column the features
+    are chosen around that holds delimiters, quotes and line breaks."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    rng = np.random.default_rng(5)
+    values = points(2000, seed=3)
+    notes = ["plain", 'say "hi"', "a,b\tc", "two\nlines", "x\r\ny"]
+    rows = [
+        [f"{i}", notes[int(rng.integers(len(notes)))], *texts]
+        for i, texts in enumerate(as_text(values))
+    ]
+    delimiter = "\t" if ".tsv" in name else ","
+    path = write_csv(
+        tmp_path / name,
+        rows,
+        ["id", "note", *NAMES],
+        delimiter=delimiter,
+        newline=newline,
+        quote_all=quote_all,
+        trailing_newline=trailing_newline,
+    )
+    chosen = NAMES[::-1]
+    made = import_dataset(path, 4, tmp_path / "ds", "knn8", columns=chosen)
+    expected = independent(path, chosen, delimiter)
+    assert len(expected) == 2000
+    np.testing.assert_array_equal(made.read_all(), expected)
+    np.testing.assert_array_equal(made.read_all(), values[:, ::-1])
+
+
+def test_spaces_signs_exponents_and_blank_lines_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text('a,b\n\n 1.5 ,-2e3\n+.25,"-1E-2"\n\n3,4.\n', encoding="utf-8")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2")
+    np.testing.assert_array_equal(
+        made.read_all(), np.array([[1.5, -2000], [0.25, -0.01], [3, 4]], np.float32)
+    )
+
+
+def test_each_value_is_rounded_once_to_float32(tmp_path: Path) -> None:
+    """Just past the midpoint of 1 and the next float32 is that next float32 (through
+    float64 it was rounded onto the midpoint, then to even: 1); the midpoint itself is 1."""
+    path = tmp_path / "p.csv"
+    path.write_text("a,b\n1.00000005960464478,1.000000059604644775390625\n", encoding="utf-8")
+    (record,) = import_dataset(path, 1, tmp_path / "ds", "knn2").read_all()
+    assert record[0] == np.nextafter(np.float32(1), np.float32(2))
+    assert record[1] == np.float32(1)
+
+
+def test_a_byte_order_mark_is_no_part_of_the_first_name(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_bytes(b"\xef\xbb\xbfa,b\n1,2\n")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["b", "a"])
+    np.testing.assert_array_equal(made.read_all(), [[2, 1]])
+
+
+# A quoted value over two lines and a blank line before the bad row: the line (6) is not
+# pyarrow's row (4).
+BEFORE = 'a,b,note\n1,2,"two\nlines"\n\n3,4,x\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (BEFORE + "5,x,y\n", "line 6, column 'b', holds 'x', which is not a number"),
+        (BEFORE + "5,,y\n", "line 6, column 'b', is empty (a missing value)"),
+        (BEFORE + '5,"",y\n', "line 6, column 'b', is empty (a missing value)"),
+        (BEFORE + "5,6\n", "line 6 has 2 fields and the header 3"),
+        (BEFORE + "5,6,y,z\n", "line 6 has 4 fields and the header 3"),
+        (BEFORE + "5,1e300,y\n", "line 6, column 'b', holds 1e300, a value beyond ±3.4e+38"),
+        (BEFORE + "5,-1e39,y\n", "line 6, column 'b', holds -1e39, a value beyond ±3.4e+38"),
+        (BEFORE + "5,1e400,y\n", "line 6, column 'b', holds 1e400, a value beyond"),
+        (BEFORE + "5,-inf,y\n", "line 6, column 'b', holds -inf; the apps' kernels need finite"),
+        (BEFORE + "5,NaN,y\n", "line 6, column 'b', holds NaN;"),
+    ],
+)
+def test_a_bad_value_is_named_by_line_and_column(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SpecError, match=r"^.*") as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["a", "b"])
+    assert caught.value.source == str(path)
+    assert message in caught.value.detail
+    nothing_beside(tmp_path, {"p.csv"})
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is empty"),
+        (b"\n\n", "is empty"),
+        (b"a,b\n", "has a header (a, b) but no rows"),
+        (b"a,b\n\n", "has a header (a, b) but no rows"),
+        (b"a,b", "holds one line, its header, and no rows"),
+        (b"1,2\n3,4\n", "its first line (1, 2) holds numbers, not column names"),
+        (b"a,b\n1\x002\n", "not a CSV file: it holds binary data (a NUL byte at byte 5)"),
+        (b"\x93NUMPY\x01\x00", "not a CSV file: it is a .npy file"),
+        (b"PAR1\x15\x04", "not a CSV file: it is a Parquet file"),
+        (gzip.compress(b"a,b\n1,2\n"), "it is gzip-compressed (a compressed CSV is read"),
+        (b"caf\xe9,b\n1,2\n", "its first line is not UTF-8 text"),
+        (b"a,b\n1,2\n3,4\n", "holds 2 rows, fewer than the 3 devices"),
+        (b"a,b,c\n1,2,3\n", "3 columns (a, b, c) for app 'knn2', which needs 2 features"),
+        (b"a,a\n1,2\n", "2 columns are named 'a'"),
+        (
+            b"a;b\r\n1,5;2\r\n",
+            "first line (a;b) has no ',' but ';': a .csv file is read as separated by ','",
+        ),
+    ],
+)
+def test_a_file_that_gives_no_records_is_one_error(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "p.csv"
+    path.write_bytes(content)
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 3, tmp_path / "ds", "knn2")
+    assert caught.value.source == str(path)
+    assert message in caught.value.detail
+    nothing_beside(tmp_path, {"p.csv"})
+
+
+def test_a_text_column_taken_by_default_says_columns_would_leave_it_out(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text("label,b\np,2\n", encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.detail == (
+        "line 2, column 'label', holds 'p', which is not a number (without --columns, every "
+        "column is taken: name the 2 feature columns)"
+    )
+    path.write_text("label,a,b\np,1,2\n", encoding="utf-8")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["a", "b"])
+    np.testing.assert_array_equal(made.read_all(), [[1, 2]])
+
+
+def test_columns_are_checked_as_for_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text("a,b,c\n1,2,3\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"no column 'z' \(it has: a, b, c\)"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["a", "z"])
+    with pytest.raises(SpecError, match="a column is named twice"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["a", "a"])
+    with pytest.raises(SpecError, match="must be a list of names"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2", columns="a,b")  # type: ignore[arg-type]
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["c", " a"])
+    np.testing.assert_array_equal(made.read_all(), [[3, 1]])
+
+
+def test_columns_for_a_source_without_any_are_refused_naming_both_kinds(tmp_path: Path) -> None:
+    np.save(tmp_path / "p.npy", np.zeros((4, 2), np.float32))
+    with pytest.raises(SpecError, match=r"Parquet table .* or a CSV file \(.csv, .tsv\)"):
+        import_dataset(tmp_path / "p.npy", 1, tmp_path / "ds", "knn2", columns=["a", "b"])
+
+
+def test_an_image_app_is_refused_before_the_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text("a\n1\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"app 'sobel' has records of shape \(256, 256\)"):
+        import_dataset(path, 1, tmp_path / "ds", "sobel")
+
+
+def test_an_error_deep_in_the_file_names_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the first block, through gzip, and after records already parsed (into the
+    temporary .npy, which goes): the line counts the lines of quoted values."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    rows = [[f"{i}.5", f"{-i}", '"multi\nline"' if i % 7 == 0 else "n"] for i in range(3000)]
+    rows[2500][1] = "inf"
+    path = write_csv(tmp_path / "p.csv.gz", rows, ["a", "b", "note"])
+    lines = 1 + 2500 + sum(1 for i in range(2500) if i % 7 == 0)  # header, rows, extra lines
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 2, tmp_path / "ds", "knn2", columns=["a", "b"])
+    assert caught.value.detail.startswith(f"line {lines + 1}, column 'b', holds +inf;")
+    nothing_beside(tmp_path, {"p.csv.gz"})
+
+
+def test_an_existing_target_is_refused_before_the_file_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_csv(tmp_path / "p.csv", [["1", "2"]], ["a", "b"])
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "mine.txt").write_text("keep", encoding="utf-8")
+
+    def parse(*args: object) -> int:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(csv_source, "_parse_into", parse)
+    with pytest.raises(SpecError, match=r"not replacing it|overwrite"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2", overwrite=True)
+    assert (tmp_path / "ds" / "mine.txt").exists()
+
+
+def test_the_temporary_records_are_in_a_marked_staging_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Marked, so that a killed run's is swept by the next (`remove_stale_staging`), and
+    removed when the run fails."""
+    path = write_csv(tmp_path / "p.csv", [["1", "2"], ["3", "x"]], ["a", "b"])
+    seen: list[Path] = []
+    parse = csv_source._parse_into
+
+    def watched(source: object, kernel: object, npy: Path) -> int:
+        seen.append(npy)
+        assert (npy.parent / STAGING_MARKER).is_file()
+        assert npy.parent.name.startswith("ds.tmp-")
+        return parse(source, kernel, npy)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(csv_source, "_parse_into", watched)
+    with pytest.raises(SpecError, match="line 3"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert seen and not seen[0].parent.exists()
+    nothing_beside(tmp_path, {"p.csv"})
+
+
+def test_a_failed_write_of_the_temporary_records_names_the_data_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while the text is parsed: one error naming the data set, and neither the
+    staging directory nor the parents made for the data set are left."""
+
+    class Full(dataset._OutputFile):
+        def write(self, data: object) -> None:
+            with self.errors():
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(csv_source, "_OutputFile", Full)
+    path = write_csv(tmp_path / "p.csv", [["1", "2"]], ["a", "b"])
+    target = tmp_path / "new" / "deeper" / "ds"
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, target, "knn2")
+    assert caught.value.source == str(target)
+    assert caught.value.detail.startswith("cannot write the temporary copy of its records (")
+    assert caught.value.detail.endswith("No space left on device; nothing was written")
+    nothing_beside(tmp_path, {"p.csv"})
+
+
+def test_a_damaged_gzip_file_is_one_error(tmp_path: Path) -> None:
+    raw = gzip.compress(("a,b\n" + "1.5,2.5\n" * 40_000).encode(), mtime=0)
+    path = tmp_path / "p.csv.gz"
+    path.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.source == str(path)
+    assert "gzip" in caught.value.detail
+    nothing_beside(tmp_path, {"p.csv.gz"})
