@@ -355,3 +355,21 @@ def test_a_damaged_gzip_file_is_one_error(tmp_path: Path) -> None:
     assert caught.value.source == str(path)
     assert "gzip" in caught.value.detail
     nothing_beside(tmp_path, {"p.csv.gz"})
+
+
+def test_a_file_written_to_while_it_is_imported_is_an_error_not_a_mixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    path = write_csv(tmp_path / "p.csv", [[f"{i}", "1"] for i in range(5000)], ["a", "b"])
+    convert = csv_source.batch_to_records
+
+    def appending(batch: object, dtype: np.dtype) -> np.ndarray:
+        with path.open("a", encoding="utf-8") as f:
+            f.write("7,7\n")
+        return convert(batch, dtype)
+
+    monkeypatch.setattr(csv_source, "batch_to_records", appending)
+    with pytest.raises(SpecError, match=r"changed while it was read \(it .*\); nothing was"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    nothing_beside(tmp_path, {"p.csv"})
