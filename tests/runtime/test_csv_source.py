@@ -373,3 +373,12 @@ def test_a_file_written_to_while_it_is_imported_is_an_error_not_a_mixture(
     with pytest.raises(SpecError, match=r"changed while it was read \(it .*\); nothing was"):
         import_dataset(path, 1, tmp_path / "ds", "knn2")
     nothing_beside(tmp_path, {"p.csv"})
+
+
+def test_columns_name_a_header_typed_with_spaces_after_its_commas(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text("x, y, z\n1, 2, 3\n", encoding="utf-8")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["z", "x"])
+    np.testing.assert_array_equal(made.read_all(), [[3, 1]])
+    with pytest.raises(SpecError, match=r"no column 'w' \(it has: x,  y,  z\)"):
+        import_dataset(path, 1, tmp_path / "ds2", "knn2", columns=["w", "x"])

@@ -58,6 +58,7 @@ from ndpkit.runtime.dataset import (
     _reason,
     _remove_empty,
     _remove_staging,
+    _some_names,
     _source_columns,
     _stamp_of,
     _target,
@@ -136,11 +137,8 @@ def import_csv(
         npy = scratch / _SCRATCH_NAME
         total = _parse_into(source, kernel, npy)
         if total == 0:
-            raise SpecError(
-                f"has a header ({', '.join(source.names[:8])}{', …' * (len(source.names) > 8)})"
-                " but no rows",
-                source=str(src),
-            )
+            header = _some_names(source.names)
+            raise SpecError(f"has a header ({header}) but no rows", source=str(src))
         if total < devices:
             raise SpecError(_too_few(total, "row", devices), source=str(src))
         found, records = _npy_sources(npy, kernel, devices, shard_bytes)
@@ -166,8 +164,21 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
     # Every column as float32 for `_source_columns`: a CSV's types are known only once
     # parsed, and a column that is not numbers is named, by its line, as it is.
     schema = pa.schema([pa.field(name, pa.float32()) for name in names])
-    chosen = _source_columns(src, schema, columns, kernel)
+    given = None if columns is None or isinstance(columns, str) else _as_in(names, columns)
+    chosen = _source_columns(src, schema, given, kernel)
     return _Csv(src, delimiter, names, chosen, columns is None, stamp)
+
+
+def _as_in(names: Sequence[str], columns: Sequence[str]) -> list[str]:
+    """Each column as the header names it where it does so only with spaces around the
+    name (`x, y, z`, a header typed by hand, names " y"): `--columns x,y` means those."""
+    spaced: dict[str, list[str]] = {}
+    for name in names:
+        spaced.setdefault(name.strip(), []).append(name)
+    return [
+        spaced[c.strip()][0] if c not in names and len(spaced.get(c.strip(), ())) == 1 else c
+        for c in columns
+    ]
 
 
 def _check_separated(src: Path, start: bytes, delimiter: str) -> None:
