@@ -1711,5 +1711,5 @@ def test_generate_reports_its_progress_shard_by_shard(tmp_path: Path) -> None:
     assert len(seen) == len(ds.shards) + 1
     done = [d for d, _ in seen]
     assert done == sorted(done) and {t for _, t in seen} == {total}
-    shard_bytes = [b - a for a, b in zip(done, done[1:], strict=False)]
+    shard_bytes = [b - a for a, b in itertools.pairwise(done)]
     assert shard_bytes == [s.records * ds.record_bytes for s in ds.shards]
