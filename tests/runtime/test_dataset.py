@@ -1026,23 +1026,21 @@ def test_import_refuses_images_for_a_point_app(tmp_path: Path) -> None:
     assert not (tmp_path / "ds").exists()
 
 
-@pytest.mark.parametrize("app", ["lc", "sobel"])
-def test_a_parquet_table_written_as_part_files_is_said_to_need_one_file(
-    tmp_path: Path, app: str
-) -> None:
+def test_a_parquet_table_written_as_part_files_is_read_as_one_table(tmp_path: Path) -> None:
     """Spark writes a table as a directory `x.parquet/part-00000-….parquet`: it was read as
-    a directory of images, and the message told to import "a Parquet table", which it is."""
+    a directory of images and refused (tests/runtime/test_parquet_parts.py has the rest)."""
     src = tmp_path / "spark.parquet"
     src.mkdir()
-    table = pa.table({f"c{j}": np.zeros(10, np.float32) for j in range(8)})
+    table = pa.table({f"c{j}": np.arange(10, dtype=np.float32) + j for j in range(8)})
     pq.write_table(table, src / "part-00000-1234.snappy.parquet")
-    with pytest.raises(SpecError) as caught:
-        import_dataset(src, 1, tmp_path / "ds", app)
-    message = str(caught.value)
-    assert message.startswith(f"{src}: ")
-    assert "a Parquet table must be given as a single .parquet or .pq file, not as a " in message
-    assert "directory of part files" in message
-    assert not (tmp_path / "ds").exists()
+    (src / "_SUCCESS").touch()
+    (src / ".part-00000-1234.snappy.parquet.crc").touch()
+    ds = import_dataset(src, 2, tmp_path / "ds", "lc")
+    assert ds.shard_format == "parquet" and ds.read_all()[:, 7].tolist() == list(range(7, 17))
+    with pytest.raises(SpecError, match=r"app 'sobel' has records of shape \(256, 256\)") as e:
+        import_dataset(src, 1, tmp_path / "ds2", "sobel")
+    assert str(e.value).startswith(f"{src}: ")
+    assert not (tmp_path / "ds2").exists()
 
 
 def test_import_refuses_fewer_tiles_than_devices(tmp_path: Path) -> None:

@@ -182,9 +182,10 @@ def import_(
         Path,
         typer.Argument(
             parser=given_path,
-            help="A .npy file, a Parquet table (.parquet, .pq), a CSV file with a header line "
-            "(.csv, .tsv, .csv.gz, .tsv.gz), or a directory of images (PNG, JPEG, TIFF, BMP, "
-            "PGM/PPM/PNM/PBM, WebP).",
+            help="A .npy file, a Parquet table (a .parquet or .pq file, or a directory of "
+            "them: its part files, here and in subdirectories, in path order, numbers in names "
+            "compared as numbers), a CSV file with a header line (.csv, .tsv, .csv.gz, "
+            ".tsv.gz), or a directory of images (PNG, JPEG, TIFF, BMP, PGM/PPM/PNM/PBM, WebP).",
         ),
     ],
     out: OutOpt,
@@ -213,7 +214,9 @@ def import_(
     """Shard an existing .npy, Parquet table, CSV file or image files over devices.
 
     A .npy, a Parquet table or a CSV file is split contiguously (device d holds the d-th
-    block; a table keeps its format, one row per record; a CSV's rows become .npy records).
+    block; a table keeps its format, one row per record; a CSV's rows become .npy records). A
+    directory holding .parquet or .pq files (Spark, DuckDB, pyarrow and tpchgen-cli write
+    tables so) is one table: its parts' rows in order, names starting with . or _ left out.
     Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""

@@ -88,6 +88,7 @@ from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import refusal
+from ndpkit.runtime.parquet_parts import PartListing, holds_parts, list_parts
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
 
@@ -1385,7 +1386,8 @@ def import_dataset(
     on_stale_removed: Callable[[Path], object] | None = None,
     on_cropped: Callable[[CropLoss], object] | None = None,
 ) -> Dataset:
-    """Shard an existing .npy file, Parquet table, CSV file or directory of images for `app`.
+    """Shard an existing .npy file, Parquet table (one file or a directory of part files),
+    CSV file or directory of images for `app`.
 
     A .npy must hold the app's dtype in C order with shape (n, *record shape), e.g. (n, 8) for
     lc and knn8 or (n, 256, 256) for sobel: n records, split contiguously (an app whose records
@@ -1394,7 +1396,10 @@ def import_dataset(
     a pandas DataFrame stores as one), which must
     be numeric (decimals of at most 18 digits included) and as many as the app's features;
     the values are cast to the app's dtype (each decimal's exact value rounded once) and
-    the shards are Parquet tables with those columns. A CSV file (`.csv`, `.tsv`, either
+    the shards are Parquet tables with those columns. A directory holding .parquet or .pq
+    files (Spark's `x.parquet/part-…`, DuckDB's and pyarrow's output) is one table, its
+    parts read in order (`parquet_parts` says which and in which order), each with the
+    columns chosen from the first, of the same types. A CSV file (`.csv`, `.tsv`, either
     gzip-compressed as `.csv.gz`) with a header line gives one record per row from `columns`
     (default: all), as a table does, into .npy shards: see `ndpkit.runtime.csv_source`.
     Images: see `_image_sources`; `crop`
@@ -1415,7 +1420,9 @@ def import_dataset(
     kernel = resolve_kernel(app)
     devices, shard_bytes = _check_counts(devices, shard_bytes)
     source = Path(src)
-    parquet = source.suffix.lower() in _PARQUET_SUFFIXES
+    # A directory is a table's part files if it holds any (or is named as a table), else images.
+    parts = source.is_dir() and (source.suffix.lower() in _PARQUET_SUFFIXES or holds_parts(source))
+    parquet = source.suffix.lower() in _PARQUET_SUFFIXES or parts
     delimited = csv_source.delimiter_of(source) is not None
     if isinstance(columns, str):  # a str is a Sequence[str]: "f0,f1" was 5 column names
         raise SpecError(
@@ -1429,7 +1436,7 @@ def import_dataset(
             f"to choose; {src} is neither" + _parquet_by_another_name(source),
             field="columns",
         )
-    if crop and source.exists() and not (source.is_dir() and kernel.record_shape):
+    if crop and source.exists() and not (source.is_dir() and not parts and kernel.record_shape):
         raise SpecError(
             "only a directory of images cut into records (image apps) can be cropped",
             source=str(source),
@@ -1442,7 +1449,10 @@ def import_dataset(
     meta = _meta(kernel, devices, shard_bytes, seed=None, source=origin)
     found: Iterable[_ShardSource]
     loss: CropLoss | None = None
-    if source.is_dir():
+    if parts:
+        found, chosen, records = _parquet_dir_sources(source, kernel, devices, shard_bytes, columns)
+        meta |= {"shard_format": "parquet", "columns": chosen}
+    elif source.is_dir():
         found, records, loss = _image_sources(source, kernel, devices, shard_bytes, crop)
     elif source.is_file() and parquet:
         found, chosen, records = _parquet_sources(source, kernel, devices, shard_bytes, columns)
@@ -2515,12 +2525,7 @@ def _parquet_sources(
     (the shards, the columns, the rows). The columns are checked before anything is written;
     the rows are read lazily, a bounded batch at a time, in one pass over the source."""
     pa, pq = _arrow()
-    if len(kernel.record_shape) != 1:
-        raise SpecError(
-            f"app {kernel.name!r} has records of shape {kernel.record_shape}; a Parquet table "
-            "holds rows of features (apps whose records have shape (d,): lc, knn*, kmeans)",
-            source=str(src),
-        )
+    _check_rows_of_features(kernel, src)
     # Taken before the footer is read, and compared after every batch: a table rewritten
     # meanwhile (`pq.write_table` onto it truncates and writes it again, usually with the
     # same layout) gave a data set of the old file's first rows and the new one's last, with
@@ -2537,46 +2542,73 @@ def _parquet_sources(
     total = table.metadata.num_rows
     if total < devices:
         raise SpecError(_too_few(total, "row", devices), source=str(src))
-    per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
-
     schema = table.schema_arrow
-    # Each chosen column's type where casting it to the app's dtype can overflow to ±inf.
-    wider = [
-        str(schema.field(name).type) if _may_overflow(schema.field(name).type, kernel.dtype) else ""
-        for name in chosen
-    ]
+    wider = _wider_columns({name: schema.field(name).type for name in chosen}, kernel)
+    rows = _Rows(_table_records(src, table, stamp, kernel, chosen, wider), src)
+    return _row_shards(rows, total, kernel, devices, shard_bytes), chosen, total
 
-    def blocks() -> Iterator[np.ndarray]:
-        first = 0
-        with table:
-            batches = iter(table.iter_batches(batch_size=per_piece, columns=list(chosen)))
-            while True:
-                try:  # a page damaged past the footer is found only when it is read
-                    batch = next(batches)
-                except StopIteration:
-                    break
-                except (pa.ArrowException, OSError) as exc:
-                    _check_source_unchanged(src, stamp)  # truncated meanwhile: say so
-                    raise SpecError(
-                        f"not a readable Parquet file ({exc})", source=str(src)
-                    ) from None
-                _check_source_unchanged(src, stamp)
-                _check_no_nulls(batch, src, first, table.metadata)
-                try:
-                    records = batch_to_records(batch, kernel.dtype)
-                except ValueError as exc:
-                    raise SpecError(str(exc), source=str(src)) from None
-                yield _finite(records, src, first, chosen, wider, batch)
-                first += len(records)
 
+def _check_rows_of_features(kernel: Kernel, src: Path) -> None:
+    if len(kernel.record_shape) != 1:
+        raise SpecError(
+            f"app {kernel.name!r} has records of shape {kernel.record_shape}; a Parquet table "
+            "holds rows of features (apps whose records have shape (d,): lc, knn*, kmeans)",
+            source=str(src),
+        )
+
+
+def _wider_columns(types: dict[str, Any], kernel: Kernel) -> list[str]:
+    """Each chosen column's type (by name, in order) where casting it to the app's dtype can
+    overflow to ±inf, else '' (`_finite`'s `cast_from`)."""
+    return [str(kind) if _may_overflow(kind, kernel.dtype) else "" for kind in types.values()]
+
+
+def _table_records(
+    src: Path,
+    table: Any,
+    stamp: ShardStamp,
+    kernel: Kernel,
+    chosen: Sequence[str],
+    wider: Sequence[str],
+) -> Iterator[np.ndarray]:
+    """The `chosen` columns of the open Parquet file `table` (at `src`, which had `stamp`
+    before its footer was read) as records of the app's dtype, a bounded batch at a time,
+    each checked (unchanged file, no nulls, finite values) before it is handed out; the
+    file is closed once read."""
+    pa, _ = _arrow()
+    per_piece = max(1, _PIECE_BYTES // kernel.record_bytes)
+    first = 0
+    with table:
+        batches = iter(table.iter_batches(batch_size=per_piece, columns=list(chosen)))
+        while True:
+            try:  # a page damaged past the footer is found only when it is read
+                batch = next(batches)
+            except StopIteration:
+                break
+            except (pa.ArrowException, OSError) as exc:
+                _check_source_unchanged(src, stamp)  # truncated meanwhile: say so
+                raise SpecError(f"not a readable Parquet file ({exc})", source=str(src)) from None
+            _check_source_unchanged(src, stamp)
+            _check_no_nulls(batch, src, first, table.metadata)
+            try:
+                records = batch_to_records(batch, kernel.dtype)
+            except ValueError as exc:
+                raise SpecError(str(exc), source=str(src)) from None
+            yield _finite(records, src, first, chosen, wider, batch)
+            first += len(records)
+
+
+def _row_shards(
+    rows: _Rows, total: int, kernel: Kernel, devices: int, shard_bytes: int
+) -> Iterator[_ShardSource]:
+    """`total` rows split contiguously like a .npy's records: device d gets the d-th block,
+    in shards of at most `shard_bytes`."""
     per_shard = max(1, shard_bytes // kernel.record_bytes)
-    rows = _Rows(blocks(), src)
-    shards = (
+    return (
         _ShardSource(device, index, n, rows.take(n))
         for device, count in enumerate(even_split(total, devices))
         for index, (_, n) in enumerate(pieces(count, per_shard))
     )
-    return shards, chosen, total
 
 
 def _check_no_nulls(batch: Any, src: Path, first: int, metadata: Any) -> None:
@@ -2757,11 +2789,11 @@ _NAMES_SHOWN = 20
 message about its columns 28 KB long)."""
 
 
-def _some_names(names: Sequence[str]) -> str:
-    """The first `_NAMES_SHOWN` names, comma-separated, and how many more there are."""
-    shown = ", ".join(names[:_NAMES_SHOWN])
-    more = len(names) - _NAMES_SHOWN
-    return f"{shown}, … and {more:,} more" if more > 0 else shown
+def _some_names(names: Sequence[str], shown: int = _NAMES_SHOWN) -> str:
+    """The first `shown` names, comma-separated, and how many more there are."""
+    listed = ", ".join(names[:shown])
+    more = len(names) - shown
+    return f"{listed}, … and {more:,} more" if more > 0 else listed
 
 
 class _Rows:
@@ -2786,6 +2818,185 @@ class _Rows:
             piece, self._held = self._held[:count], self._held[count:]
             count -= len(piece)
             yield piece
+
+
+# -- a Parquet table written as a directory of part files ----------------------------------
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One part of a table: its file, its stamp from before its footer was read, its rows."""
+
+    path: Path
+    stamp: ShardStamp
+    rows: int
+
+
+def _parquet_dir_sources(
+    src: Path, kernel: Kernel, devices: int, shard_bytes: int, columns: Sequence[str] | None
+) -> tuple[Iterator[_ShardSource], tuple[str, ...], int]:
+    """A Parquet table written as a directory of part files (`parquet_parts` says which, in
+    which order), read as their concatenation and split like a single table; (the shards,
+    the columns, the rows). The columns are chosen from the first part as from a single
+    table, and every part's footer is read and its columns checked before anything is
+    written; the rows are then read a bounded batch at a time, one part open at a time."""
+    _check_rows_of_features(kernel, src)
+    listing = list_parts(src)
+    _check_only_parts(src, listing)
+    parts, types = _read_footers(listing.parts, kernel, columns)
+    total = sum(part.rows for part in parts)
+    if total < devices:
+        raise SpecError(_too_few_in_parts(total, len(parts), devices), source=str(src))
+    chosen = tuple(types)
+    blocks = _part_records(src, parts, kernel, chosen, _wider_columns(types, kernel))
+    return _row_shards(_Rows(blocks, src), total, kernel, devices, shard_bytes), chosen, total
+
+
+def _check_only_parts(src: Path, listing: PartListing) -> None:
+    """The directory holds parts and nothing else that is read as data: images beside them
+    (which of the two is the data set?) or any other file, whose rows a silent skip would
+    lose (a part named `.parq`, an Iceberg table's metadata), are errors naming them."""
+    if (src / "_delta_log").is_dir():
+        # Its parts are every version's until vacuumed: the log says which are current.
+        raise SpecError(
+            "is a Delta Lake table (it has a _delta_log/): its log, not its directory, says "
+            "which parts hold its rows; write it out as Parquet first (with the deltalake "
+            "package, say)",
+            source=str(src),
+        )
+    if not listing.parts:
+        raise SpecError(
+            "holds no parts of a Parquet table (.parquet or .pq files, here or in "
+            "subdirectories; names starting with . or _ are left out)",
+            source=str(src),
+        )
+    images = [path for path in listing.others if path.suffix.lower() in _IMAGE_SUFFIXES]
+    if images:
+        raise SpecError(
+            f"holds both the parts of a Parquet table ({_relative_names(src, listing.parts)}) "
+            f"and images ({_relative_names(src, images)}): which is the data set is "
+            "ambiguous; import each from a directory of its own",
+            source=str(src),
+        )
+    if listing.others:
+        raise SpecError(
+            f"holds files that are not parts of a Parquet table ("
+            f"{_relative_names(src, listing.others)}) beside its parts: the parts are the "
+            ".parquet and .pq files (names starting with . or _, and .crc files, are left "
+            "out); move the others out, or rename a Parquet file to end in .parquet",
+            source=str(src),
+        )
+
+
+def _relative_names(root: Path, paths: Sequence[Path]) -> str:
+    """The first few of `paths` relative to `root`, and how many more there are."""
+    return _some_names([str(path.relative_to(root)) for path in paths], shown=5)
+
+
+def _read_footers(
+    paths: Sequence[Path], kernel: Kernel, columns: Sequence[str] | None
+) -> tuple[list[_Part], dict[str, Any]]:
+    """Each part's rows, from its footer, and the chosen columns' Arrow types by name: chosen
+    from the first part as from a single table, and held by every part with the same types."""
+    pa, pq = _arrow()
+    parts: list[_Part] = []
+    types: dict[str, Any] = {}
+    for path in paths:
+        stamp = _stamp_of(path)  # before the footer: a part changed since is then seen
+        try:
+            with pq.ParquetFile(literal_path(path), **_STREAMED) as table:
+                schema = table.schema_arrow
+                if not parts:
+                    chosen = _source_columns(path, schema, columns, kernel)
+                    types = {name: schema.field(name).type for name in chosen}
+                else:
+                    _check_like_first(path, schema, types, columns, paths[0], kernel)
+                _check_no_nested_namesakes(path, table, tuple(types))
+                rows = table.metadata.num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise SpecError(f"not a readable Parquet file ({exc})", source=str(path)) from None
+        parts.append(_Part(path, stamp, rows))
+    return parts, types
+
+
+def _check_like_first(
+    path: Path,
+    schema: Any,
+    types: dict[str, Any],
+    columns: Sequence[str] | None,
+    first: Path,
+    kernel: Kernel,
+) -> None:
+    """The part at `path` holds the columns chosen from the first part, each once and of the
+    same type; without `columns`, no other column either (taken by default, it would have
+    been a feature had its part come first)."""
+    names = list(schema.names)
+    for name in types:
+        if name not in names:
+            raise SpecError(
+                f"no column {name!r}, which the first part, {first}, has (it has: "
+                f"{_some_names(names)}): the parts of a table have the same columns",
+                source=str(path),
+                field="columns",
+            )
+    _source_columns(path, schema, tuple(types), kernel)  # each once, numeric
+    for name, kind in types.items():
+        if not schema.field(name).type.equals(kind):
+            raise SpecError(
+                f"column {name!r} is {schema.field(name).type}, but {kind} in the first part, "
+                f"{first}: the parts of a table have the same column types",
+                source=str(path),
+                field=name,
+            )
+    index = _pandas_index_columns(schema)
+    extra = [name for name in names if name not in types and name not in index]
+    if columns is None and extra:
+        raise SpecError(
+            f"has a column {extra[0]!r} that the first part, {first}, has not: the parts of "
+            "a table have the same columns, and without columns (--columns) the first part's "
+            "are taken (name the feature columns with --columns)",
+            source=str(path),
+            field="columns",
+        )
+
+
+def _too_few_in_parts(total: int, parts: int, devices: int) -> str:
+    if total == 0:
+        return f"holds no rows: its {parts} part{' is' if parts == 1 else 's are all'} empty"
+    return _too_few(total, "row", devices)
+
+
+def _part_records(
+    src: Path, parts: Sequence[_Part], kernel: Kernel, chosen: Sequence[str], wider: Sequence[str]
+) -> Iterator[np.ndarray]:
+    """The records of the parts, in order, a bounded batch at a time (`_table_records`: each
+    part checked unchanged after each of its batches). Before the last batch is handed out,
+    every part is checked unchanged and the directory to hold the same parts: a table
+    rewritten while it was read (a job run again) would make a data set of two versions."""
+    pa, pq = _arrow()
+    total, done = sum(part.rows for part in parts), 0
+    for part in (part for part in parts if part.rows):
+        try:
+            table = pq.ParquetFile(
+                literal_path(part.path), page_checksum_verification=True, **_STREAMED
+            )
+        except (pa.ArrowException, OSError) as exc:
+            _check_source_unchanged(part.path, part.stamp)  # removed meanwhile: say so
+            raise SpecError(f"not a readable Parquet file ({exc})", source=str(part.path)) from None
+        for records in _table_records(part.path, table, part.stamp, kernel, chosen, wider):
+            done += len(records)
+            if done == total:
+                _check_parts_unchanged(src, parts)
+            yield records
+
+
+def _check_parts_unchanged(src: Path, parts: Sequence[_Part]) -> None:
+    for part in parts:
+        _check_source_unchanged(part.path, part.stamp)
+    read = {part.path for part in parts}
+    added = [path for path in list_parts(src).parts if path not in read]
+    if added:
+        raise _changed_while_read(src, f"gained the part {added[0].relative_to(src)}")
 
 
 def _image_sources(
@@ -3040,7 +3251,8 @@ def _image_mode(kernel: Kernel, src: Path) -> str:
         mode = {1: "L", 3: "RGB", 4: "RGBA"}.get(shape[2])
     if mode is None:
         advice = _parts_note(src) or (
-            "import its records from a .npy file or a Parquet table (a single .parquet or .pq file)"
+            "import its records from a .npy file or a Parquet table (a .parquet or .pq file, "
+            "or a directory of them)"
         )
         raise SpecError(
             f"is a directory, which is read as a directory of images, and app {kernel.name!r} "
@@ -3051,17 +3263,18 @@ def _image_mode(kernel: Kernel, src: Path) -> str:
 
 
 def _parts_note(src: Path) -> str:
-    """For a directory read as images that looks like a Parquet table written as part files
-    (Spark's `x.parquet/part-00000-….parquet`), why it is not read as one; else ''."""
+    """For a directory read as images that holds none, that it is not read as a Parquet
+    table's part files either since it holds none of those (a directory that does is read as
+    one); else ''."""
     try:
-        parts = any(p.suffix.lower() in _PARQUET_SUFFIXES for p in src.iterdir())
+        images = any(p.suffix.lower() in _IMAGE_SUFFIXES for p in src.iterdir())
     except OSError:
-        parts = False
-    if not parts and src.suffix.lower() not in _PARQUET_SUFFIXES:
+        images = False
+    if images:
         return ""
     return (
-        "a Parquet table must be given as a single .parquet or .pq file, not as a directory "
-        "of part files (as Spark writes one): combine them into one file first"
+        "it holds no parts of a Parquet table either (.parquet or .pq files, here or in "
+        "subdirectories; names starting with . or _ are left out), which would make it one"
     )
 
 
