@@ -396,3 +396,14 @@ def test_a_part_removed_during_the_import_is_an_error(
     with pytest.raises(SpecError, match=r"changed while it was read \(it can no longer be read"):
         import_dataset(tmp_path / "t", 2, tmp_path / "ds", "lc", shard_bytes=2**16)
     left_as_it_was(tmp_path, "t")
+
+
+def test_a_part_whose_name_is_not_utf8_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """pyarrow cannot open such a path: a UnicodeEncodeError traceback ended the import."""
+    write_parts(tmp_path / "t", [10, 10])
+    odd = os.fsencode(tmp_path / "t" / "part-1.parquet")
+    os.rename(odd, odd.replace(b"part-1", b"part-1-caf\xe9"))
+    with pytest.raises(SpecError, match="its path is not valid UTF-8") as caught:
+        import_dataset(tmp_path / "t", 1, tmp_path / "ds", "lc")
+    assert caught.value.source == os.fsdecode(odd.replace(b"part-1", b"part-1-caf\xe9"))
+    left_as_it_was(tmp_path, "t")

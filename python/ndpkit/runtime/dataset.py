@@ -2902,6 +2902,7 @@ def _read_footers(
     parts: list[_Part] = []
     types: dict[str, Any] = {}
     for path in paths:
+        _check_utf8_path(path)
         stamp = _stamp_of(path)  # before the footer: a part changed since is then seen
         try:
             with pq.ParquetFile(literal_path(path), **_STREAMED) as table:
@@ -2917,6 +2918,19 @@ def _read_footers(
             raise SpecError(f"not a readable Parquet file ({exc})", source=str(path)) from None
         parts.append(_Part(path, stamp, rows))
     return parts, types
+
+
+def _check_utf8_path(path: Path) -> None:
+    """pyarrow opens only UTF-8 paths (Linux allows any bytes but "/" in a name): a Parquet
+    file named b"caf\\xe9.parquet" ended the import in a UnicodeEncodeError traceback."""
+    try:
+        literal_path(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise SpecError(
+            "its path is not valid UTF-8, and pyarrow opens only UTF-8 paths: rename it (or "
+            "run from a directory whose path is UTF-8, if it is a relative path)",
+            source=str(path),
+        ) from None
 
 
 def _check_like_first(
