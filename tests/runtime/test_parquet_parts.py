@@ -407,3 +407,14 @@ def test_a_part_whose_name_is_not_utf8_is_named_not_a_traceback(tmp_path: Path) 
         import_dataset(tmp_path / "t", 1, tmp_path / "ds", "lc")
     assert caught.value.source == os.fsdecode(odd.replace(b"part-1", b"part-1-caf\xe9"))
     left_as_it_was(tmp_path, "t")
+
+
+def test_a_single_table_whose_name_is_not_utf8_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """The same for one file, `caf\\xe9.parquet`: a UnicodeEncodeError traceback (exit 1)."""
+    pq.write_table(points(0, 10), tmp_path / "x.parquet")
+    odd = os.fsencode(tmp_path) + b"/caf\xe9.parquet"
+    os.rename(tmp_path / "x.parquet", odd)
+    with pytest.raises(SpecError, match="its path is not valid UTF-8") as caught:
+        import_dataset(os.fsdecode(odd), 1, tmp_path / "ds", "lc")
+    assert caught.value.source == os.fsdecode(odd)
+    assert not (tmp_path / "ds").exists()

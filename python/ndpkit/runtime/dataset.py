@@ -2526,6 +2526,7 @@ def _parquet_sources(
     the rows are read lazily, a bounded batch at a time, in one pass over the source."""
     pa, pq = _arrow()
     _check_rows_of_features(kernel, src)
+    _check_utf8_path(src)
     # Taken before the footer is read, and compared after every batch: a table rewritten
     # meanwhile (`pq.write_table` onto it truncates and writes it again, usually with the
     # same layout) gave a data set of the old file's first rows and the new one's last, with
