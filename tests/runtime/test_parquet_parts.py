@@ -418,3 +418,21 @@ def test_a_single_table_whose_name_is_not_utf8_is_named_not_a_traceback(tmp_path
         import_dataset(os.fsdecode(odd), 1, tmp_path / "ds", "lc")
     assert caught.value.source == os.fsdecode(odd)
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("out", ["t/ds", "t", "t/k=1/ds"])
+def test_the_data_set_is_not_written_among_the_parts(tmp_path: Path, out: str) -> None:
+    """Its shards are .parquet files: the import found its own staging directory's shards
+    as a part added while it read ("gained the part ds.tmp-…/device-00/shard-0000.parquet"),
+    and the next import would have read the data set as parts."""
+    write_parts(tmp_path / "t", [10, 10], ["k=1/a.parquet", "k=2/a.parquet"])
+    with pytest.raises(SpecError, match="is in the directory of the Parquet table being") as e:
+        import_dataset(tmp_path / "t", 1, tmp_path / out, "lc", overwrite=True)
+    assert e.value.source == str(tmp_path / out)
+    assert [str(p.relative_to(tmp_path)) for p in sorted(tmp_path.rglob("*"))] == [
+        "t",
+        "t/k=1",
+        "t/k=1/a.parquet",
+        "t/k=2",
+        "t/k=2/a.parquet",
+    ]

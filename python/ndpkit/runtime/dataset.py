@@ -1450,6 +1450,7 @@ def import_dataset(
     found: Iterable[_ShardSource]
     loss: CropLoss | None = None
     if parts:
+        _check_outside_parts(Path(path), source)
         found, chosen, records = _parquet_dir_sources(source, kernel, devices, shard_bytes, columns)
         meta |= {"shard_format": "parquet", "columns": chosen}
     elif source.is_dir():
@@ -2851,6 +2852,19 @@ def _parquet_dir_sources(
     chosen = tuple(types)
     blocks = _part_records(src, parts, kernel, chosen, _wider_columns(types, kernel))
     return _row_shards(_Rows(blocks, src), total, kernel, devices, shard_bytes), chosen, total
+
+
+def _check_outside_parts(out: Path, src: Path) -> None:
+    """The data set is not written into the table's directory: its shards, .parquet files,
+    would be found there as parts (by this import, as it checks for parts added while it
+    reads, and by the next)."""
+    real = os.path.realpath(src)
+    if os.path.commonpath([real, os.path.realpath(out)]) == real:
+        raise SpecError(
+            f"is in the directory of the Parquet table being imported, {src}, whose parts are "
+            "its .parquet files, the data set's shards among them: write it elsewhere",
+            source=str(out),
+        )
 
 
 def _check_only_parts(src: Path, listing: PartListing) -> None:
