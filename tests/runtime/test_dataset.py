@@ -1711,3 +1711,16 @@ def test_generate_reports_its_progress_shard_by_shard(tmp_path: Path) -> None:
     assert done == sorted(done) and {t for _, t in seen} == {total}
     shard_bytes = [b - a for a, b in itertools.pairwise(done)]
     assert shard_bytes == [s.records * ds.record_bytes for s in ds.shards]
+
+
+def test_import_reports_its_progress_shard_by_shard(tmp_path: Path) -> None:
+    src = tmp_path / "x.npy"
+    np.save(src, np.arange(4000, dtype=np.float32).reshape(1000, 4))
+    seen: list[tuple[int, int]] = []
+    ds = import_dataset(
+        src, 3, tmp_path / "ds", Ints(), shard_bytes=1000, progress=lambda *a: seen.append(a)
+    )
+    total = ds.records * ds.record_bytes
+    assert seen[0] == (0, total) and seen[-1] == (total, total)
+    assert len(seen) == len(ds.shards) + 1
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -222,18 +222,22 @@ def import_(
     and the tiles split like a .npy's records."""
     with user_errors(), _as_flags({"columns": "--columns"}), _large_images_said():
         get_kernel(app_name, source=f"{COMMAND_LINE}: --app")
-        dataset = import_dataset(
-            path,
-            _devices(devices),
-            out,
-            app_name,
-            shard_bytes=_shard_bytes(shard_size, app_name),
-            overwrite=overwrite,
-            columns=None if columns is None else _names("--columns", columns),
-            crop=crop,
-            on_stale_removed=_say_removed,
-            on_cropped=_say_cropped,
-        )
+        shard_bytes = _shard_bytes(shard_size, app_name)
+        chosen = None if columns is None else _names("--columns", columns)
+        with byte_bar(f"importing {path}") as progress:
+            dataset = import_dataset(
+                path,
+                _devices(devices),
+                out,
+                app_name,
+                shard_bytes=shard_bytes,
+                overwrite=overwrite,
+                columns=chosen,
+                crop=crop,
+                on_stale_removed=_say_removed,
+                on_cropped=_say_cropped,
+                progress=progress,
+            )
     _note_leftovers(out)
     _show(dataset, fmt)
 

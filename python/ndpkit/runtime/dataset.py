@@ -1385,9 +1385,11 @@ def import_dataset(
     crop: bool = False,
     on_stale_removed: Callable[[Path], object] | None = None,
     on_cropped: Callable[[CropLoss], object] | None = None,
+    progress: Progress | None = None,
 ) -> Dataset:
     """Shard an existing .npy file, Parquet table (one file or a directory of part files),
-    CSV file or directory of images for `app`.
+    CSV file or directory of images for `app`; `progress(written_bytes, total_bytes)` is
+    told the bytes of records written, at the start and after each shard.
 
     A .npy must hold the app's dtype in C order with shape (n, *record shape), e.g. (n, 8) for
     lc and knn8 or (n, 256, 256) for sobel: n records, split contiguously (an app whose records
@@ -1478,7 +1480,7 @@ def import_dataset(
         )
     else:
         raise SpecError("no such file or directory", source=str(source))
-    made = _write_dataset(Path(path), overwrite, meta, found, records, on_stale_removed)
+    made = _write_dataset(Path(path), overwrite, meta, found, records, on_stale_removed, progress)
     if on_cropped is not None and loss is not None:
         on_cropped(loss)
     return made
