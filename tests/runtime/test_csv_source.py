@@ -382,3 +382,56 @@ def test_columns_name_a_header_typed_with_spaces_after_its_commas(tmp_path: Path
     np.testing.assert_array_equal(made.read_all(), [[3, 1]])
     with pytest.raises(SpecError, match=r"no column 'w' \(it has: x,  y,  z\)"):
         import_dataset(path, 1, tmp_path / "ds2", "knn2", columns=["w", "x"])
+
+
+# pandas is not installed here: these are the files it writes, by hand. `df.to_csv(path)`
+# writes the index as a first column with an empty name; `pd.read_csv` names that column
+# `Unnamed: 0`, which `to_csv` writes again as a column (before a new index, or without one
+# with `index=False`); a MultiIndex of unnamed levels is a column each.
+@pytest.mark.parametrize(
+    "text",
+    [
+        ",x,y\n0,1.5,2.0\n1,3.0,4.0\n",
+        ",Unnamed: 0,x,y\n0,0,1.5,2.0\n1,1,3.0,4.0\n",
+        "Unnamed: 0,x,y\n0,1.5,2.0\n1,3.0,4.0\n",
+        ",,x,y\na,0,1.5,2.0\nb,1,3.0,4.0\n",
+    ],
+)
+def test_a_pandas_index_is_left_out_by_default(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2")
+    np.testing.assert_array_equal(made.read_all(), [[1.5, 2], [3, 4]])
+
+
+def test_a_pandas_index_can_still_be_chosen_and_is_named_when_the_count_is_wrong(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text("Unnamed: 0,x,y,z\n7,1.5,2.0,3\n", encoding="utf-8")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["Unnamed: 0", "y"])
+    np.testing.assert_array_equal(made.read_all(), [[7, 2]])
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds2", "knn2")
+    assert caught.value.detail.startswith(
+        "3 columns (x, y, z) for app 'knn2', which needs 2 features ('Unnamed: 0', the pandas "
+        "index, left out by default)"
+    )
+
+
+def test_a_column_with_no_name_after_the_first_is_a_feature(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text("x,\n1.5,2\n", encoding="utf-8")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2")
+    np.testing.assert_array_equal(made.read_all(), [[1.5, 2]])
+
+
+def test_a_bad_value_beside_a_pandas_index_says_the_index_is_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(",x,y\n0,1.5,n/a\n", encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.detail == (
+        "line 2, column 'y', holds 'n/a', which is not a number (without --columns, every "
+        "column but the unnamed first (a pandas index) is taken: name the 2 feature columns)"
+    )

@@ -3,7 +3,8 @@
 `import_csv` is `import_dataset`'s path for a file named `.csv` or `.tsv` (either may be
 gzip-compressed: `.csv.gz`), for the apps whose records are rows of features (lc, knn*,
 kmeans). The first line must name the columns; `columns` picks and orders the features
-(default: every column), as for a Parquet table, with the same messages. The shards are
+(default: every column but the index pandas' `to_csv` writes first, `_pandas_index`), as
+for a Parquet table, with the same messages. The shards are
 .npy files holding exactly what a .npy of the same values would give.
 
 **Parsed once, into a temporary .npy.** A contiguous split needs the record count before
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import math
 import os
 import re
@@ -102,7 +104,10 @@ class _Csv:
     chosen: tuple[str, ...]
     """The feature columns, in record order."""
     by_default: bool
-    """No columns were given: `chosen` is every column."""
+    """No columns were given: `chosen` is every column but `index`."""
+    index: tuple[str, ...]
+    """The leading columns a pandas DataFrame's `to_csv` writes its index in (see
+    `_pandas_index`), left out by default."""
     stamp: ShardStamp
 
     @property
@@ -163,10 +168,31 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
     names = _header(src, delimiter, gzipped)
     # Every column as float32 for `_source_columns`: a CSV's types are known only once
     # parsed, and a column that is not numbers is named, by its line, as it is.
-    schema = pa.schema([pa.field(name, pa.float32()) for name in names])
+    # The pandas index is said as a Parquet table's is: as pandas' metadata, which
+    # `_source_columns` leaves out by default (and names where the count is wrong).
+    index = _pandas_index(names)
+    metadata = {"pandas": json.dumps({"index_columns": list(index)})} if index else None
+    schema = pa.schema([pa.field(name, pa.float32()) for name in names], metadata=metadata)
     given = None if columns is None or isinstance(columns, str) else _as_in(names, columns)
     chosen = _source_columns(src, schema, given, kernel)
-    return _Csv(src, delimiter, names, chosen, columns is None, stamp)
+    return _Csv(src, delimiter, names, chosen, columns is None, index, stamp)
+
+
+_UNNAMED = re.compile(r"Unnamed: \d+(\.\d+)?")
+"""The name pandas' `read_csv` gives a column whose header is empty (`.1` for a second of
+the same name)."""
+
+
+def _pandas_index(names: Sequence[str]) -> tuple[str, ...]:
+    """The leading columns with no name: a pandas DataFrame's `to_csv` writes its index as
+    the first column (the levels of a MultiIndex as the first columns) under an empty
+    header name (`,x,y`), and a file read back with `read_csv` names such a column
+    `Unnamed: 0`, which `to_csv` then writes as a column of its own. Taken by default, the
+    row numbers became a feature (or "3 columns (, x, y)" was refused for knn2)."""
+    count = 0
+    while count < len(names) and (not names[count] or _UNNAMED.fullmatch(names[count])):
+        count += 1
+    return tuple(names[:count])
 
 
 def _as_in(names: Sequence[str], columns: Sequence[str]) -> list[str]:
@@ -256,7 +282,7 @@ def _header(src: Path, delimiter: str, gzipped: bool) -> tuple[str, ...]:
     pa, pc = _csv_arrow()
     # pyarrow parses the first block as it reads the header: a row there with too few or
     # too many fields is said here, with its line.
-    unknown = _Csv(src, delimiter, (), (), True, _stamp_of(src))
+    unknown = _Csv(src, delimiter, (), (), True, (), _stamp_of(src))
     try:
         with _opened(src, delimiter, gzipped, pc.ConvertOptions()) as reader:
             names = tuple(reader.schema.names)
@@ -396,9 +422,14 @@ def _parse_error(source: _Csv, exc: Exception) -> SpecError:
                 "or fill the missing values first",
                 source=str(source.path),
             )
+        first = "first" if len(source.index) == 1 else f"first {len(source.index)}"
+        every = (
+            f"every column but the unnamed {first} (a pandas index)"
+            if source.index
+            else ("every column")
+        )
         hint = (
-            f" (without --columns, every column is taken: name the {len(source.chosen)} "
-            "feature columns)"
+            f" (without --columns, {every} is taken: name the {len(source.chosen)} feature columns)"
             if source.by_default
             else ""
         )
