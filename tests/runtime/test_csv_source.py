@@ -216,6 +216,7 @@ def test_a_bad_value_is_named_by_line_and_column(tmp_path: Path, text: str, mess
             b"a;b\r\n1,5;2\r\n",
             "first line (a;b) has no ',' but ';': a .csv file is read as separated by ','",
         ),
+        (b"a;b\n1;2\n", "(commas in .csv, tabs in .tsv; a first line sep=; names another)"),
     ],
 )
 def test_a_file_that_gives_no_records_is_one_error(
@@ -435,3 +436,69 @@ def test_a_bad_value_beside_a_pandas_index_says_the_index_is_left_out(tmp_path: 
         "line 2, column 'y', holds 'n/a', which is not a number (without --columns, every "
         "column but the unnamed first (a pandas index) is taken: name the 2 feature columns)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("p.csv", b"sep=,\nx,y\n1.5,2\n3,4\n"),
+        ("p.csv", b"sep=;\r\nx;y\r\n1.5;2\r\n3;4\r\n"),
+        ("p.csv", b"\xef\xbb\xbfsep=;\r\nx;y\r\n1.5;2\r\n\r\n3;4\r\n"),
+        ("p.csv", b"sep=\t\nx\ty\n1.5\t2\n3\t4\n"),
+        ("p.tsv", b"sep=,\nx,y\n1.5,2\n3,4\n"),
+        ("p.csv.gz", gzip.compress(b"sep=;\nx;y\n1.5;2\n3;4\n", mtime=0)),
+    ],
+)
+def test_a_first_line_sep_names_the_delimiter(tmp_path: Path, name: str, content: bytes) -> None:
+    """As Excel reads and some exports write it: the line is no header."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["y", "x"])
+    np.testing.assert_array_equal(made.read_all(), [[2, 1.5], [4, 3]])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sep=;\nx;y\n1;2\n3;z\n", "line 4, column 'y', holds 'z', which is not a number"),
+        ("sep=;\nx;y\n1;2\n3;4;5\n", "line 4 has 3 fields and the header 2"),
+        ('sep=;\nx;y;n\n1;2;"a\nb"\n3;inf;c\n', "line 5, column 'y', holds +inf;"),
+        (
+            "sep=;\nx;y\n1,5;2,25\n",
+            "line 3, column 'x', holds '1,5', which is not a number: the decimal mark must be "
+            "a point, not a comma",
+        ),
+        ("sep=;\n", "holds only a first line naming its delimiter (sep=;)"),
+        ("sep=;\r\n\r\n", "holds only a first line naming its delimiter (sep=;)"),
+    ],
+)
+def test_errors_after_a_sep_line_count_it(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["x", "y"])
+    assert message in caught.value.detail
+    nothing_beside(tmp_path, {"p.csv"})
+
+
+def test_an_error_deep_in_a_file_with_a_sep_line_names_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past pyarrow's first block (4 KiB here), where its row counts are its own."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    rows = [[f"{i}.5", f"{-i}"] for i in range(3000)]
+    rows[2500][1] = "x"
+    text = io.StringIO()
+    csv.writer(text, delimiter=";", lineterminator="\n").writerows([["a", "b"], *rows])
+    path = tmp_path / "p.csv"
+    path.write_text("sep=;\n" + text.getvalue(), encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.detail.startswith("line 2503, column 'b', holds 'x', which is not")
+
+
+def test_a_quoted_decimal_comma_is_said_to_need_a_point(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text('x,y\n"1,5",2\n', encoding="utf-8")
+    with pytest.raises(SpecError, match=r"line 2, column 'x', holds '1,5', .* decimal mark"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2")

@@ -22,7 +22,7 @@ float32 (through float64, a value near a float32 midpoint would be rounded twice
 fields, CRLF line ends, spaces around a number and blank lines are accepted. A field that is
 empty or not a number, a row with too few or too many fields, and a value that is not
 finite as float32 (`inf`, `nan`, or `1e300`: beyond float32's range) are errors naming the
-file, the line and the column. pyarrow's errors give the row (the header is row 1, blank
+file, the line and the column. pyarrow's errors give the row (the first line is row 1, blank
 lines are not rows); the line, which differs where a quoted value spans lines, is found
 by reading the file again up to that row with Python's csv module (only on an error).
 """
@@ -109,6 +109,8 @@ class _Csv:
     """The leading columns a pandas DataFrame's `to_csv` writes its index in (see
     `_pandas_index`), left out by default."""
     stamp: ShardStamp
+    skip: int = 0
+    """Lines before the header: 1 where the first line names the delimiter (`sep=;`)."""
 
     @property
     def gzipped(self) -> bool:
@@ -164,8 +166,13 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
     gzipped = src.name.lower().endswith(".gz")
     start = _start_of(src, gzipped)
     _check_text(src, start, gzipped)
-    _check_separated(src, start, delimiter)
-    names = _header(src, delimiter, gzipped)
+    named = _named_delimiter(src, start)
+    if named is None:
+        _check_separated(src, start, delimiter)
+    else:
+        delimiter = named
+    skip = int(named is not None)
+    names = _header(_Csv(src, delimiter, (), (), True, (), stamp, skip))
     # Every column as float32 for `_source_columns`: a CSV's types are known only once
     # parsed, and a column that is not numbers is named, by its line, as it is.
     # The pandas index is said as a Parquet table's is: as pandas' metadata, which
@@ -175,7 +182,7 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
     schema = pa.schema([pa.field(name, pa.float32()) for name in names], metadata=metadata)
     given = None if columns is None or isinstance(columns, str) else _as_in(names, columns)
     chosen = _source_columns(src, schema, given, kernel)
-    return _Csv(src, delimiter, names, chosen, columns is None, index, stamp)
+    return _Csv(src, delimiter, names, chosen, columns is None, index, stamp, skip)
 
 
 _UNNAMED = re.compile(r"Unnamed: \d+(\.\d+)?")
@@ -207,6 +214,34 @@ def _as_in(names: Sequence[str], columns: Sequence[str]) -> list[str]:
     ]
 
 
+_SEP_LINE = re.compile(rb"(?:\xef\xbb\xbf)?sep=([^\r\n\"])\r?(?:\n|$)")
+"""A first line naming the delimiter, as Excel reads (and some exports write) it: `sep=;`
+(after a byte-order mark, if any)."""
+
+
+def _named_delimiter(src: Path, start: bytes) -> str | None:
+    """The delimiter a first line `sep=C` names (that line is then no header: it is
+    skipped, and lines are still counted from it), else None. It was "line 2, column 'sep=',
+    holds 'x', which is not a number" (`sep=,`), or the `;` refusal of `_check_separated`."""
+    named = _SEP_LINE.match(start)
+    if named is None:
+        return None
+    delimiter = named[1].decode("latin-1")
+    if not start[named.end() :].strip():
+        raise SpecError(
+            f"holds only a first line naming its delimiter (sep={delimiter}): a CSV file needs "
+            "a line naming its columns after it, then a row per record",
+            source=str(src),
+        )
+    if not named[1].isascii():
+        raise SpecError(
+            f"its first line names the delimiter {delimiter!r} (sep=): a delimiter must be "
+            "one ASCII character",
+            source=str(src),
+        )
+    return delimiter
+
+
 def _check_separated(src: Path, start: bytes, delimiter: str) -> None:
     """A first line without the delimiter but with another separator (`a;b;c`, as
     spreadsheets write CSV where the decimal mark is a comma) is refused saying so: read
@@ -218,7 +253,8 @@ def _check_separated(src: Path, start: bytes, delimiter: str) -> None:
         kind = ".tsv" if delimiter == "\t" else ".csv"
         raise SpecError(
             f"its first line ({_clipped(line)}) has no {delimiter!r} but {seen[0]!r}: a {kind} "
-            f"file is read as separated by {delimiter!r} (commas in .csv, tabs in .tsv)",
+            f"file is read as separated by {delimiter!r} (commas in .csv, tabs in .tsv; a first "
+            f"line sep={seen[0]} names another)",
             source=str(src),
         )
 
@@ -253,18 +289,20 @@ def _check_text(src: Path, start: bytes, gzipped: bool) -> None:
 
 
 @contextmanager
-def _opened(src: Path, delimiter: str, gzipped: bool, convert: Any) -> Iterator[Any]:
+def _opened(source: _Csv, convert: Any) -> Iterator[Any]:
     """pyarrow's streaming reader of the file, on one thread: only then do its errors give
     the row (and one thread parsed faster than two here). No `invalid_row_handler`: with
     one (a Python function), one exit in five aborted the interpreter ("terminate called
     without an active exception")."""
     pa, pc = _csv_arrow()
-    read = pc.ReadOptions(use_threads=False, block_size=BLOCK_BYTES)
+    # A line skipped (`sep=;`) is still a row in pyarrow's errors: the file's lines count.
+    read = pc.ReadOptions(use_threads=False, block_size=BLOCK_BYTES, skip_rows=source.skip)
     # A quoted value may span lines (a note column beside the features): without
     # newlines_in_values, one across a block's end was "parser got out of sync"; with it,
     # a 243 MB file parsed as fast.
-    parse = pc.ParseOptions(delimiter=delimiter, newlines_in_values=True)
-    with pa.input_stream(literal_path(src), compression="gzip" if gzipped else None) as stream:
+    parse = pc.ParseOptions(delimiter=source.delimiter, newlines_in_values=True)
+    compression = "gzip" if source.gzipped else None
+    with pa.input_stream(literal_path(source.path), compression=compression) as stream:
         reader = pc.open_csv(
             stream, read_options=read, parse_options=parse, convert_options=convert
         )
@@ -276,15 +314,16 @@ def _opened(src: Path, delimiter: str, gzipped: bool, convert: Any) -> Iterator[
             reader.close()
 
 
-def _header(src: Path, delimiter: str, gzipped: bool) -> tuple[str, ...]:
-    """The column names of the first line; one that holds only numbers is refused: it is
-    a record, which taken as a header would be lost, and its values as names."""
+def _header(unknown: _Csv) -> tuple[str, ...]:
+    """The column names of the first line (after `unknown.skip` lines); one that holds only
+    numbers is refused: it is a record, which taken as a header would be lost, and its
+    values as names."""
     pa, pc = _csv_arrow()
+    src = unknown.path
     # pyarrow parses the first block as it reads the header: a row there with too few or
     # too many fields is said here, with its line.
-    unknown = _Csv(src, delimiter, (), (), True, (), _stamp_of(src))
     try:
-        with _opened(src, delimiter, gzipped, pc.ConvertOptions()) as reader:
+        with _opened(unknown, pc.ConvertOptions()) as reader:
             names = tuple(reader.schema.names)
     except UnicodeDecodeError as exc:
         raise SpecError(
@@ -390,7 +429,7 @@ def _batches(source: _Csv, convert: Any) -> Iterator[Any]:
     the file is opened, on) as `_parse_error`s, and a file changed meanwhile as such."""
     pa, _ = _csv_arrow()
     try:
-        with _opened(source.path, source.delimiter, source.gzipped, convert) as reader:
+        with _opened(source, convert) as reader:
             for batch in reader:
                 _check_source_unchanged(source.path, source.stamp)
                 yield batch
@@ -420,6 +459,12 @@ def _parse_error(source: _Csv, exc: Exception) -> SpecError:
             return SpecError(
                 f"{where}, is empty (a missing value); the apps' kernels need numbers: drop "
                 "or fill the missing values first",
+                source=str(source.path),
+            )
+        if "," in value and _is_number(value.replace(",", ".")):
+            return SpecError(
+                f"{where}, holds {_clipped(value)!r}, which is not a number: the decimal mark "
+                "must be a point, not a comma (and a number has no thousands separators)",
                 source=str(source.path),
             )
         first = "first" if len(source.index) == 1 else f"first {len(source.index)}"
@@ -464,7 +509,7 @@ def _check_finite(source: _Csv, records: np.ndarray, first: int) -> None:
     j = int(np.argmin(finite[at]))
     value = float(records[at, j])
     name = source.chosen[j]
-    row = first + at + 2  # pyarrow's row: the header is row 1
+    row = first + at + 2 + source.skip  # pyarrow's row: the header is row 1 + skip
     located = _locate(source, row)
     fields = located[1] if located is not None else []
     index = source.names.index(name)
@@ -493,11 +538,11 @@ def _said(row: int, located: tuple[int, list[str]] | None) -> str:
     """ "line N" of pyarrow's row `row` where it was located, else the row itself."""
     if located is not None:
         return f"line {located[0]}"
-    return f"row {row} (the header is row 1; blank lines are not rows)"
+    return f"row {row} (the first line is row 1; blank lines are not rows)"
 
 
 def _locate(source: _Csv, row: int) -> tuple[int, list[str]] | None:
-    """The line on which pyarrow's row `row` starts (the header is row 1, a blank line is no
+    """The line on which pyarrow's row `row` starts (the first line is row 1, a blank line is no
     row), and its fields, as Python's csv module reads them; None if it cannot."""
     try:
         with _text(source) as f:
