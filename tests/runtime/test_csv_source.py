@@ -8,6 +8,7 @@ import csv
 import errno
 import gzip
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -312,11 +313,11 @@ def test_the_temporary_records_are_in_a_marked_staging_directory(
     seen: list[Path] = []
     parse = csv_source._parse_into
 
-    def watched(source: object, kernel: object, npy: Path) -> int:
+    def watched(source: object, kernel: object, npy: Path, progress: object) -> int:
         seen.append(npy)
         assert (npy.parent / STAGING_MARKER).is_file()
         assert npy.parent.name.startswith("ds.tmp-")
-        return parse(source, kernel, npy)  # type: ignore[arg-type]
+        return parse(source, kernel, npy, progress)  # type: ignore[arg-type]
 
     monkeypatch.setattr(csv_source, "_parse_into", watched)
     with pytest.raises(SpecError, match="line 3"):
@@ -502,3 +503,46 @@ def test_a_quoted_decimal_comma_is_said_to_need_a_point(tmp_path: Path) -> None:
     path.write_text('x,y\n"1,5",2\n', encoding="utf-8")
     with pytest.raises(SpecError, match=r"line 2, column 'x', holds '1,5', .* decimal mark"):
         import_dataset(path, 1, tmp_path / "ds", "knn2")
+
+
+@pytest.mark.parametrize("name", ["p.csv", "p.csv.gz"])
+def test_progress_is_the_bytes_read_then_the_bytes_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Two phases, each from (0, total) to (total, total) without going back: the file's
+    bytes (compressed, for a .gz) as pyarrow reads its blocks (4 KiB here), said 8 KiB
+    apart at most, then the record bytes as the shards are written."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(csv_source, "PROGRESS_BYTES", 8192)
+    rng = np.random.default_rng(8)
+    # Random digits, so that the .gz is not much smaller than the text: many blocks of it.
+    values = rng.integers(0, 10**8, (60_000, 2)).astype(np.float32)
+    path = write_csv(tmp_path / name, [[f"{int(v)}" for v in row] for row in values], ["a", "b"])
+    size = path.stat().st_size
+    calls: list[tuple[int, int]] = []
+    made = csv_source.import_csv(
+        path,
+        dataset.resolve_kernel("knn2"),
+        3,
+        20_000,
+        None,
+        tmp_path / "ds",
+        False,
+        dataset._meta(dataset.resolve_kernel("knn2"), 3, 20_000, seed=None, source="test"),
+        None,
+        lambda done, total: calls.append((done, total)),
+    )
+    np.testing.assert_array_equal(made.read_all(), values)
+    end = calls.index((size, size))
+    parse, write = calls[: end + 1], calls[end + 1 :]
+    record_bytes = values.nbytes
+    assert {total for _, total in parse} == {size}
+    assert {total for _, total in write} == {record_bytes}
+    for phase, total in ((parse, size), (write, record_bytes)):
+        done = [d for d, _ in phase]
+        assert done[0] == 0 and done[-1] == total
+        assert done == sorted(done)
+    steps = [b - a for a, b in itertools.pairwise(d for d, _ in parse)]
+    assert len(parse) > 5  # said as it is read, not only at its ends
+    assert all(step >= 8192 for step in steps[:-1])
+    assert len(write) > 3  # a call a shard

@@ -37,7 +37,7 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -76,6 +76,8 @@ DELIMITERS = {".csv": ",", ".tsv": "\t"}
 BLOCK_BYTES = 2**20
 """The text pyarrow parses at once: one batch of records each, so memory stays bounded.
 pyarrow's default; 4 and 16 MiB measured no faster."""
+PROGRESS_BYTES = 2**20
+"""How far the parse's `progress` moves between calls, at least (bar its last call)."""
 _SNIFF_BYTES = 64 * 2**10
 """How much of a file's start is looked at for what makes it no CSV (binary data)."""
 _SCRATCH_NAME = "records.npy"
@@ -135,21 +137,28 @@ def import_csv(
     overwrite: bool,
     meta: dict[str, Any],
     on_stale_removed: Callable[[Path], object] | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Dataset:
     """`import_dataset` of a CSV file (see the module's docstring): its header and columns
-    are checked, and the target, before the text is parsed."""
+    are checked, and the target, before the text is parsed.
+
+    `progress`, if given, is called in two phases, each from (0, total) to (total, total):
+    while the text is parsed, with (bytes of the file read, its size: compressed bytes for
+    a `.gz`; `PROGRESS_BYTES` apart at most, ahead of the parse by at most the blocks
+    pyarrow reads ahead), then as `_write_dataset` writes the shards, with (record bytes
+    written, record bytes in all)."""
     source = _checked_source(src, kernel, columns)
     _check_target(_target(path), overwrite)  # refused now, not after parsing gigabytes
     with _scratch(_target(path)) as scratch:
         npy = scratch / _SCRATCH_NAME
-        total = _parse_into(source, kernel, npy)
+        total = _parse_into(source, kernel, npy, progress)
         if total == 0:
             header = _some_names(source.names)
             raise SpecError(f"has a header ({header}) but no rows", source=str(src))
         if total < devices:
             raise SpecError(_too_few(total, "row", devices), source=str(src))
         found, records = _npy_sources(npy, kernel, devices, shard_bytes)
-        return _write_dataset(path, overwrite, meta, found, records, on_stale_removed)
+        return _write_dataset(path, overwrite, meta, found, records, on_stale_removed, progress)
 
 
 def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) -> _Csv:
@@ -289,8 +298,9 @@ def _check_text(src: Path, start: bytes, gzipped: bool) -> None:
 
 
 @contextmanager
-def _opened(source: _Csv, convert: Any) -> Iterator[Any]:
-    """pyarrow's streaming reader of the file, on one thread: only then do its errors give
+def _opened(source: _Csv, convert: Any) -> Iterator[tuple[Any, Any]]:
+    """pyarrow's streaming reader of the file and the file it reads (a `pa.OSFile`), on one
+    thread: only then do its errors give
     the row (and one thread parsed faster than two here). No `invalid_row_handler`: with
     one (a Python function), one exit in five aborted the interpreter ("terminate called
     without an active exception")."""
@@ -301,13 +311,18 @@ def _opened(source: _Csv, convert: Any) -> Iterator[Any]:
     # newlines_in_values, one across a block's end was "parser got out of sync"; with it,
     # a 243 MB file parsed as fast.
     parse = pc.ParseOptions(delimiter=source.delimiter, newlines_in_values=True)
-    compression = "gzip" if source.gzipped else None
-    with pa.input_stream(literal_path(source.path), compression=compression) as stream:
+    # The file itself as well as the stream pyarrow reads (decompressed, for a .gz): its
+    # position is how much of the file was read, for `progress`.
+    with ExitStack() as opened:
+        raw = opened.enter_context(pa.OSFile(literal_path(source.path)))
+        stream = (
+            opened.enter_context(pa.CompressedInputStream(raw, "gzip")) if source.gzipped else raw
+        )
         reader = pc.open_csv(
             stream, read_options=read, parse_options=parse, convert_options=convert
         )
         try:
-            yield reader
+            yield reader, raw
         finally:
             # Before the stream: a reader left reading ahead from a closed stream aborted
             # the interpreter as it exited ("terminate called without an active exception").
@@ -323,7 +338,7 @@ def _header(unknown: _Csv) -> tuple[str, ...]:
     # pyarrow parses the first block as it reads the header: a row there with too few or
     # too many fields is said here, with its line.
     try:
-        with _opened(unknown, pc.ConvertOptions()) as reader:
+        with _opened(unknown, pc.ConvertOptions()) as (reader, _):
             names = tuple(reader.schema.names)
     except UnicodeDecodeError as exc:
         raise SpecError(
@@ -384,7 +399,9 @@ def _scratch(target: Path) -> Iterator[Path]:
             os.close(lock)
 
 
-def _parse_into(source: _Csv, kernel: Kernel, npy: Path) -> int:
+def _parse_into(
+    source: _Csv, kernel: Kernel, npy: Path, progress: Callable[[int, int], None] | None
+) -> int:
     """Write every record of `source` to the new .npy `npy`; the number of records. The
     header, whose shape is not known until the end, is written last over one of the same
     length (`npy_header` pads every header to NPY_DATA_ALIGN bytes)."""
@@ -393,7 +410,7 @@ def _parse_into(source: _Csv, kernel: Kernel, npy: Path) -> int:
     total = 0
     with _OutputFile(npy) as out:
         out.write(placeholder)
-        for records in _records(source, kernel):
+        for records in _records(source, kernel, progress):
             out.write(np.ascontiguousarray(records).data)
             total += len(records)
         header = npy_header(kernel.dtype, (total, *shape))
@@ -404,7 +421,9 @@ def _parse_into(source: _Csv, kernel: Kernel, npy: Path) -> int:
     return total
 
 
-def _records(source: _Csv, kernel: Kernel) -> Iterator[np.ndarray]:
+def _records(
+    source: _Csv, kernel: Kernel, progress: Callable[[int, int], None] | None
+) -> Iterator[np.ndarray]:
     """The records, a block of text at a time, each checked finite."""
     pa, pc = _csv_arrow()
     # No null values: an empty field is a conversion error naming its row, not a null
@@ -417,26 +436,44 @@ def _records(source: _Csv, kernel: Kernel) -> Iterator[np.ndarray]:
         quoted_strings_can_be_null=False,
     )
     first = 0
-    for batch in _batches(source, convert):
+    for batch in _batches(source, convert, progress):
         records = batch_to_records(batch, kernel.dtype)
         _check_finite(source, records, first)
         yield records
         first += len(records)
 
 
-def _batches(source: _Csv, convert: Any) -> Iterator[Any]:
+def _batches(
+    source: _Csv, convert: Any, progress: Callable[[int, int], None] | None
+) -> Iterator[Any]:
     """pyarrow's record batches of `source`; its errors (from the first block's, raised as
-    the file is opened, on) as `_parse_error`s, and a file changed meanwhile as such."""
+    the file is opened, on) as `_parse_error`s, and a file changed meanwhile as such. With
+    `progress`, the bytes of the file read (see `import_csv`)."""
     pa, _ = _csv_arrow()
+    size = source.stamp.size_bytes
+    said = 0
+    if progress is not None:
+        progress(0, size)
     try:
-        with _opened(source, convert) as reader:
-            for batch in reader:
+        with _opened(source, convert) as (reader, raw):
+            for blocks, batch in enumerate(reader, 1):
                 _check_source_unchanged(source.path, source.stamp)
                 yield batch
+                if progress is not None:
+                    # pyarrow reads up to 32 blocks ahead of the parse (on its I/O thread):
+                    # a batch is a block of text, so a plain file's parse is where the
+                    # blocks end (a .gz's text is not its bytes: it is said as read).
+                    read = raw.tell()
+                    at = read if source.gzipped else min(read, blocks * BLOCK_BYTES)
+                    if at - said >= PROGRESS_BYTES and at < size:
+                        said = at
+                        progress(at, size)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         _check_source_unchanged(source.path, source.stamp)  # truncated meanwhile: say so
         raise _parse_error(source, exc) from None
     _check_source_unchanged(source.path, source.stamp)
+    if progress is not None:
+        progress(size, size)
 
 
 _CONVERSION = re.compile(
