@@ -430,11 +430,11 @@ def test_a_column_with_no_name_after_the_first_is_a_feature(tmp_path: Path) -> N
 
 def test_a_bad_value_beside_a_pandas_index_says_the_index_is_left_out(tmp_path: Path) -> None:
     path = tmp_path / "p.csv"
-    path.write_text(",x,y\n0,1.5,n/a\n", encoding="utf-8")
+    path.write_text(",x,y\n0,1.5,oops\n", encoding="utf-8")
     with pytest.raises(SpecError) as caught:
         import_dataset(path, 1, tmp_path / "ds", "knn2")
     assert caught.value.detail == (
-        "line 2, column 'y', holds 'n/a', which is not a number (without --columns, every "
+        "line 2, column 'y', holds 'oops', which is not a number (without --columns, every "
         "column but the unnamed first (a pandas index) is taken: name the 2 feature columns)"
     )
 
@@ -546,3 +546,63 @@ def test_progress_is_the_bytes_read_then_the_bytes_written(
     assert len(parse) > 5  # said as it is read, not only at its ends
     assert all(step >= 8192 for step in steps[:-1])
     assert len(write) > 3  # a call a shard
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # R's write.csv: quoted names, row names under "" (left out as a pandas index is)
+        ('"","x","y"\n"1",1.5,2\n"2",NA,3\n', "line 3, column 'x', holds 'NA', a missing value;"),
+        ("x,y\n1.5,#N/A\n", "line 2, column 'y', holds '#N/A', a missing value;"),
+        ("x,y\n1.5, NULL \n", "line 2, column 'y', holds 'NULL', a missing value;"),
+        ("x,y\n?,2\n", "line 2, column 'x', holds '?', a missing value;"),
+    ],
+)
+def test_a_missing_value_as_exports_write_it_is_said_to_be_one(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.detail.startswith(message)
+    assert caught.value.detail.endswith("drop or fill the missing values first")
+
+
+def test_r_write_csv_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text('"","x","y"\n"1",1.5,2\n"2",-3,4e-2\n', encoding="utf-8")
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2")
+    np.testing.assert_array_equal(made.read_all(), np.array([[1.5, 2], [-3, 0.04]], np.float32))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "x\ty\r\n1.5\t2\r\n".encode("utf-16"),  # as Excel's "Unicode Text" saves: a BOM
+        "x\ty\r\n1.5\t2\r\n".encode("utf-16-le"),
+        "x\ty\r\n1.5\t2\r\n".encode("utf-16-be"),
+    ],
+)
+def test_utf16_text_is_said_to_be_utf16(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "p.tsv"
+    path.write_bytes(content)
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.detail.startswith("not a CSV file it reads: it is UTF-16 text")
+    nothing_beside(tmp_path, {"p.tsv"})
+
+
+def test_a_header_that_is_not_utf8_says_how_to_save_it(tmp_path: Path) -> None:
+    path = tmp_path / "p.csv"
+    path.write_bytes("Größe,y\n1,2\n".encode("cp1252"))
+    with pytest.raises(SpecError, match=r"not UTF-8 text .*: save it as UTF-8 \(Excel"):
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+
+
+def test_text_not_utf8_in_a_column_left_out_is_no_error(tmp_path: Path) -> None:
+    """Excel's "CSV" (Windows-1252) with an accented label beside the features."""
+    path = tmp_path / "p.csv"
+    path.write_bytes("x,y,label\n1.5,2,café\n".encode("cp1252"))
+    made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["x", "y"])
+    np.testing.assert_array_equal(made.read_all(), [[1.5, 2]])

@@ -290,11 +290,29 @@ def _check_text(src: Path, start: bytes, gzipped: bool) -> None:
     for magic, what in _MAGICS.items():
         if start.startswith(magic) and not (gzipped and magic == b"\x1f\x8b"):
             raise SpecError(f"not a CSV file: it is {what}", source=str(src))
+    if _is_utf16(start):
+        raise SpecError(
+            'not a CSV file it reads: it is UTF-16 text (as Excel\'s "Unicode Text" saves), '
+            'and only UTF-8 is read: save it as "CSV UTF-8", or convert it (iconv -f UTF-16 '
+            "-t UTF-8)",
+            source=str(src),
+        )
     nul = start.find(b"\0")
     if nul >= 0:
         raise SpecError(
             f"not a CSV file: it holds binary data (a NUL byte at byte {nul:,})", source=str(src)
         )
+
+
+def _is_utf16(start: bytes) -> bool:
+    """Text in UTF-16: after its byte-order mark, or ASCII with a NUL byte after (or before)
+    each character. It was "binary data (a NUL byte at byte 3)", which it is not."""
+    if start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    head = start[: min(len(start), 256) // 2 * 2]
+    return len(head) >= 4 and any(
+        not head[nul::2].strip(b"\0") and b"\0" not in head[1 - nul :: 2] for nul in (0, 1)
+    )
 
 
 @contextmanager
@@ -342,7 +360,9 @@ def _header(unknown: _Csv) -> tuple[str, ...]:
             names = tuple(reader.schema.names)
     except UnicodeDecodeError as exc:
         raise SpecError(
-            f"its first line is not UTF-8 text ({exc.reason})", source=str(src)
+            f"its first line is not UTF-8 text ({exc.reason}): save it as UTF-8 (Excel: "
+            '"CSV UTF-8"), or convert it (iconv -f WINDOWS-1252 -t UTF-8, say)',
+            source=str(src),
         ) from None
     except (pa.ArrowException, OSError) as exc:
         if "Empty CSV file" in str(exc):  # one line, without a line break after it
@@ -483,6 +503,11 @@ _CONVERSION = re.compile(
 _FIELD_COUNT = re.compile(r"Row #(\d+): Expected (\d+) columns, got (\d+)")
 
 
+_MISSING = frozenset(("na", "n/a", "#n/a", "null", "none", "?", "."))
+"""How exports write a missing value (lower case): R's write.csv `NA`, Excel's `#N/A`, SQL
+tools' `NULL`, Python's `None`, the `?` of UCI's data sets, Stata's and SAS's `.`."""
+
+
 def _parse_error(source: _Csv, exc: Exception) -> SpecError:
     """pyarrow's error as one naming the line and column (its text is parsed: a form this
     does not know is passed on as it is)."""
@@ -496,6 +521,12 @@ def _parse_error(source: _Csv, exc: Exception) -> SpecError:
             return SpecError(
                 f"{where}, is empty (a missing value); the apps' kernels need numbers: drop "
                 "or fill the missing values first",
+                source=str(source.path),
+            )
+        if value.strip().lower() in _MISSING:
+            return SpecError(
+                f"{where}, holds {value.strip()!r}, a missing value; the apps' kernels need "
+                "numbers: drop or fill the missing values first",
                 source=str(source.path),
             )
         if "," in value and _is_number(value.replace(",", ".")):
