@@ -471,6 +471,8 @@ def test_a_first_line_sep_names_the_delimiter(tmp_path: Path, name: str, content
         ),
         ("sep=;\n", "holds only a first line naming its delimiter (sep=;)"),
         ("sep=;\r\n\r\n", "holds only a first line naming its delimiter (sep=;)"),
+        ("sep=;\nx;y", "holds its sep= line and header and no rows"),
+        ("sep=;\n1;2\n", "its header (the line after sep=) (1, 2) holds numbers"),
     ],
 )
 def test_errors_after_a_sep_line_count_it(tmp_path: Path, text: str, message: str) -> None:

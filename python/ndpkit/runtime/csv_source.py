@@ -353,6 +353,7 @@ def _header(unknown: _Csv) -> tuple[str, ...]:
     values as names."""
     pa, pc = _csv_arrow()
     src = unknown.path
+    first = "its first line" if not unknown.skip else "its header (the line after sep=)"
     # pyarrow parses the first block as it reads the header: a row there with too few or
     # too many fields is said here, with its line.
     try:
@@ -360,18 +361,19 @@ def _header(unknown: _Csv) -> tuple[str, ...]:
             names = tuple(reader.schema.names)
     except UnicodeDecodeError as exc:
         raise SpecError(
-            f"its first line is not UTF-8 text ({exc.reason}): save it as UTF-8 (Excel: "
+            f"{first} is not UTF-8 text ({exc.reason}): save it as UTF-8 (Excel: "
             '"CSV UTF-8"), or convert it (iconv -f WINDOWS-1252 -t UTF-8, say)',
             source=str(src),
         ) from None
     except (pa.ArrowException, OSError) as exc:
         if "Empty CSV file" in str(exc):  # one line, without a line break after it
-            raise SpecError("holds one line, its header, and no rows", source=str(src)) from None
+            lines = "one line, its header," if not unknown.skip else "its sep= line and header"
+            raise SpecError(f"holds {lines} and no rows", source=str(src)) from None
         raise _parse_error(unknown, exc) from None
     if all(_is_number(name) for name in names):
         shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
         raise SpecError(
-            f"its first line ({shown}) holds numbers, not column names: the first line must "
+            f"{first} ({shown}) holds numbers, not column names: the first line must "
             "name the columns (add a header line)",
             source=str(src),
         )
