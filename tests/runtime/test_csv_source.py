@@ -500,11 +500,16 @@ def test_an_error_deep_in_a_file_with_a_sep_line_names_its_line(
     assert caught.value.detail.startswith("line 2503, column 'b', holds 'x', which is not")
 
 
-def test_a_quoted_decimal_comma_is_said_to_need_a_point(tmp_path: Path) -> None:
+@pytest.mark.parametrize("value", ["1,5", "1,000.5", "-1,234,567"])
+def test_a_quoted_decimal_comma_or_thousands_separator_is_said(tmp_path: Path, value: str) -> None:
     path = tmp_path / "p.csv"
-    path.write_text('x,y\n"1,5",2\n', encoding="utf-8")
-    with pytest.raises(SpecError, match=r"line 2, column 'x', holds '1,5', .* decimal mark"):
+    path.write_text(f'x,y\n"{value}",2\n', encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
         import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.detail == (
+        f"line 2, column 'x', holds '{value}', which is not a number: the decimal mark must be "
+        "a point, not a comma (and a number has no thousands separators)"
+    )
 
 
 @pytest.mark.parametrize("name", ["p.csv", "p.csv.gz"])

@@ -531,7 +531,7 @@ def _parse_error(source: _Csv, exc: Exception) -> SpecError:
                 "numbers: drop or fill the missing values first",
                 source=str(source.path),
             )
-        if "," in value and _is_number(value.replace(",", ".")):
+        if "," in value and any(_is_number(value.replace(",", mark)) for mark in (".", "")):
             return SpecError(
                 f"{where}, holds {_clipped(value)!r}, which is not a number: the decimal mark "
                 "must be a point, not a comma (and a number has no thousands separators)",
