@@ -527,17 +527,13 @@ def test_progress_is_the_bytes_read_then_the_bytes_written(
     path = write_csv(tmp_path / name, [[f"{int(v)}" for v in row] for row in values], ["a", "b"])
     size = path.stat().st_size
     calls: list[tuple[int, int]] = []
-    made = csv_source.import_csv(
+    made = dataset.import_dataset(
         path,
-        dataset.resolve_kernel("knn2"),
         3,
-        20_000,
-        None,
         tmp_path / "ds",
-        False,
-        dataset._meta(dataset.resolve_kernel("knn2"), 3, 20_000, seed=None, source="test"),
-        None,
-        lambda done, total: calls.append((done, total)),
+        "knn2",
+        shard_bytes=20_000,
+        progress=lambda done, total: calls.append((done, total)),
     )
     np.testing.assert_array_equal(made.read_all(), values)
     end = calls.index((size, size))

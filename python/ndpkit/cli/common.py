@@ -511,6 +511,10 @@ def byte_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
         task = bar.add_task(description, total=None)
 
         def progress(done_bytes: int, total_bytes: int) -> None:
+            # A step with another total starts over (a CSV import: the text parsed, then
+            # the records written), its own time and rate with it.
+            if total_bytes != bar.tasks[0].total and done_bytes == 0:
+                bar.reset(task, total=total_bytes)
             bar.update(task, completed=done_bytes, total=total_bytes)
 
         yield progress

@@ -1403,7 +1403,8 @@ def import_dataset(
     parts read in order (`parquet_parts` says which and in which order), each with the
     columns chosen from the first, of the same types. A CSV file (`.csv`, `.tsv`, either
     gzip-compressed as `.csv.gz`) with a header line gives one record per row from `columns`
-    (default: all), as a table does, into .npy shards: see `ndpkit.runtime.csv_source`.
+    (default: all but a pandas index), as a table does, into .npy shards: see
+    `ndpkit.runtime.csv_source` (its `progress` first tells the bytes of the file parsed).
     Images: see `_image_sources`; `crop`
     lets images whose sizes are not whole records give the whole records that fit, and
     `on_cropped`, if given, is then passed what that left out (`CropLoss`, from the headers
@@ -1471,6 +1472,7 @@ def import_dataset(
             overwrite,
             meta,
             on_stale_removed,
+            progress,
         )
     elif source.is_file():
         found, records = _npy_sources(source, kernel, devices, shard_bytes)
