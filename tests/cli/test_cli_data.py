@@ -106,6 +106,31 @@ def test_show_verify_names_every_corrupt_shard_in_one_read(ndpkit, dataset: Data
     assert f"2 of the {len(dataset.shards)} shards are bad, also: {victims[1]} (CRC-32" in line
 
 
+def test_show_verify_names_corrupt_shards_beside_missing_and_truncated_ones(
+    ndpkit, dataset: Dataset
+) -> None:
+    """A copy with a truncated shard, a missing device and two corrupt shards: opening named
+    the truncated shard and the device alone, and the corrupt ones were found only once
+    those were copied again, where the docs promise one error naming them all."""
+    corrupt = [dataset.shard_path(s) for s in (dataset.shards[0], dataset.shards_of(2)[-1])]
+    for victim in corrupt:
+        raw = bytearray(victim.read_bytes())
+        raw[-3] ^= 0xFF
+        victim.write_bytes(raw)
+    truncated = dataset.shard_path(dataset.shards_of(2)[0])
+    truncated.write_bytes(truncated.read_bytes()[:-1])
+    shutil.rmtree(dataset.path / "device-01")
+    lost = len(dataset.shards_of(1))
+    line = one_error_line(ndpkit("data", "show", str(dataset.path), "--verify"))
+    assert line.startswith(f"error: {corrupt[0]}: CRC-32 is "), line
+    assert f"{3 + lost} of the {len(dataset.shards)} shards are bad" in line
+    assert f"{dataset.path / 'device-01'} (device directory is missing, its {lost} shards)" in line
+    assert f"{truncated} (shard is " in line and f"{corrupt[1]} (CRC-32 is " in line
+    # Without --verify, opening names what a stat sees, as before.
+    line = one_error_line(ndpkit("data", "show", str(dataset.path)))
+    assert str(corrupt[0]) not in line and str(truncated) in line
+
+
 @pytest.mark.parametrize(
     ("damage", "expected"),
     [

@@ -1699,6 +1699,28 @@ def test_verify_every_names_all_corrupt_shards_and_counts_past_the_limit(tmp_pat
     assert f"{len(victims)} of the {len(ds.shards)} shards are bad" in str(again.value)
 
 
+def test_verify_every_says_a_missing_device_once_and_still_reads_the_rest(tmp_path: Path) -> None:
+    """A device directory gone after opening was a "shard is missing" per shard, crowding
+    the corrupt ones out of the ten listed; it is said once, as opening says it."""
+    ds = generate_dataset(Ints(), 40_000, 3, tmp_path / "ds", seed=7, shard_bytes=1000)
+    lost = len(ds.shards_of(0))
+    assert lost >= MAX_LISTED_PROBLEMS
+    corrupt = ds.shard_path(ds.shards_of(2)[-1])
+    _flip_last_byte(corrupt)
+    shutil.rmtree(ds.path / "device-00")
+    seen: list[tuple[int, int]] = []
+    with pytest.raises(ShardError) as caught:
+        ds.verify(every=True, progress=lambda done, total: seen.append((done, total)))
+    message = str(caught.value)
+    assert caught.value.source == str(ds.path / "device-00"), message
+    assert f"device directory is missing, its {lost} shards;" in message
+    assert f"{lost + 1} of the {len(ds.shards)} shards are bad, also: {corrupt} (CRC-32" in message
+    assert seen[-1] == (ds.file_bytes, ds.file_bytes)
+    with pytest.raises(ShardError) as opened:
+        open_dataset(ds.path, verify=True, every=True)
+    assert str(opened.value) == message
+
+
 def test_generate_reports_its_progress_shard_by_shard(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     ds = generate_dataset(

@@ -332,10 +332,11 @@ def show(
 ) -> None:
     """Summarise a data set's manifest: app, records, and what each device holds."""
     with user_errors():
-        dataset = open_dataset(directory)
-        if verify:
+        if verify:  # every missing, truncated or corrupt shard named in one error
             with byte_bar(f"verifying {directory}") as progress:
-                dataset.verify(progress=progress, every=True)
+                dataset = open_dataset(directory, verify=True, progress=progress, every=True)
+        else:
+            dataset = open_dataset(directory)
     if verify:  # on stderr, so that stdout stays the summary in every --format
         shards = len(dataset.shards)
         which = "the 1 shard" if shards == 1 else f"all {shards} shards"

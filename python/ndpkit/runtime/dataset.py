@@ -556,17 +556,23 @@ class Dataset:
         """Check every shard's size, CRC-32 and header (records, dtype and shape; a Parquet
         shard's rows and columns) in record order (reads the whole data set); the
         first bad shard is a `ShardError` naming it, or with `every` all of them are checked
-        and one `ShardError` names them all (`shard_problems`): a copy with several bad
-        shards is then told in one read, not one per shard. `progress(checked_bytes,
+        and one `ShardError` names them all (`shard_problems`), missing and truncated ones
+        too (a missing device directory once): a copy with several bad shards is then told
+        in one read, not one per shard. `progress(checked_bytes,
         total_bytes)` is called at the start, at least every `PROGRESS_BYTES` and at the
         end."""
         buffer = bytearray(_CRC_BLOCK_BYTES)
         meter = _Meter(self.file_bytes, progress)
-        problems: list[ShardError] = []
+        # With `every`, the missing and truncated shards first, as opening names them (a
+        # missing device directory once): they are counted, not read.
+        problems, missing = _size_problems(self) if every else ([], set())
+        bad = len(missing)
         for shard in self.shards:
             path = self.shard_path(shard)
             before = meter.checked_bytes
             try:
+                if shard.path in missing:
+                    continue
                 check_shard_size(path, shard.file_bytes)
                 _check_crc(path, _file_crc(path, buffer, meter.add), shard.crc32)
                 _check_shard_layout(path, shard, self.layout)
@@ -574,10 +580,12 @@ class Dataset:
                 if not every:
                     raise
                 problems.append(exc)
+                bad += 1
+            finally:
                 meter.add(before + shard.file_bytes - meter.checked_bytes)  # not all read
         meter.finish()
         if problems:
-            raise shard_problems(problems, len(self.shards))
+            raise shard_problems(problems, len(self.shards), bad)
 
     def summary(self) -> dict[str, Any]:
         m = self.manifest
@@ -620,13 +628,18 @@ class Dataset:
 
 
 def open_dataset(
-    path: str | Path, *, verify: bool = False, progress: Progress | None = None
+    path: str | Path,
+    *,
+    verify: bool = False,
+    progress: Progress | None = None,
+    every: bool = False,
 ) -> Dataset:
     """Read and validate DIR/manifest.json and check that every shard is there, whole.
 
     Sizes are always checked (a stat per shard); `verify=True` also reads every shard to check
     its CRC-32, reporting to `progress` as `Dataset.verify` does. Any problem is a SpecError
-    naming the manifest or the shard.
+    naming the manifest or the shard; with `verify` and `every`, one error names every
+    missing, truncated and corrupt shard (`Dataset.verify(every=True)`).
     """
     root = Path(path)
     manifest_path = root / MANIFEST
@@ -650,6 +663,9 @@ def open_dataset(
     stamp = _stamp_or_none(manifest_path)  # before reading: a later swap is then seen
     dataset = Dataset(root, _read_manifest(manifest_path), stamp)
     _check_no_strays(dataset)
+    if verify and every:  # the sizes are checked with the CRCs, every problem in one error
+        dataset.verify(progress=progress, every=True)
+        return dataset
     _check_shard_sizes(dataset)
     if verify:
         dataset.verify(progress=progress)
@@ -661,7 +677,16 @@ def _check_shard_sizes(dataset: Dataset) -> None:
     named in one error (`shard_problems`), and a device directory missing whole said once,
     not once per shard: a copy that left out a device (or was cut short) is told what to
     copy again in one go."""
+    problems, bad = _size_problems(dataset)
+    if problems:
+        raise shard_problems(problems, len(dataset.shards), len(bad))
+
+
+def _size_problems(dataset: Dataset) -> tuple[list[ShardError], set[str]]:
+    """The missing or truncated shards, a device directory missing whole as one problem
+    (`_check_shard_sizes`), and the manifest paths of the shards they make bad."""
     problems: list[ShardError] = []
+    bad: set[str] = set()
     absent: dict[str, int] = {}
     for shard in dataset.shards:
         device = shard.path.split("/")[0]
@@ -669,17 +694,17 @@ def _check_shard_sizes(dataset: Dataset) -> None:
             absent[device] = 0
         if device in absent:
             absent[device] += 1
+            bad.add(shard.path)
             continue
         try:
             check_shard_size(dataset.shard_path(shard), shard.file_bytes)
         except ShardError as exc:
             problems.append(exc)
+            bad.add(shard.path)
     for device, shards in absent.items():
         its = "its shard" if shards == 1 else f"its {shards} shards"
         problems.append(ShardError(dataset.path / device, f"device directory is missing, {its}"))
-    if problems:
-        bad = len(problems) - len(absent) + sum(absent.values())
-        raise shard_problems(problems, len(dataset.shards), bad)
+    return problems, bad
 
 
 MAX_LISTED_PROBLEMS = 10
