@@ -213,6 +213,23 @@ def test_a_directory_without_parts_or_images_says_it_has_neither(tmp_path: Path,
     left_as_it_was(tmp_path, "empty")
 
 
+@pytest.mark.parametrize("app", ["lc", "sobel"])
+def test_parquet_files_named_otherwise_are_named_not_said_absent(tmp_path: Path, app: str) -> None:
+    """Hive writes a table's parts as `000000_0`, Impala as `…_data.0.parq`: the error said
+    the directory "holds no parts of a Parquet table", of a directory of nothing else."""
+    write_parts(tmp_path / "t", [10, 10, 10], ["000000_0", "000001_0", "k=1/x_data.0.parq"])
+    os.mkfifo(tmp_path / "t" / "000002_0")  # not opened: the read would block
+    (tmp_path / "t" / "notes.txt").write_text("PAR0 not a table")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(tmp_path / "t", 1, tmp_path / "ds", app)
+    assert caught.value.source == str(tmp_path / "t")
+    assert (
+        "it holds Parquet files named otherwise (000000_0, 000001_0, k=1/x_data.0.parq), "
+        "which are not read as the parts of a table"
+    ) in str(caught.value)
+    left_as_it_was(tmp_path, "t")
+
+
 def test_parts_of_no_rows_only_are_an_error(tmp_path: Path) -> None:
     write_parts(tmp_path / "t", [0, 0])
     with pytest.raises(SpecError, match="holds no rows: its 2 parts are all empty") as caught:

@@ -88,7 +88,7 @@ from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import refusal
-from ndpkit.runtime.parquet_parts import PartListing, holds_parts, list_parts
+from ndpkit.runtime.parquet_parts import PartListing, files_under, holds_parts, list_parts
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
 
@@ -3330,10 +3330,36 @@ def _parts_note(src: Path) -> str:
         images = False
     if images:
         return ""
+    misnamed = _misnamed_parts(src)
+    if misnamed:
+        # Hive writes a Parquet table's parts as `000000_0`, Impala as `…_data.0.parq`: "holds
+        # no parts" of a directory of nothing else sent the user looking for another cause.
+        more = ", …" if len(misnamed) > _MISNAMED_SHOWN else ""
+        names = ", ".join(str(path.relative_to(src)) for path in misnamed[:_MISNAMED_SHOWN])
+        return (
+            f"it holds Parquet files named otherwise ({names}{more}), which are not read as "
+            "the parts of a table: a table's parts are its files whose names end in .parquet "
+            "or .pq (rename them)"
+        )
     return (
         "it holds no parts of a Parquet table either (.parquet or .pq files, here or in "
         "subdirectories; names starting with . or _ are left out), which would make it one"
     )
+
+
+_MISNAMED_SHOWN = 5
+
+
+def _misnamed_parts(src: Path) -> list[Path]:
+    """The first few regular files under `src` that start as a Parquet file does (a FIFO is
+    not opened: the read would block), in the listing's order."""
+    found: list[Path] = []
+    for path in files_under(src):
+        if path.is_file() and _parquet_by_another_name(path):
+            found.append(path)
+            if len(found) > _MISNAMED_SHOWN:
+                break
+    return found
 
 
 def image_files(src: Path) -> list[Path]:

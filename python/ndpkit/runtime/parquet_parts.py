@@ -74,6 +74,15 @@ def holds_parts(root: Path) -> bool:
     return any(is_part(name) for _, files in _walk(root, strict=False) for name in files)
 
 
+def files_under(root: Path) -> Iterator[Path]:
+    """The files the listing would consider under `root` (none of those left out), directory
+    by directory in name order; what cannot be listed is passed over."""
+    for top, files in _walk(root, strict=False):
+        for name in sorted(files):
+            if not is_left_out(name):
+                yield Path(top, name)
+
+
 def list_parts(root: Path) -> PartListing:
     """The parts of the table in the directory `root`, in order, and its other files. A part
     that is no regular file (a FIFO, which would block the read) or a directory that cannot
