@@ -164,6 +164,27 @@ def test_hive_partitions_are_read_partition_by_partition(tmp_path: Path) -> None
     assert got.tolist() == [*range(1000, 3000), *range(1000)]
 
 
+def test_a_partition_key_asked_for_as_a_column_is_said_to_be_one(tmp_path: Path) -> None:
+    """DuckDB's `PARTITION_BY (k)` keeps k in the directory names only; its readers give k
+    as a column, and `--columns …,k` was told "no column 'k'" of the first part alone. With
+    WRITE_PARTITION_COLUMNS the key is in the files too, and is read from them."""
+    query = "SELECT range::DOUBLE AS x, (range % 3)::DOUBLE AS k FROM range(90) ORDER BY range"
+    with duckdb.connect() as con:
+        con.execute(f"COPY ({query}) TO '{tmp_path / 't'}' (FORMAT parquet, PARTITION_BY (k))")
+        con.execute(
+            f"COPY ({query}) TO '{tmp_path / 'w'}' "
+            "(FORMAT parquet, PARTITION_BY (k), WRITE_PARTITION_COLUMNS true)"
+        )
+    with pytest.raises(SpecError) as caught:
+        import_dataset(tmp_path / "t", 1, tmp_path / "ds", "knn2", columns=["x", " k"])
+    assert caught.value.field == "columns"
+    assert "no column 'k': it is a partition key, a directory name (k=0.0/)" in str(caught.value)
+    left_as_it_was(tmp_path, "t", "w")
+    ds = import_dataset(tmp_path / "w", 1, tmp_path / "ds", "knn2", columns=["x", "k"])
+    got = ds.read_all()
+    np.testing.assert_array_equal(got[:, 1], got[:, 0] % 3)
+
+
 def test_columns_are_chosen_in_every_part(tmp_path: Path) -> None:
     """--columns picks the features by name in each part, whatever else a part holds."""
     (tmp_path / "t").mkdir()

@@ -2874,7 +2874,8 @@ def _parquet_dir_sources(
     _check_rows_of_features(kernel, src)
     listing = list_parts(src)
     _check_only_parts(src, listing)
-    parts, types = _read_footers(listing.parts, kernel, columns)
+    keys = _partition_keys(src, listing.parts)
+    parts, types = _read_footers(listing.parts, kernel, columns, keys)
     total = sum(part.rows for part in parts)
     if total < devices:
         raise SpecError(_too_few_in_parts(total, len(parts), devices), source=str(src))
@@ -2937,11 +2938,48 @@ def _relative_names(root: Path, paths: Sequence[Path]) -> str:
     return _some_names([str(path.relative_to(root)) for path in paths], shown=5)
 
 
+def _partition_keys(root: Path, parts: Sequence[Path]) -> dict[str, str]:
+    """The hive partition keys of the parts' directories (`k=0/` gives `k`), each with the
+    first directory that names it."""
+    keys: dict[str, str] = {}
+    for path in parts:
+        for name in path.relative_to(root).parent.parts:
+            key, equals, _ = name.partition("=")
+            if equals and key:
+                keys.setdefault(key, name)
+    return keys
+
+
+def _check_no_partition_key(
+    path: Path, schema: Any, columns: Sequence[str], keys: dict[str, str]
+) -> None:
+    """A chosen column that the part has not but that names a hive partition (`--columns k`
+    of a table DuckDB or Spark wrote with `PARTITION_BY (k)`) is an error saying so: their
+    readers give the key as a column, and "no column 'k'" sent the user looking for it in
+    the files, which do not hold it."""
+    names = list(schema.names)
+    for column in columns:
+        name = column if column in names else column.strip()
+        if name not in names and name in keys:
+            raise SpecError(
+                f"no column {name!r}: it is a partition key, a directory name "
+                f"({keys[name]}/), not a column in the parts, and only their columns are "
+                "read; write the table with the key as a column too (DuckDB: "
+                "WRITE_PARTITION_COLUMNS true), or choose other columns",
+                source=str(path),
+                field="columns",
+            )
+
+
 def _read_footers(
-    paths: Sequence[Path], kernel: Kernel, columns: Sequence[str] | None
+    paths: Sequence[Path],
+    kernel: Kernel,
+    columns: Sequence[str] | None,
+    keys: dict[str, str] | None = None,
 ) -> tuple[list[_Part], dict[str, Any]]:
     """Each part's rows, from its footer, and the chosen columns' Arrow types by name: chosen
-    from the first part as from a single table, and held by every part with the same types."""
+    from the first part as from a single table, and held by every part with the same types.
+    `keys`: the hive partition keys of the parts' directories (`_partition_keys`)."""
     pa, pq = _arrow()
     parts: list[_Part] = []
     types: dict[str, Any] = {}
@@ -2952,6 +2990,8 @@ def _read_footers(
             with pq.ParquetFile(literal_path(path), **_STREAMED) as table:
                 schema = table.schema_arrow
                 if not parts:
+                    if columns is not None:
+                        _check_no_partition_key(path, schema, columns, keys or {})
                     chosen = _source_columns(path, schema, columns, kernel)
                     types = {name: schema.field(name).type for name in chosen}
                 else:
