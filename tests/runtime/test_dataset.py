@@ -1209,6 +1209,29 @@ def test_a_device_or_shard_the_manifest_does_not_list_is_an_error(
     assert str(target) in str(caught.value)
 
 
+def test_a_stray_device_beside_a_missing_one_names_both(tmp_path: Path) -> None:
+    """`device-01` copied in as `device-07`: the error told to remove device-07 and said
+    nothing of device-01's absence, which only the next run named."""
+    ds = generate_dataset(Ints(), 40_000, 3, tmp_path / "ds", shard_bytes=4000)
+    (ds.path / "device-01").rename(ds.path / "device-07")
+    lost = len(ds.shards_of(1))
+    assert lost > 1
+    with pytest.raises(SpecError) as caught:
+        open_dataset(ds.path)
+    message = str(caught.value)
+    assert caught.value.source == str(ds.path / "device-07"), message
+    assert "not in the manifest" in message
+    assert (
+        f"; and what the manifest lists is not all there: {ds.path / 'device-01'}: device "
+        f"directory is missing, its {lost} shards"
+    ) in message
+    (ds.path / "device-07").rename(ds.path / "device-01")
+    (ds.path / "device-02" / "shard-0099.npy").touch()
+    with pytest.raises(SpecError) as alone:
+        open_dataset(ds.path)
+    assert str(alone.value).endswith("remove it, or import the data again")  # nothing missing
+
+
 def _write_bad_npys(folder: Path) -> dict[str, str]:
     """Files that are not a usable .npy, each with the message it must get."""
     folder.mkdir()

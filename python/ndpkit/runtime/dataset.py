@@ -744,17 +744,28 @@ def _check_no_strays(dataset: Dataset) -> None:
     devices = {path.split("/")[0] for path in listed}
     for entry in sorted(dataset.path.glob("device-*")):
         if entry.name not in devices:
-            raise SpecError(
+            problem = (
                 f"not in the manifest, which lists {len(devices)} devices (device-00 to "
-                f"device-{len(devices) - 1:02d}); remove it, or import the data again",
-                source=str(entry),
+                f"device-{len(devices) - 1:02d}); remove it, or import the data again"
             )
+            raise SpecError(problem + _listed_missing(dataset), source=str(entry))
         for shard in sorted(entry.glob("shard-*")):
             if f"{entry.name}/{shard.name}" not in listed:
-                raise SpecError(
-                    "a shard file the manifest does not list; remove it, or import the data again",
-                    source=str(shard),
+                problem = (
+                    "a shard file the manifest does not list; remove it, or import the data again"
                 )
+                raise SpecError(problem + _listed_missing(dataset), source=str(shard))
+
+
+def _listed_missing(dataset: Dataset) -> str:
+    """For a data set with a stray file: what of the manifest's shards is missing or
+    truncated (`_size_problems`), or ''. Said alone, "remove it" of a stray `device-07/`
+    hid that `device-02/` was missing (renamed?), and the next run was the first to say so."""
+    problems, bad = _size_problems(dataset)
+    if not problems:
+        return ""
+    missing = shard_problems(problems, len(dataset.shards), len(bad))
+    return f"; and what the manifest lists is not all there: {missing}"
 
 
 def read_manifest(path: Path) -> Manifest:
