@@ -120,7 +120,16 @@ def stdout() -> Console:
     return console
 
 
+_BAR_CONSOLES: list[Console] = []
+"""The console of the progress bar being shown (`byte_bar`), if any."""
+
+
 def stderr() -> Console:
+    """The console for stderr; while a progress bar is shown, the bar's own, which prints
+    each line above the bar: another console's line (a `--crop` summary, a large image's
+    warning, a note) was written after the bar's text, on its line."""
+    if _BAR_CONSOLES:
+        return _BAR_CONSOLES[-1]
     return Console(stderr=True, soft_wrap=True)
 
 
@@ -517,4 +526,8 @@ def byte_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
                 bar.reset(task, total=total_bytes)
             bar.update(task, completed=done_bytes, total=total_bytes)
 
-        yield progress
+        _BAR_CONSOLES.append(console)
+        try:
+            yield progress
+        finally:
+            _BAR_CONSOLES.remove(console)
