@@ -19,9 +19,9 @@ NDPKIT = Path(sys.executable).parent / "ndpkit"
 _ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def _stderr_at_a_terminal(*args: str) -> tuple[int, str]:
-    """Run `ndpkit ARGS` with stderr a terminal (a pseudo-terminal): its status and what it
-    wrote there, as bytes decoded."""
+def _stderr_at_a_terminal(*args: str, term: str = "xterm") -> tuple[int, str]:
+    """Run `ndpkit ARGS` with stderr a terminal (a pseudo-terminal) of type `term`: its
+    status and what it wrote there, as bytes decoded."""
     leader, follower = pty.openpty()
     try:
         process = subprocess.Popen(
@@ -29,7 +29,7 @@ def _stderr_at_a_terminal(*args: str) -> tuple[int, str]:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=follower,
-            env=command_env(TERM="xterm", COLUMNS="120"),
+            env=command_env(TERM=term, COLUMNS="120"),
         )
         os.close(follower)
         written = bytearray()
@@ -64,3 +64,17 @@ def test_a_line_said_under_the_bar_starts_a_line_of_its_own(tmp_path: Path) -> N
     pieces = [_ESCAPE.sub("", piece) for line in written.split("\n") for piece in line.split("\r")]
     said = [piece for piece in pieces if "crop:" in piece]
     assert said and all(piece.startswith("crop: 1 of 1 images") for piece in said), said
+
+
+def test_a_dumb_terminal_gets_no_bar_and_no_empty_line_before_an_error(tmp_path: Path) -> None:
+    """TERM=dumb (Emacs's shell): Rich draws no bar there, but ended its display with an
+    empty line, which came before the error."""
+    (tmp_path / "t").mkdir()
+    pixels = np.zeros((256, 256), dtype=np.uint8)
+    Image.fromarray(pixels).save(tmp_path / "t" / "a.png")
+    status, written = _stderr_at_a_terminal(
+        "data", "import", str(tmp_path / "t"), "--app", "he", "--devices", "2",
+        "--out", str(tmp_path / "ds"), term="dumb",
+    )  # fmt: skip
+    assert status == 2, written
+    assert written.startswith("error: ") and written.count("\n") == 1, repr(written)

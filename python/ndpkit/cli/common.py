@@ -495,9 +495,10 @@ def byte_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
     """A transient progress bar on stderr for a step that reads or writes bytes: yields
     `progress(done_bytes, total_bytes)`, or None where stderr is not a terminal (Rich ends a
     display on any other console with an empty line, which would come before an error, and
-    a log gains nothing from a bar)."""
+    a log gains nothing from a bar). So on a dumb terminal (TERM=dumb: Emacs's shell), where
+    Rich draws no bar but still ends with that empty line."""
     console = stderr()
-    if not console.is_terminal:
+    if not console.is_terminal or console.is_dumb_terminal:
         yield None
         return
     from rich.progress import (  # noqa: PLC0415 (only for a person at a terminal)
