@@ -286,6 +286,25 @@ def test_a_delta_lake_table_is_refused(tmp_path: Path) -> None:
         import_dataset(tmp_path / "t", 1, tmp_path / "ds", "lc")
 
 
+def test_a_hudi_table_is_refused_not_read_with_every_file_version(tmp_path: Path) -> None:
+    """A Hudi table keeps older versions of a file group beside the current one until its
+    cleaner runs, and only its `.hoodie/` timeline says which is current: left out as a
+    hidden directory, it made every version's rows records, without a word."""
+    write_parts(
+        tmp_path / "t",
+        [10, 10],
+        ["k=1/f1-0_0-1-1_20261130101010.parquet", "k=1/f1-0_0-2-2_20261130111111.parquet"],
+    )
+    (tmp_path / "t" / "k=1" / ".hoodie_partition_metadata").write_text("commitTime=1\n")
+    (tmp_path / "t" / ".hoodie").mkdir()
+    (tmp_path / "t" / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=t\n")
+    hudi = r"is an Apache Hudi table \(it has a \.hoodie/\)"
+    with pytest.raises(SpecError, match=hudi) as caught:
+        import_dataset(tmp_path / "t", 1, tmp_path / "ds", "lc")
+    assert caught.value.source == str(tmp_path / "t")
+    left_as_it_was(tmp_path, "t")
+
+
 def test_a_fifo_named_as_a_part_is_refused_without_blocking(tmp_path: Path) -> None:
     write_parts(tmp_path / "t", [10])
     os.mkfifo(tmp_path / "t" / "part-1.parquet")

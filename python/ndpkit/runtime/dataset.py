@@ -2920,6 +2920,15 @@ def _check_only_parts(src: Path, listing: PartListing) -> None:
             "package, say)",
             source=str(src),
         )
+    if (src / ".hoodie").is_dir():
+        # Left out as a hidden directory, its timeline was lost, and with it which file
+        # versions are current: an updated row was imported once per version kept.
+        raise SpecError(
+            "is an Apache Hudi table (it has a .hoodie/): its timeline, not its directory, "
+            "says which versions of its files hold its rows (older ones are kept until "
+            "cleaned); write it out as Parquet first (with Spark, say)",
+            source=str(src),
+        )
     if not listing.parts:
         raise SpecError(
             "holds no parts of a Parquet table (.parquet or .pq files, here or in "
