@@ -3408,13 +3408,17 @@ def _parts_note(src: Path) -> str:
 
 
 _MISNAMED_SHOWN = 5
+_MISNAMED_LOOKED_AT = 1000
+"""The files an error's note opens at most to find Parquet files named otherwise: a tree of
+a million files is not read for a message."""
 
 
 def _misnamed_parts(src: Path) -> list[Path]:
     """The first few regular files under `src` that start as a Parquet file does (a FIFO is
-    not opened: the read would block), in the listing's order."""
+    not opened: the read would block), in the listing's order, among the first
+    `_MISNAMED_LOOKED_AT` files."""
     found: list[Path] = []
-    for path in files_under(src):
+    for path in itertools.islice(files_under(src), _MISNAMED_LOOKED_AT):
         if path.is_file() and _parquet_by_another_name(path):
             found.append(path)
             if len(found) > _MISNAMED_SHOWN:
