@@ -5,6 +5,7 @@ as one error naming it, with nothing written."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -302,6 +303,12 @@ def test_a_hudi_table_is_refused_not_read_with_every_file_version(tmp_path: Path
     with pytest.raises(SpecError, match=hudi) as caught:
         import_dataset(tmp_path / "t", 1, tmp_path / "ds", "lc")
     assert caught.value.source == str(tmp_path / "t")
+    # A partition of it given alone, or a directory above the partitions.
+    for part in (tmp_path / "t" / "k=1", tmp_path / "t"):
+        shutil.rmtree(tmp_path / "t" / ".hoodie", ignore_errors=True)
+        with pytest.raises(SpecError, match=r"is an Apache Hudi table \(or a part of one") as got:
+            import_dataset(part, 1, tmp_path / "ds", "lc")
+        assert got.value.source == str(part)
     left_as_it_was(tmp_path, "t")
 
 

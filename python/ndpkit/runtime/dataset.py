@@ -88,7 +88,13 @@ from ndpkit.hw.quantity import MAX_COUNT
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import refusal
-from ndpkit.runtime.parquet_parts import PartListing, files_under, holds_parts, list_parts
+from ndpkit.runtime.parquet_parts import (
+    PartListing,
+    files_under,
+    holds_file_named,
+    holds_parts,
+    list_parts,
+)
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
 
@@ -2920,13 +2926,20 @@ def _check_only_parts(src: Path, listing: PartListing) -> None:
             "package, say)",
             source=str(src),
         )
-    if (src / ".hoodie").is_dir():
+    hudi = (src / ".hoodie").is_dir()
+    if hudi or holds_file_named(src, ".hoodie_partition_metadata"):
         # Left out as a hidden directory, its timeline was lost, and with it which file
-        # versions are current: an updated row was imported once per version kept.
+        # versions are current: an updated row was imported once per version kept. Each of
+        # its partitions holds a .hoodie_partition_metadata, which tells one given alone.
+        what = (
+            "it has a .hoodie/"
+            if hudi
+            else "or a part of one: it holds a .hoodie_partition_metadata"
+        )
         raise SpecError(
-            "is an Apache Hudi table (it has a .hoodie/): its timeline, not its directory, "
-            "says which versions of its files hold its rows (older ones are kept until "
-            "cleaned); write it out as Parquet first (with Spark, say)",
+            f"is an Apache Hudi table ({what}): its timeline, not its directory, says which "
+            "versions of its files hold its rows (older ones are kept until cleaned); write "
+            "it out as Parquet first (with Spark, say)",
             source=str(src),
         )
     if not listing.parts:

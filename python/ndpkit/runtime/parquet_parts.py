@@ -74,6 +74,12 @@ def holds_parts(root: Path) -> bool:
     return any(is_part(name) for _, files in _walk(root, strict=False) for name in files)
 
 
+def holds_file_named(root: Path, name: str) -> bool:
+    """Whether a file of this name (left out or not: `.hoodie_partition_metadata`) is in
+    `root` or in a directory the listing would list under it."""
+    return any(name in files for _, files in _walk(root, strict=False))
+
+
 def files_under(root: Path) -> Iterator[Path]:
     """The files the listing would consider under `root` (none of those left out), directory
     by directory in name order; what cannot be listed is passed over."""
