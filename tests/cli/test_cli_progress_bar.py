@@ -78,3 +78,20 @@ def test_a_dumb_terminal_gets_no_bar_and_no_empty_line_before_an_error(tmp_path:
     )  # fmt: skip
     assert status == 2, written
     assert written.startswith("error: ") and written.count("\n") == 1, repr(written)
+
+
+def test_evaluate_on_a_dumb_terminal_says_its_error_on_the_first_line(tmp_path: Path) -> None:
+    """`ndpkit evaluate`'s own bar had the same empty line before an error on TERM=dumb."""
+    from ndpkit.runtime import generate_dataset  # noqa: PLC0415
+
+    ds = generate_dataset("knn8", 2**20, 2, tmp_path / "ds", shard_bytes=2**18)
+    victim = ds.shard_path(ds.shards[-1])
+    raw = bytearray(victim.read_bytes())
+    raw[-1] ^= 0xFF
+    victim.write_bytes(raw)
+    status, written = _stderr_at_a_terminal(
+        "evaluate", "knn8", "--data", str(ds.path), "--platforms", "rans", term="dumb"
+    )
+    assert status == 2, written
+    assert written.startswith(f"error: {victim}: CRC-32 is "), repr(written)
+    assert written.count("\n") == 1, repr(written)

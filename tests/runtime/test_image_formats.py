@@ -273,6 +273,24 @@ def test_an_image_of_more_than_8_bits_is_refused_naming_it(
         load_image(folder / name)  # the he loader's rule is the import's
 
 
+@pytest.mark.parametrize("app", ["he", "fft2d"])
+def test_a_cielab_tiff_is_refused_from_its_header(tmp_path: Path, app: str) -> None:
+    """Pillow opens a CIELab TIFF as mode LAB: for grey apps the import failed only once the
+    pixels were read ("conversion from LAB to RGB not supported"), and fft2d took the L, a
+    and b bytes as R, G and B."""
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    Image.fromarray(_seeded((256, 256, 3))).convert("LAB").save(folder / "lab.tif")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(folder, 1, tmp_path / "ds", app)
+    assert str(caught.value).startswith(
+        f"{folder / 'lab.tif'}: an image in the CIELab colour space (mode LAB)"
+    ), str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["imgs"]
+    with pytest.raises(NdpkitError, match="CIELab colour space"):
+        load_image(folder / "lab.tif")
+
+
 def _frames(seed: int, count: int) -> list[Image.Image]:
     """`count` different RGB frames (an encoder merges equal ones)."""
     return [Image.fromarray(_seeded((256, 256, 3)) ^ np.uint8(seed + i)) for i in range(count)]

@@ -498,7 +498,7 @@ def byte_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
     a log gains nothing from a bar). So on a dumb terminal (TERM=dumb: Emacs's shell), where
     Rich draws no bar but still ends with that empty line."""
     console = stderr()
-    if not console.is_terminal or console.is_dumb_terminal:
+    if not bars_wanted(console):
         yield None
         return
     from rich.progress import (  # noqa: PLC0415 (only for a person at a terminal)
@@ -527,8 +527,23 @@ def byte_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
                 bar.reset(task, total=total_bytes)
             bar.update(task, completed=done_bytes, total=total_bytes)
 
-        _BAR_CONSOLES.append(console)
-        try:
+        with bar_shown(console):
             yield progress
-        finally:
-            _BAR_CONSOLES.remove(console)
+
+
+def bars_wanted(console: Console) -> bool:
+    """Whether a progress bar may be drawn on `console`: a terminal, and not a dumb one
+    (TERM=dumb: Emacs's shell), where Rich draws no bar but still ends its display with an
+    empty line, which would come before an error."""
+    return console.is_terminal and not console.is_dumb_terminal
+
+
+@contextmanager
+def bar_shown(console: Console) -> Iterator[None]:
+    """While a bar is drawn on `console`, `stderr()` is that console, which prints each line
+    above the bar (another console's line was written after the bar's text, on its line)."""
+    _BAR_CONSOLES.append(console)
+    try:
+        yield
+    finally:
+        _BAR_CONSOLES.remove(console)

@@ -23,6 +23,8 @@ from ndpkit.cli.common import (
     COMMAND_LINE,
     Format,
     FormatOption,
+    bar_shown,
+    bars_wanted,
     check_fraction,
     check_output_file,
     comma_list,
@@ -389,7 +391,7 @@ def _progress(fmt: Format) -> Iterator[tuple[Callable[[str], None], ByteProgress
     step streams data (a spinner otherwise), for a person at a terminal only: Rich ends a
     display on any other console with an empty line, which would come before an error."""
     console = stderr()
-    if fmt is not Format.table or not console.is_terminal:
+    if fmt is not Format.table or not bars_wanted(console):
         yield (lambda _: None), None
         return
     columns = (
@@ -411,7 +413,8 @@ def _progress(fmt: Format) -> Iterator[tuple[Callable[[str], None], ByteProgress
         def done(done_bytes: int, total_bytes: int) -> None:
             bar.update(tasks[-1], completed=done_bytes, total=total_bytes)
 
-        yield step, done
+        with bar_shown(console):  # warnings said meanwhile go above the bar
+            yield step, done
 
 
 def _si(size_bytes: float) -> str:

@@ -125,8 +125,28 @@ def _frame_count(image: Image.Image) -> int:
 
 
 def refusal(image: Image.Image) -> str | None:
-    """Why an opened image is not read (`wide_mode_error`, `frames_error`), or None."""
-    return wide_mode_error(image) or frames_error(image)
+    """Why an opened image is not read (`wide_mode_error`, `colour_space_error`,
+    `frames_error`), or None."""
+    return wide_mode_error(image) or colour_space_error(image) or frames_error(image)
+
+
+OTHER_COLOUR_SPACES = {"LAB": "CIELab"}
+"""Modes pillow opens whose samples it does not convert faithfully: its conversion of CIELab to
+grey is unsupported ("conversion from LAB to RGB not supported", raised only once the
+pixels were read) and to RGB took the L, a and b bytes as R, G and B (up to 75 levels off
+the source's colours)."""
+
+
+def colour_space_error(image: Image.Image) -> str | None:
+    """Why an image in another colour space than RGB or grey is refused, or None (said from
+    its header, with the other files' header errors)."""
+    space = OTHER_COLOUR_SPACES.get(image.mode)
+    if space is None:
+        return None
+    return (
+        f"an image in the {space} colour space (mode {image.mode}); pillow does not convert it "
+        "to RGB or grey levels faithfully: convert it to sRGB or grayscale first"
+    )
 
 
 def load_image(path: str | os.PathLike[str]) -> np.ndarray:
