@@ -12,7 +12,8 @@ the page cache, best wall time of `--repeat`, with that process's peak resident 
   (multi-threaded) or polars' `read_csv`, `numpy.loadtxt` (for CSV; up to 256 MiB of
   records), `pyarrow.parquet.read_table` (Parquet), each then `numpy.save`; for a `.npy`,
   a plain file copy (the floor: bytes in, bytes out).
-Rates are MB/s of the source file. The machine is noted on the first lines."""
+Every output is checked to hold exactly the source's records. Rates are MB/s of the source
+file. The machine is noted on the first lines."""
 
 from __future__ import annotations
 
@@ -105,7 +106,11 @@ def peak_rss_bytes() -> int:
     return int(line.split()[1]) * 1024
 
 
-def measure(way: str, src: Path, scratch: Path, repeat: int) -> dict[str, Any]:
+def measure(
+    way: str, src: Path, scratch: Path, repeat: int, expected: np.ndarray
+) -> dict[str, Any]:
+    """The best of `repeat` runs of `way` on `src`, each output checked against `expected`
+    (the records as the .npy source holds them: `%.9g` gives every float32 back)."""
     best: dict[str, Any] | None = None
     for trial in range(repeat):
         out = scratch / f"{way}-{trial}" if way == "ndpkit" else scratch / f"{way}-{trial}.npy"
@@ -116,6 +121,7 @@ def measure(way: str, src: Path, scratch: Path, repeat: int) -> dict[str, Any]:
             check=True,
         )
         found = json.loads(child.stdout)
+        _check(way, out, expected)
         if best is None or found["seconds"] < best["seconds"]:
             best = found
         if out.is_dir():
@@ -124,6 +130,18 @@ def measure(way: str, src: Path, scratch: Path, repeat: int) -> dict[str, Any]:
             out.unlink(missing_ok=True)
     assert best is not None
     return best
+
+
+def _check(way: str, out: Path, expected: np.ndarray) -> None:
+    """The output holds exactly the source's records, else the script fails."""
+    if way == "ndpkit":
+        from ndpkit.runtime import open_dataset  # noqa: PLC0415 (not in the timed processes)
+
+        got = open_dataset(out, verify=True).read_all()
+    else:
+        got = np.load(out, mmap_mode="r")
+    if got.shape != expected.shape or not np.array_equal(got, expected):
+        raise SystemExit(f"{way}: its output is not the source's records ({out})")
 
 
 def main() -> None:
@@ -147,6 +165,7 @@ def main() -> None:
         scratch = Path(tmp) / "out"
         scratch.mkdir()
         sources = make_sources(root, args.size_mib * 2**20, args.seed)
+        expected = np.load(sources["npy"])
         ways = {
             "csv": ["ndpkit", "pyarrow", "polars"]
             + (["loadtxt"] if args.size_mib * 2**20 <= LOADTXT_LIMIT_BYTES else []),
@@ -161,7 +180,7 @@ def main() -> None:
             src = sources[kind]
             src.read_bytes()  # into the page cache
             mb = src.stat().st_size / 1e6
-            found = {way: measure(way, src, scratch, args.repeat) for way in chosen}
+            found = {way: measure(way, src, scratch, args.repeat, expected) for way in chosen}
             ours = found["ndpkit"]["seconds"]
             for way, f in found.items():
                 print(

@@ -102,3 +102,13 @@ def test_shard_folios_folds_in_the_executors_chunks(tmp_path: Path) -> None:
     out = _run("shard_folios.py", "--kernel", "knn8-topk", "--size", "1MiB", "--repeat", "1",
                "--dir", str(tmp_path), tmp_path=tmp_path)  # fmt: skip
     assert "folded in 128 MiB chunks" in out
+
+
+def test_data_import_checks_and_reports_every_way(tmp_path: Path) -> None:
+    out = _run("data_import.py", "--size-mib", "1", "--repeat", "1", "--dir", str(tmp_path),
+               tmp_path=tmp_path)  # fmt: skip
+    rows = [line.split("|")[1:4] for line in out.splitlines() if line.startswith("| ")]
+    ways = [(source.strip(), way.strip()) for source, _, way in rows[1:]]  # after the header
+    assert ways == [("csv", "ndpkit"), ("csv", "pyarrow"), ("csv", "polars"), ("csv", "loadtxt"),
+                    ("parquet", "ndpkit"), ("parquet", "pyarrow"), ("npy", "ndpkit"),
+                    ("npy", "copy")]  # fmt: skip
