@@ -208,7 +208,7 @@ def test_a_bad_value_is_named_by_line_and_column(tmp_path: Path, text: str, mess
         (b"a,b\n1\x002\n", "not a CSV file: it holds binary data (a NUL byte at byte 5)"),
         (b"\x93NUMPY\x01\x00", "not a CSV file: it is a .npy file"),
         (b"PAR1\x15\x04", "not a CSV file: it is a Parquet file"),
-        (gzip.compress(b"a,b\n1,2\n"), "it is gzip-compressed (a compressed CSV is read"),
+        (gzip.compress(b"a,b\n1,2\n", mtime=0), "it is gzip-compressed (a compressed CSV is read"),
         (b"caf\xe9,b\n1,2\n", "its first line is not UTF-8 text"),
         (b"a,b\n1,2\n3,4\n", "holds 2 rows, fewer than the 3 devices"),
         (b"a,b,c\n1,2,3\n", "3 columns (a, b, c) for app 'knn2', which needs 2 features"),
