@@ -1,11 +1,15 @@
 """Unit strings parse to SI floats; wrong kinds and typos are errors."""
 
 import re
+from pathlib import Path
+from typing import Any
 
+import pint
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ndpkit import units
 from ndpkit.units import _ALIASES, _SPELLINGS, Kind, UnitError, _case_key, format_si, parse
 
 
@@ -358,3 +362,52 @@ def test_a_logarithmic_unit_is_not_called_a_temperature(text: str, kind: Kind) -
         parse(text, kind)
     assert "logarithmic units (dB, dBm, Np) are not supported" in str(info.value)
     assert "temperature" not in str(info.value)
+
+
+def _fresh_registry_in(folder: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("NDPKIT_CACHE_DIR", folder)
+    units.registry.cache_clear()
+    try:
+        return units.registry()
+    finally:
+        units.registry.cache_clear()
+
+
+def test_the_registry_cache_is_where_the_environment_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NDPKIT_CACHE_DIR", "")
+    assert units.registry_cache_dir() is None
+    monkeypatch.delenv("NDPKIT_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert units.registry_cache_dir() == tmp_path / "ndpkit" / f"pint-{pint.__version__}"
+
+
+def test_a_half_written_cache_file_gives_the_registry_and_is_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process killed while pint wrote its cache left a truncated pickle: every later
+    command would have failed to load it. It is parsed afresh, and the file removed so that
+    the next registry writes it whole."""
+    folder = tmp_path / "cache"
+    first = _fresh_registry_in(str(folder), monkeypatch)
+    pickles = sorted((folder / f"pint-{pint.__version__}").glob("*.pickle"))
+    assert pickles, "pint wrote no cache"
+    assert first.Quantity("3 GB/s").to_base_units().magnitude == 24e9
+    whole = pickles[0].read_bytes()
+    pickles[0].write_bytes(whole[: len(whole) // 2])
+    again = _fresh_registry_in(str(folder), monkeypatch)
+    assert again.Quantity("3 GB/s").to_base_units().magnitude == 24e9
+    assert not pickles[0].exists() or pickles[0].read_bytes() == whole
+    third = _fresh_registry_in(str(folder), monkeypatch)  # written whole again
+    assert third.Quantity("5.76 W").to_base_units().magnitude == 5.76
+    assert pickles[0].read_bytes() == whole
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    found = _fresh_registry_in(str(blocker / "cache"), monkeypatch)
+    assert found.Quantity("1.1 GHz").to_base_units().magnitude == pytest.approx(1.1e9)
