@@ -85,8 +85,10 @@ def nascent2_cmd(
         )
         if not measure_cpu:
             _check_cpu_options(option or [])
-        job = e7_job(table, scale, spec)
+        # The devices first: a typo in -o smartssd.… is said at once, not after the table's
+        # row size is sampled (tpchgen-cli, about 2 s).
         found = load_devices(settings.devices_file, settings.overrides, used=USED_DEVICES)
+        job = e7_job(table, scale, spec)
         _check_size(job, m, settings.des.chunk_bytes, found)
         cpu_phases, host_sort = _cpu(settings, job) if measure_cpu else (CpuPhases(), 0.0)
         sim = simulate(found, m, job, settings.options, settings.des, cpu_phases, host_sort)
