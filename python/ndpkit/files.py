@@ -119,6 +119,18 @@ def cleanup_held(clean: Callable[[], object]) -> None:
         raise
 
 
+def cache_root() -> Path | None:
+    """Where ndpkit keeps what it parsed or measured once for later commands (pint's unit
+    definitions, TPC-H's mean row size): $NDPKIT_CACHE_DIR (empty: nowhere), else
+    $XDG_CACHE_HOME/ndpkit, else ~/.cache/ndpkit. Everything kept there is a shortcut only:
+    a cache that cannot be read or written costs time, never a wrong result."""
+    root = os.environ.get("NDPKIT_CACHE_DIR")
+    if root is None:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(xdg, "ndpkit")
+    return Path(root) if root else None
+
+
 def write_atomic(path: Path, content: str | bytes) -> None:
     """Write `content` to `path` atomically; an unwritable path is a clear error."""
     path = destination(path)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import re
 from enum import Enum
 from functools import cache
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pint
+
+from ndpkit.files import cache_root
 
 
 class Kind(Enum):
@@ -71,16 +72,10 @@ def registry() -> Any:
 
 
 def registry_cache_dir() -> Path | None:
-    """Where pint's parsed definitions are kept: $NDPKIT_CACHE_DIR (empty: nowhere), else
-    $XDG_CACHE_HOME/ndpkit, else ~/.cache/ndpkit; one directory per pint version, whose
-    files are pint's own."""
-    root = os.environ.get("NDPKIT_CACHE_DIR")
-    if root is None:
-        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(xdg, "ndpkit")
-    if not root:
-        return None
-    return Path(root) / f"pint-{pint.__version__}"
+    """Where pint's parsed definitions are kept (`files.cache_root`): one directory per pint
+    version, whose files are pint's own."""
+    root = cache_root()
+    return None if root is None else root / f"pint-{pint.__version__}"
 
 
 def _clear(folder: Path) -> None:

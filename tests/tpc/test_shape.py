@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -71,3 +72,33 @@ def test_bad_input() -> None:
         table_shape("orders", 1)
     with pytest.raises(SpecError, match="sf: must be a finite number > 0"):
         table_shape("lineitem", 0)
+
+
+def test_lineitems_means_are_kept_for_later_processes_and_measured_again_when_bad(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sampling LINEITEM with tpchgen-cli took 1.3 s of every `simulate nascent2`: its means
+    are kept per generator binary; a kept file that is damaged or of other columns is
+    measured again and rewritten, and nothing is kept with NDPKIT_CACHE_DIR empty."""
+    monkeypatch.setenv("NDPKIT_CACHE_DIR", str(tmp_path))
+    strings = ["l_returnflag", "l_linestatus", "l_shipinstruct", "l_shipmode", "l_comment"]
+    measured = shape._kept_means("lineitem", strings)
+    (kept,) = tmp_path.glob("tpch-lineitem-string-means-*.json")
+    samples: list[str] = []
+    real_sample = shape._sample
+
+    def counted(name: str, columns: list[str]) -> object:
+        samples.append(name)
+        return real_sample(name, columns)
+
+    monkeypatch.setattr(shape, "_sample", counted)
+    assert shape._kept_means("lineitem", strings) == measured and samples == []
+    for damage in ("{not json", '{"l_comment": 1.0}', '{"l_comment": "x"}', ""):
+        kept.write_text(damage, encoding="utf-8")
+        assert shape._kept_means("lineitem", strings) == measured
+        assert json.loads(kept.read_text(encoding="utf-8")) == measured
+    assert len(samples) == 4
+    monkeypatch.setenv("NDPKIT_CACHE_DIR", "")
+    kept.unlink()
+    assert shape._kept_means("lineitem", strings) == measured
+    assert list(tmp_path.iterdir()) == []
