@@ -20,6 +20,7 @@ from PIL import Image
 from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels.images import load_image
 from ndpkit.runtime import import_dataset
+from ndpkit.runtime.dataset import UnreadImagesWarning
 
 SKIMAGE_DATA = Path(skimage.data.__file__).parent
 
@@ -458,3 +459,26 @@ def test_the_he_loader_reads_the_new_formats(tmp_path: Path) -> None:
     for name, fmt, options in GREY_FILES:
         Image.fromarray(camera).save(tmp_path / name, fmt, **options)
         assert np.array_equal(load_image(tmp_path / name), camera), name
+
+
+def test_images_of_other_formats_beside_the_imported_ones_are_named(tmp_path: Path) -> None:
+    """A GIF and an icon beside a PNG were left out without a word: the data set was made
+    without them. Now a warning names them; a README is no image and goes unsaid."""
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    pixels = _seeded((256, 256))
+    Image.fromarray(pixels).save(folder / "a.png")
+    Image.fromarray(pixels).save(folder / "b.gif")
+    Image.fromarray(pixels).save(folder / "c.ico")
+    (folder / "README.txt").write_text("camera roll")
+    (folder / ".d.gif").write_bytes((folder / "b.gif").read_bytes())  # hidden: left out
+    with pytest.warns(UnreadImagesWarning) as caught:
+        made = import_dataset(folder, 1, tmp_path / "ds", "he")
+    np.testing.assert_array_equal(made.read_all(), pixels[None])
+    (said,) = [str(w.message) for w in caught]
+    assert said.startswith(f"{folder}: 2 files of other image formats are not read: b.gif, c.ico")
+    assert "README" not in said and ".d.gif" not in said
+    (folder / "a.png").unlink()
+    with pytest.raises(SpecError, match=r"holds images of other formats, which are not read: "
+                       r"b\.gif, c\.ico \(convert them to PNG\)"):  # fmt: skip
+        import_dataset(folder, 1, tmp_path / "ds2", "he")

@@ -36,6 +36,7 @@ from ndpkit.runtime.dataset import (
     Dataset,
     LargeImageWarning,
     ShardFormat,
+    UnreadImagesWarning,
     generate_dataset,
     import_dataset,
     is_staging_dir,
@@ -251,7 +252,7 @@ def _large_images_said() -> Iterator[None]:
     shown = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: object, **kw: object) -> None:
-        if issubclass(category, LargeImageWarning):
+        if issubclass(category, (LargeImageWarning, UnreadImagesWarning)):
             line = f"warning: {message}"
             stderr().print(line, style="bold yellow", highlight=False, markup=False)
         else:

@@ -3156,11 +3156,26 @@ def _image_sources(
     """
     mode = _image_mode(kernel, src)
     files = image_files(src)
+    others = other_images(src)
+    if not files and others:
+        raise SpecError(
+            f"no {_IMAGE_SUFFIX_LIST} images in the directory; it holds images of other "
+            f"formats, which are not read: {_listed(others)} (convert them to PNG)",
+            source=str(src),
+        )
     if not files:
         note = _parts_note(src)
         raise SpecError(
             f"no {_IMAGE_SUFFIX_LIST} images in the directory{note and '; '}{note}",
             source=str(src),
+        )
+    if others:
+        warnings.warn(
+            f"{src}: {len(others)} file{'s' * (len(others) > 1)} of other image formats "
+            f"{'are' if len(others) > 1 else 'is'} not read: {_listed(others)} (the "
+            f"formats imported are {_IMAGE_SUFFIX_LIST}; convert them to PNG to import them)",
+            UnreadImagesWarning,
+            stacklevel=3,
         )
     shapes = _image_shapes(files, mode)
     if kernel.record_shape == ():
@@ -3473,6 +3488,30 @@ _UNREADABLE = (
     Image.DecompressionBombError,
     Image.DecompressionBombWarning,
 )
+
+
+class UnreadImagesWarning(UserWarning):
+    """A directory of images also holds files of image formats that are not imported (a
+    GIF, a JFIF, an icon beside the PNGs): said once, naming them, since the data set is
+    made without them (other files, a README, are not images and go unsaid)."""
+
+
+def other_images(src: Path) -> list[Path]:
+    """The files of `src` (not hidden) named as an image format pillow opens that is not
+    imported (`.gif`, `.jfif`, `.ico`, `.tga`, …), by name."""
+    Image.init()
+    theirs = {ext for ext, fmt in Image.registered_extensions().items() if fmt in Image.OPEN}
+    wanted = set(theirs) - set(_IMAGE_SUFFIXES)
+    try:
+        entries = sorted(src.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if p.suffix.lower() in wanted and not p.name.startswith(".")]
+
+
+def _listed(paths: list[Path], shown: int = 5) -> str:
+    names = ", ".join(p.name for p in paths[:shown])
+    return names + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
 
 
 class LargeImageWarning(Image.DecompressionBombWarning):
