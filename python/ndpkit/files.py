@@ -131,6 +131,23 @@ def cache_root() -> Path | None:
     return Path(root) if root else None
 
 
+def walk_real_dirs(
+    root: Path, onerror: Callable[[OSError], None]
+) -> Iterator[tuple[str, str, list[str], list[str]]]:
+    """`os.walk(root)` following links to directories, each real directory once: (top, its
+    real path, its subdirectories, its files). A link to an ancestor does not loop and no
+    file is listed twice; the caller may prune or order the subdirectories in place, as
+    with `os.walk`."""
+    seen: set[str] = set()
+    for top, dirs, files in os.walk(root, onerror=onerror, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs.clear()
+            continue
+        seen.add(real)
+        yield top, real, dirs, files
+
+
 def write_atomic(path: Path, content: str | bytes) -> None:
     """Write `content` to `path` atomically; an unwritable path is a clear error."""
     path = destination(path)

@@ -1769,3 +1769,20 @@ def test_import_reports_its_progress_shard_by_shard(tmp_path: Path) -> None:
     assert seen[0] == (0, total) and seen[-1] == (total, total)
     assert len(seen) == len(ds.shards) + 1
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_bad_shards_are_named_in_record_order_past_99_devices() -> None:
+    """Sorted as text, device-100 came before device-11: the "first" bad shard named was
+    not the first in record order."""
+    from ndpkit.runtime.dataset import shard_problems  # noqa: PLC0415
+
+    problems = [
+        ShardError(f"ds/device-{d:02d}/shard-{i:04d}.npy", "shard is missing")
+        for d, i in ((100, 0), (11, 10000), (11, 9999), (2, 0))
+    ]
+    found = shard_problems(problems, 500, 4)
+    assert found.source == "ds/device-02/shard-0000.npy"
+    assert str(found).endswith(
+        "also: ds/device-11/shard-9999.npy (shard is missing); ds/device-11/shard-10000.npy "
+        "(shard is missing); ds/device-100/shard-0000.npy (shard is missing)"
+    )

@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import ModelError, SpecError, brief
-from ndpkit.files import literal_path, replacing, signals_held
+from ndpkit.files import literal_path, replacing, signals_held, walk_real_dirs
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
 from ndpkit.nascent.generic import generic_sort
 from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
@@ -512,18 +512,12 @@ def _walk(root: Path) -> tuple[list[Path], list[Path]]:
     is an error naming it, not a silent gap."""
     entries: list[Path] = []
     listed: list[Path] = []
-    seen: set[str] = set()
 
     def refuse(exc: OSError) -> None:
         where = exc.filename if exc.filename is not None else root
         raise SpecError(f"cannot read: {exc.strerror or exc}", source=str(where))
 
-    for top, dirs, files in os.walk(root, onerror=refuse, followlinks=True):
-        real = os.path.realpath(top)
-        if real in seen:
-            dirs.clear()
-            continue
-        seen.add(real)
+    for top, real, dirs, files in walk_real_dirs(root, refuse):
         listed.append(Path(real))
         dirs.sort()
         entries.extend(Path(top, name) for name in files)

@@ -94,6 +94,7 @@ from ndpkit.runtime.parquet_parts import (
     holds_file_named,
     holds_parts,
     list_parts,
+    part_order,
 )
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
@@ -717,12 +718,12 @@ MAX_LISTED_PROBLEMS = 10
 """The bad shards one error names; past that it counts them."""
 
 
-def shard_problems(problems: list[ShardError], shards: int, bad: int | None = None) -> ShardError:
-    """One error for several problems (in path order), `bad` of the data set's `shards`
-    (default: one each): the first is the error's `source`, the next MAX_LISTED_PROBLEMS - 1
-    are listed after it with what is wrong, the rest counted."""
-    bad = len(problems) if bad is None else bad
-    problems = sorted(problems, key=lambda p: str(p.source))
+def shard_problems(problems: list[ShardError], shards: int, bad: int) -> ShardError:
+    """One error for several problems, `bad` of the data set's `shards`, in path order with
+    the numbers in names compared as numbers (`device-11` before `device-100`, as the
+    records go): the first is the error's `source`, the next MAX_LISTED_PROBLEMS - 1 are
+    listed after it with what is wrong, the rest counted."""
+    problems = sorted(problems, key=lambda p: part_order(Path(str(p.source))))
     first, rest = problems[0], problems[1:]
     if not rest:
         return first

@@ -25,7 +25,6 @@ partitioning, each into hive-style `key=value/` subdirectories (Spark, DuckDB) o
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from ndpkit.errors import SpecError
+from ndpkit.files import walk_real_dirs
 
 PART_SUFFIXES = (".parquet", ".pq")
 _NUMBER = re.compile(r"([0-9]+)")
@@ -121,13 +121,7 @@ def _walk(root: Path, *, strict: bool) -> Iterator[tuple[str, list[str]]]:
             where = exc.filename if exc.filename is not None else root
             raise SpecError(f"cannot list it ({exc.strerror or exc})", source=str(where))
 
-    seen: set[str] = set()
-    for top, dirs, files in os.walk(root, onerror=refuse, followlinks=True):
-        real = os.path.realpath(top)
-        if real in seen:
-            dirs.clear()
-            continue
-        seen.add(real)
+    for top, _, dirs, files in walk_real_dirs(root, refuse):
         dirs[:] = sorted(name for name in dirs if not is_left_out(name))
         yield top, files
 
