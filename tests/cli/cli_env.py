@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+
+NDPKIT = Path(sys.executable).parent / "ndpkit"
+"""The installed command (as tests/conftest.py's `ndpkit` fixture runs it). Imported from
+here, not from `conftest`: that name is whichever directory's conftest was imported first
+(tests/runtime's, when a run collected it before tests/cli)."""
 
 
 def command_env(**extra: str) -> dict[str, str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_env import NDPKIT
 
-from conftest import NDPKIT
 from ndpkit.kernels import get_kernel
 from ndpkit.runtime import generate_dataset, import_dataset, open_dataset
 from ndpkit.runtime.profiling import measure

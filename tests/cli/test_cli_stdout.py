@@ -8,8 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from conftest import NDPKIT
+from cli_env import NDPKIT
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"}
 COMMANDS = [

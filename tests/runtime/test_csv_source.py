@@ -179,6 +179,12 @@ BEFORE = 'a,b,note\n1,2,"two\nlines"\n\n3,4,x\n'
         (BEFORE + '5,"",y\n', "line 6, column 'b', is empty (a missing value)"),
         (BEFORE + "5,6\n", "line 6 has 2 fields and the header 3"),
         (BEFORE + "5,6,y,z\n", "line 6 has 4 fields and the header 3"),
+        (
+            BEFORE + "5,6,y,\n",
+            "line 6 has 4 fields and the header 3: every row needs a value in each column "
+            "(this one ends in a delimiter, ',': if every row does, end the header in one too, "
+            "and the empty last column is left out)",
+        ),
         (BEFORE + "5,1e300,y\n", "line 6, column 'b', holds 1e300, a value beyond ±3.4e+38"),
         (BEFORE + "5,-1e39,y\n", "line 6, column 'b', holds -1e39, a value beyond ±3.4e+38"),
         (BEFORE + "5,1e400,y\n", "line 6, column 'b', holds 1e400, a value beyond"),
@@ -397,13 +403,24 @@ def test_columns_name_a_header_typed_with_spaces_after_its_commas(tmp_path: Path
         ",Unnamed: 0,x,y\n0,0,1.5,2.0\n1,1,3.0,4.0\n",
         "Unnamed: 0,x,y\n0,1.5,2.0\n1,3.0,4.0\n",
         ",,x,y\na,0,1.5,2.0\nb,1,3.0,4.0\n",
+        # A delimiter ending every line made an unnamed empty last column, taken as a
+        # feature: "3 columns (x, y, )".
+        "x,y,\n1.5,2,\n3,4,\n",
+        "x,y,,\n1.5,2,,\n3,4,,\n",
+        "x,y,Unnamed: 2\n1.5,2,\n3,4,\n",
+        ",x,y,\n0,1.5,2,\n1,3,4,\n",
+        "sep=;\nx;y;\n1.5;2;\n3;4;\n",
     ],
 )
-def test_a_pandas_index_is_left_out_by_default(tmp_path: Path, text: str) -> None:
+def test_a_pandas_index_and_a_delimiter_ending_every_line_are_no_features(
+    tmp_path: Path, text: str
+) -> None:
     path = tmp_path / "p.csv"
     path.write_text(text, encoding="utf-8")
     made = import_dataset(path, 1, tmp_path / "ds", "knn2")
     np.testing.assert_array_equal(made.read_all(), [[1.5, 2], [3, 4]])
+    made = import_dataset(path, 1, tmp_path / "ds2", "knn2", columns=["y", "x"])
+    np.testing.assert_array_equal(made.read_all(), [[2, 1.5], [4, 3]])
 
 
 def test_a_pandas_index_can_still_be_chosen_and_is_named_when_the_count_is_wrong(
@@ -426,6 +443,25 @@ def test_a_column_with_no_name_after_the_first_is_a_feature(tmp_path: Path) -> N
     path.write_text("x,\n1.5,2\n", encoding="utf-8")
     made = import_dataset(path, 1, tmp_path / "ds", "knn2")
     np.testing.assert_array_equal(made.read_all(), [[1.5, 2]])
+
+
+def test_an_unnamed_last_column_empty_at_first_must_stay_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taken for a trailing delimiter from the first block of rows, a value further on
+    would have been dropped: it is an error naming its line, and nothing is written."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    lines = ["sep=,", "x,y,"] + [f"{i},{i + 1}," for i in range(3000)] + ["1,2,7"]
+    path = tmp_path / "p.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.detail == (
+        "line 3003 holds '7' in column #3, which has no name and was empty until then: an "
+        "unnamed column at the header's end, empty in the first rows, is taken for a "
+        "delimiter ending every line and left out; name the column in the header to read it"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv"]
 
 
 def test_a_bad_value_beside_a_pandas_index_says_the_index_is_left_out(tmp_path: Path) -> None:

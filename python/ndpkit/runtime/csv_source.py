@@ -113,6 +113,15 @@ class _Csv:
     stamp: ShardStamp
     skip: int = 0
     """Lines before the header: 1 where the first line names the delimiter (`sep=;`)."""
+    trailing: int = 0
+    """The unnamed columns ending the header that are taken for a delimiter ending every
+    line (`_trailing_unnamed`): left out, and read only to check that they are empty."""
+
+    @property
+    def trailing_names(self) -> tuple[str, ...]:
+        """The trailing columns' names as read (`_opened`): unique, unlike their header's."""
+        first = len(self.names) - self.trailing
+        return tuple(f"\0trailing column {i + 1}" for i in range(first, len(self.names)))
 
     @property
     def gzipped(self) -> bool:
@@ -181,17 +190,19 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
     else:
         delimiter = named
     skip = int(named is not None)
-    names = _header(_Csv(src, delimiter, (), (), True, (), stamp, skip))
+    names, empty = _header(_Csv(src, delimiter, (), (), True, (), stamp, skip))
     # Every column as float32 for `_source_columns`: a CSV's types are known only once
     # parsed, and a column that is not numbers is named, by its line, as it is.
     # The pandas index is said as a Parquet table's is: as pandas' metadata, which
     # `_source_columns` leaves out by default (and names where the count is wrong).
     index = _pandas_index(names)
     metadata = {"pandas": json.dumps({"index_columns": list(index)})} if index else None
-    schema = pa.schema([pa.field(name, pa.float32()) for name in names], metadata=metadata)
+    trailing = _trailing_unnamed(names, index, empty)
+    kept = names[: len(names) - trailing]
+    schema = pa.schema([pa.field(name, pa.float32()) for name in kept], metadata=metadata)
     given = None if columns is None or isinstance(columns, str) else _as_in(names, columns)
     chosen = _source_columns(src, schema, given, kernel)
-    return _Csv(src, delimiter, names, chosen, columns is None, index, stamp, skip)
+    return _Csv(src, delimiter, names, chosen, columns is None, index, stamp, skip, trailing)
 
 
 _UNNAMED = re.compile(r"Unnamed: \d+(\.\d+)?")
@@ -209,6 +220,24 @@ def _pandas_index(names: Sequence[str]) -> tuple[str, ...]:
     while count < len(names) and (not names[count] or _UNNAMED.fullmatch(names[count])):
         count += 1
     return tuple(names[:count])
+
+
+def _trailing_unnamed(names: Sequence[str], index: Sequence[str], empty: Sequence[bool]) -> int:
+    """How many columns with no name end the header, after its last named one, each empty
+    in the first block of rows (`empty`, `_header`): a delimiter ending every line (`x,y,`
+    then `1,2,`, as some exports and hand-made files have it) makes one, which was taken as
+    a feature by default and refused as "3 columns (x, y, )" for knn2 (`Unnamed: 2` once
+    pandas read and wrote such a file). An unnamed last column that holds values is a
+    feature, as before; one that holds values only further on is an error
+    (`_check_trailing_empty`), not values lost."""
+    count = 0
+    while (
+        count < len(names) - len(index)
+        and (not names[-1 - count] or _UNNAMED.fullmatch(names[-1 - count]))
+        and empty[-1 - count]
+    ):
+        count += 1
+    return count
 
 
 def _as_in(names: Sequence[str], columns: Sequence[str]) -> list[str]:
@@ -325,6 +354,15 @@ def _opened(source: _Csv, convert: Any) -> Iterator[tuple[Any, Any]]:
     pa, pc = _csv_arrow()
     # A line skipped (`sep=;`) is still a row in pyarrow's errors: the file's lines count.
     read = pc.ReadOptions(use_threads=False, block_size=BLOCK_BYTES, skip_rows=source.skip)
+    if source.trailing:
+        # Named anew so that each can be read: the header's names are all "" (",,").
+        named = source.names[: len(source.names) - source.trailing] + source.trailing_names
+        read = pc.ReadOptions(
+            use_threads=False,
+            block_size=BLOCK_BYTES,
+            skip_rows=source.skip + 1,  # the header: pyarrow still counts its rows alike
+            column_names=list(named),
+        )
     # A quoted value may span lines (a note column beside the features): without
     # newlines_in_values, one across a block's end was "parser got out of sync"; with it,
     # a 243 MB file parsed as fast.
@@ -347,10 +385,11 @@ def _opened(source: _Csv, convert: Any) -> Iterator[tuple[Any, Any]]:
             reader.close()
 
 
-def _header(unknown: _Csv) -> tuple[str, ...]:
-    """The column names of the first line (after `unknown.skip` lines); one that holds only
-    numbers is refused: it is a record, which taken as a header would be lost, and its
-    values as names."""
+def _header(unknown: _Csv) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """The column names of the first line (after `unknown.skip` lines), and whether each
+    column is empty in the first block of rows; a first line that holds only numbers is
+    refused: it is a record, which taken as a header would be lost, and its values as
+    names."""
     pa, pc = _csv_arrow()
     src = unknown.path
     first = "its first line" if not unknown.skip else "its header (the line after sep=)"
@@ -359,6 +398,7 @@ def _header(unknown: _Csv) -> tuple[str, ...]:
     try:
         with _opened(unknown, pc.ConvertOptions()) as (reader, _):
             names = tuple(reader.schema.names)
+            empty = tuple(pa.types.is_null(kind) for kind in reader.schema.types)
     except UnicodeDecodeError as exc:
         raise SpecError(
             f"{first} is not UTF-8 text ({exc.reason}): save it as UTF-8 (Excel: "
@@ -377,7 +417,7 @@ def _header(unknown: _Csv) -> tuple[str, ...]:
             "name the columns (add a header line)",
             source=str(src),
         )
-    return names
+    return names, empty
 
 
 def _is_number(text: str) -> bool:
@@ -450,16 +490,21 @@ def _records(
     pa, pc = _csv_arrow()
     # No null values: an empty field is a conversion error naming its row, not a null
     # found later without one.
+    trailing = source.trailing_names
     convert = pc.ConvertOptions(
-        column_types={name: pa.float32() for name in source.chosen},
-        include_columns=list(source.chosen),
+        column_types={name: pa.float32() for name in source.chosen}
+        | {name: pa.string() for name in trailing},
+        include_columns=[*source.chosen, *trailing],
         null_values=[],
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
     )
     first = 0
     for batch in _batches(source, convert, progress):
-        records = batch_to_records(batch, kernel.dtype)
+        if trailing:
+            _check_trailing_empty(source, batch.select(list(trailing)), first)
+        features = batch.select(list(source.chosen)) if trailing else batch
+        records = batch_to_records(features, kernel.dtype)
         _check_finite(source, records, first)
         yield records
         first += len(records)
@@ -555,13 +600,44 @@ def _parse_error(source: _Csv, exc: Exception) -> SpecError:
     counted = _FIELD_COUNT.search(text)
     if counted is not None:
         row, expected, got = (int(group) for group in counted.groups())
+        located = _locate(source, row)
+        # A delimiter ending every line but the header's: the header lacks the empty name.
+        ended = located is not None and got == expected + 1 and not located[1][-1].strip()
+        hint = (
+            f" (this one ends in a delimiter, {source.delimiter!r}: if every row does, end the "
+            "header in one too, and the empty last column is left out)"
+            if ended
+            else ""
+        )
         return SpecError(
-            f"{_line_of(source, row)} has {got} field{'s' * (got != 1)} and the header "
-            f"{expected}: every row needs a value in each column",
+            f"{_said(row, located)} has {got} field{'s' * (got != 1)} and the header "
+            f"{expected}: every row needs a value in each column{hint}",
             source=str(source.path),
         )
     kind = "gzip-compressed CSV" if source.gzipped else "CSV"
     return SpecError(f"not a readable {kind} file ({brief(exc)})", source=str(source.path))
+
+
+def _check_trailing_empty(source: _Csv, batch: Any, first: int) -> None:
+    """A SpecError naming the first value in the trailing unnamed columns (`_Csv.trailing`)
+    of `batch`, whose first row is record `first`: empty in the first block, such a column
+    was taken for a delimiter ending every line, and its values would have been lost."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+
+    for j, column in enumerate(batch.columns):
+        lengths = pc.utf8_length(pc.utf8_trim_whitespace(column))
+        if not pc.max(lengths).as_py():
+            continue
+        at = int(np.argmax(lengths.to_numpy(zero_copy_only=False) > 0))
+        index = len(source.names) - source.trailing + j
+        row = first + at + 2 + source.skip  # pyarrow's row: the header is row 1 + skip
+        raise SpecError(
+            f"{_line_of(source, row)} holds {_clipped(column[at].as_py().strip())!r} in "
+            f"column #{index + 1}, which has no name and was empty until then: an unnamed "
+            "column at the header's end, empty in the first rows, is taken for a delimiter "
+            "ending every line and left out; name the column in the header to read it",
+            source=str(source.path),
+        )
 
 
 def _clipped(value: str, most: int = 40) -> str:

@@ -2874,11 +2874,14 @@ class _Rows:
 
 @dataclass(frozen=True)
 class _Part:
-    """One part of a table: its file, its stamp from before its footer was read, its rows."""
+    """One part of a table: its file, its stamp from before its footer was read, its rows,
+    and its chosen columns' wider types (`_wider_columns`: each part's own, since the parts
+    may hold a column in different numeric types)."""
 
     path: Path
     stamp: ShardStamp
     rows: int
+    wider: tuple[str, ...] = ()
 
 
 def _parquet_dir_sources(
@@ -2898,7 +2901,7 @@ def _parquet_dir_sources(
     if total < devices:
         raise SpecError(_too_few_in_parts(total, len(parts), devices), source=str(src))
     chosen = tuple(types)
-    blocks = _part_records(src, parts, kernel, chosen, _wider_columns(types, kernel))
+    blocks = _part_records(src, parts, kernel, chosen)
     return _row_shards(_Rows(blocks, src), total, kernel, devices, shard_bytes), chosen, total
 
 
@@ -3011,9 +3014,12 @@ def _read_footers(
     columns: Sequence[str] | None,
     keys: dict[str, str] | None = None,
 ) -> tuple[list[_Part], dict[str, Any]]:
-    """Each part's rows, from its footer, and the chosen columns' Arrow types by name: chosen
-    from the first part as from a single table, and held by every part with the same types.
-    `keys`: the hive partition keys of the parts' directories (`_partition_keys`)."""
+    """Each part's rows, from its footer, and the chosen columns' Arrow types in the first
+    part by name: chosen from it as from a single table, and held by every part, in a
+    numeric type of its own (int64 in one part, double in the next: pandas or DuckDB
+    writing each part from its own values; each is cast to the app's dtype, as a single
+    table's columns are). `keys`: the hive partition keys of the parts' directories
+    (`_partition_keys`)."""
     pa, pq = _arrow()
     parts: list[_Part] = []
     types: dict[str, Any] = {}
@@ -3032,9 +3038,10 @@ def _read_footers(
                     _check_like_first(path, schema, types, columns, paths[0], kernel)
                 _check_no_nested_namesakes(path, table, tuple(types))
                 rows = table.metadata.num_rows
+                own = {name: schema.field(name).type for name in types}
         except (pa.ArrowException, OSError) as exc:
             raise SpecError(f"not a readable Parquet file ({exc})", source=str(path)) from None
-        parts.append(_Part(path, stamp, rows))
+        parts.append(_Part(path, stamp, rows, tuple(_wider_columns(own, kernel))))
     return parts, types
 
 
@@ -3059,9 +3066,9 @@ def _check_like_first(
     first: Path,
     kernel: Kernel,
 ) -> None:
-    """The part at `path` holds the columns chosen from the first part, each once and of the
-    same type; without `columns`, no other column either (taken by default, it would have
-    been a feature had its part come first)."""
+    """The part at `path` holds the columns chosen from the first part, each once and of a
+    numeric type (not necessarily the first part's); without `columns`, no other column
+    either (taken by default, it would have been a feature had its part come first)."""
     names = list(schema.names)
     for name in types:
         if name not in names:
@@ -3072,14 +3079,6 @@ def _check_like_first(
                 field="columns",
             )
     _source_columns(path, schema, tuple(types), kernel)  # each once, numeric
-    for name, kind in types.items():
-        if not schema.field(name).type.equals(kind):
-            raise SpecError(
-                f"column {name!r} is {schema.field(name).type}, but {kind} in the first part, "
-                f"{first}: the parts of a table have the same column types",
-                source=str(path),
-                field=name,
-            )
     index = _pandas_index_columns(schema)
     extra = [name for name in names if name not in types and name not in index]
     if columns is None and extra:
@@ -3099,7 +3098,7 @@ def _too_few_in_parts(total: int, parts: int, devices: int) -> str:
 
 
 def _part_records(
-    src: Path, parts: Sequence[_Part], kernel: Kernel, chosen: Sequence[str], wider: Sequence[str]
+    src: Path, parts: Sequence[_Part], kernel: Kernel, chosen: Sequence[str]
 ) -> Iterator[np.ndarray]:
     """The records of the parts, in order, a bounded batch at a time (`_table_records`: each
     part checked unchanged after each of its batches). Before the last batch is handed out,
@@ -3115,7 +3114,7 @@ def _part_records(
         except (pa.ArrowException, OSError) as exc:
             _check_source_unchanged(part.path, part.stamp)  # removed meanwhile: say so
             raise SpecError(f"not a readable Parquet file ({exc})", source=str(part.path)) from None
-        for records in _table_records(part.path, table, part.stamp, kernel, chosen, wider):
+        for records in _table_records(part.path, table, part.stamp, kernel, chosen, part.wider):
             done += len(records)
             if done == total:
                 _check_parts_unchanged(src, parts)
