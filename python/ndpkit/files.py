@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -129,6 +130,25 @@ def cache_root() -> Path | None:
         xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(xdg, "ndpkit")
     return Path(root) if root else None
+
+
+_NUMBER = re.compile(r"([0-9]+)")
+
+
+def path_order(relative: Path) -> tuple[tuple[tuple[str | int, ...], ...], tuple[str, ...]]:
+    """The sort key of a relative path in which its files are read as one whole (a table's
+    parts, a directory of images, a sharded table): directory by directory, the numbers in
+    a name compared as numbers (`part-2` before `part-10`, `device-99/` before
+    `device-100/`: DuckDB, pyarrow and tpchgen-cli do not pad their numbers), and names
+    equal as numbers (`p-01`, `p-1`) in code-point order."""
+    names = relative.parts
+    # re.split alternates text and digits, starting with text, so the same positions of
+    # two keys always hold the same type.
+    natural = tuple(
+        tuple(int(piece) if i % 2 else piece for i, piece in enumerate(_NUMBER.split(name)))
+        for name in names
+    )
+    return natural, names
 
 
 def walk_real_dirs(

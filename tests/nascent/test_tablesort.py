@@ -729,6 +729,19 @@ def test_a_shard_directory_that_is_a_symbolic_link_is_read(tmp_path: Path) -> No
     assert pq.read_table(tmp_path / "o.parquet").column("k").to_pylist() == [0, 1, 2, 3]
 
 
+def test_a_directory_is_read_with_numbers_in_names_compared_as_numbers(tmp_path: Path) -> None:
+    """DuckDB's data_10.parquet came before data_2.parquet, and a data set's device-100/
+    before device-11/: equal keys kept that order, not the table's."""
+    folder = tmp_path / "set"
+    names = [f"device-{d}/data_{i}.parquet" for d in (9, 10, 100) for i in (0, 2, 10)]
+    for row, name in enumerate(names):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"k": [0], "row": [row]}), folder / name)
+    assert parquet_inputs(folder) == [folder / name for name in names]
+    sort_parquet(folder, tmp_path / "o.parquet", "k")
+    assert pq.read_table(tmp_path / "o.parquet")["row"].to_pylist() == list(range(len(names)))
+
+
 def test_a_directory_reached_twice_through_links_is_read_once(tmp_path: Path) -> None:
     """A link to an ancestor does not loop, and a second link to one shard reads it once."""
     folder = tmp_path / "set"

@@ -431,6 +431,16 @@ def test_every_suffix_in_any_case_is_an_image_and_hidden_files_are_not(tmp_path:
     assert np.array_equal(records, expected)
 
 
+def test_images_are_in_name_order_with_numbers_compared_as_numbers(tmp_path: Path) -> None:
+    """frame_10 came before frame_2 (code-point order), unlike a Parquet table's parts."""
+    pixels = _seeded((12, 256, 256))
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    for i, grey in enumerate(pixels):
+        Image.fromarray(grey).save(folder / f"frame_{i}.png")
+    assert np.array_equal(_imported(folder, "he"), pixels)
+
+
 def test_the_errors_that_list_image_suffixes_list_the_new_ones(tmp_path: Path) -> None:
     suffixes = ".png/.jpg/.jpeg/.tif/.tiff/.bmp/.pgm/.ppm/.pnm/.pbm/.webp"
     (tmp_path / "empty").mkdir()

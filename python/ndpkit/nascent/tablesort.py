@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import ModelError, SpecError, brief
-from ndpkit.files import literal_path, replacing, signals_held, walk_real_dirs
+from ndpkit.files import literal_path, path_order, replacing, signals_held, walk_real_dirs
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
 from ndpkit.nascent.generic import generic_sort
 from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
@@ -469,14 +469,22 @@ def _local(p: Partition) -> NDArray[np.uint32] | None:
 
 
 def parquet_inputs(path: Path) -> list[Path]:
-    """A Parquet file, or every Parquet file under a directory in name order (a sharded
+    """A Parquet file, or every Parquet file under a directory in path order, numbers in
+    names compared as numbers (`files.path_order`; a sharded
     table such as a data set's device-NN/ directories). A FIFO, device or socket is
     refused before any read: Polars' read of one would block, uninterruptibly, in native
     code. A directory named like a Parquet file is searched, not read as one too, and so is
     a symbolic link to a directory (`_walk`)."""
     if path.is_dir():
         entries, _ = _walk(path)
-        files = sorted(p for p in entries if p.suffix.lower() in (".parquet", ".pq"))
+        # Numbers compared as numbers, as `data import` orders a table's parts: DuckDB and
+        # pyarrow number theirs without padding (data_10 came before data_2), and a data
+        # set of over 100 devices has device-100/ after device-99/: the order of the rows,
+        # which a stable sort keeps among equal keys.
+        files = sorted(
+            (p for p in entries if p.suffix.lower() in (".parquet", ".pq")),
+            key=lambda p: path_order(p.relative_to(path)),
+        )
         if not files:
             raise SpecError("no .parquet files in this directory", source=str(path))
         for file in files:

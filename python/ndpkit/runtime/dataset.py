@@ -79,6 +79,7 @@ from ndpkit.files import (
     cleanup_held,
     literal_path,
     name_kept,
+    path_order,
     put_new,
     signals_held,
     temporary_sibling,
@@ -94,7 +95,6 @@ from ndpkit.runtime.parquet_parts import (
     holds_file_named,
     holds_parts,
     list_parts,
-    part_order,
 )
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
@@ -723,7 +723,7 @@ def shard_problems(problems: list[ShardError], shards: int, bad: int) -> ShardEr
     the numbers in names compared as numbers (`device-11` before `device-100`, as the
     records go): the first is the error's `source`, the next MAX_LISTED_PROBLEMS - 1 are
     listed after it with what is wrong, the rest counted."""
-    problems = sorted(problems, key=lambda p: part_order(Path(str(p.source))))
+    problems = sorted(problems, key=lambda p: path_order(Path(str(p.source))))
     first, rest = problems[0], problems[1:]
     if not rest:
         return first
@@ -3455,12 +3455,14 @@ def _misnamed_parts(src: Path) -> list[Path]:
 
 
 def image_files(src: Path) -> list[Path]:
-    """The images of a directory, by name: its files with a suffix of `_IMAGE_SUFFIXES` (any
-    case: PNG, JPEG, TIFF, BMP, netpbm, WebP), hidden ones left out (macOS's `._x.png` beside
-    `x.png` holds no image). A name with such a suffix that is no regular file (a directory,
-    a FIFO, which would block the read, a device) is an error."""
+    """The images of a directory, by name (numbers in names compared as numbers,
+    `path_order`): its files with a suffix of `_IMAGE_SUFFIXES` (any case: PNG, JPEG, TIFF,
+    BMP, netpbm, WebP), hidden ones left out (macOS's `._x.png` beside `x.png` holds no
+    image). A name with such a suffix that is no regular file (a directory, a FIFO, which
+    would block the read, a device) is an error."""
     files = []
-    for path in sorted(src.iterdir()):
+    # Numbers compared as numbers (frame_2.png before frame_10.png), as a table's parts are.
+    for path in sorted(src.iterdir(), key=lambda p: path_order(Path(p.name))):
         if path.suffix.lower() not in _IMAGE_SUFFIXES or path.name.startswith("."):
             continue
         try:

@@ -25,17 +25,15 @@ partitioning, each into hive-style `key=value/` subdirectories (Spark, DuckDB) o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 
 from ndpkit.errors import SpecError
-from ndpkit.files import walk_real_dirs
+from ndpkit.files import path_order, walk_real_dirs
 
 PART_SUFFIXES = (".parquet", ".pq")
-_NUMBER = re.compile(r"([0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -54,18 +52,6 @@ def is_left_out(name: str) -> bool:
 
 def is_part(name: str) -> bool:
     return not is_left_out(name) and name.lower().endswith(PART_SUFFIXES)
-
-
-def part_order(relative: Path) -> tuple[tuple[tuple[str | int, ...], ...], tuple[str, ...]]:
-    """The sort key of a part's path relative to its table's directory (see the module)."""
-    names = relative.parts
-    # re.split alternates text and digits, starting with text, so the same positions of
-    # two keys always hold the same type.
-    natural = tuple(
-        tuple(int(piece) if i % 2 else piece for i, piece in enumerate(_NUMBER.split(name)))
-        for name in names
-    )
-    return natural, names
 
 
 def holds_parts(root: Path) -> bool:
@@ -105,8 +91,8 @@ def list_parts(root: Path) -> PartListing:
                 continue
             _check_regular(path)
             parts.append(path)
-    parts.sort(key=lambda p: part_order(p.relative_to(root)))
-    others.sort(key=lambda p: part_order(p.relative_to(root)))
+    parts.sort(key=lambda p: path_order(p.relative_to(root)))
+    others.sort(key=lambda p: path_order(p.relative_to(root)))
     return PartListing(parts, others)
 
 
