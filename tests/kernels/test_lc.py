@@ -184,6 +184,26 @@ def test_device_rejects_data_of_the_wrong_shape_or_type() -> None:
         LC.device(np.zeros((4, 7), np.float32), LC.init(LC.params(0)), 0)
 
 
+def test_big_endian_float32_points_are_scored_as_native_ones() -> None:
+    """float32 in the other byte order (a FITS column) holds the same values: it was refused
+    as 'lc expects float32 points …, got >f4 (7, 8)' (the chunk's shape, not the data's),
+    while k-NN and K-Means took it."""
+    data, params = _data(9), LC.params(9)
+    swapped = data.astype(data.dtype.newbyteorder(">"))
+    labels = run_in_memory(LC, swapped, params, 7)
+    assert np.array_equal(labels, run_in_memory(LC, data, params, 7))
+    LC.check(labels, LC.reference(swapped, params))
+    state = LC.init(params)
+    for points in (swapped, swapped[::2]):  # the Rust loop, and BLAS for a strided chunk
+        (dots,) = LC.device(points, state, 0)[0]
+        (want,) = LC.device(np.ascontiguousarray(points, np.float32), state, 0)[0]
+        assert dots.dtype == np.float32
+        assert np.array_equal(dots.view(np.uint32), want.view(np.uint32))
+        out = np.empty(len(points), np.float32)
+        LC.device_into(points, state, 0, out)
+        assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+
+
 # -- the Rust device part (ndp-kernels dot_f32) ---------------------------------------------
 
 GAMMA_8 = 8 * 2.0**-24 / (1 - 8 * 2.0**-24)  # Higham's γ₈ for float32, written out again
