@@ -815,14 +815,16 @@ def _assumed_clock(m: Measurement) -> bool:
 
 def _warnings(kernel: Kernel, result: Any) -> tuple[str, ...]:
     """A K-Means run can match its reference and still be a poor clustering: a cluster that
-    ends empty kept its starting centre, and the pass count the models get comes from fewer
-    clusters than asked for."""
+    ends empty keeps the centre it last had, and the pass count the models get comes from
+    fewer clusters than asked for. (It said the centres were the starting ones: a cluster
+    can also empty after earlier passes moved it, and keeps where it was moved to.)"""
     empty = getattr(result, "empty_clusters", None)
     if not empty:
         return ()
     return (
         f"{kernel.name}: {len(empty)} of the clusters ended empty (cluster "
-        f"{', '.join(map(str, empty))}); their centres are the starting ones",
+        f"{', '.join(map(str, empty))}); an empty cluster keeps the centre it had before it "
+        "emptied (its starting one if it never held a point)",
     )
 
 

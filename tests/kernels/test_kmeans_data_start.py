@@ -52,6 +52,8 @@ def test_data_params_refuse_a_sample_they_cannot_use(uniform: np.ndarray) -> Non
         KERNEL.params_for_data(uniform[:4096, :6], 0)
     with pytest.raises(NdpkitError, match="5 points cannot seed K = 8 clusters"):
         KERNEL.params_for_data(uniform[:5], 0)
+    with pytest.raises(NdpkitError, match="1 point cannot seed K = 8 clusters"):
+        KERNEL.params_for_data(uniform[:1], 0)
     bad = uniform[:100].copy()
     bad[42, 1] = np.nan
     with pytest.raises(NdpkitError, match="sample point 42 has a non-finite coordinate"):
