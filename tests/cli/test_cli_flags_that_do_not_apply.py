@@ -22,11 +22,27 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
         ),
         (("plan", "-p", "rans", "-a", "lc", "--policy", "power"), "--policy: for in-storage"),
         (("plan", "-p", "rfns", "-a", "he", "--time-model", "channels_off"), "--time-model"),
-        (("plan", "-p", "rfns", "-a", "he", "--tolerance", "0.5"), "add --optimal"),
+        (
+            ("plan", "-p", "rfns", "-a", "he", "--tolerance", "0.5"),
+            "error: command line: --tolerance: applies to the --optimal search; add --optimal",
+        ),
         # 0 too: it was taken as not given, where 0.5 was refused.
         (("plan", "-p", "rfns", "-a", "he", "--tolerance", "0"), "add --optimal"),
         (("plan", "-p", "risp-64ch", "-a", "sobel", "--tolerance", "0.1"), "add --optimal"),
         (("estimate", "-p", "cns", "-a", "he", "--split", "device"), "its only split is host"),
+        # Each said as the other flag errors are, `command line: --flag: …`.
+        (
+            ("estimate", "-p", "rans", "-a", "lc", "--split", "foo"),
+            "error: command line: --split: must be device or host, got 'foo'",
+        ),
+        (
+            ("estimate", "-p", "rans", "-a", "lc", "--interface", "pcie3"),
+            "error: command line: --interface: applies to in-storage platforms",
+        ),
+        (
+            ("plan", "-p", "risp-64ch", "-a", "sobel", "--scheme", "mux"),
+            "error: command line: --scheme: is for NDP servers",
+        ),
     ],
 )
 def test_a_flag_that_does_not_apply_is_an_error(

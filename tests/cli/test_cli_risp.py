@@ -770,7 +770,7 @@ def test_plan_ru_time_configured_channels_off_saves(run) -> None:
         (("--fit", "bogus"), "--fit: must be one of model, paper"),
         (("--grouping", "x"), "--grouping: must be one of"),
         (("--time-model", "x"), "--time-model: must be one of"),
-        (("--optimal",), "--optimal is for NDP servers"),
+        (("--optimal",), "command line: --optimal: is for NDP servers"),
     ],
 )
 def test_plan_bad_in_storage_input(run, args: tuple[str, ...], needle: str) -> None:

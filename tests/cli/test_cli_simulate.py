@@ -176,7 +176,7 @@ def test_simulate_host_plan(ndpkit) -> None:
         (("-p", "rfns", "-a", "knn8", "--engines", "1"), "1 engine cannot serve 36 SSDs"),
         (
             ("-p", "rfns", "-a", "knn8", "--engines", "24", "--plan", "planned"),
-            "give --plan or --engines, not both",
+            "command line: --engines: give --plan or --engines, not both",
         ),
         (("-p", "risp-64ch", "-a", "sobel"), "is in-storage"),
         (

@@ -129,9 +129,20 @@ def in_storage_variant(
 ) -> Platform:
     """Apply --channels, --interface and --cell-clock-mhz (in-storage platforms only)."""
     if (channels, interface, cell_clock_mhz) != (None, None, None) and not spec.is_in_storage:
-        raise ModelError(
-            "--channels, --interface and --cell-clock-mhz apply to in-storage platforms "
-            f"(described per flash channel); {spec.name!r} is not one"
+        given = [
+            flag
+            for flag, value in (
+                ("--channels", channels),
+                ("--interface", interface),
+                ("--cell-clock-mhz", cell_clock_mhz),
+            )
+            if value is not None
+        ]
+        raise SpecError(
+            "applies to in-storage platforms (described per flash channel), as --channels, "
+            f"--interface and --cell-clock-mhz do; {spec.name!r} is not one",
+            source=COMMAND_LINE,
+            field=given[0],
         )
     if channels is not None:
         if channels < 1:
@@ -244,7 +255,9 @@ def estimate_cmd(
         opts = build_options(family_defaults(spec), locals(), unread_options(spec), _PLANNER_ONLY)
         profile = profile_for(spec, app, profiles)
         if split not in (None, "device", "host"):
-            raise ModelError(f"--split must be device or host, got {split!r}")
+            raise SpecError(
+                f"must be device or host, got {split!r}", source=COMMAND_LINE, field="--split"
+            )
         if split == "device" and spec.engines is None:
             raise SpecError(
                 f"platform {spec.name!r} has no NDP engines or cells; its only split is host",
@@ -424,7 +437,11 @@ def plan_cmd(
         opts = build_options(base, locals(), unread_options(spec))
         profile = profile_for(spec, app, profiles)
         if tolerance is not None and not optimal:  # even 0: it says --optimal was meant
-            raise ModelError("--tolerance applies to the --optimal search; add --optimal")
+            raise SpecError(
+                "applies to the --optimal search; add --optimal",
+                source=COMMAND_LINE,
+                field="--tolerance",
+            )
         if spec.is_in_storage:
             if spec.engines is None:
                 raise SpecError(
@@ -434,9 +451,17 @@ def plan_cmd(
                     field="--platform",
                 )
             if optimal:
-                raise ModelError("--optimal is for NDP servers; in-storage plans use --policy")
+                raise SpecError(
+                    "is for NDP servers; in-storage plans use --policy",
+                    source=COMMAND_LINE,
+                    field="--optimal",
+                )
             if scheme is not None:
-                raise ModelError("--scheme is for NDP servers; an SSD groups channels itself")
+                raise SpecError(
+                    "is for NDP servers; an SSD groups channels itself",
+                    source=COMMAND_LINE,
+                    field="--scheme",
+                )
             budget = None if power_budget is None else _power(power_budget)
             try:
                 result = plan_channels(

@@ -300,7 +300,9 @@ def chosen_configuration(
 ) -> Configuration:
     if engines is not None:
         if plan_name != "full":
-            raise ModelError("give --plan or --engines, not both")
+            raise SpecError(
+                "give --plan or --engines, not both", source=COMMAND_LINE, field="--engines"
+            )
         if platform.engines is None:
             raise SpecError(
                 f"platform {platform.name!r} has no engines", source=COMMAND_LINE, field="--engines"
