@@ -120,5 +120,25 @@ PositiveNumber = Annotated[
 """A plain positive number (a ratio, bytes per cycle): finite and within range."""
 Cycles = Annotated[int, BeforeValidator(_whole_number), Field(ge=0, le=10**15)]
 """A number of clock cycles: a day at 10 GHz is under 10^15."""
-FormatVersion = Annotated[int, BeforeValidator(_whole_number), Field(ge=1, le=1)]
+FORMAT_VERSION = 1
+"""The version of ndpkit's file formats (platforms, profile sets, data set manifests)."""
+
+
+def _format_version(value: Any) -> int:
+    """A file's `version`: one this ndpkit does not read is said to be so (pydantic's "Input
+    should be less than or equal to 1" did not say that version 2 is a newer format)."""
+    number = int(_whole_number(value))
+    if number > FORMAT_VERSION:
+        raise ValueError(
+            f"format version {number} is newer than this ndpkit reads (version "
+            f"{FORMAT_VERSION}): upgrade ndpkit, or write the file with this one"
+        )
+    if number < FORMAT_VERSION:
+        raise ValueError(
+            f"format version {number} does not exist; this ndpkit reads version {FORMAT_VERSION}"
+        )
+    return number
+
+
+FormatVersion = Annotated[int, BeforeValidator(_format_version)]
 """A file format's version: only 1 exists."""

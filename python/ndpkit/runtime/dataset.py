@@ -85,7 +85,7 @@ from ndpkit.files import (
     temporary_sibling,
 )
 from ndpkit.hw.loader import json_loads, parse_nested
-from ndpkit.hw.quantity import MAX_COUNT
+from ndpkit.hw.quantity import MAX_COUNT, FormatVersion
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import refusal
@@ -195,7 +195,7 @@ class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     format: Literal["ndpkit-dataset"] = "ndpkit-dataset"
-    version: Literal[1] = 1
+    version: FormatVersion = 1
     app: str
     seed: Annotated[int, Field(ge=0)] | None
     """The generator's seed; None for an import."""
