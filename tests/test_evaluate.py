@@ -563,3 +563,14 @@ def test_bad_executor_settings_are_refused_before_the_shards_are_read(
     monkeypatch.setattr(ev, "check_shards", not_yet)
     with pytest.raises(SpecError, match=message):
         ev.evaluate(["lc"], ["cns"], data=lc_data, workers=workers)
+
+
+def test_the_json_gives_the_input_the_table_shows(lc_data: Dataset) -> None:
+    """The measured table's input (MiB) is the data set run on; the JSON gave its records
+    only, and the measurement's data_bytes, the profiled sample (100 KB of 1 MiB here)."""
+    runs = ev.evaluate(data=lc_data.path, platforms=["cns"], workers=1, size_bytes=100_000)
+    (app,) = ev.document(runs)["apps"]
+    (row,) = next(t for t in ev.tables(runs) if t.name == "measured").rows
+    assert app["input_bytes"] == lc_data.total_bytes == row["input_mib"] * 2**20
+    assert app["input_bytes"] == app["input_records"] * 32  # LC's 8 float32 features
+    assert app["measurement"]["data_bytes"] < app["input_bytes"]

@@ -1102,6 +1102,9 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                 "app": r.app,
                 "verified": r.verified,
                 "verification": r.verification.as_dict(),
+                # the table's input (MiB): with --data the whole data set run on, which the
+                # measurement's data_bytes (the profiled sample) is not
+                "input_bytes": r.input_bytes,
                 "input_records": r.input_records,
                 "run_s": r.run_s,
                 "startup_s": r.startup_s,
