@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ndpkit import evaluate as ev
-from ndpkit.errors import SpecError
+from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.hw import load_platform
 from ndpkit.kernels import KernelMismatchError
 from ndpkit.kernels.lc import LinearClassifier
@@ -574,3 +574,23 @@ def test_the_json_gives_the_input_the_table_shows(lc_data: Dataset) -> None:
     assert app["input_bytes"] == lc_data.total_bytes == row["input_mib"] * 2**20
     assert app["input_bytes"] == app["input_records"] * 32  # LC's 8 float32 features
     assert app["measurement"]["data_bytes"] < app["input_bytes"]
+
+
+def test_k_means_names_a_non_finite_start_point_by_its_shard_and_record(tmp_path: Path) -> None:
+    """K-Means' starting sample (taken from the start of every shard) refused a NaN point as
+    "sample point 27968", its place in the sample, not its record in the data set (200000),
+    and named no file; with --no-verify-shards nothing else did (found by an audit)."""
+    data = generate_dataset("lc", 8 << 20, 4, tmp_path / "lc", seed=3)
+    last = data.shards[-1]
+    record = last.offset + 3392
+    points = np.load(data.shard_path(last), mmap_mode="r+")
+    points[record - last.offset, 3] = np.inf
+    points.flush()
+    del points
+    with pytest.raises(NdpkitError) as caught:
+        ev.evaluate(
+            ["kmeans"], ["cns"], data=data.path, workers=1, size_bytes=1 << 20, verify_shards=False
+        )
+    message = str(caught.value)
+    assert message.startswith(f"{data.shard_path(last)} (records {last.offset} to ")
+    assert f"kmeans: point {record} has a non-finite coordinate" in message

@@ -63,7 +63,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ndpkit.errors import ModelError, SpecError, finite_number, whole_number
+from ndpkit.errors import ModelError, NdpkitError, SpecError, finite_number, whole_number
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.loader import names_a_file
@@ -713,7 +713,14 @@ class _OnDisk(_Source):
         data set was not made from the seed (an imported one least of all)."""
         if isinstance(kernel, DataSeeded):
             with unchanged(self.dataset, self.stamps):
-                return kernel.params_for_data(self.dataset.spread(self.sample_bytes), seed)
+                sample, records = self.dataset.spread_with_records(self.sample_bytes)
+                try:
+                    return kernel.params_for_data(sample, seed)
+                except NdpkitError as exc:
+                    named = _non_finite_named(kernel, self.dataset, sample, records)
+                    if named is None:
+                        raise
+                    raise named from exc
         return kernel.params(seed)
 
     def run(
@@ -747,6 +754,31 @@ class _OnDisk(_Source):
             with unchanged(self.dataset, self.stamps):
                 self._sample = self.dataset.head(self.sample_bytes)
         return self._sample
+
+
+def _non_finite_named(
+    kernel: Kernel, dataset: Dataset, sample: np.ndarray, records: np.ndarray
+) -> NdpkitError | None:
+    """The first record of `sample` (`records`: their numbers in `dataset`) that holds a
+    NaN or infinity, named by its shard and number in the data set, as the run names one
+    (`executor._in_shard`); None if every value is finite. K-Means refused such a point of
+    its starting sample as "sample point 27968", its place in the sample (taken from the
+    start of every shard), not in the data set, and named no file: with
+    --no-verify-shards nothing else did."""
+    if not np.issubdtype(sample.dtype, np.floating) or not len(sample):
+        return None
+    bad_rows = np.flatnonzero(~np.isfinite(sample.reshape(len(sample), -1)).all(axis=1))
+    if not bad_rows.size:
+        return None
+    row = int(bad_rows[0])
+    record = int(records[row])
+    shard = dataset.shard_of(record)
+    last = shard.offset + shard.records - 1
+    return NdpkitError(
+        f"{dataset.shard_path(shard)} (records {shard.offset} to {last} of the data set): "
+        f"{kernel.name}: point {record} has a non-finite coordinate ({sample[row].tolist()}); "
+        f"{kernel.name} needs finite points"
+    )
 
 
 def _counted(dataset: Dataset, progress: ByteProgress | None) -> Chunks:

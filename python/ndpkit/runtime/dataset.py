@@ -46,6 +46,7 @@ walks a whole data set that way.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import functools
@@ -484,18 +485,37 @@ class Dataset:
         """At most `max_bytes` of records taken from the start of every shard alike (at least
         one from each): a sample of the whole data set where `head` sees only its first
         shards, which may hold one region of it (a data set imported in sorted order)."""
+        return self.spread_with_records(max_bytes)[0]
+
+    def spread_with_records(self, max_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """`spread`'s sample, and the number in the data set of each of its records, so
+        that a record refused in the sample can be named (`shard_of` finds its file)."""
         per_shard = max(1, max_bytes // self.record_bytes // max(len(self.shards), 1))
         # Copied, not mapped, as `chunks` does: a shard truncated meanwhile was a SIGBUS that
         # ended the command (K-Means' starting sample in `evaluate --data`).
         taken = [
-            chunk
+            (offset, chunk)
             for shard in self.shards
-            for _, chunk in itertools.islice(
+            for offset, chunk in itertools.islice(
                 shard_chunks(self.shard_path(shard), shard, self.layout, per_shard, copy=True),
                 1,
             )
         ]
-        return np.concatenate(taken) if taken else self.head(max_bytes)
+        if not taken:
+            sample = self.head(max_bytes)
+            return sample, np.arange(len(sample), dtype=np.int64)
+        numbers = [
+            np.arange(offset, offset + len(chunk), dtype=np.int64) for offset, chunk in taken
+        ]
+        return np.concatenate([chunk for _, chunk in taken]), np.concatenate(numbers)
+
+    def shard_of(self, record: int) -> ShardEntry:
+        """The shard that holds record number `record` of the data set."""
+        index = bisect.bisect_right([shard.offset for shard in self.shards], record) - 1
+        shard = self.shards[max(index, 0)]
+        if not shard.offset <= record < shard.offset + shard.records:
+            raise IndexError(f"record {record} is not in the data set ({self.records} records)")
+        return shard
 
     def read_all(self) -> np.ndarray:
         """The whole data set in record order, in memory: for tests and small data only."""
