@@ -594,3 +594,21 @@ def test_k_means_names_a_non_finite_start_point_by_its_shard_and_record(tmp_path
     message = str(caught.value)
     assert message.startswith(f"{data.shard_path(last)} (records {last.offset} to ")
     assert f"kmeans: point {record} has a non-finite coordinate" in message
+
+
+def test_lc_names_the_shard_of_a_point_whose_score_is_not_finite(tmp_path: Path) -> None:
+    """LC's host part refuses a NaN score by the point's number in the data set, but named
+    no file, as the device parts' refusals do (k-NN's, `executor._in_shard`): with
+    --no-verify-shards nothing else did (found by an audit)."""
+    data = generate_dataset("lc", 2 << 20, 4, tmp_path / "lc", seed=3)
+    shard = data.shards[2]
+    record = shard.offset + 5
+    points = np.load(data.shard_path(shard), mmap_mode="r+")
+    points[5, 3] = np.nan
+    points.flush()
+    del points
+    with pytest.raises(NdpkitError) as caught:
+        ev.evaluate(["lc"], ["cns"], data=data.path, workers=1, verify_shards=False)
+    message = str(caught.value)
+    assert message.startswith(f"{data.shard_path(shard)} (records {shard.offset} to ")
+    assert f"lc: the score of point {record} is NaN" in message

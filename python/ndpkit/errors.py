@@ -14,6 +14,19 @@ class NdpkitError(Exception):
     """Base class of every error that is the user's input, not a bug."""
 
 
+class RecordError(NdpkitError):
+    """A kernel's refusal of one record of its input, by its number there (LC's NaN score
+    of point 32773): a run over a data set names the shard that holds it, as it names the
+    shard of a record a device part refuses (`executor._in_shard`)."""
+
+    def __init__(self, message: str, record: int):
+        super().__init__(message)
+        self.record = record
+
+    def __reduce__(self) -> tuple[type[RecordError], tuple[str, int]]:
+        return type(self), (str(self), self.record)  # across processes, with its record
+
+
 class SpecError(NdpkitError):
     """A platform, profile or option file that does not validate."""
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, RecordError
 from ndpkit.kernels.base import (
     Kernel,
     KernelMismatchError,
@@ -151,8 +151,9 @@ class LinearClassifier(RowKernel):
                     f"{float(dots[where])} (an infinite feature, or a sum of products past "
                     "float32's ±3.4e38, whose sign need not be the exact score's)"
                 )
-            raise NdpkitError(
-                f"lc: the score of point {where} is {why}; LC needs finite points and scores"
+            raise RecordError(
+                f"lc: the score of point {where} is {why}; LC needs finite points and scores",
+                where,
             )
         return (dots > -np.float32(state["bias"])).view(np.uint8), True
 

@@ -87,7 +87,7 @@ from typing import Any
 import numpy as np
 
 from ndpkit.cpus import usable_cpus
-from ndpkit.errors import NdpkitError, SpecError, whole_number
+from ndpkit.errors import NdpkitError, RecordError, SpecError, whole_number
 from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
 from ndpkit.runtime.dataset import (
@@ -754,11 +754,24 @@ class _Run:
             merged = self.kernel.rows_merged(pool.arena.lend(rows, self.dataset.records), state)
         else:
             merged = self.kernel.merge([done[engine][0] for engine in self.plan])
-        state, finished = self.kernel.host(merged, state)
+        try:
+            state, finished = self.kernel.host(merged, state)
+        except RecordError as exc:
+            raise self._in_shard(exc) from exc
         end = time.perf_counter()
         stats = tuple(done[engine][1] for engine in self.plan)
         self.passes.append(PassStats(len(self.passes), end - start, end - host_start, stats))
         return state, finished
+
+    def _in_shard(self, exc: RecordError) -> NdpkitError:
+        """The host part's refusal of a record (`exc.record`, its number in the data set),
+        with the shard that holds it named, as a device part's is (`_in_shard`): LC's "the
+        score of point 32773 is NaN" named no file, and with --no-verify-shards nothing
+        else did."""
+        shard = self.dataset.shard_of(exc.record)
+        last = shard.offset + shard.records - 1
+        path = self.dataset.shard_path(shard)
+        return NdpkitError(f"{path} (records {shard.offset} to {last} of the data set): {exc}")
 
     def _reporter(self, total: int) -> Callable[[int], None]:
         progress = self.progress
@@ -1875,7 +1888,7 @@ def _in_shard(exc: Exception, shard: _Shard) -> Exception:
     input, gets the shard in its message; any other error a note in its traceback."""
     last = shard.offset + shard.records - 1
     where = f"{shard.path} (records {shard.offset} to {last} of the data set)"
-    if type(exc) is NdpkitError:
+    if type(exc) in (NdpkitError, RecordError):
         return NdpkitError(f"{where}: {exc}")
     exc.add_note(f"raised reading shard {where}")
     return exc
