@@ -1691,7 +1691,10 @@ def test_every_missing_shard_and_device_is_named_in_one_error(tmp_path: Path) ->
     assert message.startswith(
         f"{ds.path / 'device-01'}: device directory is missing, its {len(lost)} shards;"
     )
-    assert f"{len(lost) + 1} of the {len(ds.shards)} shards are bad" in message
+    assert (
+        f"{len(lost) + 1} of the {len(ds.shards)} shards are missing or of the wrong size"
+        in message
+    )
     assert f"also: {victim} (shard is missing)" in message
 
 
@@ -1786,3 +1789,25 @@ def test_bad_shards_are_named_in_record_order_past_99_devices() -> None:
         "also: ds/device-11/shard-9999.npy (shard is missing); ds/device-11/shard-10000.npy "
         "(shard is missing); ds/device-100/shard-0000.npy (shard is missing)"
     )
+
+
+def test_opening_counts_the_shards_its_stats_found_bad_as_such(tmp_path: Path) -> None:
+    """Opening checks sizes only: "2 of the 8 shards are bad" said the other six were good,
+    and a corrupt one among them was found by the next run, once the missing ones were
+    copied again (found by an audit of evaluate --data); `verify(every=True)` counts all."""
+    ds = generate_dataset(Ints(), 40_000, 2, tmp_path / "ds", seed=7, shard_bytes=8000)
+    missing, truncated, corrupt = (ds.shard_path(s) for s in ds.shards[1:4])
+    missing.unlink()
+    truncated.write_bytes(truncated.read_bytes()[:-1])
+    _flip_last_byte(corrupt)
+    with pytest.raises(ShardError) as opened:
+        open_dataset(ds.path)
+    message = str(opened.value)
+    assert str(corrupt) not in message and "are bad" not in message
+    assert (
+        f"2 of the {len(ds.shards)} shards are missing or of the wrong size (the sizes were "
+        "checked, not the CRC-32s)"
+    ) in message
+    with pytest.raises(ShardError) as verified:
+        ds.verify(every=True)
+    assert f"3 of the {len(ds.shards)} shards are bad" in str(verified.value)

@@ -706,7 +706,7 @@ def _check_shard_sizes(dataset: Dataset) -> None:
     copy again in one go."""
     problems, bad = _size_problems(dataset)
     if problems:
-        raise shard_problems(problems, len(dataset.shards), len(bad))
+        raise shard_problems(problems, len(dataset.shards), len(bad), are=SIZES_ONLY)
 
 
 def _size_problems(dataset: Dataset) -> tuple[list[ShardError], set[str]]:
@@ -738,11 +738,20 @@ MAX_LISTED_PROBLEMS = 10
 """The bad shards one error names; past that it counts them."""
 
 
-def shard_problems(problems: list[ShardError], shards: int, bad: int) -> ShardError:
-    """One error for several problems, `bad` of the data set's `shards`, in path order with
-    the numbers in names compared as numbers (`device-11` before `device-100`, as the
-    records go): the first is the error's `source`, the next MAX_LISTED_PROBLEMS - 1 are
-    listed after it with what is wrong, the rest counted."""
+SIZES_ONLY = "missing or of the wrong size (the sizes were checked, not the CRC-32s)"
+"""What `bad` shards are where opening found them by a stat each: "3 of the 8 shards are
+bad" said the other 5 were good, and a corrupt one among them was found only by the next
+run, once the others were copied again."""
+
+
+def shard_problems(
+    problems: list[ShardError], shards: int, bad: int, *, are: str = "bad"
+) -> ShardError:
+    """One error for several problems, `bad` of the data set's `shards` (which `are` what
+    was checked: SIZES_ONLY where only sizes were), in path order with the numbers in names
+    compared as numbers (`device-11` before `device-100`, as the records go): the first is
+    the error's `source`, the next MAX_LISTED_PROBLEMS - 1 are listed after it with what is
+    wrong, the rest counted."""
     problems = sorted(problems, key=lambda p: path_order(Path(str(p.source))))
     first, rest = problems[0], problems[1:]
     if not rest:
@@ -752,7 +761,7 @@ def shard_problems(problems: list[ShardError], shards: int, bad: int) -> ShardEr
     more = f"; and {unlisted} more" if unlisted > 0 else ""
     return ShardError(
         str(first.source),
-        f"{first.detail}; {bad} of the {shards} shards are bad, also: {listed}{more}",
+        f"{first.detail}; {bad} of the {shards} shards are {are}, also: {listed}{more}",
     )
 
 
@@ -791,7 +800,7 @@ def _listed_missing(dataset: Dataset) -> str:
     problems, bad = _size_problems(dataset)
     if not problems:
         return ""
-    missing = shard_problems(problems, len(dataset.shards), len(bad))
+    missing = shard_problems(problems, len(dataset.shards), len(bad), are=SIZES_ONLY)
     return f"; and what the manifest lists is not all there: {missing}"
 
 
