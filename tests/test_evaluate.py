@@ -612,3 +612,19 @@ def test_lc_names_the_shard_of_a_point_whose_score_is_not_finite(tmp_path: Path)
     message = str(caught.value)
     assert message.startswith(f"{data.shard_path(shard)} (records {shard.offset} to ")
     assert f"lc: the score of point {record} is NaN" in message
+
+
+def test_the_crc_check_names_every_corrupt_shard_in_one_error(tmp_path: Path) -> None:
+    """It stopped at the first: a copy with several corrupt shards took a run per shard,
+    each reading the data set again, where `data show --verify` names them all."""
+    data = generate_dataset("lc", 2 << 20, 4, tmp_path / "lc", seed=3)
+    corrupt = [data.shard_path(s) for s in (data.shards[0], data.shards[2])]
+    for path in corrupt:
+        raw = bytearray(path.read_bytes())
+        raw[9000] ^= 0xFF
+        path.write_bytes(raw)
+    with pytest.raises(ShardError) as caught:
+        ev.evaluate(["lc"], ["cns"], data=data.path, workers=1)
+    message = str(caught.value)
+    assert message.startswith(f"{corrupt[0]}: CRC-32 is ")
+    assert f"2 of the 4 shards are bad, also: {corrupt[1]} (CRC-32 is " in message

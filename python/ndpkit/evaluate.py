@@ -612,20 +612,22 @@ def _params_seed(seed: int | None, dataset: Dataset | None) -> int:
 def check_shards(
     dataset: Dataset, report: Progress, byte_progress: ByteProgress | None = None
 ) -> None:
-    """Every shard's CRC-32 against the manifest (a `ShardError` naming a corrupt shard).
-    Reads the whole data set once, which takes a while on a big one: how far it got is
-    told at the start and then every `PROGRESS_BYTES` or so, to `byte_progress` in bytes
-    if given (`report` then hears the step once), else to `report` in per cent."""
+    """Every shard's CRC-32 against the manifest (one `ShardError` naming every corrupt
+    shard, as `data show --verify` does: stopped at the first, a copy with several needed a
+    run, each reading the data set again, per shard). Reads the whole data set once, which
+    takes a while on a big one: how far it got is told at the start and then every
+    `PROGRESS_BYTES` or so, to `byte_progress` in bytes if given (`report` then hears the
+    step once), else to `report` in per cent."""
     if byte_progress is not None:
         report("checking shard CRC-32s")
-        dataset.verify(progress=byte_progress)
+        dataset.verify(progress=byte_progress, every=True)
         return
 
     def step(checked_bytes: int, total_bytes: int) -> None:
         percent = 100 * checked_bytes / max(total_bytes, 1)
         report(f"checking shard CRC-32s: {percent:.0f}% of {total_bytes / 2**20:,.1f} MiB")
 
-    dataset.verify(progress=step)
+    dataset.verify(progress=step, every=True)
 
 
 @runtime_checkable
