@@ -179,3 +179,22 @@ def test_the_measured_row_gives_the_runs_passes_not_the_samples(ndpkit, tmp_path
     rows = [line.split(",") for line in ndpkit(*args, "-f", "csv").stdout.splitlines()]
     header, measured = rows[0], next(r for r in rows if r[0] == "measured")
     assert int(measured[header.index("passes")]) == doc["passes"] == doc["verification"]["passes"]
+
+
+def test_a_platform_entry_for_an_app_ndpkit_does_not_ship_is_a_warning(
+    ndpkit, tmp_path: Path
+) -> None:
+    """evaluate runs only ndpkit's apps, so `throughput.sobell` is never used: Sobel was
+    modelled at the scaled host rate without a word (only `platforms check` noted it)."""
+    platform = tmp_path / "typo.toml"
+    platform.write_text(
+        'extends = "rans"\nname = "typo"\n[engines.throughput]\nsobell = "3 GB/s"\n'
+    )
+    result = ndpkit("evaluate", "lc", "--size", "1 MiB", "--platforms", str(platform), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    expected = (
+        f"{platform}: engines.throughput.sobell: no app ndpkit ships (did you mean 'sobel'?); "
+        "evaluate runs ndpkit's apps alone, so it is not used"
+    )
+    assert f"warning: {expected}" in result.stderr
+    assert json.loads(result.stdout)["warnings"] == [expected]

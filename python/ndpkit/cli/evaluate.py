@@ -36,7 +36,9 @@ from ndpkit.cli.common import (
     user_errors,
     whole_arg,
 )
+from ndpkit.cli.platforms import unshipped_apps
 from ndpkit.errors import SpecError
+from ndpkit.hw import Platform
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
 from ndpkit.runtime.dataset import MANIFEST
@@ -166,7 +168,8 @@ def evaluate_cmd(
         for name in names or ():
             get_kernel(name, source=f"{COMMAND_LINE}: APPS")  # fails here, before any work
         ev.check_each_app_once(names or [], source=COMMAND_LINE, field="APPS")
-        specs = ev.load_platforms(_platforms(platforms), source=COMMAND_LINE, flag="--platforms")
+        arguments = _platforms(platforms)
+        specs = ev.load_platforms(arguments, source=COMMAND_LINE, flag="--platforms")
         size_bytes = ev.DEFAULT_SIZE_BYTES if size is None else _size_bytes(size)
         model_bytes = None if model_size is None else _model_bytes(model_size)
         _check_seed(seed)
@@ -176,7 +179,8 @@ def evaluate_cmd(
         if apps and dataset is not None:  # a group: its members that read the data set
             names = ev.expand_for(apps, dataset)
         apps_run = ev.apps_to_run(names, dataset)
-        early = _check_sample(size_bytes, dataset, apps_run, asked=size is not None)
+        early = _unused_entries(arguments, list(specs.values()))
+        early += _check_sample(size_bytes, dataset, apps_run, asked=size is not None)
         profiles_platform = _profiles_target(save_profiles, list(specs))
         if save_profiles is not None and dataset is not None:
             _not_the_manifest(save_profiles, dataset)
@@ -202,6 +206,23 @@ def evaluate_cmd(
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
     # The run's own warnings (each app's are under it), for a reader of the JSON too.
     emit(ev.tables(runs), fmt, ev.document(runs) | {"warnings": [*early, *clock]})
+
+
+def _unused_entries(arguments: list[str], specs: list[Platform]) -> list[str]:
+    """A warning (printed at once, and returned) for each per-app engine entry of a
+    platform file whose app ndpkit does not ship: evaluate runs only ndpkit's apps, so
+    such an entry is never used, and `throughput.sobell` left Sobel at the scaled host rate
+    without a word (only `platforms check` said so)."""
+    used = "evaluate runs ndpkit's apps alone, so it is not used"
+    # `load_platforms` keeps the arguments' order, one platform each
+    warnings = [
+        f"{argument}: {note}"
+        for argument, spec in zip(arguments, specs, strict=True)
+        for note in unshipped_apps(spec, used)
+    ]
+    for warning in warnings:
+        stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
+    return warnings
 
 
 def _profiles_target(path: Path | None, platforms: list[str]) -> str | None:

@@ -122,10 +122,12 @@ def check(
 _PER_APP_TABLES = ("throughput", "bytes_per_cycle", "pipeline_delay_cycles", "power_active_by_app")
 
 
-def unshipped_apps(platform: Platform) -> list[str]:
+def unshipped_apps(
+    platform: Platform, used: str = "used only with a profile of that name (--profiles)"
+) -> list[str]:
     """A note for each per-app engine entry whose app ndpkit does not ship (a kernel or a
     profile preset's app): legal, for a user's own app with its own profile, but a typo
-    (`lcc`) is otherwise never used and never reported."""
+    (`lcc`) is otherwise never used and never reported. `used` says when it is used."""
     engines = platform.engines
     if engines is None:
         return []
@@ -145,10 +147,7 @@ def unshipped_apps(platform: Platform) -> list[str]:
                 continue
             close = difflib.get_close_matches(app, sorted(shipped), n=1)
             guess = f" (did you mean {close[0]!r}?)" if close else ""
-            notes.append(
-                f"{key}.{app}: no app ndpkit ships{guess}; used only with a "
-                f"profile of that name (--profiles)"
-            )
+            notes.append(f"{key}.{app}: no app ndpkit ships{guess}; {used}")
     return notes
 
 
