@@ -299,7 +299,11 @@ def test_sweep_writes_parquet(ndpkit, tmp_path: Path) -> None:
         (("--engines", "1:x"), "--engines: expected '18,27,36' or 'start:stop[:step]'"),
         (("--out", "x.txt"), "--out: must end in .csv or .parquet"),
         (("--chunks", "1 furlong"), "--chunks: '1 furlong'"),
-        (("--platforms", "risp-64ch"), "in-storage platforms are not swept"),
+        (
+            ("--platforms", "rans,risp-64ch"),
+            "command line: --platforms: risp-64ch is in-storage (cells per flash channel): the "
+            "simulator models NDP servers; in-storage platforms are not swept",
+        ),
         (("--workers", "0"), "--workers: must be at least 1"),
         (("--chunks", "1B"), "command line: --chunks: rans, he: 3.65e+09 chunks of 1 B is more"),
         (("-o", "wall_times=printed"), "--option wall_times: the simulator times each engine"),

@@ -442,8 +442,17 @@ def sweep_cmd(
             raise SpecError(
                 "give at least one platform", source="command line", field="--platforms"
             )
-        if any(p.is_in_storage for p in specs):
-            raise ModelError("the simulator models NDP servers; in-storage platforms are not swept")
+        # Named: in a long list (files among presets) "in-storage platforms are not
+        # swept" did not say which.
+        in_storage = [a for a, p in zip(platform_names, specs, strict=True) if p.is_in_storage]
+        if in_storage:
+            raise SpecError(
+                f"{', '.join(in_storage)} {'is' if len(in_storage) == 1 else 'are'} in-storage "
+                "(cells per flash channel): the simulator models NDP servers; in-storage "
+                "platforms are not swept",
+                source=COMMAND_LINE,
+                field="--platforms",
+            )
         opts = build_options(
             Options(),
             locals(),
