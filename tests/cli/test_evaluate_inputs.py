@@ -258,3 +258,28 @@ def test_the_stall_timeout_reaches_the_executor(
     result = CliRunner().invoke(app, args + ([] if given is None else ["--stall-timeout", given]))
     assert result.exit_code == 0, result.output
     assert seen == [seconds]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (
+            ("lc", "sobel", "--split-tolerance", "0.5"),
+            "picks between an app's splits (k-NN's: knn2, knn6, knn8 and their -topk splits), "
+            "and lc, sobel have no other split",
+        ),
+        # 0 too: given, it is not the default taken without a word
+        (("lc", "--split-tolerance", "0"), "and lc has no other split"),
+        (
+            ("knn2", "--platforms", "cns,risp-baseline", "--split-tolerance", "0.5"),
+            "picks a split on a platform with engines, and cns, risp-baseline have none",
+        ),
+    ],
+)
+def test_a_split_tolerance_with_no_split_to_pick_is_an_error(
+    ndpkit: Run, args: tuple[str, ...], needle: str
+) -> None:
+    """It changed nothing without a word (`evaluate lc --split-tolerance 0.5`), where `plan
+    --tolerance` without --optimal is refused."""
+    line = _error(ndpkit("evaluate", "--size", "1 MiB", *args))
+    assert "error: command line: --split-tolerance: " in line and needle in line

@@ -138,14 +138,16 @@ def evaluate_cmd(
         ),
     ] = None,
     split_tolerance: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--split-tolerance",
             help="k-NN's splits: how much longer (a fraction ≥ 0, e.g. 0.05) the picked split "
-            "may take than the fastest, for less energy (default 0).",
+            "may take than the fastest, for less energy (default 0), on a platform with "
+            "engines.",
             parser=real_arg,
+            show_default=False,
         ),
-    ] = 0.0,
+    ] = None,
     save_profiles: Annotated[
         Path | None,
         typer.Option(
@@ -173,12 +175,15 @@ def evaluate_cmd(
         size_bytes = ev.DEFAULT_SIZE_BYTES if size is None else _size_bytes(size)
         model_bytes = None if model_size is None else _model_bytes(model_size)
         _check_seed(seed)
-        check_fraction("--split-tolerance", split_tolerance, "e.g. 0.05")
+        tolerance = 0.0 if split_tolerance is None else split_tolerance
+        check_fraction("--split-tolerance", tolerance, "e.g. 0.05")
         stall_timeout_s = _stall_timeout_s(stall_timeout)
         dataset = _dataset(data, workers, verify_shards, stall_timeout)
         if apps and dataset is not None:  # a group: its members that read the data set
             names = ev.expand_for(apps, dataset)
         apps_run = ev.apps_to_run(names, dataset)
+        if split_tolerance is not None:
+            _check_splits_picked(apps_run, specs)
         early = _unused_entries(arguments, list(specs.values()))
         early += _check_sample(size_bytes, dataset, apps_run, asked=size is not None)
         profiles_platform = _profiles_target(save_profiles, list(specs))
@@ -196,7 +201,7 @@ def evaluate_cmd(
                 model_bytes=model_bytes,
                 progress=report,
                 byte_progress=on_bytes,
-                split_tolerance=split_tolerance,
+                split_tolerance=tolerance,
                 verify_shards=verify_shards is not False,
             )
         if save_profiles is not None and profiles_platform is not None:
@@ -206,6 +211,31 @@ def evaluate_cmd(
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)
     # The run's own warnings (each app's are under it), for a reader of the JSON too.
     emit(ev.tables(runs), fmt, ev.document(runs) | {"warnings": [*early, *clock]})
+
+
+def _check_splits_picked(apps: list[str], specs: dict[str, Platform]) -> None:
+    """--split-tolerance changes which split is picked, so it must have one to pick: an app
+    with other splits (k-NN's) on a platform with engines (without, the host runs every
+    split whole). `evaluate lc --split-tolerance 0.5` changed nothing without a word, where
+    `plan --tolerance` without --optimal is refused."""
+    flag = "--split-tolerance"
+    if not any(ev.split_variants(app) for app in apps):
+        has = "has" if len(apps) == 1 else "have"
+        raise SpecError(
+            f"picks between an app's splits (k-NN's: knn2, knn6, knn8 and their -topk "
+            f"splits), and {', '.join(apps)} {has} no other split",
+            source=COMMAND_LINE,
+            field=flag,
+        )
+    if all(spec.engines is None for spec in specs.values()):
+        names = ", ".join(specs)
+        has = "has" if len(specs) == 1 else "have"
+        raise SpecError(
+            f"picks a split on a platform with engines, and {names} {has} none (the host "
+            "runs every split whole)",
+            source=COMMAND_LINE,
+            field=flag,
+        )
 
 
 def _unused_entries(arguments: list[str], specs: list[Platform]) -> list[str]:
