@@ -350,3 +350,16 @@ def test_a_rebuilt_platform_maps_like_the_loaded_one() -> None:
     for rebuilt in (rans.with_engine_count(bare.count), rans.with_scheme("mux1")):
         assert rebuilt.engines is not None and rebuilt.engines.cores is None
         assert to_profile(m, target_engine=rebuilt.engines).engine_bytes_per_s["arm"] == loaded
+
+
+def test_saving_for_a_platform_not_modelled_or_no_runs_is_a_spec_error(tmp_path: Path) -> None:
+    """A KeyError 'rfns' from `save_profiles(runs, "rfns", …)` after a run on rans, and an
+    empty profile set written for no runs, which no command could use."""
+    runs = ev.evaluate(["lc"], ["rans"], size_bytes=1 << 20)
+    path = tmp_path / "p.json"
+    with pytest.raises(SpecError, match="lc was not modelled on platform 'rfns'") as caught:
+        ev.save_profiles(runs, "rfns", path)
+    assert caught.value.field == "platform" and "(modelled on: rans)" in str(caught.value)
+    with pytest.raises(SpecError, match="no runs to save"):
+        ev.save_profiles([], "rans", path)
+    assert not path.exists()

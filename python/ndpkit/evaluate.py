@@ -511,7 +511,20 @@ def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:
 def save_profiles(runs: Sequence[AppRun], platform: str, path: Path) -> None:
     """The profiles the models were given on `platform` (every app and split), as a profile
     set file that `ndpkit estimate/plan --profiles PATH` reads: the host rates scaled to
-    its host, the engine rates mapped onto its engines, α for D over them."""
+    its host, the engine rates mapped onto its engines, α for D over them. A `platform` some
+    run was not modelled on (a KeyError), or no runs (a set of no profiles, which no command
+    could use), is a SpecError naming it, and nothing is written."""
+    if not runs:
+        raise SpecError("no runs to save: a profile set of no apps", field="runs")
+    missing = [r.app for r in runs if platform not in r.profiles]
+    if missing:
+        modelled = ", ".join(sorted({name for r in runs for name in r.profiles})) or "none"
+        raise SpecError(
+            f"{', '.join(missing)} {'was' if len(missing) == 1 else 'were'} not modelled on "
+            f"platform {platform!r} (modelled on: {modelled}); evaluate on it to save its "
+            "profiles",
+            field="platform",
+        )
     profiles: dict[str, Profile] = {}
     for profile in (p for r in runs for p in r.profiles[platform]):
         # A split two apps share (`knn8 knn8-topk`) was run once and mapped alike for both.
