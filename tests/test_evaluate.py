@@ -628,3 +628,20 @@ def test_the_crc_check_names_every_corrupt_shard_in_one_error(tmp_path: Path) ->
     message = str(caught.value)
     assert message.startswith(f"{corrupt[0]}: CRC-32 is ")
     assert f"2 of the 4 shards are bad, also: {corrupt[1]} (CRC-32 is " in message
+
+
+def test_the_predicted_table_says_why_a_platform_has_no_plan(tmp_path: Path) -> None:
+    """A plan the planner refuses (a channel plan over more than 4096 channels) showed "–"
+    for the plan and its saving, with no word of why outside the JSON's `plans`."""
+    path = tmp_path / "risp5k.toml"
+    path.write_text(
+        'extends = "risp-64ch"\nname = "risp-5k"\n[storage]\nchannels = 5000\n'
+        "[engines]\ncount = 5000\n"
+    )
+    (run,) = ev.evaluate(["sobel"], [str(path)], size_bytes=1 << 20)
+    error = run.plans["risp-5k"]["error"]
+    assert "a channel plan takes at most 4096 channels" in error
+    (row,) = ev.predicted_rows(run)
+    assert "plan" not in row and row["note"].endswith(f"; no plan: {error}")
+    (table_row,) = next(t for t in ev.tables([run]) if t.name == "predicted").rows
+    assert table_row["note"] == row["note"]

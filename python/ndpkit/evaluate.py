@@ -965,6 +965,11 @@ def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
             if "engines_on" in plan_row:
                 row["plan"] = f"{plan_row['engines_on']}/{plan_row['engines_total']} on"
                 row["plan_saving_pct"] = round(plan_row["saving_pct"], 9) + 0.0  # no "-0.0"
+            elif "error" in plan_row:
+                # The table showed "–" for the plan and its saving, and said nothing of why
+                # (a channel plan over more than 4096 channels): only the JSON's plans did.
+                why = f"no plan: {plan_row['error']}"
+                row["note"] = f"{row['note']}; {why}" if row.get("note") else why
         rows.append(row)
     return rows
 
