@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from rich.console import Console
@@ -198,3 +199,17 @@ def test_csv_names_each_rows_table_even_where_rows_have_a_table_column() -> None
     assert to_csv([plain]) == "table,app\nstages,he\n"
     rows = list(csv.reader(io.StringIO(to_csv([plain, tpc]))))
     assert rows == [["section", "app", "table"], ["stages", "he", ""], ["tables", "", "region"]]
+
+
+def test_csv_writes_a_list_as_json() -> None:
+    """str() wrote Python's repr: `data show -f csv` gave a Parquet data set's columns as
+    ['x0', 'x1'], which no CSV reader's JSON parser takes, and a quote in a name came out
+    in Python's escaping."""
+    table = Table(
+        "dataset",
+        "",
+        [Column("field", "field", None), Column("value", "value", None)],
+        [{"field": "columns", "value": ["x0", 'it\'s "x"']}, {"field": "shape", "value": (8,)}],
+    )
+    rows = list(csv.DictReader(io.StringIO(to_csv([table]))))
+    assert [json.loads(r["value"]) for r in rows] == [["x0", 'it\'s "x"'], [8]]

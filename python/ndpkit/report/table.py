@@ -264,8 +264,18 @@ def to_csv(tables: Iterable[Table]) -> str:
     writer.writeheader()
     for table in tables:
         for row in table.rows:
-            writer.writerow({**jsonable(row), section: table.name})
+            cells = {key: _csv_cell(value) for key, value in jsonable(row).items()}
+            writer.writerow({**cells, section: table.name})
     return buffer.getvalue()
+
+
+def _csv_cell(value: Any) -> Any:
+    """A list or table as JSON text, which any reader parses: str() wrote Python's repr, so
+    a data set's Parquet columns read `['x0', 'x1']`, and a name with a quote in it came out
+    in Python's escaping."""
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return value
 
 
 def rows_of(tables: Iterable[Table]) -> dict[str, list[dict[str, Any]]]:
