@@ -757,13 +757,13 @@ class _Run:
         try:
             state, finished = self.kernel.host(merged, state)
         except RecordError as exc:
-            raise self._in_shard(exc) from exc
+            raise self._shard_named(exc) from exc
         end = time.perf_counter()
         stats = tuple(done[engine][1] for engine in self.plan)
         self.passes.append(PassStats(len(self.passes), end - start, end - host_start, stats))
         return state, finished
 
-    def _in_shard(self, exc: RecordError) -> NdpkitError:
+    def _shard_named(self, exc: RecordError) -> NdpkitError:
         """The host part's refusal of a record (`exc.record`, its number in the data set),
         with the shard that holds it named, as a device part's is (`_in_shard`): LC's "the
         score of point 32773 is NaN" named no file, and with --no-verify-shards nothing
