@@ -51,3 +51,17 @@ def test_import_help_names_the_image_formats(ndpkit) -> None:
     result = ndpkit("data", "import", "--help")
     assert result.returncode == 0
     assert "(PNG, JPEG, TIFF, BMP, PGM/PPM/PNM/PBM, WebP)" in " ".join(result.stdout.split())
+
+
+def test_import_json_holds_the_warnings_said_on_stderr(ndpkit, tmp_path: Path) -> None:
+    """Files of other image formats left out were said on stderr alone: a script reading
+    `-f json` was not told, where evaluate's JSON holds its warnings."""
+    (tmp_path / "imgs").mkdir()
+    Image.new("L", (256, 256)).save(tmp_path / "imgs" / "a.png")
+    Image.new("L", (256, 256)).save(tmp_path / "imgs" / "b.gif")
+    args = ("import", str(tmp_path / "imgs"), "--app", "sobel", "--devices", "1")
+    result = ndpkit("data", *args, "--out", str(tmp_path / "ds"), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    (warning,) = json.loads(result.stdout)["warnings"]
+    assert "1 file of other image formats is not read: b.gif" in warning
+    assert result.stderr.strip() == f"warning: {warning}"

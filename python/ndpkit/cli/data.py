@@ -221,7 +221,7 @@ def import_(
     Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""
-    with user_errors(), _as_flags({"columns": "--columns"}), _large_images_said():
+    with user_errors(), _as_flags({"columns": "--columns"}), _large_images_said() as said:
         get_kernel(app_name, source=f"{COMMAND_LINE}: --app")
         shard_bytes = _shard_bytes(shard_size, app_name)
         chosen = None if columns is None else _names("--columns", columns)
@@ -240,19 +240,22 @@ def import_(
                 progress=progress,
             )
     _note_leftovers(out)
-    _show(dataset, fmt)
+    _show(dataset, fmt, said=said)
 
 
 @contextmanager
-def _large_images_said() -> Iterator[None]:
+def _large_images_said() -> Iterator[list[str]]:
     """An image above pillow's decompression-bomb warning limit as one `warning:` line on
     stderr naming it (the library's LargeImageWarning), not Python's two lines of source
     location; other warnings as Python shows them. Where warnings are errors (`-W error`)
-    the library refuses the image instead, naming it."""
+    the library refuses the image instead, naming it. The lines said are yielded, for the
+    JSON document's `warnings` (a script reading it was not told that files were left out)."""
     shown = warnings.showwarning
+    said: list[str] = []
 
     def show(message: Warning | str, category: type[Warning], *args: object, **kw: object) -> None:
         if issubclass(category, (LargeImageWarning, UnreadImagesWarning)):
+            said.append(str(message))
             line = f"warning: {message}"
             stderr().print(line, style="bold yellow", highlight=False, markup=False)
         else:
@@ -260,7 +263,7 @@ def _large_images_said() -> Iterator[None]:
 
     with warnings.catch_warnings():
         warnings.showwarning = show
-        yield
+        yield said
 
 
 def _say_removed(left: Path) -> None:
@@ -472,13 +475,15 @@ def _show_tables(made: list[GeneratedTable], sf: float, fmt: Format) -> None:
     )
 
 
-def _show(dataset: Dataset, fmt: Format) -> None:
+def _show(dataset: Dataset, fmt: Format, *, said: list[str] | None = None) -> None:
     """The summary and the per-device table: sizes for people in a table, bytes in CSV
-    (whose first column names the table each row belongs to) and JSON."""
+    (whose first column names the table each row belongs to) and JSON, which also holds
+    the warnings an import `said` on stderr (where given), as `warnings`."""
     summary = dataset.summary()
     devices = dataset.device_rows()
     if fmt is Format.json:
-        emit([], fmt, {"dataset": summary, "devices": devices})
+        extra = {} if said is None else {"warnings": said}
+        emit([], fmt, {"dataset": summary, "devices": devices} | extra)
         return
     people = fmt is Format.table
     if people:
