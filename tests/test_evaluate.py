@@ -645,3 +645,13 @@ def test_the_predicted_table_says_why_a_platform_has_no_plan(tmp_path: Path) -> 
     assert "plan" not in row and row["note"].endswith(f"; no plan: {error}")
     (table_row,) = next(t for t in ev.tables([run]) if t.name == "predicted").rows
     assert table_row["note"] == row["note"]
+
+
+def test_the_json_gives_each_other_splits_passes_as_the_table_does() -> None:
+    """The measured table has a passes column for k-NN's top-k row; its JSON entry under
+    `other_splits` had none (only its measurement's, the profiled sample's)."""
+    (run,) = ev.evaluate(["knn2"], ["cns"], size_bytes=1 << 20)
+    (other,) = ev.document([run])["apps"][0]["other_splits"]
+    rows = next(t for t in ev.tables([run]) if t.name == "measured").rows
+    (row,) = [r for r in rows if r["app"] == "knn2-topk"]
+    assert other["app"] == "knn2-topk" and other["passes"] == row["passes"] == 1

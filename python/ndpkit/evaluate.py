@@ -1184,6 +1184,9 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                                 "app": o.app,
                                 "verified": o.verified,
                                 "verification": o.verification.as_dict(),
+                                # the measured table's passes: the run's, which on a data
+                                # set need not be the profiled sample's (measurement.passes)
+                                "passes": o.passes,
                                 "run_s": o.run_s,
                                 "startup_s": o.startup_s,
                                 "measurement": o.measurement.as_dict(),
