@@ -22,9 +22,16 @@ def test_empty_clusters_are_named() -> None:
     result = KMeansResult(np.zeros((8, 8)), 3, True, counts=counts)
     (warning,) = _warnings(get_kernel("kmeans"), result)
     assert warning == (
-        "kmeans: 2 of the clusters ended empty (cluster 1, 3); an empty cluster keeps the "
+        "kmeans: 2 of the clusters ended empty (clusters 1, 3); an empty cluster keeps the "
         "centre it had before it emptied (its starting one if it never held a point)"
     )
+
+
+def test_one_empty_cluster_is_named_in_the_singular() -> None:
+    counts = np.array([5, 0, 3, 1, 1, 1, 1, 1], dtype=np.int64)
+    result = KMeansResult(np.zeros((8, 8)), 3, True, counts=counts)
+    (warning,) = _warnings(get_kernel("kmeans"), result)
+    assert warning.startswith("kmeans: 1 of the clusters ended empty (cluster 1); ")
 
 
 def test_cli_warns_on_data_with_two_distinct_points(ndpkit, tmp_path: Path) -> None:

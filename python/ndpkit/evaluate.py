@@ -869,9 +869,9 @@ def _warnings(kernel: Kernel, result: Any) -> tuple[str, ...]:
     if not empty:
         return ()
     return (
-        f"{kernel.name}: {len(empty)} of the clusters ended empty (cluster "
-        f"{', '.join(map(str, empty))}); an empty cluster keeps the centre it had before it "
-        "emptied (its starting one if it never held a point)",
+        f"{kernel.name}: {len(empty)} of the clusters ended empty (cluster"
+        f"{'s' * (len(empty) > 1)} {', '.join(map(str, empty))}); an empty cluster keeps "
+        "the centre it had before it emptied (its starting one if it never held a point)",
     )
 
 

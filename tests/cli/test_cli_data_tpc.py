@@ -34,10 +34,13 @@ def test_tpch_writes_tables_and_a_summary(ndpkit, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--sf", "0"), "--sf: must be a finite number > 0"),
-        (("--sf", "-2"), "--sf: must be a finite number > 0"),
-        (("--sf", "1", "--tables", "lineitem,items"), "--tables: unknown TPC-H table 'items'"),
-        (("--sf", "1", "--tables", "lineitem,"), "--tables: an empty table name"),
+        (("--sf", "0"), "error: command line: --sf: must be a finite number > 0"),
+        (("--sf", "-2"), "error: command line: --sf: must be a finite number > 0"),
+        (
+            ("--sf", "1", "--tables", "lineitem,items"),
+            "error: command line: --tables: unknown TPC-H table 'items'",
+        ),
+        (("--sf", "1", "--tables", "lineitem,"), "error: command line: --tables: an empty table"),
     ],
 )
 def test_tpch_bad_input_names_the_flag(
@@ -63,8 +66,8 @@ def test_tpcc_writes_order_line(ndpkit, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("--sf", "0"), "--sf: must be a finite number > 0"),
-        (("--sf", "1", "--seed", "-1"), "--seed: must be ≥ 0"),
+        (("--sf", "0"), "error: command line: --sf: must be a finite number > 0"),
+        (("--sf", "1", "--seed", "-1"), "error: command line: --seed: must be ≥ 0"),
     ],
 )
 def test_tpcc_bad_input_names_the_flag(

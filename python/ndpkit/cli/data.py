@@ -390,9 +390,11 @@ def tpch(
 
     The files appear only when every table is complete."""
     with user_errors():
-        check_scale_factor(sf, field="--sf", bounds=SF_RANGE)
+        check_scale_factor(sf, field="--sf", bounds=SF_RANGE, source=COMMAND_LINE)
         names = tpch_tables(
-            None if tables is None else [t.strip() for t in tables.split(",")], field="--tables"
+            None if tables is None else [t.strip() for t in tables.split(",")],
+            field="--tables",
+            source=COMMAND_LINE,
         )
         try:
             made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
@@ -417,7 +419,7 @@ def tpcc(
 
     SF s is s × one warehouse's orders (30,000 orders, ~300,000 rows); see docs/tpc.md."""
     with user_errors():
-        check_scale_factor(sf, field="--sf", bounds=SF_RANGE)
+        check_scale_factor(sf, field="--sf", bounds=SF_RANGE, source=COMMAND_LINE)
         if seed < 0:
             raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
         try:

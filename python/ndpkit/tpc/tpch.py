@@ -71,37 +71,49 @@ grows with SF until the machine kills it."""
 
 
 def check_scale_factor(
-    sf: float, *, field: str = "sf", bounds: tuple[float, float] | None = None
+    sf: float,
+    *,
+    field: str = "sf",
+    bounds: tuple[float, float] | None = None,
+    source: str | None = None,
 ) -> float:
     """`sf` if it is a finite number above 0 (and within `bounds`), else an error naming
-    `field`."""
+    `field` (of `source`, the command line for a flag)."""
     if not math.isfinite(sf) or sf <= 0:
-        raise SpecError(f"must be a finite number > 0, got {sf}", field=field)
+        raise SpecError(f"must be a finite number > 0, got {sf}", source=source, field=field)
     if bounds is not None and not bounds[0] <= sf <= bounds[1]:
         # `:g` where it is exact: 1000.0000001 was "got 1000", which the range holds
         got = f"{sf:g}" if float(f"{sf:g}") == sf else repr(sf)
-        raise SpecError(f"must be from {bounds[0]:g} to {bounds[1]:g}, got {got}", field=field)
+        raise SpecError(
+            f"must be from {bounds[0]:g} to {bounds[1]:g}, got {got}", source=source, field=field
+        )
     return sf
 
 
-def tpch_tables(names: Sequence[str] | None, *, field: str = "tables") -> tuple[str, ...]:
+def tpch_tables(
+    names: Sequence[str] | None, *, field: str = "tables", source: str | None = None
+) -> tuple[str, ...]:
     """The requested tables, validated (None means all eight); a table named twice is
-    refused, as `reproduce --tables` refuses one."""
+    refused, as `reproduce --tables` refuses one. Errors name `field` of `source`."""
     if names is None:
         return TPCH_TABLES
     chosen: list[str] = []
     for name in names:
         if not name:
-            raise SpecError("an empty table name in the list", field=field)
+            raise SpecError("an empty table name in the list", source=source, field=field)
         if name not in TPCH_TABLES:
             raise SpecError(
-                f"unknown TPC-H table {name!r}; known: {', '.join(TPCH_TABLES)}", field=field
+                f"unknown TPC-H table {name!r}; known: {', '.join(TPCH_TABLES)}",
+                source=source,
+                field=field,
             )
         if name in chosen:
-            raise SpecError(f"names {name} more than once; give each table once", field=field)
+            raise SpecError(
+                f"names {name} more than once; give each table once", source=source, field=field
+            )
         chosen.append(name)
     if not chosen:
-        raise SpecError("no table given", field=field)
+        raise SpecError("no table given", source=source, field=field)
     return tuple(chosen)
 
 
