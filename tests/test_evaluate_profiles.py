@@ -49,6 +49,7 @@ def test_every_profile_field_saves_and_loads_back_bit_for_bit(tmp_path: Path) ->
             "app": "mine",
             "description": "every field",
             "data_bytes": 39728447488.123,
+            "passes": 3,
             "alpha": 7281.777777777777,
             "host_part_bytes_per_s": 60601259278.292725,
             "host_only_bytes_per_s": 1.0697544702792761e10,
@@ -117,6 +118,31 @@ def test_saved_split_profiles_give_estimate_the_time_evaluate_predicted(tmp_path
     predicted = remap.estimates["rans"]
     assert isinstance(predicted, Estimate)
     assert estimate(rans, saved["he-remap"]).time_s == pytest.approx(predicted.time_s, rel=1e-12)
+
+
+def test_a_saved_kmeans_profile_holds_its_passes_and_gives_evaluates_mb_per_j(
+    tmp_path: Path,
+) -> None:
+    """K-Means reads D once per pass: its profile's data_size is D x passes, and without the
+    passes `estimate` from the saved file counted every pass's bytes in MB/J (evaluate counts
+    D once), and `simulate --size D` simulated one pass."""
+    (run,) = ev.evaluate(["kmeans"], ["rans"], size_bytes=1 << 20)
+    assert run.passes > 1
+    path = tmp_path / "saved.json"
+    ev.save_profiles([run], "rans", path)
+    saved = load_profiles(path).apps["kmeans"]
+    assert saved.passes == run.passes
+    assert saved.data_bytes == pytest.approx(run.model_bytes * run.passes, rel=1e-12)
+    rans = load_platform("rans")
+    predicted = run.estimates["rans"]
+    assert isinstance(predicted, Estimate)
+    again = estimate(rans, saved, predicted.config, predicted.options)
+    assert again.energy_j == pytest.approx(predicted.energy_j, rel=1e-12)
+    mb = predicted.options.mb
+    assert again.ee_mb_per_j == pytest.approx(run.model_bytes / mb / again.energy_j, rel=1e-12)
+    one_pass = estimate(rans, saved.with_changes(passes=1), predicted.config, predicted.options)
+    assert one_pass.time_s == again.time_s
+    assert one_pass.ee_mb_per_j == pytest.approx(again.ee_mb_per_j * run.passes, rel=1e-12)
 
 
 @pytest.mark.parametrize("platform", ["rans", "rfns"])

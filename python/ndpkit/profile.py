@@ -46,6 +46,7 @@ from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.loader import file_hint, json_loads, names_a_file, parse_nested
 from ndpkit.hw.quantity import (
+    Count,
     Cycles,
     Duration,
     FormatVersion,
@@ -103,7 +104,16 @@ class Profile(BaseModel):
 
     app: str = Field(min_length=1)
     description: str = ""
-    data_bytes: Size = Field(alias="data_size", description="raw input size D")
+    data_bytes: Size = Field(
+        alias="data_size",
+        description="the bytes the app's run reads: the raw input size D, times passes",
+    )
+    passes: Count = Field(
+        1,
+        description="how many times the run reads D (an iterative app's passes; ndpkit "
+        "evaluate writes them): data_size is D x passes, a simulation's --size gives D, and "
+        "MB/J counts D once",
+    )
     alpha: PositiveNumber = Field(description="reduction ratio: device input / device output")
     host_part_bytes_per_s: Rate | None = Field(
         None,

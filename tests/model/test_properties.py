@@ -345,3 +345,16 @@ def test_printed_wall_times_only_apply_to_the_published_server(devices):
 def test_boolean_options_reject_non_booleans(value):
     with pytest.raises(SpecError, match="must be true or false"):
         Options.from_mapping({"mux_port_cap": value})
+
+
+@SETTINGS
+@given(cases(), st.integers(1, 1000))
+def test_passes_change_only_the_mb_per_j_and_by_their_count(case, passes):
+    """data_size is the bytes the run reads (D x passes): the time and energy are the
+    same whatever the passes, and MB/J counts D once, so it is 1 / passes of one pass's."""
+    p, profile, config, opts = case
+    once = estimate(p, profile, config, opts)
+    iterated = estimate(p, profile.with_changes(passes=passes), config, opts)
+    assert iterated.time_s == once.time_s
+    assert iterated.energy_j == once.energy_j
+    assert iterated.ee_mb_per_j * passes == pytest.approx(once.ee_mb_per_j, rel=1e-12)

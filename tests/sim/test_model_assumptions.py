@@ -76,3 +76,19 @@ def test_a_host_rate_measured_in_memory_still_waits_when_asked() -> None:
     assert run.time_s == pytest.approx(transfer_s + compute_s, rel=0.02)
     assert run.model.time_s == pytest.approx(transfer_s + compute_s)
     assert not any("host_mode after" in note for note in run.notes)
+
+
+def test_a_size_given_for_an_iterative_profile_is_read_once_per_pass() -> None:
+    """A profile of 3 passes (K-Means from `ndpkit evaluate`) simulated at --size D streams
+    3 D, as its own data_size (D x passes) does, and counts D once in MB/J; it simulated
+    one pass."""
+    rans, he = load_platform("rans"), load_profile("he")
+    thrice = he.with_changes(passes=3)
+    given = simulate(rans, thrice, sim=SimOptions(data_bytes=4 * GIB))
+    streamed = simulate(rans, he, sim=SimOptions(data_bytes=12 * GIB))
+    assert given.data_bytes == streamed.data_bytes == 12 * GIB
+    assert given.time_s == streamed.time_s
+    assert given.ee_mb_per_j == pytest.approx(streamed.ee_mb_per_j / 3, rel=1e-12)
+    assert given.model.ee_mb_per_j == pytest.approx(streamed.model.ee_mb_per_j / 3, rel=1e-12)
+    assert any("reads D 3 times" in note for note in given.notes)
+    assert not any("reads D" in note for note in streamed.notes)

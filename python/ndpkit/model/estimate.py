@@ -173,7 +173,10 @@ def estimate(
         time_s=time_s,
         state_times=times,
         energy=energy,
-        ee_mb_per_j=efficiency_mb_per_j(data, options.round_energy(energy.total_j), options),
+        # D once, though the run reads it `passes` times (as `ndpkit evaluate` counts it)
+        ee_mb_per_j=efficiency_mb_per_j(
+            data / profile.passes, options.round_energy(energy.total_j), options
+        ),
         notes=notes,
     )
 
@@ -277,7 +280,9 @@ def _in_storage(
         time_s=result.time_s,
         state_times=result.state_times,
         energy=result.energy,
-        ee_mb_per_j=efficiency_mb_per_j(profile.data_bytes, result.energy.total_j, options),
+        ee_mb_per_j=efficiency_mb_per_j(
+            profile.data_bytes / profile.passes, result.energy.total_j, options
+        ),
         notes=result.notes,
         stage_times_s=result.stage_times_s,
         channels_on=len(result.layout.channels_on),

@@ -693,6 +693,7 @@ def to_profile(
             f"CPB from {_cpb_origin(m)}; α for D over {devices} device(s)"
             + (f"; data_size = D x {n} passes" if n > 1 else ""),
             "data_bytes": d * n,
+            "passes": n,
             "alpha": m.alpha_for(d / devices),
             "host_part_bytes_per_s": host_part if np.isfinite(host_part) else None,
             "host_only_bytes_per_s": m.host_only_bytes_per_s * scale,

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ndpkit.errors import SpecError
+
+if TYPE_CHECKING:
+    from ndpkit.profile import Profile
 
 HostMode = Literal["auto", "stream", "after"]
 EnginePowerOff = Literal["auto", "end", "phase", "done"]
@@ -54,7 +57,16 @@ class SimOptions:
     trace_limit: int = 1_000_000
     timeline_bins: int = 200
     data_bytes: float | None = None
-    """The data set size D; None = the profile's."""
+    """The data set size D; None = the profile's. The run reads it the profile's `passes`
+    times (`streamed_bytes`)."""
+
+    def streamed_bytes(self, profile: Profile) -> float:
+        """The bytes the run streams: the profile's (D x its passes), or `data_bytes` read
+        `profile.passes` times. (A K-Means profile from `ndpkit evaluate` read 69 times at
+        --size D was simulated for one pass.)"""
+        if self.data_bytes is None:
+            return profile.data_bytes
+        return self.data_bytes * profile.passes
 
     def __post_init__(self) -> None:
         _check(self.chunk_bytes > 0, "chunk_bytes", f"must be > 0, got {self.chunk_bytes}")

@@ -231,7 +231,7 @@ def simulate(
     result = json.loads(raw)
     host_mode = "after" if spec["host"]["after_all"] else "stream"
     # D as given, not the sum of the shards (D/n x n is not always D in binary floats).
-    data = profile.data_bytes if sim.data_bytes is None else sim.data_bytes
+    data = sim.streamed_bytes(profile)
     model_profile = profile if sim.data_bytes is None else profile.with_changes(data_bytes=data)
     # The model under the simulator's assumptions: its time basis, and engine times from
     # their rates (the paper's printed times, wall_times=printed, are for its own D and
@@ -256,7 +256,9 @@ def simulate(
         t_cpu_s=result["host"]["active_s"],
         state_times=_state_times(result, spec),
         energy=Energy(dict(result["energy_j"])),
-        ee_mb_per_j=efficiency_mb_per_j(data, sum(result["energy_j"].values()), options),
+        ee_mb_per_j=efficiency_mb_per_j(
+            data / profile.passes, sum(result["energy_j"].values()), options
+        ),
         utilisation=_utilisation(result, spec, host_split),
         engines=result["engines"],
         ssds=result["ssds"],
@@ -273,6 +275,12 @@ def simulate(
     )
     if sim.host_mode == "after" and host_reads_its_data(platform, profile, config):
         simulation.notes.append(host_mode_after_note("host_mode"))
+    if sim.data_bytes is not None and profile.passes > 1:
+        simulation.notes.append(
+            f"{profile.app}'s profile reads D {profile.passes} times (its passes): "
+            f"{profile.passes} x {sim.data_bytes:.6g} B = {data:.6g} B were simulated, as "
+            "one stream; MB/J counts D once"
+        )
     if explain_difference:
         simulation.notes.extend(explain(simulation, spec))
     simulation.notes.extend(trace_notes(simulation))

@@ -71,7 +71,7 @@ def build_spec(
             else "host.cores_per_socket",
         )
     n = platform.devices
-    data = profile.data_bytes if sim.data_bytes is None else sim.data_bytes
+    data = sim.streamed_bytes(profile)
     host_split = is_host_split(platform, config)
     host_bps = host_rate(platform, profile, config)
     # A rate that holds its reading streams (waiting for the data would count it twice),
