@@ -259,6 +259,28 @@ def test_knn_topk_sends_k_neighbours_per_device() -> None:
     assert m.device_sends_bytes(1e12) == pytest.approx(m.device_output_bytes)
 
 
+@pytest.mark.parametrize(
+    ("app", "records", "limit"),
+    [("knn2-topk", 6, 10 * 12), ("knn2-topk", 1, 10 * 12), ("kmeans", 1, 8 * 9 * 8)],
+)
+def test_a_sample_smaller_than_what_a_device_sends_does_not_grow_it_for_ever(
+    app: str, records: int, limit: int
+) -> None:
+    """Six points, fewer than k = 10, all sent: the line through the sample's two points
+    made a device that reads the paper's D send 12 bytes a point (α 0.667 for knn2-topk,
+    where a device sends its 10 best, 120 bytes); one K-Means point, whose sample has no
+    half to draw that line from, made a device's table of sums grow with its input."""
+    kernel = get_kernel(app)
+    data = kernel.generate(records * kernel.record_bytes, 0)
+    m = measure(kernel, data, kernel.params(0), repeat=1, counters=None)
+    assert m.device_output_limit_bytes == limit
+    assert m.device_output_bytes is not None and m.device_output_bytes <= limit
+    d = 37 * 2**30 / 36
+    assert m.device_sends_bytes(d) == limit
+    assert m.alpha_for(d) == pytest.approx(d / limit)
+    assert m.device_sends_bytes(m.data_bytes) == pytest.approx(m.device_output_bytes)
+
+
 # -- 7: verified says what the check read -----------------------------------------------------
 
 

@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from measurements import measurement
 from ndpkit.errors import SpecError
@@ -96,6 +98,12 @@ def test_save_is_json_and_atomic(tmp_path) -> None:
     save([measurement()], path)
     assert json.loads(path.read_text())[0]["alpha"] == 8
     assert [p.name for p in tmp_path.iterdir()] == ["profile.json"]
+
+
+def test_a_limit_on_what_a_device_sends_saves_and_loads_back(tmp_path) -> None:
+    capped = measurement(device_output_bytes=72, device_output_limit_bytes=120)
+    save([capped, measurement()], tmp_path / "m.json")
+    assert profiling.load(tmp_path / "m.json") == [capped, measurement()]
 
 
 class FakeCounters:
@@ -510,3 +518,30 @@ def test_a_part_at_or_past_the_whole_sample_is_refused(tmp_path, part: int) -> N
 def test_engine_scaling_rate_checks_its_arguments(args, kwargs, field: str) -> None:
     with pytest.raises(SpecError, match=f"^{field}: must be"):
         EngineScaling().rate(*args, **kwargs)
+
+
+@settings(max_examples=200, database=None)
+@given(
+    whole=st.integers(0, 10**6),
+    part=st.integers(0, 10**6),
+    half=st.floats(0.01, 0.99),
+    limit=st.one_of(st.none(), st.integers(0, 10**6)),
+    device_bytes=st.floats(0.0, 1e15),
+)
+def test_a_device_sends_the_fitted_line_up_to_its_limit(
+    whole: int, part: int, half: float, limit: int | None, device_bytes: float
+) -> None:
+    """`device_output_limit_bytes` only caps the line through the sample's two points: below
+    it nothing changes, and no device sends more (an α from a tiny top-k sample)."""
+    fields = {
+        "device_output_bytes": whole,
+        "part_input_bytes": int(1_000_000 * half),
+        "part_output_bytes": part,
+    }
+    free = measurement(**fields)
+    capped = measurement(**fields, device_output_limit_bytes=limit)
+    line = free.device_sends_bytes(device_bytes)
+    if limit is None:
+        assert capped.device_sends_bytes(device_bytes) == line
+    else:
+        assert capped.device_sends_bytes(device_bytes) == min(line, limit)

@@ -237,6 +237,13 @@ class Kernel(ABC):
         """Bytes a device sends to the host for this partial (for the reduction ratio α)."""
         return _nbytes(partial)
 
+    def output_limit_bytes(self) -> int | None:
+        """The most a device's merged partial holds whatever it reads (a top-k list, a table
+        of sums), or None where it grows with the input. α is extrapolated from a profiled
+        sample's output (`Measurement.device_sends_bytes`); a sample smaller than the limit
+        (fewer points than k) would otherwise be taken to grow with the input for ever."""
+        return None
+
 
 class RowKernel(Kernel):
     """A per-record kernel that can also write its rows in place (LC: a score per point).

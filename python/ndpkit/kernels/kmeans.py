@@ -562,6 +562,10 @@ class KMeansKernel(Kernel):
     def output_bytes(self, partial: Any) -> int:
         return int(partial.sums.nbytes + partial.counts.nbytes)
 
+    def output_limit_bytes(self) -> int | None:
+        """One table of float64 sums and int64 counts per pass, however much a device read."""
+        return self.clusters * (self.features + 1) * 8
+
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> SklearnReference:
         """scikit-learn's Lloyd from the same centres, with the same stopping rule. It does not
         say whether it converged: `converged` is True when it stopped before max_iter. Its

@@ -405,6 +405,11 @@ class Knn(Kernel):
             return int(partial.indices.nbytes + partial.distances_sq.nbytes)
         return sum(int(s.distances_sq.nbytes) for s in partial)
 
+    def output_limit_bytes(self) -> int | None:
+        """The top-k split's k candidates (an int64 index and a float32 distance each); the
+        paper split's distances grow with the input."""
+        return self.k * (8 + 4) if self.device_topk else None
+
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> ReferenceNeighbours:
         """scikit-learn brute-force euclidean search in float64 (k + 1 neighbours), and, when
         the (k+1)-th ties with the k-th, its radius search for every point tied with it."""

@@ -227,6 +227,9 @@ class Measurement:
     device_output_bytes: int | None = None
     part_input_bytes: int | None = None
     part_output_bytes: int | None = None
+    device_output_limit_bytes: int | None = None
+    """The most a device sends per pass whatever it reads (`Kernel.output_limit_bytes`);
+    None where it grows with the input."""
 
     def __post_init__(self) -> None:
         """`measure` makes only sensible measurements; one built by hand is checked here,
@@ -241,6 +244,7 @@ class Measurement:
             "device_output_bytes",
             "part_input_bytes",
             "part_output_bytes",
+            "device_output_limit_bytes",
         ):
             value = getattr(self, name)
             if value is not None:
@@ -281,17 +285,22 @@ class Measurement:
     def device_sends_bytes(self, device_bytes: float) -> float:
         """What one device sends per pass after reading `device_bytes` and merging its
         partials: fixed + per byte, through the two measured points (without them, the
-        chunks' output in proportion)."""
+        chunks' output in proportion), at most `device_output_limit_bytes`."""
         whole, part = self.device_output_bytes, self.part_output_bytes
         if whole is None:
-            return device_bytes * self.output_bytes / max(self.input_bytes, 1)
-        if part is None or self.part_input_bytes is None:
-            per_byte, fixed = whole / max(self.data_bytes, 1), 0.0
+            sends = device_bytes * self.output_bytes / max(self.input_bytes, 1)
+        elif part is None or self.part_input_bytes is None:
+            sends = whole / max(self.data_bytes, 1) * device_bytes
         else:
             spread = max(self.data_bytes - self.part_input_bytes, 1)
             per_byte = max(whole - part, 0) / spread
             fixed = max(whole - per_byte * self.data_bytes, 0.0)
-        return fixed + per_byte * device_bytes
+            sends = fixed + per_byte * device_bytes
+        # A sample of fewer points than k sent all of them, twice as many from twice the
+        # input: the line through its two points took a device's top-k to grow for ever
+        # (α 0.667 for knn2-topk at the paper's D, where a device sends 120 bytes).
+        limit = self.device_output_limit_bytes
+        return sends if limit is None else min(sends, float(limit))
 
     def alpha_for(self, device_bytes: float) -> float:
         """α = bytes read / bytes sent for a device that reads `device_bytes` per pass. What
@@ -483,6 +492,7 @@ def measure(
         device_output_bytes=last.device_output_bytes,
         part_input_bytes=last.part_input_bytes,
         part_output_bytes=last.part_output_bytes,
+        device_output_limit_bytes=kernel.output_limit_bytes(),
     )
 
 
@@ -759,7 +769,7 @@ _FIELDS = {f.name: f for f in fields(Measurement)}
 _DERIVED_KEYS = {
     "data_bytes": "input_bytes, passes",
     "alpha": "device_output_bytes, part_input_bytes, part_output_bytes (without them, "
-    "output_bytes and input_bytes)",
+    "output_bytes and input_bytes), device_output_limit_bytes",
     "device_bytes_per_s": "input_bytes, device_s",
     "host_part_bytes_per_s": "input_bytes, host_s",
     "host_only_bytes_per_s": "input_bytes, device_s, host_s",
