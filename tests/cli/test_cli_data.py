@@ -169,6 +169,10 @@ BAD_INPUT = pytest.mark.parametrize(
         (("generate", "nope", "--size", "1MiB", "--out", "X"), "APP: unknown app 'nope'"),
         (("import", "MISSING", "--app", "lc", "--out", "X"), "no such file or directory"),
         (("import", "MISSING", "--app", "nope", "--out", "X"), "--app: unknown app 'nope'"),
+        (
+            ("import", "MISSING", "--app", "knn", "--out", "X"),
+            "knn is a group (knn2, knn6, knn8): name one",
+        ),
     ],
 )
 

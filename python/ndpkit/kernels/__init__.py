@@ -41,7 +41,10 @@ def get_kernel(name: str, *, source: str | None = None) -> Kernel:
     from in the error (a command's argument)."""
     module = _MODULES.get(name)
     if module is None:
-        raise UnknownNameError("app", name, kernel_names(), source=source)
+        # A group names several apps: where one is needed, say which it stands for.
+        members = GROUPS.get(name)
+        hint = f"{name} is a group ({', '.join(members)}): name one" if members else None
+        raise UnknownNameError("app", name, kernel_names(), source=source, hint=hint)
     found: dict[str, Kernel] = import_module(f"ndpkit.kernels.{module}").kernels()
     return found[name]
 
