@@ -390,11 +390,12 @@ def format_si(value: float, kind: Kind, *, binary: bool = False, digits: int = 3
     if kind in (Kind.SIZE, Kind.BANDWIDTH):
         suffix = "/s" if kind is Kind.BANDWIDTH else ""
         step, prefixes = (
-            (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB"])
+            # Up to the prefixes `parse` reads: 1 EiB printed as "1024 PiB".
+            (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"])
             if binary
             else (
                 1000.0,
-                ["B", "kB", "MB", "GB", "TB", "PB"],
+                ["B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"],
             )
         )
         scaled = value

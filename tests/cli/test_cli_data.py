@@ -481,7 +481,7 @@ def test_a_data_set_larger_than_the_disk_is_refused_at_once(tmp_path: Path) -> N
     out = tmp_path / "ds"
     line = one_error_line(_limited("data", "generate", "lc", "--size", "1EiB", "--out", str(out)))
     assert line.startswith(
-        f"error: {out}: the data set needs at least 1024 PiB (1,152,921,504,606,846,976 "
+        f"error: {out}: the data set needs at least 1 EiB (1,152,921,504,606,846,976 "
         f"bytes) but the file system of {tmp_path} has "
     )
     assert line.endswith(" free; nothing was written")

@@ -81,6 +81,16 @@ def test_rejects_with_a_reason(text: object, kind: Kind, fragment: str) -> None:
         parse(text, kind)
 
 
+@pytest.mark.parametrize(
+    ("value", "binary", "text"),
+    [(2.0**60, True, "1 EiB"), (3 * 2.0**70, True, "3 ZiB"), (2e18, False, "2 EB")],
+)
+def test_format_si_goes_past_peta_as_parse_does(value: float, binary: bool, text: str) -> None:
+    """1 EiB printed as "1024 PiB"; each reads back as the value it stands for."""
+    assert format_si(value, Kind.SIZE, binary=binary) == text
+    assert parse(text, Kind.SIZE) == value
+
+
 def test_format_si_decimal_and_binary() -> None:
     assert format_si(3e9, Kind.BANDWIDTH) == "3 GB/s"
     assert format_si(3 * 2**30, Kind.BANDWIDTH, binary=True) == "3 GiB/s"
