@@ -73,6 +73,24 @@ def whole_number(value: object, name: str, expected: str, least: int | None = No
     return int(value)
 
 
+def true_or_false(value: object, name: str) -> bool:
+    """`value` if it is True or False (numpy's bool too), else a SpecError naming the
+    argument `name`: `overwrite="no"` is truthy, and replaced a data set."""
+    import numpy as np  # noqa: PLC0415 - errors is imported by everything; numpy is slow
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise SpecError(f"must be True or False, got {value!r}", field=name)
+    return bool(value)
+
+
+def function_or_none(value: object, name: str, expected: str) -> None:
+    """A SpecError naming the argument `name` unless `value` is None or callable
+    (`expected`: "a function progress(done_bytes, total_bytes)"): a number given was called
+    only once the work was under way, as "'int' object is not callable"."""
+    if value is not None and not callable(value):
+        raise SpecError(f"must be {expected}, or None; got {value!r}", field=name)
+
+
 def finite_number(
     value: object,
     name: str,

@@ -75,7 +75,14 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
+from ndpkit.errors import (
+    NdpkitError,
+    SpecError,
+    brief,
+    function_or_none,
+    true_or_false,
+    whole_number,
+)
 from ndpkit.files import (
     cleanup_held,
     literal_path,
@@ -588,6 +595,8 @@ class Dataset:
         in one read, not one per shard. `progress(checked_bytes,
         total_bytes)` is called at the start, at least every `PROGRESS_BYTES` and at the
         end."""
+        every = true_or_false(every, "every")
+        function_or_none(progress, "progress", PROGRESS_EXPECTED)
         buffer = bytearray(_CRC_BLOCK_BYTES)
         meter = _Meter(self.file_bytes, progress)
         # With `every`, the missing and truncated shards first, as opening names them (a
@@ -668,7 +677,9 @@ def open_dataset(
     naming the manifest or the shard; with `verify` and `every`, one error names every
     missing, truncated and corrupt shard (`Dataset.verify(every=True)`).
     """
-    root = Path(path)
+    root = as_path(path, "path")
+    verify, every = true_or_false(verify, "verify"), true_or_false(every, "every")
+    function_or_none(progress, "progress", PROGRESS_EXPECTED)
     manifest_path = root / MANIFEST
     if root.exists() and not root.is_dir():
         # A table or .npy given where its data set was meant: say how to make one of it.
@@ -1403,6 +1414,8 @@ def generate_dataset(
     """
     kernel = resolve_kernel(app)
     devices, shard_bytes = _check_counts(devices, shard_bytes)
+    target = as_path(path, "path")
+    overwrite = _check_writing(overwrite, on_stale_removed, progress)
     columns = _generated_columns(kernel, shard_format)
     seed = whole_number(seed, "seed", "a whole number ≥ 0", least=0)
     size_bytes = whole_number(size_bytes, "size_bytes", "a whole number of bytes")
@@ -1426,7 +1439,32 @@ def generate_dataset(
     meta = _meta(kernel, devices, shard_bytes, seed=seed, source="generated")
     if shard_format == "parquet":
         meta |= {"shard_format": "parquet", "columns": columns}
-    return _write_dataset(Path(path), overwrite, meta, sources(), total, on_stale_removed, progress)
+    return _write_dataset(target, overwrite, meta, sources(), total, on_stale_removed, progress)
+
+
+PROGRESS_EXPECTED = "a function progress(done_bytes, total_bytes)"
+
+
+def as_path(value: object, name: str) -> Path:
+    """`value` (a str or an os.PathLike) as a Path, else a SpecError naming the argument:
+    bytes or a number ended in pathlib's TypeError."""
+    if not isinstance(value, (str, os.PathLike)) or isinstance(os.fspath(value), bytes):
+        raise SpecError(f"must be a path (a str or a pathlib.Path), got {value!r}", field=name)
+    return Path(value)
+
+
+def _check_writing(
+    overwrite: object,
+    on_stale_removed: object,
+    progress: object,
+) -> bool:
+    """The arguments `generate_dataset` and `import_dataset` share, checked before anything
+    is written or removed: `overwrite="no"` is truthy and replaced the data set there, and a
+    number given as a callback was called only once the writing (or the removal of stale
+    staging directories) was under way."""
+    function_or_none(on_stale_removed, "on_stale_removed", "a function on_stale_removed(path)")
+    function_or_none(progress, "progress", PROGRESS_EXPECTED)
+    return true_or_false(overwrite, "overwrite")
 
 
 def _generated_columns(kernel: Kernel, shard_format: str) -> tuple[str, ...] | None:
@@ -1494,7 +1532,10 @@ def import_dataset(
 
     kernel = resolve_kernel(app)
     devices, shard_bytes = _check_counts(devices, shard_bytes)
-    source = Path(src)
+    source, path = as_path(src, "src"), as_path(path, "path")
+    overwrite = _check_writing(overwrite, on_stale_removed, progress)
+    crop = true_or_false(crop, "crop")
+    function_or_none(on_cropped, "on_cropped", "a function on_cropped(loss)")
     # A directory is a table's part files if it holds any (or is named as a table), else images.
     parts = source.is_dir() and (source.suffix.lower() in _PARQUET_SUFFIXES or holds_parts(source))
     parquet = source.suffix.lower() in _PARQUET_SUFFIXES or parts

@@ -1,0 +1,94 @@
+"""Arguments of the data set API (`generate_dataset`, `import_dataset`, `open_dataset`,
+`Dataset.verify`) of the wrong type: refused before anything is written or removed, in a
+SpecError naming the argument, not taken for their truth value or called part-way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.kernels import get_kernel
+from ndpkit.runtime import generate_dataset, import_dataset, open_dataset
+
+SIZE_BYTES = 4096
+
+
+@pytest.mark.parametrize("overwrite", ["no", "False", 0, 1, None], ids=repr)
+def test_overwrite_must_be_a_bool_not_a_truthy_value(tmp_path: Path, overwrite: Any) -> None:
+    """`overwrite="no"` is truthy: it replaced the data set there without a word."""
+    target = tmp_path / "lc"
+    kept = generate_dataset("lc", SIZE_BYTES, 1, target, seed=1)
+    with pytest.raises(SpecError, match=r"^overwrite: must be True or False, got"):
+        generate_dataset("lc", SIZE_BYTES, 1, target, seed=2, overwrite=overwrite)
+    npy = tmp_path / "in.npy"
+    np.save(npy, get_kernel("lc").generate(SIZE_BYTES, 3))
+    with pytest.raises(SpecError, match=r"^overwrite: must be True or False, got"):
+        import_dataset(npy, 1, target, "lc", overwrite=overwrite)
+    assert open_dataset(target).seed == kept.seed == 1  # not replaced
+
+
+def test_numpy_bools_are_bools(tmp_path: Path) -> None:
+    target = tmp_path / "lc"
+    generate_dataset("lc", SIZE_BYTES, 1, target, seed=1)
+    made = generate_dataset("lc", SIZE_BYTES, 1, target, seed=2, overwrite=np.bool_(True))
+    assert made.seed == 2
+    assert open_dataset(target, verify=np.bool_(True), every=np.bool_(False)).seed == 2
+
+
+@pytest.mark.parametrize("field", ["verify", "every"])
+def test_open_dataset_refuses_a_verify_that_is_no_bool(tmp_path: Path, field: str) -> None:
+    """`verify="no"` verified (and `every="no"` named every bad shard)."""
+    generate_dataset("lc", SIZE_BYTES, 1, tmp_path / "lc")
+    with pytest.raises(SpecError, match=rf"^{field}: must be True or False, got 'no'"):
+        open_dataset(tmp_path / "lc", **{field: "no"})
+    with pytest.raises(SpecError, match=r"^every: must be True or False, got 'no'"):
+        open_dataset(tmp_path / "lc").verify(every="no")  # type: ignore[arg-type]
+
+
+def test_import_refuses_a_crop_that_is_no_bool(tmp_path: Path) -> None:
+    npy = tmp_path / "in.npy"
+    np.save(npy, get_kernel("lc").generate(SIZE_BYTES, 3))
+    with pytest.raises(SpecError, match=r"^crop: must be True or False, got 'no'"):
+        import_dataset(npy, 1, tmp_path / "lc", "lc", crop="no")  # type: ignore[arg-type]
+    assert not (tmp_path / "lc").exists()
+
+
+@pytest.mark.parametrize("field", ["progress", "on_stale_removed"])
+def test_callbacks_that_are_not_functions_are_refused_before_writing(
+    tmp_path: Path, field: str
+) -> None:
+    """`progress=1` was called once the writing had begun: "'int' object is not callable";
+    `on_stale_removed=1` only where a stale staging directory had already been removed."""
+    npy = tmp_path / "in.npy"
+    np.save(npy, get_kernel("lc").generate(SIZE_BYTES, 3))
+    with pytest.raises(SpecError, match=rf"^{field}: must be a function .*, or None; got 1"):
+        generate_dataset("lc", SIZE_BYTES, 1, tmp_path / "lc", **{field: 1})
+    with pytest.raises(SpecError, match=rf"^{field}: must be a function .*, or None; got 1"):
+        import_dataset(npy, 1, tmp_path / "lc", "lc", **{field: 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.npy"]
+
+
+def test_progress_of_open_and_on_cropped_must_be_functions(tmp_path: Path) -> None:
+    generate_dataset("lc", SIZE_BYTES, 1, tmp_path / "lc")
+    with pytest.raises(SpecError, match=r"^progress: must be a function"):
+        open_dataset(tmp_path / "lc", verify=True, progress=True)  # type: ignore[arg-type]
+    npy = tmp_path / "in.npy"
+    np.save(npy, get_kernel("lc").generate(SIZE_BYTES, 3))
+    with pytest.raises(SpecError, match=r"^on_cropped: must be a function"):
+        import_dataset(npy, 1, tmp_path / "out", "lc", on_cropped="x")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", [b"data/lc", 5, None], ids=repr)
+def test_a_path_that_is_no_path_is_named(tmp_path: Path, path: Any) -> None:
+    """bytes or a number ended in pathlib's "argument should be a str or an os.PathLike
+    object", naming no argument."""
+    with pytest.raises(SpecError, match=r"^path: must be a path"):
+        generate_dataset("lc", SIZE_BYTES, 1, path)
+    with pytest.raises(SpecError, match=r"^path: must be a path"):
+        open_dataset(path)
+    with pytest.raises(SpecError, match=r"^src: must be a path"):
+        import_dataset(path, 1, tmp_path / "lc", "lc")
