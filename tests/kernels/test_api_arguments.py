@@ -575,3 +575,46 @@ def test_kmeans_still_takes_a_list() -> None:
     want = run_in_memory(kernel, data, params, 64)
     got = run_in_memory(kernel, data.tolist(), params, 64)
     np.testing.assert_array_equal(got.centres, want.centres)
+
+
+@pytest.mark.parametrize("params", [None, [("weights", 1)], "weights"], ids=repr)
+def test_params_that_are_no_dict_are_named(params: Any) -> None:
+    """None ended in "argument of type 'NoneType' is not iterable" inside the kernel's
+    init (a list of pairs, or a string, in a KeyError or a TypeError of its own)."""
+    kernel = get_kernel("lc")
+    data = kernel.generate(POINTS, 0)
+    needle = r"^params: must be a dict of the kernel's parameters \(get_kernel\('lc'\)"
+    with pytest.raises(SpecError, match=needle):
+        run_in_memory(kernel, data, params, 100)
+    with pytest.raises(SpecError, match=needle):
+        measure(kernel, data, params, counters=None, repeat=1)
+
+
+def test_an_app_name_is_no_kernel() -> None:
+    """run_in_memory("lc", …) ended in "'str' object has no attribute 'record_shape'", and
+    measure's in "… 'record_bytes'", as `LocalExecutor.run` already said."""
+    kernel = get_kernel("lc")
+    data, params = kernel.generate(POINTS, 0), kernel.params(0)
+    with pytest.raises(SpecError, match=r"^kernel: must be a Kernel \(get_kernel\(name\)"):
+        run_in_memory("lc", data, params, 100)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=r"^kernel: must be a Kernel \(get_kernel\(name\)"):
+        measure("lc", data, params, counters=None, repeat=1)  # type: ignore[arg-type]
+
+
+def test_measure_takes_a_list_as_run_in_memory_does() -> None:
+    """A list ended in "'list' object has no attribute 'nbytes'"; as an array it meets the
+    kernel's own check of the dtype, as in run_in_memory."""
+    lc = get_kernel("lc")
+    with pytest.raises(NdpkitError, match="lc expects float32 points"):
+        measure(lc, lc.generate(POINTS, 0).tolist(), lc.params(0), counters=None, repeat=1)
+
+
+@pytest.mark.parametrize("field", ["progress", "counters"])
+def test_measure_refuses_callbacks_that_are_not_functions(field: str) -> None:
+    """progress=True and counters=5 were "… is not callable", after the first pass was
+    timed for progress."""
+    kernel = get_kernel("lc")
+    data, params = kernel.generate(POINTS, 0), kernel.params(0)
+    args: dict[str, Any] = {"counters": None, field: 5}
+    with pytest.raises(SpecError, match=rf"^{field}: must be .*, or None; got 5"):
+        measure(kernel, data, params, repeat=1, **args)

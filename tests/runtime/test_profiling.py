@@ -106,6 +106,22 @@ def test_a_limit_on_what_a_device_sends_saves_and_loads_back(tmp_path) -> None:
     assert profiling.load(tmp_path / "m.json") == [capped, measurement()]
 
 
+def test_save_takes_a_str_path_as_load_does(tmp_path) -> None:
+    """save(ms, "m.json") ended in "'str' object has no attribute 'name'"; load took one."""
+    path = str(tmp_path / "m.json")
+    save([measurement()], path)
+    assert profiling.load(path) == [measurement()]
+
+
+@pytest.mark.parametrize("given", ["one", "a dict", "a str"])
+def test_save_names_measurements_that_are_no_list_of_them(tmp_path, given: str) -> None:
+    """One Measurement was "'Measurement' object is not iterable"."""
+    value = {"one": measurement(), "a dict": {"lc": measurement()}, "a str": "lc"}[given]
+    with pytest.raises(SpecError, match=r"^measurements: must be a list of"):
+        save(value, tmp_path / "m.json")
+    assert list(tmp_path.iterdir()) == []
+
+
 class FakeCounters:
     """Counts from a script: stop() k returns `cycles[k]` (and twice as many instructions);
     a None entry raises CounterError, as a failing read would."""

@@ -128,9 +128,22 @@ def _exact_objects(value: Any, given: np.ndarray, what: str, why: str) -> np.nda
     return np.array(rounded, dtype=np.float32).reshape(given.shape)
 
 
+def check_params(params: object, kernel: str) -> None:
+    """A SpecError unless `params` is a mapping (a dict, as `Kernel.params` gives): None
+    ended in "argument of type 'NoneType' is not iterable" inside the kernel's `init`, in a
+    run after its workers had started."""
+    if not isinstance(params, Mapping):
+        raise SpecError(
+            f"must be a dict of the kernel's parameters (get_kernel({kernel!r}).params(seed)), "
+            f"got {params!r}",
+            field="params",
+        )
+
+
 def param(params: Mapping[str, Any], key: str, kernel: str) -> Any:
     """`params[key]`, or an NdpkitError naming the kernel and the keys it was given (a
     KeyError from inside a worker said only the key)."""
+    check_params(params, kernel)
     if key not in params:
         have = ", ".join(map(repr, params)) or "nothing"
         raise NdpkitError(
@@ -292,15 +305,9 @@ def run_in_memory(
     With `shard_bounds` (record indices 0 = b0 ≤ b1 ≤ … = len(data)), chunks are taken
     shard by shard and each shard's partials are merged first, as a device would, before
     the per-shard partials are merged for the host."""
-    if not isinstance(data, np.ndarray):
-        # A list gave "'list' object has no attribute 'ndim'" from some kernels; as an
-        # array it meets the kernel's own dtype and shape checks, which say what is wanted.
-        try:
-            data = np.asarray(data)
-        except ValueError as exc:  # rows of unequal lengths: numpy's "inhomogeneous shape"
-            raise SpecError(
-                f"must be an array of records, rows of one shape ({brief(exc)})", field="data"
-            ) from None
+    data = records_array(data)
+    check_kernel(kernel)
+    check_params(params, kernel.name)
     chunk_records, bounds = _check_run(data, chunk_records, shard_bounds)
     _check_axes(kernel, data)
     state = kernel.init(params)
@@ -317,6 +324,29 @@ def run_in_memory(
         state, done = kernel.host(merged, state)
         if done:
             return kernel.finish(state)
+
+
+def records_array(data: Any) -> np.ndarray:
+    """`data` as an array: a list gave "'list' object has no attribute 'ndim'" from some
+    kernels (and from `profiling.measure`); as an array it meets the kernel's own dtype and
+    shape checks, which say what is wanted."""
+    if isinstance(data, np.ndarray):
+        return data
+    try:
+        return np.asarray(data)
+    except ValueError as exc:  # rows of unequal lengths: numpy's "inhomogeneous shape"
+        raise SpecError(
+            f"must be an array of records, rows of one shape ({brief(exc)})", field="data"
+        ) from None
+
+
+def check_kernel(kernel: object) -> None:
+    """A SpecError unless `kernel` is a Kernel: an app's name ended in "'str' object has no
+    attribute 'record_shape'"."""
+    if not isinstance(kernel, Kernel):
+        raise SpecError(
+            f"must be a Kernel (get_kernel(name) for an app), got {kernel!r}", field="kernel"
+        )
 
 
 def _check_run(

@@ -89,7 +89,7 @@ import numpy as np
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, RecordError, SpecError, whole_number
 from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
-from ndpkit.kernels.base import Kernel, RowKernel, RowSpec
+from ndpkit.kernels.base import Kernel, RowKernel, RowSpec, check_params
 from ndpkit.runtime.dataset import (
     Dataset,
     RecordLayout,
@@ -533,6 +533,7 @@ class LocalExecutor:
         `Kernel.chunk_bytes`, else RUN_CHUNK_BYTES; over Parquet shards at most
         RUN_CHUNK_BYTES)."""
         chunk_bytes = _check_fit(kernel, dataset, chunk_bytes)
+        check_params(params, kernel.name)
         plan = engine_devices(dataset.devices, active_devices, route)
         # Both were used only once the workers ran: progress=True ended the run in "'bool'
         # object is not callable" at the first chunk read, and verify="no" verified.

@@ -33,7 +33,7 @@ import math
 import numbers
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -43,12 +43,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.cpus import usable_cpus
-from ndpkit.errors import SpecError, finite_number, whole_number
+from ndpkit.errors import SpecError, finite_number, function_or_none, whole_number
 from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw import Host
 from ndpkit.hw.engine import Engine, EngineKind
 from ndpkit.hw.loader import json_loads, parse_nested
-from ndpkit.kernels.base import Kernel, chunk_partials
+from ndpkit.kernels.base import (
+    Kernel,
+    check_kernel,
+    check_params,
+    chunk_partials,
+    records_array,
+)
 from ndpkit.profile import Profile
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
 
@@ -437,6 +443,16 @@ def measure(
     """Time the device and host parts on one core over `data` (best of `repeat`), counting
     their cycles and instructions with `counters` (None: the clock only) while they work.
     `progress` hears the bytes streamed after every pass."""
+    # Each was found out only part-way: an app's name or a list as "… has no attribute
+    # 'record_bytes'" ('nbytes'), params=None inside the kernel's init, and progress=True
+    # or counters=5 as "… is not callable" once the first pass had been timed.
+    check_kernel(kernel)
+    data = records_array(data)
+    check_params(params, kernel.name)
+    function_or_none(progress, "progress", "a function progress(done_bytes, total_bytes)")
+    function_or_none(counters, "counters", "a counter factory (perf_event.open_counters)")
+    if np.ndim(data) == 0:
+        raise SpecError("must be an array of records (axis 0), got a scalar", field="data")
     if len(data) == 0:
         raise SpecError("cannot profile an empty data set", field=kernel.name)
     if frequency_hz is not None:
@@ -722,11 +738,25 @@ def _cpb_origin(m: Measurement) -> str:
     return f"the clock at {m.cpb_frequency_hz / 1e9:.2f} GHz"
 
 
-def save(measurements: list[Measurement], path: Path) -> None:
+def save(measurements: Sequence[Measurement], path: str | Path) -> None:
     """Write measurements as JSON (a list of `Measurement.as_dict`), atomically (temporary
     name, then rename). They are raw measurements, not a profile set: a profile needs a D
     and a target (`to_profile`); `ndpkit.profile.save_profiles` writes profiles. `load`
     reads them back."""
+    # A str path ended in "'str' object has no attribute 'name'", and one Measurement in
+    # "'Measurement' object is not iterable" (a dict's keys, or a string, were worse).
+    if isinstance(measurements, Measurement):
+        raise SpecError(
+            "must be a list of measurements: save([m], path) for one", field="measurements"
+        )
+    if not isinstance(measurements, (list, tuple)) or not all(
+        isinstance(m, Measurement) for m in measurements
+    ):
+        raise SpecError(
+            f"must be a list of Measurement (measure(…)), got {measurements!r}",
+            field="measurements",
+        )
+    path = Path(path)
     # Strict JSON: +inf (a host part that took no time) as the string "inf", as
     # `ndpkit evaluate --format json` writes it, not the bare Infinity of Python's default.
     document = [{k: _finite_or_text(v) for k, v in m.as_dict().items()} for m in measurements]
@@ -739,7 +769,7 @@ def _finite_or_text(value: Any) -> Any:
     return value
 
 
-def load(path: Path) -> list[Measurement]:
+def load(path: str | Path) -> list[Measurement]:
     """The measurements `save` wrote, exactly as they were (`to_profile` then maps them onto
     any platform without measuring again). Each is checked as `Measurement` checks one built
     by hand; the figures derived from its fields (`alpha`, the rates, CPB, …) must be the
@@ -747,7 +777,7 @@ def load(path: Path) -> list[Measurement]:
     the old value: edit the field it comes from. Every problem is a SpecError naming the
     file and the field (`[0].device_s`)."""
     source = str(path)
-    text = read_spec_file(path, source)
+    text = read_spec_file(Path(path), source)
     try:
         document = parse_nested(json_loads, text, source)
     except json.JSONDecodeError as exc:
