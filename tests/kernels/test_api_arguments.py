@@ -618,3 +618,10 @@ def test_measure_refuses_callbacks_that_are_not_functions(field: str) -> None:
     args: dict[str, Any] = {"counters": None, field: 5}
     with pytest.raises(SpecError, match=rf"^{field}: must be .*, or None; got 5"):
         measure(kernel, data, params, repeat=1, **args)
+
+
+@pytest.mark.parametrize("name", [["lc"], {"lc": 1}, 3], ids=repr)
+def test_get_kernel_of_no_name_is_an_unknown_app(name: Any) -> None:
+    """["lc"] was "unhashable type: 'list'" from the lookup."""
+    with pytest.raises(NdpkitError, match=r"^unknown app .*; known: lc, he"):
+        get_kernel(name)

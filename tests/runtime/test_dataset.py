@@ -1488,7 +1488,8 @@ def test_each_devices_shards_are_found_without_a_walk_per_device(tmp_path: Path)
         sum(s.records for s in shards) * ds.record_bytes for shards in expected
     ]
     assert _CountedShards.walks == 1
-    assert counted.shards_of(ds.devices) == ()
+    with pytest.raises(SpecError, match=f"device: no device {ds.devices}"):
+        counted.shards_of(ds.devices)  # past the last device: an error, not ()
 
 
 def test_an_import_source_truncated_while_read_is_an_error_not_a_crash(tmp_path: Path) -> None:

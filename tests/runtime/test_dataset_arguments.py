@@ -92,3 +92,32 @@ def test_a_path_that_is_no_path_is_named(tmp_path: Path, path: Any) -> None:
         open_dataset(path)
     with pytest.raises(SpecError, match=r"^src: must be a path"):
         import_dataset(path, 1, tmp_path / "lc", "lc")
+
+
+@pytest.mark.parametrize("device", [2, 7, -1, 1.0, True], ids=repr)
+def test_a_device_the_data_set_does_not_have_is_named(tmp_path: Path, device: Any) -> None:
+    """Device 7 of a 2-device data set had no shards and 0 bytes, without a word."""
+    dataset = generate_dataset("lc", SIZE_BYTES, 2, tmp_path / "lc")
+    with pytest.raises(SpecError, match=r"device: (no device|must be a whole device number)"):
+        dataset.shards_of(device)
+    with pytest.raises(SpecError, match=r"device: (no device|must be a whole device number)"):
+        dataset.device_bytes(device)
+    assert sum(dataset.device_bytes(d) for d in range(2)) == dataset.total_bytes
+
+
+@pytest.mark.parametrize("size", [-1, 100.0, "1KiB"], ids=repr)
+def test_sample_sizes_are_whole_numbers_of_bytes(tmp_path: Path, size: Any) -> None:
+    """head(100.0) was "'float' object cannot be interpreted as an integer" from the
+    shard reader, and head(-1) one record."""
+    dataset = generate_dataset("lc", SIZE_BYTES, 2, tmp_path / "lc")
+    for sample in (dataset.head, dataset.spread):
+        with pytest.raises(SpecError, match=r"^max_bytes: must be a whole number of bytes ≥ 0"):
+            sample(size)
+    with pytest.raises(SpecError, match=r"^chunk_bytes: must be a whole number of bytes ≥ 0"):
+        next(dataset.chunks(size))
+
+
+def test_a_sample_of_fewer_bytes_than_a_record_is_one_record(tmp_path: Path) -> None:
+    dataset = generate_dataset("lc", SIZE_BYTES, 2, tmp_path / "lc")
+    assert len(dataset.head(np.int64(0))) == 1
+    assert len(next(dataset.chunks(0))[1]) == 1

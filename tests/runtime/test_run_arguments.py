@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ndpkit.errors import SpecError
 from ndpkit.kernels import get_kernel
-from ndpkit.runtime import LocalExecutor, generate_dataset
+from ndpkit.runtime import LocalExecutor, engine_devices, generate_dataset
 
 
 @pytest.mark.parametrize("params", [None, "weights"], ids=repr)
@@ -19,3 +20,11 @@ def test_params_that_are_no_dict_are_named(tmp_path: Path, params: Any) -> None:
     dataset = generate_dataset(kernel, 4096, 2, tmp_path / "lc")
     with pytest.raises(SpecError, match=r"^params: must be a dict of the kernel's parameters"):
         LocalExecutor(1).run(kernel, dataset, params)
+
+
+@pytest.mark.parametrize("devices", [2.0, "2", 0], ids=repr)
+def test_engine_devices_names_a_device_count_that_is_no_whole_number(devices: Any) -> None:
+    """2.0 was "'float' object cannot be interpreted as an integer" from range()."""
+    with pytest.raises(SpecError, match=r"^devices: must be a whole number of devices ≥ 1"):
+        engine_devices(devices, None, None)
+    assert engine_devices(np.int64(2), None, None) == {0: (0,), 1: (1,)}

@@ -39,7 +39,8 @@ def kernel_names() -> list[str]:
 def get_kernel(name: str, *, source: str | None = None) -> Kernel:
     """The kernel for an app name (e.g. "knn8"); `source` names where an unknown name came
     from in the error (a command's argument)."""
-    module = _MODULES.get(name)
+    # A list (["lc"]) was "unhashable type: 'list'" from the lookup.
+    module = _MODULES.get(name) if isinstance(name, str) else None
     if module is None:
         # A group names several apps: where one is needed, say which it stands for.
         members = GROUPS.get(name)

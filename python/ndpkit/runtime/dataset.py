@@ -440,6 +440,15 @@ class Dataset:
         return self.manifest.shards
 
     def shards_of(self, device: int) -> tuple[ShardEntry, ...]:
+        """Device `device`'s shards in record order (devices are 0 to `devices` - 1: one
+        past them gave no shards, and `device_bytes` 0, without a word)."""
+        device = whole_number(device, "device", "a whole device number ≥ 0", least=0)
+        if device >= self.devices:
+            raise SpecError(
+                f"no device {device}: the data set's devices are 0 to {self.devices - 1}",
+                source=str(self.path),
+                field="device",
+            )
         return self._by_device.get(device, ())
 
     @functools.cached_property
@@ -468,6 +477,7 @@ class Dataset:
     ) -> Iterator[tuple[int, np.ndarray]]:
         """(offset of the first record, chunk) over every shard in record order, each chunk
         at most `chunk_bytes` of whole records (at least one): memory stays bounded."""
+        chunk_bytes = _sample_bytes(chunk_bytes, "chunk_bytes")
         chunk_records = self.chunk_records(chunk_bytes)
         for shard in self.shards:
             # Copied, not mapped: a shard truncated meanwhile is then an error, not a SIGBUS
@@ -478,6 +488,7 @@ class Dataset:
 
     def head(self, max_bytes: int) -> np.ndarray:
         """The first records of the data set, at most `max_bytes` of them (at least one)."""
+        max_bytes = _sample_bytes(max_bytes, "max_bytes")
         wanted = max(1, max_bytes // self.record_bytes)
         taken: list[np.ndarray] = []
         count = 0
@@ -497,6 +508,7 @@ class Dataset:
     def spread_with_records(self, max_bytes: int) -> tuple[np.ndarray, np.ndarray]:
         """`spread`'s sample, and the number in the data set of each of its records, so
         that a record refused in the sample can be named (`shard_of` finds its file)."""
+        max_bytes = _sample_bytes(max_bytes, "max_bytes")
         per_shard = max(1, max_bytes // self.record_bytes // max(len(self.shards), 1))
         # Copied, not mapped, as `chunks` does: a shard truncated meanwhile was a SIGBUS that
         # ended the command (K-Means' starting sample in `evaluate --data`).
@@ -661,6 +673,13 @@ class Dataset:
 
 
 # -- opening ------------------------------------------------------------------------------
+
+
+def _sample_bytes(value: object, name: str) -> int:
+    """A size of `Dataset.head`, `spread` or `chunks`: a whole number of bytes ≥ 0 (fewer
+    than a record's give one record). A float was "'float' object cannot be interpreted as
+    an integer" from deep inside, and a negative size one record."""
+    return whole_number(value, name, "a whole number of bytes ≥ 0", least=0)
 
 
 def open_dataset(

@@ -356,6 +356,8 @@ def engine_devices(
     Engine i sits beside device i, so engine numbers, in `route` and in `active`, are integers
     from 0 to devices - 1; `active` names each engine once (a route may name one many times:
     that engine reads several devices)."""
+    # 2.0 was "'float' object cannot be interpreted as an integer" from range().
+    devices = whole_number(devices, "devices", "a whole number of devices ≥ 1", least=1)
     routes = tuple(range(devices)) if route is None else _engine_numbers(route, devices, "route")
     if len(routes) != devices:
         raise SpecError(
