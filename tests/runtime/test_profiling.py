@@ -561,3 +561,27 @@ def test_a_device_sends_the_fitted_line_up_to_its_limit(
         assert capped.device_sends_bytes(device_bytes) == line
     else:
         assert capped.device_sends_bytes(device_bytes) == min(line, limit)
+
+
+@pytest.mark.parametrize(
+    ("field", "given"),
+    [
+        ("target_host", "platform"),
+        ("target_engine", "host"),
+        ("scaling", 3),
+    ],
+)
+def test_to_profile_names_an_object_of_the_wrong_kind(field: str, given: object) -> None:
+    """The platform given for `platform.host` ended in "'Platform' object has no attribute
+    'cores'", a Host for an Engine in "… no attribute 'kind'"."""
+    platform = load_platform("rans")
+    named: dict[object, object] = {"platform": platform, "host": platform.host}
+    value = named.get(given, given)
+    with pytest.raises(SpecError, match=rf"^{field}: must be "):
+        to_profile(measurement(), **{field: value})
+
+
+def test_to_profile_of_no_measurement_is_named() -> None:
+    """A measurement's JSON (a dict) was "… has no attribute 'cpb_frequency_hz'"."""
+    with pytest.raises(SpecError, match=r"^m: must be a Measurement"):
+        to_profile(measurement().as_dict())  # type: ignore[arg-type]

@@ -671,6 +671,21 @@ def _device_outputs(
         run.part_output_bytes = kernel.output_bytes(first)
 
 
+def _check_profile_inputs(m: object, scaling: object, host: object, engine: object) -> None:
+    """`to_profile`'s objects, each of its type: the platform given as `target_host` (for
+    `platform.host`) ended in "'Platform' object has no attribute 'cores'", and a dict as
+    the measurement in "… no attribute 'cpb_frequency_hz'"."""
+    wanted: list[tuple[str, object, type, str]] = [
+        ("m", m, Measurement, "a Measurement (measure(…), load(path))"),
+        ("scaling", scaling, EngineScaling, "an EngineScaling, or None"),
+        ("target_host", host, Host, "a platform's Host (platform.host), or None"),
+        ("target_engine", engine, Engine, "a platform's Engine (platform.engines), or None"),
+    ]
+    for name, value, kind, expected in wanted:
+        if not isinstance(value, kind) and (name == "m" or value is not None):
+            raise SpecError(f"must be {expected}, got {type(value).__name__}", field=name)
+
+
 def to_profile(
     m: Measurement,
     *,
@@ -696,6 +711,7 @@ def to_profile(
     (`EngineScaling`), and α is that of the run modelled: each of its `count` engines reads
     D / count per pass and sends its merged partials (`Measurement.alpha_for`). Without
     it, one device reads D."""
+    _check_profile_inputs(m, scaling, target_host, target_engine)
     scaling = scaling or EngineScaling()
     # The clock the parts ran at: counted cycles / seconds where perf counted them, so that
     # these rates and the RISP Baseline's f x cores / CPB come from one clock.
