@@ -465,18 +465,9 @@ class LocalExecutor:
         stall_timeout_s: float | None = STALL_TIMEOUT_S,
     ):
         if workers is not None:
-            workers = whole_number(
-                workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)"
-            )
-            if workers < 1:
-                raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
+            workers = _check_workers(workers)
         if mapped_budget_bytes is None:
             mapped_budget_bytes = budget_from_environment()
-        mapped_budget_bytes = whole_number(
-            mapped_budget_bytes, "mapped_budget_bytes", "a whole number of bytes ≥ 0"
-        )
-        if mapped_budget_bytes < 0:
-            raise SpecError(f"must be ≥ 0, got {mapped_budget_bytes}", field="mapped_budget_bytes")
         self.workers = workers or usable_cpus()
         self.mapped_budget_bytes = mapped_budget_bytes
         self.stall_timeout_s = check_stall_timeout(stall_timeout_s)
@@ -486,6 +477,29 @@ class LocalExecutor:
         self._lock = threading.Lock()
         self._running_in: int | None = None
         """The thread whose run holds `_lock`, if any."""
+
+    @property
+    def workers(self) -> int:
+        """The most worker processes a run uses (settable between runs, checked as in the
+        constructor: 0 set here was a ZeroDivisionError at the next run)."""
+        return self._workers
+
+    @workers.setter
+    def workers(self, value: int) -> None:
+        self._workers = _check_workers(value)
+
+    @property
+    def mapped_budget_bytes(self) -> int:
+        """The kept-mapping budget of the pools to come (settable between runs, checked as in
+        the constructor: -1 set here failed every worker's start, blamed on the script's
+        `if __name__ == "__main__":` guard)."""
+        return self._mapped_budget_bytes
+
+    @mapped_budget_bytes.setter
+    def mapped_budget_bytes(self, value: int) -> None:
+        self._mapped_budget_bytes = whole_number(
+            value, "mapped_budget_bytes", "a whole number of bytes ≥ 0", least=0
+        )
 
     @property
     def stall_timeout_s(self) -> float | None:
@@ -624,6 +638,14 @@ class LocalExecutor:
         budget = self.mapped_budget_bytes // size
         self._pool = _Pool(size, threads=max(1, usable_cpus() // size), mapped_budget_bytes=budget)
         return self._pool
+
+
+def _check_workers(value: object) -> int:
+    """`value` as a number of workers: an integer ≥ 1."""
+    workers = whole_number(value, "workers", "an integer ≥ 1 (or None: one per usable CPU)")
+    if workers < 1:
+        raise SpecError(f"must be ≥ 1, got {workers}", field="workers")
+    return workers
 
 
 def _check_every(limit_s: float) -> float:
