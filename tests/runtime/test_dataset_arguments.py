@@ -121,3 +121,23 @@ def test_a_sample_of_fewer_bytes_than_a_record_is_one_record(tmp_path: Path) -> 
     dataset = generate_dataset("lc", SIZE_BYTES, 2, tmp_path / "lc")
     assert len(dataset.head(np.int64(0))) == 1
     assert len(next(dataset.chunks(0))[1]) == 1
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_columns_given_by_number_are_named(tmp_path: Path, suffix: str) -> None:
+    """columns=[0, 1, …] ended in "'int' object has no attribute 'strip'"."""
+    import pyarrow as pa  # noqa: PLC0415 - only this test writes a table
+    import pyarrow.csv as pacsv  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    points = get_kernel("lc").generate(SIZE_BYTES, 0)
+    table = pa.table({f"c{i}": points[:, i] for i in range(points.shape[1])})
+    src = tmp_path / f"t{suffix}"
+    if suffix == ".csv":
+        pacsv.write_csv(table, src)
+    else:
+        pq.write_table(table, src)
+    with pytest.raises(SpecError, match=r"^columns: columns are named, not numbered"):
+        import_dataset(src, 1, tmp_path / "lc", "lc", columns=list(range(8)))  # type: ignore[arg-type]
+    named = import_dataset(src, 1, tmp_path / "lc", "lc", columns=iter(table.column_names))  # type: ignore[arg-type]
+    assert named.records == len(points)

@@ -1565,6 +1565,14 @@ def import_dataset(
             f"{columns.split(',')!r}, say",
             field="columns",
         )
+    # Column numbers ([0, 1, …]) ended in "'int' object has no attribute 'strip'".
+    columns = None if columns is None else list(columns)
+    if columns is not None and not all(isinstance(c, str) for c in columns):
+        odd = [c for c in columns if not isinstance(c, str)]
+        raise SpecError(
+            f"columns are named, not numbered: give their names (strings), got {odd[:3]!r}",
+            field="columns",
+        )
     if columns is not None and not (parquet or delimited):
         raise SpecError(
             "only a Parquet table (.parquet or .pq) or a CSV file (.csv, .tsv) has columns "
