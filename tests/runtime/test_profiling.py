@@ -585,3 +585,18 @@ def test_to_profile_of_no_measurement_is_named() -> None:
     """A measurement's JSON (a dict) was "… has no attribute 'cpb_frequency_hz'"."""
     with pytest.raises(SpecError, match=r"^m: must be a Measurement"):
         to_profile(measurement().as_dict())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("device_bytes", [0, -5, "1e6", float("nan")], ids=repr)
+def test_alpha_for_a_device_that_reads_nothing_is_refused(device_bytes: object) -> None:
+    """alpha_for(0) was 0 and alpha_for(-5) -5 (a string a TypeError from the arithmetic)."""
+    with pytest.raises(SpecError, match=r"^device_bytes: must be a finite number"):
+        measurement().alpha_for(device_bytes)  # type: ignore[arg-type]
+    assert measurement().alpha_for(measurement().data_bytes) == measurement().alpha
+
+
+def test_a_device_that_reads_nothing_sends_the_fixed_part_only() -> None:
+    m = measurement()
+    with pytest.raises(SpecError, match=r"^device_bytes: must be a finite number ≥ 0"):
+        m.device_sends_bytes(-1)
+    assert m.device_sends_bytes(0) <= m.device_sends_bytes(m.data_bytes)

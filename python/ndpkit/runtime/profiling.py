@@ -292,6 +292,10 @@ class Measurement:
         """What one device sends per pass after reading `device_bytes` and merging its
         partials: fixed + per byte, through the two measured points (without them, the
         chunks' output in proportion), at most `device_output_limit_bytes`."""
+
+
+        chunks' output in proportion)."""
+        _not_negative(device_bytes, "device_bytes")  # "1e6" was a TypeError from numpy
         whole, part = self.device_output_bytes, self.part_output_bytes
         if whole is None:
             sends = device_bytes * self.output_bytes / max(self.input_bytes, 1)
@@ -314,6 +318,8 @@ class Measurement:
         than a record per device): flooring it at one byte made LC's α 0.03 for a 1-byte
         model size, and a link bottleneck with it. Only a device that sends nothing is taken
         to send one byte, so that α stays finite."""
+        # 0 gave α 0, and -5 an α of -5: a device reads something.
+        _positive(device_bytes, "device_bytes")
         sends = self.device_sends_bytes(device_bytes)
         return device_bytes / sends if sends > 0 else device_bytes
 
