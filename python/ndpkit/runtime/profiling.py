@@ -460,7 +460,10 @@ def measure(
     if np.ndim(data) == 0:
         raise SpecError("must be an array of records (axis 0), got a scalar", field="data")
     if len(data) == 0:
-        raise SpecError("cannot profile an empty data set", field=kernel.name)
+        # Said as "lc: cannot profile …", the app in the place of the argument's name.
+        raise SpecError(
+            f"has no records: cannot profile {kernel.name} on an empty data set", field="data"
+        )
     if frequency_hz is not None:
         _positive(frequency_hz, "frequency_hz")  # 0 would have meant this host's clock
     # 0 or -3 ran once without a word, 2.5 ended in a TypeError
