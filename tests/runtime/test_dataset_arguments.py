@@ -47,6 +47,8 @@ def test_open_dataset_refuses_a_verify_that_is_no_bool(tmp_path: Path, field: st
         open_dataset(tmp_path / "lc", **{field: "no"})
     with pytest.raises(SpecError, match=r"^every: must be True or False, got 'no'"):
         open_dataset(tmp_path / "lc").verify(every="no")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=r"^verify: must be True or False, got 'no'"):
+        next(open_dataset(tmp_path / "lc").chunks(verify="no"))  # type: ignore[arg-type]
 
 
 def test_import_refuses_a_crop_that_is_no_bool(tmp_path: Path) -> None:

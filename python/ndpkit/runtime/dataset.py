@@ -478,6 +478,7 @@ class Dataset:
         """(offset of the first record, chunk) over every shard in record order, each chunk
         at most `chunk_bytes` of whole records (at least one): memory stays bounded."""
         chunk_bytes = _sample_bytes(chunk_bytes, "chunk_bytes")
+        verify = true_or_false(verify, "verify")
         chunk_records = self.chunk_records(chunk_bytes)
         for shard in self.shards:
             # Copied, not mapped: a shard truncated meanwhile is then an error, not a SIGBUS
