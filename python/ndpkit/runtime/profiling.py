@@ -292,9 +292,6 @@ class Measurement:
         """What one device sends per pass after reading `device_bytes` and merging its
         partials: fixed + per byte, through the two measured points (without them, the
         chunks' output in proportion), at most `device_output_limit_bytes`."""
-
-
-        chunks' output in proportion)."""
         _not_negative(device_bytes, "device_bytes")  # "1e6" was a TypeError from numpy
         whole, part = self.device_output_bytes, self.part_output_bytes
         if whole is None:
