@@ -43,7 +43,7 @@ def get_kernel(name: str, *, source: str | None = None) -> Kernel:
     module = _MODULES.get(name) if isinstance(name, str) else None
     if module is None:
         # A group names several apps: where one is needed, say which it stands for.
-        members = GROUPS.get(name)
+        members = GROUPS.get(name) if isinstance(name, str) else None
         hint = f"{name} is a group ({', '.join(members)}): name one" if members else None
         raise UnknownNameError("app", name, kernel_names(), source=source, hint=hint)
     found: dict[str, Kernel] = import_module(f"ndpkit.kernels.{module}").kernels()
