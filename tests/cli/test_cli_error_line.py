@@ -73,3 +73,20 @@ def test_running_out_of_open_files_is_one_line_saying_whose_limit(
     err = capsys.readouterr().err
     assert err.startswith("error: Too many open files: ") and says in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "strerror"),
+    [(errno.ENOSPC, "No space left on device"), (errno.EDQUOT, "Disk quota exceeded")],
+)
+def test_a_full_file_system_is_one_line_naming_the_file(
+    capsys: pytest.CaptureFixture[str], code: int, strerror: str
+) -> None:
+    """Where no check named it first (Python's multiprocessing making its shared memory in a
+    /dev/shm out of inodes): the file and why, not a traceback."""
+    with pytest.raises(typer.Exit) as info, user_errors():
+        raise OSError(code, strerror, "/dev/shm/pym-1-abc")
+    assert info.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: /dev/shm/pym-1-abc: {strerror}: its file system is full")
+    assert err.count("\n") == 1

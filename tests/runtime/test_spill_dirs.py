@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ndpkit.kernels import get_kernel
-from ndpkit.runtime import LocalExecutor, generate_dataset, spill_dirs
+from ndpkit.runtime import LocalExecutor, executor, generate_dataset, spill_dirs
 from ndpkit.runtime.spill_dirs import PREFIX, open_spill_dir, sweep_stale
 
 
@@ -146,3 +147,23 @@ def test_another_users_directory_is_left_alone(tmp_path: Path) -> None:
     os.chown(theirs, 12345, -1)
     assert sweep_stale(str(tmp_path)) == []
     assert (theirs / "engine-0.bin").exists()
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+def test_a_run_without_a_spill_directory_sends_its_partials_through_the_pipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    """A /dev/shm out of inodes (though it has space) or read-only: the run goes on, its
+    partials pickled through the pipe, with the same answer (it stopped with a traceback)."""
+    kernel = get_kernel("kmeans")
+    ds = generate_dataset(kernel, 2**20, 2, tmp_path / "kmeans")
+    params = kernel.params(0)
+    spilled = LocalExecutor(2).run(kernel, ds, params).result
+
+    def no_directory(*, sweep: bool = True) -> spill_dirs.SpillDir:
+        raise OSError(code, os.strerror(code), "/dev/shm/ndpkit-run-1-x")
+
+    monkeypatch.setattr(executor, "open_spill_dir", no_directory)
+    piped = LocalExecutor(2).run(kernel, ds, params).result
+    assert type(piped) is type(spilled)
+    assert pickle.dumps(piped) == pickle.dumps(spilled)

@@ -160,6 +160,14 @@ def user_errors() -> Iterator[None]:
                 f"{exc.strerror or exc}: the system's table of open files is full "
                 "(fs.file-max); close other programs' files or raise the system's limit"
             )
+        elif exc.errno in _FULL_ERRNOS and exc.filename is not None:
+            # A full file system where no check named it first (a full /dev/shm, out of
+            # inodes though it has space, under Python's multiprocessing): the file, and why.
+            message = (
+                f"{exc.filename}: {exc.strerror or exc}: its file system is full (of data or "
+                "of files) or its quota used up; free some space there"
+            )
+            message = " ".join(message.split())
         elif exc.errno not in _PATH_ERRNOS or exc.filename is None:
             raise
         else:
@@ -181,6 +189,8 @@ _PATH_ERRNOS = frozenset(
     }
 )
 """What a path the user gave can be refused with."""
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""What a write to a full file system, or over a user's quota, fails with."""
 
 
 def _open_files_limit() -> str:

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import math
 import multiprocessing
 import numbers
@@ -609,9 +610,10 @@ class LocalExecutor:
         try:
             sweep_spill_root()  # killed runs' leftovers: may take a while, so not held
             with signals_held():  # so that `spill` is known before a signal can stop us
-                spill = open_spill_dir(sweep=False)
+                spill = _spill_dir_if_any()
             self._runs += 1
-            run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill.path, self._runs)
+            spill_path = None if spill is None else spill.path
+            run = _Run(kernel, dataset, plan, chunk_bytes, progress, verify, spill_path, self._runs)
             pool.stall_timeout_s = self.stall_timeout_s
             outcome = run.execute(pool, params)
             ok = True
@@ -2018,3 +2020,17 @@ def _reset_peak_memory() -> None:
     if fd is not None:
         with contextlib.suppress(OSError):
             os.write(fd, b"5")
+
+
+def _spill_dir_if_any() -> SpillDir | None:
+    """The run's spill directory, or None where none can be made: partials then travel
+    through the pipe, as they do when a spill file cannot be written (`transfer.pack`). A
+    /dev/shm that is read-only, or full of files (out of inodes: its free space says
+    nothing of that), stopped the run with a traceback. Out of file descriptors is still an
+    error: the run could not go on without them either."""
+    try:
+        return open_spill_dir(sweep=False)
+    except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE):
+            raise
+        return None
