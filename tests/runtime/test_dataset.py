@@ -1326,6 +1326,30 @@ def test_a_directory_without_a_manifest_points_to_data_import(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (os.mkfifo, "is not a regular file (a device, FIFO or socket)"),
+        (lambda manifest: manifest.symlink_to("/dev/null"), "is not a regular file"),
+        (lambda manifest: manifest.symlink_to("gone.json"), "is a symbolic link to nothing"),
+    ],
+    ids=["fifo", "device", "dangling-link"],
+)
+def test_a_manifest_that_is_there_but_no_file_is_not_called_missing(
+    tmp_path: Path, make: Any, says: str
+) -> None:
+    """A FIFO, a device or a link to nothing in the manifest's place was said to be
+    "missing", sending the user looking for a file that was there."""
+    root = tmp_path / "ds"
+    generate_dataset("lc", 2**20, 2, root)
+    (root / MANIFEST).unlink()
+    make(root / MANIFEST)
+    with pytest.raises(SpecError) as caught:
+        open_dataset(root)
+    assert caught.value.source == str(root / MANIFEST)
+    assert caught.value.detail.startswith(says)
+
+
+@pytest.mark.parametrize(
     ("shard_format", "message"),
     [
         ("npy", r"holds float32 \(2048, 8\), the manifest says float32 \(2049, 8\)"),

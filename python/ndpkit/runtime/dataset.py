@@ -712,6 +712,17 @@ def open_dataset(
         raise SpecError("no such data set directory", source=str(root))
     if manifest_path.is_dir():
         raise SpecError("is a directory, not a manifest file", source=str(manifest_path))
+    if not manifest_path.is_file() and os.path.lexists(manifest_path):
+        # There, but no file to read: "missing" sent the user looking for one that was not.
+        what = (
+            "not a regular file (a device, FIFO or socket)"
+            if manifest_path.exists()
+            else f"a symbolic link to nothing ({os.readlink(manifest_path)})"
+        )
+        raise SpecError(
+            f"is {what}; a data set's manifest is the JSON file `ndpkit data` writes",
+            source=str(manifest_path),
+        )
     if not manifest_path.is_file():
         raise SpecError(
             "missing: not a data set, or one whose writing did not finish (files of your own "
