@@ -645,3 +645,27 @@ def test_text_not_utf8_in_a_column_left_out_is_no_error(tmp_path: Path) -> None:
     path.write_bytes("x,y,label\n1.5,2,café\n".encode("cp1252"))
     made = import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["x", "y"])
     np.testing.assert_array_equal(made.read_all(), [[1.5, 2]])
+
+
+def test_a_directory_that_refuses_the_data_set_is_said_so_not_its_temporary_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only directory refuses the staging directory before any copy is written: the
+    error named the data set's own path as "the temporary copy of its records"."""
+    path = write_csv(tmp_path / "p.csv", [["1", "2"]], ["a", "b"])
+    target = tmp_path / "ds"
+    real_mkdir = Path.mkdir
+
+    def read_only(self: Path, *args: object, **kwargs: object) -> None:
+        if self.parent == tmp_path:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, target, "knn2")
+    assert caught.value.source == str(target)
+    assert caught.value.detail == (
+        "cannot create the data set directory: Read-only file system; nothing was written"
+    )
+    nothing_beside(tmp_path, {"p.csv"})

@@ -444,10 +444,16 @@ def _scratch(target: Path) -> Iterator[Path]:
             _mark(scratch)
         yield scratch
     except _WriteError as exc:
+        # Until the staging directory is made, `exc.path` is the target itself, which no
+        # temporary copy was at (a read-only directory was said to refuse "the temporary
+        # copy of its records (DIR)"): said as `data generate` says it.
+        what = (
+            f"write the temporary copy of its records ({exc.path})"
+            if scratch is not None
+            else "create the data set directory"
+        )
         raise SpecError(
-            f"cannot write the temporary copy of its records ({exc.path}): "
-            f"{_reason(exc.error)}; nothing was written",
-            source=str(target),
+            f"cannot {what}: {_reason(exc.error)}; nothing was written", source=str(target)
         ) from None
     finally:
 
