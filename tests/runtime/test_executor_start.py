@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -611,3 +612,26 @@ def test_a_parquet_data_set_caps_the_kernels_own_chunk(
     assert [e.chunks for e in named.engines] == [1, 1]
     assert [e.chunks for e in own.engines] == [1, 1]
     assert capped.result == named.result == own.result
+
+
+def test_workers_start_where_dev_shm_takes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """multiprocessing puts a worker's shared board in /dev/shm whenever that has the free
+    space, even where no file can be made there (read-only, out of inodes): the run stopped
+    on that file. It goes to the temporary directory instead. (A file stands in for that
+    /dev/shm: it has free space, and no file can be made in it.)"""
+    import multiprocessing.heap  # noqa: PLC0415 - its private Arena is what is patched
+
+    kernel = get_kernel("he")
+    ds = generate_dataset(kernel, 2**20, 2, tmp_path / "he")
+    params = kernel.params(0)
+    expected = LocalExecutor(1).run(kernel, ds, params).result
+    no_files = tmp_path / "shm"
+    no_files.write_bytes(b"")
+    monkeypatch.setattr(multiprocessing.heap.Arena, "_dir_candidates", [str(no_files)])
+    # a heap of its own: one left from an earlier run may have room and make no new file
+    monkeypatch.setattr(multiprocessing.heap.BufferWrapper, "_heap", multiprocessing.heap.Heap())
+    got = LocalExecutor(1).run(kernel, ds, params).result
+    assert type(got) is type(expected)
+    assert pickle.dumps(got) == pickle.dumps(expected)

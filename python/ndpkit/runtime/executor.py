@@ -64,6 +64,7 @@ import ctypes
 import errno
 import math
 import multiprocessing
+import multiprocessing.heap
 import numbers
 import os
 import pickle
@@ -971,7 +972,7 @@ class _Pool:
         """The worker that last ran each engine: it has the engine's shards mapped."""
         for _ in range(size):
             parent_end, child_end = context.Pipe()
-            board = context.RawArray("q", BOARD_SLOTS)
+            board = _new_board(context)
             process = context.Process(
                 target=_worker_main,
                 args=(child_end, threads, mapped_budget_bytes, board),
@@ -2034,3 +2035,23 @@ def _spill_dir_if_any() -> SpillDir | None:
         if exc.errno in (errno.EMFILE, errno.ENFILE):
             raise
         return None
+
+
+def _new_board(context: Any) -> Any:
+    """A worker's board (`_Worker.board`): multiprocessing's shared memory, which it makes
+    as a file in /dev/shm whenever that has the free space, even where no file can be made
+    there (read-only, or out of inodes): `evaluate --data` then stopped on that file. The
+    temporary directory (`TMPDIR`), multiprocessing's other place for it, is then used."""
+    arena = multiprocessing.heap.Arena
+    try:
+        return context.RawArray("q", BOARD_SLOTS)
+    except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE) or not getattr(arena, _CANDIDATES, None):
+            raise
+    setattr(arena, _CANDIDATES, [])  # for this process's later boards too
+    return context.RawArray("q", BOARD_SLOTS)
+
+
+_CANDIDATES = "_dir_candidates"
+"""multiprocessing.heap.Arena's list of directories tried before the temporary one
+(['/dev/shm'] on Linux); private to the standard library, so looked up by name."""
