@@ -1143,6 +1143,25 @@ def test_a_data_set_larger_than_the_free_space_is_refused_before_writing(
     assert _make(tmp_path).total_bytes == 10_000
 
 
+def test_no_room_for_a_replacement_says_the_old_data_set_keeps_its_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With overwrite, the old data set is removed only once the new one is whole: 10,000
+    bytes replaced by 10,000 on a disk with 9,999 free was refused with no word of why."""
+    old = _make(tmp_path)
+    monkeypatch.setattr(dataset_module.os, "statvfs", lambda path: _Disk(9_999))
+    with pytest.raises(SpecError) as caught:
+        _make(tmp_path, overwrite=True)
+    assert caught.value.detail.endswith(
+        "has 9.76 KiB (9,999 bytes) free (the data set it replaces keeps its space until the "
+        "new one is whole: remove it first, or write elsewhere); nothing was written"
+    )
+    assert open_dataset(old.path).manifest == old.manifest  # the old one stays
+    with pytest.raises(SpecError) as fresh:
+        _make(tmp_path, name="other")
+    assert "replaces" not in fresh.value.detail  # nothing to replace there
+
+
 def test_a_virtual_file_system_is_refused_as_such(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2038,7 +2038,7 @@ def _staging(
         # free-space check (what a killed run left may be what makes the room).
         for left in remove_stale_staging(path):
             on_stale_removed(left)
-    _check_free_space(path, needed_bytes)
+    _check_free_space(path, needed_bytes, replacing=overwrite and path.is_dir())
     staging: Path | None = None
     made: list[Path] = []
     lock: int | None = None
@@ -2223,9 +2223,12 @@ def _existing_ancestor(path: Path) -> Path:
     return existing
 
 
-def _check_free_space(path: Path, needed_bytes: int) -> None:
+def _check_free_space(path: Path, needed_bytes: int, *, replacing: bool = False) -> None:
     """Refuse a data set that its file system has no room for before writing any of it, not
-    after filling the disk. `needed_bytes` are the records alone: headers add a little."""
+    after filling the disk. `needed_bytes` are the records alone: headers add a little.
+    `replacing`: an old data set at `path` that `overwrite` replaces, which is said to keep
+    its space until the new one is whole (replacing 4 MiB with 4 MiB on a disk with 6 MiB
+    was refused with no word of why)."""
     existing = _existing_ancestor(path)
     try:
         stats = os.statvfs(existing)
@@ -2244,9 +2247,17 @@ def _check_free_space(path: Path, needed_bytes: int) -> None:
         def size(n: int) -> str:
             return f"{format_si(n, Kind.SIZE, binary=True)} ({n:,} bytes)"
 
+        kept = (
+            " (the data set it replaces keeps its space until the new one is whole: remove "
+            "it first, or write elsewhere)"
+            if replacing
+            else ""
+        )
+
         raise SpecError(
             f"the data set needs at least {size(needed_bytes)} but the file system of "
-            f"{os.path.realpath(existing)} has {size(free_bytes)} free; nothing was written",
+            f"{os.path.realpath(existing)} has {size(free_bytes)} free{kept}; nothing was "
+            "written",
             source=str(path),
         )
 
