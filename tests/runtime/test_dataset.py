@@ -1336,6 +1336,25 @@ def test_only_the_parents_a_run_made_are_its_to_remove(
     assert _make_parents(tmp_path / "x" / "y" / "ds") == [tmp_path / "x" / "y"]
 
 
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [("gone", "is a symbolic link to nothing (gone)"), ("ds", "is a symbolic link to a loop")],
+    ids=["dangling", "loop"],
+)
+def test_a_data_set_link_to_nothing_is_said_so_not_no_such_directory(
+    tmp_path: Path, target: str, says: str
+) -> None:
+    """`--data link` where the link names nothing (a disk not mounted) or loops was "no such
+    data set directory", sending the user looking for a directory named `link`."""
+    link = tmp_path / "ds"
+    link.symlink_to(target)
+    with pytest.raises(SpecError) as caught:
+        open_dataset(link)
+    assert caught.value.source == str(link)
+    assert caught.value.detail.startswith(says)
+    assert caught.value.detail.endswith("not a data set directory")
+
+
 def test_a_directory_without_a_manifest_points_to_data_import(tmp_path: Path) -> None:
     (tmp_path / "imgs").mkdir()
     with pytest.raises(SpecError) as caught:

@@ -708,6 +708,16 @@ def open_dataset(
             "`ndpkit data import PATH --app APP -o DIR`)",
             source=str(root),
         )
+    if not root.is_dir() and os.path.islink(root):
+        # "no such data set directory" sent the user looking for what the link should name.
+        try:
+            os.stat(root)
+        except OSError as exc:
+            why = "a loop of links" if exc.errno == errno.ELOOP else "nothing"
+            raise SpecError(
+                f"is a symbolic link to {why} ({os.readlink(root)}), not a data set directory",
+                source=str(root),
+            ) from None
     if not root.is_dir():
         raise SpecError("no such data set directory", source=str(root))
     if manifest_path.is_dir():
