@@ -27,14 +27,29 @@ import decimal
 import itertools
 import math
 import numbers
+import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
+
+
+@contextmanager
+def joblib_quiet() -> Iterator[None]:
+    """Around importing scikit-learn (the references'): joblib, which it imports, warns in two
+    lines of Python's when it cannot make a POSIX semaphore (a read-only /dev/shm, or one
+    out of inodes), and under `-W error` that warning stopped the command. The references
+    run in this process alone, so joblib's serial mode changes nothing for them."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r".*joblib will operate in serial mode", category=UserWarning
+        )
+        yield
 
 
 class KernelMismatchError(NdpkitError):

@@ -72,7 +72,7 @@ from numpy.typing import NDArray
 
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import NdpkitError, whole_number
-from ndpkit.kernels.base import Kernel, KernelMismatchError, param
+from ndpkit.kernels.base import Kernel, KernelMismatchError, joblib_quiet, param
 from ndpkit.kernels.parts import checked_seed, records_in
 from ndpkit.native import native_input
 
@@ -570,12 +570,13 @@ class KMeansKernel(Kernel):
         """scikit-learn's Lloyd from the same centres, with the same stopping rule. It does not
         say whether it converged: `converged` is True when it stopped before max_iter. Its
         `counts` are of its final labels."""
-        from sklearn.cluster import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415 (0.7 s to import: reference only)
-            KMeans as SklearnKMeans,
-        )
-        from sklearn.exceptions import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
-            ConvergenceWarning,
-        )
+        with joblib_quiet():
+            from sklearn.cluster import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415 (0.7 s to import: reference only)
+                KMeans as SklearnKMeans,
+            )
+            from sklearn.exceptions import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+                ConvergenceWarning,
+            )
 
         centres, tol_sq, max_iter = self._checked(params)
         points = self._points(data, "data", "form")

@@ -61,6 +61,7 @@ from ndpkit.kernels.base import (
     check_out,
     checked_records,
     exact_float32,
+    joblib_quiet,
     param,
 )
 from ndpkit.kernels.parts import checked_seed, records_in
@@ -413,9 +414,10 @@ class Knn(Kernel):
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> ReferenceNeighbours:
         """scikit-learn brute-force euclidean search in float64 (k + 1 neighbours), and, when
         the (k+1)-th ties with the k-th, its radius search for every point tied with it."""
-        from sklearn.neighbors import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415 (0.7 s to import: reference only)
-            NearestNeighbors,
-        )
+        with joblib_quiet():
+            from sklearn.neighbors import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415 (0.7 s to import: reference only)
+                NearestNeighbors,
+            )
 
         points = self._points(data).astype(np.float64)
         if not np.isfinite(points).all():
