@@ -669,3 +669,30 @@ def test_a_directory_that_refuses_the_data_set_is_said_so_not_its_temporary_copy
         "cannot create the data set directory: Read-only file system; nothing was written"
     )
     nothing_beside(tmp_path, {"p.csv"})
+
+
+@pytest.mark.parametrize("kind", ["csv", "npy"])
+def test_records_that_cannot_be_mapped_are_said_so_naming_the_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Under `ulimit -v` mapping the records fails with ENOMEM: that was "not a readable .npy
+    file", and for a CSV file named the temporary copy, removed by then, as the file."""
+    if kind == "csv":
+        src = write_csv(tmp_path / "p.csv", [["1", "2"], ["3", "4"]], ["a", "b"])
+    else:
+        src = tmp_path / "p.npy"
+        np.save(src, np.ones((2, 2), np.float32))
+    real_load = np.load
+
+    def no_address_space(file: object, *args: object, **kwargs: object) -> object:
+        if kwargs.get("mmap_mode"):
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+        return real_load(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(dataset.np, "load", no_address_space)
+    with pytest.raises(SpecError) as caught:
+        import_dataset(src, 1, tmp_path / "ds", "knn2")
+    assert caught.value.source == str(src)
+    assert "cannot map it (Cannot allocate memory)" in caught.value.detail
+    assert "ulimit -v" in caught.value.detail
+    nothing_beside(tmp_path, {src.name})

@@ -166,7 +166,14 @@ def import_csv(
             raise SpecError(f"has a header ({header}) but no rows", source=str(src))
         if total < devices:
             raise SpecError(_too_few(total, "row", devices), source=str(src))
-        found, records = _npy_sources(npy, kernel, devices, shard_bytes)
+        try:
+            found, records = _npy_sources(npy, kernel, devices, shard_bytes)
+        except SpecError as exc:  # it names the copy, which the user never saw, as its source
+            if exc.source != str(npy):
+                raise
+            raise SpecError(
+                f"the temporary copy of its records: {exc.detail}", source=str(src)
+            ) from None
         return _write_dataset(path, overwrite, meta, found, records, on_stale_removed, progress)
 
 

@@ -2689,6 +2689,15 @@ def _open_npy(src: Path) -> np.memmap[Any, Any]:
     _check_npy_file(src)
     try:
         array = np.load(src, mmap_mode="r", allow_pickle=False)
+    except OSError as exc:
+        if exc.errno != errno.ENOMEM:
+            raise SpecError(f"not a readable .npy file ({exc})", source=str(src)) from None
+        # A whole .npy that cannot be mapped (`ulimit -v`) was "not a readable .npy file".
+        raise SpecError(
+            f"cannot map it ({exc.strerror}): this process may not map that much (its "
+            "address space, `ulimit -v`, or memory, is too small); raise the limit",
+            source=str(src),
+        ) from None
     except Exception as exc:  # np.load raises many kinds on a file that is not .npy
         raise SpecError(f"not a readable .npy file ({exc})", source=str(src)) from None
     if not isinstance(array, np.memmap):
