@@ -787,12 +787,9 @@ def _non_finite_named(
         return None
     row = int(bad_rows[0])
     record = int(records[row])
-    shard = dataset.shard_of(record)
-    last = shard.offset + shard.records - 1
     return NdpkitError(
-        f"{dataset.shard_path(shard)} (records {shard.offset} to {last} of the data set): "
-        f"{kernel.name}: point {record} has a non-finite coordinate ({sample[row].tolist()}); "
-        f"{kernel.name} needs finite points"
+        f"{dataset.place_of(record)}: {kernel.name}: point {record} has a non-finite "
+        f"coordinate ({sample[row].tolist()}); {kernel.name} needs finite points"
     )
 
 

@@ -537,6 +537,12 @@ class Dataset:
             raise IndexError(f"record {record} is not in the data set ({self.records} records)")
         return shard
 
+    def place_of(self, record: int) -> str:
+        """Where record number `record` is, for a message: its shard's file and records
+        (`shard_place`)."""
+        shard = self.shard_of(record)
+        return shard_place(self.shard_path(shard), shard.offset, shard.records)
+
     def read_all(self) -> np.ndarray:
         """The whole data set in record order, in memory: for tests and small data only."""
         return np.concatenate([np.array(chunk) for _, chunk in self.chunks()])
@@ -1771,6 +1777,13 @@ and K-Means do not care."""
 _NPY_HEADER_LIMIT = 10_000
 """The longest header numpy (1.24 and later) reads without `max_header_size`."""
 assert NPY_DATA_ALIGN - 10 <= _NPY_HEADER_LIMIT
+
+
+def shard_place(path: Path | str, offset: int, records: int) -> str:
+    """A shard as a message names it: its file and the records of the data set it holds
+    (a kernel refuses a record by its number in the data set, which does not say which of
+    thousands of files holds it)."""
+    return f"{path} (records {offset} to {offset + records - 1} of the data set)"
 
 
 def npy_header(dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:

@@ -86,10 +86,15 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ndpkit.cpus import usable_cpus
-from ndpkit.errors import NdpkitError, RecordError, SpecError, whole_number
+from ndpkit.errors import (
+    NdpkitError,
+    RecordError,
+    SpecError,
+    function_or_none,
+    true_or_false,
+    whole_number,
+)
 from ndpkit.files import cleanup_held, ctrl_c_left_to_the_parent, signals_held
 from ndpkit.kernels.base import Kernel, RowKernel, RowSpec, check_params
 from ndpkit.runtime.dataset import (
@@ -99,6 +104,7 @@ from ndpkit.runtime.dataset import (
     corrupt_shard,
     replaced_meanwhile,
     shard_chunks,
+    shard_place,
     unchanged,
 )
 from ndpkit.runtime.shard_maps import BUDGET_ENV, ShardMaps, default_budget_bytes
@@ -555,14 +561,8 @@ class LocalExecutor:
         plan = engine_devices(dataset.devices, active_devices, route)
         # Both were used only once the workers ran: progress=True ended the run in "'bool'
         # object is not callable" at the first chunk read, and verify="no" verified.
-        if progress is not None and not callable(progress):
-            raise SpecError(
-                f"must be a function progress(bytes_done, bytes_total), or None; got {progress!r}",
-                field="progress",
-            )
-        if not isinstance(verify, (bool, np.bool_)):
-            raise SpecError(f"must be True or False, got {verify!r}", field="verify")
-        verify = bool(verify)
+        function_or_none(progress, "progress", "a function progress(bytes_done, bytes_total)")
+        verify = true_or_false(verify, "verify")
         # One run at a time: two threads' runs read each other's answers from the same
         # workers' pipes (wrong results, or errors blamed on the other run).
         if self._running_in == threading.get_ident():
@@ -796,10 +796,7 @@ class _Run:
         with the shard that holds it named, as a device part's is (`_in_shard`): LC's "the
         score of point 32773 is NaN" named no file, and with --no-verify-shards nothing
         else did."""
-        shard = self.dataset.shard_of(exc.record)
-        last = shard.offset + shard.records - 1
-        path = self.dataset.shard_path(shard)
-        return NdpkitError(f"{path} (records {shard.offset} to {last} of the data set): {exc}")
+        return NdpkitError(f"{self.dataset.place_of(exc.record)}: {exc}")
 
     def _reporter(self, total: int) -> Callable[[int], None]:
         progress = self.progress
@@ -1914,8 +1911,7 @@ def _in_shard(exc: Exception, shard: _Shard) -> Exception:
     coordinate"), which does not say which of thousands of files holds it (with
     `--no-verify-shards` nothing else does). A plain NdpkitError, the kernels' word on their
     input, gets the shard in its message; any other error a note in its traceback."""
-    last = shard.offset + shard.records - 1
-    where = f"{shard.path} (records {shard.offset} to {last} of the data set)"
+    where = shard_place(shard.path, shard.offset, shard.records)
     if type(exc) in (NdpkitError, RecordError):
         return NdpkitError(f"{where}: {exc}")
     exc.add_note(f"raised reading shard {where}")

@@ -43,7 +43,13 @@ import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from ndpkit.cpus import usable_cpus
-from ndpkit.errors import SpecError, finite_number, function_or_none, whole_number
+from ndpkit.errors import (
+    SpecError,
+    finite_number,
+    function_or_none,
+    true_or_false,
+    whole_number,
+)
 from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw import Host
 from ndpkit.hw.engine import Engine, EngineKind
@@ -107,11 +113,8 @@ class EngineScaling:
         _positive(self.arm_cores, "arm_cores")
         # Strict: "no" (or any other truthy value) followed the platform. numpy's bool (a
         # value read from an array) is a bool, kept as Python's.
-        if not isinstance(self.follow_platform, bool | np.bool_):
-            raise SpecError(
-                f"must be True or False, got {self.follow_platform!r}", field="follow_platform"
-            )
-        object.__setattr__(self, "follow_platform", bool(self.follow_platform))
+        follow = true_or_false(self.follow_platform, "follow_platform")
+        object.__setattr__(self, "follow_platform", follow)
 
     def rates(
         self,
