@@ -27,8 +27,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "serial and not slow"
 
 lint: $(STAMP)
-	$(BIN)/ruff check python tests benchmarks
-	$(BIN)/ruff format --check python tests benchmarks
+	$(BIN)/ruff check python tests benchmarks docs/api_doc.py
+	$(BIN)/ruff format --check python tests benchmarks docs/api_doc.py
 	$(BIN)/mypy
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings

@@ -58,10 +58,25 @@ from ndpkit.hw.quantity import (
 )
 from ndpkit.hw.spec import FieldValueError, spec_error
 
+__all__ = [
+    "CPB_DECIMALS",
+    "NO_HOST_STAGE",
+    "FpgaCell",
+    "Profile",
+    "ProfileSet",
+    "PublishedFit",
+    "file_document",
+    "load_profile",
+    "load_profiles",
+    "profile_set_names",
+    "save_profiles",
+]
+
 _PROFILES = "ndpkit.profiles"
 _SUFFIXES = (".toml", ".json")
 """A profile set named with one of these is a file (`names_a_file`)."""
 NO_HOST_STAGE = math.inf
+"""A host-part rate for a kernel whose host part has nothing to do (no host stage)."""
 CPB_DECIMALS = 4
 """RISP Table I prints CPB to 4 decimals; the derived value is rounded the same way."""
 _CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
@@ -347,6 +362,7 @@ def save_profiles(
 
 
 def profile_set_names() -> list[str]:
+    """Names of the profile sets shipped with ndpkit (`load_profiles` takes them)."""
     files = resources.files(_PROFILES).iterdir()
     return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
 

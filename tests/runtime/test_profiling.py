@@ -313,6 +313,19 @@ def test_a_clock_of_zero_or_a_malformed_name_is_passed_over(tmp_path) -> None:
     assert host_clock(missing, cpuinfo) == (pytest.approx(1.8e9), "/proc/cpuinfo cpu MHz")
 
 
+def test_the_clock_files_may_be_given_as_str_paths(tmp_path) -> None:
+    cpufreq, cpuinfo = tmp_path / "base_frequency", tmp_path / "cpuinfo"
+    cpufreq.write_text("2100000\n")
+    cpuinfo.write_text("cpu MHz\t\t: 1800.0\n")
+    assert host_clock(str(cpufreq), str(cpuinfo)) == (2.1e9, str(cpufreq))
+    assert host_clock(str(tmp_path / "none"), str(cpuinfo)) == (
+        pytest.approx(1.8e9),
+        "/proc/cpuinfo cpu MHz",
+    )
+    with pytest.raises(SpecError, match="cpuinfo: must be a path"):
+        host_clock(cpufreq, 5)  # type: ignore[arg-type]
+
+
 def test_counted_cycles_need_no_assumed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(profiling, "host_clock", lambda: (2.0e9, "assumed"))
     fake = FakeCounters([5e6, 7e6, 3e6, 9e6])

@@ -17,6 +17,7 @@ def _table() -> dict[str, dict[str, Any]]:
 
 
 def interface_names() -> list[str]:
+    """Names of the interfaces (link tables) a platform file may give as `interface`."""
     return sorted(_table())
 
 

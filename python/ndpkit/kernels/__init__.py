@@ -33,6 +33,7 @@ GROUPS = {"knn": ("knn2", "knn6", "knn8")}
 
 
 def kernel_names() -> list[str]:
+    """Every app name `get_kernel` knows (not the groups: see `GROUPS`)."""
     return list(_MODULES)
 
 

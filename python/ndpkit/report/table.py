@@ -21,6 +21,8 @@ from rich.text import Text
 
 @dataclass(frozen=True)
 class Column:
+    """One column of a `Table`: the row key it shows, its header, and how it is printed."""
+
     key: str
     header: str
     digits: int | None = 2
@@ -30,6 +32,9 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
+    """A titled table of rows (dicts keyed by its columns' keys), as every command reports:
+    `to_rich` for a terminal, `to_csv`, or `rows_of` for JSON."""
+
     name: str
     title: str
     columns: Sequence[Column]
@@ -245,6 +250,7 @@ def jsonable(value: Any) -> Any:
 
 
 def to_json(document: dict[str, Any]) -> str:
+    """`document` as strict, indented JSON (`jsonable`: no bare Infinity or NaN)."""
     return json.dumps(jsonable(document), indent=2, allow_nan=False) + "\n"
 
 
@@ -279,4 +285,5 @@ def _csv_cell(value: Any) -> Any:
 
 
 def rows_of(tables: Iterable[Table]) -> dict[str, list[dict[str, Any]]]:
+    """Each table's rows by its name, with its columns' keys only: the JSON form of tables."""
     return {t.name: [{c.key: r.get(c.key) for c in t.columns} for r in t.rows] for t in tables}

@@ -62,7 +62,20 @@ from ndpkit.kernels.base import (
     records_array,
 )
 from ndpkit.profile import Profile
+from ndpkit.runtime.dataset import as_path
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
+
+__all__ = [
+    "DEFAULT_FREQUENCY_HZ",
+    "NO_CLOCK_NOTE",
+    "EngineScaling",
+    "Measurement",
+    "host_clock",
+    "load",
+    "measure",
+    "save",
+    "to_profile",
+]
 
 CounterFactory = Callable[[], Counters]
 """Opens the counters for one `measure` call, or raises `CounterError`."""
@@ -393,15 +406,17 @@ NO_CLOCK_NOTE = "this host states no clock"
 
 
 def host_clock(
-    cpufreq: Path = Path("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
-    cpuinfo: Path = Path("/proc/cpuinfo"),
+    cpufreq: str | Path = Path("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
+    cpuinfo: str | Path = Path("/proc/cpuinfo"),
 ) -> tuple[float, str]:
     """(Hz, where it was read) for this host's nominal clock: the base frequency cpufreq
     states (Intel's driver; kHz), else the one in the processor's name ("… @ 2.30GHz"),
     else /proc/cpuinfo's first "cpu MHz" (on bare metal with frequency scaling that is a
     momentary reading, which is why it comes last; a VM shows its host's fixed clock),
     else `DEFAULT_FREQUENCY_HZ` ("assumed")."""
-    for hz, source in _clock_readings(cpufreq, cpuinfo):
+    # A str path was "'str' object has no attribute 'read_text'".
+    paths = as_path(cpufreq, "cpufreq"), as_path(cpuinfo, "cpuinfo")
+    for hz, source in _clock_readings(*paths):
         if math.isfinite(hz) and hz > 0:  # some VMs show "cpu MHz : 0.000"
             return hz, source
     return DEFAULT_FREQUENCY_HZ, "assumed"
