@@ -12,9 +12,15 @@ threads the workers share. The array is either
   (`np.load(mmap_mode="r")`) in every timed run: the same source the workers read, in 4 KiB
   pages that the kernel faults in and walks through the TLB.
 
+A third figure, **shards** ("shards"), runs the kernel in this process over the data set's own
+shard files, mapped anew in every run and streamed in the executor's chunks, each device's
+partials merged before the host part, as the engines do: the executor's work without its
+processes, so "kept / shards" is what the executor itself adds (pipes, scheduling, the
+workers' side) and "shards / memory" what reading the records from the page cache costs.
+
 The executor reads the shards from the page cache (warmed first) with `--workers` processes.
 The issue's target: executor time within 10% of the baseline (ratio ≤ 1.10). Reported: best
-of `--repeat` interleaved rounds (each round runs all four once, so that a machine whose
+of `--repeat` interleaved rounds (each round runs all five once, so that a machine whose
 speed drifts over minutes meets every run alike), with new worker processes for every run
 ("new workers": a fresh LocalExecutor; the fork server is already up) and with workers kept
 from an earlier run ("kept": `with LocalExecutor(...) as ex`), each as a ratio to both
@@ -40,6 +46,7 @@ import numpy as np
 
 import timing
 from ndpkit.kernels import Kernel, get_kernel, kernel_names, run_in_memory
+from ndpkit.kernels.base import chunk_partials
 from ndpkit.runtime import Dataset, LocalExecutor, RunResult, generate_dataset
 from ndpkit.runtime.dataset import write_npy
 from ndpkit.runtime.executor import RUN_CHUNK_BYTES, run_chunk_bytes
@@ -87,8 +94,39 @@ def whole_file(ds: Dataset) -> Path:
     return path
 
 
+def over_shards(kernel: Kernel, ds: Dataset, params: dict[str, Any], chunk_bytes: int) -> Any:
+    """The kernel in this process over the data set's shard files, as the executor runs it:
+    each shard mapped (kept for the run's later passes, as a worker keeps it), streamed in
+    `chunk_bytes` chunks, each device's partials merged, then the host part."""
+    chunk_records = max(1, chunk_bytes // ds.record_bytes)
+    shards = {
+        device: [
+            (np.load(ds.shard_path(s), mmap_mode="r").view(np.ndarray), s.offset)
+            for s in ds.shards_of(device)
+        ]
+        for device in range(ds.devices)
+    }
+    state = kernel.init(params)
+    while True:
+        merged = kernel.merge(
+            [
+                kernel.merge(
+                    [
+                        partial
+                        for records, first in arrays
+                        for partial in chunk_partials(kernel, records, state, first, chunk_records)
+                    ]
+                )
+                for arrays in shards.values()
+            ]
+        )
+        state, done = kernel.host(merged, state)
+        if done:
+            return kernel.finish(state)
+
+
 def measure(kernel: Kernel, ds: Dataset, args: argparse.Namespace) -> dict[str, float]:
-    """The best of `--repeat` interleaved rounds of the four runs (see the module docs),
+    """The best of `--repeat` interleaved rounds of the five runs (see the module docs),
     each warmed once first: a run of the page cache, a worker pool, a first touch. The
     array in memory, the whole-array file and the shards are all held at once: about three
     times the data set (6 GiB of memory and page cache at the default 2 GiB)."""
@@ -104,6 +142,11 @@ def measure(kernel: Kernel, ds: Dataset, args: argparse.Namespace) -> dict[str, 
             whole = np.load(path, mmap_mode="r").view(np.ndarray)  # mapped anew every run
             return run_in_memory(kernel, whole, params, len(whole))
 
+        chunk_bytes = args.chunk_bytes or run_chunk_bytes(kernel)
+
+        def shards() -> object:
+            return over_shards(kernel, ds, params, chunk_bytes)
+
         def cold() -> RunResult:
             pool = LocalExecutor(args.workers)
             return pool.run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
@@ -116,12 +159,14 @@ def measure(kernel: Kernel, ds: Dataset, args: argparse.Namespace) -> dict[str, 
             runs: dict[str, Callable[[], object]] = {
                 "one": one,
                 "mapped": mapped,
+                "shards": shards,
                 "cold": cold,
                 "warm": warm,
             }
             # Each run warmed once, and every way's answer checked against the one process's.
             expected = one()
             _assert_same(mapped(), expected)
+            _assert_same(shards(), expected)
             out = cold()
             _assert_same(out.result, expected)
             out = ex.run(kernel, ds, params, chunk_bytes=args.chunk_bytes)
@@ -203,9 +248,21 @@ def main() -> None:
         f"{args.repeat} interleaved rounds;"
     )
     print(f"transparent huge pages (anonymous / shared memory): {timing.huge_page_settings()}\n")
-    print("ratios: executor time / one-process time, with the array in memory | mapped\n")
-    header = ("kernel", "one process", "mapped", "new workers", "ratios", "kept", "ratios")
-    print("{:10} {:>11} {:>8} {:>11} {:>11} {:>7} {:>11}".format(*header))
+    print(
+        "ratios: executor time / one-process time, with the array in memory | mapped | the "
+        "shard files\n"
+    )
+    header = (
+        "kernel",
+        "one process",
+        "mapped",
+        "shards",
+        "new workers",
+        "ratios",
+        "kept",
+        "ratios",
+    )
+    print("{:10} {:>11} {:>8} {:>8} {:>11} {:>18} {:>7} {:>18}".format(*header))
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for name in names:
             kernel = kernels[name]
@@ -214,12 +271,13 @@ def main() -> None:
             )
             r = measure(kernel, ds, args)
             ratios = {
-                run: f"{r[run] / r['one']:.2f} | {r[run] / r['mapped']:.2f}"
+                run: f"{r[run] / r['one']:.2f} | {r[run] / r['mapped']:.2f} | "
+                f"{r[run] / r['shards']:.2f}"
                 for run in ("cold", "warm")
             }
             print(
-                f"{name:10} {r['one']:10.3f}s {r['mapped']:7.3f}s {r['cold']:10.3f}s "
-                f"{ratios['cold']:>11} {r['warm']:6.3f}s {ratios['warm']:>11}"
+                f"{name:10} {r['one']:10.3f}s {r['mapped']:7.3f}s {r['shards']:7.3f}s "
+                f"{r['cold']:10.3f}s {ratios['cold']:>18} {r['warm']:6.3f}s {ratios['warm']:>18}"
                 f"   (α = {r['alpha']:.3g})"
             )
 

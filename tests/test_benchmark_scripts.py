@@ -49,8 +49,9 @@ def test_runtime_overhead_checks_and_reports(tmp_path: Path, kernel: str) -> Non
     out = _run("runtime_overhead.py", "--kernel", kernel, "--size", "1MiB", "--workers", "1",
                "--repeat", "1", "--dir", str(tmp_path), tmp_path=tmp_path)  # fmt: skip
     row = next(line for line in out.splitlines() if line.startswith(kernel))
-    assert row.count("|") == 2 and "α =" in row
-    assert "interleaved rounds" in out
+    # new workers and kept, each against memory | mapped | the shard files in one process
+    assert row.count("|") == 4 and "α =" in row
+    assert "interleaved rounds" in out and " shards " in out
 
 
 def test_runtime_overhead_says_one_shard_per_device(tmp_path: Path) -> None:
