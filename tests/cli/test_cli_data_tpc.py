@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -185,3 +186,14 @@ def test_what_a_killed_run_left_is_named_when_this_run_fails_too(
     result = ndpkit("data", command, "--sf", "0.01", *args, "--out", str(tmp_path))
     assert result.returncode == 2, result.stderr
     assert f"note: {tmp_path / left} was left by another `ndpkit data` run" in result.stderr
+
+
+def test_the_bad_input_examples_in_docs_tpc_md_print_what_it_says(ndpkit, tmp_path: Path) -> None:
+    """docs/tpc.md's `$ ndpkit data tpch …` examples that fail print the error line it shows
+    (it showed them without the `command line:` they begin with)."""
+    doc = (Path(__file__).parents[2] / "docs" / "tpc.md").read_text(encoding="utf-8")
+    examples = re.findall(r"^\$ ndpkit (data tpch .*)\n(error: .*)$", doc, flags=re.MULTILINE)
+    assert len(examples) == 3, examples
+    for command, said in examples:
+        args = [tmp_path / "x" if a == "x" else a for a in command.split()]
+        assert one_error_line(ndpkit(*map(str, args))) == said
