@@ -197,3 +197,16 @@ def test_the_bad_input_examples_in_docs_tpc_md_print_what_it_says(ndpkit, tmp_pa
     for command, said in examples:
         args = [tmp_path / "x" if a == "x" else a for a in command.split()]
         assert one_error_line(ndpkit(*map(str, args))) == said
+
+
+@pytest.mark.parametrize("command", ["tpch", "tpcc"])
+def test_the_scale_factor_is_said_in_full(ndpkit, tmp_path: Path, command: str) -> None:
+    """The progress line and the summary's title give the SF the tables were made at, not
+    its six digits (SF 0.0012345678 was said as 0.00123457); a short SF stays short."""
+    for sf in ("0.0012345678", "0.002"):
+        args = ["data", command, "--sf", sf, "--out", str(tmp_path / sf)]
+        result = ndpkit(*args, *(["--tables", "nation"] if command == "tpch" else []))
+        assert result.returncode == 0, result.stderr
+        assert f"Tables written at SF {sf}\n" in result.stdout
+        if command == "tpch":
+            assert f"generating TPC-H nation at SF {sf} with" in result.stderr

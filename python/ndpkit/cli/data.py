@@ -45,7 +45,7 @@ from ndpkit.runtime.dataset import (
 )
 from ndpkit.tpc import GeneratedTable, generate_tpcc, generate_tpch
 from ndpkit.tpc.tpcc import DEFAULT_SEED
-from ndpkit.tpc.tpch import SF_RANGE, TPCH_TABLES, check_scale_factor, tpch_tables
+from ndpkit.tpc.tpch import SF_RANGE, TPCH_TABLES, check_scale_factor, sf_text, tpch_tables
 from ndpkit.units import Kind, format_si
 
 app = typer.Typer(
@@ -471,7 +471,7 @@ def _show_tables(made: list[GeneratedTable], sf: float, fmt: Format) -> None:
         Column("path", "path", None),
     ]
     emit(
-        [Table("tables", f"Tables written at SF {sf:g}", columns, rows)],
+        [Table("tables", f"Tables written at SF {sf_text(sf)}", columns, rows)],
         fmt,
         {"sf": sf, "tables": rows},
     )

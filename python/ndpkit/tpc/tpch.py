@@ -82,12 +82,20 @@ def check_scale_factor(
     if not math.isfinite(sf) or sf <= 0:
         raise SpecError(f"must be a finite number > 0, got {sf}", source=source, field=field)
     if bounds is not None and not bounds[0] <= sf <= bounds[1]:
-        # `:g` where it is exact: 1000.0000001 was "got 1000", which the range holds
-        got = f"{sf:g}" if float(f"{sf:g}") == sf else repr(sf)
+        # exact: 1000.0000001 was "got 1000", which the range holds
         raise SpecError(
-            f"must be from {bounds[0]:g} to {bounds[1]:g}, got {got}", source=source, field=field
+            f"must be from {bounds[0]:g} to {bounds[1]:g}, got {sf_text(sf)}",
+            source=source,
+            field=field,
         )
     return sf
+
+
+def sf_text(sf: float) -> str:
+    """`sf` as `:g` writes it where that is exact (1e+09, 0.01), else in full: `:g` keeps six
+    digits, and tables made at SF 0.0012345678 were said to be at SF 0.00123457."""
+    short = f"{sf:g}"
+    return short if float(short) == sf else repr(sf)
 
 
 def tpch_tables(
@@ -173,7 +181,7 @@ def generate_tpch(
         with signals_held():  # so that `staging` is known before any signal can stop us
             staging = _make_staging(out)
         if progress is not None:
-            progress(f"generating TPC-H {', '.join(names)} at SF {sf:g} with {tool}")
+            progress(f"generating TPC-H {', '.join(names)} at SF {sf_text(sf)} with {tool}")
         # One run for every table: each tpchgen-cli start costs ~0.8 s whatever the size.
         _run_tool(tool, sf, names, staging)
         staged = [
