@@ -56,3 +56,25 @@ def test_a_key_in_another_file_of_a_directory_is_left_to_the_read(tmp_path: Path
     pq.write_table(pa.table({"a": [2], "k": [1]}), tmp_path / "set" / "p1.parquet")
     with pytest.raises(SpecError, match=re.escape("has a column 'k', where p0.parquet has")):
         sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "k")
+
+
+def test_files_of_other_columns_are_refused_before_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory holding several tables (TPC-H's eight): the first file whose columns
+    differ is named before the files after it are read, not after all of them were."""
+    (tmp_path / "set").mkdir()
+    for i, name in enumerate(["a", "b", "a"]):
+        pq.write_table(pa.table({name: [i]}), tmp_path / "set" / f"p{i}.parquet")
+    read: list[str] = []
+    real = tablesort._read_file
+
+    def reading(file: Path) -> object:
+        read.append(file.name)
+        return real(file)
+
+    monkeypatch.setattr(tablesort, "_read_file", reading)
+    with pytest.raises(SpecError, match=re.escape("p1.parquet: lacks column 'a', where p0")):
+        sort_parquet(tmp_path / "set", tmp_path / "o.parquet", "a")
+    assert read == ["p0.parquet", "p1.parquet"]
+    assert not (tmp_path / "o.parquet").exists()

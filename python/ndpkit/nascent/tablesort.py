@@ -578,7 +578,19 @@ def read_parquet(path: Path) -> pl.DataFrame:
     """The whole table, with a clear error naming the file when it is not valid Parquet, or
     naming the column when it is valid Parquet that Polars cannot load."""
     files = parquet_inputs(path)
-    frames = [_read_file(file) for file in files]
+    frames: list[pl.DataFrame] = []
+    for file in files:
+        frames.append(_read_file(file))
+        if frames[-1].columns != frames[0].columns:
+            # Said before the files after it are read: a directory of several tables (TPC-H's
+            # eight) was read whole, into memory, before this error.
+            read = files[: len(frames)]
+            _, differ = _column_types(read, frames)
+            raise (
+                differ
+                or _schemas_differ(read, frames)
+                or SpecError("the files' columns differ", source=str(file))
+            )
     if len(frames) == 1:
         return frames[0]
     # Columns are matched before the concatenation, which cast every decimal (in lists and
