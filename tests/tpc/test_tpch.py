@@ -105,6 +105,12 @@ def test_unknown_table_lists_the_known(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())
 
 
+def test_one_table_given_as_a_string_is_refused_as_such(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match=r"tables: must be a list of table names.*\['lineitem'\]"):
+        generate_tpch(0.01, tmp_path, "lineitem")
+    assert not any(tmp_path.iterdir())
+
+
 def test_a_table_named_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="names region more than once; give each table once"):
         generate_tpch(0.01, tmp_path, ["region", "nation", "region"])

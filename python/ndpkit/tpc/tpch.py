@@ -105,6 +105,12 @@ def tpch_tables(
     refused, as `reproduce --tables` refuses one. Errors name `field` of `source`."""
     if names is None:
         return TPCH_TABLES
+    if isinstance(names, str):  # iterated, "lineitem" was "unknown TPC-H table 'l'"
+        raise SpecError(
+            f"must be a list of table names, got the string {names!r}: give [{names!r}]",
+            source=source,
+            field=field,
+        )
     chosen: list[str] = []
     for name in names:
         if not name:
