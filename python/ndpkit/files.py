@@ -135,6 +135,13 @@ def cache_root() -> Path | None:
 _NUMBER = re.compile(r"([0-9]+)")
 
 
+def is_left_out(name: str) -> bool:
+    """Whether a file or directory of this name, inside a directory read as one table, is no
+    part of the table, nor anything in it: hidden ones, and those pyarrow and Spark pass over
+    (`_SUCCESS`, `_temporary/`, `_metadata`, Hadoop's `.crc` checksums)."""
+    return name.startswith((".", "_")) or name.lower().endswith(".crc")
+
+
 def path_order(relative: Path) -> tuple[tuple[tuple[str | int, ...], ...], tuple[str, ...]]:
     """The sort key of a relative path in which its files are read as one whole (a table's
     parts, a directory of images, a sharded table): directory by directory, the numbers in

@@ -50,7 +50,14 @@ from numpy.typing import NDArray
 
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import ModelError, SpecError, brief
-from ndpkit.files import literal_path, path_order, replacing, signals_held, walk_real_dirs
+from ndpkit.files import (
+    is_left_out,
+    literal_path,
+    path_order,
+    replacing,
+    signals_held,
+    walk_real_dirs,
+)
 from ndpkit.nascent.bitonic import argsort as bitonic_argsort
 from ndpkit.nascent.generic import generic_sort
 from ndpkit.nascent.keys import DICTIONARY_LIMIT, SortKeys, sort_keys
@@ -517,7 +524,10 @@ def _walk(root: Path) -> tuple[list[Path], list[Path]]:
     `Path.rglob` passed over it, and a data set whose device-NN/ shards link to other disks
     lost their rows without a word. Each real directory is listed once, so a link to an
     ancestor does not loop and no shard is read twice; a directory that cannot be listed
-    is an error naming it, not a silent gap."""
+    is an error naming it, not a silent gap. Hidden names and those pyarrow and Spark pass
+    over (`files.is_left_out`: a failed Spark job's `_temporary/`, a killed `data tpch`'s
+    `.tpch-*/` staging directory) are left out, as `data import` leaves them out: their
+    files would be read as more rows of the table."""
     entries: list[Path] = []
     listed: list[Path] = []
 
@@ -527,8 +537,8 @@ def _walk(root: Path) -> tuple[list[Path], list[Path]]:
 
     for top, real, dirs, files in walk_real_dirs(root, refuse):
         listed.append(Path(real))
-        dirs.sort()
-        entries.extend(Path(top, name) for name in files)
+        dirs[:] = sorted(name for name in dirs if not is_left_out(name))
+        entries.extend(Path(top, name) for name in files if not is_left_out(name))
     return entries, listed
 
 

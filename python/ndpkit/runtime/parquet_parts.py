@@ -31,7 +31,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from ndpkit.errors import SpecError
-from ndpkit.files import path_order, walk_real_dirs
+from ndpkit.files import is_left_out, path_order, walk_real_dirs
 
 PART_SUFFIXES = (".parquet", ".pq")
 
@@ -43,11 +43,6 @@ class PartListing:
 
     parts: list[Path]
     others: list[Path]
-
-
-def is_left_out(name: str) -> bool:
-    """Whether a file or directory of this name is no part of a table, nor anything in it."""
-    return name.startswith((".", "_")) or name.lower().endswith(".crc")
 
 
 def is_part(name: str) -> bool:
