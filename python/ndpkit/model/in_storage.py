@@ -254,6 +254,7 @@ def _risp(platform: Platform, profile: Profile, lay: Layout, options: Options) -
         lay.cells,
         lay.max_channels_per_cell,
         after=(RECONFIGURATION,) if load_s else (),
+        shards_total=len(lay.channels_on),
     )
     full = options.attribution == "all_active"
     ru = _active_idle(t[CELL], t_risp, full or options.ru_time == "configured")

@@ -1,0 +1,132 @@
+"""Planner defects and invariants found by an audit: the load imbalance of a channel plan
+whose other channels are powered off, and properties of the engine planner that hold on
+every preset server (the optimiser is never worse than Eqs. 2/3 within its tolerance, more
+engines are never slower where no capped mux port is crossed, Eqs. 2/3 lose no performance
+where the data is re-sharded and no port is capped)."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ndpkit.hw import Platform, load_platform
+from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
+from ndpkit.plan import activate, optimise, plan
+from ndpkit.plan.channels import channels_off_config, plan_channels
+from ndpkit.profile import Profile, load_profile
+
+SETTINGS = settings(max_examples=30, deadline=None, database=None)
+APPS = ("lc", "he", "fft2d", "knn2", "knn6", "knn8")
+REL = 1e-9
+
+
+@functools.cache
+def server(name: str, scheme: str | None = None) -> Platform:
+    p = load_platform(name)
+    return p if scheme is None else p.with_scheme(scheme)
+
+
+@functools.cache
+def profile(app: str, profiles: str = "rans-rfns") -> Profile:
+    return load_profile(app, profiles)
+
+
+# --- load imbalance of a channel plan ---------------------------------------------------------
+
+
+def test_a_power_budget_plans_channels_off_without_a_load_imbalance_below_one():
+    """Sobel under 3 W with the paper's floor powers 35 channels, each read by its own cell:
+    no cell has more than the mean, so the imbalance is 1.0. It was 1 / (64 / 35) = 0.55,
+    the mean taken over all 64 channels, 29 of which are off and hold no data."""
+    p = plan_channels(
+        load_platform("risp-64ch"),
+        profile("sobel", "risp"),
+        policy="power",
+        budget_w=3.0,
+        rounding="floor",
+    )
+    assert p.engines_on == 35
+    assert p.as_dict()["max_shards_per_engine"] == 1
+    assert p.as_dict()["load_imbalance"] == 1.0
+
+
+@pytest.mark.parametrize("on", [1, 7, 35, 63])
+def test_channels_off_estimates_are_balanced(on: int):
+    e = estimate(
+        load_platform("risp-64ch"),
+        profile("sobel", "risp"),
+        channels_off_config(64, on),
+        Options(units="decimal"),
+    )
+    assert e.pipeline.engines_active == on
+    assert e.as_dict()["load_imbalance"] == 1.0
+
+
+# --- engine planner invariants ----------------------------------------------------------------
+
+
+@st.composite
+def problems(draw: st.DrawFn) -> tuple[Platform, Profile, Options]:
+    scheme = draw(st.sampled_from([None, "mux3", "mux4", "muxn"]))
+    p = server(draw(st.sampled_from(["rans", "rfns"])), scheme)
+    opts = Options(
+        placement=draw(st.sampled_from(["paper_no_loss", "static_shards", "reshard_y_ssds"])),
+        wall_times=draw(st.sampled_from(["unrounded", "printed"])),
+        time_basis=draw(st.sampled_from(["paper", "pipeline", "overlap", "staged"])),
+        mux_port_cap=draw(st.booleans()),
+    )
+    return p, profile(draw(st.sampled_from(APPS))), opts
+
+
+@SETTINGS
+@given(problems(), st.sampled_from([0.0, 0.05, 0.2, 1.0]))
+def test_the_optimiser_is_never_dearer_than_eqs_2_and_3_within_its_tolerance(problem, tolerance):
+    """The paper's plan is one of the optimiser's candidates: where it is fast enough, the
+    optimiser's choice uses no more energy."""
+    p, prof, opts = problem
+    paper = plan(p, prof, opts)
+    best = optimise(p, prof, opts, tolerance=tolerance)
+    fastest = max(c.performance_bytes_per_s for c in best.candidates)
+    if paper.planned.performance_bytes_per_s >= fastest / (1 + tolerance):
+        assert best.planned.energy_j <= paper.planned.energy_j * (1 + REL)
+    assert best.net_saving_j == pytest.approx(
+        best.baseline.energy_j - best.planned.energy_j, rel=REL, abs=1e-12
+    )
+
+
+@SETTINGS
+@given(problems())
+def test_more_engines_are_never_slower_unless_a_capped_port_is_crossed(problem):
+    """Under paper_no_loss and static_shards, or without --mux-port-cap, turning one more
+    engine on never lowers Eq. (1)'s performance (reshard_y_ssds with capped ports may:
+    docs/planning.md, LC on rfns at 18 and 19 engines)."""
+    p, prof, opts = problem
+    if opts.placement == "reshard_y_ssds" and opts.mux_port_cap:
+        opts = opts.with_(mux_port_cap=False)
+    n = p.devices
+    k = p.switch_layer.module_size(n)
+    perf = []
+    for on in range(math.ceil(n / k), n + 1):
+        m = activate(n, k, on)
+        config = FULL_GEAR if on == n else Configuration(active=m.active, route=m.route)
+        perf.append(estimate(p, prof, config, opts).performance_bytes_per_s)
+    assert all(after >= before * (1 - REL) for before, after in itertools.pairwise(perf))
+
+
+@SETTINGS
+@given(problems())
+def test_eqs_2_and_3_lose_no_performance_on_re_sharded_data(problem):
+    """The paper's claim (§6.5, wall times unchanged) under its own placement, unrounded
+    Eq. (2) and no capped ports: nane engines keep up with the full-gear bottleneck."""
+    p, prof, opts = problem
+    opts = opts.with_(placement="paper_no_loss", mux_port_cap=False)
+    result = plan(p, prof, opts)
+    assert result.planned.performance_bytes_per_s >= result.baseline.performance_bytes_per_s * (
+        1 - REL
+    )
+    assert result.performance_loss_pct <= 1e-7
