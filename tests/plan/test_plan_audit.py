@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
 from ndpkit.plan import activate, optimise, plan
@@ -130,3 +131,28 @@ def test_eqs_2_and_3_lose_no_performance_on_re_sharded_data(problem):
         1 - REL
     )
     assert result.performance_loss_pct <= 1e-7
+
+
+# --- arguments the planner's functions refuse ----------------------------------------------
+
+
+def test_a_scheme_for_an_in_storage_platform_is_refused_not_ignored():
+    """`plan(risp-64ch, sobel, scheme="mux2")` planned the channels as if no scheme were
+    given (even scheme="banana"); the command line refuses --scheme there."""
+    with pytest.raises(ModelError, match=r"scheme='mux2'.* in-storage.*groups channels"):
+        plan(load_platform("risp-64ch"), profile("sobel", "risp"), scheme="mux2")
+
+
+@pytest.mark.parametrize("call", [plan, optimise])
+@pytest.mark.parametrize("scheme", [2, b"mux2", ["mux2"]])
+def test_a_scheme_that_is_no_string_is_a_model_error(call, scheme):
+    """It was a TypeError from the scheme's pattern ('expected string or bytes-like object')."""
+    with pytest.raises(ModelError, match=r"scheme must be a string such as 'mux2'"):
+        call(server("rfns"), profile("he"), scheme=scheme)
+
+
+@pytest.mark.parametrize("tolerance", ["0.1", None, True, False])
+def test_a_tolerance_that_is_no_number_is_a_model_error(tolerance):
+    """A string or None was a TypeError from math.isfinite, and True planned as tolerance 1."""
+    with pytest.raises(ModelError, match="tolerance must be a finite number >= 0"):
+        optimise(server("rfns"), profile("he"), tolerance=tolerance)

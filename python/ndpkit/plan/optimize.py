@@ -14,12 +14,19 @@ the switch layer's power, because it compares whole estimates.
 from __future__ import annotations
 
 import math
+import numbers
 
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan.mapping import activate, minimum_engines
-from ndpkit.plan.reconfigure import Plan, configuration_of, full_gear, required_engines
+from ndpkit.plan.reconfigure import (
+    Plan,
+    check_scheme_argument,
+    configuration_of,
+    full_gear,
+    required_engines,
+)
 from ndpkit.profile import Profile
 
 
@@ -45,9 +52,15 @@ def optimise(
     scheme: str | None = None,
 ) -> Plan:
     """The configuration with the least energy whose performance >= best / (1 + tolerance)."""
-    # NaN compares false with everything, so `tolerance < 0` alone would let it through.
-    if not (math.isfinite(tolerance) and tolerance >= 0):
-        raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance}")
+    # NaN compares false with everything, so `tolerance < 0` alone would let it through; a
+    # string was a TypeError from isfinite, and True a tolerance of 1.
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, numbers.Real)
+        or not (math.isfinite(tolerance) and tolerance >= 0)
+    ):
+        raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    check_scheme_argument(scheme)
     tolerance += 0.0  # -0.0 becomes 0.0: the method said "tolerance -0"
     if platform.is_in_storage:
         # Its cells sit per flash channel, not per device: searched as devices, the SSD

@@ -162,7 +162,13 @@ def plan(
 
     An in-storage platform is planned per channel instead (`channels.plan_channels`,
     RISP's host-bandwidth policy)."""
+    check_scheme_argument(scheme)
     if platform.is_in_storage:
+        if scheme is not None:  # it was ignored, whatever it said
+            raise ModelError(
+                f"scheme={scheme!r}: platform {platform.name!r} is in-storage, and an SSD "
+                "groups channels itself; a switch-layer scheme is for NDP servers"
+            )
         from ndpkit.plan.channels import plan_channels  # noqa: PLC0415 (channels imports Plan)
 
         return plan_channels(platform, profile, options)
@@ -190,6 +196,13 @@ def plan(
         planned=planned,
         full_gear=full,
     )
+
+
+def check_scheme_argument(scheme: object) -> None:
+    """A ModelError unless `scheme` is None or a string (the scheme's own check then says
+    which strings): 2 was a TypeError from its pattern."""
+    if scheme is not None and not isinstance(scheme, str):
+        raise ModelError(f"scheme must be a string such as 'mux2' or 'muxn', got {scheme!r}")
 
 
 def full_gear(wired: Platform, profile: Profile, options: Options, baseline: Estimate) -> Estimate:
