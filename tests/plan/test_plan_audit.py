@@ -14,11 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
 from ndpkit.plan import activate, optimise, plan
-from ndpkit.plan.channels import channels_off_config, plan_channels
+from ndpkit.plan.channels import (
+    PlanInputError,
+    channels_off_config,
+    group_channels,
+    plan_channels,
+)
 from ndpkit.profile import Profile, load_profile
 
 SETTINGS = settings(max_examples=30, deadline=None, database=None)
@@ -156,3 +161,46 @@ def test_a_tolerance_that_is_no_number_is_a_model_error(tolerance):
     """A string or None was a TypeError from math.isfinite, and True planned as tolerance 1."""
     with pytest.raises(ModelError, match="tolerance must be a finite number >= 0"):
         optimise(server("rfns"), profile("he"), tolerance=tolerance)
+
+
+@pytest.mark.parametrize(
+    ("given", "parameter"),
+    [
+        ({"policy": "x"}, "policy"),
+        ({"policy": None}, "policy"),
+        ({"fit": "x"}, "fit"),
+        ({"rounding": "x"}, "rounding"),
+        ({"grouping": "x"}, "grouping"),
+        ({"time_model": "x"}, "time_model"),
+        ({"time_model": ["reduced_cells"]}, "time_model"),
+        ({"policy": "power", "budget_w": "3"}, "budget_w"),
+        ({"policy": "power", "budget_w": True}, "budget_w"),
+    ],
+)
+def test_a_channel_plan_names_an_argument_it_cannot_take(given, parameter):
+    """An unknown policy was "min() arg is an empty sequence", an unknown rounding a
+    KeyError, a budget of '3' a TypeError; an unknown fit, grouping or time model was
+    planned as another and reported as given ("host (x fit, floor)"), and True a 1 W budget."""
+    with pytest.raises(PlanInputError, match=f"^{parameter}|power budget must be a number") as e:
+        plan_channels(load_platform("risp-64ch"), profile("sobel", "risp"), **given)
+    assert e.value.parameter == parameter
+
+
+def test_a_channel_plan_takes_never_worse_as_true_or_false():
+    with pytest.raises(SpecError, match="never_worse: must be True or False"):
+        plan_channels(load_platform("risp-64ch"), profile("sobel", "risp"), never_worse="no")
+
+
+def test_grouping_channels_refuses_a_mode_it_does_not_know():
+    """Mode 'x' grouped as floor without merging the leftovers: 22 cells for 19 asked."""
+    with pytest.raises(ModelError, match="grouping must be one of balanced, ceil, floor"):
+        group_channels(64, 19, "x")  # type: ignore[arg-type]
+
+
+def test_a_budget_past_floats_range_keeps_every_channel():
+    """An integer budget too large for a float was an OverflowError mid-plan."""
+    p = plan_channels(
+        load_platform("risp-64ch"), profile("sobel", "risp"), policy="power", budget_w=10**400
+    )
+    assert p.engines_on == 64
+    assert p.details["power_budget_w"] == math.inf

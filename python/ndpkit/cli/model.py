@@ -528,7 +528,14 @@ def _rewired(spec: Platform, scheme: str) -> Platform:
         raise SpecError(exc.detail, source="command line", field="--scheme") from None
 
 
-_PLAN_FLAGS = {"policy": "--policy", "budget_w": "--power-budget", "fit": "--fit"}
+_PLAN_FLAGS = {
+    "policy": "--policy",
+    "budget_w": "--power-budget",
+    "fit": "--fit",
+    "rounding": "--channel-rounding",
+    "grouping": "--grouping",
+    "time_model": "--time-model",
+}
 
 
 def _plan_input_error(

@@ -35,9 +35,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from numbers import Real
+from typing import Any, Literal, get_args
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, true_or_false
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.plan.mapping import Mapping
@@ -179,6 +180,8 @@ def group_channels(channels: int, cells: int, mode: Grouping = "balanced") -> Ma
     leftovers appended to the last group."""
     if not 1 <= cells <= channels:
         raise ModelError(f"cells must be in 1..{channels}, got {cells}")
+    if mode not in get_args(Grouping):  # 'x' grouped as floor, without its last merge
+        raise ModelError(f"grouping must be one of {', '.join(get_args(Grouping))}, got {mode!r}")
     if mode == "balanced":
         base, extra = divmod(channels, cells)
         sizes = [base + (1 if i < extra else 0) for i in range(cells)]
@@ -372,6 +375,7 @@ def plan_channels(
             f"platform {platform.name!r} has no per-channel processing cells "
             "(engines.placement = 'channel'); channel selection needs them"
         )
+    budget_w = _check_arguments(policy, budget_w, fit, rounding, grouping, time_model, never_worse)
     if policy in ("power", "both") and budget_w is None:
         raise PlanInputError(
             f"policy {policy!r} needs a power budget (e.g. --power-budget 3W)", parameter="policy"
@@ -383,10 +387,6 @@ def plan_channels(
             "policy 'host' does not read a power budget; use policy 'both' (the host match "
             "within the budget) or 'power'",
             parameter="budget_w",
-        )
-    if budget_w is not None and not budget_w > 0:
-        raise PlanInputError(
-            f"the power budget must be positive, got {budget_w:g} W", parameter="budget_w"
         )
     n_total = platform.channels
     if n_total > MAX_PLAN_CHANNELS:
@@ -489,6 +489,59 @@ def plan_channels(
         method=f"{binding.policy} ({fit} fit, {rounding})",
         details=details,
     )
+
+
+_CHOICES: dict[str, Any] = {
+    "policy": Policy,
+    "fit": FitSource,
+    "rounding": ChannelRounding,
+    "grouping": Grouping,
+    "time_model": TimeModel,
+}
+
+
+def _check_choices(**given: object) -> None:
+    """A PlanInputError naming the first argument that is none of its Literal's values: an
+    unknown policy was "min() arg is an empty sequence", an unknown rounding a KeyError, and
+    an unknown fit, grouping or time model was planned as another and reported as given."""
+    for name, value in given.items():
+        allowed = get_args(_CHOICES[name])
+        if not isinstance(value, str) or value not in allowed:
+            raise PlanInputError(
+                f"{name} must be one of {', '.join(allowed)}, got {value!r}", parameter=name
+            )
+
+
+def _check_arguments(
+    policy: object,
+    budget_w: object,
+    fit: object,
+    rounding: object,
+    grouping: object,
+    time_model: object,
+    never_worse: object,
+) -> float | None:
+    """`plan_channels`' arguments of the right kinds, each refused by name (a budget of '3'
+    was a TypeError from its comparison with 0, and True a 1 W budget); the budget in W."""
+    _check_choices(policy=policy, fit=fit, rounding=rounding, grouping=grouping)
+    if time_model is not None:
+        _check_choices(time_model=time_model)
+    true_or_false(never_worse, "never_worse")
+    if budget_w is not None and (isinstance(budget_w, bool) or not isinstance(budget_w, Real)):
+        raise PlanInputError(
+            f"the power budget must be a number of watts, got {budget_w!r}", parameter="budget_w"
+        )
+    if budget_w is None:
+        return None
+    try:
+        watts = float(budget_w)
+    except OverflowError:  # an int past float's range
+        watts = math.inf
+    if not watts > 0:
+        raise PlanInputError(
+            f"the power budget must be positive, got {watts:g} W", parameter="budget_w"
+        )
+    return watts
 
 
 def published_fit(profile: Profile) -> PublishedFit:
