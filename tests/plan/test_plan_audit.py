@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -204,3 +205,45 @@ def test_a_budget_past_floats_range_keeps_every_channel():
     )
     assert p.engines_on == 64
     assert p.details["power_budget_w"] == math.inf
+
+
+# --- mapping every engine count ------------------------------------------------------------
+
+
+def reference_activation(n: int, k: int, on: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """docs/planning.md's five rules, one SSD and one round at a time."""
+    modules = [list(range(first, min(first + k, n))) for first in range(0, n, k)]
+    counts = [1] * len(modules)
+    left = on - len(modules)
+    while left:
+        for i, module in enumerate(modules):
+            if left and counts[i] < len(module):
+                counts[i] += 1
+                left -= 1
+    active: list[int] = []
+    route: list[int] = []
+    for module, count in zip(modules, counts, strict=True):
+        size = len(module)
+        positions = sorted({i * size // count for i in range(count)})
+        active += [module[0] + p for p in positions]
+        route += [module[0] + max(p for p in positions if p <= j) for j in range(size)]
+    return tuple(active), tuple(route)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.integers(1, 60), st.data())
+def test_activate_follows_the_documented_rules(n, data):
+    k = data.draw(st.integers(1, n))
+    on = data.draw(st.integers(math.ceil(n / k), n))
+    m = activate(n, k, on)
+    assert (m.active, m.route) == reference_activation(n, k, on)
+
+
+def test_mapping_every_engine_count_of_a_muxn_layer_is_quick():
+    """muxn is one module of n SSDs, which took one engine a round: n rounds for each count,
+    so mapping every count of 2,000 SSDs (what `plan --optimal --scheme muxn` does) took
+    9 s here, and 4,000 SSDs' search 53 s where mux2's took 8; it is 0.2 s now."""
+    start = time.perf_counter()
+    for on in range(1, 2001):
+        activate(2000, 2000, on)
+    assert time.perf_counter() - start < 3.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 
@@ -93,23 +93,32 @@ def activate(devices: int, module_size: int, engines_on: int) -> Mapping:
     )
 
 
-@cache
+@lru_cache(maxsize=64)  # muxn asks (n, a) once for each a: unbounded, n² ints were kept
 def _module_layout(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Inside a module of `size` with `count` engines on: their positions, and the position
     each SSD is routed to (the nearest engine at or to its left)."""
-    positions = sorted({(i * size) // count for i in range(count)})  # starts at 0
-    routed = [
-        p for p, end in zip(positions, [*positions[1:], size], strict=True) for _ in range(p, end)
-    ]
-    return np.array(positions, dtype=np.int64), np.array(routed, dtype=np.int64)
+    # count <= size, so the positions floor(i·size/count) are distinct and start at 0; numpy,
+    # not a loop over the SSDs: muxn's one module is all n of them, for every count
+    positions = np.arange(count, dtype=np.int64) * size // count
+    routed = np.repeat(positions, np.diff(positions, append=size))
+    return positions, routed
 
 
 def _per_module_counts(sizes: np.ndarray, engines_on: int) -> np.ndarray:
-    """One engine per module, then one more per module in ascending order, round by round."""
+    """One engine per module, then one more per module in ascending order, round by round.
+
+    The rounds every module still short of its size takes whole are given at once: a round
+    at a time, muxn (one module, one engine a round) took n rounds per engine count, and
+    `plan --optimal --scheme muxn` on 4,000 SSDs 53 s where mux2 takes 8."""
     counts = np.ones_like(sizes)
     left = engines_on - len(sizes)
-    while left > 0:  # at most k rounds
-        taking = np.flatnonzero(counts < sizes)[:left]
-        counts[taking] += 1
-        left -= len(taking)
+    while left > 0:  # at most three passes: the modules have at most two sizes
+        open_ = np.flatnonzero(counts < sizes)
+        whole = min(left // len(open_), int((sizes[open_] - counts[open_]).min()))
+        if whole:
+            counts[open_] += whole
+            left -= whole * len(open_)
+        else:  # fewer engines left than open modules: one more each, in ascending order
+            counts[open_[:left]] += 1
+            left = 0
     return counts
