@@ -28,7 +28,15 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
         ),
         # 0 too: it was taken as not given, where 0.5 was refused.
         (("plan", "-p", "rfns", "-a", "he", "--tolerance", "0"), "add --optimal"),
-        (("plan", "-p", "risp-64ch", "-a", "sobel", "--tolerance", "0.1"), "add --optimal"),
+        # not "add --optimal", which is then refused there too ("is for NDP servers")
+        (
+            ("plan", "-p", "risp-64ch", "-a", "sobel", "--tolerance", "0.1"),
+            "--tolerance: applies to the --optimal search of NDP servers; in-storage plans use",
+        ),
+        (
+            ("plan", "-p", "risp-64ch", "-a", "sobel", "--optimal", "--tolerance", "0.1"),
+            "--tolerance: applies to the --optimal search of NDP servers",
+        ),
         (("estimate", "-p", "cns", "-a", "he", "--split", "device"), "its only split is host"),
         # Each said as the other flag errors are, `command line: --flag: …`.
         (

@@ -436,6 +436,12 @@ def plan_cmd(
             base = base.with_(host_stage="with_host_stage")
         opts = build_options(base, locals(), unread_options(spec))
         profile = profile_for(spec, app, profiles)
+        if tolerance is not None and spec.is_in_storage:  # "add --optimal" sent it in a circle
+            raise SpecError(
+                "applies to the --optimal search of NDP servers; in-storage plans use --policy",
+                source=COMMAND_LINE,
+                field="--tolerance",
+            )
         if tolerance is not None and not optimal:  # even 0: it says --optimal was meant
             raise SpecError(
                 "applies to the --optimal search; add --optimal",
