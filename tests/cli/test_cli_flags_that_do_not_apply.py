@@ -77,3 +77,17 @@ def test_a_bad_device_count_names_the_flag(
     wanted = "--devices: must be from 1 to 65,536 (a platform's largest SSD count), got "
     assert f"{wanted}{int(devices):,}" in line
     assert not (tmp_path / "ds").exists()
+
+
+def test_a_platform_without_engines_suggests_optimal_only_where_it_can_plan(
+    ndpkit: Run, tmp_path: Path
+) -> None:
+    """`plan -p cns` said "try --optimal" for a profile without a host-only rate, and
+    --optimal then said the profile cannot run without engines."""
+    profiles = tmp_path / "p.toml"
+    profiles.write_text(
+        '[apps.scan]\ndata_size = "2 TB"\nalpha = 20\nengine = { arm = "12 GB/s" }\n'
+    )
+    line = one_error_line(ndpkit("plan", "-p", "cns", "-a", "scan", "--profiles", str(profiles)))
+    assert "has no engines to plan; nor can profile 'scan' run without them" in line
+    assert "try --optimal" in one_error_line(ndpkit("plan", "-p", "cns", "-a", "lc"))

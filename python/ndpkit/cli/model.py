@@ -500,7 +500,13 @@ def plan_cmd(
                 time_model=time_model,
             )
             if spec.engines is None and not optimal:
-                raise ModelError(f"platform {spec.name!r} has no engines to plan; try --optimal")
+                # --optimal plans the host split, which needs the profile's host-only rate
+                hint = (
+                    "try --optimal"
+                    if profile.host_only_bytes_per_s is not None
+                    else f"nor can profile {profile.app!r} run without them (it has no host_only)"
+                )
+                raise ModelError(f"platform {spec.name!r} has no engines to plan; {hint}")
             port_cap_applies(spec if scheme is None else _rewired(spec, scheme), opts)
             result = (
                 optimise(spec, profile, opts, tolerance=tolerance or 0.0, scheme=scheme)
