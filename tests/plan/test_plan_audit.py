@@ -157,9 +157,10 @@ def test_a_scheme_that_is_no_string_is_a_model_error(call, scheme):
         call(server("rfns"), profile("he"), scheme=scheme)
 
 
-@pytest.mark.parametrize("tolerance", ["0.1", None, True, False])
+@pytest.mark.parametrize("tolerance", ["0.1", None, True, False, 10**400])
 def test_a_tolerance_that_is_no_number_is_a_model_error(tolerance):
-    """A string or None was a TypeError from math.isfinite, and True planned as tolerance 1."""
+    """A string or None was a TypeError from math.isfinite, an int past float's range an
+    OverflowError, and True planned as tolerance 1."""
     with pytest.raises(ModelError, match="tolerance must be a finite number >= 0"):
         optimise(server("rfns"), profile("he"), tolerance=tolerance)
 

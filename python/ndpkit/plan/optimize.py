@@ -37,6 +37,21 @@ def same_energy(joules: float) -> float:
     return float(f"{joules:.9g}")
 
 
+def _tolerance(value: object) -> float:
+    """`value` as a finite float >= 0, else a ModelError. NaN compares false with everything,
+    so `value < 0` alone would let it through; a string was a TypeError from isfinite, an
+    int past float's range an OverflowError, and True a tolerance of 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ModelError(f"tolerance must be a finite number >= 0, got {value!r}")
+    try:
+        tolerance = float(value) + 0.0  # -0.0 becomes 0.0: the method said "tolerance -0"
+    except OverflowError:
+        tolerance = math.inf
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise ModelError(f"tolerance must be a finite number >= 0, got {value!r}")
+    return tolerance
+
+
 OPTIMAL_MAX_DEVICES = 10_000
 """The largest server `optimise` searches: it maps and estimates every engine count, each in
 time linear in the SSDs, and keeps every candidate's mapping (1,000 SSDs take 1 s and 90 MB
@@ -52,16 +67,8 @@ def optimise(
     scheme: str | None = None,
 ) -> Plan:
     """The configuration with the least energy whose performance >= best / (1 + tolerance)."""
-    # NaN compares false with everything, so `tolerance < 0` alone would let it through; a
-    # string was a TypeError from isfinite, and True a tolerance of 1.
-    if (
-        isinstance(tolerance, bool)
-        or not isinstance(tolerance, numbers.Real)
-        or not (math.isfinite(tolerance) and tolerance >= 0)
-    ):
-        raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    tolerance = _tolerance(tolerance)
     check_scheme_argument(scheme)
-    tolerance += 0.0  # -0.0 becomes 0.0: the method said "tolerance -0"
     if platform.is_in_storage:
         # Its cells sit per flash channel, not per device: searched as devices, the SSD
         # was one "engine" of one, and the plan said 1 engine on where 64 cells compute.
