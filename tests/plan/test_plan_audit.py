@@ -157,7 +157,9 @@ def test_a_scheme_that_is_no_string_is_a_model_error(call, scheme):
         call(server("rfns"), profile("he"), scheme=scheme)
 
 
-@pytest.mark.parametrize("tolerance", ["0.1", None, True, False, 10**400])
+@pytest.mark.parametrize(
+    "tolerance", ["0.1", None, True, False, pytest.param(10**400, id="int-past-float")]
+)
 def test_a_tolerance_that_is_no_number_is_a_model_error(tolerance):
     """A string or None was a TypeError from math.isfinite, an int past float's range an
     OverflowError, and True planned as tolerance 1."""
