@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
-from ndpkit.plan import activate, optimise, plan
+from ndpkit.plan import activate, compare_splits, optimise, plan
 from ndpkit.plan.channels import (
     PlanInputError,
     channels_off_config,
@@ -250,3 +250,17 @@ def test_mapping_every_engine_count_of_a_muxn_layer_is_quick():
     for on in range(1, 2001):
         activate(2000, 2000, on)
     assert time.perf_counter() - start < 3.0
+
+
+@pytest.mark.parametrize(
+    "tolerance", ["0.1", None, True, pytest.param(10**400, id="int-past-float"), math.nan]
+)
+def test_compare_splits_refuses_a_tolerance_that_is_no_finite_number(tolerance):
+    """A string or None was a TypeError, an int past float's range an OverflowError, and True
+    was kept as the comparison's tolerance."""
+    with pytest.raises(ModelError, match="tolerance must be a finite number >= 0"):
+        compare_splits(server("rfns"), [profile("knn2")], tolerance=tolerance)
+
+
+def test_compare_splits_says_a_negative_zero_tolerance_as_zero():
+    assert str(compare_splits(server("rfns"), [profile("knn2")], tolerance=-0.0).tolerance) == "0.0"

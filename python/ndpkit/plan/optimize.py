@@ -37,7 +37,7 @@ def same_energy(joules: float) -> float:
     return float(f"{joules:.9g}")
 
 
-def _tolerance(value: object) -> float:
+def checked_tolerance(value: object) -> float:
     """`value` as a finite float >= 0, else a ModelError. NaN compares false with everything,
     so `value < 0` alone would let it through; a string was a TypeError from isfinite, an
     int past float's range an OverflowError, and True a tolerance of 1."""
@@ -67,7 +67,7 @@ def optimise(
     scheme: str | None = None,
 ) -> Plan:
     """The configuration with the least energy whose performance >= best / (1 + tolerance)."""
-    tolerance = _tolerance(tolerance)
+    tolerance = checked_tolerance(tolerance)
     check_scheme_argument(scheme)
     if platform.is_in_storage:
         # Its cells sit per flash channel, not per device: searched as devices, the SSD

@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +44,7 @@ from typing import Any
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Estimate, Options, estimate
-from ndpkit.plan.optimize import same_energy
+from ndpkit.plan.optimize import checked_tolerance, same_energy
 from ndpkit.profile import Profile
 
 RULE = (
@@ -142,9 +141,9 @@ def compare_splits(
     if not profiles:
         raise ModelError("compare_splits needs at least one split's profile")
     # NaN compares false with everything: `tolerance < 0` let it through, and no split was
-    # within a NaN of the fastest (`min()` of nothing: a ValueError).
-    if not (math.isfinite(tolerance) and tolerance >= 0):
-        raise ModelError(f"tolerance must be a finite number >= 0, got {tolerance}")
+    # within a NaN of the fastest (`min()` of nothing: a ValueError); a string was a
+    # TypeError, True a tolerance of 1
+    tolerance = checked_tolerance(tolerance)
     options = options or SPLIT_OPTIONS
     wired, carried = carry_engine_entries(platform, profiles)
     splits = []
