@@ -268,3 +268,21 @@ def test_compare_splits_refuses_a_tolerance_that_is_no_finite_number(tolerance):
 
 def test_compare_splits_says_a_negative_zero_tolerance_as_zero():
     assert str(compare_splits(server("rfns"), [profile("knn2")], tolerance=-0.0).tolerance) == "0.0"
+
+
+@pytest.mark.parametrize("call", [plan, optimise, plan_channels])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("rfns", "he"), "platform"),
+        (("platform", "he"), "profile"),
+        (("platform", "profile", {"placement": "static_shards"}), "options"),
+    ],
+)
+def test_the_planners_name_an_object_of_the_wrong_kind(call, args, field):
+    """`plan("rfns", he)` was "'str' object has no attribute 'is_in_storage'", and options
+    as a dict "'dict' object has no attribute 'wall_times'"."""
+    given = {"platform": server("rfns"), "profile": profile("he")}
+    values = [given.get(a, a) if isinstance(a, str) else a for a in args]
+    with pytest.raises(SpecError, match=rf"^{field}: must be "):
+        call(*values)

@@ -42,7 +42,7 @@ from ndpkit.errors import ModelError, true_or_false
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.plan.mapping import Mapping
-from ndpkit.plan.reconfigure import Plan
+from ndpkit.plan.reconfigure import Plan, check_plan_inputs
 from ndpkit.profile import Profile, PublishedFit
 
 Policy = Literal["host", "power", "both"]
@@ -369,6 +369,7 @@ def plan_channels(
     (a count over it steps down, and under `both` a host plan over it gives way to the
     budget's count), and a note says so. `policy="host"` with a budget is refused.
     """
+    check_plan_inputs(platform, profile, options)
     options = options or Options(units="decimal", host_stage="with_host_stage")
     if not platform.is_in_storage or platform.engines is None:
         raise ModelError(

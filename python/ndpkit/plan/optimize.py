@@ -22,6 +22,7 @@ from ndpkit.model import FULL_GEAR, HOST_ONLY, Estimate, Options, estimate
 from ndpkit.plan.mapping import activate, minimum_engines
 from ndpkit.plan.reconfigure import (
     Plan,
+    check_plan_inputs,
     check_scheme_argument,
     configuration_of,
     full_gear,
@@ -67,6 +68,7 @@ def optimise(
     scheme: str | None = None,
 ) -> Plan:
     """The configuration with the least energy whose performance >= best / (1 + tolerance)."""
+    check_plan_inputs(platform, profile, options)
     tolerance = checked_tolerance(tolerance)
     check_scheme_argument(scheme)
     if platform.is_in_storage:
