@@ -1,8 +1,9 @@
 """Planner defects and invariants found by an audit: the load imbalance of a channel plan
-whose other channels are powered off, and properties of the engine planner that hold on
-every preset server (the optimiser is never worse than Eqs. 2/3 within its tolerance, more
-engines are never slower where no capped mux port is crossed, Eqs. 2/3 lose no performance
-where the data is re-sharded and no port is capped)."""
+whose other channels are powered off; properties of the engine planner on the preset
+servers (the optimiser is never dearer than Eqs. 2/3 within its tolerance, more engines are
+never slower where no capped mux port is crossed, Eqs. 2/3 lose no performance where the
+data is re-sharded and no port is capped); arguments the planners' functions refuse by
+name; the mux-k mapping against its documented rules, and its speed under muxn."""
 
 from __future__ import annotations
 
