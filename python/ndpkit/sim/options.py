@@ -7,10 +7,11 @@ port cap, …) stay in `ndpkit.model.Options` and mean the same thing to both.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import SpecError, finite_number, whole_number
 
 if TYPE_CHECKING:
     from ndpkit.profile import Profile
@@ -22,6 +23,10 @@ MIB = 2**20
 MAX_BUFFER_CHUNKS = 2**20
 """The most staging slots a buffer may have: far more than a run fills (a slot per
 chunk of a 1 TiB run of 1 MiB chunks), and a bound on what a typo can ask for."""
+MAX_TIMELINE_BINS = 2**24
+"""The most timeline bins: the simulator reserves 8 bytes a bin before it starts, so 2^40
+of them aborted the process (an 8 TiB allocation); 2^24 is 128 MiB, and far more bins than
+a timeline can show."""
 MAX_SERVICE_CV = 1 / math.sqrt(3)
 """The largest jitter: a service time is t x (1 + cv x sqrt(3) x U[-1, 1]), which would be
 negative for a larger cv (crates/ndp-sim/src/spec.rs has the same bound)."""
@@ -69,7 +74,13 @@ class SimOptions:
         return self.data_bytes * profile.passes
 
     def __post_init__(self) -> None:
-        _check(self.chunk_bytes > 0, "chunk_bytes", f"must be > 0, got {self.chunk_bytes}")
+        # Kinds first: inf or "1 MiB" reached the Rust spec parser ("expected value at line 1
+        # column 17"), 1.5 slots its "expected usize", data_bytes=0 the model's division.
+        _number(self.chunk_bytes, "chunk_bytes", "a finite number of bytes > 0")
+        if self.data_bytes is not None:
+            _number(self.data_bytes, "data_bytes", "a finite number of bytes > 0, or None")
+        for name in ("buffer_chunks", "host_buffer_chunks", "timeline_bins", "trace_limit", "seed"):
+            _whole(getattr(self, name), name)
         for name in ("buffer_chunks", "host_buffer_chunks"):
             slots = getattr(self, name)
             _check(slots >= 1, name, "must be at least 1")
@@ -79,16 +90,25 @@ class SimOptions:
                 f"must be at most {MAX_BUFFER_CHUNKS} (2^20) chunks, got {slots}",
             )
         _check(
+            isinstance(self.service_cv, numbers.Real) and not isinstance(self.service_cv, bool),
+            "service_cv",
+            f"must be a number, got {self.service_cv!r}",
+        )
+        _check(
             0 <= self.service_cv <= MAX_SERVICE_CV,
             "service_cv",
             f"must be in [0, 1/sqrt(3) = {MAX_SERVICE_CV:.4f}] (uniform jitter: a larger one "
             f"would make some times negative), got {self.service_cv}",
         )
+        _check(isinstance(self.trace, bool), "trace", f"must be True or False, got {self.trace!r}")
         _check(self.timeline_bins >= 2, "timeline_bins", "must be at least 2")
-        _check(self.trace_limit >= 1, "trace_limit", "must be at least 1")
+        _check(
+            self.timeline_bins <= MAX_TIMELINE_BINS,
+            "timeline_bins",
+            f"must be at most {MAX_TIMELINE_BINS} (2^24), got {self.timeline_bins}",
+        )
+        _check(1 <= self.trace_limit < 2**64, "trace_limit", "must be in [1, 2^64)")
         _check(0 <= self.seed < 2**64, "seed", "must be in [0, 2^64)")
-        if self.data_bytes is not None:
-            _check(self.data_bytes >= 0, "data_bytes", f"must be >= 0, got {self.data_bytes}")
         for name, kind in (("host_mode", HostMode), ("engine_power_off", EnginePowerOff)):
             allowed = get_args(kind)
             value = getattr(self, name)
@@ -115,3 +135,20 @@ class SimOptions:
 def _check(ok: bool, field: str, message: str) -> None:
     if not ok:
         raise SpecError(message, source="simulator options", field=field)
+
+
+def _number(value: object, field: str, expected: str) -> None:
+    """A finite real number > 0 (not a bool or a string), else a SpecError naming `field`."""
+    try:
+        finite_number(value, field, expected, above=0)
+    except SpecError as exc:
+        raise SpecError(exc.detail, source="simulator options", field=field) from None
+
+
+def _whole(value: object, field: str) -> None:
+    """An integer (not a bool or a float), else a SpecError naming `field`; the range is
+    each field's own check."""
+    try:
+        whole_number(value, field, "an integer")
+    except SpecError as exc:
+        raise SpecError(exc.detail, source="simulator options", field=field) from None

@@ -1,0 +1,64 @@
+"""SimOptions refuses, by field, a value of the wrong kind or out of range when it is made:
+an infinite chunk reached the Rust spec parser ("spec: expected value at line 1 column 17"),
+data_bytes=0 the model's division (ZeroDivisionError), 1.5 buffer slots serde's "expected
+usize", and timeline_bins=2**40 aborted the process reserving 8 TiB."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.hw import load_platform
+from ndpkit.profile import load_profile
+from ndpkit.sim import SimOptions, simulate
+from ndpkit.sim.options import MAX_TIMELINE_BINS
+
+BAD = [
+    ("chunk_bytes", math.inf),
+    ("chunk_bytes", "1 MiB"),
+    ("chunk_bytes", True),
+    ("chunk_bytes", 10**400),
+    ("data_bytes", 0),
+    ("data_bytes", 0.0),
+    ("data_bytes", -1.0),
+    ("data_bytes", math.inf),
+    ("data_bytes", math.nan),
+    ("data_bytes", "1 GiB"),
+    ("buffer_chunks", 1.5),
+    ("buffer_chunks", True),
+    ("buffer_chunks", "2"),
+    ("host_buffer_chunks", 2.0),
+    ("seed", 1.5),
+    ("seed", True),
+    ("timeline_bins", 2.5),
+    ("timeline_bins", MAX_TIMELINE_BINS + 1),
+    ("timeline_bins", 2**40),
+    ("trace_limit", 0.5),
+    ("trace_limit", 2**64),
+    ("trace", "no"),
+    ("service_cv", "0.1"),
+    ("service_cv", True),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), BAD, ids=[f"{n}={v!r}"[:40] for n, v in BAD])
+def test_a_bad_option_is_refused_by_name_when_made(name: str, value: Any) -> None:
+    with pytest.raises(SpecError) as e:
+        SimOptions(**{name: value})
+    assert e.value.field == name
+    assert e.value.source == "simulator options"
+
+
+def test_the_bounds_themselves_are_accepted() -> None:
+    sim = SimOptions(timeline_bins=MAX_TIMELINE_BINS, trace_limit=2**64 - 1, seed=2**64 - 1)
+    assert sim.timeline_bins == MAX_TIMELINE_BINS
+
+
+def test_a_data_set_of_a_fraction_of_a_chunk_still_runs() -> None:
+    """Not a bound on size: one byte over 36 SSDs runs, one small chunk per SSD."""
+    s = simulate(load_platform("rans"), load_profile("he"), sim=SimOptions(data_bytes=1))
+    assert s.chunks == 36
+    assert s.time_s >= s.model.time_s > 0
