@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.model import Options
 from ndpkit.profile import load_profile
 from ndpkit.sim import SimOptions, simulate, simulation
-from ndpkit.sim.sweep import grid, sweep
+from ndpkit.sim.sweep import configuration, grid, sweep
 
 
 @pytest.mark.parametrize("units", ["binary", "decimal"])
@@ -110,3 +113,29 @@ def test_a_sweep_runs_one_thread_per_cpu_this_process_may_use(
     platform, profile = load_platform("sfns"), load_profile("he")
     sweep(grid([platform], [profile], None, [SimOptions().chunk_bytes]))
     assert seen == [1]
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, "2", True])
+def test_sweep_refuses_a_worker_count_by_name(workers: Any) -> None:
+    """0 ran with one worker per CPU, -1 was ThreadPoolExecutor's ValueError."""
+    profile = load_profile("lc")
+    points = grid([load_platform("rfns")], [profile], [36], [64 * 2**20])
+    with pytest.raises(SpecError) as e:
+        sweep(points, workers=workers)
+    assert e.value.field == "workers"
+
+
+@pytest.mark.parametrize("engines", [18.5, "18", 18.0])
+def test_configuration_refuses_an_engine_count_that_is_no_integer(engines: Any) -> None:
+    with pytest.raises(SpecError) as e:
+        configuration(load_platform("rans"), engines)
+    assert e.value.field == "engines_on"
+
+
+def test_sweep_refuses_a_progress_that_is_no_function_before_it_runs() -> None:
+    """It was called only once the first point was done: "'int' object is not callable"."""
+    profile = load_profile("lc")
+    points = grid([load_platform("rfns")], [profile], [36], [64 * 2**20])
+    with pytest.raises(SpecError) as e:
+        sweep(points, progress=5)  # type: ignore[arg-type]
+    assert e.value.field == "progress"

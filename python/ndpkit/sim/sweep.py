@@ -14,7 +14,7 @@ from itertools import product
 from typing import Any
 
 from ndpkit.cpus import usable_cpus
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, function_or_none, whole_number
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
 from ndpkit.plan import activate, configuration_of, minimum_engines
@@ -79,6 +79,8 @@ def grid(
 def configuration(platform: Platform, engines_on: int | None) -> Configuration:
     """Engines switched on by the switch layer's activation policy (§6.3, mux-k)."""
     n = platform.devices
+    if engines_on is not None:  # 18.5 was "slice indices must be integers", "18" a TypeError
+        whole_number(engines_on, "engines_on", "an integer (or None: every engine)")
     if platform.engines is None:
         return HOST_ONLY  # nothing beside the storage: the host runs the whole kernel
     if engines_on is None or engines_on == n:
@@ -154,9 +156,11 @@ def sweep(
     on, `usable_cpus`)."""
     options = options or Options()
     sim = sim or SimOptions()
-    workers = workers or usable_cpus()
+    if workers is not None:  # 0 was the default, -1 ThreadPoolExecutor's ValueError
+        whole_number(workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)", least=1)
+    function_or_none(progress, "progress", "a function progress(done, total)")
     rows: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=workers or usable_cpus()) as pool:
         for done, row in enumerate(pool.map(lambda p: run_point(p, options, sim), points), 1):
             rows.append(row)
             if progress is not None:
