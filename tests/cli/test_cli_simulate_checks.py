@@ -55,6 +55,18 @@ def test_an_sf_below_one_row_is_refused_and_the_hint_runs(table: str, sf: str, h
     assert json.loads(result.stdout)["nascent2_simulation"]["rows_per_ssd"] >= 1
 
 
+@pytest.mark.parametrize(
+    ("table", "sf"), [("lineitem", "1e300"), ("lineitem", "1e308"), ("order_line", "1e308")]
+)
+def test_an_sf_past_64_bit_row_counts_is_refused_and_the_hint_is_not(table: str, sf: str) -> None:
+    """SF 1e300 was an OverflowError traceback (the table's bytes are inf), SF 1e308 one
+    from its row count; the hint's SF passes that check (the run's size check refuses it)."""
+    line = _error(*NASCENT2, "--table", table, "--sf", sf)
+    assert line.startswith(f"error: command line: --sf: SF {float(sf):g} gives 2^64 ")
+    hint = line.rsplit("(SF ", 1)[1].split()[0]
+    assert "--sf:" not in _error(*NASCENT2, "--table", table, "--sf", hint)
+
+
 SWEEP = (
     "sweep", "--platforms", "rfns", "--apps", "he", "--engines", "36",
     "--chunks", "1 MiB", "--size", "1 GiB",

@@ -170,6 +170,26 @@ def _check_rows(table: str, sf: float) -> None:
             source=_SOURCE,
             field="--sf",
         )
+    if sf * per_sf >= MAX_ROWS:
+        # SF 1e300 was an OverflowError from the chunk count (its bytes are inf), SF 1e308
+        # one from the table's row count; nothing that large fits the sort's counters.
+        raise SpecError(
+            f"SF {sf:g} gives 2^64 {table} {unit}s per SSD or more, past the simulation's "
+            f"64-bit counts (SF {_most_sf(per_sf):.2g} gives fewer)",
+            source=_SOURCE,
+            field="--sf",
+        )
+
+
+MAX_ROWS = 2**64
+"""Rows (orders) per SSD past which no simulation runs: the sort's counts are 64-bit."""
+
+
+def _most_sf(per_sf: int) -> float:
+    """(2^64 - 1) / `per_sf` rounded down to two significant digits: accepted, as printed."""
+    most = (MAX_ROWS - 1) / per_sf
+    exponent = math.floor(math.log10(most)) - 1
+    return math.floor(most / 10.0**exponent) * 10.0**exponent
 
 
 def _least_sf(per_sf: int) -> float:
