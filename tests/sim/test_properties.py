@@ -21,6 +21,8 @@ model conventions (placement, port cap, energy form, switch time).
   holds where every engine reads only its own SSD with double buffering and no host part
   streams; outside that, Hypothesis found runs that a wider link makes longer
   (COUNTEREXAMPLES, xfail);
+- the model as a bound: without jitter no run is shorter than Eq. 1 says (nor, with a
+  host part after the device side, its host phase shorter than T_CPU);
 - determinism: the same spec and seed give the same result and trace, whose 'read'
   spans are one per chunk.
 
@@ -326,6 +328,21 @@ def test_energy_is_power_times_state_time(base: Platform, case: Case) -> None:
         assert math.isclose(reported[component], joules, rel_tol=1e-9, abs_tol=1e-9), component
     assert set(reported) - set(expected) <= ({"engines"} if host_split else set())
     assert math.isclose(s.energy_j, sum(reported.values()), rel_tol=1e-12, abs_tol=1e-12)
+
+
+@SETTINGS
+@given(case=cases(jitter=False))
+def test_the_simulation_is_never_faster_than_the_model(base: Platform, case: Case) -> None:
+    """Eq. 1 (and its staged form) assumes perfect overlap of stages run at their full
+    rates and balanced loads under the same placement: chunks, fair sharing, finite
+    buffers and wake-up can only add time. (Without jitter: a draw below the mean could
+    make a run of a few chunks shorter.)"""
+    s = case.run(base)
+    assert s.time_s >= s.model.time_s * (1 - REL), (s.time_s, s.model.time_s)
+    if s.host_mode == "after" and s.model.t_cpu_s > 0:
+        # The host part waits for every partial: the run is at least its own T_CPU longer
+        # than the last arrival.
+        assert s.time_s - s.t_ndp_s >= s.model.t_cpu_s * (1 - REL), (s.time_s, s.t_ndp_s)
 
 
 def test_a_host_split_charges_the_engines_it_keeps_off(tmp_path: Path) -> None:
