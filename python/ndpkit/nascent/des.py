@@ -102,9 +102,12 @@ class DesOptions:
     seed: int = 0
 
     def check(self) -> None:
-        if not (self.chunk_bytes > 0 and math.isfinite(self.chunk_bytes)):
+        chunk = self.chunk_bytes
+        # Not a bool or a string: True ran as 1-byte chunks, "1 MiB" was a TypeError.
+        number = isinstance(chunk, numbers.Real) and not isinstance(chunk, bool)
+        if not (number and chunk > 0 and math.isfinite(chunk)):
             raise SpecError(
-                f"must be a positive number of bytes, got {self.chunk_bytes}",
+                f"must be a positive number of bytes, got {chunk!r}",
                 source=_SOURCE,
                 field="chunk_bytes",
             )
