@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j
@@ -184,6 +184,7 @@ def check_chunks(
 ) -> None:
     """Refuse, before any work, a simulation that `simulate` would refuse for its chunk
     count (a sweep checks every point first)."""
+    _check_inputs(platform, profile, config, options, sim)
     _check_chunks(build_spec(platform, profile, config, options or Options(), sim or SimOptions()))
 
 
@@ -217,6 +218,7 @@ def simulate(
     or a `Plan` (its mapping; its options unless `options` is given). `explain_difference`
     False: no notes on why the run differs from the model (a sweep prints none, and a
     jittered run's note runs it again without jitter)."""
+    _check_inputs(platform, profile, config, options, sim)
     if isinstance(config, Plan):
         options = options or config.planned.options
         config = config.planned.config
@@ -285,6 +287,26 @@ def simulate(
         simulation.notes.extend(explain(simulation, spec))
     simulation.notes.extend(trace_notes(simulation))
     return simulation
+
+
+def _check_inputs(
+    platform: object, profile: object, config: object, options: object, sim: object
+) -> None:
+    """`simulate`'s arguments, each of its type: a SimOptions given in the model options'
+    place (`simulate(p, a, config, SimOptions(…))`) ended in "'SimOptions' object has no
+    attribute 'mux_port_cap'", a preset's name for the platform in "… 'is_in_storage'"."""
+    wanted: list[tuple[str, object, type | tuple[type, ...], str]] = [
+        ("platform", platform, Platform, "a Platform (load_platform(…))"),
+        ("profile", profile, Profile, "a Profile (load_profile(…))"),
+        ("config", config, (Configuration, Plan), "a Configuration or a Plan"),
+        ("options", options, Options, "the model's Options, or None"),
+        ("sim", sim, SimOptions, "SimOptions, or None"),
+    ]
+    for name, value, kind, expected in wanted:
+        if not isinstance(value, kind) and (
+            name in ("platform", "profile", "config") or value is not None
+        ):
+            raise SpecError(f"must be {expected}, got {type(value).__name__}", field=name)
 
 
 def _relative(value: float, reference: float) -> float:

@@ -1,0 +1,45 @@
+"""`simulate` and `check_chunks` name an argument of the wrong kind: SimOptions given in the
+model options' place (`simulate(p, a, config, SimOptions(…))`, the fourth positional being
+`options`) ended in "'SimOptions' object has no attribute 'mux_port_cap'", a preset's name
+for the platform in "'str' object has no attribute 'is_in_storage'"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.hw import load_platform
+from ndpkit.model import FULL_GEAR, Options
+from ndpkit.profile import load_profile
+from ndpkit.sim import SimOptions, simulate
+from ndpkit.sim.simulation import check_chunks
+
+RFNS = load_platform("rfns")
+HE = load_profile("he")
+
+WRONG: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    ("platform", ("rfns", HE), {}),
+    ("profile", (RFNS, "he"), {}),
+    ("config", (RFNS, HE, 18), {}),
+    ("config", (RFNS, HE, None), {}),
+    ("options", (RFNS, HE, FULL_GEAR, SimOptions(chunk_bytes=2**22)), {}),
+    ("sim", (RFNS, HE), {"sim": Options()}),
+    ("sim", (RFNS, HE), {"sim": {"chunk_bytes": 2**22}}),
+]
+
+
+@pytest.mark.parametrize(("field", "args", "kwargs"), WRONG, ids=[w[0] for w in WRONG])
+@pytest.mark.parametrize("function", [simulate, check_chunks], ids=["simulate", "check_chunks"])
+def test_an_argument_of_the_wrong_kind_is_named(
+    function: Any, field: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    with pytest.raises(SpecError) as e:
+        function(*args, **kwargs)
+    assert e.value.field == field
+
+
+def test_none_still_means_the_defaults() -> None:
+    s = simulate(RFNS, HE, FULL_GEAR, None, None)
+    assert s.sim_options == SimOptions() and s.options == Options()
