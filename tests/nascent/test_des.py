@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -423,6 +424,37 @@ def test_energy_is_power_times_time_and_never_negative(
 def test_bad_options_name_their_field(options: DesOptions, field: str) -> None:
     with pytest.raises(SpecError) as err:
         simulate_table_sort(SMARTSSD, E6_JOB, des=options)
+    assert err.value.field == field
+
+
+_WRONG_KINDS: list[tuple[str, object]] = [
+    # The third positional argument is the model's options: DesOptions there ended in
+    # "'DesOptions' object has no attribute 'dram_merge'".
+    ("options", lambda: simulate_table_sort(SMARTSSD, E6_JOB, DesOptions())),
+    ("device", lambda: simulate_table_sort("smartssd", E6_JOB)),  # type: ignore[arg-type]
+    ("device", lambda: simulate_table_sort(DEVICES, E6_JOB)),  # type: ignore[arg-type]
+    ("job", lambda: simulate_table_sort(SMARTSSD, {"rows": 1024})),  # type: ignore[arg-type]
+    ("des", lambda: simulate_table_sort(SMARTSSD, E6_JOB, des=ModelOptions())),  # type: ignore[arg-type]
+    ("des", lambda: simulate_table_sort(SMARTSSD, E6_JOB, des=None)),  # type: ignore[arg-type]
+    ("device", lambda: simulate_generic_sort("u250", 100, dict_values=10, width=4)),  # type: ignore[arg-type]
+    (
+        "options",
+        lambda: simulate_generic_sort(SMARTSSD, 100, dict_values=10, width=4, options=FINE),
+    ),  # type: ignore[arg-type]
+    ("job", lambda: simulate_devices(2, "lineitem")),  # type: ignore[arg-type]
+    ("devices", lambda: simulate_devices(2, E6_JOB, devices="devices.toml")),  # type: ignore[arg-type]
+    ("cpu_phases", lambda: simulate_devices(2, E6_JOB, cpu_phases={"sort_s": 1.0})),  # type: ignore[arg-type]
+    ("des", lambda: simulate_devices(2, E6_JOB, des={"chunk_bytes": MIB})),  # type: ignore[arg-type]
+    ("sim", lambda: compare_with_model("E6")),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize(("field", "call"), _WRONG_KINDS, ids=[f for f, _ in _WRONG_KINDS])
+def test_an_argument_of_the_wrong_kind_names_its_field(field: str, call: Any) -> None:
+    """Each was an AttributeError from deep inside ('str' object has no attribute
+    'clock_hz', 'dict' object has no attribute 'check', …)."""
+    with pytest.raises(SpecError) as err:
+        call()
     assert err.value.field == field
 
 

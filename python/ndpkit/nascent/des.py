@@ -125,6 +125,24 @@ class DesOptions:
             )
 
 
+def _check_kinds(*wanted: tuple[str, object, type | tuple[type, ...], str]) -> None:
+    """Each argument of its type, else a SpecError naming it: DesOptions given as the third
+    positional argument of `simulate_table_sort` (the model options' place) ended in
+    "'DesOptions' object has no attribute 'dram_merge'", a device's name for the device in
+    "'str' object has no attribute 'clock_hz'"."""
+    for name, value, kind, expected in wanted:
+        if not isinstance(value, kind):
+            raise SpecError(
+                f"must be {expected}, got {type(value).__name__}", source=_SOURCE, field=name
+            )
+
+
+_DEVICE = "an FpgaDevice (load_devices().fpga(name))"
+_JOB = "a TableJob"
+_OPTIONS = "the model's ModelOptions"
+_DES = "DesOptions (by name: des=DesOptions(…))"
+
+
 # Results ------------------------------------------------------------------------------
 
 
@@ -315,6 +333,8 @@ def compare_with_model(
     sim: TableSortSimulation | GenericSortSimulation | DevicesSimulation,
 ) -> list[Difference]:
     """Every figure the simulation and the model share, side by side."""
+    kinds = (TableSortSimulation, GenericSortSimulation, DevicesSimulation)
+    _check_kinds(("sim", sim, kinds, "a simulate_table_sort, _generic_sort or _devices result"))
     if isinstance(sim, DevicesSimulation):
         names = ("nascent2_s", "fpga_s", "cpu_s", "nascent2_j", "fpga_j", "cpu_j")
         return [Difference(n, getattr(sim.result, n), getattr(sim.model, n)) for n in names]
@@ -648,6 +668,12 @@ def simulate_table_sort(
     des: DesOptions = DesOptions(),
 ) -> TableSortSimulation:
     """One table sort on one device (§9.2): the phases of `table_sort_time`, simulated."""
+    _check_kinds(
+        ("device", device, FpgaDevice, _DEVICE),
+        ("job", job, TableJob, _JOB),
+        ("options", options, ModelOptions, _OPTIONS),
+        ("des", des, DesOptions, _DES),
+    )
     des.check()
     model = table_sort_time(device, job, options, host_sort=host_sort)
     spec = _fpga_machine(device.name, device, [_table_job(model, device, options, des)], "serial")
@@ -670,6 +696,11 @@ def simulate_generic_sort(
     des: DesOptions = DesOptions(),
 ) -> GenericSortSimulation:
     """The generic sort of a column (§8.3, §9.3): the phases of `generic_sort_time`."""
+    _check_kinds(
+        ("device", device, FpgaDevice, _DEVICE),
+        ("options", options, ModelOptions, _OPTIONS),
+        ("des", des, DesOptions, _DES),
+    )
     des.check()
     model = generic_sort_time(
         device,
@@ -719,6 +750,13 @@ def simulate_devices(
     CPU baselines reading every SSD through one PCIe path; energy as §10.7."""
     if isinstance(m, bool) or not isinstance(m, int) or m < 1:
         raise SpecError(f"must be a whole number ≥ 1, got {m!r}", source=_SOURCE, field="devices")
+    _check_kinds(
+        ("job", job, TableJob, _JOB),
+        ("devices", devices, (DeviceSet, type(None)), "a DeviceSet (load_devices(…)), or None"),
+        ("cpu_phases", cpu_phases, CpuPhases, "CpuPhases"),
+        ("options", options, ModelOptions, _OPTIONS),
+        ("des", des, DesOptions, _DES),
+    )
     des.check()
     found = devices or load_devices()
     n2_dev, fpga_dev, cpu_dev = found.fpga(smartssd), found.fpga(fpga), found.cpu(cpu)
