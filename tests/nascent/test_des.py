@@ -482,6 +482,13 @@ def test_a_seed_that_is_not_a_whole_number_names_the_field() -> None:
             DesOptions(seed=seed).check()  # type: ignore[arg-type]
 
 
+def test_a_numpy_integer_device_count_is_a_count() -> None:
+    """np.int64(2) (a count from an array) was refused as no whole number."""
+    sim = simulate_devices(np.int64(2), E6_JOB)  # type: ignore[arg-type]
+    assert sim.devices == 2 and type(sim.devices) is int
+    assert sim.result.fpga_s == simulate_devices(2, E6_JOB).result.fpga_s
+
+
 def test_a_numpy_integer_seed_is_a_seed() -> None:
     # np.int64(3) failed in json.dumps ("Object of type int64 is not JSON serializable"),
     # then was refused as "not a whole number"; it is one.

@@ -748,8 +748,10 @@ def simulate_devices(
 ) -> DevicesSimulation:
     """`m` SSDs holding one `job` each (§10.6): m SmartSSDs side by side, the U250 and the
     CPU baselines reading every SSD through one PCIe path; energy as §10.7."""
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+    # A numpy integer too (np.int64(2) was "must be a whole number ≥ 1, got np.int64(2)").
+    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
         raise SpecError(f"must be a whole number ≥ 1, got {m!r}", source=_SOURCE, field="devices")
+    m = int(m)
     _check_kinds(
         ("job", job, TableJob, _JOB),
         ("devices", devices, (DeviceSet, type(None)), "a DeviceSet (load_devices(…)), or None"),
