@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ndpkit.errors import SpecError
@@ -62,3 +63,30 @@ def test_a_data_set_of_a_fraction_of_a_chunk_still_runs() -> None:
     s = simulate(load_platform("rans"), load_profile("he"), sim=SimOptions(data_bytes=1))
     assert s.chunks == 36
     assert s.time_s >= s.model.time_s > 0
+
+
+def test_numpy_numbers_are_taken_as_python_ones() -> None:
+    """A chunk size from np.arange (np.int64), a cv from a float32 array, a seed as
+    np.uint64, np.bool_ for the trace: each was "Object of type int64 is not JSON
+    serializable" when the spec went to the simulator (or refused as no bool)."""
+    rans, he = load_platform("rans"), load_profile("he")
+    given = SimOptions(
+        chunk_bytes=np.int64(2**22),
+        buffer_chunks=np.int64(3),
+        seed=np.uint64(7),
+        service_cv=np.float32(0.25),
+        data_bytes=np.int64(2**30),
+        trace=np.bool_(True),
+    )
+    plain = SimOptions(
+        chunk_bytes=2**22,
+        buffer_chunks=3,
+        seed=7,
+        service_cv=float(np.float32(0.25)),
+        data_bytes=2**30,
+        trace=True,
+    )
+    assert given == plain
+    assert all(type(getattr(given, k)) is type(getattr(plain, k)) for k in plain.as_dict())
+    a, b = simulate(rans, he, sim=given), simulate(rans, he, sim=plain)
+    assert (a.time_s, a.trace_json) == (b.time_s, b.trace_json)

@@ -11,7 +11,7 @@ import numbers
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from ndpkit.errors import SpecError, finite_number, whole_number
+from ndpkit.errors import SpecError, finite_number, true_or_false, whole_number
 
 if TYPE_CHECKING:
     from ndpkit.profile import Profile
@@ -100,7 +100,10 @@ class SimOptions:
             f"must be in [0, 1/sqrt(3) = {MAX_SERVICE_CV:.4f}] (uniform jitter: a larger one "
             f"would make some times negative), got {self.service_cv}",
         )
-        _check(isinstance(self.trace, bool), "trace", f"must be True or False, got {self.trace!r}")
+        try:  # numpy's bool too
+            object.__setattr__(self, "trace", true_or_false(self.trace, "trace"))
+        except SpecError as exc:
+            raise SpecError(exc.detail, source="simulator options", field="trace") from None
         _check(self.timeline_bins >= 2, "timeline_bins", "must be at least 2")
         _check(
             self.timeline_bins <= MAX_TIMELINE_BINS,
@@ -113,6 +116,13 @@ class SimOptions:
             allowed = get_args(kind)
             value = getattr(self, name)
             _check(value in allowed, name, f"must be one of {', '.join(allowed)}, got {value!r}")
+        # numpy's numbers as Python's (np.int64 chunk sizes from np.arange were "Object of
+        # type int64 is not JSON serializable" when the spec went to the simulator).
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, numbers.Real) and not isinstance(value, bool | int | float):
+                plain = int(value) if isinstance(value, numbers.Integral) else float(value)
+                object.__setattr__(self, f.name, plain)
 
     def with_(self, **changes: Any) -> SimOptions:
         return replace(self, **changes)
