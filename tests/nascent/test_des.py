@@ -489,6 +489,21 @@ def test_a_numpy_integer_device_count_is_a_count() -> None:
     assert sim.result.fpga_s == simulate_devices(2, E6_JOB).result.fpga_s
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("row_bytes", np.float32(4096.0)),
+        ("row_bytes", np.int64(4096)),
+        ("encoded_key_bytes", np.int64(2)),
+    ],
+)
+def test_a_job_of_numpy_numbers_is_simulated_as_of_python_ones(field: str, value: object) -> None:
+    """Each was "Object of type float32 (int64) is not JSON serializable" from the spec."""
+    job = replace(E6_JOB, **{field: value})
+    sim = simulate_table_sort(SMARTSSD, job)
+    assert sim.total_s == simulate_table_sort(SMARTSSD, E6_JOB).total_s
+
+
 def test_a_numpy_integer_seed_is_a_seed() -> None:
     # np.int64(3) failed in json.dumps ("Object of type int64 is not JSON serializable"),
     # then was refused as "not a whole number"; it is one.

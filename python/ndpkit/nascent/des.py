@@ -612,10 +612,20 @@ def _cpu_machine(
 def _run(machines: list[Spec], des: DesOptions) -> tuple[list[MachineRun], int]:
     spec = {"machines": machines, "seed": int(des.seed)}  # np.int64 is not JSON
     try:
-        raw = json.loads(_core.simulate_nascent2(json.dumps(spec)))
+        raw = json.loads(_core.simulate_nascent2(json.dumps(spec, default=_plain_number)))
     except ValueError as e:
         raise ModelError(f"the simulation refused its spec: {e}") from e
     return [_machine_run(m) for m in raw["machines"]], int(raw["events"])
+
+
+def _plain_number(value: object) -> int | float:
+    """numpy's numbers in a spec as Python's: a TableJob's row_bytes as np.float32 or its
+    encoded_key_bytes as np.int64 was "Object of type … is not JSON serializable"."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _machine_run(raw: Mapping[str, Any]) -> MachineRun:
