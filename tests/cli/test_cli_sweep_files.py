@@ -293,3 +293,19 @@ def test_a_host_only_point_streams_with_host_mode_after_as_simulate_does(ndpkit)
     assert note.startswith("--host-mode after not applied to cns he:")
     plain = json.loads(ndpkit(*MIXED, "-f", "json").stdout)
     assert plain["notes"] == []
+
+
+def test_a_seed_past_int64_is_written_to_parquet(ndpkit, tmp_path: Path) -> None:
+    """--seed takes [0, 2^64): 2^64 - 1 was an OverflowError traceback from pyarrow (Parquet
+    inferred int64) after the whole sweep had run, and no file."""
+    seed = 2**64 - 1
+    out = tmp_path / "sweep.parquet"
+    args = (*MIXED, "--cv", "0.1", "--seed", str(seed), "--out", str(out))
+    result = ndpkit(*args)
+    assert result.returncode == 0, result.stderr
+    table = pq.read_table(out)
+    assert table.column("seed").to_pylist() == [seed, seed]
+    csv_out = tmp_path / "sweep.csv"
+    assert ndpkit(*args[:-1], str(csv_out)).returncode == 0
+    with csv_out.open(encoding="utf-8", newline="") as f:
+        assert [row["seed"] for row in csv.DictReader(f)] == [str(seed)] * 2

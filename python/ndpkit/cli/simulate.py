@@ -615,10 +615,17 @@ def _encode(rows: list[dict[str, Any]], suffix: str) -> str | bytes:
 
         # Rows of different platforms have different stages (CNS has no ndp): every row
         # gets every column, null where it has none, as the CSV's empty cells.
+        # The seed as uint64, as --seed takes it: one of 2^63 or more was an OverflowError
+        # traceback once the whole sweep had run (int64, inferred, holds less).
         names = _fieldnames(rows)
-        padded = [{name: row.get(name) for name in names} for row in rows]
+        columns = {
+            name: pa.array(
+                [row.get(name) for row in rows], type=pa.uint64() if name == "seed" else None
+            )
+            for name in names
+        }
         sink = pa.BufferOutputStream()
-        pq.write_table(pa.Table.from_pylist(padded), sink)
+        pq.write_table(pa.table(columns), sink)
         return bytes(sink.getvalue().to_pybytes())
     return _csv(rows)
 
