@@ -309,3 +309,14 @@ def test_a_seed_past_int64_is_written_to_parquet(ndpkit, tmp_path: Path) -> None
     assert ndpkit(*args[:-1], str(csv_out)).returncode == 0
     with csv_out.open(encoding="utf-8", newline="") as f:
         assert [row["seed"] for row in csv.DictReader(f)] == [str(seed)] * 2
+
+
+def test_byte_counts_past_int64_are_written_to_parquet(ndpkit, tmp_path: Path) -> None:
+    """1e20 B (--size '1e20 B') is past int64: pyarrow's inference ended the run in an
+    OverflowError traceback; the column is float64 then, holding the size as given."""
+    out = tmp_path / "sweep.parquet"
+    args = ("sweep", "--platforms", "rfns", "--apps", "he", "--engines", "36")
+    result = ndpkit(*args, "--chunks", "1e18 B", "--size", "1e20 B", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    (row,) = pq.read_table(out).to_pylist()
+    assert (row["data_bytes"], row["chunk_bytes"]) == (1e20, 1e18)

@@ -615,19 +615,31 @@ def _encode(rows: list[dict[str, Any]], suffix: str) -> str | bytes:
 
         # Rows of different platforms have different stages (CNS has no ndp): every row
         # gets every column, null where it has none, as the CSV's empty cells.
-        # The seed as uint64, as --seed takes it: one of 2^63 or more was an OverflowError
-        # traceback once the whole sweep had run (int64, inferred, holds less).
         names = _fieldnames(rows)
-        columns = {
-            name: pa.array(
-                [row.get(name) for row in rows], type=pa.uint64() if name == "seed" else None
-            )
-            for name in names
-        }
+        columns = {}
+        for name in names:
+            values = [row.get(name) for row in rows]
+            kind = _arrow_type(pa, name, values)
+            if kind == pa.float64():  # pyarrow takes no int past int64 even for float64
+                values = [None if v is None else float(v) for v in values]
+            columns[name] = pa.array(values, type=kind)
         sink = pa.BufferOutputStream()
         pq.write_table(pa.table(columns), sink)
         return bytes(sink.getvalue().to_pybytes())
     return _csv(rows)
+
+
+def _arrow_type(pa: Any, name: str, values: list[Any]) -> Any:
+    """A column's Parquet type where pyarrow's inference (int64 for whole numbers) cannot
+    hold it: the seed is uint64, as --seed takes it; whole bytes past int64 (--size '1e20 B')
+    are float64, which holds the float they came from. Each was an OverflowError traceback
+    once the whole sweep had run. None: inferred."""
+    if name == "seed":
+        return pa.uint64()
+    whole = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if any(not -(2**63) <= v < 2**63 for v in whole):
+        return pa.float64()
+    return None
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:
