@@ -377,7 +377,7 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
         source = f"profiles {name_or_path}"
         text = resources.files(_PROFILES).joinpath(f"{name_or_path}.toml").read_text("utf-8")
     else:
-        hint = file_hint(name_or_path)
+        hint = file_hint(name_or_path, _SUFFIXES)
         raise UnknownNameError("profile set", str(name_or_path), profile_set_names(), hint=hint)
     loaded = _profile_set(_parse(text, source, json_format=path.suffix.lower() == ".json"), source)
     for name, profile in loaded.apps.items():

@@ -46,6 +46,17 @@ def test_a_file_without_toml_given_bare_is_unknown_with_a_hint(here: Path) -> No
     assert load_platform("./edge16").name == "edge16"
 
 
+def test_a_bare_name_beside_its_toml_file_says_to_give_the_file(here: Path) -> None:
+    """`-p edge16` beside `edge16.toml`, as a user types it after writing the file: the
+    error says which file is meant, not only the presets."""
+    (here / "edge16.toml").write_text('extends = "rans"\nname = "edge16"\n')
+    with pytest.raises(UnknownNameError, match=r"a file 'edge16.toml' is here: give it as edge16"):
+        load_platform("edge16")
+    with pytest.raises(UnknownNameError) as caught:
+        load_platform("a" * 252)  # with ".toml" a name too long for the system: no hint
+    assert "is here" not in str(caught.value)
+
+
 def test_extends_with_a_slash_is_relative_to_the_file(here: Path) -> None:
     (here / "t1").mkdir()
     (here / "t1" / "parent").write_text('extends = "rans"\nname = "parent"\n')
@@ -98,3 +109,6 @@ def test_profile_sets_follow_the_same_rule(here: Path) -> None:
         load_profiles("mine")
     assert load_profiles("./mine").apps == shipped.apps
     assert load_profiles(Path("mine")).apps == shipped.apps
+    (here / "measured.json").write_text("{}")
+    with pytest.raises(UnknownNameError, match=r"'measured.json' is here: give it as measured"):
+        load_profiles("measured")

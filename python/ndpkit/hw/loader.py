@@ -212,11 +212,19 @@ def names_a_file(name_or_path: str | Path, suffixes: tuple[str, ...] = (".toml",
     return Path(text).suffix.lower() in suffixes or "/" in text or os.sep in text
 
 
-def file_hint(name: str | Path) -> str | None:
-    """For an unknown shipped name that is a file here: how to name the file."""
-    if not Path(name).is_file():
-        return None
-    return f"a file {str(name)!r} is here: give it as ./{name}"
+def file_hint(name: str | Path, suffixes: tuple[str, ...] = (".toml",)) -> str | None:
+    """For an unknown shipped name that is a file here, or that is one here with a suffix
+    (`-p edge16` beside `edge16.toml`, the name a user types first): how to name the file."""
+    if Path(name).is_file():
+        return f"a file {str(name)!r} is here: give it as ./{name}"
+    for suffix in suffixes:
+        file = f"{name}{suffix}"
+        try:
+            if Path(file).is_file():
+                return f"a file {file!r} is here: give it as {file}"
+        except OSError:  # a name the system refuses (too long with the suffix): no file
+            continue
+    return None
 
 
 def _read_file(path: Path, named_by: str | None, shown: str) -> dict[str, Any]:
