@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ndpkit.cli.platforms import unshipped_apps
+from ndpkit.cli.platforms import unpriced_host, unshipped_apps
 from ndpkit.hw import load_platform
 
 APPS = {"lc", "he", "fft2d", "knn2", "knn6", "knn8"}
@@ -313,6 +313,50 @@ def test_platforms_check_notes_an_engine_entry_for_an_app_ndpkit_does_not_ship(
     for preset in ("rans", "rfns", "risp-64ch"):
         clean = ndpkit("platforms", "check", preset)
         assert clean.returncode == 0 and clean.stderr == "", preset
+
+
+_POWERLESS_HOST = (
+    'name = "box"\n[host]\ncores_per_socket = 8\nfrequency = "3 GHz"\n'
+    '[host_link]\nbandwidth = "16 GB/s"\n[storage]\ncount = 4\nread_bandwidth = "3 GB/s"\n'
+)
+
+
+def test_platforms_check_notes_a_host_that_draws_no_power(ndpkit, tmp_path: Path) -> None:
+    """The host's powers default to 0: a first platform file that leaves them out got `ok`
+    and then a host that costs nothing (`estimate --split host`: 0 J, +∞ MB/J) without a
+    word. Legal, so exit 0, with a note; one power is enough to price it."""
+    path = tmp_path / "box.toml"
+    path.write_text(_POWERLESS_HOST)
+    result = ndpkit("platforms", "check", str(path))
+    assert result.returncode == 0 and result.stdout.startswith(f"ok: {path}")
+    assert result.stderr.splitlines() == [
+        f"note: {path}: host: no power_active or power_idle: the energy model charges the "
+        "host 0 J, busy or idle (a host-only run, --split host, costs nothing: +∞ MB/J); "
+        "give the whole server's powers"
+    ]
+    path.write_text(_POWERLESS_HOST.replace("[host]\n", '[host]\npower_active = "300 W"\n'))
+    assert unpriced_host(load_platform(path)) == []
+
+
+def test_the_host_note_asks_an_in_storage_platform_for_risps_prices(tmp_path: Path) -> None:
+    """RISP prices its host by component, not by whole-server power: a file that extends
+    risp-64ch and zeroes those is noted; the presets, priced, are not."""
+    path = tmp_path / "free.toml"
+    path.write_text(
+        'extends = "risp-64ch"\nname = "free"\n'
+        '[host]\nenergy_per_cycle = "0 J"\ndram_power = "0 W"\nchipset_power = "0 W"\n'
+    )
+    (note,) = unpriced_host(load_platform(path))
+    assert note.startswith("host: no energy_per_cycle, dram_power or chipset_power:")
+    assert note.endswith("give RISP's host prices")
+    for preset in ("cns", "sans", "sfns", "rans", "rfns", "risp-64ch", "risp-baseline"):
+        assert unpriced_host(load_platform(preset)) == [], preset
+
+
+def test_platforms_check_says_no_engines_not_0_no_engines(ndpkit) -> None:
+    """A platform without engines read 'ok: cns: platform 'cns', 36 SSDs, 0 no engines'."""
+    result = ndpkit("platforms", "check", "cns")
+    assert result.stdout == "ok: cns: platform 'cns', 36 SSDs, no engines, switch layer mux1\n"
 
 
 def test_the_note_names_an_engine_table_as_the_file_writes_it(tmp_path: Path) -> None:

@@ -198,3 +198,19 @@ def test_a_platform_entry_for_an_app_ndpkit_does_not_ship_is_a_warning(
     )
     assert f"warning: {expected}" in result.stderr
     assert json.loads(result.stdout)["warnings"] == [expected]
+
+
+def test_a_platform_whose_host_draws_no_power_is_a_warning(ndpkit, tmp_path: Path) -> None:
+    """A first platform file without host powers: evaluate printed LC at 2,806 MB/J on it,
+    its host charged nothing, without a word."""
+    platform = tmp_path / "box.toml"
+    platform.write_text(
+        'name = "box"\n[host]\ncores_per_socket = 8\nfrequency = "3 GHz"\n'
+        '[host_link]\nbandwidth = "16 GB/s"\n[storage]\ncount = 4\nread_bandwidth = "3 GB/s"\n'
+        '[engines]\nkind = "arm"\ncount = 4\npower_active = "5 W"\n'
+    )
+    result = ndpkit("evaluate", "lc", "--size", "1 MiB", "--platforms", str(platform), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    (warning,) = json.loads(result.stdout)["warnings"]
+    assert warning.startswith(f"{platform}: host: no power_active or power_idle: ")
+    assert f"warning: {warning}" in result.stderr

@@ -36,7 +36,7 @@ from ndpkit.cli.common import (
     user_errors,
     whole_arg,
 )
-from ndpkit.cli.platforms import unshipped_apps
+from ndpkit.cli.platforms import unpriced_host, unshipped_apps
 from ndpkit.errors import SpecError
 from ndpkit.hw import Platform
 from ndpkit.kernels import expand, get_kernel
@@ -248,7 +248,7 @@ def _unused_entries(arguments: list[str], specs: list[Platform]) -> list[str]:
     warnings = [
         f"{argument}: {note}"
         for argument, spec in zip(arguments, specs, strict=True)
-        for note in unshipped_apps(spec, used)
+        for note in [*unshipped_apps(spec, used), *unpriced_host(spec)]
     ]
     for warning in warnings:
         stderr().print(f"warning: {warning}", style="bold yellow", highlight=False, markup=False)

@@ -110,10 +110,14 @@ def check(
     with user_errors():
         platform = load_platform(file)
     s = summary(platform)
-    for note in unshipped_apps(platform):
+    for note in [*unshipped_apps(platform), *unpriced_host(platform)]:
         stderr().print(f"note: {file}: {note}", highlight=False, markup=False)
     ssds = f"{s['devices']} SSD{'' if s['devices'] == 1 else 's'}"
-    engines = f"{s['engines']} {s['engine_kind'] or 'no'} engine{'' if s['engines'] == 1 else 's'}"
+    engines = (
+        f"{s['engines']} {s['engine_kind']} engine{'' if s['engines'] == 1 else 's'}"
+        if s["engines"]
+        else "no engines"
+    )
     write_out(
         f"ok: {file}: platform {s['name']!r}, {ssds}, {engines}, switch layer {s['switch_layer']}\n"
     )
@@ -149,6 +153,25 @@ def unshipped_apps(
             guess = f" (did you mean {close[0]!r}?)" if close else ""
             notes.append(f"{key}.{app}: no app ndpkit ships{guess}; {used}")
     return notes
+
+
+def unpriced_host(platform: Platform) -> list[str]:
+    """A note if the host draws no power in the platform's energy model: its powers default
+    to 0, so a first file that leaves them out has a host that costs nothing, and a host-only
+    run is reported at 0 J and +∞ MB/J without a word."""
+    host = platform.host
+    if platform.is_in_storage:  # RISP prices the host by component
+        if host.energy_per_cycle_j or host.dram_power_w or host.chipset_power_w:
+            return []
+        keys, what = "energy_per_cycle, dram_power or chipset_power", "RISP's host prices"
+    else:
+        if host.power_active_w or host.power_idle_w:
+            return []
+        keys, what = "power_active or power_idle", "the whole server's powers"
+    return [
+        f"host: no {keys}: the energy model charges the host 0 J, busy or idle (a host-only "
+        f"run, --split host, costs nothing: +∞ MB/J); give {what}"
+    ]
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
