@@ -453,3 +453,26 @@ def test_csv_says_which_gb_its_bandwidths_use(ndpkit, args, units) -> None:
     said = [r for r in rows if r.get("quantity") == "units"]
     assert len(said) == 1
     assert {v for k, v in said[0].items() if k not in ("table", "quantity") and v} == {units}
+
+
+@pytest.mark.parametrize(
+    "args, platform",
+    [
+        (("estimate", "-p", "rans", "-a", "kmeans"), "rans"),
+        (("plan", "-p", "rfns", "-a", "knn8-topk"), "rfns"),
+        (("estimate", "-p", "risp-64ch", "-a", "lc"), "risp-64ch"),
+    ],
+)
+def test_a_kernel_the_profile_set_lacks_says_how_to_measure_it(
+    ndpkit, args: tuple[str, ...], platform: str
+) -> None:
+    """`estimate -p rans -a kmeans`, a kernel ndpkit runs, listed the set's six apps and no
+    way on: the way is evaluate --save-profiles, which the message now gives, runnable."""
+    result = ndpkit(*args)
+    assert result.returncode == 2
+    app = args[-1]
+    assert result.stderr.strip().endswith(
+        f"; {app} is one of ndpkit's kernels: measure it with `ndpkit evaluate {app} "
+        f"--platforms {platform} --save-profiles {app}.json`, then give --profiles {app}.json"
+    )
+    assert "kernels" not in ndpkit("estimate", "-p", "rans", "-a", "scan").stderr

@@ -35,9 +35,10 @@ from ndpkit.cli.common import (
     whole_arg,
     write_out,
 )
-from ndpkit.errors import ModelError, NdpkitError, SpecError
+from ndpkit.errors import ModelError, NdpkitError, SpecError, UnknownNameError
 from ndpkit.hw import Platform, load_platform
-from ndpkit.hw.loader import names_a_file
+from ndpkit.hw.loader import names_a_file, preset_names
+from ndpkit.kernels import kernel_names
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
 from ndpkit.plan import Plan, activate, configuration_of, optimise, plan
@@ -179,9 +180,29 @@ def _flagged(flag: str, make: Callable[[], Platform]) -> Platform:
         raise SpecError(str(exc), source="command line", field=flag) from None
 
 
-def profile_for(spec: Platform, app: str, profiles: str | None) -> Profile:
+def profile_for(
+    spec: Platform, app: str, profiles: str | None, given: str | None = None
+) -> Profile:
+    """`app`'s profile from `--profiles`, or the platform family's shipped set; `given` is
+    the platform as the command line gave it, for the message that says how to measure one."""
     default = "risp" if spec.is_in_storage else "rans-rfns"
-    return load_profile(app, profiles or default)
+    try:
+        return load_profile(app, profiles or default)
+    except UnknownNameError as exc:
+        if exc.kind != "app" or app not in kernel_names():
+            raise
+        # One of ndpkit's own kernels (kmeans on RANS, sobel on RFNS, a top-k split) that
+        # the set has no profile of: the way to one is evaluate, which the list of the
+        # set's apps alone did not say.
+        target = given or (spec.name if spec.name in preset_names() else "PLATFORM")
+        raise UnknownNameError(
+            exc.kind,
+            exc.name,
+            exc.known,
+            source=str(exc).split(": unknown ", 1)[0],
+            hint=f"{app} is one of ndpkit's kernels: measure it with `ndpkit evaluate {app} "
+            f"--platforms {target} --save-profiles {app}.json`, then give --profiles {app}.json",
+        ) from None
 
 
 def note_mapped_elsewhere(profiles: str | None, platforms: list[tuple[str, Platform]]) -> list[str]:
@@ -253,7 +274,7 @@ def estimate_cmd(
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         opts = build_options(family_defaults(spec), locals(), unread_options(spec), _PLANNER_ONLY)
-        profile = profile_for(spec, app, profiles)
+        profile = profile_for(spec, app, profiles, platform)
         if split not in (None, "device", "host"):
             raise SpecError(
                 f"must be device or host, got {split!r}", source=COMMAND_LINE, field="--split"
@@ -435,7 +456,7 @@ def plan_cmd(
         if spec.is_in_storage:
             base = base.with_(host_stage="with_host_stage")
         opts = build_options(base, locals(), unread_options(spec))
-        profile = profile_for(spec, app, profiles)
+        profile = profile_for(spec, app, profiles, platform)
         if tolerance is not None and spec.is_in_storage:  # "add --optimal" sent it in a circle
             raise SpecError(
                 "applies to the --optimal search of NDP servers; in-storage plans use --policy",

@@ -207,7 +207,7 @@ def simulate_cmd(
             *unused,
         )
         port_cap_applies(spec, opts, host_split="--plan host" if plan_name == "host" else None)
-        profile = profile_for(spec, app, profiles)
+        profile = profile_for(spec, app, profiles, platform)
         sim = sim_options(size, chunk, buffer, host_mode, engine_power_off, cv, seed)
         sim = sim.with_(trace=trace is not None)
         if trace is not None:
