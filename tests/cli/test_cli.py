@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from ndpkit.cli.platforms import unpriced_host, unshipped_apps
+from ndpkit.errors import ModelError
 from ndpkit.hw import load_platform
+from ndpkit.model import estimate
+from ndpkit.profile import load_profile
 
 APPS = {"lc", "he", "fft2d", "knn2", "knn6", "knn8"}
 
@@ -244,6 +247,16 @@ def test_bad_arguments_exit_2(ndpkit, args: tuple[str, ...], expected: str) -> N
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_engines_without_any_rate_entry_are_said_to_have_none(tmp_path: Path) -> None:
+    """A first platform file whose engines list no app read 'its arm engines have entries for
+    none', as if an app were named 'none'."""
+    path = tmp_path / "bare.toml"
+    path.write_text(_POWERLESS_HOST + '[engines]\nkind = "arm"\ncount = 4\npower_active = "5 W"\n')
+    with pytest.raises(ModelError) as caught:
+        estimate(load_platform(path), load_profile("lc"))
+    assert "its arm engines have no rate entries, and the profile of 'lc'" in str(caught.value)
 
 
 def test_engine_without_throughput_for_app(ndpkit, tmp_path: Path) -> None:

@@ -97,7 +97,8 @@ def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = F
     profile's FPGA cell design)."""
     engines = platform.engines
     assert engines is not None
-    known = ", ".join(sorted({*engines.throughput, *engines.bytes_per_cycle})) or "none"
+    known = ", ".join(sorted({*engines.throughput, *engines.bytes_per_cycle}))
+    entries = f"have entries for {known}" if known else "have no rate entries"
     app, kind = profile.app, engines.kind
     platform_fix, profile_fix = f"engines.throughput.{app}", f'engine = {{ {kind} = "…" }}'
     if engines.frequency_hz is not None:  # clocked engines: bytes per cycle x clock serves
@@ -105,8 +106,8 @@ def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = F
     if in_storage and engines.frequency_hz is not None:  # a design needs the cells' clock
         profile_fix += f" or an [apps.{app}.fpga_cell] design"
     return ModelError(
-        f"platform {platform.name!r}: no engine rate for app {app!r}: its {kind} engines have "
-        f"entries for {known}, and the profile of {app!r} has no {kind} measurement; add "
+        f"platform {platform.name!r}: no engine rate for app {app!r}: its {kind} engines "
+        f"{entries}, and the profile of {app!r} has no {kind} measurement; add "
         f"{platform_fix} to the platform, or {profile_fix} to the profile"
     )
 
