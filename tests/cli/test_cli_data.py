@@ -208,6 +208,21 @@ def test_generate_lc_then_refuse_then_overwrite(ndpkit, tmp_path: Path) -> None:
     assert again.returncode == 0 and open_dataset(out).seed == 1
 
 
+def test_generate_says_where_size_is_not_whole_records(ndpkit, tmp_path: Path) -> None:
+    """`--size 100KiB` of Sobel's 64 KiB images made one image, a third less than asked,
+    without a word; a size of whole records says nothing."""
+    args = ("data", "generate", "sobel", "--devices", "1", "-f", "json")
+    result = ndpkit(*args, "--size", "100KiB", "--out", str(tmp_path / "s"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["dataset"]["data_bytes"] == 65536
+    assert result.stderr == (
+        "note: --size 100KiB is not a whole number of sobel records of 65,536 bytes: the data "
+        "set holds the whole records that fit, 1 record (64 KiB)\n"
+    )
+    whole = ndpkit(*args, "--size", "128KiB", "--out", str(tmp_path / "w"))
+    assert whole.returncode == 0 and whole.stderr == ""
+
+
 def test_import_npy_for_lc(ndpkit, tmp_path: Path) -> None:
     points = (np.arange(1000 * 8, dtype=np.float32) % 17).reshape(1000, 8)
     np.save(tmp_path / "points.npy", points)

@@ -124,7 +124,14 @@ def _shard_bytes(text: str, app_name: str) -> int:
 @app.command()
 def generate(
     app_name: Annotated[str, typer.Argument(metavar="APP", help="The app whose data to make.")],
-    size: Annotated[str, typer.Option("--size", "-s", help="Total size, e.g. 4GiB or 500MB.")],
+    size: Annotated[
+        str,
+        typer.Option(
+            "--size",
+            "-s",
+            help="Total size, e.g. 4GiB or 500MB, cut to whole records (a note says so).",
+        ),
+    ],
     out: OutOpt,
     devices: DevicesOpt = 8,
     seed: Annotated[
@@ -162,7 +169,26 @@ def generate(
                 progress=progress,
             )
     _note_leftovers(out)
+    _note_whole_records(size, size_bytes, dataset)
     _show(dataset, fmt)
+
+
+def _note_whole_records(size: str, size_bytes: int, dataset: Dataset) -> None:
+    """On stderr, where `--size` was not a whole number of the app's records: the data set
+    holds the whole records that fit, and `--size 100KiB` of Sobel's 64 KiB images made one,
+    a third less than asked, without a word."""
+    m = dataset.manifest
+    if m.data_bytes == size_bytes:
+        return
+    made = format_si(m.data_bytes, Kind.SIZE, binary=True)
+    stderr().print(
+        f"note: --size {size} is not a whole number of {m.app} records of {m.record_bytes:,} "
+        f"bytes: the data set holds the whole records that fit, {m.records:,} "
+        f"record{'' if m.records == 1 else 's'} ({made})",
+        style="yellow",
+        highlight=False,
+        markup=False,
+    )
 
 
 @contextmanager
