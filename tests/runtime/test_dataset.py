@@ -529,15 +529,17 @@ def test_a_file_is_not_a_data_set_directory(tmp_path: Path) -> None:
         open_dataset(tmp_path / "afile")
 
 
-def test_a_table_given_as_a_data_set_says_how_to_import_it(tmp_path: Path) -> None:
-    """`evaluate --data points.parquet` said only "is a file, not a data set directory"."""
-    (tmp_path / "points.parquet").write_bytes(b"PAR1")
+@pytest.mark.parametrize("name", ["points.parquet", "points.csv"])
+def test_a_table_given_as_a_data_set_says_how_to_import_it(tmp_path: Path, name: str) -> None:
+    """`evaluate --data points.parquet` said only "is a file, not a data set directory"; then
+    it named a Parquet table and a .npy alone, to a CSV file's user too."""
+    (tmp_path / name).write_bytes(b"PAR1")
     with pytest.raises(
         SpecError,
-        match=r"is a file, not a data set directory \(a Parquet table or \.npy becomes one "
-        r"with `ndpkit data import PATH --app APP -o DIR`\)",
+        match=r"is a file, not a data set directory \(a \.npy, Parquet or CSV file becomes "
+        r"one with `ndpkit data import PATH --app APP -o DIR`\)",
     ):
-        open_dataset(tmp_path / "points.parquet")
+        open_dataset(tmp_path / name)
 
 
 def test_a_manifest_whose_app_cannot_read_its_records_is_refused(tmp_path: Path) -> None:

@@ -708,10 +708,11 @@ def open_dataset(
     function_or_none(progress, "progress", PROGRESS_EXPECTED)
     manifest_path = root / MANIFEST
     if root.exists() and not root.is_dir():
-        # A table or .npy given where its data set was meant: say how to make one of it.
+        # A table, CSV or .npy given where its data set was meant: say how to make one of
+        # it (the message named a Parquet table and a .npy alone, to a CSV file's user).
         raise SpecError(
-            "is a file, not a data set directory (a Parquet table or .npy becomes one with "
-            "`ndpkit data import PATH --app APP -o DIR`)",
+            "is a file, not a data set directory (a .npy, Parquet or CSV file becomes one "
+            "with `ndpkit data import PATH --app APP -o DIR`)",
             source=str(root),
         )
     if not root.is_dir() and os.path.islink(root):
