@@ -213,3 +213,14 @@ def test_csv_writes_a_list_as_json() -> None:
     )
     rows = list(csv.DictReader(io.StringIO(to_csv([table]))))
     assert [json.loads(r["value"]) for r in rows] == [["x0", 'it\'s "x"'], [8]]
+
+
+def test_csv_writes_a_yes_or_no_as_json() -> None:
+    """`evaluate -f csv` wrote `verified` as Python's `True`, where its JSON says `true` and
+    its table `yes`; 1 and 0 stay numbers."""
+    columns = [Column("app", "app", None), Column("verified", "verified", None)]
+    rows = [{"app": "lc", "verified": True}, {"app": "he", "verified": False}]
+    table = Table("measured", "", columns, [*rows, {"app": "x", "verified": 1}])
+    assert (
+        to_csv([table]) == "table,app,verified\nmeasured,lc,true\nmeasured,he,false\nmeasured,x,1\n"
+    )

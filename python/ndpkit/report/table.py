@@ -276,10 +276,10 @@ def to_csv(tables: Iterable[Table]) -> str:
 
 
 def _csv_cell(value: Any) -> Any:
-    """A list or table as JSON text, which any reader parses: str() wrote Python's repr, so
-    a data set's Parquet columns read `['x0', 'x1']`, and a name with a quote in it came out
-    in Python's escaping."""
-    if isinstance(value, list | dict):
+    """A list, table or yes/no as JSON text, which any reader parses: str() wrote Python's
+    repr, so a data set's Parquet columns read `['x0', 'x1']`, a name with a quote in it came
+    out in Python's escaping, and evaluate's `verified` read `True` where JSON says `true`."""
+    if isinstance(value, list | dict | bool):
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     return value
 
