@@ -489,3 +489,22 @@ def test_a_kernel_the_profile_set_lacks_says_how_to_measure_it(
         f"--platforms {platform} --save-profiles {app}.json`, then give --profiles {app}.json"
     )
     assert "kernels" not in ndpkit("estimate", "-p", "rans", "-a", "scan").stderr
+
+
+def test_optimal_says_when_the_host_split_is_not_a_candidate(ndpkit, tmp_path: Path) -> None:
+    """A profile without `host_only` leaves the host split out of `--optimal`'s search, and
+    its table of configurations simply ended at the engine counts, without a word."""
+    profiles = tmp_path / "p.toml"
+    profiles.write_text(
+        '[apps.scan]\ndata_size = "2 TB"\nalpha = 20\nengine = { fpga = "9 GB/s" }\n'
+    )
+    args = ("plan", "-p", "rfns", "-a", "scan", "--profiles", str(profiles), "--optimal")
+    note = (
+        "the host split is not among the candidates: the profile of 'scan' has no host-only "
+        "rate (host_only)"
+    )
+    result = ndpkit(*args, "-f", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["notes"] == [note]
+    assert f"note: {note}" in result.stderr
+    assert "host split" not in ndpkit("plan", "-p", "rfns", "-a", "knn2", "--optimal").stderr

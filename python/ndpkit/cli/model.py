@@ -529,6 +529,15 @@ def plan_cmd(
                 )
                 raise ModelError(f"platform {spec.name!r} has no engines to plan; {hint}")
             port_cap_applies(spec if scheme is None else _rewired(spec, scheme), opts)
+            if optimal and spec.engines is not None and profile.host_only_bytes_per_s is None:
+                # The host split left out of the search without a word: its table simply
+                # ended at the engine counts.
+                note = (
+                    f"the host split is not among the candidates: the profile of {app!r} has "
+                    "no host-only rate (host_only)"
+                )
+                stderr().print(f"note: {note}", markup=False, highlight=False)
+                mapped.append(note)
             result = (
                 optimise(spec, profile, opts, tolerance=tolerance or 0.0, scheme=scheme)
                 if optimal
