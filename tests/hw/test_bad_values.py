@@ -46,6 +46,17 @@ from ndpkit.profile import load_profiles
         ("storage", "read_bandwidth", '"3*2 GB/s"', "never numbers"),
         ("storage", "read_bandwidth", '"3 GB/s/2"', "never numbers"),
         ("engines", "power_active", '"10 dBm"', "logarithmic units (dB, dBm, Np)"),
+        # pydantic's "Input should be 'arm', 'fpga' or 'cpu'" named neither the value nor
+        # the choice meant, where a profile's engine table says "did you mean 'arm'?"
+        (
+            "engines",
+            "kind",
+            '"ARM"',
+            "must be 'arm', 'fpga' or 'cpu', got 'ARM'; did you mean 'arm'?",
+        ),
+        ("engines", "kind", '"fgpa"', "got 'fgpa'; did you mean 'fpga'?"),
+        ("engines", "kind", '"gpu"', "must be 'arm', 'fpga' or 'cpu', got 'gpu'"),
+        ("engines", "placement", '"channels"', "got 'channels'; did you mean 'channel'?"),
     ],
 )
 def test_a_value_that_cannot_be_right_is_an_error(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -76,6 +77,8 @@ def spec_error(
         message = "unknown field" + _unknown_key_hint(model, first["loc"], top_keys)
     elif first["type"] == "bool_type":  # pydantic's "a valid boolean" names no spelling
         message = f"expected true or false, got {first['input']!r}"
+    elif first["type"] == "literal_error":  # "Input should be 'arm', …" named no value given
+        message = _literal_message(first["input"], first.get("ctx", {}).get("expected", ""))
     elif first["type"] in ("model_type", "model_attributes_type", "dict_type"):
         # Pydantic names its classes ("instance of StorageDevice"); a file has tables.
         message = f"expected a table of keys, got {first['input']!r}"
@@ -83,6 +86,19 @@ def spec_error(
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"
     return SpecError(message, source=source, field=field)
+
+
+def _literal_message(given: Any, expected: str) -> str:
+    """A value outside a fixed set (`kind = "ARM"`), with the value given and the closest
+    choice: pydantic's "Input should be 'arm', 'fpga' or 'cpu'" said neither, where a
+    profile's engine table says "did you mean 'arm'?" of the same typo."""
+    choices = re.findall(r"'([^']*)'", expected)
+    message = f"must be {expected}, got {given!r}"
+    if not isinstance(given, str) or not choices:
+        return message
+    folded = [c for c in choices if c.casefold() == given.strip().casefold()]
+    close = folded or difflib.get_close_matches(given, choices, n=1, cutoff=0.7)
+    return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def _unknown_key_hint(
