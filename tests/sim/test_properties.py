@@ -22,7 +22,8 @@ model conventions (placement, port cap, energy form, switch time).
   streams; outside that, Hypothesis found runs that a wider link makes longer
   (COUNTEREXAMPLES, xfail);
 - the model as a bound: without jitter no run is shorter than Eq. 1 says (nor, with a
-  host part after the device side, its host phase shorter than T_CPU);
+  host part after the device side, its host phase shorter than T_CPU), except where the
+  model's equal-share SSD stage is not the placement's (paper_no_loss with a port cap);
 - determinism: the same spec and seed give the same result and trace, whose 'read'
   spans are one per chunk.
 
@@ -336,9 +337,13 @@ def test_the_simulation_is_never_faster_than_the_model(base: Platform, case: Cas
     """Eq. 1 (and its staged form) assumes perfect overlap of stages run at their full
     rates and balanced loads under the same placement: chunks, fair sharing, finite
     buffers and wake-up can only add time. (Without jitter: a draw below the mean could
-    make a run of a few chunks shorter.)"""
+    make a run of a few chunks shorter.) One exception, by the model's design: under
+    paper_no_loss with mux_port_cap its SSD stage charges every SSD D/n at the slowest
+    SSD's rate, and where the capped SSDs hold less the run is shorter (a note says so:
+    test_capped_ssds_holding_less_than_an_equal_share_run_under_the_model)."""
     s = case.run(base)
-    assert s.time_s >= s.model.time_s * (1 - REL), (s.time_s, s.model.time_s)
+    if not (case.options.mux_port_cap and case.options.placement == "paper_no_loss"):
+        assert s.time_s >= s.model.time_s * (1 - REL), (s.time_s, s.model.time_s)
     if s.host_mode == "after" and s.model.t_cpu_s > 0:
         # The host part waits for every partial: the run is at least its own T_CPU longer
         # than the last arrival.
