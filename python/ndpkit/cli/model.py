@@ -306,16 +306,42 @@ def estimate_cmd(
         else:
             config = _configuration_with(spec, engines)
         result = estimate(spec, profile, config, opts)
+    notes = [*result.notes, *_untimed_stages_note(spec, result)]
     document = {
         "estimate": result.as_dict(),
         "units": result.options.units,  # which GB and MB the *_gb_per_s and MB/J use
-        "notes": [*mapped, *result.notes],
+        "notes": [*mapped, *notes],
     }
     table = estimate_table(result)
     if fmt is Format.csv:  # the table's note, which says which GB, is not in a CSV
         table.rows.append({"quantity": "units", "value": result.options.units})
     emit([table], fmt, document)
-    print_notes(result.notes, fmt)
+    print_notes(notes, fmt)
+
+
+def _untimed_stages_note(spec: Platform, result: Estimate) -> list[str]:
+    """A note where an NDP run's time is shorter than its data takes to pass the bottleneck
+    stage: the paper's basis adds T_NDP and T_CPU and times no SSD or link, so an SSD- or
+    link-bound run (HE on RFNS: 0.0317 s, where 36 GiB/s takes 0.0944 s for its 3.4 GiB)
+    printed a time no hardware could give, and its energy over it, without a word. (A
+    host-only run's T_CPU is a measured wall time that read its data: no note.)"""
+    rate = result.performance_bytes_per_s
+    if (
+        spec.is_in_storage
+        or result.config.split != "device"
+        or result.options.time_basis != "paper"
+        or rate <= 0
+    ):
+        return []
+    stream_s = result.data_bytes / rate
+    if result.time_s >= stream_s * (1 - 1e-9):
+        return []
+    return [
+        f"time_s {result.time_s:.4g} s is the paper's time basis, T_NDP + T_CPU, which "
+        f"does not time the SSDs or the link: at the Eq. (1) performance "
+        f"({result.pipeline.bottleneck}-bound) the data takes {stream_s:.4g} s; "
+        "--time-basis pipeline or staged times it (docs/planning.md)"
+    ]
 
 
 def port_cap_applies(spec: Platform, opts: Options, *, host_split: str | None = None) -> None:
