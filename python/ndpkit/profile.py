@@ -430,4 +430,12 @@ def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
         )
     if not isinstance(data, dict):
         raise SpecError("expected a table of apps", source=source)
+    if isinstance(data.get("apps"), list) and "warnings" in data:
+        # `evaluate -f json > ev.json` then `--profiles ev.json`: a report of runs, whose
+        # first key past `apps` was refused as "warnings: unknown field".
+        raise SpecError(
+            "is the report of `ndpkit evaluate -f json`, not a profile set: write one with "
+            "`ndpkit evaluate … --platforms PLATFORM --save-profiles FILE.json`",
+            source=source,
+        )
     return data

@@ -266,3 +266,19 @@ def test_save_profiles_onto_the_data_sets_manifest_is_refused(
     assert line.startswith("error: command line: --save-profiles: ")
     assert f"is the manifest of the data set {str(data)!r}" in line
     assert manifest.read_bytes() == before
+
+
+def test_evaluates_json_report_given_as_profiles_says_what_it_is(ndpkit, tmp_path: Path) -> None:
+    """`evaluate -f json > ev.json`, then `estimate --profiles ev.json`: refused as
+    'warnings: unknown field; valid keys here: apps, platform, source, version', which left
+    the user to guess that --save-profiles writes what --profiles reads."""
+    report = tmp_path / "ev.json"
+    made = ndpkit("evaluate", "lc", "--size", "1MiB", "--platforms", "rans", "-f", "json")
+    assert made.returncode == 0, made.stderr
+    report.write_text(made.stdout)
+    result = ndpkit("estimate", "-p", "rans", "-a", "lc", "--profiles", str(report))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {report}: is the report of `ndpkit evaluate -f json`, not a profile set: write "
+        "one with `ndpkit evaluate … --platforms PLATFORM --save-profiles FILE.json`\n"
+    )
