@@ -430,6 +430,14 @@ def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
         )
     if not isinstance(data, dict):
         raise SpecError("expected a table of apps", source=source)
+    if "apps" not in data and data.keys() & {"extends", "host", "storage"}:
+        # `--profiles edge16.toml`: "name: unknown field; valid keys here: apps, …" named no
+        # mix-up.
+        raise SpecError(
+            "is a platform file, not a profile set (a table `apps`): give it with -p, and "
+            "the profiles with --profiles",
+            source=source,
+        )
     if isinstance(data.get("apps"), list) and "warnings" in data:
         # `evaluate -f json > ev.json` then `--profiles ev.json`: a report of runs, whose
         # first key past `apps` was refused as "warnings: unknown field".

@@ -112,3 +112,32 @@ def test_profile_sets_follow_the_same_rule(here: Path) -> None:
     (here / "measured.json").write_text("{}")
     with pytest.raises(UnknownNameError, match=r"'measured.json' is here: give it as measured"):
         load_profiles("measured")
+
+
+def test_a_profile_set_and_a_platform_file_given_for_each_other_say_so(here: Path) -> None:
+    """`-p my-profiles.toml` was 'apps: unknown field; valid keys here: description, engines,
+    …' and `--profiles edge16.toml` 'name: unknown field; valid keys here: apps, …': the
+    mix-up was left to be guessed."""
+    (here / "p.toml").write_text('[apps.scan]\ndata_size = "2 TB"\nalpha = 20\n')
+    (here / "edge.toml").write_text('extends = "rans"\nname = "edge"\n')
+    with pytest.raises(SpecError) as caught:
+        load_platform("p.toml")
+    assert str(caught.value) == (
+        "p.toml: is a profile set (a table `apps`), not a platform file: give it with "
+        "--profiles, and the platform with -p"
+    )
+    (here / "kid.toml").write_text('extends = "p.toml"\nname = "kid"\n')
+    with pytest.raises(SpecError) as caught:
+        load_platform("kid.toml")
+    assert str(caught.value) == (
+        "kid.toml: extends: p.toml is a profile set (a table `apps`), not a platform file"
+    )
+    with pytest.raises(SpecError) as caught:
+        load_profiles("edge.toml")
+    assert str(caught.value) == (
+        "edge.toml: is a platform file, not a profile set (a table `apps`): give it with -p, "
+        "and the profiles with --profiles"
+    )
+    assert load_platform("edge.toml").name == "edge" and set(load_profiles("p.toml").apps) == {
+        "scan"
+    }

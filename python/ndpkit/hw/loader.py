@@ -157,6 +157,14 @@ def _layers(
         # As the user wrote it: str(path) would turn "./rans" into "rans", a preset's name.
         source = str(name_or_path)
         data = _read_file(path, named_by, source)
+        if "apps" in data and not data.keys() & {"extends", "host", "storage"}:
+            # `-p my-profiles.toml`: "apps: unknown field; valid keys here: …" named no mix-up.
+            what = "is a profile set (a table `apps`), not a platform file"
+            if named_by is not None:
+                raise SpecError(f"{source} {what}", source=named_by, field="extends")
+            raise SpecError(
+                f"{what}: give it with --profiles, and the platform with -p", source=source
+            )
     elif str(name_or_path) in preset_names():
         source = f"preset {name_or_path}"
         text = resources.files(_PRESETS).joinpath(f"{name_or_path}.toml").read_text("utf-8")
