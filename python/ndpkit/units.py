@@ -325,6 +325,32 @@ _ALIASES: dict[Kind, dict[str, str]] = {
         **{f"{u}ps": f"{u}/s" for u in _SIZE_UNITS},  # "GBps": no such unit in pint
         **{f"{u.replace('bit', 'b')}/s": f"{u}/s" for u in _BIT_UNITS},
     },
+    # Spelled out in a datasheet's case ("5.5 Watt", "2 Gigahertz"), which pint reads only
+    # in lower case: no suggestion was given.
+    Kind.POWER: {
+        **{
+            f"{p}watt{s}": u
+            for p, u in (("", "W"), ("milli", "mW"), ("kilo", "kW"))
+            for s in ("", "s")
+        }
+    },
+    Kind.ENERGY: {
+        **{
+            f"{p}joule{s}": u
+            for p, u in (("", "J"), ("milli", "mJ"), ("kilo", "kJ"))
+            for s in ("", "s")
+        }
+    },
+    Kind.FREQUENCY: {
+        f"{p}hertz": u for p, u in (("", "Hz"), ("kilo", "kHz"), ("mega", "MHz"), ("giga", "GHz"))
+    },
+    Kind.TIME: {
+        **{
+            f"{p}second{s}": u
+            for p, u in (("", "s"), ("milli", "ms"), ("micro", "us"))
+            for s in ("", "s")
+        }
+    },
 }
 """Common ways of writing a unit that pint does not read so, and the spelling it reads."""
 _BINARY_BIT = re.compile(r"([kmgtpKMGTP])[iI]b(\s*/\s*s)?")

@@ -155,6 +155,13 @@ def test_format_si_small_values(value: float, kind: Kind, text: str) -> None:
         ("3 bits", Kind.BANDWIDTH, None),
         ("3 gbits", Kind.BANDWIDTH, None),
         ("3 gbits", Kind.SIZE, "'3 Gbit'"),
+        # spelled out in a datasheet's case, which pint reads only in lower case
+        ("5.5 Watt", Kind.POWER, "'5.5 W'"),
+        ("5 Milliwatts", Kind.POWER, "'5 mW'"),
+        ("2 Gigahertz", Kind.FREQUENCY, "'2 GHz'"),
+        ("2 Seconds", Kind.TIME, "'2 s'"),
+        ("4 Joules", Kind.ENERGY, "'4 J'"),
+        ("5.5 Watt", Kind.BANDWIDTH, None),  # a power is no spelling of a bandwidth
     ],
 )
 def test_a_unit_in_the_wrong_case_gets_a_suggestion(
