@@ -416,6 +416,8 @@ def test_energy_is_power_times_time_and_never_negative(
         # "1 MiB" was a TypeError ('>' between str and int), True ran as 1-byte chunks.
         (DesOptions(chunk_bytes="1 MiB"), "chunk_bytes"),  # type: ignore[arg-type]
         (DesOptions(chunk_bytes=True), "chunk_bytes"),
+        # An int past float's range was an OverflowError from math.isfinite.
+        pytest.param(DesOptions(chunk_bytes=10**400), "chunk_bytes", id="int-past-float"),
         (DesOptions(baseline_schedule="sometimes"), "baseline_schedule"),  # type: ignore[arg-type]
         (DesOptions(shuffle_order="random"), "shuffle_order"),  # type: ignore[arg-type]
         (DesOptions(seed=-1), "seed"),

@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, SpecError, finite_number
 from ndpkit.nascent.devices import CpuDevice, DeviceSet, FpgaDevice, load_devices
 from ndpkit.nascent.system import (
     MAPPED_KEY_BYTES,
@@ -102,15 +102,12 @@ class DesOptions:
     seed: int = 0
 
     def check(self) -> None:
-        chunk = self.chunk_bytes
-        # Not a bool or a string: True ran as 1-byte chunks, "1 MiB" was a TypeError.
-        number = isinstance(chunk, numbers.Real) and not isinstance(chunk, bool)
-        if not (number and chunk > 0 and math.isfinite(chunk)):
-            raise SpecError(
-                f"must be a positive number of bytes, got {chunk!r}",
-                source=_SOURCE,
-                field="chunk_bytes",
-            )
+        # Not a bool or a string: True ran as 1-byte chunks, "1 MiB" was a TypeError, and an
+        # int past float's range an OverflowError from isfinite.
+        try:
+            finite_number(self.chunk_bytes, "chunk_bytes", "a positive number of bytes", above=0)
+        except SpecError as exc:
+            raise SpecError(exc.detail, source=_SOURCE, field="chunk_bytes") from None
         check_choice("baseline_schedule", self.baseline_schedule, Schedule)
         check_choice("shuffle_order", self.shuffle_order, ShuffleOrder)
         if (
