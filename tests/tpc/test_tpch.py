@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -103,6 +104,24 @@ def test_unknown_table_lists_the_known(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="unknown TPC-H table 'items'; known: region, nation"):
         generate_tpch(0.01, tmp_path, ["lineitem", "items"])
     assert not any(tmp_path.iterdir())
+
+
+def test_a_numpy_scale_factor_is_taken_as_a_number(tmp_path: Path) -> None:
+    """tpchgen-cli was given the SF's repr, "--scale-factor np.float64(0.0012345678)", and
+    the generation failed ("For more information, try '--help'")."""
+    lines: list[str] = []
+    made = generate_tpch(np.float64(0.0012345678), tmp_path, ["nation"], progress=lines.append)
+    assert [t.rows for t in made] == [25]
+    assert "generating TPC-H nation at SF 0.0012345678 with" in lines[0]
+    assert tpch.sf_text(np.float64(0.0012345678)) == "0.0012345678"
+
+
+@pytest.mark.parametrize("sf", ["0.01", True, pytest.param(10**400, id="int-past-float")])
+def test_a_scale_factor_that_is_no_finite_number_is_refused(tmp_path: Path, sf: object) -> None:
+    """A string was a TypeError from math.isfinite, an int past float's range an
+    OverflowError, and True generated tables at SF 1."""
+    with pytest.raises(SpecError, match="sf: must be a finite number > 0"):
+        generate_tpch(sf, tmp_path)  # type: ignore[arg-type]
 
 
 def test_one_table_given_as_a_string_is_refused_as_such(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ table under its real name (a completed rename is itself atomic: same file system
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import signal
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import SpecError, finite_number
 from ndpkit.files import (
     cleanup_held,
     destination,
@@ -78,9 +77,13 @@ def check_scale_factor(
     source: str | None = None,
 ) -> float:
     """`sf` if it is a finite number above 0 (and within `bounds`), else an error naming
-    `field` (of `source`, the command line for a flag)."""
-    if not math.isfinite(sf) or sf <= 0:
-        raise SpecError(f"must be a finite number > 0, got {sf}", source=source, field=field)
+    `field` (of `source`, the command line for a flag); a numpy number as Python's float,
+    which tpchgen-cli is given by its repr ("np.float64(0.01)" failed the generation). A
+    string was a TypeError from isfinite, an int past float's range an OverflowError."""
+    try:
+        sf = finite_number(sf, field, "a finite number > 0", above=0)
+    except SpecError as exc:
+        raise SpecError(exc.detail, source=source, field=field) from None
     if bounds is not None and not bounds[0] <= sf <= bounds[1]:
         # exact: 1000.0000001 was "got 1000", which the range holds
         raise SpecError(
@@ -93,9 +96,10 @@ def check_scale_factor(
 
 def sf_text(sf: float) -> str:
     """`sf` as `:g` writes it where that is exact (1e+09, 0.01), else in full: `:g` keeps six
-    digits, and tables made at SF 0.0012345678 were said to be at SF 0.00123457."""
+    digits, and tables made at SF 0.0012345678 were said to be at SF 0.00123457. A numpy
+    number as Python's float: its repr is "np.float64(0.0012345678)"."""
     short = f"{sf:g}"
-    return short if float(short) == sf else repr(sf)
+    return short if float(short) == sf else repr(float(sf))
 
 
 def tpch_tables(
@@ -141,7 +145,7 @@ def generate_tpch(
 ) -> list[GeneratedTable]:
     """Write `out/<table>.parquet` for each table at scale factor `sf` (Snappy Parquet,
     tpchgen-cli's defaults). Existing files are an error unless `overwrite`."""
-    check_scale_factor(sf)
+    sf = check_scale_factor(sf)
     out = Path(out)  # a str as well (as `analyse` takes one)
     names = tpch_tables(tables)
     check_out_dir(out)
