@@ -90,3 +90,9 @@ def test_numpy_numbers_are_taken_as_python_ones() -> None:
     assert all(type(getattr(given, k)) is type(getattr(plain, k)) for k in plain.as_dict())
     a, b = simulate(rans, he, sim=given), simulate(rans, he, sim=plain)
     assert (a.time_s, a.trace_json) == (b.time_s, b.trace_json)
+
+
+def test_a_negative_zero_cv_is_no_jitter_said_as_zero() -> None:
+    """`--cv -0` passed the range check and a sweep's rows said service_cv -0.0."""
+    cv = SimOptions(service_cv=-0.0).service_cv
+    assert cv == 0 and math.copysign(1.0, cv) == 1.0

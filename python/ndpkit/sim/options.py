@@ -100,6 +100,8 @@ class SimOptions:
             f"must be in [0, 1/sqrt(3) = {MAX_SERVICE_CV:.4f}] (uniform jitter: a larger one "
             f"would make some times negative), got {self.service_cv}",
         )
+        if self.service_cv == 0:  # -0.0 (`--cv -0`) is no jitter: a sweep's file said "-0.0"
+            object.__setattr__(self, "service_cv", 0.0)
         try:  # numpy's bool too
             object.__setattr__(self, "trace", true_or_false(self.trace, "trace"))
         except SpecError as exc:
