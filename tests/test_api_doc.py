@@ -30,8 +30,10 @@ def test_the_api_reference_is_up_to_date() -> None:
 
 
 def test_every_public_name_is_listed() -> None:
+    """In docs/api.md as written: `render()` lists every name of `__all__` by construction,
+    so checking its text could not fail."""
     api = _generator()
-    text = api.render()
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     for name in api.MODULES:
         module = importlib.import_module(name)
         for member in module.__all__:
