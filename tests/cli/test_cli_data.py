@@ -85,6 +85,15 @@ def test_show_table_and_json(ndpkit, dataset: Dataset) -> None:
     assert [d["first_record"] for d in doc["devices"]] == [0, 104, 208]
 
 
+def test_data_info_is_show_and_unlisted(ndpkit, dataset: Dataset) -> None:
+    """`data info` was "No such command 'info'", with no word of `data show`."""
+    shown = ndpkit("data", "show", str(dataset.path), "--format", "json")
+    info = ndpkit("data", "info", str(dataset.path), "--format", "json")
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout) == json.loads(shown.stdout)
+    assert "info" not in ndpkit("data", "--help").stdout
+
+
 def test_show_verify_names_a_corrupt_shard(ndpkit, dataset: Dataset) -> None:
     victim = dataset.shard_path(dataset.shards[2])
     raw = bytearray(victim.read_bytes())

@@ -378,6 +378,11 @@ def show(
     _show(dataset, fmt)
 
 
+# `data info` is what users type first (docker, conda, pip have one): the same command,
+# hidden from the list so that each command is listed once.
+app.command("info", hidden=True, help="The same as `ndpkit data show`.")(show)
+
+
 TpcOutOpt = Annotated[
     Path,
     typer.Option("--out", "-o", parser=_out_path, help="The directory to write into."),
