@@ -491,6 +491,17 @@ def test_a_kernel_the_profile_set_lacks_says_how_to_measure_it(
     assert "kernels" not in ndpkit("estimate", "-p", "rans", "-a", "scan").stderr
 
 
+def test_sweep_says_how_to_measure_a_kernel_on_the_platform_file_given(
+    ndpkit, tmp_path: Path
+) -> None:
+    """The sweep's hint said `--platforms PLATFORM` where the platform was a file."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text('extends = "rans"\nname = "mine"\n')
+    result = ndpkit("sweep", "--platforms", str(mine), "--apps", "kmeans")
+    assert result.returncode == 2
+    assert f"--platforms {mine} --save-profiles kmeans.json" in result.stderr
+
+
 def test_optimal_says_when_the_host_split_is_not_a_candidate(ndpkit, tmp_path: Path) -> None:
     """A profile without `host_only` leaves the host split out of `--optimal`'s search, and
     its table of configurations simply ended at the engine counts, without a word."""

@@ -465,7 +465,7 @@ def sweep_cmd(
         _port_cap_applies_somewhere(specs, opts)
         names = comma_list("--apps", apps)
         _each_once("--apps", names)
-        chosen = [profile_for(specs[0], a, profiles) for a in names]
+        chosen = [profile_for(specs[0], a, profiles, platform_names[0]) for a in names]
         counts = None if engines is None else _counts(engines)
         sizes = [size_flag("--chunks", c) for c in comma_list("--chunks", chunks)]
         if workers is not None and workers < 1:
