@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -650,6 +651,21 @@ def test_a_dictionary_of_no_real_size_is_refused() -> None:
         table_sort_time(SMARTSSD, nan_values)
     with pytest.raises(SpecError, match="nascent2 model: dict_values: must be ≥ 0, got -5"):
         table_sort_time(SMARTSSD, TableJob(10, 4.0, encoded_key_bytes=2, dict_values=-5))
+
+
+@pytest.mark.parametrize(
+    ("rows", "row_bytes", "message"),
+    [
+        (10, math.inf, "row_bytes: must be a finite number of bytes > 0, got inf"),
+        (10, 0.0, "row_bytes: must be a finite number of bytes > 0, got 0.0"),
+        (1.5, 8.0, "rows: must be a whole number of rows ≥ 0, got 1.5"),
+        (-1, 8.0, "rows: must be a whole number of rows ≥ 0, got -1"),
+    ],
+)
+def test_a_table_of_no_real_shape_is_refused(rows: Any, row_bytes: float, message: str) -> None:
+    # row_bytes=inf was an OverflowError from the shuffle, rows=1.5 a TypeError
+    with pytest.raises(SpecError, match=re.escape(f"nascent2 model: {message}")):
+        table_sort_time(SMARTSSD, TableJob(rows, row_bytes))
 
 
 def test_no_dictionary_holds_more_than_2_16_values_whatever_the_key_width() -> None:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, SpecError, finite_number, whole_number
 from ndpkit.nascent.devices import CpuDevice, FpgaDevice
 from ndpkit.nascent.timing import (
     INDEX_BYTES,
@@ -162,8 +162,13 @@ def table_sort_time(
 ) -> TableSortTime:
     """T_N = T_host + T_dict + T_dec + T_sort + T_shuffle on one device (§10.2, Flows A/C)."""
     check_choice("key_kind", job.key_kind, KeyKind)
-    if job.rows < 0:
-        raise SpecError(f"must be ≥ 0, got {job.rows}", source=_SOURCE, field="rows")
+    # rows=1.5 ended in a TypeError from range arithmetic, row_bytes=inf in an
+    # OverflowError from the shuffle's ceil
+    try:
+        whole_number(job.rows, "rows", "a whole number of rows ≥ 0", least=0)
+        finite_number(job.row_bytes, "row_bytes", "a finite number of bytes > 0", above=0)
+    except SpecError as exc:
+        raise SpecError(exc.detail, source=_SOURCE, field=exc.field) from None
     e = job.key_bits // 8
     host, decode = HostTime(), None
     if job.encoded_key_bytes is None:
