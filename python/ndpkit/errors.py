@@ -53,6 +53,7 @@ class UnknownNameError(NdpkitError):
         self.kind = kind
         self.name = name
         self.known = known
+        self.source = source  # a caller that adds its own hint raises it again from the same
         message = f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}"
         message += f"; {hint}" if hint else ""
         super().__init__(f"{source}: {message}" if source else message)
@@ -62,25 +63,48 @@ class ModelError(NdpkitError):
     """A model was asked something its inputs cannot answer."""
 
 
-def whole_number(value: object, name: str, expected: str, least: int | None = None) -> int:
+def whole_number(
+    value: object,
+    name: str,
+    expected: str,
+    least: int | None = None,
+    *,
+    source: str | None = None,
+) -> int:
     """`value` if it is an integer (not a bool, a float or a string) of at least `least`,
-    else a SpecError naming the argument `name` and saying what it must be (`expected`:
-    "an integer ≥ 1")."""
+    else a SpecError naming the argument `name` (of `source`, where given) and saying what
+    it must be (`expected`: "an integer ≥ 1")."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise SpecError(f"must be {expected}, got {value!r} ({type(value).__name__})", field=name)
+        raise SpecError(
+            f"must be {expected}, got {value!r} ({type(value).__name__})", source=source, field=name
+        )
     if least is not None and value < least:
-        raise SpecError(f"must be {expected}, got {value}", field=name)
+        raise SpecError(f"must be {expected}, got {value}", source=source, field=name)
     return int(value)
 
 
-def true_or_false(value: object, name: str) -> bool:
+def true_or_false(value: object, name: str, *, source: str | None = None) -> bool:
     """`value` if it is True or False (numpy's bool too), else a SpecError naming the
-    argument `name`: `overwrite="no"` is truthy, and replaced a data set."""
+    argument `name` (of `source`): `overwrite="no"` is truthy, and replaced a data set."""
     import numpy as np  # noqa: PLC0415 - errors is imported by everything; numpy is slow
 
     if not isinstance(value, (bool, np.bool_)):
-        raise SpecError(f"must be True or False, got {value!r}", field=name)
+        raise SpecError(f"must be True or False, got {value!r}", source=source, field=name)
     return bool(value)
+
+
+def check_kinds(
+    *wanted: tuple[str, object, type | tuple[type, ...], str], source: str | None = None
+) -> None:
+    """Each argument (name, value, its type or types, what it must be) of its type, else a
+    SpecError naming the first that is not: an object of another kind (a preset's name for
+    the platform, one options class in another's place) ended deep inside in "'str' object
+    has no attribute …". Give `type(None)` among the types of an argument that may be None."""
+    for name, value, kind, expected in wanted:
+        if not isinstance(value, kind):
+            raise SpecError(
+                f"must be {expected}, got {type(value).__name__}", source=source, field=name
+            )
 
 
 def function_or_none(value: object, name: str, expected: str) -> None:
@@ -98,12 +122,13 @@ def finite_number(
     *,
     least: float | None = None,
     above: float | None = None,
+    source: str | None = None,
 ) -> float:
     """`value` if it is a finite real number (not a bool or a string) of at least `least`
-    and more than `above`, else a SpecError naming the argument `name` and saying what it
-    must be (`expected`: "a finite number > 0"). NaN fails every comparison."""
+    and more than `above`, else a SpecError naming the argument `name` (of `source`) and
+    saying what it must be (`expected`: "a finite number > 0"). NaN fails every comparison."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise SpecError(f"must be {expected}, got {value!r}", field=name)
+        raise SpecError(f"must be {expected}, got {value!r}", source=source, field=name)
     try:
         number = float(value)
     except OverflowError:  # an int past float's range: not finite
@@ -113,7 +138,7 @@ def finite_number(
         and (least is None or number >= least)
         and (above is None or number > above)
     ):
-        raise SpecError(f"must be {expected}, got {value!r}", field=name)
+        raise SpecError(f"must be {expected}, got {value!r}", source=source, field=name)
     return number
 
 

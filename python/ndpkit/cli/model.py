@@ -199,7 +199,7 @@ def profile_for(
             exc.kind,
             exc.name,
             exc.known,
-            source=str(exc).split(": unknown ", 1)[0],
+            source=exc.source,
             hint=f"{app} is one of ndpkit's kernels: measure it with `ndpkit evaluate {app} "
             f"--platforms {target} --save-profiles {app}.json`, then give --profiles {app}.json",
         ) from None

@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from ndpkit.errors import ModelError, SpecError, finite_number
+from ndpkit.errors import ModelError, SpecError, check_kinds, finite_number
 from ndpkit.nascent.devices import CpuDevice, DeviceSet, FpgaDevice, load_devices
 from ndpkit.nascent.system import (
     MAPPED_KEY_BYTES,
@@ -104,10 +104,9 @@ class DesOptions:
     def check(self) -> None:
         # Not a bool or a string: True ran as 1-byte chunks, "1 MiB" was a TypeError, and an
         # int past float's range an OverflowError from isfinite.
-        try:
-            finite_number(self.chunk_bytes, "chunk_bytes", "a positive number of bytes", above=0)
-        except SpecError as exc:
-            raise SpecError(exc.detail, source=_SOURCE, field="chunk_bytes") from None
+        finite_number(
+            self.chunk_bytes, "chunk_bytes", "a positive number of bytes", above=0, source=_SOURCE
+        )
         check_choice("baseline_schedule", self.baseline_schedule, Schedule)
         check_choice("shuffle_order", self.shuffle_order, ShuffleOrder)
         if (
@@ -123,15 +122,11 @@ class DesOptions:
 
 
 def _check_kinds(*wanted: tuple[str, object, type | tuple[type, ...], str]) -> None:
-    """Each argument of its type, else a SpecError naming it: DesOptions given as the third
-    positional argument of `simulate_table_sort` (the model options' place) ended in
-    "'DesOptions' object has no attribute 'dram_merge'", a device's name for the device in
-    "'str' object has no attribute 'clock_hz'"."""
-    for name, value, kind, expected in wanted:
-        if not isinstance(value, kind):
-            raise SpecError(
-                f"must be {expected}, got {type(value).__name__}", source=_SOURCE, field=name
-            )
+    """`errors.check_kinds` said as the model's: DesOptions given as the third positional
+    argument of `simulate_table_sort` (the model options' place) ended in "'DesOptions'
+    object has no attribute 'dram_merge'", a device's name for the device in "'str' object
+    has no attribute 'clock_hz'"."""
+    check_kinds(*wanted, source=_SOURCE)
 
 
 _DEVICE = "an FpgaDevice (load_devices().fpga(name))"

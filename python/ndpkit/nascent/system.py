@@ -164,11 +164,10 @@ def table_sort_time(
     check_choice("key_kind", job.key_kind, KeyKind)
     # rows=1.5 ended in a TypeError from range arithmetic, row_bytes=inf in an
     # OverflowError from the shuffle's ceil
-    try:
-        whole_number(job.rows, "rows", "a whole number of rows ≥ 0", least=0)
-        finite_number(job.row_bytes, "row_bytes", "a finite number of bytes > 0", above=0)
-    except SpecError as exc:
-        raise SpecError(exc.detail, source=_SOURCE, field=exc.field) from None
+    whole_number(job.rows, "rows", "a whole number of rows ≥ 0", least=0, source=_SOURCE)
+    finite_number(
+        job.row_bytes, "row_bytes", "a finite number of bytes > 0", above=0, source=_SOURCE
+    )
     e = job.key_bits // 8
     host, decode = HostTime(), None
     if job.encoded_key_bytes is None:

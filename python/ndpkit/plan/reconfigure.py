@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, check_kinds
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import GIB
@@ -203,14 +203,11 @@ def check_plan_inputs(platform: object, profile: object, options: object) -> Non
     """The planners' objects, each of its type: `plan("rfns", he)` ended in "'str' object
     has no attribute 'is_in_storage'", and options given as a dict in "… no attribute
     'wall_times'"."""
-    wanted: list[tuple[str, object, type, str]] = [
+    check_kinds(
         ("platform", platform, Platform, "a Platform (load_platform(…))"),
         ("profile", profile, Profile, "a Profile (load_profile(…))"),
-        ("options", options, Options, "an Options, or None"),
-    ]
-    for name, value, kind, expected in wanted:
-        if not isinstance(value, kind) and (name != "options" or value is not None):
-            raise SpecError(f"must be {expected}, got {type(value).__name__}", field=name)
+        ("options", options, (Options, type(None)), "an Options, or None"),
+    )
 
 
 def check_scheme_argument(scheme: object) -> None:

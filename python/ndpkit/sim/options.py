@@ -23,6 +23,7 @@ MIB = 2**20
 MAX_BUFFER_CHUNKS = 2**20
 """The most staging slots a buffer may have: far more than a run fills (a slot per
 chunk of a 1 TiB run of 1 MiB chunks), and a bound on what a typo can ask for."""
+_SOURCE = "simulator options"
 MAX_TIMELINE_BINS = 2**24
 """The most timeline bins: the simulator reserves 8 bytes a bin before it starts, so 2^40
 of them aborted the process (an 8 TiB allocation); 2^24 is 128 MiB, and far more bins than
@@ -102,10 +103,8 @@ class SimOptions:
         )
         if self.service_cv == 0:  # -0.0 (`--cv -0`) is no jitter: a sweep's file said "-0.0"
             object.__setattr__(self, "service_cv", 0.0)
-        try:  # numpy's bool too
-            object.__setattr__(self, "trace", true_or_false(self.trace, "trace"))
-        except SpecError as exc:
-            raise SpecError(exc.detail, source="simulator options", field="trace") from None
+        # numpy's bool too
+        object.__setattr__(self, "trace", true_or_false(self.trace, "trace", source=_SOURCE))
         _check(self.timeline_bins >= 2, "timeline_bins", "must be at least 2")
         _check(
             self.timeline_bins <= MAX_TIMELINE_BINS,
@@ -146,21 +145,15 @@ class SimOptions:
 
 def _check(ok: bool, field: str, message: str) -> None:
     if not ok:
-        raise SpecError(message, source="simulator options", field=field)
+        raise SpecError(message, source=_SOURCE, field=field)
 
 
 def _number(value: object, field: str, expected: str) -> None:
     """A finite real number > 0 (not a bool or a string), else a SpecError naming `field`."""
-    try:
-        finite_number(value, field, expected, above=0)
-    except SpecError as exc:
-        raise SpecError(exc.detail, source="simulator options", field=field) from None
+    finite_number(value, field, expected, above=0, source=_SOURCE)
 
 
 def _whole(value: object, field: str) -> None:
     """An integer (not a bool or a float), else a SpecError naming `field`; the range is
     each field's own check."""
-    try:
-        whole_number(value, field, "an integer")
-    except SpecError as exc:
-        raise SpecError(exc.detail, source="simulator options", field=field) from None
+    whole_number(value, field, "an integer", source=_SOURCE)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, check_kinds
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j
@@ -295,18 +295,13 @@ def _check_inputs(
     """`simulate`'s arguments, each of its type: a SimOptions given in the model options'
     place (`simulate(p, a, config, SimOptions(…))`) ended in "'SimOptions' object has no
     attribute 'mux_port_cap'", a preset's name for the platform in "… 'is_in_storage'"."""
-    wanted: list[tuple[str, object, type | tuple[type, ...], str]] = [
+    check_kinds(
         ("platform", platform, Platform, "a Platform (load_platform(…))"),
         ("profile", profile, Profile, "a Profile (load_profile(…))"),
         ("config", config, (Configuration, Plan), "a Configuration or a Plan"),
-        ("options", options, Options, "the model's Options, or None"),
-        ("sim", sim, SimOptions, "SimOptions, or None"),
-    ]
-    for name, value, kind, expected in wanted:
-        if not isinstance(value, kind) and (
-            name in ("platform", "profile", "config") or value is not None
-        ):
-            raise SpecError(f"must be {expected}, got {type(value).__name__}", field=name)
+        ("options", options, (Options, type(None)), "the model's Options, or None"),
+        ("sim", sim, (SimOptions, type(None)), "SimOptions, or None"),
+    )
 
 
 def _relative(value: float, reference: float) -> float:

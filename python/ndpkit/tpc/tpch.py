@@ -80,10 +80,7 @@ def check_scale_factor(
     `field` (of `source`, the command line for a flag); a numpy number as Python's float,
     which tpchgen-cli is given by its repr ("np.float64(0.01)" failed the generation). A
     string was a TypeError from isfinite, an int past float's range an OverflowError."""
-    try:
-        sf = finite_number(sf, field, "a finite number > 0", above=0)
-    except SpecError as exc:
-        raise SpecError(exc.detail, source=source, field=field) from None
+    sf = finite_number(sf, field, "a finite number > 0", above=0, source=source)
     if bounds is not None and not bounds[0] <= sf <= bounds[1]:
         # exact: 1000.0000001 was "got 1000", which the range holds
         raise SpecError(
