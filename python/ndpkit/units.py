@@ -395,8 +395,23 @@ def _did_you_mean(text: str, kind: Kind) -> str:
         )
     if suggestion is None or suggestion == unit:
         return ""
-    note = " (b is a bit, B a byte)" if "b" in suggestion else ""
-    return f"; did you mean '{number} {suggestion}'?{note}"
+    if "b" not in suggestion:
+        return f"; did you mean '{number} {suggestion}'?"
+    # Bits first (the b typed), then the bytes a size or a disk's bandwidth is usually in:
+    # "--size 8mb" most likely meant 8 MB, but an 8x error must be the user's choice.
+    typed_bits = any(word in unit.casefold() for word in ("bit", "bps"))
+    in_bytes = None if typed_bits else _in_bytes(suggestion, kind)
+    also = f" or '{number} {in_bytes}'" if in_bytes else ""
+    return f"; did you mean '{number} {suggestion}'{also}? (b is a bit, B a byte)"
+
+
+def _in_bytes(unit: str, kind: Kind) -> str | None:
+    """The byte spelling of a unit in bits ("Mbit" -> "MB", "Gbps" -> "GB/s"), if `kind`
+    has one."""
+    spelled = unit.replace("bit", "B")
+    if spelled.endswith("bps"):
+        spelled = spelled[: -len("bps")] + "B/s"
+    return spelled if spelled != unit and spelled in _SPELLINGS[kind] else None
 
 
 def _plural(unit: str, kind: Kind) -> str | None:
