@@ -139,16 +139,20 @@ class Fft2d(RowKernel):
         return sorted((s for p in partials for s in p), key=lambda s: s.offset)
 
     def host(self, merged: Any, state: Any) -> tuple[C64, bool]:
-        """Spectra in image order; the pieces must cover images 0..n-1 without gaps."""
+        """Spectra in image order; the pieces must cover images 0..n-1 without gaps. An
+        empty piece (an empty shard's) covers nothing: sorted after the piece that shares
+        its offset, it was taken for a gap ("images 5..2 are missing"), so the answer
+        depended on the order the partials were merged in."""
+        pieces = [piece for piece in merged if len(piece.spectra)]
         expected_offset = 0
-        for piece in merged:
+        for piece in pieces:
             if piece.offset != expected_offset:
                 raise ValueError(f"fft2d: images {expected_offset}..{piece.offset} are missing")
             expected_offset += len(piece.spectra)
-        if len(merged) == 1:  # the rows written in place: as large as 8× the data, not copied
-            return merged[0].spectra, True
+        if len(pieces) == 1:  # the rows written in place: as large as 8× the data, not copied
+            return pieces[0].spectra, True
         empty = np.empty((0, CHANNELS, SIDE, SIDE), dtype=np.complex64)
-        return np.concatenate([p.spectra for p in merged] or [empty]), True
+        return np.concatenate([p.spectra for p in pieces] or [empty]), True
 
     def output_bytes(self, partial: Any) -> int:
         """The spectra only: a device sends its records' rows in record order, so a piece's
