@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from PIL import Image
 from skimage import data as samples
 from skimage import exposure, filters
 
-from ndpkit.errors import NdpkitError
+from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.kernels import Kernel, KernelMismatchError, get_kernel, run_in_memory
 from ndpkit.kernels.binarize import Binarize, BinaryImages, otsu_thresholds, unpack
 from ndpkit.kernels.he import apply_luts
@@ -294,6 +295,38 @@ def test_load_image_names_the_file_it_cannot_read(tmp_path: Path) -> None:
     Image.fromarray(np.zeros((4, 4), np.uint16) + 1000).save(tmp_path / "deep.png")
     with pytest.raises(NdpkitError, match=r"deep\.png: .*more than 8 bits"):
         load_image(tmp_path / "deep.png")
+
+
+def test_load_image_reads_a_palette_png_with_a_transparent_colour(tmp_path: Path) -> None:
+    """Pillow says "Palette images with Transparency expressed in bytes should be converted
+    to RGBA images" as it converts one: where warnings are errors (as here), the file was not
+    read but a bare UserWarning. It is read as `data import` reads it, alpha left out."""
+    rgba = np.random.default_rng(3).integers(0, 256, (6, 9, 4), dtype=np.uint8)
+    Image.fromarray(rgba).convert("P").save(tmp_path / "palette.png")
+    with Image.open(tmp_path / "palette.png") as image:
+        assert "transparency" in image.info  # the case pillow remarks on
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = np.asarray(image.convert("L"))
+    assert np.array_equal(load_image(tmp_path / "palette.png"), expected)
+
+
+def test_load_image_names_the_file_pillow_warns_is_a_decompression_bomb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where warnings are errors, pillow's DecompressionBombWarning (which names no file)
+    came out of load_image bare."""
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(tmp_path / "large.png")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10)  # 16 pixels: above it, not twice
+    with pytest.raises(NdpkitError, match=r"large\.png: cannot read as an image \(Image size"):
+        load_image(tmp_path / "large.png")
+
+
+@pytest.mark.parametrize("path", [None, 3, ["x.png"]], ids=repr)
+def test_load_image_of_no_path_names_the_argument(path: Any) -> None:
+    """None was "'NoneType' object has no attribute 'read'"."""
+    with pytest.raises(SpecError, match=r"path: must be a path \(a str or os.PathLike\), got"):
+        load_image(path)
 
 
 @pytest.mark.parametrize("name", KERNELS)

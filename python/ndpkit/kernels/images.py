@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Iterable
 from importlib import import_module
 from typing import Any
@@ -152,14 +153,35 @@ def colour_space_error(image: Image.Image) -> str | None:
 def load_image(path: str | os.PathLike[str]) -> np.ndarray:
     """One PNG/JPEG/TIFF/BMP/netpbm/WebP/… file as a 2-D uint8 grayscale array (colour
     goes through pillow's "L"); images of more than 8 bits per sample, and files of several
-    frames but PNG's and JPEG's, are refused (`refusal`)."""
+    frames but PNG's and JPEG's, are refused (`refusal`).
+
+    Pillow's remarks as it reads (a UserWarning: "Palette images with Transparency expressed
+    in bytes…", "Corrupt EXIF data…") are kept quiet, as `ndpkit data import` keeps them:
+    they named no file, and where warnings are errors (`-W error`, pytest's `error`) a
+    palette PNG with a transparent colour was not read but a bare UserWarning. So is its
+    decompression-bomb warning there, which is then this error naming the file."""
+    if not isinstance(path, str | bytes | os.PathLike):  # None: "… has no attribute 'read'"
+        raise SpecError(f"must be a path (a str or os.PathLike), got {path!r}", field="path")
     try:
-        with Image.open(path) as image:
-            if (why := refusal(image)) is not None:
-                raise NdpkitError(f"{os.fspath(path)}: {why}")
-            return np.array(image.convert("L"), dtype=np.uint8)
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=UserWarning, module="PIL")
+            with Image.open(path) as image:
+                if (why := refusal(image)) is not None:
+                    raise NdpkitError(f"{os.fspath(path)}: {why}")
+                return np.array(image.convert("L"), dtype=np.uint8)
+    except _UNREADABLE as error:
         raise NdpkitError(f"{os.fspath(path)}: cannot read as an image ({error})") from error
+
+
+_UNREADABLE = (
+    OSError,
+    ValueError,
+    SyntaxError,
+    Image.DecompressionBombError,
+    Image.DecompressionBombWarning,  # raised where warnings are errors
+)
+"""What pillow raises on a file it cannot read: OSError and ValueError (a truncated chunk),
+SyntaxError (some headers), and its decompression-bomb error (and warning)."""
 
 
 def load_images(paths: Iterable[str | os.PathLike[str]]) -> list[np.ndarray]:
