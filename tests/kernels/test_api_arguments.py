@@ -577,6 +577,32 @@ def test_kmeans_still_takes_a_list() -> None:
     np.testing.assert_array_equal(got.centres, want.centres)
 
 
+@pytest.mark.parametrize("dtype", ["U12", "complex64", "O"])
+def test_kmeans_refuses_points_that_are_no_real_numbers(dtype: Any) -> None:
+    """Strings of digits were parsed as numbers (by the device and the reference alike),
+    complex points lost their imaginary parts (a ComplexWarning, an exception where warnings
+    are errors), and objects were cast as they came."""
+    kernel = get_kernel("kmeans")
+    data = kernel.generate(4096, 0).astype(dtype)
+    params = kernel.params(0)
+    needle = rf"kmeans: the (points|data|sample) must be real numbers .*, got {np.dtype(dtype)}"
+    for call in (
+        lambda: run_in_memory(kernel, data, params, 64),
+        lambda: kernel.reference(data, params),
+        lambda: kernel.params_for_data(data, 0),
+        lambda: assign_labels(data, params["init_centres"]),
+    ):
+        with pytest.raises(NdpkitError, match=needle):
+            call()
+
+
+def test_kmeans_takes_integer_and_bool_points() -> None:
+    kernel = KMeansKernel(features=2, clusters=2)
+    params = {"init_centres": [[0, 0], [3, 3]], "max_iter": 10, "tol_sq": 0}
+    for data in (np.array([[0, 0], [0, 1], [3, 3], [4, 3]], np.int16), np.eye(2, dtype=bool)):
+        kernel.check(run_in_memory(kernel, data, params, 3), kernel.reference(data, params))
+
+
 @pytest.mark.parametrize("params", [None, [("weights", 1)], "weights"], ids=repr)
 def test_params_that_are_no_dict_are_named(params: Any) -> None:
     """None ended in "argument of type 'NoneType' is not iterable" inside the kernel's

@@ -50,7 +50,8 @@ nearest centres are within rounding of each other (an exact tie off the 2⁻¹�
 where the device's rounded score sends it, which may be the second: the replay computes that
 score exactly for such points (`nearest_by_rule`; exact where the replay's centres are the
 device's, as in the first pass, and for float32 points). Non-finite points
-or initial centres, and max_iter below 1, are refused (`NdpkitError`).
+or initial centres, points that are no real numbers, and max_iter below 1, are
+refused (`NdpkitError`).
 """
 
 from __future__ import annotations
@@ -178,12 +179,24 @@ def cluster_sums_numpy(points: np.ndarray, centres: F64) -> ClusterSums:
 
 
 def _check_width(points: np.ndarray, d: int) -> None:
-    """Rows of points must have the centres' width (a flat array is read as rows of d)."""
+    """Rows of points must be real numbers of the centres' width (a flat array is read as
+    rows of d)."""
+    _check_real(points, "points")
     if points.ndim > 1 and points.shape[-1] != d:
         raise NdpkitError(f"kmeans: points have {points.shape[-1]} features, the centres {d}")
     if points.ndim <= 1 and points.size % d:
         raise NdpkitError(
             f"kmeans: {points.size} values are not whole points of the centres' {d} features"
+        )
+
+
+def _check_real(points: np.ndarray, what: str) -> None:
+    """Points of a real dtype (floats, integers, bools), or an NdpkitError: strings of digits
+    were parsed as numbers, complex points lost their imaginary parts (a ComplexWarning,
+    an exception where warnings are errors), and objects were cast as they came."""
+    if points.dtype.kind not in "biuf":
+        raise NdpkitError(
+            f"kmeans: the {what} must be real numbers (float32 as generated), got {points.dtype}"
         )
 
 
@@ -454,7 +467,9 @@ class KMeansKernel(Kernel):
         """`data` as float64 points, or an NdpkitError unless it has the kernel's width, at
         least K points, and finite coordinates (`what` names it, `verb` says what the
         points are for)."""
-        points = np.asarray(data, dtype=np.float64)
+        given = np.asarray(data)
+        _check_real(given, what)
+        points = given.astype(np.float64)
         if points.ndim != 2 or points.shape[1] != self.features:
             raise NdpkitError(
                 f"{self.name}: the {what} has shape {points.shape}, not (n, {self.features})"
