@@ -19,6 +19,7 @@ KNN8 = get_kernel("knn8")
 KNN8_TOPK = get_kernel("knn8-topk")
 FFT2D = get_kernel("fft2d")
 IMAGES = np.zeros((2, 16, 16), np.uint8)
+BINARIZE = {"threshold": 127}
 
 
 def knn_state() -> Any:
@@ -67,6 +68,31 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
         r"sobel: need images of shape \(n, height, width\), got \(16, 16\)",
     ),
     (
+        "HE reference on 16-bit images (its histogram dropped the levels past 255 before)",
+        lambda: get_kernel("he").reference(IMAGES.astype(np.uint16) * 300, {}),
+        r"he expects 8-bit grayscale images .*, got uint16 \(2, 16, 16\)",
+    ),
+    (
+        "HE-remap reference on float images (numpy's IndexError before)",
+        lambda: get_kernel("he-remap").reference(IMAGES.astype(np.float32), {}),
+        r"he-remap expects 8-bit grayscale images .*, got float32",
+    ),
+    (
+        "Sobel reference on one 2-D image (numpy's AxisError before)",
+        lambda: get_kernel("sobel").reference(IMAGES[0], {}),
+        r"sobel expects 8-bit grayscale images .*, got uint8 \(16, 16\)",
+    ),
+    (
+        "binarize reference on RGB images (a threshold per channel row before)",
+        lambda: get_kernel("binarize").reference(np.zeros((2, 16, 16, 3), np.uint8), BINARIZE),
+        r"binarize expects 8-bit grayscale images .*, got uint8 \(2, 16, 16, 3\)",
+    ),
+    (
+        "binarize reference on 16-bit images (levels past 255 counted as bright before)",
+        lambda: get_kernel("binarize").reference(IMAGES.astype(np.uint16), BINARIZE),
+        r"binarize expects 8-bit grayscale images .*, got uint16",
+    ),
+    (
         "binarize with a threshold of 300 (wrapped to 44 before)",
         lambda: pack_above(IMAGES, np.array([300, 1])),
         "thresholds must be whole numbers from 0 to 255",
@@ -94,3 +120,6 @@ def test_the_checks_let_good_input_through() -> None:
     assert spectra.shape == (1, 3, 256, 256)
     assert sobel_magnitude(IMAGES).dtype == np.uint8
     assert pack_above(IMAGES + 2, np.array([1, 2])).tolist()[0][0] == 255
+    for app in ("he", "he-remap", "sobel"):
+        assert len(get_kernel(app).reference(IMAGES, {})) == 2
+    assert get_kernel("binarize").reference(IMAGES, BINARIZE).bits.shape == (2, 32)

@@ -166,6 +166,7 @@ class Binarize(RowKernel):
         """scikit-image's threshold_otsu per image (or the fixed t); bits packed by a dot
         product with the bit weights instead of np.packbits."""
         threshold = _valid_threshold(param(params, "threshold", self.name))
+        data = images_of(data, self.name)
         if threshold == "otsu":
             filters: Any = import_module("skimage.filters")  # lazily: the device never needs it
             # scikit-image has no threshold for an image without pixels: 0, as the kernel says

@@ -195,7 +195,11 @@ def load_images(paths: Iterable[str | os.PathLike[str]]) -> list[np.ndarray]:
 
 
 def images_of(chunk: np.ndarray, kernel: str) -> np.ndarray:
-    """The chunk as a C-contiguous (n, height, width) uint8 array, or a clear error."""
+    """The chunk as a C-contiguous (n, height, width) uint8 array, or a clear error. The
+    references take their data through it too: given 16-bit, float or RGB images, or one
+    image without `[None]`, they answered (HE's histogram dropped the levels past 255,
+    binarisation counted them as bright) or failed in numpy (Sobel's AxisError)."""
+    chunk = np.asarray(chunk)
     if chunk.ndim != 3 or chunk.dtype != np.uint8:
         raise NdpkitError(
             f"{kernel} expects 8-bit grayscale images of shape (n, height, width), got "

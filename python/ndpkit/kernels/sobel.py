@@ -170,6 +170,7 @@ class Sobel(RowKernel):
         return edges, True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        data = images_of(data, self.name)
         out = np.empty(data.shape, dtype=np.uint8)
         for i, image in enumerate(data):
             out[i] = sobel_reference(image)
