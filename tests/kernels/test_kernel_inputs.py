@@ -11,15 +11,22 @@ import numpy as np
 import pytest
 
 from ndpkit.errors import NdpkitError
-from ndpkit.kernels import get_kernel
+from ndpkit.kernels import get_kernel, run_in_memory
 from ndpkit.kernels.images import pack_above
 from ndpkit.kernels.sobel import sobel_magnitude
 
+LC = get_kernel("lc")
 KNN8 = get_kernel("knn8")
 KNN8_TOPK = get_kernel("knn8-topk")
 FFT2D = get_kernel("fft2d")
 IMAGES = np.zeros((2, 16, 16), np.uint8)
 BINARIZE = {"threshold": 127}
+
+
+def with_bad_point(value: float) -> np.ndarray:
+    points = LC.generate(10 * 32, 0)
+    points[3, 5] = value
+    return points
 
 
 def knn_state() -> Any:
@@ -46,6 +53,28 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
         "k-NN reference with a NaN point",
         lambda: KNN8.reference(np.full((20, 8), np.nan, np.float32), KNN8.params(0)),
         "knn8: point 0 has a non-finite coordinate",
+    ),
+    (
+        "LC reference with a NaN point (labelled 0, and certain, before)",
+        lambda: LC.reference(with_bad_point(np.nan), LC.params(0)),
+        r"lc: point 3 has a non-finite feature \(\[.*nan.*\]\)",
+    ),
+    (
+        "LC reference with an infinite point (numpy's 'invalid value encountered in cast')",
+        lambda: LC.reference(with_bad_point(-np.inf), LC.params(0)),
+        r"lc: point 3 has a non-finite feature \(\[.*-inf.*\]\)",
+    ),
+    (
+        "k-NN reference with a NaN query (scikit-learn's 'Input X contains NaN' before)",
+        lambda: KNN8.reference(np.zeros((20, 8), np.float32), {"query": [np.nan] * 8, "k": 10}),
+        r"knn8: the query \[nan, .*\] has a non-finite coordinate",
+    ),
+    (
+        "k-NN over no points with an infinite query (no neighbours and no error before)",
+        lambda: run_in_memory(
+            KNN8_TOPK, np.zeros((0, 8), np.float32), {"query": [np.inf] * 8, "k": 10}, 4
+        ),
+        r"knn8-topk: the query \[inf, .*\] has a non-finite coordinate",
     ),
     (
         "FFT2D reference on grey images (read as 2 RGB spectra before)",

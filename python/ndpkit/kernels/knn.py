@@ -333,11 +333,19 @@ class Knn(Kernel):
         """The query in float32, the device's precision, or an NdpkitError where float32
         cannot hold it exactly: a float64 query was rounded without a word, and points on
         either side of it came out in the wrong order."""
-        return exact_float32(
+        query = exact_float32(
             param(params, "query", self.name),
             f"{self.name}: the query",
             "k-NN computes distances in float32",
         )
+        # Refused here, not only once a distance came out NaN: over no points there was none
+        # (an answer of no neighbours), and the reference's was scikit-learn's "Input X
+        # contains NaN".
+        if not np.isfinite(query).all():
+            raise NdpkitError(
+                f"{self.name}: the query {query.tolist()} has a non-finite coordinate"
+            )
+        return query
 
     def _points(self, data: np.ndarray) -> np.ndarray:
         """`data` as whole records whose coordinates float32 holds exactly (float32, or

@@ -158,8 +158,17 @@ class LinearClassifier(RowKernel):
         return (dots > -np.float32(state["bias"])).view(np.uint8), True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> Labels:
-        """float64 numpy matmul; uncertain where float32 rounding could flip the sign."""
-        points = _points(data).astype(np.float64)
+        """float64 numpy matmul; uncertain where float32 rounding could flip the sign. A
+        point that is not finite is refused, naming it, as the host part refuses its score:
+        a NaN point was labelled 0 (and not uncertain), and an infinite one stopped the
+        rounding analysis with numpy's "invalid value encountered in cast"."""
+        points = _points(np.asarray(data)).astype(np.float64)
+        if not np.isfinite(points).all():
+            bad = int(np.flatnonzero(~np.isfinite(points).all(axis=1))[0])
+            raise NdpkitError(
+                f"lc: point {bad} has a non-finite feature ({points[bad].tolist()}); LC needs "
+                "finite points and scores"
+            )
         state = self.init(params)  # the float32 weights and bias the device uses, checked
         weights, bias = state["weights"].astype(np.float64), float(state["bias"])
         scores = points @ weights + bias
