@@ -12,7 +12,11 @@ import pytest
 
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import get_kernel, run_in_memory
-from ndpkit.kernels.images import pack_above
+from ndpkit.kernels.binarize import otsu_thresholds
+from ndpkit.kernels.fft2d import spectra
+from ndpkit.kernels.he import equalisation_luts
+from ndpkit.kernels.images import pack_above, remap
+from ndpkit.kernels.knn import distances_sq
 from ndpkit.kernels.sobel import sobel_magnitude
 
 LC = get_kernel("lc")
@@ -122,6 +126,37 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
         r"binarize expects 8-bit grayscale images .*, got uint16",
     ),
     (
+        "HE LUTs of one histogram without its axis of images (numpy's AxisError before)",
+        lambda: equalisation_luts(np.ones(256, np.int64)),
+        r"equalisation_luts: need one histogram of 256 counts per image, shape \(n, 256\), "
+        r"got \(256,\)",
+    ),
+    (
+        "HE LUTs of negative counts (LUTs of no image before)",
+        lambda: equalisation_luts(-np.ones((1, 256), np.int64)),
+        "equalisation_luts: counts must be whole numbers ≥ 0, got int64",
+    ),
+    (
+        "Otsu thresholds of 255-bin histograms (thresholds of no image before)",
+        lambda: otsu_thresholds(np.ones((2, 255), np.uint64)),
+        r"otsu_thresholds: need one histogram of 256 counts .*, got \(2, 255\)",
+    ),
+    (
+        "remap into an out of too few pixels (numpy's 'cannot reshape' before)",
+        lambda: remap(IMAGES, np.zeros((2, 256), np.uint8), np.zeros((2, 16, 15), np.uint8)),
+        r"remap: out must hold the images' 512 pixels, got uint8 \(2, 16, 15\)",
+    ),
+    (
+        "k-NN distances to a (1, d) query (the binding's 'dimensionality mismatch' before)",
+        lambda: distances_sq(np.zeros((4, 8), np.float32), np.zeros((1, 8), np.float32)),
+        r"distances_sq: the query must be 1-D \(d,\), got shape \(1, 8\)",
+    ),
+    (
+        "FFT2D spectra of 8×8 images (numpy's broadcast error before)",
+        lambda: spectra(np.zeros((1, 8, 8, 3), np.uint8)),
+        r"fft2d: data of shape \(1, 8, 8, 3\) is not records of shape \(256, 256, 3\)",
+    ),
+    (
         "binarize with a threshold of 300 (wrapped to 44 before)",
         lambda: pack_above(IMAGES, np.array([300, 1])),
         "thresholds must be whole numbers from 0 to 255",
@@ -149,6 +184,10 @@ def test_the_checks_let_good_input_through() -> None:
     assert spectra.shape == (1, 3, 256, 256)
     assert sobel_magnitude(IMAGES).dtype == np.uint8
     assert pack_above(IMAGES + 2, np.array([1, 2])).tolist()[0][0] == 255
+    counts = np.bincount(np.arange(300) % 256, minlength=256)[None]  # int64, as numpy counts
+    assert equalisation_luts(counts).shape == (*otsu_thresholds(counts).shape, 256)
+    flat_out = np.zeros(512, np.uint8)  # any shape of the images' size
+    assert remap(IMAGES, np.zeros((2, 256), np.uint8), flat_out).shape == (2, 16, 16)
     for app in ("he", "he-remap", "sobel"):
         assert len(get_kernel(app).reference(IMAGES, {})) == 2
     assert get_kernel("binarize").reference(IMAGES, BINARIZE).bits.shape == (2, 32)

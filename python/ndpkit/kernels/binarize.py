@@ -35,6 +35,7 @@ from ndpkit.errors import NdpkitError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, param
 from ndpkit.kernels.images import (
     blocky_images,
+    histogram_counts,
     histograms,
     images_of,
     pack_above,
@@ -61,6 +62,7 @@ def otsu_thresholds(counts: np.ndarray) -> np.ndarray:
     means): its histogram spans only [min, max] of the image, ours all 256 levels, and the
     extra empty bins add exact zeros, so the between-class variances inside [min, max) are
     bit-identical and argmax picks the same level. Constant images return their value."""
+    counts = histogram_counts(counts, "otsu_thresholds")
     weights = counts.astype(np.float32)
     levels = np.arange(counts.shape[1])
     weighted = weights * levels

@@ -76,6 +76,8 @@ is shared (measured best of 1, 2, 4, 8 and 16: 4 was 13 % faster than one at a t
 def spectra(images: np.ndarray, out: C64 | None = None) -> C64:
     """Spectra of a chunk of images, a few images at a time, written into `out` (any
     complex64 array of shape (n, 3, 256, 256)) if given, else into a new array."""
+    images = checked_records(images, (SIDE, SIDE, CHANNELS), "fft2d")  # numpy's broadcast error
+    check_pixels(images, "fft2d")
     shape = (len(images), CHANNELS, SIDE, SIDE)
     if out is None:
         out = np.empty(shape, dtype=np.complex64)

@@ -40,6 +40,7 @@ from ndpkit.kernels.images import (
     GREY_LEVELS,
     IMAGE_SHAPE,
     blocky_images,
+    histogram_counts,
     histograms,
     images_of,
     remap,
@@ -51,6 +52,7 @@ from ndpkit.kernels.parts import Parts, in_order, merge_by_offset, records_in
 
 def equalisation_luts(counts: np.ndarray) -> np.ndarray:
     """(n, 256) uint8 LUTs from (n, 256) histograms, in exact integer arithmetic."""
+    counts = histogram_counts(counts, "equalisation_luts")
     cdf = np.cumsum(counts.astype(np.int64), axis=1)
     total = cdf[:, -1:]
     darkest = np.argmax(counts > 0, axis=1)

@@ -253,6 +253,22 @@ def histograms(images: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return counts
 
 
+def histogram_counts(counts: np.ndarray, what: str) -> np.ndarray:
+    """`counts` if it is (n, 256) histograms, whole numbers ≥ 0 as `histograms` gives them,
+    else an NdpkitError naming `what`: one histogram without its axis of images was numpy's
+    AxisError or IndexError, and 255 bins or negative counts gave LUTs and thresholds of no
+    image."""
+    given = np.asarray(counts)
+    if given.ndim != 2 or given.shape[1] != GREY_LEVELS:
+        raise NdpkitError(
+            f"{what}: need one histogram of {GREY_LEVELS} counts per image, shape "
+            f"(n, {GREY_LEVELS}), got {given.shape} (one histogram: counts[None])"
+        )
+    if given.dtype.kind not in "iu" or (given.dtype.kind == "i" and given.size and given.min() < 0):
+        raise NdpkitError(f"{what}: counts must be whole numbers ≥ 0, got {given.dtype}")
+    return given
+
+
 def pack_above(
     images: np.ndarray, thresholds: np.ndarray, out: np.ndarray | None = None
 ) -> np.ndarray:
@@ -274,6 +290,10 @@ def remap(images: np.ndarray, luts: np.ndarray, out: np.ndarray | None = None) -
     `out` (C-contiguous uint8 of the images' size) the pixels are written there."""
     check_out(out, np.uint8, "remap")
     rows = _rows(images)
+    if out is not None and out.size != rows.size:  # numpy's "cannot reshape array of size …"
+        raise NdpkitError(
+            f"remap: out must hold the images' {rows.size} pixels, got {out.dtype} {out.shape}"
+        )
     tables = _luts(luts, len(rows))
     target = None if out is None else out.reshape(rows.shape)
     remapped: np.ndarray = _core.remap_u8(rows, tables, target)

@@ -126,6 +126,8 @@ def distances_sq(points: np.ndarray, query: F32, out: F32 | None = None) -> F32:
     query = native_input(query, np.float32)
     if points.ndim != 2:
         raise NdpkitError(f"distances_sq: points must be 2-D (n, d), got shape {points.shape}")
+    if query.ndim != 1:  # (1, d) was the binding's "dimensionality mismatch: from=2, to=1"
+        raise NdpkitError(f"distances_sq: the query must be 1-D (d,), got shape {query.shape}")
     check_out(out, np.float32, "distances_sq", (len(points),))
     if len(points) == 0:
         distances = distances_sq_numpy(points, query)
