@@ -162,6 +162,16 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
         "thresholds must be whole numbers from 0 to 255",
     ),
     (
+        "binarize with a column of thresholds (the binding's 'dimensionality mismatch' before)",
+        lambda: pack_above(IMAGES, np.array([[1], [2]])),
+        r"binarize: need one threshold per image, shape \(2,\), got \(2, 1\)",
+    ),
+    (
+        "binarize with one threshold for two images (a ValueError from the binding before)",
+        lambda: pack_above(IMAGES, np.array(5)),
+        r"binarize: need one threshold per image, shape \(2,\), got \(\)",
+    ),
+    (
         "binarize on int16 images",
         lambda: pack_above(IMAGES.astype(np.int16), np.array([1, 1])),
         r"need 8-bit images \(uint8\), got int16",

@@ -280,6 +280,10 @@ def pack_above(
         raise NdpkitError(f"binarize: thresholds must be whole numbers from 0 to 255, got {given}")
     limits = np.ascontiguousarray(given, dtype=np.uint8)
     rows = _rows(images)
+    if limits.shape != (len(rows),):  # (n, 1) was the binding's "dimensionality mismatch"
+        raise NdpkitError(
+            f"binarize: need one threshold per image, shape ({len(rows)},), got {given.shape}"
+        )
     check_out(out, np.uint8, "pack_above", (len(rows), -(-rows.shape[1] // 8)))
     bits: np.ndarray = _core.pack_above_u8(rows, limits, out)
     return bits
