@@ -553,3 +553,35 @@ def test_a_far_outlying_centre_neither_hides_ties_nor_sends_every_point_to_exact
     labels = nearest_by_rule(points, centres, cdist(points, centres, "sqeuclidean"))
     np.testing.assert_array_equal(np.bincount(labels, minlength=8), cluster_sums(x, centres).counts)
     assert sum(exactly) < 200, sum(exactly)
+
+
+@pytest.mark.parametrize("seed", [9, 17, 30])
+def test_points_float32_cannot_hold_are_refused_not_scored_by_another_rule(seed: int) -> None:
+    """float64 points were scored by BLAS, whose rounding sent a point at a near tie to
+    another centre than the device's rule, which the check replays: the run of a list of
+    decimals on a 0.1 grid failed its own check (these seeds: centres, or iterations)."""
+    kernel = KMeansKernel(features=2, clusters=3)
+    points = np.random.default_rng(seed).integers(-4, 5, (40, 2)) * 0.1
+    params = {"init_centres": points[:3], "max_iter": 50, "tol_sq": 0.0}
+    with pytest.raises(NdpkitError, match=r"kmeans: point \d+ \(\[.*\], float64\) is not exact"):
+        run_in_memory(kernel, points, params, 7)
+    single = points.astype(np.float32)  # as the error says: the rounding asked for
+    kernel.check(run_in_memory(kernel, single, params, 7), kernel.reference(single, params))
+
+
+def test_points_float32_holds_are_scored_as_float32() -> None:
+    """Integers, big-endian float32 and float64 copies of float32 values give the float32
+    points' answer bit for bit."""
+    kernel = KMeansKernel(features=2, clusters=3)
+    single = (np.random.default_rng(9).integers(-4, 5, (40, 2)) * 0.1).astype(np.float32)
+    params = {"init_centres": single[:3].astype(np.float64), "max_iter": 50, "tol_sq": 0.0}
+    want = run_in_memory(kernel, single, params, 7)
+    for same in (single.astype(np.float64), single.astype(">f4"), single.tolist()):
+        got = run_in_memory(kernel, same, params, 7)
+        np.testing.assert_array_equal(got.centres, want.centres)
+        assert got.iterations == want.iterations
+    whole = np.random.default_rng(1).integers(-40, 40, (40, 2))
+    result = run_in_memory(kernel, whole, params, 7)
+    np.testing.assert_array_equal(
+        result.centres, run_in_memory(kernel, whole.astype(np.float32), params, 7).centres
+    )

@@ -33,8 +33,10 @@ in float64), not as ‖c‖² − 2 c·x: far from 0 that lost the distances to 
 The device pass is one Rust loop (`ndp_kernels::kmeans`, eight points per AVX-512 step) for
 float32 points: each score is a chain of fused multiply-adds in feature order, so a point gets
 the same score in any chunk and on every CPU path. The numpy formulation
-(`cluster_sums_numpy`: BLAS scores, one-hot sums) stays as its test oracle and for other
-dtypes; the two can differ only on a point whose two nearest scores are within rounding.
+(`cluster_sums_numpy`: BLAS scores, one-hot sums) stays as its test oracle and for points
+float32 cannot hold (`cluster_sums` takes them; the kernel's device refuses them, and scores
+points float32 holds exactly as float32); the two can differ only on a point whose two
+nearest scores are within rounding.
 
 Reference: `sklearn.cluster.KMeans(init=<the same centres>, n_init=1, algorithm="lloyd",
 tol=tol_sq / mean feature variance, max_iter=max_iter)` on float64 data (scikit-learn stops
@@ -145,11 +147,13 @@ class KMeansResult:
 
 def cluster_sums(points: np.ndarray, centres: F64) -> ClusterSums:
     """Per-cluster sums and counts of `points` assigned to their nearest centre: one Rust pass
-    (`ndp-kernels`, AVX-512 where the CPU has it) for float32 points, the numpy formulation
-    below for anything else."""
+    (`ndp-kernels`, AVX-512 where the CPU has it) for float32 points and points float32
+    holds exactly (integers, big-endian or float64 copies of float32 values), the numpy
+    formulation below for anything else."""
     k, d = centres.shape
     points = np.asarray(points)
     _check_width(points, d)
+    points = float32_if_exact(points)
     if points.dtype != np.float32 or len(points) == 0 or k == 0 or d == 0:
         return cluster_sums_numpy(points, centres)
     sums, counts = _core.cluster_sums_f32(
@@ -157,6 +161,18 @@ def cluster_sums(points: np.ndarray, centres: F64) -> ClusterSums:
         native_input(centres, np.float64),
     )
     return ClusterSums(sums, counts)
+
+
+def float32_if_exact(points: np.ndarray) -> np.ndarray:
+    """`points` as native float32 where that holds every value exactly (NaN as NaN), else as
+    they are. The device's rule for a point at a near tie (its Rust scores) is the one the
+    check's replay computes; the numpy formulation's BLAS scores may send it to the other
+    centre."""
+    if points.dtype == np.float32 or points.dtype.kind not in "biuf":
+        return points
+    with np.errstate(over="ignore", invalid="ignore"):
+        single = points.astype(np.float32)
+    return single if np.array_equal(single, points, equal_nan=True) else points
 
 
 def cluster_sums_numpy(points: np.ndarray, centres: F64) -> ClusterSums:
@@ -197,6 +213,22 @@ def _check_real(points: np.ndarray, what: str) -> None:
     if points.dtype.kind not in "biuf":
         raise NdpkitError(
             f"kmeans: the {what} must be real numbers (float32 as generated), got {points.dtype}"
+        )
+
+
+def _refuse_inexact(name: str, points: np.ndarray, offset: int) -> None:
+    """An NdpkitError naming the first of `points` (the first being point `offset`) whose
+    coordinates float32 does not hold exactly, if there is one."""
+    rows = points.reshape(len(points), -1) if points.ndim > 1 else points.reshape(-1, 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        single = rows.astype(np.float32)
+    inexact = ~((single == rows) | (np.isnan(single) & np.isnan(rows))).all(axis=1)
+    if inexact.any():
+        bad = int(np.flatnonzero(inexact)[0])
+        raise NdpkitError(
+            f"{name}: point {offset + bad} ({rows[bad].tolist()}, {points.dtype}) is not exact "
+            "in float32, and K-Means scores float32 points; give them as float32 "
+            "(points.astype(np.float32)) if rounding them is what you want"
         )
 
 
@@ -538,7 +570,15 @@ class KMeansKernel(Kernel):
         return centres.copy(), tol_sq, int(max_iter)
 
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> ClusterSums:
-        sums = cluster_sums(chunk, state.centres)
+        """The cluster sums of float32 points, or of points float32 holds exactly (a list of
+        them, integers of up to 24 bits); others are refused, naming the first point float32
+        cannot hold: scored in float64 by BLAS, a point at a near tie went to another centre
+        than the device's rule (which the check replays) sends it, and the run of a list of
+        decimals such as 0.1 failed its check one time in twenty."""
+        points = float32_if_exact(np.asarray(chunk))
+        if points.dtype != np.float32 and points.dtype.kind in "biuf":
+            _refuse_inexact(self.name, points, offset)
+        sums = cluster_sums(points, state.centres)
         if not np.isfinite(sums.sums).all():
             # A NaN point sends every later point of its cluster's sums to NaN (and its
             # score ties nowhere, so the pass puts it in cluster 0): say which, as k-NN does.
