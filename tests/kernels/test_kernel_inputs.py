@@ -69,6 +69,20 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
         r"lc: point 3 has a non-finite feature \(\[.*-inf.*\]\)",
     ),
     (
+        "LC scores into an int32 out (truncated to whole numbers before)",
+        lambda: LC.device_into(
+            LC.generate(10 * 32, 0), LC.init(LC.params(0)), 0, np.zeros(10, np.int32)
+        ),
+        r"lc: rows output of int32 \(10,\), the chunk needs float32 \(10,\)",
+    ),
+    (
+        "LC scores into a (1, n) out (taken by broadcasting before)",
+        lambda: LC.device_into(
+            LC.generate(10 * 32, 0), LC.init(LC.params(0)), 0, np.zeros((1, 10), np.float32)
+        ),
+        r"lc: rows output of float32 \(1, 10\), the chunk needs float32 \(10,\)",
+    ),
+    (
         "k-NN reference with a NaN query (scikit-learn's 'Input X contains NaN' before)",
         lambda: KNN8.reference(np.zeros((20, 8), np.float32), {"query": [np.nan] * 8, "k": 10}),
         r"knn8: the query \[nan, .*\] has a non-finite coordinate",

@@ -316,7 +316,8 @@ def test_weights_or_output_of_the_wrong_length_are_rejected() -> None:
     points = np.zeros((4, 8), np.float32)
     with pytest.raises(ValueError, match="weight vector has 7 features, points have 8"):
         LC.device(points, {"weights": np.zeros(7, np.float32)}, 0)
-    with pytest.raises(ValueError, match="out has 3 values for 4 points"):
+    needle = r"lc: rows output of float32 \(3,\), the chunk needs float32 \(4,\)"
+    with pytest.raises(NdpkitError, match=needle):
         LC.device_into(points, {"weights": np.zeros(8, np.float32)}, 0, np.zeros(3, np.float32))
 
 

@@ -45,6 +45,7 @@ from ndpkit.kernels.base import (
     exact_float32,
     param,
 )
+from ndpkit.kernels.images import rows_out
 from ndpkit.kernels.parts import Parts, checked_seed, in_order, merge_by_offset, records_in
 from ndpkit.native import native_input
 
@@ -111,7 +112,10 @@ class LinearClassifier(RowKernel):
         return RowSpec(np.dtype(np.float32))
 
     def device_into(self, chunk: np.ndarray, state: Any, offset: int, out: np.ndarray) -> None:
+        """The scores into `out`, float32 of one per point (the row spec): an int32 `out` was
+        given the scores truncated, and a (1, n) one took them, as the image kernels refuse."""
         points, weights = _points(chunk), _weights(state)
+        rows_out(out, (len(points),), np.float32, self.name)
         if not points.flags.c_contiguous:
             np.matmul(points, weights, out=out)
             return
