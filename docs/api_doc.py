@@ -62,7 +62,7 @@ if __name__ == "__main__":  # the executor's workers run this file again as they
     m = measure(knn, ds.read_all(), params)  # one core: device, host and whole-kernel rates
     rfns = load_platform("rfns")
     profile = to_profile(m, data_bytes=2**40, target_host=rfns.host, target_engine=rfns.engines)
-    print(estimate(rfns, profile).bottleneck)  # ndp2cpu: the link, 36 GiB/s x alpha 2
+    print(estimate(rfns, profile).bottleneck)  # ndp2cpu (the link, 36 GiB/s x alpha 2)
 ```
 
 `generate_dataset` writes 16 MiB of points over 4 emulated devices (`device-00/` …), and
@@ -70,7 +70,10 @@ if __name__ == "__main__":  # the executor's workers run this file again as they
 processes, then its host part on their partials. `measure` times the parts on one core of
 this machine; `to_profile` maps them onto RFNS's host and ARM engines with the documented
 scaling rules (docs/kernels.md), and `estimate` is the analytic model `ndpkit estimate`
-prints. `ndpkit evaluate knn2 --platforms rfns` does all of this from the command line.
+prints. Here the link from the engines to the host (`ndp2cpu`) is the bottleneck by a
+factor of about 1.8; on a machine measured that much slower (or busy while `measure`
+runs) the engines (`ndp`) would be. `ndpkit evaluate knn2 --platforms rfns` does all of
+this from the command line.
 """
 
 

@@ -63,5 +63,10 @@ def test_the_worked_example_runs(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["2.0", "ndp2cpu"]
+    alpha, bottleneck = done.stdout.split()
+    assert alpha == "2.0"
+    # The link bounds RFNS here by ~1.8x over the engines; the engines' rate is this
+    # machine's measurement, so a busy machine (a parallel test run) can make them the
+    # bottleneck. Any other stage would be a wrong model or profile.
+    assert bottleneck in ("ndp2cpu", "ndp"), bottleneck
     assert (tmp_path / "knn2-data" / "manifest.json").is_file()
