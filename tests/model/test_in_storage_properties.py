@@ -254,3 +254,52 @@ def test_energy_is_power_times_state_time(p, profile, opts, config):
         expected["host_cpu"] = 0.9e-9 * per_byte * profile.data_bytes
         assert times("host_dram")["active"] == pytest.approx(e.time_s, rel=1e-12)
     assert e.energy.by_component_j == pytest.approx(expected, rel=1e-9)
+
+
+# --- monotone in every rate ------------------------------------------------------------------
+
+
+def _faster(p: Platform, part: str, factor: float) -> Platform:
+    """`p` with one rate of RISP's models (Table II) multiplied by `factor`."""
+    storage = p.storage
+    if part == "b_ch":
+        assert storage.channel_bandwidth_bytes_per_s is not None
+        changed = storage.model_copy(
+            update={"channel_bandwidth_bytes_per_s": storage.channel_bandwidth_bytes_per_s * factor}
+        )
+        return p.model_copy(update={"storage": changed})
+    if part == "b_dram":
+        assert storage.dram is not None
+        dram = storage.dram.model_copy(
+            update={"bandwidth_bytes_per_s": storage.dram.bandwidth_bytes_per_s * factor}
+        )
+        return p.model_copy(update={"storage": storage.model_copy(update={"dram": dram})})
+    if part == "b_hostio":
+        link = p.host_link.model_copy(
+            update={"bandwidth_bytes_per_s": p.host_link.bandwidth_bytes_per_s * factor}
+        )
+        return p.model_copy(update={"host_link": link})
+    if part == "f_ru":
+        assert p.engines is not None and p.engines.frequency_hz is not None
+        return p.with_cell_clock(p.engines.frequency_hz * factor)
+    host = p.host.model_copy(update={"frequency_hz": p.host.frequency_hz * factor})
+    return p.model_copy(update={"host": host})
+
+
+@SETTINGS
+@given(
+    platforms,
+    profiles(),
+    options,
+    configurations(),
+    st.sampled_from(["b_ch", "b_dram", "b_hostio", "f_ru", "f_host"]),
+    st.floats(1.0, 16.0),
+)
+def test_no_faster_rate_lengthens_a_run(p, profile, opts, config, part, factor):
+    """Eqs. (1)-(8): every term is D over a rate (or n_delay over f_RU), so raising b_ch,
+    b_DRAM, b_hostIO, f_RU or f_hostCPU never makes T_Baseline or T_RISP longer."""
+    slow = estimate(p, profile, config, opts)
+    fast = estimate(_faster(p, part, factor), profile, config, opts)
+    assert fast.time_s <= slow.time_s * (1 + 1e-12), (
+        f"{profile.app} ({config}): {part} x{factor:g} took {fast.time_s} s, was {slow.time_s} s"
+    )
