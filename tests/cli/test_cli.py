@@ -223,7 +223,7 @@ def test_bad_platform_file_exits_2_naming_file_and_field(
         ),
         (("simulate", "-p", "rans", "-a", "he", "-o", "time_basis=paper"), "its host mode shares"),
         (("reproduce", "no-such-paper"), "unknown paper 'no-such-paper'"),
-        (("reproduce", "rans-rfns", "--tables", "6"), "--tables: unknown table '6'"),
+        (("reproduce", "rans-rfns", "--tables", "12"), "--tables: unknown table '12'"),
         (("reproduce", "rans-rfns", "--tables", ","), "--tables: names no table"),
         (("reproduce", "risp", "--tables", ""), "--tables: names no table"),
         (("reproduce", "risp", "--tables", "E4,E4"), "--tables: names E4 more than once"),
