@@ -6,6 +6,8 @@ percentages of §9.3 (where the paper's printed ones disagree with count / capac
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ndpkit.reproduce.rans_rfns import reproduce, table6
@@ -33,22 +35,24 @@ RECOMPUTED_PCT = {
 
 
 @pytest.fixture(scope="module")
-def rows():
+def rows() -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["app"], r["resource"]): r for r in table6().rows}
 
 
 @pytest.mark.parametrize("app", sorted(FOOTPRINT))
-def test_per_ndpe_footprint(rows, app):
+def test_per_ndpe_footprint(rows: dict[tuple[str, str], dict[str, Any]], app: str) -> None:
     got = tuple(rows[app, r]["per_ndpe"] for r in ("lut", "reg", "bram", "dsp"))
     assert got == pytest.approx(FOOTPRINT[app], abs=1e-9), f"§8.3 footprint of {app}"
 
 
 @pytest.mark.parametrize(("cell", "pct"), sorted(RECOMPUTED_PCT.items()))
-def test_recomputed_percentages(rows, cell, pct):
+def test_recomputed_percentages(
+    rows: dict[tuple[str, str], dict[str, Any]], cell: tuple[str, str], pct: float
+) -> None:
     assert rows[cell]["utilisation_pct"] == pytest.approx(pct, abs=0.005), f"§9.3 {cell}"
 
 
-def test_chips_needed():
+def test_chips_needed() -> None:
     """§8.3: HE's LUTs are 141.54 % of one chip, so it needs two; its BRAM overflow goes
     off-chip and does not count. Every other app fits one VCU1525."""
     rows = table6().rows
@@ -58,12 +62,12 @@ def test_chips_needed():
     assert off_chip == {("he", "bram")}
 
 
-def test_chips_scale_with_the_engines():
+def test_chips_scale_with_the_engines() -> None:
     """Half the NDPEs of HE fit one chip (70.8 % of its LUTs); 72 need three."""
     assert {r["chips"] for r in table6(18).rows if r["app"] == "he"} == {1}
     assert {r["chips"] for r in table6(72).rows if r["app"] == "he"} == {3}
 
 
-def test_reproduction_includes_table_6():
+def test_reproduction_includes_table_6() -> None:
     names = [t.name for t in reproduce()]
     assert names.index("6") == names.index("5") + 1
