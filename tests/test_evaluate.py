@@ -524,6 +524,41 @@ def test_bad_arguments_are_refused_by_name_before_any_work(
         ev.evaluate(["lc", "knn2"], ["rans"], **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("argument", "value", "message"),
+    [
+        ("apps", "lc", "apps: must be a list of app names (['lc'] for one)"),  # "unknown app 'l'"
+        ("apps", [], "apps: names no app"),  # ran nothing without a word
+        ("platforms", "cns", "platforms: must be a list of platform names"),  # "… 'c'"
+        ("platforms", [], "platforms: names no platform"),  # modelled nothing
+        ("platforms", [5], "platforms[0]: must be a preset's name"),  # pathlib's TypeError
+        ("platforms", {"cns": "cns"}, "platforms['cns']: must be a Platform"),
+        ("data", 5, "data: must be a data set's path, a Dataset, or None"),  # AttributeError
+        ("options", 5, "options: must be model Options, or None"),  # after lc had run
+        ("progress", 5, "progress: must be a function"),  # "'int' object is not callable"
+        ("verify_shards", "no", "verify_shards: must be True or False"),  # truthy
+    ],
+)
+def test_arguments_of_another_kind_are_refused_by_name_before_any_work(
+    monkeypatch: pytest.MonkeyPatch, argument: str, value: object, message: str
+) -> None:
+    def no_work(*_: object) -> None:
+        raise AssertionError("an app ran")
+
+    monkeypatch.setattr(ev, "_run", no_work)
+    kwargs: dict[str, Any] = {"apps": ["lc"], "platforms": ["cns"], argument: value}
+    with pytest.raises(SpecError) as caught:
+        ev.evaluate(size_bytes=1 << 20, **kwargs)
+    assert str(caught.value).startswith(message)
+
+
+def test_a_data_set_may_be_given_by_a_str_path(lc_data: Dataset) -> None:
+    """`open_dataset` takes a str; `evaluate(data="dir")` ended in "'str' object has no
+    attribute 'dtype'"."""
+    (run,) = ev.evaluate(data=str(lc_data.path), platforms=["cns"], workers=1)
+    assert run.verified and run.input_bytes == lc_data.total_bytes
+
+
 def test_the_json_predicted_rows_say_their_units() -> None:
     """`predicted` counts GB and MB in 10^9 and 10^6 bytes whatever the platform, beside
     `estimates` whose `units` are binary on the servers (MB/J 315.9 against 301.3 for one

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ndpkit.errors import SpecError, UnknownNameError
-from ndpkit.profile import load_profile, load_profiles
+from ndpkit.profile import load_profile, load_profiles, save_profiles
 
 GIB = 2**30
 
@@ -269,3 +269,53 @@ def test_host_only_in_memory_must_be_a_boolean(
         load_profiles(path)
     assert caught.value.field == "apps.x.host_only_in_memory"
     assert caught.value.detail == f"expected true or false, got {shown}"
+
+
+def test_save_profiles_takes_a_str_path(tmp_path: Path) -> None:
+    """`runtime.profiling.save` takes a str; `save_profiles` ended in "'str' object has no
+    attribute 'name'"."""
+    lc = load_profile("lc")
+    path = tmp_path / "set.json"
+    save_profiles([lc], str(path))
+    assert load_profiles(path).apps["lc"] == lc
+
+
+@pytest.mark.parametrize("name", ["set.toml", "set", "set.json.bak"])
+def test_save_profiles_refuses_a_name_load_profiles_would_not_read_as_json(
+    tmp_path: Path, name: str
+) -> None:
+    """`load_profiles` reads a file by its suffix: JSON written under set.toml was refused
+    as malformed TOML at the next load, and nothing said so when it was written."""
+    with pytest.raises(SpecError) as caught:
+        save_profiles([load_profile("lc")], tmp_path / name)
+    assert caught.value.field == "path"
+    assert ".json" in caught.value.detail
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("profiles", "detail"),
+    [
+        ("one", "must be a list of profiles: save_profiles([profile], path) for one"),
+        ("dicts", "must be a list of Profile, got [{'app': 'lc'}]"),
+        ("none", "is empty: a profile set of no apps, which no command could use"),
+    ],
+)
+def test_save_profiles_refuses_what_is_no_list_of_profiles(
+    tmp_path: Path, profiles: str, detail: str
+) -> None:
+    """One profile, a list of dicts (AttributeErrors: 'tuple'/'dict' object has no attribute
+    'app'), and no profiles at all (a set of no apps was written)."""
+    given = {"one": load_profile("lc"), "dicts": [{"app": "lc"}], "none": []}[profiles]
+    with pytest.raises(SpecError) as caught:
+        save_profiles(given, tmp_path / "set.json")  # type: ignore[arg-type]
+    assert (caught.value.field, caught.value.detail) == ("profiles", detail)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("given", [5, None])
+def test_load_profiles_names_an_argument_of_another_kind(given: object) -> None:
+    """5 or None was a TypeError from pathlib."""
+    with pytest.raises(SpecError) as caught:
+        load_profiles(given)  # type: ignore[arg-type]
+    assert caught.value.field == "name_or_path"

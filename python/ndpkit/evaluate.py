@@ -63,7 +63,16 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ndpkit.errors import ModelError, NdpkitError, SpecError, finite_number, whole_number
+from ndpkit.errors import (
+    ModelError,
+    NdpkitError,
+    SpecError,
+    check_kinds,
+    finite_number,
+    function_or_none,
+    true_or_false,
+    whole_number,
+)
 from ndpkit.hw import Platform, load_platform
 from ndpkit.hw.engine import Engine
 from ndpkit.hw.loader import names_a_file
@@ -215,7 +224,10 @@ def load_platforms(
     itself after it, or one platform given twice) are refused: results are keyed by name,
     so one platform's would silently replace the other's."""
     found: dict[str, tuple[str, Platform]] = {}
-    for argument in arguments:
+    for i, argument in enumerate(arguments):
+        # [5] was a TypeError from pathlib
+        what = "a preset's name or a platform file's path"
+        check_kinds((f"{flag}[{i}]", argument, (str, os.PathLike), what), source=source)
         spec = load_platform(argument)
         if spec.name in found:
             first = found[spec.name][0]
@@ -244,7 +256,7 @@ def evaluate(
     *,
     size_bytes: int = DEFAULT_SIZE_BYTES,
     seed: int | None = None,
-    data: Path | Dataset | None = None,
+    data: str | Path | Dataset | None = None,
     workers: int | None = None,
     stall_timeout_s: float | None = STALL_TIMEOUT_S,
     model_bytes: float | None = None,
@@ -268,13 +280,15 @@ def evaluate(
     has got: the CRC-32 check, the run and verification on `data`, and the profiling.
     `stall_timeout_s` is the executor's (`LocalExecutor`): how long a worker may make no
     progress on `data` before the run fails naming its shard. Bad numbers (a `model_bytes`
-    of 0, a float `size_bytes`, a negative `seed`) are a SpecError naming the argument,
+    of 0, a float `size_bytes`, a negative `seed`) and arguments of another kind (one app's
+    name as `apps`, a str path as `data` is fine) are a SpecError naming the argument,
     before any work."""
     _check_arguments(size_bytes, seed, model_bytes, split_tolerance)
+    _check_kinds_of(apps, platforms, data, options, progress, verify_shards)
     report = _Reporter(progress or (lambda _: None), byte_progress)
     specs = dict(platforms) if isinstance(platforms, Mapping) else load_platforms(platforms)
     runs = []
-    dataset = open_dataset(data) if isinstance(data, Path) else data
+    dataset = data if data is None or isinstance(data, Dataset) else open_dataset(data)
     names = apps_to_run(apps, dataset)
     # Made (not started) before the shards' CRC pass: a bad `workers` or
     # NDPKIT_MAPPED_BYTES was refused only after reading the whole data set.
@@ -352,6 +366,47 @@ def _check_arguments(
         finite_number(model_bytes, "model_bytes", what, above=0)
     what = "a finite fraction ≥ 0 (e.g. 0.05)"
     finite_number(split_tolerance, "split_tolerance", what, least=0)
+
+
+def _check_kinds_of(
+    apps: object,
+    platforms: object,
+    data: object,
+    options: object,
+    progress: object,
+    verify_shards: object,
+) -> None:
+    """`evaluate`'s other arguments, each of its kind, before any work: `apps="lc"` ran
+    "unknown app 'l'" and `platforms="cns"` "unknown platform 'c'" (a str is a sequence of
+    letters); a str path as `data` (or a number) ended in "'str' object has no attribute
+    'dtype'"; `options=5` and `progress=5` failed only once an app had run, and
+    `verify_shards="no"` was truthy. No apps, or no platforms, ran or modelled nothing
+    without a word."""
+    for name, given, what in (("apps", apps, "app"), ("platforms", platforms, "platform")):
+        if given is None and name == "apps":
+            continue
+        if isinstance(given, str) or not isinstance(given, (Sequence, Mapping)):
+            raise SpecError(
+                f"must be a list of {what} names ([{given!r}] for one), got {given!r}",
+                field=name,
+            )
+        if not given:
+            default = "; None for the default" if name == "apps" else ""
+            raise SpecError(f"names no {what}: give one or more{default}", field=name)
+    if isinstance(platforms, Mapping):
+        for name, spec in platforms.items():
+            check_kinds((f"platforms[{name!r}]", spec, Platform, "a Platform (load_platform)"))
+    check_kinds(
+        (
+            "data",
+            data,
+            (str, os.PathLike, Dataset, type(None)),
+            "a data set's path, a Dataset, or None",
+        ),
+        ("options", options, (Options, type(None)), "model Options, or None"),
+    )
+    function_or_none(progress, "progress", "a function progress(step_name)")
+    true_or_false(verify_shards, "verify_shards")
 
 
 def _same_data(a: _Source, b: _Source) -> bool:
@@ -508,7 +563,7 @@ def with_papers_entries(spec: Platform, apps: Sequence[str]) -> Platform:
     return spec.model_copy(update={"engines": engines})
 
 
-def save_profiles(runs: Sequence[AppRun], platform: str, path: Path) -> None:
+def save_profiles(runs: Sequence[AppRun], platform: str, path: str | Path) -> None:
     """The profiles the models were given on `platform` (every app and split), as a profile
     set file that `ndpkit estimate/plan --profiles PATH` reads: the host rates scaled to
     its host, the engine rates mapped onto its engines, α for D over them. A `platform` some

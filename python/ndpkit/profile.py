@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import tomllib
 import weakref
 from collections.abc import Sequence
@@ -41,7 +42,7 @@ from pydantic import (
     model_validator,
 )
 
-from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.errors import SpecError, UnknownNameError, check_kinds
 from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.loader import file_hint, json_loads, names_a_file, parse_nested
@@ -336,11 +337,18 @@ def _quantity(value: Any, unit: str | None) -> Any:
 
 
 def save_profiles(
-    profiles: Sequence[Profile], path: Path, *, source: str = "", platform: str = ""
+    profiles: Sequence[Profile], path: str | Path, *, source: str = "", platform: str = ""
 ) -> None:
     """Write `profiles` as a JSON profile set (one table per app) that `load_profiles`
     reads back unchanged; atomically: a temporary name, then a rename. `platform`: the one
-    their rates were mapped onto, if any (`ProfileSet.platform`)."""
+    their rates were mapped onto, if any (`ProfileSet.platform`).
+
+    `path` (a str or a Path) must end in .json: `load_profiles` reads a file by its suffix,
+    and JSON under .toml was written, then refused as malformed TOML. A str path, one
+    `Profile` in place of a list, or no profiles (a set no command could use) were an
+    AttributeError or an empty set; each is a SpecError naming the argument."""
+    path = _json_path(path)
+    _check_profiles(profiles)
     apps = {profile.app: file_document(profile) for profile in profiles}
     if len(apps) != len(profiles):
         raise SpecError("two profiles for one app; a profile set has one per app", source=str(path))
@@ -361,6 +369,37 @@ def save_profiles(
     write_atomic(path, text)
 
 
+def _json_path(path: object) -> Path:
+    """`save_profiles`' `path` as a Path, or a SpecError: not a path, or not ending in .json
+    (the suffix `load_profiles` reads JSON by)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise SpecError(f"must be a path (a str or a pathlib.Path), got {path!r}", field="path")
+    as_path = Path(path)
+    if as_path.suffix.lower() != ".json":
+        raise SpecError(
+            "profiles are saved as JSON, which load_profiles reads from a name ending in "
+            f".json: give such a name, got {str(path)!r}",
+            field="path",
+        )
+    return as_path
+
+
+def _check_profiles(profiles: object) -> None:
+    """A list (or tuple) of one or more `Profile`s, else a SpecError naming `profiles`."""
+    if isinstance(profiles, Profile):
+        raise SpecError(
+            "must be a list of profiles: save_profiles([profile], path) for one",
+            field="profiles",
+        )
+    if not isinstance(profiles, (list, tuple)) or not all(isinstance(p, Profile) for p in profiles):
+        raise SpecError(f"must be a list of Profile, got {profiles!r}", field="profiles")
+    if not profiles:
+        raise SpecError(
+            "is empty: a profile set of no apps, which no command could use",
+            field="profiles",
+        )
+
+
 def profile_set_names() -> list[str]:
     """Names of the profile sets shipped with ndpkit (`load_profiles` takes them)."""
     files = resources.files(_PROFILES).iterdir()
@@ -369,6 +408,9 @@ def profile_set_names() -> list[str]:
 
 def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
     """Load a shipped profile set by name, or a TOML/JSON file by path."""
+    # 5 or None was a TypeError from pathlib
+    kinds = (str, os.PathLike)
+    check_kinds(("name_or_path", name_or_path, kinds, "a profile set's name or a path"))
     path = Path(name_or_path)
     if names_a_file(name_or_path, _SUFFIXES):
         source = str(name_or_path)  # as the user wrote it
