@@ -690,3 +690,19 @@ def test_the_json_gives_each_other_splits_passes_as_the_table_does() -> None:
     rows = next(t for t in ev.tables([run]) if t.name == "measured").rows
     (row,) = [r for r in rows if r["app"] == "knn2-topk"]
     assert other["app"] == "knn2-topk" and other["passes"] == row["passes"] == 1
+
+
+def test_the_json_gives_the_splits_table_as_the_table_shows_it() -> None:
+    """The splits table's GiB/s, MB/J (D in 10^6 bytes) and note were in the JSON nowhere:
+    its estimates give MB/J in binary MB on the servers and GB/s on RISP."""
+    (run,) = ev.evaluate(["knn2"], ["rans", "risp-64ch"], size_bytes=1 << 20)
+    splits = ev.document([run])["apps"][0]["splits"]
+    table = next(t for t in ev.tables([run]) if t.name == "splits")
+    assert len(table.rows) == 4
+    for row in table.rows:
+        (given,) = [g for g in splits[row["platform"]]["rows"] if g["split"] == row["split"]]
+        for key in ("alpha", "performance_gib_per_s", "bottleneck", "time_s", "energy_j"):
+            assert given[key] == row[key]
+        assert given["ee_mb_per_j"] == row["ee_mb_per_j"] == run.model_bytes / 1e6 / row["energy_j"]
+        assert given["note"] == row["note"] and given["picked"] is (row["picked"] == "✓")
+        assert given["units"] == "decimal"

@@ -1195,6 +1195,16 @@ def _split_row(r: AppRun, comparison: SplitComparison) -> list[dict[str, Any]]:
     return rows
 
 
+def _split_json_rows(r: AppRun, comparison: SplitComparison) -> list[dict[str, Any]]:
+    """The splits table's rows for one platform, as the JSON gives them: `picked` a bool,
+    and `units` "decimal" (MB of 10^6 bytes; GiB/s says its own)."""
+    return [
+        {k: v for k, v in row.items() if k not in ("app", "platform")}
+        | {"picked": row["picked"] == "✓", "units": "decimal"}
+        for row in _split_row(r, comparison)
+    ]
+
+
 def document(runs: list[AppRun]) -> dict[str, Any]:
     """Everything, per app. `predicted` is the predicted table's rows (`units` decimal: GB
     and MB of 10^9 and 10^6 bytes of D);
@@ -1245,7 +1255,13 @@ def document(runs: list[AppRun]) -> dict[str, Any]:
                             }
                             for o in r.other_splits
                         ],
-                        "splits": {k: v.as_dict() for k, v in r.splits.items()},
+                        # The splits table's rows too: its GiB/s, and its MB/J of D in
+                        # 10^6 bytes, were in no unit the estimates give (binary MB on the
+                        # servers, GB/s on RISP), nor was its note.
+                        "splits": {
+                            k: v.as_dict() | {"rows": _split_json_rows(r, v)}
+                            for k, v in r.splits.items()
+                        },
                     }
                     if r.other_splits
                     else {}
