@@ -53,6 +53,7 @@ class UnknownNameError(NdpkitError):
         self.kind = kind
         self.name = name
         self.known = known
+        self.hint = hint
         self.source = source  # a caller that adds its own hint raises it again from the same
         message = f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}"
         message += f"; {hint}" if hint else ""

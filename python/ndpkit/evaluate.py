@@ -67,6 +67,7 @@ from ndpkit.errors import (
     ModelError,
     NdpkitError,
     SpecError,
+    UnknownNameError,
     check_kinds,
     finite_number,
     function_or_none,
@@ -228,7 +229,17 @@ def load_platforms(
         # [5] was a TypeError from pathlib
         what = "a preset's name or a platform file's path"
         check_kinds((f"{flag}[{i}]", argument, (str, os.PathLike), what), source=source)
-        spec = load_platform(argument)
+        try:
+            spec = load_platform(argument)
+        except UnknownNameError as exc:
+            # "unknown platform 'CNS'" named no flag, where every other refusal of the
+            # command's (`APPS: unknown app …`, `--platforms: names platform … twice`) does.
+            if source is None or exc.source is not None:
+                raise
+            where = f"{source}: {flag}"
+            raise UnknownNameError(
+                exc.kind, exc.name, exc.known, source=where, hint=exc.hint
+            ) from None
         if spec.name in found:
             first = found[spec.name][0]
             if first == argument or _same_file(first, argument):
@@ -386,10 +397,8 @@ def _check_kinds_of(
         if given is None and name == "apps":
             continue
         if isinstance(given, str) or not isinstance(given, (Sequence, Mapping)):
-            raise SpecError(
-                f"must be a list of {what} names ([{given!r}] for one), got {given!r}",
-                field=name,
-            )
+            one = f" ([{given!r}] for one)" if isinstance(given, str) else ""
+            raise SpecError(f"must be a list of {what} names{one}, got {given!r}", field=name)
         if not given:
             default = "; None for the default" if name == "apps" else ""
             raise SpecError(f"names no {what}: give one or more{default}", field=name)

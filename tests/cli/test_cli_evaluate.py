@@ -64,7 +64,10 @@ def test_evaluate_table_output(ndpkit) -> None:
     [
         (("nosuchapp",), "APPS: unknown app 'nosuchapp'"),
         (("lc", "--size", "1 MiZ"), "--size"),
-        (("lc", "--size", "1 MiB", "--platforms", "nosuch"), "unknown platform 'nosuch'"),
+        (
+            ("lc", "--size", "1 MiB", "--platforms", "cns,nosuch"),
+            "error: command line: --platforms: unknown platform 'nosuch'; known: cns,",
+        ),
         (("lc", "--data", "/nonexistent/dataset"), "/nonexistent/dataset"),
     ],
 )
