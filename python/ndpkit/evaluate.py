@@ -55,7 +55,7 @@ import math
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -292,8 +292,8 @@ def evaluate(
     `stall_timeout_s` is the executor's (`LocalExecutor`): how long a worker may make no
     progress on `data` before the run fails naming its shard. Bad numbers (a `model_bytes`
     of 0, a float `size_bytes`, a negative `seed`) and arguments of another kind (one app's
-    name as `apps`, a str path as `data` is fine) are a SpecError naming the argument,
-    before any work."""
+    name as `apps`, a number as `data`) are a SpecError naming the argument, before any
+    work."""
     _check_arguments(size_bytes, seed, model_bytes, split_tolerance)
     _check_kinds_of(apps, platforms, data, options, progress, verify_shards)
     report = _Reporter(progress or (lambda _: None), byte_progress)
@@ -396,7 +396,9 @@ def _check_kinds_of(
     for name, given, what in (("apps", apps, "app"), ("platforms", platforms, "platform")):
         if given is None and name == "apps":
             continue
-        if isinstance(given, str) or not isinstance(given, (Sequence, Mapping)):
+        # A collection (a list, a tuple, a set, a mapping of platforms): a generator would
+        # be spent by the first look at it.
+        if isinstance(given, str) or not isinstance(given, Collection):
             one = f" ([{given!r}] for one)" if isinstance(given, str) else ""
             raise SpecError(f"must be a list of {what} names{one}, got {given!r}", field=name)
         if not given:
