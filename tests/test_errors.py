@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from ndpkit.errors import SpecError, brief, finite_number
+from ndpkit.errors import SpecError, UnknownNameError, brief, finite_number
 
 
 def test_brief_keeps_the_first_line_with_blanks_closed_up() -> None:
@@ -38,3 +38,22 @@ def test_finite_number_takes_any_real_at_or_past_its_floor() -> None:
     assert finite_number(np.float32(0.5), "x", "> 0", above=0) == 0.5
     assert finite_number(Fraction(1, 4), "x", "> 0", above=0) == 0.25
     assert finite_number(np.int64(3), "x", "> 0", above=0) == 3.0
+
+
+@pytest.mark.parametrize(
+    ("name", "guess"),
+    [("CNS", "cns"), ("knn88", "knn8"), (" Rans", "rans"), ("zzz", None), ("", None)],
+)
+def test_an_unknown_name_guesses_the_one_meant(name: str, guess: str | None) -> None:
+    known = ["cns", "rans", "rfns", "knn8"]
+    message = str(UnknownNameError("platform", name, known))
+    assert message.startswith(f"unknown platform {name!r}; known: cns, rans, rfns, knn8")
+    if guess is None:
+        assert "did you mean" not in message
+    else:
+        assert message.endswith(f"; did you mean {guess!r}?")
+
+
+def test_a_guess_comes_before_the_callers_hint() -> None:
+    message = str(UnknownNameError("app", "LC", ["lc"], source="command line", hint="see docs"))
+    assert message == "command line: unknown app 'LC'; known: lc; did you mean 'lc'? see docs"

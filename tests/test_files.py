@@ -14,6 +14,7 @@ from ndpkit.files import (
     MAX_SPEC_BYTES,
     NotASpecFileError,
     check_writable,
+    read_spec_file,
     read_spec_text,
     replacing,
     signals_held,
@@ -225,3 +226,12 @@ def test_a_file_that_has_a_temporary_name_already_is_left_alone(tmp_path: Path) 
     assert (tmp_path / f".parts.old-{pid}").is_dir()
     assert (tmp_path / f".probe.json.probe-{pid}").read_text() == "a user's probe"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*taken, "out.txt", "parts"])
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\t\n", b"\xef\xbb\xbf\n"])
+def test_an_empty_spec_file_says_so(tmp_path: Path, content: bytes) -> None:
+    """Else JSON's "Expecting value: line 1 column 1", or a TOML file's first field missing."""
+    path = tmp_path / "p.json"
+    path.write_bytes(content)
+    with pytest.raises(SpecError, match=r"^p\.json: the file is empty"):
+        read_spec_file(path, "p.json")

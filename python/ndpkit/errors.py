@@ -6,8 +6,10 @@ the field, and what was expected; the CLI prints it and exits with status 2.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
+from collections.abc import Iterable
 
 
 class NdpkitError(Exception):
@@ -56,8 +58,21 @@ class UnknownNameError(NdpkitError):
         self.hint = hint
         self.source = source  # a caller that adds its own hint raises it again from the same
         message = f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}"
-        message += f"; {hint}" if hint else ""
+        guess = closest(name, known) if isinstance(name, str) else None
+        if guess is not None:
+            message += f"; did you mean {guess!r}?" + (f" {hint}" if hint else "")
+        elif hint:
+            message += f"; {hint}"
         super().__init__(f"{source}: {message}" if source else message)
+
+
+def closest(given: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice `given` most likely meant: the one it equals but for case ("CNS" for
+    cns), else the nearest spelling (difflib's, at least `cutoff` alike), else None."""
+    choices = [str(choice) for choice in choices]
+    folded = [c for c in choices if c.casefold() == given.strip().casefold()]
+    close = folded or difflib.get_close_matches(given, choices, n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 class ModelError(NdpkitError):

@@ -373,7 +373,7 @@ def read_spec_text(path: Path, encoding: str = "utf-8-sig") -> str:
     without blocking on it, and a file over MAX_SPEC_BYTES without reading it all
     (`NotASpecFileError`); FileNotFoundError, other OSErrors and UnicodeDecodeError pass
     through for the caller's wording. (utf-8-sig: a byte-order mark, which Windows editors
-    write, is not TOML or JSON.)"""
+    write, is not TOML or JSON.) An empty or blank file is refused too."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -384,7 +384,12 @@ def read_spec_text(path: Path, encoding: str = "utf-8-sig") -> str:
             f"larger than {MAX_SPEC_BYTES // 2**20} MiB, far beyond any platform, profile or "
             "device file"
         )
-    return data.decode(encoding)
+    text = data.decode(encoding)
+    if not text.strip():
+        # Else "malformed JSON: Expecting value: line 1 column 1", or a TOML file's first
+        # required field "missing": a truncated or unsaved file should say so.
+        raise NotASpecFileError("the file is empty (truncated, or not saved yet?)")
+    return text
 
 
 def read_spec_file(path: Path, source: str) -> str:

@@ -21,7 +21,6 @@ unchanged: quantities as unit strings, every figure unrounded.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -42,7 +41,7 @@ from pydantic import (
     model_validator,
 )
 
-from ndpkit.errors import SpecError, UnknownNameError, check_kinds
+from ndpkit.errors import SpecError, UnknownNameError, check_kinds, closest
 from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw.engine import EngineKind
 from ndpkit.hw.loader import file_hint, json_loads, names_a_file, parse_nested
@@ -187,8 +186,8 @@ class Profile(BaseModel):
         kinds = get_args(EngineKind)
         for kind in value if isinstance(value, dict) else ():
             if kind not in kinds:
-                close = difflib.get_close_matches(str(kind).lower(), kinds, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                guess = closest(str(kind), kinds)
+                hint = f"; did you mean {guess!r}?" if guess else ""
                 raise ValueError(
                     f"unknown engine kind {kind!r}{hint} (the kinds are {', '.join(kinds)})"
                 )

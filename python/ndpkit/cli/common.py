@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args
 import typer
 from rich.console import Console
 
-from ndpkit.errors import NdpkitError, SpecError
+from ndpkit.errors import NdpkitError, SpecError, UnknownNameError
 from ndpkit.files import check_writable, destination
+from ndpkit.hw import Platform, load_platform
 from ndpkit.numerals import plain_number, signed_whole
 from ndpkit.report import Table, to_csv, to_json, to_rich
 
@@ -198,6 +199,18 @@ def _open_files_limit() -> str:
         return str(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     except (OSError, ValueError):
         return "only so many"
+
+
+def platform_flag(name_or_path: str, flag: str = "--platform") -> Platform:
+    """The platform a flag names (a preset or a file): an unknown name is refused naming
+    the flag, as every other refusal of a command's arguments is."""
+    try:
+        return load_platform(name_or_path)
+    except UnknownNameError as exc:
+        if exc.source is not None:  # a file's own field (its host_link), named already
+            raise
+        where = f"{COMMAND_LINE}: {flag}"
+        raise UnknownNameError(exc.kind, exc.name, exc.known, source=where, hint=exc.hint) from None
 
 
 def given_path(text: str) -> Path:

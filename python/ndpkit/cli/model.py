@@ -28,6 +28,7 @@ from ndpkit.cli.common import (
     choice,
     emit,
     given_text,
+    platform_flag,
     print_notes,
     real_arg,
     stderr,
@@ -36,7 +37,7 @@ from ndpkit.cli.common import (
     write_out,
 )
 from ndpkit.errors import ModelError, NdpkitError, SpecError, UnknownNameError
-from ndpkit.hw import Platform, load_platform
+from ndpkit.hw import Platform
 from ndpkit.hw.loader import names_a_file, preset_names
 from ndpkit.kernels import kernel_names
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Estimate, Options, estimate
@@ -270,7 +271,7 @@ def estimate_cmd(
     device split and the Baseline, Eqs. 1-5, for the host split.
     """
     with user_errors():
-        spec = load_platform(platform)
+        spec = platform_flag(platform)
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         opts = build_options(family_defaults(spec), locals(), unread_options(spec), _PLANNER_ONLY)
@@ -475,7 +476,7 @@ def plan_cmd(
     with user_errors():
         if tolerance is not None:
             check_fraction("--tolerance", tolerance, "0.05 = 5% slower than the best")
-        spec = load_platform(platform)
+        spec = platform_flag(platform)
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
         base = family_defaults(spec)

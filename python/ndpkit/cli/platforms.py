@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated, Any
 
 import typer
 
-from ndpkit.cli.common import Format, FormatOption, emit, stderr, user_errors, write_out
+from ndpkit.cli.common import (
+    Format,
+    FormatOption,
+    emit,
+    platform_flag,
+    stderr,
+    user_errors,
+    write_out,
+)
+from ndpkit.errors import closest
 from ndpkit.hw import Engine, Platform, load_platform, preset_names
 from ndpkit.kernels import kernel_names
 from ndpkit.profile import load_profiles
@@ -83,7 +91,7 @@ def show(
 
     CSV gives the JSON's numbers, with their SI unit in a column of its own."""
     with user_errors():
-        platform = load_platform(name)
+        platform = platform_flag(name, "NAME")
     data = platform.model_dump()
     if fmt is Format.json:
         write_out(to_json(data))
@@ -149,8 +157,8 @@ def unshipped_apps(
         for app in entries:
             if app in shipped:
                 continue
-            close = difflib.get_close_matches(app, sorted(shipped), n=1)
-            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            close = closest(app, sorted(shipped))
+            guess = f" (did you mean {close!r}?)" if close else ""
             notes.append(f"{key}.{app}: no app ndpkit ships{guess}; {used}")
     return notes
 

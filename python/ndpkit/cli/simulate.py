@@ -31,6 +31,7 @@ from ndpkit.cli.common import (
     choice,
     comma_list,
     emit,
+    platform_flag,
     print_notes,
     real_arg,
     size_flag,
@@ -53,7 +54,7 @@ from ndpkit.cli.simulate_nascent2 import nascent2_cmd
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.evaluate import load_platforms
 from ndpkit.files import write_atomic
-from ndpkit.hw import Platform, load_platform
+from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
 from ndpkit.numerals import signed_whole
 from ndpkit.plan import configuration_of, plan
@@ -195,7 +196,7 @@ def simulate_cmd(
             _nothing_before(ctx)
             return
         platform, app = _required("--platform", platform), _required("--app", app)
-        spec = load_platform(platform)
+        spec = platform_flag(platform)
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         unused = [_SAVINGS_SET] + [_PLANNER_SET] * (plan_name != "planned")
         opts = build_options(

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import SpecError, closest
 
 
 class Spec(BaseModel):
@@ -96,9 +96,8 @@ def _literal_message(given: Any, expected: str) -> str:
     message = f"must be {expected}, got {given!r}"
     if not isinstance(given, str) or not choices:
         return message
-    folded = [c for c in choices if c.casefold() == given.strip().casefold()]
-    close = folded or difflib.get_close_matches(given, choices, n=1, cutoff=0.7)
-    return message + (f"; did you mean {close[0]!r}?" if close else "")
+    guess = closest(given, choices, cutoff=0.7)
+    return message + (f"; did you mean {guess!r}?" if guess else "")
 
 
 def _unknown_key_hint(

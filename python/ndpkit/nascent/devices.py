@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -255,13 +254,11 @@ def _check_used(raw: dict[str, dict[str, Any]], used: Sequence[str], source: str
             name = parent if isinstance(parent, str) and parent != name else ""
     for name in raw:
         if name not in needed:
-            close = difflib.get_close_matches(name, used, n=1)
-            guess = f"did you mean {close[0]!r}? " if close else ""
             raise UnknownNameError(
                 "device",
                 name,
                 list(used),
-                hint=f"{guess}this command takes only those (and the devices they extend), "
+                hint="this command takes only those (and the devices they extend), "
                 "so the file's values for it would be ignored",
                 source=source,
             )

@@ -27,7 +27,6 @@ counts too.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import math
 import numbers
@@ -45,6 +44,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import (
     SpecError,
+    closest,
     finite_number,
     function_or_none,
     true_or_false,
@@ -862,8 +862,8 @@ def _measurement(item: Any, source: str, where: str) -> Measurement:
         )
     unknown = sorted(set(item) - set(_FIELDS) - set(_DERIVED_KEYS))
     if unknown:
-        close = difflib.get_close_matches(unknown[0], [*_FIELDS, *_DERIVED_KEYS], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        guess = closest(unknown[0], [*_FIELDS, *_DERIVED_KEYS])
+        hint = f"; did you mean {guess!r}?" if guess else ""
         raise SpecError(f"unknown field{hint}", source=source, field=f"{where}.{unknown[0]}")
     missing = [name for name, f in _FIELDS.items() if _required(f) and name not in item]
     if missing:
