@@ -54,6 +54,6 @@ def test_an_unknown_name_guesses_the_one_meant(name: str, guess: str | None) -> 
         assert message.endswith(f"; did you mean {guess!r}?")
 
 
-def test_a_guess_comes_before_the_callers_hint() -> None:
-    message = str(UnknownNameError("app", "LC", ["lc"], source="command line", hint="see docs"))
-    assert message == "command line: unknown app 'LC'; known: lc; did you mean 'lc'? see docs"
+def test_a_callers_hint_replaces_the_guess() -> None:
+    message = str(UnknownNameError("app", "knn8-topk", ["knn8"], source="s", hint="measure it"))
+    assert message == "s: unknown app 'knn8-topk'; known: knn8; measure it"

@@ -58,9 +58,11 @@ class UnknownNameError(NdpkitError):
         self.hint = hint
         self.source = source  # a caller that adds its own hint raises it again from the same
         message = f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}"
-        guess = closest(name, known) if isinstance(name, str) else None
+        # A caller's hint knows better than a spelling guess ("knn8-topk is one of
+        # ndpkit's kernels: measure it", not "did you mean 'knn8'?").
+        guess = closest(name, known) if isinstance(name, str) and not hint else None
         if guess is not None:
-            message += f"; did you mean {guess!r}?" + (f" {hint}" if hint else "")
+            message += f"; did you mean {guess!r}?"
         elif hint:
             message += f"; {hint}"
         super().__init__(f"{source}: {message}" if source else message)

@@ -39,7 +39,8 @@ def test_tables_escape_what_the_encoding_lacks(env: dict[str, str]) -> None:
         assert b"\\u20" in result.stdout  # an escaped dash
         result.stdout.decode("ascii")  # nothing but ASCII on the wire
     error = run(env, "estimate", "-p", "nope", "-a", "lc")
-    assert error.returncode == 2 and error.stderr.startswith(b"error: unknown platform 'nope'")
+    expected = b"error: command line: --platform: unknown platform 'nope'"
+    assert error.returncode == 2 and error.stderr.startswith(expected)
 
 
 def test_utf8_output_is_left_as_it_is() -> None:

@@ -5,7 +5,6 @@ meant."""
 from __future__ import annotations
 
 import pytest
-
 from cli_errors import one_error_line
 
 

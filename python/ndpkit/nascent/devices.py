@@ -29,7 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Self, TypeVar
 
-from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.errors import SpecError, UnknownNameError, closest
 from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.loader import parse_nested
 from ndpkit.nascent.bitonic import MAX_CAPACITY, MAX_P
@@ -254,11 +254,13 @@ def _check_used(raw: dict[str, dict[str, Any]], used: Sequence[str], source: str
             name = parent if isinstance(parent, str) and parent != name else ""
     for name in raw:
         if name not in needed:
+            guess = closest(name, used)
             raise UnknownNameError(
                 "device",
                 name,
                 list(used),
-                hint="this command takes only those (and the devices they extend), "
+                hint=(f"did you mean {guess!r}? " if guess else "")
+                + "this command takes only those (and the devices they extend), "
                 "so the file's values for it would be ignored",
                 source=source,
             )
