@@ -707,6 +707,9 @@ def open_dataset(
     verify, every = true_or_false(verify, "verify"), true_or_false(every, "every")
     function_or_none(progress, "progress", PROGRESS_EXPECTED)
     manifest_path = root / MANIFEST
+    part = _part_of_a_data_set(root)
+    if part is not None:
+        raise SpecError(part, source=str(root))
     if root.exists() and not root.is_dir():
         # A table, CSV or .npy given where its data set was meant: say how to make one of
         # it (the message named a Parquet table and a .npy alone, to a CSV file's user).
@@ -756,6 +759,37 @@ def open_dataset(
     if verify:
         dataset.verify(progress=progress)
     return dataset
+
+
+def _written_by_ndpkit(directory: Path) -> dict[str, Any] | None:
+    """The manifest in `directory` if it is one `ndpkit data` wrote (as JSON, unvalidated),
+    else None: a guess at what a path the user gave belongs to, never an error itself."""
+    try:
+        document = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if isinstance(document, dict) and document.get("format") == FORMAT:
+        return document
+    return None
+
+
+def _part_of_a_data_set(path: Path) -> str | None:
+    """What is wrong with giving `path` where a data set directory is meant, if it is a
+    data set's manifest or one of its device directories: else None. Said of the file or
+    directory alone, "is a file" hinted at `data import` for a manifest, and a device
+    directory's "manifest.json: missing: not a data set" hid the data set one level up."""
+    parent = path.parent
+    parent_named = ". (the working directory)" if str(parent) == "." else str(parent)
+    if path.name == MANIFEST and path.is_file() and _written_by_ndpkit(parent) is not None:
+        return f"is the manifest of the data set {parent}: give its directory, {parent_named}"
+    if (
+        _DEVICE_DIR.fullmatch(path.name)
+        and path.is_dir()
+        and not (path / MANIFEST).exists()
+        and _written_by_ndpkit(parent) is not None
+    ):
+        return f"is a device directory of the data set {parent}: give the data set, {parent_named}"
+    return None
 
 
 def _check_shard_sizes(dataset: Dataset) -> None:
@@ -1614,6 +1648,7 @@ def import_dataset(
             source=str(source),
             field="crop",
         )
+    _check_not_a_data_set(source)
     # A name that is not UTF-8 (Latin-1 bytes) is kept as its escapes (`caf\xe9.npy`): the
     # manifest's JSON cannot hold the lone surrogates Python reads such bytes as.
     real = os.fsencode(os.path.realpath(source)).decode("utf-8", "backslashreplace")
@@ -1655,6 +1690,34 @@ def import_dataset(
     if on_cropped is not None and loss is not None:
         on_cropped(loss)
     return made
+
+
+def _check_not_a_data_set(source: Path) -> None:
+    """A data set (or its manifest) is not data to import: read as a directory of images it
+    was "no images" ("app 'lc' has records of shape (8,), not images"), as a Parquet table
+    "holds files that are not parts (manifest.json)", and its manifest "not a .npy file".
+    Say what it is, and how to get it over other devices (from what it was made)."""
+    if source.name == MANIFEST and source.is_file():
+        found = _written_by_ndpkit(source.parent)
+        where = source.parent
+    else:
+        found = _written_by_ndpkit(source) if source.is_dir() else None
+        where = source
+    if found is None:
+        return
+    made = str(found.get("source"))
+    again = (
+        f"generate it again (`ndpkit data generate {found.get('app')} --seed "
+        f"{found.get('seed')} --devices N`)"
+        if made == "generated"
+        else f"import what it was made from ({made.removeprefix('import ')}) with --devices N"
+    )
+    raise SpecError(
+        f"is an ndpkit data set already ({where}/{MANIFEST}), not data to import: it runs "
+        f"as it is (`ndpkit evaluate --data {where}`); for its records over other devices, "
+        + again,
+        source=str(source),
+    )
 
 
 MAX_DEVICES = MAX_COUNT

@@ -1,0 +1,80 @@
+"""A data set, its manifest or one of its device directories given where something else is
+meant: each said for what it is, in one line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_errors import one_error_line
+
+from ndpkit.runtime import Dataset, generate_dataset, import_dataset
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Dataset:
+    return generate_dataset("lc", 64 * 2**10, 2, tmp_path / "ds", seed=3, shard_bytes=64 * 2**10)
+
+
+@pytest.mark.parametrize(
+    "command", [("data", "show"), ("evaluate", "--platforms", "cns", "--data")]
+)
+@pytest.mark.parametrize(
+    ("part", "expected"),
+    [
+        # Was "is a file, not a data set directory (a .npy, Parquet or CSV file becomes one
+        # with `ndpkit data import …`)": a manifest is no data to import.
+        ("manifest.json", "is the manifest of the data set {ds}: give its directory, {ds}"),
+        # Was "device-01/manifest.json: missing: not a data set, or one whose writing did
+        # not finish": the data set one level up went unsaid.
+        ("device-01", "is a device directory of the data set {ds}: give the data set, {ds}"),
+    ],
+)
+def test_a_part_of_a_data_set_names_the_data_set(
+    ndpkit, dataset: Dataset, command: tuple[str, ...], part: str, expected: str
+) -> None:
+    given = dataset.path / part
+    line = one_error_line(ndpkit(*command, str(given)))
+    assert line == f"error: {given}: " + expected.format(ds=dataset.path)
+
+
+@pytest.mark.parametrize("shard_format", ["npy", "parquet"])
+@pytest.mark.parametrize("part", ["", "manifest.json"])
+def test_importing_a_data_set_says_it_is_one_and_how_to_reshard_it(
+    ndpkit, tmp_path: Path, shard_format: str, part: str
+) -> None:
+    """An .npy-sharded data set was read as a directory of images ("app 'lc' has records
+    of shape (8,), not images"), a Parquet-sharded one as a table with a stray file
+    ("holds files that are not parts of a Parquet table (manifest.json)"), and a manifest
+    as a .npy ("not a .npy file")."""
+    ds = generate_dataset("lc", 64 * 2**10, 2, tmp_path / "ds", seed=5, shard_format=shard_format)
+    given = ds.path / part if part else ds.path
+    out = tmp_path / "out"
+    line = one_error_line(ndpkit("data", "import", str(given), "--app", "lc", "-o", str(out)))
+    assert line.startswith(f"error: {given}: is an ndpkit data set already ({ds.path}/"), line
+    assert f"`ndpkit evaluate --data {ds.path}`" in line
+    assert "`ndpkit data generate lc --seed 5 --devices N`" in line
+    assert not out.exists()
+
+
+def test_importing_an_imported_data_set_names_what_it_was_made_from(
+    ndpkit, tmp_path: Path, dataset: Dataset
+) -> None:
+    shard = dataset.shard_path(dataset.shards[0])
+    copy = import_dataset(shard, 1, tmp_path / "copy", "lc")
+    out = tmp_path / "out"
+    line = one_error_line(ndpkit("data", "import", str(copy.path), "--app", "lc", "-o", str(out)))
+    assert line.endswith(f"import what it was made from ({shard.resolve()}) with --devices N")
+    assert not out.exists()
+
+
+def test_a_users_device_nn_directory_with_a_data_set_in_it_is_still_a_data_set(
+    ndpkit, tmp_path: Path
+) -> None:
+    """Only a directory that holds no manifest of its own is taken for a device directory:
+    a data set named device-03 inside another opens."""
+    outer = generate_dataset("lc", 64 * 2**10, 1, tmp_path / "outer", shard_bytes=64 * 2**10)
+    generate_dataset("lc", 64 * 2**10, 1, outer.path / "device-03")
+    # The outer data set now holds a device directory its manifest does not list.
+    shown = ndpkit("data", "show", str(outer.path / "device-03"))
+    assert shown.returncode == 0, shown.stderr
