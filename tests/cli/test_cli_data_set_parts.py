@@ -9,11 +9,12 @@ import pytest
 from cli_errors import one_error_line
 
 from ndpkit.runtime import Dataset, generate_dataset, import_dataset
+from ndpkit.runtime.dataset import MANIFEST
 
 
 @pytest.fixture
 def dataset(tmp_path: Path) -> Dataset:
-    return generate_dataset("lc", 64 * 2**10, 2, tmp_path / "ds", seed=3, shard_bytes=64 * 2**10)
+    return generate_dataset("lc", 256 * 2**10, 2, tmp_path / "ds", seed=3, shard_bytes=64 * 2**10)
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,30 @@ def test_a_users_device_nn_directory_with_a_data_set_in_it_is_still_a_data_set(
     """Only a directory that holds no manifest of its own is taken for a device directory:
     a data set named device-03 inside another opens."""
     outer = generate_dataset("lc", 64 * 2**10, 1, tmp_path / "outer", shard_bytes=64 * 2**10)
-    generate_dataset("lc", 64 * 2**10, 1, outer.path / "device-03")
+    inner = generate_dataset("lc", 64 * 2**10, 1, tmp_path / "inner")
+    inner.path.rename(outer.path / "device-03")  # written there, it is refused
     # The outer data set now holds a device directory its manifest does not list.
     shown = ndpkit("data", "show", str(outer.path / "device-03"))
     assert shown.returncode == 0, shown.stderr
+
+
+@pytest.mark.parametrize("inside", ["device-00/new", "sub", "device-01/x/y"])
+@pytest.mark.parametrize("command", ["generate", "import"])
+def test_a_data_set_is_not_written_inside_another(
+    ndpkit, dataset: Dataset, inside: str, command: str
+) -> None:
+    """`-o DS/device-00/new` wrote a data set there, and DS's next `--overwrite` was refused
+    ("holds device-00/new, which ndpkit did not write")."""
+    out = dataset.path / inside
+    if command == "generate":
+        args = ("generate", "lc", "--size", "64KiB", "--devices", "1")
+    else:
+        args = ("import", str(dataset.shard_path(dataset.shards[0])), "--app", "lc")
+    line = one_error_line(ndpkit("data", *args, "-o", str(out)))
+    assert line.startswith(f"error: {out}: is inside the data set {dataset.path}, "), line
+    assert line.endswith("write it elsewhere; nothing was written")
+    assert sorted(p.name for p in dataset.path.iterdir()) == ["device-00", "device-01", MANIFEST]
+    again = ndpkit(
+        "data", "generate", "lc", "--size", "64KiB", "-o", str(dataset.path), "--overwrite"
+    )
+    assert again.returncode == 0, again.stderr
