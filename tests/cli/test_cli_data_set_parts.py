@@ -3,6 +3,7 @@ meant: each said for what it is, in one line, exit 2, nothing written."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,24 @@ def test_a_data_set_is_not_written_inside_another(
         "data", "generate", "lc", "--size", "64KiB", "-o", str(dataset.path), "--overwrite"
     )
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("verify", [(), ("--verify",)])
+@pytest.mark.parametrize("replacement", ["file", "dangling link"])
+def test_a_file_where_a_device_directory_belongs_is_said_once(
+    ndpkit, dataset: Dataset, verify: tuple[str, ...], replacement: str
+) -> None:
+    """It was each shard's "cannot read shard (Not a directory)", once per shard."""
+    device = dataset.path / "device-01"
+    shutil.rmtree(device)
+    if replacement == "file":
+        device.write_text("not a directory\n")
+    else:
+        device.symlink_to(dataset.path / "nowhere")
+    line = one_error_line(ndpkit("data", "show", str(dataset.path), *verify))
+    shards = len(dataset.shards_of(1))
+    its = "its shard" if shards == 1 else f"its {shards} shards"
+    assert line == (
+        f"error: {device}: is not a directory (a file, or a link to nothing): the device "
+        f"directory is missing, {its}"
+    )

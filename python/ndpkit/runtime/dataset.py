@@ -810,7 +810,9 @@ def _size_problems(dataset: Dataset) -> tuple[list[ShardError], set[str]]:
     absent: dict[str, int] = {}
     for shard in dataset.shards:
         device = shard.path.split("/")[0]
-        if device not in absent and not (dataset.path / device).exists():
+        # A file where the directory belongs (`device-02` a regular file) was each of its
+        # shards' "cannot read shard (Not a directory)": the directory is what is missing.
+        if device not in absent and not (dataset.path / device).is_dir():
             absent[device] = 0
         if device in absent:
             absent[device] += 1
@@ -823,7 +825,11 @@ def _size_problems(dataset: Dataset) -> tuple[list[ShardError], set[str]]:
             bad.add(shard.path)
     for device, shards in absent.items():
         its = "its shard" if shards == 1 else f"its {shards} shards"
-        problems.append(ShardError(dataset.path / device, f"device directory is missing, {its}"))
+        odd = os.path.lexists(dataset.path / device)  # a file, or a link to nothing
+        what = "is not a directory (a file, or a link to nothing): the " if odd else ""
+        problems.append(
+            ShardError(dataset.path / device, f"{what}device directory is missing, {its}")
+        )
     return problems, bad
 
 
