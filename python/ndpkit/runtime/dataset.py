@@ -2417,6 +2417,16 @@ def _check_target(path: Path, overwrite: bool) -> None:
         raise SpecError(
             "exists and is not a data set directory; not replacing it", source=str(path)
         )
+    if os.path.ismount(path):
+        # "already exists; pass --overwrite", whose run wrote every shard beside it, on the
+        # file system it is mounted on, and then failed: "cannot move the old data set
+        # aside (Device or resource busy)". A data set is renamed into place whole.
+        raise SpecError(
+            "is a mount point, which cannot be replaced by a data set (one is written beside "
+            f"its directory and renamed onto it): give a directory inside, such as {path / 'ds'}; "
+            "nothing was written",
+            source=str(path),
+        )
     with contextlib.suppress(OSError):
         if Path.cwd().resolve().is_relative_to(path.resolve()):
             raise SpecError(
