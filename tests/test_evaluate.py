@@ -474,6 +474,16 @@ def test_the_improvement_over_cns_is_also_the_papers_performance_ratio() -> None
     assert ev.document([run])["apps"][0]["predicted"]["rans"]["performance_vs_cns"] == ratio
 
 
+def test_without_cns_the_table_says_why_its_cns_columns_are_empty() -> None:
+    (run,) = ev.evaluate(["lc"], ["rans"], size_bytes=1 << 19)
+    predicted = {t.name: t for t in ev.tables([run])}["predicted"]
+    assert all(row["speedup_vs_cns"] is None for row in predicted.rows)
+    assert predicted.note is not None and "cns is not among the platforms" in predicted.note
+    (run,) = ev.evaluate(["lc"], ["cns", "rans"], size_bytes=1 << 19)
+    predicted = {t.name: t for t in ev.tables([run])}["predicted"]
+    assert predicted.note is not None and "cns is not among" not in predicted.note
+
+
 def test_the_splits_table_has_one_unit_per_column() -> None:
     (run,) = ev.evaluate(["knn2"], ["rfns"], size_bytes=1 << 19)
     splits = {t.name: t for t in ev.tables([run])}["splits"]

@@ -1037,6 +1037,13 @@ def predicted_rows(r: AppRun) -> list[dict[str, Any]]:
     return rows
 
 
+def _no_cns_note(runs: list[AppRun]) -> str:
+    """Why the × CNS columns are empty, where they are: the columns showed "–" alone."""
+    if any("cns" in r.estimates for r in runs):
+        return ""
+    return " The × CNS columns are empty: cns is not among the platforms; add it to compare."
+
+
 def _ratio(numerator: float, denominator: float) -> float | None:
     """numerator / denominator; a platform whose powers are all 0 W prices its run at
     0 J: then infinitely better than a run that costs anything, and not comparable with
@@ -1122,7 +1129,7 @@ def tables(runs: list[AppRun]) -> list[Table]:
                 Column("note", "note", None),
             ],
             predicted,
-            note=PREDICTED_NOTE,
+            note=PREDICTED_NOTE + _no_cns_note(runs),
         ),
     ]
     # knn8 and knn8-topk asked for together compare the same two runs: listed once.
