@@ -1185,6 +1185,21 @@ def test_an_existing_file_is_not_replaced_whatever_overwrite_says(
     assert (tmp_path / "ds").read_text() == "mine"
 
 
+def test_an_empty_directory_is_written_into_without_overwrite(tmp_path: Path) -> None:
+    """`mkdir out` before generating is common, and nothing in it can be lost: it used to
+    say "already exists; pass overwrite". A directory with anything in it still does."""
+    (tmp_path / "ds").mkdir()
+    ds = _make(tmp_path)
+    assert (tmp_path / "ds" / MANIFEST).is_file() and ds.total_bytes == 10_000
+    with pytest.raises(SpecError, match="ds: already exists; pass overwrite"):
+        _make(tmp_path)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(SpecError, match="other: already exists; pass overwrite"):
+        _make(tmp_path, "other")
+    assert (tmp_path / "other" / "notes.txt").read_text() == "mine"
+
+
 def test_npy_shards_put_their_records_on_a_page(tmp_path: Path) -> None:
     """Records begin NPY_DATA_ALIGN bytes in, and numpy reads the padded header."""
     ds = _make(tmp_path)

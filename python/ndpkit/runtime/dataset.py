@@ -2435,6 +2435,10 @@ def _check_target(path: Path, overwrite: bool) -> None:
                 source=str(path),
             )
     if not overwrite:
+        if _empty_directory(path):
+            # `mkdir out` first is common; nothing is lost, and the publishing rename
+            # replaces an empty directory (and fails on one filled meanwhile).
+            return
         raise SpecError(
             "already exists; pass overwrite (--overwrite) to replace it", source=str(path)
         )
@@ -2519,6 +2523,15 @@ def _names_a_data_set(manifest: Path) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("format") == FORMAT
+
+
+def _empty_directory(path: Path) -> bool:
+    """Whether `path` is a directory with nothing in it (False when it cannot be listed)."""
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 def _publish(staging: Path, path: Path, overwrite: bool) -> None:
