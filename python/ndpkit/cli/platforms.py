@@ -17,6 +17,7 @@ from ndpkit.cli.common import (
 )
 from ndpkit.errors import closest
 from ndpkit.hw import Engine, Platform, load_platform, preset_names
+from ndpkit.hw.loader import load_platform_noted
 from ndpkit.kernels import kernel_names
 from ndpkit.profile import load_profiles
 from ndpkit.report import Column, Table, to_json
@@ -116,9 +117,9 @@ def check(
     """Validate a platform file; exit status 2 with the file and field on any error."""
     # A str, not a Path: pathlib turns "./rans" into "rans", a preset's name.
     with user_errors():
-        platform = load_platform(file)
+        platform, loaded = load_platform_noted(file)
     s = summary(platform)
-    for note in [*unshipped_apps(platform), *unpriced_host(platform)]:
+    for note in [*loaded, *unshipped_apps(platform), *unpriced_host(platform)]:
         stderr().print(f"note: {file}: {note}", highlight=False, markup=False)
     ssds = f"{s['devices']} SSD{'' if s['devices'] == 1 else 's'}"
     engines = (

@@ -7,6 +7,7 @@ and override any field; tables are merged key by key.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tomllib
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.interfaces import expand_interface, note_overrides
 from ndpkit.hw.platform import Platform
 from ndpkit.hw.spec import reported_error, spec_error
+from ndpkit.hw.switch import SwitchLayer
+from ndpkit.units import Kind, format_si
 
 _PRESETS = "ndpkit.hw.presets"
 
@@ -42,18 +45,97 @@ in the parser or, merged along an `extends` chain, in ndpkit."""
 
 def load_platform(name_or_path: str | Path) -> Platform:
     """Load a preset by name (`"rfns"`) or a TOML file by path."""
+    return load_platform_noted(name_or_path)[0]
+
+
+def load_platform_noted(name_or_path: str | Path) -> tuple[Platform, list[str]]:
+    """`load_platform`, with notes on what loading made of the file that it did not say
+    (`field: what`), for `ndpkit platforms check` to print: an inherited switch-layer
+    total fitted to the file's own layer."""
+    notes: list[str] = []
     layers = _layers(name_or_path, seen=(), named_by=None)
     data: dict[str, Any] = {}
-    for _, layer in reversed(layers):
+    declared: tuple[int, dict[str, Any], Any] | None = None
+    for at in reversed(range(len(layers))):
+        layer = layers[at][1]
         data = _replace_rate_form(_merge(data, layer), layer)
         if isinstance(layer.get("host_link"), _NamedLink):
             # A named interface stands for the whole link: a parent's own keys (cns's 48
             # lanes, an idle power) are not the interface's and do not carry over into it.
             data["host_link"] = dict(layer["host_link"])
+        switch = layer.get("switch_layer")
+        if isinstance(switch, dict) and switch.keys() & _TOTAL_KEYS:
+            # The layer as the file that declared its total saw it.
+            storage = data.get("storage")
+            count = storage.get("count") if isinstance(storage, dict) else None
+            declared = (at, dict(data["switch_layer"]), count)
     platform = _validate(data, layers)
+    if declared is not None and declared[0] > 0:  # the total is inherited
+        at, switch, count = declared
+        platform = _inherited_total(platform, layers[at][0], switch, count, notes)
     if names_a_file(name_or_path):
         _own_name(layers)
-    return platform
+    return platform, notes
+
+
+_TOTAL_KEYS = {"power_total", "power_total_w"}
+
+
+def _inherited_total(
+    platform: Platform, declared_by: str, switch: dict[str, Any], count: Any, notes: list[str]
+) -> Platform:
+    """`platform` with an inherited `switch_layer.power_total` made to fit its own layer.
+
+    A total is declared for the declaring file's mux elements at its element power (RFNS's
+    18 mW: 18 x 0.99 mW, rounded up). A file that extends it with another scheme or device
+    count keeps the total per element, as `Platform.with_scheme` and `with_engine_count`
+    (the sweeps) do: rfns with 7 SSDs is charged 3 mW, where it was charged 18 mW for 3
+    elements. A file that changes `element_power` drops the total, which no longer bounds
+    that element: it is charged elements x element_power. The layer's description says so
+    (`platforms show`), and a note for `platforms check` is added to `notes`."""
+    layer = platform.switch_layer
+    total = layer.power_total_w
+    devices = platform.devices
+    after = layer.elements(devices)
+    if total is None or after == 0:  # a layer without elements is charged nothing
+        return platform
+    try:
+        parent = SwitchLayer.model_validate(
+            {k: v for k, v in switch.items() if k in {"scheme", "element_power", "element_power_w"}}
+        )
+    except ValidationError:  # the declaring file's own values were refused, then overridden
+        return platform
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        return platform
+    before = parent.elements(count)
+    was = f"{declared_by} declares {format_si(total, Kind.POWER)} for its {_elements(before)}"
+    was += f" ({parent.scheme} over {count} SSDs)"
+    if not math.isclose(parent.element_power_w, layer.element_power_w) or before == 0:
+        new = None
+        now = layer.element_power_w * after
+        why = (
+            f"{was} at element_power {format_si(parent.element_power_w, Kind.POWER)}; "
+            f"at {format_si(layer.element_power_w, Kind.POWER)}, this platform's "
+            f"{_elements(after)} are charged elements x element_power: "
+            f"{format_si(now, Kind.POWER)}"
+        )
+    elif before == after:
+        return platform
+    else:
+        new = total * after / before
+        why = (
+            f"{was}; scaled per element to this platform's {_elements(after)} "
+            f"({layer.scheme} over {devices} SSDs): {format_si(new, Kind.POWER)}"
+        )
+    why += "; declare power_total to set another"
+    description = f"{layer.description}; {why}" if layer.description else why
+    update = {"power_total_w": new, "description": description}
+    notes.append(f"switch_layer.power_total: {why}")
+    return platform.model_copy(update={"switch_layer": layer.model_copy(update=update)})
+
+
+def _elements(n: int) -> str:
+    return f"{n} mux element{'' if n == 1 else 's'}"
 
 
 def validate_platform(data: dict[str, Any], *, source: str) -> Platform:
