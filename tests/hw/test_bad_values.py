@@ -57,6 +57,15 @@ from ndpkit.profile import load_profiles
         ("engines", "kind", '"fgpa"', "got 'fgpa'; did you mean 'fpga'?"),
         ("engines", "kind", '"gpu"', "must be 'arm', 'fpga' or 'cpu', got 'gpu'"),
         ("engines", "placement", '"channels"', "got 'channels'; did you mean 'channel'?"),
+        # as the file spells it: "got True" was Python's spelling
+        ("engines", "kind", "true", "must be 'arm', 'fpga' or 'cpu', got true"),
+        # pydantic's "Input should be a valid string", "… greater than or equal to 1" and
+        # "… a finite number" named no value given
+        ("switch_layer", "scheme", "2", "expected a string (in quotes), got 2"),
+        ("host_link", "description", "5", "expected a string (in quotes), got 5"),
+        ("host_link", "lanes", "0", "greater than or equal to 1, got 0"),
+        ("engines.pipeline_delay", "lc", "-1", "greater than or equal to 0, got -1"),
+        ("engines.bytes_per_cycle", "lc", "nan", "should be a finite number, got nan"),
     ],
 )
 def test_a_value_that_cannot_be_right_is_an_error(

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 
+from ndpkit.hw.spec import as_written as _as_written
 from ndpkit.units import MAX_SI, MIN_SI, Kind, UnitError, format_si, parse
 
 
@@ -54,11 +55,6 @@ def _whole_number(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"expected a whole number, got {_as_written(value)}")
     return value
-
-
-def _as_written(value: Any) -> str:
-    """A parsed TOML value as the file spells it (`true`, not Python's `True`)."""
-    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def _plausible(value: float, info: ValidationInfo) -> float:

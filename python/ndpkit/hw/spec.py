@@ -36,6 +36,11 @@ def check_busy_power(active_w: float, idle_w: float | None, active_key: str) -> 
         )
 
 
+def as_written(value: Any) -> str:
+    """A parsed TOML value as the file spells it (`true`, not Python's `True`)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
 def reported_error(exc: ValidationError) -> Any:
     """The one of pydantic's errors a message reports: an unknown key first, since a
     misspelt one ("alpah") also makes its real one missing, and "alpha: required field is
@@ -82,6 +87,11 @@ def spec_error(
     elif first["type"] in ("model_type", "model_attributes_type", "dict_type"):
         # Pydantic names its classes ("instance of StorageDevice"); a file has tables.
         message = f"expected a table of keys, got {first['input']!r}"
+    elif first["type"] == "string_type":  # "Input should be a valid string" named no value
+        message = f"expected a string (in quotes), got {as_written(first['input'])}"
+    elif message.startswith("Input should be") and not isinstance(first.get("input"), dict):
+        # pydantic's "Input should be greater than or equal to 1" named no value given
+        message += f", got {as_written(first.get('input'))}"
     more = len(exc.errors()) - 1
     if more:
         message += f" (and {more} more problem{'s' if more > 1 else ''})"
@@ -93,7 +103,7 @@ def _literal_message(given: Any, expected: str) -> str:
     choice: pydantic's "Input should be 'arm', 'fpga' or 'cpu'" said neither, where a
     profile's engine table says "did you mean 'arm'?" of the same typo."""
     choices = re.findall(r"'([^']*)'", expected)
-    message = f"must be {expected}, got {given!r}"
+    message = f"must be {expected}, got {as_written(given)}"
     if not isinstance(given, str) or not choices:
         return message
     guess = closest(given, choices, cutoff=0.7)
