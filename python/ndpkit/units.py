@@ -127,6 +127,8 @@ def parse(text: Any, kind: Kind) -> float:
         raise UnitError(f"{text!r} has no number; write it like {kind.example!r}")
     if kind in (Kind.SIZE, Kind.BANDWIDTH):
         _check_information_prefixes(text, quantity, kind)
+    if kind is Kind.FREQUENCY:
+        _check_clock_prefixes(text, quantity)
     base = quantity.to_base_units()
     if str(base.units) != kind.base:
         noun = kind.name.lower()
@@ -282,6 +284,24 @@ def _check_information_prefixes(text: str, quantity: Any, kind: Kind) -> None:
                     f"{text!r}: the prefix {prefix} ({factor:g}) divides a bit or byte, and no "
                     f"{kind.name.lower()} is counted in fractions of one; write it like "
                     f"{kind.example!r}{_did_you_mean(text, kind)}"
+                )
+
+
+def _check_clock_prefixes(text: str, quantity: Any) -> None:
+    """Refuse a prefix that divides a hertz: every frequency in a file is a clock (a core's,
+    a cell's, a configuration port's), and "3 mHz" (millihertz, one cycle in 333 s) is
+    always the "3 MHz" meant, 10^9 times off, as "3 mB/s" is for a bandwidth."""
+    ureg = registry()
+    for name, _ in quantity.unit_items():
+        for prefix, unit, _suffix in ureg.parse_unit_name(name):
+            if not prefix or unit != "hertz":
+                continue
+            factor = ureg.Quantity(1, prefix + unit).to(unit).magnitude
+            if factor < 1:
+                raise UnitError(
+                    f"{text!r}: the prefix {prefix} ({factor:g}) divides a hertz, and no "
+                    f"clock ticks that slowly; write it like {Kind.FREQUENCY.example!r}"
+                    f"{_did_you_mean(text, Kind.FREQUENCY)}"
                 )
 
 

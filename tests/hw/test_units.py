@@ -1,6 +1,7 @@
 """Unit strings parse to SI floats; wrong kinds and typos are errors."""
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ndpkit import units
+from ndpkit.errors import SpecError
 from ndpkit.units import _ALIASES, _SPELLINGS, Kind, UnitError, _case_key, format_si, parse
 
 
@@ -302,9 +304,39 @@ def test_a_fraction_of_a_byte_or_bit_is_refused(
 
 
 @pytest.mark.parametrize(
+    ("text", "suggestion"),
+    [
+        ("3 mHz", "'3 MHz'"),  # pint: millihertz, accepted as a core clock 10^9 times off
+        ("100 mHz", "'100 MHz'"),
+        ("3 µHz", None),
+        ("3 nHz", None),
+    ],
+)
+def test_a_fraction_of_a_hertz_is_refused(text: str, suggestion: str | None) -> None:
+    with pytest.raises(UnitError) as info:
+        parse(text, Kind.FREQUENCY)
+    message = str(info.value)
+    assert "divides a hertz" in message
+    if suggestion is None:
+        assert "did you mean" not in message
+    else:
+        assert f"did you mean {suggestion}?" in message
+
+
+def test_a_milli_clock_in_a_platform_names_the_file_and_field(
+    platform_error: Callable[..., SpecError],
+) -> None:
+    error = platform_error('extends = "rans"\nname = "x"\n[host]\nfrequency = "3 mHz"\n')
+    assert error.field == "host.frequency"
+    assert "did you mean '3 MHz'?" in error.detail
+
+
+@pytest.mark.parametrize(
     ("text", "kind", "expected"),
     [
         ("66 mW", Kind.POWER, 0.066),  # milli stays a prefix where it means something
+        ("3 kHz", Kind.FREQUENCY, 3e3),
+        ("1 Hz", Kind.FREQUENCY, 1.0),
         ("10 ms", Kind.TIME, 0.01),
         ("1 mJ", Kind.ENERGY, 0.001),
         ("1.5e9 B/s", Kind.BANDWIDTH, 1.5e9),
