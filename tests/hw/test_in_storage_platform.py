@@ -363,7 +363,7 @@ def _in_storage_off(data: dict[str, Any]) -> dict[str, Any]:
     [
         pytest.param(
             _with("engines.count", 4),
-            "(top level)",
+            "engines.count",
             "engines.count (4) must equal storage.count x storage.channels (8)",
             id="cells-not-one-per-channel",
         ),
@@ -399,7 +399,7 @@ def _in_storage_off(data: dict[str, Any]) -> dict[str, Any]:
         ),
         pytest.param(
             _without("engines"),
-            "(top level)",
+            "public_cell",
             "public_cell needs channel cells",
             id="public-cell-without-cells",
         ),
@@ -468,7 +468,7 @@ def test_placement_channel_needs_a_channel_level_ssd() -> None:
     storage["read_bandwidth"] = "3 GB/s"
     with pytest.raises(SpecError) as info:
         validate_platform(data, source="mine")
-    assert info.value.field == "(top level)"
+    assert info.value.field == "engines.placement"
     assert "needs storage.channels and storage.channel_bandwidth" in info.value.detail
 
 
@@ -488,17 +488,17 @@ def test_placement_channel_needs_the_on_device_dram() -> None:
     [
         (
             'extends = "risp-64ch"\n[engines]\ncount = 32\n',
-            "(top level)",
+            "engines.count",
             "must equal storage.count x storage.channels (64)",
         ),
         (
             'extends = "risp-64ch"\n[storage]\nchannels = 32\n',
-            "(top level)",
+            "storage.channels",
             "engines.count (64) must equal",
         ),
         (
             'extends = "risp-64ch"\n[storage]\ncount = 2\n',
-            "(top level)",
+            "storage.count",
             "models one SSD (storage.count = 1), got 2",
         ),
         (
@@ -518,7 +518,7 @@ def test_placement_channel_needs_the_on_device_dram() -> None:
         ),
         (
             'extends = "risp-baseline"\n[public_cell]\npower_idle = "24 mW"\n',
-            "(top level)",
+            "public_cell",
             "public_cell needs channel cells",
         ),
         (
@@ -533,7 +533,7 @@ def test_placement_channel_needs_the_on_device_dram() -> None:
         ),
         (
             'extends = "risp-64ch"\n[switch_layer]\nscheme = "mux2"\n',
-            "(top level)",
+            "switch_layer.scheme",
             "leave switch_layer.scheme at mux1",
         ),
     ],

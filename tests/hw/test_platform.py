@@ -105,7 +105,7 @@ def test_user_file_extends_a_preset(tmp_path: Path) -> None:
         ('extends = "rans"\n[host]\npower_idle = "30 GHz"\n', "host.power_idle", "not a power"),
         (
             'extends = "rans"\n[switch_layer]\nscheme = "mux64"\n',
-            "(top level)",
+            "switch_layer.scheme",
             "spans 64 devices but storage.count is 36",
         ),
         (
@@ -113,7 +113,9 @@ def test_user_file_extends_a_preset(tmp_path: Path) -> None:
             "switch_layer.scheme",
             "mux1, mux2",
         ),
-        ('extends = "rans"\n[engines]\ncount = 12\n', "(top level)", "must equal storage.count"),
+        ('extends = "rans"\n[engines]\ncount = 12\n', "engines.count", "must equal storage.count"),
+        # a check across fields blames the one the file wrote: it said "(top level)"
+        ('extends = "rans"\n[storage]\ncount = 12\n', "storage.count", "must equal storage.count"),
         ('extends = "rans"\n[engines]\nkind = "gpu"\n', "engines.kind", "arm"),
         ('extends = "rans"\n[engines]\nturbo = true\n', "engines.turbo", "unknown field"),
         (
@@ -195,3 +197,15 @@ def test_both_rate_forms_in_one_file_are_still_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(SpecError, match="lc: in both throughput and bytes_per_cycle"):
         load_platform(both)
+
+
+def test_a_check_across_fields_names_the_parent_that_wrote_the_field(tmp_path: Path) -> None:
+    """rans37.toml sets storage.count = 37 (its engines stay 36); a file extending it that
+    changes nothing of either is not to blame: the error names rans37.toml's storage.count,
+    where it named the loaded file's "(top level)"."""
+    (tmp_path / "rans37.toml").write_text('extends = "rans"\nname = "r37"\n[storage]\ncount = 37\n')
+    child = _write(tmp_path, 'extends = "rans37.toml"\nname = "c"\n[host]\npower_idle = "1 W"\n')
+    with pytest.raises(SpecError) as info:
+        load_platform(child)
+    assert info.value.source == str(tmp_path / "rans37.toml")
+    assert info.value.field == "storage.count"

@@ -21,7 +21,7 @@ from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.interfaces import expand_interface, note_overrides
 from ndpkit.hw.platform import Platform
-from ndpkit.hw.spec import reported_error, spec_error
+from ndpkit.hw.spec import FieldValueError, reported_error, spec_error
 from ndpkit.hw.switch import SwitchLayer
 from ndpkit.units import Kind, format_si
 
@@ -158,9 +158,19 @@ def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
     try:
         return Platform.model_validate(data)
     except ValidationError as exc:
-        loc = reported_error(exc)["loc"]
+        first = reported_error(exc)
+        loc = first["loc"]
         source = next((name for name, layer in layers if _has(layer, loc)), layers[0][0])
-        raise spec_error(exc, source, model=Platform, top_keys=("extends",)) from None
+        error = spec_error(exc, source, model=Platform, top_keys=("extends",))
+        blamed = first.get("ctx", {}).get("error")
+        if not loc and isinstance(blamed, FieldValueError):
+            # A check across fields (engines.count against storage.count) blames the file
+            # nearest the one loaded that wrote one of them, and that field.
+            for name, layer in layers:
+                field = next((f for f in blamed.fields if _has(layer, tuple(f.split(".")))), None)
+                if field is not None:
+                    raise SpecError(error.detail, source=name, field=field) from None
+        raise error from None
 
 
 def _own_name(layers: list[Layer]) -> None:

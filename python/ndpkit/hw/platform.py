@@ -14,7 +14,7 @@ from ndpkit.hw.host import Host
 from ndpkit.hw.interfaces import interface_spec
 from ndpkit.hw.link import Link
 from ndpkit.hw.quantity import FormatVersion
-from ndpkit.hw.spec import Spec
+from ndpkit.hw.spec import FieldValueError, Spec
 from ndpkit.hw.storage import StorageDevice
 from ndpkit.hw.switch import PcieSwitch, SwitchLayer, check_scheme
 
@@ -53,29 +53,39 @@ class Platform(Spec):
     @model_validator(mode="after")
     def _consistent(self) -> Platform:
         if self.storage.is_channel_level and self.storage.count != 1:
-            raise ValueError(
+            raise FieldValueError(
+                "storage.count",
                 f"a platform described per flash channel models one SSD (storage.count = 1), "
-                f"got {self.storage.count}"
+                f"got {self.storage.count}",
             )
         if self.engines is not None and self.engines.placement == "channel":
             return self._consistent_in_storage()
         if self.public_cell is not None:
-            raise ValueError("public_cell needs channel cells: engines.placement = 'channel'")
+            raise FieldValueError(
+                "public_cell",
+                "public_cell needs channel cells: engines.placement = 'channel'",
+                others=("engines.placement",),
+            )
         k = self.switch_layer.module_size(self.storage.count)
         if k > self.storage.count:
-            raise ValueError(
+            raise FieldValueError(
+                "switch_layer.scheme",
                 f"switch_layer.scheme {self.switch_layer.scheme!r} spans {k} devices "
-                f"but storage.count is {self.storage.count}"
+                f"but storage.count is {self.storage.count}",
+                others=("storage.count",),
             )
         if k > 1 and self.engines is None:
-            raise ValueError(
+            raise FieldValueError(
+                "switch_layer.scheme",
                 f"switch_layer.scheme {self.switch_layer.scheme!r} routes SSDs to engines, "
-                "but the platform has no [engines]"
+                "but the platform has no [engines]",
             )
         if self.engines is not None and self.engines.count != self.storage.count:
-            raise ValueError(
+            raise FieldValueError(
+                "engines.count",
                 f"engines.count ({self.engines.count}) must equal storage.count "
-                f"({self.storage.count}): there is one engine beside each device"
+                f"({self.storage.count}): there is one engine beside each device",
+                others=("storage.count",),
             )
         return self
 
@@ -83,30 +93,38 @@ class Platform(Spec):
         storage, engines = self.storage, self.engines
         assert engines is not None
         if storage.count != 1:
-            raise ValueError(
+            raise FieldValueError(
+                "storage.count",
                 f"an in-storage platform models one SSD (storage.count = 1), got "
-                f"{storage.count}; describe its channels with storage.channels"
+                f"{storage.count}; describe its channels with storage.channels",
             )
         if not storage.is_channel_level or storage.channels is None:
-            raise ValueError(
-                "engines.placement = 'channel' needs storage.channels and storage.channel_bandwidth"
+            raise FieldValueError(
+                "engines.placement",
+                "engines.placement = 'channel' needs storage.channels and "
+                "storage.channel_bandwidth",
+                others=("storage.channel_bandwidth", "storage.channels"),
             )
         if storage.dram is None:
             # Said when the file is read, naming it: the model's own error came only at the
             # first estimate, and named the platform, not the file.
-            raise ValueError(
+            raise FieldValueError(
+                "storage.dram",
                 "engines.placement = 'channel' needs [storage.dram] (the on-device DRAM the "
-                "cells' data passes through, Eq. 7): at least its bandwidth"
+                "cells' data passes through, Eq. 7): at least its bandwidth",
             )
         if engines.count != storage.count * storage.channels:
-            raise ValueError(
+            raise FieldValueError(
+                "engines.count",
                 f"engines.count ({engines.count}) must equal storage.count x storage.channels "
-                f"({storage.count * storage.channels}): there is one cell beside each channel"
+                f"({storage.count * storage.channels}): there is one cell beside each channel",
+                others=("storage.channels", "storage.count"),
             )
         if self.switch_layer.scheme != "mux1":
-            raise ValueError(
+            raise FieldValueError(
+                "switch_layer.scheme",
                 "an in-storage platform groups channels onto cells itself; "
-                "leave switch_layer.scheme at mux1"
+                "leave switch_layer.scheme at mux1",
             )
         if self.public_cell is not None:
             _check_ru_idle(self.public_cell, engines)
@@ -229,8 +247,10 @@ def _check_ru_idle(public: PublicCell, engines: Engine) -> None:
         cell = engines.power_active_w if app is None else engines.power_on_w(app)
         if fixed + cell < public.power_idle_w:
             what = "" if app is None else f" for {app}"
-            raise ValueError(
+            raise FieldValueError(
+                "public_cell.power_idle",
                 f"public_cell.power_idle ({public.power_idle_w:g} W, the whole RU while not "
                 f"computing) is above the RU computing{what} with one cell, public_cell "
-                f"power_active + one cell's = {fixed + cell:g} W (are they swapped?)"
+                f"power_active + one cell's = {fixed + cell:g} W (are they swapped?)",
+                others=("public_cell.power_active", "engines.power_active"),
             )

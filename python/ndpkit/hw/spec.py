@@ -53,9 +53,12 @@ class FieldValueError(ValueError):
     """A check across fields (a model validator's, where pydantic reports no field) that
     names the field to blame, e.g. `shards.3.offset`."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str, *, others: tuple[str, ...] = ()):
         super().__init__(message)
         self.field = field
+        self.fields = (field, *others)
+        """Every field the check compares, `field` first: a file that extends another is
+        blamed for the one it wrote (`storage.count`, where `field` is `engines.count`)."""
 
 
 def spec_error(
