@@ -141,3 +141,28 @@ def test_a_profile_set_and_a_platform_file_given_for_each_other_say_so(here: Pat
     assert load_platform("edge.toml").name == "edge" and set(load_profiles("p.toml").apps) == {
         "scan"
     }
+
+
+def test_a_preset_written_with_toml_says_how_to_name_it(here: Path) -> None:
+    """`extends = "rans.toml"` is a path (it ends in .toml), so it was "file not found:
+    rans.toml" with no word of the preset meant."""
+    (here / "kid.toml").write_text('extends = "rans.toml"\nname = "kid"\n')
+    with pytest.raises(SpecError) as info:
+        load_platform("kid.toml")
+    assert (info.value.source, info.value.field) == ("kid.toml", "extends")
+    assert info.value.detail.endswith("the preset 'rans' is named without .toml: write 'rans'")
+    with pytest.raises(SpecError, match=r"named without \.toml: write 'rfns'"):
+        load_platform("rfns.toml")
+    with pytest.raises(SpecError) as other:
+        load_platform("edge.toml")  # no preset of that name: no hint
+    assert other.value.detail == "file not found"
+
+
+@pytest.mark.parametrize("name", ["", " ", "\t  "])
+def test_a_blank_name_is_refused(here: Path, name: str) -> None:
+    """A name of spaces was accepted (and printed as such in every report)."""
+    (here / "blank.toml").write_text(f'extends = "rans"\nname = "{name}"\n')
+    with pytest.raises(SpecError) as info:
+        load_platform("blank.toml")
+    assert info.value.field == "name"
+    assert f"is empty or blank, got {name!r}" in info.value.detail

@@ -344,12 +344,24 @@ def _read_file(path: Path, named_by: str | None, shown: str) -> dict[str, Any]:
             raise SpecError(f"{shown}: {exc}", source=named_by, field="extends") from None
         raise SpecError(str(exc), source=shown) from None
     except FileNotFoundError:
+        hint = _preset_hint(path)
         if named_by is not None:
-            raise SpecError(f"file not found: {shown}", source=named_by, field="extends") from None
-        raise SpecError("file not found", source=shown) from None
+            raise SpecError(
+                f"file not found: {shown}{hint}", source=named_by, field="extends"
+            ) from None
+        raise SpecError(f"file not found{hint}", source=shown) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read file ({exc})", source=shown) from None
     return _parse(text, shown)
+
+
+def _preset_hint(path: Path) -> str:
+    """For a missing `rans.toml`: the preset of that name is named without the suffix (a
+    name ending in .toml is always a path, so `extends = "rans.toml"` never finds it)."""
+    stem = path.name.removesuffix(".toml")
+    if path.name.endswith(".toml") and stem in preset_names():
+        return f"; the preset {stem!r} is named without .toml: write {stem!r}"
+    return ""
 
 
 def _parse(text: str, source: str) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import EllipsisType
 from typing import Any
 
-from pydantic import Field, PrivateAttr, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from ndpkit.errors import SpecError
 from ndpkit.hw.cell import PublicCell
@@ -33,7 +33,7 @@ class Platform(Spec):
     """
 
     version: FormatVersion = Field(1, description="spec format version")
-    name: str = Field(min_length=1)
+    name: str
     description: str = ""
     source: str = Field("", description="where the values come from (paper, table)")
     host: Host
@@ -49,6 +49,14 @@ class Platform(Spec):
     """How many mux elements `switch_layer.power_total` is the power of, where that is not
     the layer's own count: a layer rescaled to none (mux1) keeps the total it had, or
     rewired to mux2 again it drew 0 mW (`_rescale_switch_power`)."""
+
+    @field_validator("name")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        """An empty name, or one of spaces (which was "  " in every report and table)."""
+        if not value.strip():
+            raise ValueError(f"is empty or blank, got {value!r}: give the platform a name")
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Platform:
