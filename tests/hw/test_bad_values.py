@@ -351,9 +351,29 @@ def test_a_busy_power_below_the_idle_one_is_an_error(
     out negative (and its MB/J infinite)."""
     error = platform_error(f'extends = "{base}"\n[{table}]\n{body}\n')
     assert error.source == str(tmp_path / "mine.toml")
-    assert error.field == table
+    assert error.field == f"{table}.{key}"  # it named the table alone
     assert error.detail.startswith(f"{key} (")
-    assert "is below power_idle" in error.detail
+    # the channel's idle power by its own key: it said "is below power_idle"
+    idle = "channel_power_idle" if key.startswith("channel_") else "power_idle"
+    assert f"is below {idle} (" in error.detail
+
+
+@pytest.mark.parametrize(
+    ("table", "body", "field"),
+    [
+        ("host", 'power_idle = "700 W"', "host.power_idle"),
+        ("host", 'power_active = "20 W"', "host.power_active"),
+        ("engines", 'power_idle = "9 W"', "engines.power_idle"),
+        ("engines", 'power_off = "9 W"', "engines.power_off"),
+    ],
+)
+def test_a_power_check_names_the_power_the_file_changed(
+    table: str, body: str, field: str, platform_error: Callable[..., SpecError]
+) -> None:
+    """rans's host draws 613.7 W busy and 30.33 W idle, its engines 5.76 W: a file that
+    raises one idle power past them is blamed for that power, not the other it compares."""
+    error = platform_error(f'extends = "rans"\nname = "x"\n[{table}]\n{body}\n')
+    assert error.field == field
 
 
 @pytest.mark.parametrize(
@@ -367,7 +387,7 @@ def test_an_off_power_above_the_on_power_is_an_error(
     """100 W off beside 5.76 W on was accepted, and `plan --optimal` priced every engine it
     switched off at 100 W."""
     error = platform_error(f'extends = "rans"\n[engines]\n{body}\n')
-    assert error.source == str(tmp_path / "mine.toml") and error.field == "engines"
+    assert error.source == str(tmp_path / "mine.toml") and error.field == "engines.power_off"
     assert error.detail.startswith("power_off (") and "above the engine's power while on" in (
         error.detail
     )

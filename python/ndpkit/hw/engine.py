@@ -26,7 +26,7 @@ from ndpkit.hw.quantity import (
     Rate,
     Time,
 )
-from ndpkit.hw.spec import Spec, check_busy_power
+from ndpkit.hw.spec import FieldValueError, Spec, check_busy_power
 
 EngineKind = Literal["arm", "fpga", "cpu"]
 Placement = Literal["device", "channel"]
@@ -106,10 +106,12 @@ class Engine(Spec):
         if self.power_idle_w is not None:
             on_w = min(on_w, self.power_idle_w)
         if self.power_off_w > on_w:
-            raise ValueError(
+            raise FieldValueError(
+                "power_off",
                 f"power_off ({self.power_off_w:g} W) is above the engine's power while on "
                 f"({on_w:g} W, its lowest of power_active, power_idle and "
-                "power_active_by_app): switched off, it draws less"
+                "power_active_by_app): switched off, it draws less",
+                others=("power_active", "power_idle", "power_active_by_app"),
             )
         return self
 

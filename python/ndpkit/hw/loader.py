@@ -163,12 +163,15 @@ def _validate(data: dict[str, Any], layers: list[Layer]) -> Platform:
         source = next((name for name, layer in layers if _has(layer, loc)), layers[0][0])
         error = spec_error(exc, source, model=Platform, top_keys=("extends",))
         blamed = first.get("ctx", {}).get("error")
-        if not loc and isinstance(blamed, FieldValueError):
-            # A check across fields (engines.count against storage.count) blames the file
-            # nearest the one loaded that wrote one of them, and that field.
+        if isinstance(blamed, FieldValueError):
+            # A check across fields (engines.count against storage.count, power_active
+            # against power_idle) blames the file nearest the one loaded that wrote one of
+            # them, and that field.
+            paths = [(*loc, *f.split(".")) for f in blamed.fields]
             for name, layer in layers:
-                field = next((f for f in blamed.fields if _has(layer, tuple(f.split(".")))), None)
-                if field is not None:
+                path = next((p for p in paths if _has(layer, p)), None)
+                if path is not None:
+                    field = ".".join(str(part) for part in path)
                     raise SpecError(error.detail, source=name, field=field) from None
         raise error from None
 

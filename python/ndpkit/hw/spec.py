@@ -30,9 +30,12 @@ def check_busy_power(active_w: float, idle_w: float | None, active_key: str) -> 
     host P_active - P_idle, which would then be negative, and elsewhere a part that draws
     less working than waiting is almost surely a swapped pair."""
     if idle_w is not None and active_w < idle_w:
-        raise ValueError(
-            f"{active_key} ({active_w:g} W) is below power_idle ({idle_w:g} W): a part "
-            "draws at least its idle power while busy (are the two swapped?)"
+        idle_key = "channel_power_idle" if active_key.startswith("channel_") else "power_idle"
+        raise FieldValueError(
+            active_key,
+            f"{active_key} ({active_w:g} W) is below {idle_key} ({idle_w:g} W): a part "
+            "draws at least its idle power while busy (are the two swapped?)",
+            others=(idle_key,),
         )
 
 
@@ -76,8 +79,8 @@ def spec_error(
     first = reported_error(exc)
     field = ".".join(str(part) for part in first["loc"]) or "(top level)"
     blamed = first.get("ctx", {}).get("error")
-    if not first["loc"] and isinstance(blamed, FieldValueError):
-        field = blamed.field
+    if isinstance(blamed, FieldValueError):  # in the table where the check failed
+        field = ".".join([*(str(part) for part in first["loc"]), blamed.field])
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "missing":
         message = "required field is missing"
