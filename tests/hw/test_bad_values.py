@@ -27,6 +27,9 @@ from ndpkit.profile import load_profiles
         ("host_link", "bandwidth", '"0 GB/s"', "greater than zero"),
         ("engines.throughput", "lc", '"inf GB/s"', "not a finite number"),
         ("engines.throughput", "lc", '{ size = "37 GiB", time = "0 s" }', "positive"),
+        # a misspelt key of a measured rate got no hint, where every other key gets one
+        ("engines.throughput", "he", '{ size = "3 GiB", tme = "1 s" }', "'time' for 'tme'?"),
+        ("engines.throughput", "lc", '{ tme = "1 s" }', "did you mean 'time' for 'tme'?"),
         ("engines.throughput", "lc", '{ size = "inf GiB", time = "1 s" }', "not a finite"),
         ("engines", "power_active", '"inf W"', "not a finite number"),
         ("engines", "power_active", '"W"', "has no number"),

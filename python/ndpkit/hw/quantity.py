@@ -6,6 +6,7 @@ measured rate) and holds bytes per second as a float.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 from typing import Annotated, Any
@@ -71,9 +72,14 @@ def _measured_rate(value: Any) -> Any:
     if isinstance(value, dict):
         unknown = set(value) - {"size", "time"}
         if unknown or set(value) != {"size", "time"}:
+            close = [
+                f"{match[0]!r} for {key!r}"
+                for key in sorted(unknown, key=str)
+                if (match := difflib.get_close_matches(str(key), ["size", "time"], n=1))
+            ]
             raise ValueError(
                 "a measured rate is a table with exactly the keys 'size' and 'time', "
-                f"got {sorted(value)}"
+                f"got {sorted(value)}" + (f"; did you mean {', '.join(close)}?" if close else "")
             )
         try:
             size = parse(value["size"], Kind.SIZE)
