@@ -111,3 +111,41 @@ def test_check_notes_the_fitted_total_and_show_says_it(
     rows = {row[1]: row[2:] for row in csv.reader(shown.stdout.splitlines())}
     assert rows["switch_layer.power_total_w"] == ["0.001", "W"]
     assert "scaled per element" in rows["switch_layer.description"][0]
+
+
+@pytest.mark.parametrize("count", [7, 20, 36])
+def test_a_mux1_child_rewired_to_mux2_pays_per_element(tmp_path: Path, count: int) -> None:
+    """A mux1 child draws nothing, but keeps the total with the count it was declared for:
+    rewired by with_scheme (plan --scheme mux2) it pays what the preset's mux1 view pays,
+    where it was charged the parent's whole 18 mW for 3 elements (7 SSDs)."""
+    path = _write(
+        tmp_path,
+        f'extends = "rfns"\nname = "mine"\n[storage]\ncount = {count}\n'
+        f'[engines]\ncount = {count}\n[switch_layer]\nscheme = "mux1"\n',
+    )
+    mine = load_platform(path)
+    assert mine.switch_layer.power_w(count) == 0.0
+    view = RFNS_36.with_engine_count(count).with_scheme("mux1")
+    for rewire in (
+        lambda p: p.with_scheme("mux2"),
+        lambda p: p.with_scheme("mux4"),
+        lambda p: p.with_engine_count(12).with_scheme("mux2"),
+    ):
+        got, expected = rewire(mine), rewire(view)
+        assert got.switch_layer.power_w(got.devices) == pytest.approx(
+            expected.switch_layer.power_w(expected.devices), rel=1e-12
+        )
+        elements = got.switch_layer.elements(got.devices)
+        assert got.switch_layer.power_w(got.devices) == pytest.approx(
+            0.018 / 18 * elements, rel=1e-12
+        )
+
+
+def test_a_mux1_child_with_another_element_power_is_charged_per_element(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        'extends = "rfns"\nname = "mine"\n'
+        '[switch_layer]\nscheme = "mux1"\nelement_power = "5 mW"\n',
+    )
+    rewired = load_platform(path).with_scheme("mux2")
+    assert rewired.switch_layer.power_w(36) == pytest.approx(18 * 0.005, rel=1e-12)

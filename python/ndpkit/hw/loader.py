@@ -97,7 +97,7 @@ def _inherited_total(
     total = layer.power_total_w
     devices = platform.devices
     after = layer.elements(devices)
-    if total is None or after == 0:  # a layer without elements is charged nothing
+    if total is None:
         return platform
     try:
         parent = SwitchLayer.model_validate(
@@ -108,6 +108,12 @@ def _inherited_total(
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         return platform
     before = parent.elements(count)
+    if after == 0 and before and math.isclose(parent.element_power_w, layer.element_power_w):
+        # A layer without elements (mux1) is charged nothing; the total is kept with the
+        # count it is for, so that with_scheme("mux2") charges it per element, as it does
+        # a preset's mux1 view (rfns with 7 SSDs and mux1, rewired to mux2: 3 mW, not 18).
+        platform._switch_total_elements = before
+        return platform
     was = f"{declared_by} declares {format_si(total, Kind.POWER)} for its {_elements(before)}"
     was += f" ({parent.scheme} over {count} SSDs)"
     if not math.isclose(parent.element_power_w, layer.element_power_w) or before == 0:
