@@ -1,6 +1,6 @@
-"""An unknown platform named by --platform (or `platforms show NAME`) is refused naming the
-flag, as every other refusal of a command's arguments is, with the preset it most likely
-meant."""
+"""An unknown platform named by --platform (or `platforms show NAME`, `check FILE`) is
+refused naming the flag, as every other refusal of a command's arguments is, with the
+preset it most likely meant."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from cli_errors import one_error_line
         (("plan", "--platform", "CNS", "-a", "lc"), "--platform"),
         (("simulate", "-p", "CNS", "-a", "lc"), "--platform"),
         (("platforms", "show", "CNS"), "NAME"),
+        (("platforms", "check", "CNS"), "FILE"),
     ],
 )
 def test_an_unknown_platform_names_its_flag(ndpkit, args: tuple[str, ...], flag: str) -> None:

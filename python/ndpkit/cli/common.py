@@ -19,7 +19,8 @@ from rich.console import Console
 
 from ndpkit.errors import NdpkitError, SpecError, UnknownNameError
 from ndpkit.files import check_writable, destination
-from ndpkit.hw import Platform, load_platform
+from ndpkit.hw import Platform
+from ndpkit.hw.loader import load_platform_noted
 from ndpkit.numerals import plain_number, signed_whole
 from ndpkit.report import Table, to_csv, to_json, to_rich
 
@@ -204,8 +205,14 @@ def _open_files_limit() -> str:
 def platform_flag(name_or_path: str, flag: str = "--platform") -> Platform:
     """The platform a flag names (a preset or a file): an unknown name is refused naming
     the flag, as every other refusal of a command's arguments is."""
+    return platform_flag_noted(name_or_path, flag)[0]
+
+
+def platform_flag_noted(name_or_path: str, flag: str) -> tuple[Platform, list[str]]:
+    """`platform_flag` with `load_platform_noted`'s notes, for `platforms check FILE`,
+    whose unknown name named no flag where `platforms show NAME`'s did."""
     try:
-        return load_platform(name_or_path)
+        return load_platform_noted(name_or_path)
     except UnknownNameError as exc:
         if exc.source is not None:  # a file's own field (its host_link), named already
             raise

@@ -11,13 +11,13 @@ from ndpkit.cli.common import (
     FormatOption,
     emit,
     platform_flag,
+    platform_flag_noted,
     stderr,
     user_errors,
     write_out,
 )
 from ndpkit.errors import closest
 from ndpkit.hw import Engine, Platform, load_platform, preset_names
-from ndpkit.hw.loader import load_platform_noted
 from ndpkit.kernels import kernel_names
 from ndpkit.profile import load_profiles
 from ndpkit.report import Column, Table, to_json
@@ -117,7 +117,7 @@ def check(
     """Validate a platform file; exit status 2 with the file and field on any error."""
     # A str, not a Path: pathlib turns "./rans" into "rans", a preset's name.
     with user_errors():
-        platform, loaded = load_platform_noted(file)
+        platform, loaded = platform_flag_noted(file, "FILE")
     s = summary(platform)
     for note in [*loaded, *unshipped_apps(platform), *unpriced_host(platform)]:
         stderr().print(f"note: {file}: {note}", highlight=False, markup=False)
