@@ -30,6 +30,7 @@ from ndpkit.profile import load_profiles
         # a misspelt key of a measured rate got no hint, where every other key gets one
         ("engines.throughput", "he", '{ size = "3 GiB", tme = "1 s" }', "'time' for 'tme'?"),
         ("engines.throughput", "lc", '{ tme = "1 s" }', "did you mean 'time' for 'tme'?"),
+        ("engines.throughput", "lc", '{ SIZE = "1 GB", time = "1 s" }', "'size' for 'SIZE'?"),
         ("engines.throughput", "lc", '{ size = "inf GiB", time = "1 s" }', "not a finite"),
         ("engines", "power_active", '"inf W"', "not a finite number"),
         ("engines", "power_active", '"W"', "has no number"),

@@ -6,13 +6,13 @@ measured rate) and holds bytes per second as a float.
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 
+from ndpkit.errors import closest
 from ndpkit.hw.spec import as_written as _as_written
 from ndpkit.units import MAX_SI, MIN_SI, Kind, UnitError, format_si, parse
 
@@ -72,10 +72,11 @@ def _measured_rate(value: Any) -> Any:
     if isinstance(value, dict):
         unknown = set(value) - {"size", "time"}
         if unknown or set(value) != {"size", "time"}:
+            # errors.closest, as every other key's hint: 'SIZE' is 'size' but for case
             close = [
-                f"{match[0]!r} for {key!r}"
+                f"{match!r} for {key!r}"
                 for key in sorted(unknown, key=str)
-                if (match := difflib.get_close_matches(str(key), ["size", "time"], n=1))
+                if (match := closest(str(key), ["size", "time"])) is not None
             ]
             raise ValueError(
                 "a measured rate is a table with exactly the keys 'size' and 'time', "
