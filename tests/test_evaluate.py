@@ -540,6 +540,8 @@ def test_bad_arguments_are_refused_by_name_before_any_work(
         ("apps", "lc", "apps: must be a list of app names (['lc'] for one)"),  # "unknown app 'l'"
         ("apps", [], "apps: names no app"),  # ran nothing without a word
         ("apps", 5, "apps: must be a list of app names, got 5"),
+        ("apps", b"lc", "apps: must be a list of app names, got b'lc'"),  # "unknown app 108"
+        ("platforms", b"cns", "platforms: must be a list of platform names, got b'cns'"),
         ("platforms", "cns", "platforms: must be a list of platform names"),  # "… 'c'"
         ("platforms", [], "platforms: names no platform"),  # modelled nothing
         ("platforms", [5], "platforms[0]: must be a preset's name"),  # pathlib's TypeError

@@ -397,8 +397,8 @@ def _check_kinds_of(
         if given is None and name == "apps":
             continue
         # A collection (a list, a tuple, a set, a mapping of platforms): a generator would
-        # be spent by the first look at it.
-        if isinstance(given, str) or not isinstance(given, Collection):
+        # be spent by the first look at it, and bytes are a collection of numbers.
+        if isinstance(given, (str, bytes)) or not isinstance(given, Collection):
             one = f" ([{given!r}] for one)" if isinstance(given, str) else ""
             raise SpecError(f"must be a list of {what} names{one}, got {given!r}", field=name)
         if not given:
