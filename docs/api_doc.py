@@ -72,8 +72,8 @@ this machine; `to_profile` maps them onto RFNS's host and ARM engines with the d
 scaling rules (docs/kernels.md), and `estimate` is the analytic model `ndpkit estimate`
 prints. Here the link from the engines to the host (`ndp2cpu`) is the bottleneck by a
 factor of about 1.8; on a machine measured that much slower (or busy while `measure`
-runs) the engines (`ndp`) would be. `ndpkit evaluate knn2 --platforms rfns` does all of
-this from the command line.
+runs) the engines (`ndp`) or the host (`cpu`) would be. `ndpkit evaluate knn2 --platforms
+rfns` does all of this from the command line.
 """
 
 

@@ -65,8 +65,8 @@ def test_the_worked_example_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     alpha, bottleneck = done.stdout.split()
     assert alpha == "2.0"
-    # The link bounds RFNS here by ~1.8x over the engines; the engines' rate is this
-    # machine's measurement, so a busy machine (a parallel test run) can make them the
-    # bottleneck. Any other stage would be a wrong model or profile.
-    assert bottleneck in ("ndp2cpu", "ndp"), bottleneck
+    # The link bounds RFNS here by ~1.8x over the engines; the engines' and the host's rates
+    # are this machine's measurement, so a busy machine (a parallel test run) can make
+    # either the bottleneck. (The model's choice of the slowest stage is tested elsewhere.)
+    assert bottleneck in ("ndp2cpu", "ndp", "cpu"), bottleneck
     assert (tmp_path / "knn2-data" / "manifest.json").is_file()
