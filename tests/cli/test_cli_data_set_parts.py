@@ -41,6 +41,20 @@ def test_a_part_of_a_data_set_names_the_data_set(
 
 
 @pytest.mark.parametrize("shard_format", ["npy", "parquet"])
+def test_importing_a_device_directory_names_its_data_set(
+    ndpkit, tmp_path: Path, shard_format: str
+) -> None:
+    """DS/device-00 of .npy shards was "read as a directory of images … not images"."""
+    ds = generate_dataset("lc", 64 * 2**10, 2, tmp_path / "ds", seed=5, shard_format=shard_format)
+    given, out = ds.path / "device-00", tmp_path / "out"
+    line = one_error_line(ndpkit("data", "import", str(given), "--app", "lc", "-o", str(out)))
+    assert line.startswith(
+        f"error: {given}: is a device directory of an ndpkit data set ({ds.path}/{MANIFEST})"
+    ), line
+    assert f"`ndpkit evaluate --data {ds.path}`" in line and not out.exists()
+
+
+@pytest.mark.parametrize("shard_format", ["npy", "parquet"])
 @pytest.mark.parametrize("part", ["", "manifest.json"])
 def test_importing_a_data_set_says_it_is_one_and_how_to_reshard_it(
     ndpkit, tmp_path: Path, shard_format: str, part: str

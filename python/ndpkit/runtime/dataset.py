@@ -1703,9 +1703,15 @@ def _check_not_a_data_set(source: Path) -> None:
     was "no images" ("app 'lc' has records of shape (8,), not images"), as a Parquet table
     "holds files that are not parts (manifest.json)", and its manifest "not a .npy file".
     Say what it is, and how to get it over other devices (from what it was made)."""
+    what = "is an ndpkit data set already"
     if source.name == MANIFEST and source.is_file():
         found = _written_by_ndpkit(source.parent)
         where = source.parent
+    elif _DEVICE_DIR.fullmatch(source.name) and source.is_dir() and not _written_by_ndpkit(source):
+        # DS/device-00 was "read as a directory of images … not images" (.npy shards)
+        found = _written_by_ndpkit(source.parent)
+        where = source.parent
+        what = "is a device directory of an ndpkit data set"
     else:
         found = _written_by_ndpkit(source) if source.is_dir() else None
         where = source
@@ -1719,7 +1725,7 @@ def _check_not_a_data_set(source: Path) -> None:
         else f"import what it was made from ({made.removeprefix('import ')}) with --devices N"
     )
     raise SpecError(
-        f"is an ndpkit data set already ({where}/{MANIFEST}), not data to import: it runs "
+        f"{what} ({where}/{MANIFEST}), not data to import: the data set runs "
         f"as it is (`ndpkit evaluate --data {where}`); for its records over other devices, "
         + again,
         source=str(source),
