@@ -166,3 +166,18 @@ def test_a_blank_name_is_refused(here: Path, name: str) -> None:
         load_platform("blank.toml")
     assert info.value.field == "name"
     assert f"is empty or blank, got {name!r}" in info.value.detail
+
+
+@pytest.mark.parametrize("name", ["rans ", " edge", "\tedge"])
+def test_a_name_with_spaces_at_its_ends_is_refused(here: Path, name: str) -> None:
+    """ "rans " passed the blank-name rule and matched no lookup by name, looking like "rans"."""
+    (here / "spaced.toml").write_text(f'extends = "rans"\nname = "{name}"\n')
+    with pytest.raises(SpecError) as info:
+        load_platform("spaced.toml")
+    assert info.value.field == "name"
+    assert f"has spaces at its start or end, got {name!r}" in info.value.detail
+
+
+def test_a_name_with_spaces_inside_is_kept(here: Path) -> None:
+    (here / "inside.toml").write_text('extends = "rans"\nname = "my server"\n')
+    assert load_platform("inside.toml").name == "my server"

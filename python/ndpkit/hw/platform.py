@@ -56,6 +56,10 @@ class Platform(Spec):
         """An empty name, or one of spaces (which was "  " in every report and table)."""
         if not value.strip():
             raise ValueError(f"is empty or blank, got {value!r}: give the platform a name")
+        if value != value.strip():
+            # "rans " is no "rans" to a lookup by name (--wall-times, a profile's engines),
+            # and looks the same in every table
+            raise ValueError(f"has spaces at its start or end, got {value!r}: remove them")
         return value
 
     @model_validator(mode="after")
