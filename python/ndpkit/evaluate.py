@@ -67,7 +67,6 @@ from ndpkit.errors import (
     ModelError,
     NdpkitError,
     SpecError,
-    UnknownNameError,
     check_kinds,
     finite_number,
     function_or_none,
@@ -229,17 +228,9 @@ def load_platforms(
         # [5] was a TypeError from pathlib
         what = "a preset's name or a platform file's path"
         check_kinds((f"{flag}[{i}]", argument, (str, os.PathLike), what), source=source)
-        try:
-            spec = load_platform(argument)
-        except UnknownNameError as exc:
-            # "unknown platform 'CNS'" named no flag, where every other refusal of the
-            # command's (`APPS: unknown app …`, `--platforms: names platform … twice`) does.
-            if source is None or exc.source is not None:
-                raise
-            where = f"{source}: {flag}"
-            raise UnknownNameError(
-                exc.kind, exc.name, exc.known, source=where, hint=exc.hint
-            ) from None
+        # "unknown platform 'CNS'" named no flag, where every other refusal of the
+        # command's (`APPS: unknown app …`, `--platforms: names platform … twice`) does.
+        spec = load_platform(argument, source=f"{source}: {flag}" if source else None)
         if spec.name in found:
             first = found[spec.name][0]
             if first == argument or _same_file(first, argument):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+from collections.abc import Callable
 from enum import Enum
 from functools import cache
 from pathlib import Path
@@ -274,35 +275,43 @@ def _check_information_prefixes(text: str, quantity: Any, kind: Kind) -> None:
     second and "3 mbps" as millibits per second, 10^9 times less than the likely
     "3 MB/s" and "3 Mbps"; no size or bandwidth is written so."""
     ureg = registry()
-    for name, _ in quantity.unit_items():
-        for prefix, unit, _suffix in ureg.parse_unit_name(name):
-            if not prefix or str(ureg.Quantity(1, unit).to_base_units().units) not in _INFORMATION:
-                continue
-            factor = ureg.Quantity(1, prefix + unit).to(unit).magnitude
-            if factor < 1:
-                raise UnitError(
-                    f"{text!r}: the prefix {prefix} ({factor:g}) divides a bit or byte, and no "
-                    f"{kind.name.lower()} is counted in fractions of one; write it like "
-                    f"{kind.example!r}{_did_you_mean(text, kind)}"
-                )
+    found = _dividing_prefix(
+        quantity, lambda unit: str(ureg.Quantity(1, unit).to_base_units().units) in _INFORMATION
+    )
+    if found is not None:
+        prefix, factor = found
+        raise UnitError(
+            f"{text!r}: the prefix {prefix} ({factor:g}) divides a bit or byte, and no "
+            f"{kind.name.lower()} is counted in fractions of one; write it like "
+            f"{kind.example!r}{_did_you_mean(text, kind)}"
+        )
 
 
 def _check_clock_prefixes(text: str, quantity: Any) -> None:
     """Refuse a prefix that divides a hertz: every frequency in a file is a clock (a core's,
     a cell's, a configuration port's), and "3 mHz" (millihertz, one cycle in 333 s) is
     always the "3 MHz" meant, 10^9 times off, as "3 mB/s" is for a bandwidth."""
+    found = _dividing_prefix(quantity, lambda unit: unit == "hertz")
+    if found is not None:
+        prefix, factor = found
+        raise UnitError(
+            f"{text!r}: the prefix {prefix} ({factor:g}) divides a hertz, and no "
+            f"clock ticks that slowly; write it like {Kind.FREQUENCY.example!r}"
+            f"{_did_you_mean(text, Kind.FREQUENCY)}"
+        )
+
+
+def _dividing_prefix(quantity: Any, counts: Callable[[str], bool]) -> tuple[str, float] | None:
+    """The first prefix of `quantity`'s units that divides a unit `counts` (milli on a
+    byte, on a hertz), with its factor, or None."""
     ureg = registry()
     for name, _ in quantity.unit_items():
         for prefix, unit, _suffix in ureg.parse_unit_name(name):
-            if not prefix or unit != "hertz":
-                continue
-            factor = ureg.Quantity(1, prefix + unit).to(unit).magnitude
-            if factor < 1:
-                raise UnitError(
-                    f"{text!r}: the prefix {prefix} ({factor:g}) divides a hertz, and no "
-                    f"clock ticks that slowly; write it like {Kind.FREQUENCY.example!r}"
-                    f"{_did_you_mean(text, Kind.FREQUENCY)}"
-                )
+            if prefix and counts(unit):
+                factor = ureg.Quantity(1, prefix + unit).to(unit).magnitude
+                if factor < 1:
+                    return prefix, factor
+    return None
 
 
 _INFORMATION = ("bit", "bit / second")

@@ -9,28 +9,25 @@ can lengthen it (`test_paper_basis_partial_time_can_grow_with_the_host_link`).
 
 from __future__ import annotations
 
-import functools
 import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndpkit.hw import Platform, load_platform
-from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options, estimate
-from ndpkit.plan import activate, configuration_of, minimum_engines
-from ndpkit.profile import Profile, load_profile
+# The sibling module's strategies (pytest puts this directory on the path)
+from test_properties import configurations, profiles
+from test_properties import platform as server
 
-APPS = ("lc", "he", "fft2d", "knn2", "knn6", "knn8")
+from ndpkit.hw import Platform, load_platform
+from ndpkit.model import FULL_GEAR, HOST_ONLY, Options, estimate
+from ndpkit.plan import activate, configuration_of, minimum_engines
+from ndpkit.profile import load_profile
+
 SETTINGS = settings(max_examples=40, deadline=None, database=None)
 # Bases that time every configuration from its own stage bandwidths (O11).
 OWN_TIME_BASES = ("pipeline", "staged")
 ALL_BASES = ("paper", "pipeline", "overlap", "staged")
-
-
-@functools.cache
-def server(name: str, devices: int) -> Platform:
-    return load_platform(name).with_engine_count(devices)
 
 
 def faster(platform: Platform, part: str, factor: float) -> Platform:
@@ -58,25 +55,6 @@ def faster(platform: Platform, part: str, factor: float) -> Platform:
     assert engines is not None
     rates = {app: rate * factor for app, rate in engines.throughput.items()}
     return platform.model_copy(update={"engines": engines.model_copy(update={"throughput": rates})})
-
-
-@st.composite
-def profiles(draw: st.DrawFn) -> Profile:
-    app = draw(st.sampled_from(APPS))
-    alpha = draw(st.floats(0.05, 64.0))
-    data = draw(st.floats(2.0**20, 2.0**40))
-    return load_profile(app).with_changes(alpha=alpha, data_bytes=data)
-
-
-@st.composite
-def configurations(draw: st.DrawFn, devices: int) -> Configuration:
-    kind = draw(st.sampled_from(["full", "host", "mux2"]))
-    if kind == "full":
-        return FULL_GEAR
-    if kind == "host":
-        return HOST_ONLY
-    on = draw(st.integers(minimum_engines(devices, 2), devices))
-    return configuration_of(activate(devices, 2, on), devices)
 
 
 platforms = st.builds(

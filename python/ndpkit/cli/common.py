@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args
 import typer
 from rich.console import Console
 
-from ndpkit.errors import NdpkitError, SpecError, UnknownNameError
+from ndpkit.errors import NdpkitError, SpecError
 from ndpkit.files import check_writable, destination
 from ndpkit.hw import Platform
 from ndpkit.hw.loader import load_platform_noted
@@ -211,13 +211,7 @@ def platform_flag(name_or_path: str, flag: str = "--platform") -> Platform:
 def platform_flag_noted(name_or_path: str, flag: str) -> tuple[Platform, list[str]]:
     """`platform_flag` with `load_platform_noted`'s notes, for `platforms check FILE`,
     whose unknown name named no flag where `platforms show NAME`'s did."""
-    try:
-        return load_platform_noted(name_or_path)
-    except UnknownNameError as exc:
-        if exc.source is not None:  # a file's own field (its host_link), named already
-            raise
-        where = f"{COMMAND_LINE}: {flag}"
-        raise UnknownNameError(exc.kind, exc.name, exc.known, source=where, hint=exc.hint) from None
+    return load_platform_noted(name_or_path, source=f"{COMMAND_LINE}: {flag}")
 
 
 def given_path(text: str) -> Path:

@@ -43,17 +43,20 @@ needs 4: `engines.throughput.he.size`): deeper ones would exhaust Python's recur
 in the parser or, merged along an `extends` chain, in ndpkit."""
 
 
-def load_platform(name_or_path: str | Path) -> Platform:
-    """Load a preset by name (`"rfns"`) or a TOML file by path."""
-    return load_platform_noted(name_or_path)[0]
+def load_platform(name_or_path: str | Path, *, source: str | None = None) -> Platform:
+    """Load a preset by name (`"rfns"`) or a TOML file by path; `source` names where the
+    name came from in the error for an unknown one (a command's flag)."""
+    return load_platform_noted(name_or_path, source=source)[0]
 
 
-def load_platform_noted(name_or_path: str | Path) -> tuple[Platform, list[str]]:
+def load_platform_noted(
+    name_or_path: str | Path, *, source: str | None = None
+) -> tuple[Platform, list[str]]:
     """`load_platform`, with notes on what loading made of the file that it did not say
     (`field: what`), for `ndpkit platforms check` to print: an inherited switch-layer
     total fitted to the file's own layer."""
     notes: list[str] = []
-    layers = _layers(name_or_path, seen=(), named_by=None)
+    layers = _layers(name_or_path, seen=(), named_by=None, given_by=source)
     data: dict[str, Any] = {}
     declared: tuple[int, dict[str, Any], Any] | None = None
     for at in reversed(range(len(layers))):
@@ -228,12 +231,16 @@ def _has(table: dict[str, Any], loc: tuple[str | int, ...]) -> bool:
 
 
 def _layers(
-    name_or_path: str | Path, seen: tuple[tuple[str, str], ...], named_by: str | None
+    name_or_path: str | Path,
+    seen: tuple[tuple[str, str], ...],
+    named_by: str | None,
+    given_by: str | None = None,
 ) -> list[Layer]:
     """The chain of tables from `name_or_path` up its `extends`, child first.
 
     `seen` holds (identity, name) of the files below; `named_by` is the file whose
-    `extends` names this one: errors in resolving the name are that file's."""
+    `extends` names this one: errors in resolving the name are that file's. `given_by`
+    names where the first name came from (a flag), for an unknown one."""
     if not str(name_or_path).strip():
         what = "is empty: give a preset's name or a platform file"
         raise SpecError(what, source=named_by, field="extends" if named_by else "platform")
@@ -272,7 +279,11 @@ def _layers(
         data = _parse(text, source)
     elif named_by is None:
         raise UnknownNameError(
-            "platform", str(name_or_path), preset_names(), hint=file_hint(name_or_path)
+            "platform",
+            str(name_or_path),
+            preset_names(),
+            source=given_by,
+            hint=file_hint(name_or_path),
         )
     else:
         raise SpecError(
