@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from ndpkit.cli.common import (
+    COMMAND_LINE,
     Format,
     FormatOption,
     emit,
@@ -16,8 +19,10 @@ from ndpkit.cli.common import (
     user_errors,
     write_out,
 )
-from ndpkit.errors import closest
+from ndpkit.errors import SpecError, closest
 from ndpkit.hw import Engine, Platform, load_platform, preset_names
+from ndpkit.hw.spec import reported_error
+from ndpkit.hw.writer import field_kind, platform_toml
 from ndpkit.kernels import kernel_names
 from ndpkit.profile import load_profiles
 from ndpkit.report import Column, Table, to_json
@@ -26,22 +31,6 @@ from ndpkit.units import Kind, format_si
 app = typer.Typer(
     help="List, show and validate platform specs (hardware as TOML data).", no_args_is_help=True
 )
-
-_KINDS = {
-    "_bytes_per_s": Kind.BANDWIDTH,
-    "_bytes": Kind.SIZE,
-    "_w": Kind.POWER,
-    "_hz": Kind.FREQUENCY,
-    "_s": Kind.TIME,
-    "_j": Kind.ENERGY,
-}
-_PER_APP: dict[str, Kind | None] = {
-    "throughput": Kind.BANDWIDTH,
-    "power_active_by_app": Kind.POWER,
-    "bytes_per_cycle": None,
-    "pipeline_delay_cycles": None,
-}
-"""Tables of one value per application, and what their values measure."""
 
 
 def summary(platform: Platform) -> dict[str, Any]:
@@ -83,29 +72,91 @@ def list_(fmt: FormatOption = Format.table) -> None:
     )
 
 
+class ShowFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    toml = "toml"
+
+
 @app.command()
 def show(
     name: Annotated[str, typer.Argument(help="A preset name (see `list`) or a TOML file.")],
-    fmt: FormatOption = Format.table,
+    fmt: Annotated[
+        ShowFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output: a table for people, JSON/CSV, or a platform file (toml).",
+        ),
+    ] = ShowFormat.table,
+    copy_name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="With -f toml: the name the written platform takes "
+            "(default: the platform's, or NAME-copy for a preset).",
+        ),
+    ] = None,
 ) -> None:
     """Show every field of a platform, in SI units with readable prefixes.
 
-    CSV gives the JSON's numbers, with their SI unit in a column of its own."""
+    CSV gives the JSON's numbers, with their SI unit in a column of its own. `-f toml`
+    writes the platform as a file of its own (no `extends`) to copy and edit."""
     with user_errors():
+        if copy_name is not None and fmt is not ShowFormat.toml:
+            raise SpecError(
+                "names the copy that -f toml writes; add -f toml",
+                source=COMMAND_LINE,
+                field="--name",
+            )
         platform = platform_flag(name, "NAME")
+        if fmt is ShowFormat.toml:
+            write_out(platform_toml(platform, _copy_name(platform, copy_name)))
+            return
     data = platform.model_dump()
-    if fmt is Format.json:
+    if fmt is ShowFormat.json:
         write_out(to_json(data))
         return
     fields = _flatten(data)
     columns = [Column("field", "field", None), Column("value", "value", None)]
-    if fmt is Format.csv:
+    if fmt is ShowFormat.csv:
         rows = [{"field": k, "value": v, "unit": _unit(k, v)} for k, v in fields]
         columns.append(Column("unit", "unit", None))
     else:
         rows = [{"field": key, "value": _readable(key, value)} for key, value in fields]
     title = f"Platform {platform.name} — {platform.description}"
-    emit([Table("platform", title, columns, rows, note=platform.source)], fmt)
+    emit([Table("platform", title, columns, rows, note=platform.source)], Format(fmt.value))
+
+
+def _copy_name(platform: Platform, given: str | None) -> str:
+    """The written file's name: a preset's would be refused when the file is loaded (it
+    would pass for the preset), so a copy of one is NAME-copy unless `--name` says."""
+    if given is None:
+        if platform.name not in preset_names():
+            return platform.name
+        given = f"{platform.name}-copy"
+        stderr().print(
+            f"note: a platform file needs a name of its own; this copy of preset "
+            f"{platform.name!r} is named {given!r} (--name sets another)",
+            highlight=False,
+            markup=False,
+        )
+    try:
+        platform.model_validate({**platform.model_dump(), "name": given}, context={"si": True})
+    except ValidationError as exc:
+        raise SpecError(
+            reported_error(exc)["msg"].removeprefix("Value error, "),
+            source=COMMAND_LINE,
+            field="--name",
+        ) from None
+    if given in preset_names():
+        raise SpecError(
+            f"{given!r} is the name of a preset; a platform file needs a name of its own",
+            source=COMMAND_LINE,
+            field="--name",
+        )
+    return given
 
 
 @app.command()
@@ -208,11 +259,8 @@ def _unit(key: str, value: Any) -> str:
 
 
 def _kind(key: str) -> Kind | None:
-    """What a flattened field measures: by its table (throughput.lc) or its key's suffix."""
-    section = key.split(".")[-2] if "." in key else ""
-    if section in _PER_APP:  # keyed by app name, which says nothing of the unit
-        return _PER_APP[section]
-    return next((k for suffix, k in _KINDS.items() if key.endswith(suffix)), None)
+    """What a flattened field (`engines.throughput.lc`) measures."""
+    return field_kind(tuple(key.split(".")))
 
 
 def _quantity(value: float, kind: Kind) -> str:

@@ -9,6 +9,7 @@ from ndpkit.hw.loader import load_platform, preset_names, validate_platform
 from ndpkit.hw.platform import Platform
 from ndpkit.hw.storage import Controller, DeviceDram, StorageDevice
 from ndpkit.hw.switch import PcieSwitch, SwitchLayer
+from ndpkit.hw.writer import platform_toml
 
 __all__ = [
     "Controller",
@@ -26,6 +27,7 @@ __all__ = [
     "interface_names",
     "interface_spec",
     "load_platform",
+    "platform_toml",
     "preset_names",
     "validate_platform",
 ]

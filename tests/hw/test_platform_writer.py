@@ -1,0 +1,113 @@
+"""A loaded platform written back as a file (`platform_toml`, `platforms show -f toml`)
+loads to the same platform: every preset, the sweeps' variants of them, and a file that
+extends a preset."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ndpkit.hw import Platform, load_platform, platform_toml, preset_names
+from ndpkit.hw.writer import quantity_text
+from ndpkit.units import MAX_SI, MIN_SI, Kind, parse
+
+
+def _variants() -> list[tuple[str, Platform]]:
+    out = []
+    for name in preset_names():
+        platform = load_platform(name)
+        out.append((name, platform))
+        if platform.is_in_storage:
+            out.append((f"{name} with 16 channels", platform.with_channels(16)))
+            out.append((f"{name} behind pcie3-x4", platform.with_interface("pcie3-x4")))
+            if platform.engines is not None:
+                out.append((f"{name} cells at 200 MHz", platform.with_cell_clock(200e6)))
+        elif platform.engines is not None and platform.devices > 1:
+            for scheme in ("mux1", "mux3", "muxn"):
+                out.append((f"{name} {scheme}", platform.with_scheme(scheme)))
+            out.append((f"{name} x7", platform.with_engine_count(7)))
+            out.append((f"{name} x7 mux1 mux2", platform.with_engine_count(7).with_scheme("mux1")))
+    return out
+
+
+VARIANTS = _variants()
+
+
+def _reloaded(platform: Platform, folder: Path) -> Platform:
+    path = folder / "copy.toml"
+    path.write_text(platform_toml(platform, name="copy"), encoding="utf-8")
+    return load_platform(path)
+
+
+@pytest.mark.parametrize(("label", "platform"), VARIANTS, ids=[label for label, _ in VARIANTS])
+def test_a_written_platform_loads_to_the_same_fields(
+    label: str, platform: Platform, tmp_path: Path
+) -> None:
+    again = _reloaded(platform, tmp_path)
+    assert again.name == "copy"
+    assert again.model_dump() == {**platform.model_dump(), "name": "copy"}, label
+    # what the energy model charges for the switch layer, kept totals included
+    devices = platform.devices
+    assert again.switch_layer.power_w(devices) == platform.switch_layer.power_w(devices)
+
+
+def test_a_layer_rewired_to_mux1_says_what_its_kept_total_is_for(tmp_path: Path) -> None:
+    platform = load_platform("rfns").with_scheme("mux1")
+    text = platform_toml(platform, name="copy")
+    assert "# switch_layer.power_total is the total of 18 mux elements" in text
+    assert _reloaded(platform, tmp_path).switch_layer.power_w(36) == 0.0
+
+
+def test_a_file_that_extends_a_preset_is_written_flat(tmp_path: Path) -> None:
+    child = tmp_path / "mine.toml"
+    child.write_text(
+        'extends = "rans"\nname = "mine"\n[engines]\nfrequency = "2 GHz"\n'
+        '[engines.throughput]\nhe = { size = "3.4 GiB", time = "0.99 s" }\n',
+        encoding="utf-8",
+    )
+    platform = load_platform(child)
+    text = platform_toml(platform)
+    table = tomllib.loads(text)
+    assert "extends" not in table
+    assert table["name"] == "mine"
+    assert table["engines"]["frequency"] == "2 GHz"
+    assert table["storage"]["count"] == 36  # from rans, which no longer needs to be read
+    flat = tmp_path / "flat.toml"
+    flat.write_text(text, encoding="utf-8")
+    assert load_platform(flat) == platform
+
+
+def test_a_copy_can_be_edited_like_any_platform_file(tmp_path: Path) -> None:
+    text = platform_toml(load_platform("rans"), name="rans-wide")
+    assert 'bandwidth = "36 GiB/s"' in text  # readable where exact
+    path = tmp_path / "wide.toml"
+    path.write_text(text.replace('bandwidth = "36 GiB/s"', 'bandwidth = "72 GiB/s"', 1))
+    assert load_platform(path).host_link.bandwidth_bytes_per_s == 72 * 2**30
+
+
+def test_defaults_are_left_out() -> None:
+    table = tomllib.loads(platform_toml(load_platform("risp-64ch"), name="copy"))
+    assert "latency" not in table["host_link"]  # the interface's own default
+    assert table["version"] == 1
+
+
+_KINDS = st.sampled_from(list(Kind))
+_SI = st.floats(min_value=MIN_SI, max_value=MAX_SI, allow_nan=False, allow_infinity=False)
+
+
+@given(value=_SI, kind=_KINDS)
+def test_a_quantity_is_written_exactly(value: float, kind: Kind) -> None:
+    text = quantity_text(value, kind)
+    assert parse(text, kind) == value, text
+
+
+@given(value=_SI, kind=_KINDS)
+def test_a_quantity_is_written_in_at_most_17_significant_digits(value: float, kind: Kind) -> None:
+    number = quantity_text(value, kind).split()[0]
+    digits = number.split("e")[0].replace(".", "").replace("-", "").lstrip("0")
+    assert 1 <= len(digits) <= 17 or math.isclose(float(number), 0.0)
