@@ -331,3 +331,14 @@ def test_a_path_that_is_not_utf8_is_one_error_with_status_2(ndpkit, table: Path)
         assert result.returncode == 2, result.stderr
         assert "not valid UTF-8" in result.stderr and "Traceback" not in result.stderr
         assert not out.exists()
+
+
+def test_a_key_named_like_a_polars_pattern_sorts(ndpkit, tmp_path: Path) -> None:
+    """'^mode$' is a Parquet column name like any other; Polars' pl.col reads it as a
+    regular expression, and the sort ended in a traceback (exit status 1)."""
+    source, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    modes = ["RAIL", "AIR", None, "SHIP", "AIR", "MAIL", "TRUCK", "FOB", "REG", "x"] * 3
+    pq.write_table(pa.table({"rid": list(range(len(modes))), "^mode$": modes}), source)
+    result = ndpkit("sort", str(source), "--by", "^mode$", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert pq.read_table(out).column("rid").to_pylist() == duckdb_rids(source, '"^mode$"')

@@ -1538,7 +1538,7 @@ def test_an_all_null_key_of_type_null_keeps_the_row_order(
 def test_the_null_types_raw_keys_are_all_invalid() -> None:
     """Its comment said `valid` was all false where the code passed None, which says the
     column has no nulls; sort_keys' own null count hid it."""
-    raw = _raw_keys(pl.Series("n", [None, None, None]), "t")
+    raw = _raw_keys(pl.Series("n", [None, None, None]), "t", "n")
     assert raw.valid is not None and not raw.valid.any() and len(raw.valid) == 3
     keys = sort_keys(pl.Series("n", [None, None, None]))
     assert keys.valid is not None and not keys.valid.any()

@@ -32,6 +32,8 @@ DICTIONARY_LIMIT = 1 << 16
 """Distinct values a dictionary-encoded column may have (spec §3.2: 16-bit keys)."""
 _SIGN = np.uint64(1 << 63)
 _ALL = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+_PLAIN_NAME = "key"
+"""The name a key column is keyed under: one Polars cannot take for a pattern (see sort_keys)."""
 
 
 @dataclass(frozen=True)
@@ -57,17 +59,22 @@ class SortKeys:
 
 def sort_keys(column: pl.Series, *, descending: bool = False, source: str = "table") -> SortKeys:
     """The order-preserving keys of `column`. `source` names the table in errors."""
+    field = column.name
+    # Polars runs many Series methods as an expression on `pl.col(name)`, which reads a
+    # name such as '^x$' as a regular expression: it matched no column, and the sort ended
+    # in a traceback. Under a plain name the column is keyed like any other.
+    column = column.rename(_PLAIN_NAME)
     valid = None
     if column.null_count():
         valid = column.is_not_null().to_numpy()
-    raw = _raw_keys(column, source)
+    raw = _raw_keys(column, source, field)
     keys = raw.keys
     if descending:
         keys = _ALL - keys
     return SortKeys(keys, valid, raw.encoding, raw.key_bits, raw.distinct)
 
 
-def _raw_keys(column: pl.Series, source: str) -> SortKeys:
+def _raw_keys(column: pl.Series, source: str, field: str) -> SortKeys:
     dtype = column.dtype
     if dtype == pl.Null:
         # Every row is null (pandas writes an all-None column so): no key to compare, so the
@@ -80,13 +87,13 @@ def _raw_keys(column: pl.Series, source: str) -> SortKeys:
         # Polars casts no extension to its storage type, so the storage is taken as it is.
         storage = column.ext.storage()
         try:
-            return _raw_keys(storage, source)
+            return _raw_keys(storage, source, field)
         except SpecError:
             raise SpecError(
                 f"cannot sort by a column of extension type {dtype.ext_name()!r} stored as "
                 f"{storage.dtype}; {_SUPPORTED}",
                 source=source,
-                field=column.name,
+                field=field,
             ) from None
     if dtype == pl.Boolean:
         return SortKeys(_filled(column, False).astype(np.uint64), None, "integer", 8)
@@ -115,7 +122,7 @@ def _raw_keys(column: pl.Series, source: str) -> SortKeys:
     if dtype in (pl.String, pl.Binary) or isinstance(dtype, pl.Categorical | pl.Enum):
         return _ranks(column.cast(pl.String) if dtype != pl.Binary else column)
     raise SpecError(
-        f"cannot sort by a column of type {dtype}; {_SUPPORTED}", source=source, field=column.name
+        f"cannot sort by a column of type {dtype}; {_SUPPORTED}", source=source, field=field
     )
 
 

@@ -294,7 +294,11 @@ def gather(
     index = pl.Series(order, dtype=pl.UInt32)
 
     def one(column: pl.Series) -> pl.Series:
-        return (column.rechunk() if column.n_chunks() > 1 else column).gather(index)
+        # Under a plain name: Polars gathers by `pl.col(name)`, a pattern for '^x$' (see
+        # keys.sort_keys), which matched no column and ended the sort in a traceback.
+        plain = column.rename("column")
+        gathered = (plain.rechunk() if plain.n_chunks() > 1 else plain).gather(index)
+        return gathered.rename(column.name)
 
     columns = table.get_columns()
     threads = min(len(columns), workers or usable_cpus())
@@ -1067,9 +1071,10 @@ def _merged_type(ours: Any, theirs: Any) -> Any:
 
 def _typed(frame: pl.DataFrame, types: dict[str, Any]) -> pl.DataFrame:
     """`frame` with its Null parts cast to the types the other files give them."""
+    # By position: `pl.col(name)` reads a name such as '^x$' as a pattern.
     return frame.with_columns(
-        pl.col(name).cast(types[name])
-        for name, dtype in frame.schema.items()
+        pl.nth(i).cast(types[name])
+        for i, (name, dtype) in enumerate(frame.schema.items())
         if name in types and dtype != types[name]
     )
 
@@ -1228,7 +1233,8 @@ def _widened(schema: pa.Schema, table: pl.DataFrame) -> pa.Schema:
             if nested != kind:
                 schema = schema.set(i, column.with_type(nested))
             continue
-        distinct = table[column.name].drop_nulls().n_unique()
+        # Renamed: Polars drops nulls by `pl.col(name)`, a pattern for '^x$'.
+        distinct = table[column.name].rename("column").drop_nulls().n_unique()
         signed = pa.types.is_signed_integer(kind.index_type)
         wider = [t for t in _INDEX_TYPES[signed] if t.bit_width >= kind.index_type.bit_width]
         index = next(t for t in wider if distinct <= 1 << (t.bit_width - signed))
@@ -1265,12 +1271,14 @@ def _cast_sample(table: pl.DataFrame) -> pl.DataFrame:
     """Row 0, then each column's least and greatest value where it has an order that every
     cast back keeps (numbers, decimals, dates and times), else row 0 again."""
 
-    def pick(name: str, dtype: Any, extreme: str) -> pl.Expr:
+    def pick(i: int, dtype: Any, extreme: str) -> pl.Expr:
+        # By position: `pl.col(name)` reads a name such as '^x$' as a pattern, which matched
+        # no column (a sample a column short, and a traceback).
         ordered = dtype.is_numeric() or dtype.is_temporal() or isinstance(dtype, pl.Decimal)
-        return getattr(pl.col(name), extreme)() if ordered else pl.col(name).first()
+        return getattr(pl.nth(i), extreme)() if ordered else pl.nth(i).first()
 
-    schema = table.schema
-    picks = [table.select(pick(n, t, e) for n, t in schema.items()) for e in ("min", "max")]
+    types = table.schema.values()
+    picks = [table.select(pick(i, t, e) for i, t in enumerate(types)) for e in ("min", "max")]
     return pl.concat([table.head(1), *picks])
 
 
