@@ -120,3 +120,22 @@ def test_a_device_file_whose_devices_the_command_would_ignore_is_refused(
     empty.write_text("version = 1\n")
     result = runner.invoke(app, [*command, str(empty)])
     assert result.exit_code == 2 and f"{empty}: defines no device" in result.output
+
+
+@pytest.mark.parametrize("tables", ["E1", "headline", "E5,E8"])
+def test_simulate_without_e6_or_e7_is_refused(tables: str) -> None:
+    """--simulate adds simulated columns to E6 and E7 only: with neither asked for it printed
+    nothing simulated (for the headline, after simulating E6 and E7 for nothing), exit 0."""
+    args = ["reproduce", "nascent2", "--tables", tables, "--simulate", "-o", "des.seed=1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "--simulate: simulates E6 and E7 only" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_simulate_with_e7_among_the_tables_is_taken() -> None:
+    args = ["reproduce", "nascent2", "--tables", "E2,E7", "--simulate", "--format", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert list(doc) == ["E2", "E7"] and "sim_nascent2_s" in doc["E7"][0]

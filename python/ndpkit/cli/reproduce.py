@@ -136,6 +136,15 @@ def reproduce_cmd(
                 full=full, devices=devices, options=option, simulate=simulate
             )
             wanted = _wanted(tables, nascent2.TABLE_NAMES)
+            if simulate and wanted and not set(_SIMULATED) & set(wanted):
+                # It ran E6 and E7's simulations for the headline and printed none of them,
+                # or ran none at all, where the flag promises simulated columns.
+                raise SpecError(
+                    f"simulates {' and '.join(_SIMULATED)} only, and --tables names neither; "
+                    "add one or leave --simulate out",
+                    source="command line",
+                    field="--simulate",
+                )
             n2 = nascent2.reproduce(
                 n2_settings, tables=wanted or nascent2.TABLE_NAMES, progress=progress
             )
@@ -194,6 +203,8 @@ _RANS_FLAGS = {
     "mux_port_cap": "--mux-port-cap",
 }
 _NASCENT2_FLAGS = {"full": "--full", "devices": "--devices", "simulate": "--simulate"}
+_SIMULATED = ("E6", "E7")
+"""The nascent2 tables that --simulate adds simulated columns to."""
 _RISP_FLAGS = {
     "inputs": "--inputs",
     "channel_rounding": "--channel-rounding",
