@@ -45,7 +45,7 @@ import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError
 from ndpkit.files import literal_path
-from ndpkit.tpc.tpch import TPCH_TABLES, check_scale_factor, generate_tpch
+from ndpkit.tpc.tpch import TPCH_TABLES, check_scale_factor, directory_path, generate_tpch
 
 ENCODABLE_BELOW = 2**16
 """Spec §3.2: "can be dictionary encoded" means fewer than 2^16 distinct values."""
@@ -392,12 +392,13 @@ def analyse(sf: float = 1.0, data_dir: str | os.PathLike[str] | None = None) -> 
     checked by the orders row count; a str or a Path), else on tables tpchgen-cli generates
     into a temporary directory."""
     check_scale_factor(sf)
-    with _tables(sf, None if data_dir is None else Path(data_dir)) as data:
-        if data_dir is not None:
+    directory = None if data_dir is None else directory_path(data_dir, "data_dir")
+    with _tables(sf, directory) as data:
+        if directory is not None:
             # Before any count: every table was read and counted (most of the ~30 s at SF
             # 1) before tables made at another SF were refused.
             data.check_files()
-            _check_made_at(sf, data, Path(data_dir))
+            _check_made_at(sf, data, directory)
         columns = tuple(
             ColumnCount(table, column, _distinct(data[table][column]))
             for table in TPCH_TABLES

@@ -40,7 +40,6 @@ import math
 import os
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -53,6 +52,7 @@ from ndpkit.tpc.tpch import (
     Progress,
     check_out_dir,
     check_scale_factor,
+    directory_path,
     make_out_dir,
     missing_ancestors,
     remove_if_empty,
@@ -129,7 +129,7 @@ def generate_tpcc(
 ) -> GeneratedTable:
     """Write `out/order_line.parquet` atomically (a temporary name, then a rename)."""
     check_scale_factor(sf)
-    out = Path(out)  # a str as well (as `analyse` takes one)
+    out = directory_path(out)  # a str as well (as `analyse` takes one)
     check_out_dir(out)
     target = out / "order_line.parquet"
     # Before generating: a directory in the table's place was found only at the rename,

@@ -143,7 +143,7 @@ def generate_tpch(
     """Write `out/<table>.parquet` for each table at scale factor `sf` (Snappy Parquet,
     tpchgen-cli's defaults). Existing files are an error unless `overwrite`."""
     sf = check_scale_factor(sf)
-    out = Path(out)  # a str as well (as `analyse` takes one)
+    out = directory_path(out)  # a str as well (as `analyse` takes one)
     names = tpch_tables(tables)
     check_out_dir(out)
     tool = find_tpchgen()
@@ -314,6 +314,15 @@ def _make_staging(out: Path) -> Path:
         raise SpecError(
             f"cannot write into the directory ({exc.strerror or exc})", source=str(out)
         ) from None
+
+
+def directory_path(given: str | os.PathLike[str], field: str = "out") -> Path:
+    """`given` as a Path, refusing an empty one: `Path("")` is the current directory, so
+    `generate_tpch(1, "")` (a variable left unset) wrote the tables there, where the
+    command line's `--out ""` is an error."""
+    if os.fspath(given) in ("", b""):
+        raise SpecError("is empty; give a directory", field=field)
+    return Path(given)
 
 
 def check_out_dir(out: Path) -> None:
