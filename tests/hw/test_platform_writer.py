@@ -56,11 +56,42 @@ def test_a_written_platform_loads_to_the_same_fields(
     assert again.switch_layer.power_w(devices) == platform.switch_layer.power_w(devices)
 
 
-def test_a_layer_rewired_to_mux1_says_what_its_kept_total_is_for(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["mux2", "mux3", "muxn"])
+def test_a_layer_rewired_to_mux1_and_back_charges_as_the_original(
+    scheme: str, tmp_path: Path
+) -> None:
+    """The total a mux1 layer keeps is written with the element count it is for, so the
+    copy rewired again is charged per element as the original is (18 mW over 18 mux2
+    elements: 1 mW for muxn's one, 6 mW for mux3's 12), not the whole total."""
     platform = load_platform("rfns").with_scheme("mux1")
-    text = platform_toml(platform, name="copy")
-    assert "# switch_layer.power_total is the total of 18 mux elements" in text
-    assert _reloaded(platform, tmp_path).switch_layer.power_w(36) == 0.0
+    assert (
+        tomllib.loads(platform_toml(platform, name="copy"))["switch_layer"]["power_total_elements"]
+        == 18
+    )
+    copy = _reloaded(platform, tmp_path)
+    assert copy.switch_layer.power_w(36) == 0.0
+    original = platform.with_scheme(scheme).switch_layer.power_w(36)
+    assert copy.with_scheme(scheme).switch_layer.power_w(36) == original
+    assert original == pytest.approx(
+        0.018 * load_platform("rfns").with_scheme(scheme).switch_layer.elements(36) / 18
+    )
+
+
+def test_a_file_that_extends_a_mux1_copy_charges_as_one_that_extends_the_preset(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "mux1.toml").write_text(
+        'extends = "rfns"\nname = "rfns-mux1"\n[switch_layer]\nscheme = "mux1"\n'
+    )
+    copy = tmp_path / "copy.toml"
+    copy.write_text(platform_toml(load_platform(tmp_path / "mux1.toml"), name="copy"))
+    for parent in ("mux1.toml", "copy.toml"):
+        (tmp_path / f"child-{parent}").write_text(
+            f'extends = "{parent}"\nname = "child"\n[switch_layer]\nscheme = "mux3"\n'
+        )
+    by_preset = load_platform(tmp_path / "child-mux1.toml").switch_layer.power_w(36)
+    by_copy = load_platform(tmp_path / "child-copy.toml").switch_layer.power_w(36)
+    assert by_copy == by_preset == pytest.approx(0.018 * 12 / 18)
 
 
 def test_a_file_that_extends_a_preset_is_written_flat(tmp_path: Path) -> None:

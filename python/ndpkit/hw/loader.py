@@ -81,7 +81,7 @@ def load_platform_noted(
     return platform, notes
 
 
-_TOTAL_KEYS = {"power_total", "power_total_w"}
+_TOTAL_KEYS = {"power_total", "power_total_w", "power_total_elements"}
 
 
 def _inherited_total(
@@ -110,13 +110,13 @@ def _inherited_total(
         return platform
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         return platform
-    before = parent.elements(count)
+    declared_for = switch.get("power_total_elements")  # a copy of a layer rewired to mux1
+    before = declared_for if _is_count(declared_for) else parent.elements(count)
     if after == 0 and before and math.isclose(parent.element_power_w, layer.element_power_w):
         # A layer without elements (mux1) is charged nothing; the total is kept with the
         # count it is for, so that with_scheme("mux2") charges it per element, as it does
         # a preset's mux1 view (rfns with 7 SSDs and mux1, rewired to mux2: 3 mW, not 18).
-        platform._switch_total_elements = before
-        return platform
+        return _with_layer(platform, {"power_total_elements": before})
     was = f"{declared_by} declares {format_si(total, Kind.POWER)} for its {_elements(before)}"
     was += f" ({parent.scheme} over {count} SSDs)"
     if not math.isclose(parent.element_power_w, layer.element_power_w) or before == 0:
@@ -129,7 +129,7 @@ def _inherited_total(
             f"{format_si(now, Kind.POWER)}"
         )
     elif before == after:
-        return platform
+        return _with_layer(platform, {"power_total_elements": None})
     else:
         new = total * after / before
         why = (
@@ -138,9 +138,18 @@ def _inherited_total(
         )
     why += "; declare power_total to set another"
     description = f"{layer.description}; {why}" if layer.description else why
-    update = {"power_total_w": new, "description": description}
+    update = {"power_total_w": new, "power_total_elements": None, "description": description}
     notes.append(f"switch_layer.power_total: {why}")
-    return platform.model_copy(update={"switch_layer": layer.model_copy(update=update)})
+    return _with_layer(platform, update)
+
+
+def _with_layer(platform: Platform, update: dict[str, Any]) -> Platform:
+    layer = platform.switch_layer.model_copy(update=update)
+    return platform.model_copy(update={"switch_layer": layer})
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _elements(n: int) -> str:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from types import EllipsisType
 from typing import Any
 
-from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ndpkit.errors import SpecError
 from ndpkit.hw.cell import PublicCell
@@ -45,10 +44,6 @@ class Platform(Spec):
     public_cell: PublicCell | None = Field(
         None, description="in-storage: the RU's shared cell and fixed power (RISP)"
     )
-    _switch_total_elements: int | None = PrivateAttr(None)
-    """How many mux elements `switch_layer.power_total` is the power of, where that is not
-    the layer's own count: a layer rescaled to none (mux1) keeps the total it had, or
-    rewired to mux2 again it drew 0 mW (`_rescale_switch_power`)."""
 
     @field_validator("name")
     @classmethod
@@ -195,8 +190,8 @@ class Platform(Spec):
             ) from None
         data = self.model_dump(by_alias=False)
         data["switch_layer"]["scheme"] = scheme
-        elements = self._rescale_switch_power(data, self.devices, scheme)
-        return self._revalidate(data, "switch_layer.scheme", switch_total_elements=elements)
+        self._rescale_switch_power(data, self.devices, scheme)
+        return self._revalidate(data, "switch_layer.scheme")
 
     def with_engine_count(self, count: int) -> Platform:
         """The same machine scaled to `count` devices and engines (for sweeps)."""
@@ -204,48 +199,36 @@ class Platform(Spec):
         data["storage"]["count"] = count
         if data.get("engines") is not None:
             data["engines"]["count"] = count
-        elements = self._switch_total_elements
         if count != self.devices:
             # Values published for this machine (e.g. its measured full-server times) no
             # longer apply under the same name.
             data["name"] = f"{self.name}-x{count}"
-            elements = self._rescale_switch_power(data, count, self.switch_layer.scheme)
-        return self._revalidate(data, "storage.count", switch_total_elements=elements)
+            self._rescale_switch_power(data, count, self.switch_layer.scheme)
+        return self._revalidate(data, "storage.count")
 
-    def _rescale_switch_power(self, data: dict[str, Any], devices: int, scheme: str) -> int | None:
+    def _rescale_switch_power(self, data: dict[str, Any], devices: int, scheme: str) -> None:
         """A declared switch-layer total is for this layer's mux elements; scale it by count.
-        To a layer with none (mux1, which draws nothing) the total is kept, and the count it
-        is for returned, for the platform to remember (`_switch_total_elements`)."""
+        To a layer with none (mux1, which draws nothing) the total is kept, with the count
+        it is for (`power_total_elements`), so that rewiring it back scales it again."""
         layer = self.switch_layer
         total = layer.power_total_w
-        before = self._switch_total_elements or layer.elements(self.devices)
+        before = layer.power_total_elements or layer.elements(self.devices)
         if total is None or not before:
-            return None
+            return
         after = layer.model_copy(update={"scheme": scheme}).elements(devices)
         if not after:
-            return before
+            data["switch_layer"]["power_total_elements"] = before
+            return
         data["switch_layer"]["power_total_w"] = total * after / before
-        return None
+        data["switch_layer"]["power_total_elements"] = None
 
-    def _revalidate(
-        self,
-        data: dict[str, Any],
-        field: str,
-        *,
-        switch_total_elements: int | EllipsisType | None = ...,
-    ) -> Platform:
-        """`data` validated as a platform. `switch_total_elements`: what a rescale of the
-        switch layer leaves `_switch_total_elements`; a rebuild that rescales none keeps this
-        platform's (`...`)."""
+    def _revalidate(self, data: dict[str, Any], field: str) -> Platform:
+        """`data` validated as a platform."""
         try:
-            platform = Platform.model_validate(data, context={"si": True})
+            return Platform.model_validate(data, context={"si": True})
         except ValidationError as exc:
             message = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise SpecError(message, source=f"platform {self.name}", field=field) from None
-        if switch_total_elements is ...:
-            switch_total_elements = self._switch_total_elements
-        platform._switch_total_elements = switch_total_elements
-        return platform
 
 
 def _check_ru_idle(public: PublicCell, engines: Engine) -> None:

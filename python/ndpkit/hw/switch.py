@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import re
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ndpkit.hw.quantity import Bandwidth, Count, Power
-from ndpkit.hw.spec import Spec
+from ndpkit.hw.spec import FieldValueError, Spec
 
 _SCHEME = re.compile(r"mux([1-9][0-9]*|n)")
 
@@ -48,6 +48,11 @@ class SwitchLayer(Spec):
         alias="power_total",
         description="declared total power of the layer; wins over element_power x elements",
     )
+    power_total_elements: Count | None = Field(
+        None,
+        description="the mux elements power_total is declared for, where not this layer's "
+        "own (a layer rewired to mux1 keeps its total): charged per element",
+    )
     port_bandwidth_bytes_per_s: Bandwidth | None = Field(
         None, alias="port_bandwidth", description="bandwidth of one switched port, e.g. '20 Gbps'"
     )
@@ -74,9 +79,24 @@ class SwitchLayer(Spec):
         return full + (1 if rest > 1 else 0)
 
     def power_w(self, devices: int, *, declared_total: bool = True) -> float:
-        """Power of the whole layer (the paper charges its declared upper bound, 18 mW)."""
-        if self.elements(devices) == 0:
+        """Power of the whole layer (the paper charges its declared upper bound, 18 mW); a
+        total declared for `power_total_elements` other elements is charged per element."""
+        elements = self.elements(devices)
+        if elements == 0:
             return 0.0
         if declared_total and self.power_total_w is not None:
-            return self.power_total_w
-        return self.element_power_w * self.elements(devices)
+            if self.power_total_elements is None:
+                return self.power_total_w
+            return self.power_total_w * elements / self.power_total_elements
+        return self.element_power_w * elements
+
+    @model_validator(mode="after")
+    def _total_for_elements(self) -> SwitchLayer:
+        if self.power_total_elements is not None and self.power_total_w is None:
+            raise FieldValueError(
+                "power_total_elements",
+                "power_total_elements says how many mux elements power_total is for, and "
+                "there is no power_total",
+                others=("power_total",),
+            )
+        return self

@@ -68,14 +68,7 @@ def platform_toml(platform: Platform, name: str | None = None) -> str:
     )
     by_name.pop("version", None)
     by_alias.pop("version", None)
-    text = head + "\n".join(_tables(by_name, by_alias, (), ()))
-    kept_for = platform._switch_total_elements  # a total kept by a layer of no elements
-    if kept_for:
-        text += (
-            f"# switch_layer.power_total is the total of {kept_for} mux elements, kept from "
-            "the layer this one was\n# rewired from; a mux1 layer has none and draws nothing.\n"
-        )
-    return text
+    return head + "\n".join(_tables(by_name, by_alias, (), ()))
 
 
 def _tables(
