@@ -68,12 +68,15 @@ if __name__ == "__main__":  # the executor's workers run this file again as they
 `generate_dataset` writes 16 MiB of points over 4 emulated devices (`device-00/` …), and
 `LocalExecutor` runs the kernel's device part beside each device's shards in worker
 processes, then its host part on their partials. `measure` times the parts on one core of
-this machine; `to_profile` maps them onto RFNS's host and ARM engines with the documented
+this machine; `to_profile` maps them onto RFNS's host and FPGA engines with the documented
 scaling rules (docs/kernels.md), and `estimate` is the analytic model `ndpkit estimate`
-prints. Here the link from the engines to the host (`ndp2cpu`) is the bottleneck by a
-factor of about 1.8; on a machine measured that much slower (or busy while `measure`
-runs) the engines (`ndp`) or the host (`cpu`) would be. `ndpkit evaluate knn2 --platforms
-rfns` does all of this from the command line.
+prints. Here the link from the engines to the host (`ndp2cpu`, 36 GiB/s × α 2 = 72 GiB/s)
+is the bottleneck. RFNS's SSDs (108 GiB/s) and its engines (129 GiB/s: the platform's own
+`knn2` entry, which wins over the mapped measurement) are 1.5 and 1.8 times faster whatever
+this machine measures. Only the host stage comes from `measure`: 5 to 9 times the link's
+rate in three runs on a 2-vCPU AMD EPYC VM, so only a machine measured that much slower (or
+busy while `measure` runs) would make the host (`cpu`) the bottleneck. `ndpkit evaluate
+knn2 --platforms rfns` does all of this from the command line.
 """
 
 
