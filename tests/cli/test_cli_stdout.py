@@ -3,14 +3,15 @@ status 2; a reader that went away (`| head`) ends the command quietly with statu
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from cli_env import NDPKIT
+from cli_env import NDPKIT, command_env
 
-ENV = {"NO_COLOR": "1", "COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+ENV = command_env(COLUMNS="200")  # this checkout's code, under a worktree's PYTHONPATH
 COMMANDS = [
     ("platforms", "show", "rans"),
     ("platforms", "show", "rans", "-f", "json"),
@@ -53,6 +54,30 @@ def test_a_reader_that_went_away_ends_quietly_with_141(args: tuple[str, ...]) ->
     assert result.returncode == 141, result.stderr
     # progress lines (reproduce's) may be there; no error, traceback or "Exception ignored"
     assert "error" not in result.stderr and "Exception" not in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_SETPIPE_SZ"), reason="pipe size is Linux's")
+@pytest.mark.parametrize("output", ["json", "csv"])
+def test_unbuffered_a_reader_that_goes_away_mid_write_ends_with_141(output: str) -> None:
+    """Under PYTHONUNBUFFERED=1 stdout's text layer wrote straight to the file and dropped
+    what a short write left: a reader that went away after the first byte ended the
+    command with status 0."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # the output (7-18 KB) does not fit
+    args = ("plan", "-p", "rfns", "-a", "knn2", "--optimal", "-f", output)
+    with subprocess.Popen(
+        [str(NDPKIT), *args],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**ENV, "PYTHONUNBUFFERED": "1"},
+    ) as command:
+        os.close(write_end)
+        os.read(read_end, 1)  # returns once the command is in its write, which the pipe cuts
+        os.close(read_end)
+        _, stderr = command.communicate(timeout=120)
+    assert command.returncode == 141, stderr
+    assert "error" not in stderr and "Exception" not in stderr, stderr
 
 
 @needs_dev_full

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import io
 import os
 import shutil
 import signal
@@ -146,6 +147,7 @@ def main() -> None:
         raise SystemExit(2)
     _install_handlers()
     leave_ctrl_c_to_the_parent()  # its workers and fork server ignore it (see the module)
+    _write_every_byte()
     _escape_what_cannot_be_encoded()
     try:
         _run()
@@ -160,6 +162,25 @@ def main() -> None:
     finally:
         _ended[:] = [True]
         _disarm_redelivery()
+
+
+def _write_every_byte() -> None:
+    """Under PYTHONUNBUFFERED=1 (or `python -u`) stdout's text layer writes straight to the
+    file and drops what a short write leaves: a reader that went away in the middle of a
+    write (`| head`) took the rest without an error, and the command ended with status 0,
+    not 141. A buffered layer between them writes every byte or raises; line-buffered, the
+    output still appears as it is printed."""
+    stream = sys.stdout
+    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+        return  # buffered already (the default), or not a file's text stream
+    with contextlib.suppress(ValueError, OSError):
+        raw = io.FileIO(stream.fileno(), "w", closefd=False)  # the old stream keeps the fd
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(raw),
+            encoding=stream.encoding,
+            errors=stream.errors,
+            line_buffering=True,
+        )
 
 
 def _escape_what_cannot_be_encoded() -> None:
