@@ -444,10 +444,13 @@ def _in_bytes(unit: str, kind: Kind) -> str | None:
 
 
 def _plural(unit: str, kind: Kind) -> str | None:
-    """The unit meant by a plural one ("GBs", "MiBs"): a size as it is, a bandwidth per
-    second ("3 GBs" is read as 3 GB/s there), else None."""
+    """The unit meant by a plural one ("GBs", "MiBs", "gbits/s"): a size as it is, a
+    bandwidth per second ("3 GBs" is read as 3 GB/s there), else None."""
     if len(unit) < 2 or not unit.endswith("s") or kind not in (Kind.SIZE, Kind.BANDWIDTH):
         return None
+    if kind is Kind.BANDWIDTH and unit.endswith("s/s"):
+        # a plural per second ("3 gbits/s", "3 MBs/s") got no suggestion: its unit's singular's
+        return _suggestions(kind).get(_case_key(unit[: -len("s/s")] + "/s"))
     if kind is Kind.BANDWIDTH and unit[:-1].casefold().endswith("bit"):
         # "3 Gbits" is gigabits, a size pint reads: its s makes a plural, not a "/s"
         return None

@@ -157,6 +157,10 @@ def test_format_si_small_values(value: float, kind: Kind, text: str) -> None:
         ("3 bits", Kind.BANDWIDTH, None),
         ("3 gbits", Kind.BANDWIDTH, None),
         ("3 gbits", Kind.SIZE, "'3 Gbit'"),  # bits typed: no bytes offered
+        # a plural per second (got no suggestion): the singular's
+        ("3 gbits/s", Kind.BANDWIDTH, "'3 Gbit/s'"),
+        ("3 MBs/s", Kind.BANDWIDTH, "'3 MB/s'"),
+        ("3 gbs/s", Kind.BANDWIDTH, "'3 Gbit/s' or '3 GB/s'"),
         # spelled out in a datasheet's case, which pint reads only in lower case
         ("5.5 Watt", Kind.POWER, "'5.5 W'"),
         ("5 Milliwatts", Kind.POWER, "'5 mW'"),
