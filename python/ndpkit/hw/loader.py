@@ -111,7 +111,11 @@ def _inherited_total(
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         return platform
     declared_for = switch.get("power_total_elements")  # a copy of a layer rewired to mux1
-    before = int(declared_for) if _is_count(declared_for) else parent.elements(count)
+    before = (
+        declared_for
+        if isinstance(declared_for, int) and _is_count(declared_for)
+        else parent.elements(count)
+    )
     if after == 0 and before and math.isclose(parent.element_power_w, layer.element_power_w):
         # A layer without elements (mux1) is charged nothing; the total is kept with the
         # count it is for, so that with_scheme("mux2") charges it per element, as it does
