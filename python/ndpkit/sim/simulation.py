@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
@@ -227,7 +228,7 @@ def simulate(
     spec = build_spec(platform, profile, config, options, sim)
     _check_chunks(spec)
     try:
-        raw, trace = _core.simulate_pipeline(json.dumps(spec))
+        raw, trace = run_simulator(json.dumps(spec))
     except ValueError as exc:  # the Rust side names the field of the spec at fault
         raise ModelError(f"simulator: {exc}") from None
     result = json.loads(raw)
@@ -287,6 +288,38 @@ def simulate(
         simulation.notes.extend(explain(simulation, spec))
     simulation.notes.extend(trace_notes(simulation))
     return simulation
+
+
+def run_simulator(spec_json: str) -> tuple[str, str | None]:
+    """The Rust simulator's (result, trace) JSON for a spec. Called from the main thread, it
+    runs in a daemon thread that the main thread waits for: the simulator releases the GIL,
+    but Python runs signal handlers only in the main thread and only between bytecodes, so
+    while the main thread itself sat in the call Ctrl-C and SIGTERM (even the third, which
+    `ndpkit` documents as stopping at once) did nothing until the run ended: up to about
+    30 s (`MAX_CHUNKS`), twice that with jitter. Waiting on a thread can be interrupted; the
+    abandoned run ends with the process (or, in a program that goes on, on its own)."""
+    if threading.current_thread() is not threading.main_thread():
+        return _core_simulate(spec_json)  # a sweep's worker: the main thread is free
+    outcome: list[tuple[str, str | None]] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(_core_simulate(spec_json))
+        except BaseException as exc:  # raised again in the caller's thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="ndpkit-simulator", daemon=True)
+    worker.start()
+    worker.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]
+
+
+def _core_simulate(spec_json: str) -> tuple[str, str | None]:
+    raw, trace = _core.simulate_pipeline(spec_json)
+    return str(raw), None if trace is None else str(trace)
 
 
 def _check_inputs(
@@ -496,7 +529,7 @@ def _jitter_note(s: Simulation, spec: dict[str, Any], gap_s: float) -> str | Non
     cv = float(spec["service_cv"])
     if cv <= 0:
         return None
-    raw, _ = _core.simulate_pipeline(json.dumps({**spec, "service_cv": 0.0, "trace": False}))
+    raw, _ = run_simulator(json.dumps({**spec, "service_cv": 0.0, "trace": False}))
     steady_s = float(json.loads(raw)["makespan_s"])
     cost_s = s.time_s - steady_s
     if abs(cost_s) < 0.1 * gap_s:
