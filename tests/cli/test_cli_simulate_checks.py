@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+import ndpkit
 from ndpkit.cli.commands import app
 
 runner = CliRunner()
@@ -167,3 +168,55 @@ def test_the_read_only_baselines_note_is_given_with_csv_too() -> None:
     assert result.exit_code == 0, result.stderr
     assert "note: the CPU baseline reads only (--read-only-cpu)" in result.stderr
     assert "note:" not in result.stdout
+
+
+SHIPPED_PROFILES = Path(ndpkit.__file__).parent / "profiles" / "rans-rfns.toml"
+
+
+@pytest.mark.parametrize(
+    ("args", "flag", "reads"),
+    [
+        (("simulate", "-p", "@in@", "-a", "he", "--trace", "@in@"), "--trace", "--platform"),
+        (
+            ("simulate", "-p", "rans", "-a", "he", "--profiles", "@in@", "--trace", "@link@"),
+            "--trace",
+            "--profiles",
+        ),
+        (
+            (
+                "sweep",
+                "--platforms",
+                "rans,@in@",
+                "--apps",
+                "he",
+                "--engines",
+                "18",
+                "--out",
+                "@in@",
+            ),
+            "--out",
+            "--platforms",
+        ),
+    ],
+    ids=["trace-onto-platform", "trace-onto-profiles-by-a-link", "sweep-out-onto-platform"],
+)
+def test_an_output_onto_a_file_the_command_reads_is_refused(
+    tmp_path: Path, args: tuple[str, ...], flag: str, reads: str
+) -> None:
+    """`simulate -p my.toml --trace my.toml` replaced the platform file with the trace (the
+    next run: "malformed TOML"); a profile set measured by `ndpkit evaluate` would go the
+    same way. Refused before the run, the file untouched. (A platform file is read as TOML
+    whatever its suffix when its name has a directory in it, so a sweep's .csv can be one.)"""
+    if reads == "--profiles":
+        text = SHIPPED_PROFILES.read_text(encoding="utf-8")
+        given = tmp_path / "profiles.toml"
+    else:
+        text = 'extends = "rans"\nname = "mine"\n'
+        given = tmp_path / ("mine.csv" if args[0] == "sweep" else "mine.toml")
+    given.write_text(text, encoding="utf-8")
+    (tmp_path / "link.json").symlink_to(given)
+    link = tmp_path / "link.json"
+    line = _error(*(a.replace("@in@", str(given)).replace("@link@", str(link)) for a in args))
+    assert line.startswith(f"error: command line: {flag}: "), line
+    assert f"is the file {reads} reads, and the output would replace it" in line
+    assert given.read_text(encoding="utf-8") == text

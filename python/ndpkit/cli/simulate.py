@@ -6,8 +6,10 @@ a group that runs its own options when no subcommand follows them."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -55,6 +57,7 @@ from ndpkit.errors import ModelError, SpecError
 from ndpkit.evaluate import load_platforms
 from ndpkit.files import write_atomic
 from ndpkit.hw import Platform
+from ndpkit.hw.loader import names_a_file
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
 from ndpkit.numerals import signed_whole
 from ndpkit.plan import configuration_of, plan
@@ -213,6 +216,7 @@ def simulate_cmd(
         sim = sim.with_(trace=trace is not None)
         if trace is not None:
             check_output_file("--trace", trace)
+            _not_an_input("--trace", trace, [("--platform", platform), ("--profiles", profiles)])
         config = chosen_configuration(
             spec, profile, opts, choice("--plan", plan_name, PlanName), engines
         )
@@ -235,6 +239,24 @@ def simulate_cmd(
     print_notes(result.notes, fmt)
     if fmt is not Format.json and trace is not None:
         stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
+
+
+def _not_an_input(flag: str, path: Path, inputs: list[tuple[str, str | None]]) -> None:
+    """Refuse an output file that is one the command reads (`inputs`: each flag and what it
+    was given, a shipped name or a file): `simulate -p my.toml --trace my.toml` replaced the
+    platform file with the trace, which then failed to load as "malformed TOML"; so would
+    a profile set measured by a long `ndpkit evaluate` have been."""
+    for input_flag, given in inputs:
+        if given is None or not names_a_file(given, (".toml", ".json")):
+            continue  # a preset or a shipped profile set: no file of the user's
+        with contextlib.suppress(OSError):  # a missing output replaces nothing
+            if os.path.samefile(path, given):
+                raise SpecError(
+                    f"{str(path)!r} is the file {input_flag} reads, and the output would "
+                    "replace it; give another file name",
+                    source=COMMAND_LINE,
+                    field=flag,
+                )
 
 
 def _required(flag: str, value: str | None) -> str:
@@ -474,6 +496,11 @@ def sweep_cmd(
         if out is not None:
             # A directory first: "/tmp/dir/" would otherwise be told its name lacks .csv.
             check_output_file("--out", out)
+            _not_an_input(
+                "--out",
+                out,
+                [*(("--platforms", p) for p in platform_names), ("--profiles", profiles)],
+            )
             if out.suffix.lower() not in (".csv", ".parquet"):
                 raise SpecError(
                     f"must end in .csv or .parquet (any case), got {out.name!r}",
