@@ -84,7 +84,8 @@ def test_a_host_split_at_the_papers_cns_rate_streams_and_says_so(ndpkit) -> None
     s = json.loads(result.stdout)["simulation"]
     assert (s["host_mode"], s["sim_options"]["host_mode"]) == ("stream", "after")
     assert s["model_time_basis"] == "pipeline"
-    assert any("host_mode after not applied" in note for note in s["notes"])
+    # the flag as given, as a sweep's note names it (it named SimOptions' host_mode field)
+    assert any(note.startswith("--host-mode after not applied:") for note in s["notes"])
     assert s["time_s"] == pytest.approx(s["model_time_s"], rel=0.01)
 
 

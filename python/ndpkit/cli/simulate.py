@@ -225,6 +225,13 @@ def simulate_cmd(
         except TooManyChunksError as exc:
             field = "--chunk" if size is None else "--chunk, --size"
             raise SpecError(str(exc), source=COMMAND_LINE, field=field) from None
+        # The library's note names SimOptions' field; this user gave the flag, as a sweep's
+        # note says.
+        field_note = host_mode_after_note("host_mode")
+        result.notes[:] = [
+            host_mode_after_note("--host-mode") if note == field_note else note
+            for note in result.notes
+        ]
         if trace is not None:
             assert result.trace_json is not None
             write_atomic(trace, result.trace_json)
