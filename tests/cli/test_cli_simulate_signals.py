@@ -1,9 +1,12 @@
-"""Ctrl-C and SIGTERM stop `ndpkit simulate` while the Rust simulator runs, not after it.
+"""Ctrl-C and SIGTERM stop `ndpkit simulate` and `ndpkit sweep` while the Rust simulator
+runs, not after it.
 
 The simulator releases the GIL, but Python runs signal handlers in the main thread only,
 between bytecodes: while the main thread sat in the call, every signal (the third too,
 which the command documents as stopping at once) waited for the run to end, up to about
-30 s (`MAX_CHUNKS`), twice that with `--cv`."""
+30 s (`MAX_CHUNKS`), twice that with `--cv`. A sweep's ThreadPoolExecutor threads were
+joined at exit, so a stopped sweep waited for every point in flight (66 s for two k-NN
+points in 2 KiB chunks)."""
 
 from __future__ import annotations
 
@@ -30,22 +33,29 @@ pytestmark = [
 ]
 
 
+# 130 GiB in 1.5 KiB chunks: 9.1e7 chunks, just under MAX_CHUNKS, about 30 s of run each.
+TINY_CHUNKS = ("-a", "knn8", "--chunk", "1.5 KiB")
+SIMULATE = ("simulate", "-p", "rfns", *TINY_CHUNKS, "--trace", "OUT/run.json", "-f", "json")
+SWEEP = (
+    "sweep", "--platforms", "rfns", "--apps", "knn8", "--engines", "35,36",
+    "--chunks", "1.5 KiB", "--workers", "2", "--out", "OUT/sweep.csv",
+)  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("signum", "status", "said"),
+    ("args", "signum", "status", "said"),
     [
-        (signal.SIGINT, EXIT_INTERRUPTED, "ndpkit: interrupted (SIGINT)"),
-        (signal.SIGTERM, EXIT_TERMINATED, "ndpkit: terminated (SIGTERM)"),
+        (SIMULATE, signal.SIGINT, EXIT_INTERRUPTED, "ndpkit: interrupted (SIGINT)"),
+        (SIMULATE, signal.SIGTERM, EXIT_TERMINATED, "ndpkit: terminated (SIGTERM)"),
+        (SWEEP, signal.SIGINT, EXIT_INTERRUPTED, "ndpkit: interrupted (SIGINT)"),
     ],
-    ids=["SIGINT", "SIGTERM"],
+    ids=["simulate-SIGINT", "simulate-SIGTERM", "sweep-SIGINT"],
 )
 def test_a_signal_stops_a_long_simulation_at_once(
-    tmp_path: Path, signum: signal.Signals, status: int, said: str
+    tmp_path: Path, args: tuple[str, ...], signum: signal.Signals, status: int, said: str
 ) -> None:
-    # 130 GiB in 1.5 KiB chunks: 9.1e7 chunks, just under MAX_CHUNKS, about 30 s of run.
-    trace = tmp_path / "run.json"
-    command = [str(NDPKIT), "simulate", "-p", "rfns", "-a", "knn8", "--chunk", "1.5 KiB"]
     process = subprocess.Popen(
-        [*command, "--trace", str(trace), "-f", "json"],
+        [str(NDPKIT), *(a.replace("OUT", str(tmp_path)) for a in args)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -68,4 +78,4 @@ def test_a_signal_stops_a_long_simulation_at_once(
     assert process.returncode == status, err
     assert err.strip().splitlines() == [said]
     assert out == ""
-    assert list(tmp_path.iterdir()) == []  # no trace, whole or in part
+    assert list(tmp_path.iterdir()) == []  # no output file, whole or in part

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -101,13 +102,13 @@ def test_a_sweep_runs_one_thread_per_cpu_this_process_may_use(
     import ndpkit.sim.sweep as sweep_module  # noqa: PLC0415 (only here)
 
     seen: list[int] = []
-    real = sweep_module.ThreadPoolExecutor
+    real = sweep_module._run_all
 
-    def counting(max_workers: int) -> object:
-        seen.append(max_workers)
-        return real(max_workers=max_workers)
+    def counting(points: Any, run: Any, workers: int, progress: Any) -> Any:
+        seen.append(workers)
+        return real(points, run, workers, progress)
 
-    monkeypatch.setattr(sweep_module, "ThreadPoolExecutor", counting)
+    monkeypatch.setattr(sweep_module, "_run_all", counting)
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0}, raising=False)
     monkeypatch.setattr("os.cpu_count", lambda: 64)
     platform, profile = load_platform("sfns"), load_profile("he")
@@ -139,3 +140,29 @@ def test_sweep_refuses_a_progress_that_is_no_function_before_it_runs() -> None:
     with pytest.raises(SpecError) as e:
         sweep(points, progress=5)  # type: ignore[arg-type]
     assert e.value.field == "progress"
+
+
+def test_a_sweep_keeps_the_grid_order_and_raises_a_point_s_error() -> None:
+    """The points run on daemon threads (`_run_all`), not a ThreadPoolExecutor, whose
+    threads a stopped sweep waited for: the rows still come back in the points' order when
+    later points finish first, and a point's error reaches the caller."""
+    import ndpkit.sim.sweep as sweep_module  # noqa: PLC0415 (only here)
+
+    points: Any = [0.03, 0.02, 0.01, 0.0]  # each point's run time: the last ends first
+
+    def run(seconds: float) -> dict[str, Any]:
+        time.sleep(seconds)
+        return {"seconds": seconds}
+
+    seen: list[tuple[int, int]] = []
+    rows = sweep_module._run_all(points, run, 4, lambda done, total: seen.append((done, total)))
+    assert [row["seconds"] for row in rows] == points
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+    def failing(seconds: float) -> dict[str, Any]:
+        if seconds == 0.01:
+            raise ZeroDivisionError("point 2")
+        return run(seconds)
+
+    with pytest.raises(ZeroDivisionError, match="point 2"):
+        sweep_module._run_all(points, failing, 2, None)

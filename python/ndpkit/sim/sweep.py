@@ -2,13 +2,15 @@
 
 The Rust core releases the GIL while it runs, so a thread per core keeps every core busy
 without starting processes. Rows come back in grid order whatever order they finish in.
+The threads are daemons the calling thread waits on, so Ctrl-C stops a sweep at once.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -159,10 +161,53 @@ def sweep(
     if workers is not None:  # 0 was the default, -1 ThreadPoolExecutor's ValueError
         whole_number(workers, "workers", "an integer ≥ 1 (or None: one per usable CPU)", least=1)
     function_or_none(progress, "progress", "a function progress(done, total)")
-    rows: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(max_workers=workers or usable_cpus()) as pool:
-        for done, row in enumerate(pool.map(lambda p: run_point(p, options, sim), points), 1):
-            rows.append(row)
+    threads = workers or usable_cpus()
+    return _run_all(points, lambda p: run_point(p, options, sim), threads, progress)
+
+
+Finished = tuple[int, dict[str, Any] | None, BaseException | None]
+
+
+def _run_all(
+    points: Sequence[SweepPoint],
+    run: Callable[[SweepPoint], dict[str, Any]],
+    workers: int,
+    progress: Progress | None,
+) -> list[dict[str, Any]]:
+    """`run` over `points` on `workers` daemon threads, the rows in the points' order.
+
+    A ThreadPoolExecutor's threads are joined when the interpreter exits, so after Ctrl-C
+    (or SIGTERM) `ndpkit sweep` waited for every point in flight to end: 66 s for two
+    k-NN points in 2 KiB chunks. Daemon threads are not: a stopped sweep ends at once, and
+    in a program that goes on each thread stops after its current point."""
+    finished: queue.Queue[Finished] = queue.Queue()
+    stop = threading.Event()
+    claim = threading.Lock()
+    pending = iter(range(len(points)))
+
+    def work() -> None:
+        while not stop.is_set():
+            with claim:
+                index = next(pending, None)
+            if index is None:
+                return
+            try:
+                finished.put((index, run(points[index]), None))
+            except BaseException as exc:  # raised again in the waiting thread
+                finished.put((index, None, exc))
+                return
+
+    for _ in range(min(workers, len(points))):
+        threading.Thread(target=work, name="ndpkit-sweep", daemon=True).start()
+    rows: list[dict[str, Any] | None] = [None] * len(points)
+    try:
+        for done in range(1, len(points) + 1):
+            index, row, error = finished.get()  # Ctrl-C interrupts the wait
+            if error is not None:
+                raise error
+            rows[index] = row
             if progress is not None:
                 progress(done, len(points))
-    return rows
+    finally:
+        stop.set()
+    return [row for row in rows if row is not None]
