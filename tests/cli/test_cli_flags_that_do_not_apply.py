@@ -51,6 +51,21 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
             ("plan", "-p", "risp-64ch", "-a", "sobel", "--scheme", "mux"),
             "error: command line: --scheme: is for NDP servers",
         ),
+        # The simulator's engine flags on a run without engines: `simulate -p cns --buffer 1`
+        # ran as with 2, and a sweep's rows recorded the slots as used.
+        (
+            ("simulate", "-p", "cns", "-a", "he", "--buffer", "1"),
+            "error: command line: --buffer: changes nothing: platform 'cns' has no engines",
+        ),
+        (
+            ("simulate", "-p", "rans", "-a", "he", "--plan", "host", "--engine-power-off", "done"),
+            "error: command line: --engine-power-off: changes nothing: under --plan host no "
+            "engine runs",
+        ),
+        (
+            ("sweep", "--platforms", "cns", "--apps", "he", "--buffer", "2"),
+            "error: command line: --buffer: changes nothing: platform 'cns' has no engines",
+        ),
     ],
 )
 def test_a_flag_that_does_not_apply_is_an_error(
@@ -91,3 +106,10 @@ def test_a_platform_without_engines_suggests_optimal_only_where_it_can_plan(
     line = one_error_line(ndpkit("plan", "-p", "cns", "-a", "scan", "--profiles", str(profiles)))
     assert "has no engines to plan; nor can profile 'scan' run without them" in line
     assert "try --optimal" in one_error_line(ndpkit("plan", "-p", "cns", "-a", "lc"))
+
+
+def test_engine_flags_apply_to_a_sweep_with_a_platform_that_has_engines(ndpkit: Run) -> None:
+    """CNS beside RFNS is the sweep's baseline: --buffer applies to the RFNS points."""
+    args = ("sweep", "--platforms", "cns,rfns", "--apps", "he", "--engines", "36")
+    result = ndpkit(*args, "--chunks", "4 MiB", "--buffer", "1", "-f", "csv")
+    assert result.returncode == 0, result.stderr

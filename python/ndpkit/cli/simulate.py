@@ -66,7 +66,7 @@ from ndpkit.report import Column, Table
 from ndpkit.sim import SimOptions, Simulation, simulate
 from ndpkit.sim.options import MIB, EnginePowerOff, HostMode
 from ndpkit.sim.simulation import TooManyChunksError, check_chunks, host_mode_after_note
-from ndpkit.sim.spec import host_reads_its_data
+from ndpkit.sim.spec import host_reads_its_data, is_host_split
 from ndpkit.sim.sweep import configuration, grid, sweep
 from ndpkit.units import Kind, format_si
 
@@ -220,6 +220,13 @@ def simulate_cmd(
         config = chosen_configuration(
             spec, profile, opts, choice("--plan", plan_name, PlanName), engines
         )
+        if is_host_split(spec, config):
+            why = (
+                f"platform {spec.name!r} has no engines"
+                if spec.engines is None
+                else "under --plan host no engine runs"
+            )
+            _engine_flags_apply(ctx, why)
         try:
             result = simulate(spec, profile, config, opts, sim)
         except TooManyChunksError as exc:
@@ -264,6 +271,21 @@ def _not_an_input(flag: str, path: Path, inputs: list[tuple[str, str | None]]) -
                     source=COMMAND_LINE,
                     field=flag,
                 )
+
+
+ENGINE_FLAGS = {"buffer": "--buffer", "engine_power_off": "--engine-power-off"}
+"""The simulator's flags that act on engines alone (their staging slots, their power-off),
+by parameter name."""
+
+
+def _engine_flags_apply(ctx: typer.Context, why: str) -> None:
+    """Refuse --buffer or --engine-power-off given for a run without engines (`why`): they
+    would change nothing, and were taken without a word (`simulate -p cns --buffer 1` ran
+    as with 2; a sweep's rows recorded the slots as used)."""
+    for name, flag in ENGINE_FLAGS.items():
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":
+            raise SpecError(f"changes nothing: {why}", source=COMMAND_LINE, field=flag)
 
 
 def _required(flag: str, value: str | None) -> str:
@@ -418,6 +440,7 @@ simulate_app.command("nascent2")(nascent2_cmd)
 
 
 def sweep_cmd(
+    ctx: typer.Context,
     platforms: Annotated[
         str, typer.Option("--platforms", help="Comma-separated presets or TOML files.")
     ] = "rans,rfns",
@@ -493,6 +516,10 @@ def sweep_cmd(
             _SWEEP_PLANNER_SET,
         )
         _port_cap_applies_somewhere(specs, opts)
+        without = [repr(p.name) for p in specs if p.engines is None]
+        if len(without) == len(specs):  # a platform without engines beside others is a baseline
+            have = "has" if len(without) == 1 else "have"
+            _engine_flags_apply(ctx, f"platform {', '.join(without)} {have} no engines")
         names = comma_list("--apps", apps)
         _each_once("--apps", names)
         chosen = [profile_for(specs[0], a, profiles, platform_names[0]) for a in names]
