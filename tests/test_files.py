@@ -235,3 +235,29 @@ def test_an_empty_spec_file_says_so(tmp_path: Path, content: bytes) -> None:
     path.write_bytes(content)
     with pytest.raises(SpecError, match=r"^p\.json: the file is empty"):
         read_spec_file(path, "p.json")
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444], ids=["600", "640", "444"])
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path, mode: int) -> None:
+    """Writes are renames of a new file, which had the umask's mode: a private 600 output
+    became readable by everyone (644) at its next write."""
+    for write in ("atomic", "replacing"):
+        path = tmp_path / f"{write}.csv"
+        path.write_text("old")
+        path.chmod(mode)
+        if write == "atomic":
+            write_atomic(path, "new")
+        else:
+            with replacing(path) as tmp:
+                tmp.write_text("new")
+        assert path.read_text() == "new"
+        assert path.stat().st_mode & 0o777 == mode, write
+
+
+def test_a_new_file_gets_the_umasks_mode(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        write_atomic(tmp_path / "new.csv", "new")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.csv").stat().st_mode & 0o777 == 0o640

@@ -184,6 +184,7 @@ def write_atomic(path: Path, content: str | bytes) -> None:
             tmp.write_text(content, encoding="utf-8")
         else:
             tmp.write_bytes(content)
+        keep_mode(tmp, path)
         os.replace(tmp, path)
     except OSError as exc:
         cleanup_held(lambda: tmp.unlink(missing_ok=True))
@@ -338,7 +339,20 @@ def _put_in_place(tmp: Path, path: Path) -> None:
             raise
         _remove(old)
     else:
+        keep_mode(tmp, path)
         os.replace(tmp, path)
+
+
+def keep_mode(tmp: Path, path: Path) -> None:
+    """Give `tmp` the permissions of the file at `path` it is to replace: a rewritten output
+    keeps its mode (a 600 file stayed 600 before the writes became renames, and became 644
+    after), as an editor that saves by rename keeps it."""
+    try:
+        old = os.stat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(old.st_mode) and not tmp.is_dir():
+        os.chmod(tmp, stat.S_IMODE(old.st_mode))
 
 
 def _remove(path: Path) -> None:

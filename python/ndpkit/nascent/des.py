@@ -71,6 +71,7 @@ from ndpkit.nascent.timing import (
     check_choice,
     merge_tree_pass_bytes,
 )
+from ndpkit.native import interruptible
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -604,7 +605,8 @@ def _cpu_machine(
 def _run(machines: list[Spec], des: DesOptions) -> tuple[list[MachineRun], int]:
     spec = {"machines": machines, "seed": int(des.seed)}  # np.int64 is not JSON
     try:
-        raw = json.loads(_core.simulate_nascent2(json.dumps(spec, default=_plain_number)))
+        text = json.dumps(spec, default=_plain_number)
+        raw = json.loads(interruptible(lambda: _core.simulate_nascent2(text), "ndpkit-nascent2"))
     except ValueError as e:
         raise ModelError(f"the simulation refused its spec: {e}") from e
     return [_machine_run(m) for m in raw["machines"]], int(raw["events"])

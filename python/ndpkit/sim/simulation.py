@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
@@ -22,6 +21,7 @@ from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j
 from ndpkit.model.pipeline import CPU, LINK, NDP, NDP2CPU, SSD
+from ndpkit.native import interruptible
 from ndpkit.plan import Plan
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
@@ -291,30 +291,9 @@ def simulate(
 
 
 def run_simulator(spec_json: str) -> tuple[str, str | None]:
-    """The Rust simulator's (result, trace) JSON for a spec. Called from the main thread, it
-    runs in a daemon thread that the main thread waits for: the simulator releases the GIL,
-    but Python runs signal handlers only in the main thread and only between bytecodes, so
-    while the main thread itself sat in the call Ctrl-C and SIGTERM (even the third, which
-    `ndpkit` documents as stopping at once) did nothing until the run ended: up to about
-    30 s (`MAX_CHUNKS`), twice that with jitter. Waiting on a thread can be interrupted; the
-    abandoned run ends with the process (or, in a program that goes on, on its own)."""
-    if threading.current_thread() is not threading.main_thread():
-        return _core_simulate(spec_json)  # a sweep's worker: the main thread is free
-    outcome: list[tuple[str, str | None]] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            outcome.append(_core_simulate(spec_json))
-        except BaseException as exc:  # raised again in the caller's thread
-            failure.append(exc)
-
-    worker = threading.Thread(target=run, name="ndpkit-simulator", daemon=True)
-    worker.start()
-    worker.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]
+    """The Rust simulator's (result, trace) JSON for a spec, interruptible by Ctrl-C
+    (`native.interruptible`)."""
+    return interruptible(lambda: _core_simulate(spec_json), "ndpkit-simulator")
 
 
 def _core_simulate(spec_json: str) -> tuple[str, str | None]:
