@@ -4,14 +4,18 @@ times of runs that read their data, and keep their published times."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ndpkit.errors import ModelError
 from ndpkit.hw import load_platform
-from ndpkit.model import HOST_ONLY, Estimate, Options, estimate
+from ndpkit.model import HOST_ONLY, Configuration, Estimate, Options, estimate
 from ndpkit.model.pipeline import CPU
-from ndpkit.profile import load_profile
+from ndpkit.profile import load_profile, load_profiles
+from ndpkit.sim import simulate
 
 CNS = load_platform("cns")
 LINK = CNS.host_link.bandwidth_bytes_per_s
@@ -110,3 +114,24 @@ def test_a_host_split_never_turns_the_switch_layer_on(basis: str, in_memory: boo
     run = estimate(load_platform("rans"), lc, HOST_ONLY, Options(time_basis=basis))
     assert run.state_times.of("switch_layer")["on"] == 0.0
     assert run.energy.by_component_j.get("switch_layer", 0.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("platform", "split", "said"),
+    [("cns", "ndp", "'cns' (no engines)"), ("rfns", "host", "'rfns' (the host split)")],
+)
+def test_a_profile_without_a_host_only_rate_names_the_platform_that_needs_it(
+    platform: str, split: str, said: str
+) -> None:
+    """The error named neither the platform nor why it runs without engines: in a sweep or
+    an evaluate over several platforms, which one needed the rate was left to guess."""
+    profile = (
+        load_profiles("rans-rfns").apps["he"].model_copy(update={"host_only_bytes_per_s": None})
+    )
+    machine = load_platform(platform)
+    for run in (
+        lambda: estimate(machine, profile, Configuration(split=split)),
+        lambda: simulate(machine, profile, Configuration(split=split)),
+    ):
+        with pytest.raises(ModelError, match=re.escape(f"as it would on {said}")):
+            run()

@@ -159,8 +159,9 @@ def pipeline(
 def _host_only(platform: Platform, profile: Profile) -> Pipeline:
     if profile.host_only_bytes_per_s is None:
         raise ModelError(
-            f"profile {profile.app!r} has no host-only rate (host_only), "
-            "so it cannot run without engines"
+            f"profile {profile.app!r} has no host-only rate (host_only), so it cannot run "
+            f"without engines, as it would on {platform.name!r}"
+            f"{' (no engines)' if platform.engines is None else ' (the host split)'}"
         )
     n = platform.devices
     stages = {

@@ -33,8 +33,9 @@ def host_rate(platform: Platform, profile: Profile, config: Configuration) -> fl
         return profile.host_stage_bytes_per_s
     if profile.host_only_bytes_per_s is None:
         raise ModelError(
-            f"profile {profile.app!r} has no host-only rate (host_only), "
-            "so it cannot run without engines"
+            f"profile {profile.app!r} has no host-only rate (host_only), so it cannot run "
+            f"without engines, as it would on {platform.name!r}"
+            f"{' (no engines)' if platform.engines is None else ' (the host split)'}"
         )
     return profile.host_only_bytes_per_s
 
