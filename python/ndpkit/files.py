@@ -231,12 +231,39 @@ def destination(path: Path) -> Path:
         mode = _mode(target, follow=True)
     except OSError as exc:  # a name too long, a loop of links
         raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
+    stream = _std_stream(path)
+    if stream is not None:
+        # /dev/stdout resolves to the file stdout was sent to (which the rename would
+        # replace, and the tables printed there would be lost) or to a pipe's name under
+        # /proc, where nothing can be made.
+        raise SpecError(
+            f"cannot write: this is the command's standard {stream}, which a file written "
+            "whole and renamed into place cannot be; give a file name",
+            source=str(path),
+        )
     if mode not in (None, "file", "directory"):
         raise SpecError(
             "cannot write: not a regular file (a device, FIFO or socket); give a file name",
             source=str(path),
         )
     return target
+
+
+def _std_stream(path: Path) -> str | None:
+    """`"output"` or `"error"` if `path` is this process's stdout or stderr (`/dev/stdout`,
+    `/proc/self/fd/1`, or the file either was sent to), else None."""
+    try:
+        here = os.stat(path)
+    except OSError:
+        return None
+    for fd, stream in ((1, "output"), (2, "error")):
+        try:
+            there = os.fstat(fd)
+        except OSError:  # closed
+            continue
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+            return stream
+    return None
 
 
 def _mode(path: Path, *, follow: bool) -> str | None:
