@@ -17,6 +17,7 @@ from ndpkit.cli.common import (
     FormatOption,
     byte_bar,
     choice,
+    comma_list,
     emit,
     given_path,
     real_arg,
@@ -423,7 +424,7 @@ def tpch(
     with user_errors():
         check_scale_factor(sf, field="--sf", bounds=SF_RANGE, source=COMMAND_LINE)
         names = tpch_tables(
-            None if tables is None else [t.strip() for t in tables.split(",")],
+            None if tables is None else _table_list(tables),
             field="--tables",
             source=COMMAND_LINE,
         )
@@ -548,6 +549,19 @@ def _show(dataset: Dataset, fmt: Format, *, said: list[str] | None = None) -> No
         ],
         fmt,
     )
+
+
+def _table_list(text: str) -> list[str]:
+    """--tables as every list flag reads it (`comma_list`: a trailing comma is allowed, as
+    `reproduce --tables` allows it); naming none is an error, not every table."""
+    names = comma_list("--tables", text)
+    if not names:
+        raise SpecError(
+            f"names no table; known: {', '.join(TPCH_TABLES)}",
+            source=COMMAND_LINE,
+            field="--tables",
+        )
+    return names
 
 
 def _names(flag: str, text: str) -> list[str]:
