@@ -59,6 +59,11 @@ def test_bad_inputs_exit_2(tmp_path: Path) -> None:
         (["-o", "smartssd.d2f_bandwidth=-1 GB/s", "--tables", "E6"], "d2f_bandwidth"),
         (["--devices", str(bad), "--tables", "E6"], "smartssd.d2f_bandwidth"),
         (["--devices", str(tmp_path / "none.toml"), "--tables", "E6"], "none.toml: file not found"),
+        # was "'1.5' has no unit", though a whole number needs none
+        (
+            ["--tables", "E6", "--simulate", "-o", "des.chunk_bytes=1.5"],
+            "des.chunk_bytes=1.5: '1.5' is not a whole number of bytes",
+        ),
     ):
         result = runner.invoke(app, ["reproduce", "nascent2", *args])
         assert result.exit_code == 2, args

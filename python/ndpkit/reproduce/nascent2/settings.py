@@ -15,7 +15,7 @@ from ndpkit.errors import SpecError
 from ndpkit.nascent.des import DesOptions, Schedule, ShuffleOrder
 from ndpkit.nascent.system import ModelOptions
 from ndpkit.nascent.timing import DramMerge, Overlap, Staging
-from ndpkit.numerals import ascii_digits, signed_whole
+from ndpkit.numerals import ascii_digits, plain_number, signed_whole
 from ndpkit.units import Kind, UnitError, parse
 
 
@@ -166,6 +166,15 @@ def _choice(value: str, allowed: Any, flag: str) -> str:
     return value
 
 
+def _bare_number(text: str) -> bool:
+    """Whether `text` is a number with no unit ('1.5', '1e3')."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return plain_number(text)
+
+
 def _des_value(entry: str, value: str, flag: str) -> Any:
     """One `des.ENTRY=VALUE`: a size in bytes ('65536', '64 KiB'), a choice, or a seed."""
     if entry in _DES_CHOICES:
@@ -181,6 +190,14 @@ def _des_value(entry: str, value: str, flag: str) -> Any:
     if entry != "chunk_bytes":
         known = ", ".join(f"{DES_PREFIX}.{k}" for k in _DES_KEYS)
         raise SpecError(f"unknown option; known: {known}", source="command line", field=flag)
+    if _bare_number(value.strip()) and not signed_whole(value.strip()):
+        # "1.5" was "'1.5' has no unit", though "65536" needs none
+        raise SpecError(
+            f"{value!r} is not a whole number of bytes; give one ('65536') or a size with its "
+            "unit ('64 KiB')",
+            source="command line",
+            field=flag,
+        )
     try:
         # A bare number is bytes, signed or not: "-1" is a size below 1 byte, not a unit typo.
         size = float(value) if signed_whole(value.strip()) else parse(value, Kind.SIZE)
