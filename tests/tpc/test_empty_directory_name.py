@@ -30,3 +30,13 @@ def test_an_empty_directory_name_is_refused_and_nothing_is_written(
     with pytest.raises(SpecError, match=f"{field}: is empty; give a directory"):
         call()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seed", [True, 1.5, "7", -1], ids=["bool", "float", "str", "negative"])
+def test_a_tpcc_seed_that_is_not_a_whole_number_is_refused(seed: object, tmp_path: Path) -> None:
+    """True was taken as seed 1, and 1.5 or "7" failed in numpy's default_rng with its own
+    TypeError, after the output directory was made."""
+    out = tmp_path / "out"
+    with pytest.raises(SpecError, match=r"^seed: must be an integer ≥ 0, got"):
+        generate_tpcc(0.001, out, seed=seed)  # type: ignore[arg-type]
+    assert not out.exists()

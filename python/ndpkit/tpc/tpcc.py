@@ -45,7 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import SpecError, whole_number
 from ndpkit.files import literal_path, replacing
 from ndpkit.tpc.tpch import (
     GeneratedTable,
@@ -105,8 +105,8 @@ def order_line_batches(
     sf: float, seed: int = DEFAULT_SEED, load_time: datetime = LOAD_TIME
 ) -> Iterator[pa.RecordBatch]:
     """ORDER-LINE at `sf`, one record batch per warehouse (the last may be partial)."""
-    if seed < 0:
-        raise SpecError(f"must be ≥ 0, got {seed}", field="seed")
+    # True was seed 1 and 1.5 numpy's TypeError from default_rng, deep in the generator
+    seed = whole_number(seed, "seed", "an integer ≥ 0", least=0)
     orders = order_count(sf)
     for warehouse in range(1, math.ceil(orders / ORDERS_PER_WAREHOUSE) + 1):
         done = (warehouse - 1) * ORDERS_PER_WAREHOUSE
@@ -129,6 +129,7 @@ def generate_tpcc(
 ) -> GeneratedTable:
     """Write `out/order_line.parquet` atomically (a temporary name, then a rename)."""
     check_scale_factor(sf)
+    whole_number(seed, "seed", "an integer ≥ 0", least=0)  # before a directory is made
     out = directory_path(out)  # a str as well (as `analyse` takes one)
     check_out_dir(out)
     target = out / "order_line.parquet"
