@@ -15,7 +15,7 @@ from ndpkit.hw import load_platform
 from ndpkit.model import HOST_ONLY, Configuration, Estimate, Options, estimate
 from ndpkit.model.pipeline import CPU
 from ndpkit.profile import load_profile, load_profiles
-from ndpkit.sim import simulate
+from ndpkit.sim import SimOptions, simulate
 
 CNS = load_platform("cns")
 LINK = CNS.host_link.bandwidth_bytes_per_s
@@ -105,13 +105,18 @@ def test_staged_host_only_runs_take_the_transfer_once_or_in_turn(
     assert run.time_s >= max(transfer_s, compute_s) * (1 - 1e-12)
 
 
+@pytest.mark.parametrize("switch_time", ["ndp", "ndp_cpu"])
 @pytest.mark.parametrize("in_memory", [False, True])
 @pytest.mark.parametrize("basis", ["paper", "pipeline", "overlap", "staged"])
-def test_a_host_split_never_turns_the_switch_layer_on(basis: str, in_memory: bool) -> None:
-    """The switch layer is on while the engines are (switch_time=ndp): a host split runs
-    none, so no basis charges it (staged charged it for the transfer, the simulator not)."""
+def test_a_host_split_never_turns_the_switch_layer_on(
+    basis: str, in_memory: bool, switch_time: str
+) -> None:
+    """The switch layer is on while the engines are (switch_time=ndp), or for the whole run
+    of engines that are on (ndp_cpu): a host split runs none, so no basis charges it
+    (staged charged it for the transfer, and ndp_cpu for all of T_CPU; the simulator not)."""
     lc = load_profile("lc").with_changes(host_only_in_memory=in_memory)
-    run = estimate(load_platform("rans"), lc, HOST_ONLY, Options(time_basis=basis))
+    options = Options(time_basis=basis, switch_time=switch_time)  # type: ignore[arg-type]
+    run = estimate(load_platform("rans"), lc, HOST_ONLY, options)
     assert run.state_times.of("switch_layer")["on"] == 0.0
     assert run.energy.by_component_j.get("switch_layer", 0.0) == 0.0
 
@@ -135,3 +140,17 @@ def test_a_profile_without_a_host_only_rate_names_the_platform_that_needs_it(
     ):
         with pytest.raises(ModelError, match=re.escape(f"as it would on {said}")):
             run()
+
+
+def test_switch_time_ndp_cpu_agrees_with_the_simulator_on_a_host_split() -> None:
+    """`estimate --split host --switch-time ndp_cpu` charged RFNS's 18 mW over k-NN_2's
+    17.22 s (0.31 J) where `simulate` charges nothing; a device split is still charged for
+    the whole run."""
+    rfns, knn2 = load_platform("rfns"), load_profile("knn2")
+    options = Options(switch_time="ndp_cpu", time_basis="pipeline")
+    small = SimOptions(data_bytes=2**30, chunk_bytes=4 * 2**20)
+    simulated = simulate(rfns, knn2, HOST_ONLY, options, small, explain_difference=False)
+    assert simulated.energy.by_component_j.get("switch_layer", 0.0) == 0.0
+    assert simulated.model.energy.by_component_j.get("switch_layer", 0.0) == 0.0
+    device = estimate(rfns, knn2, options=options)
+    assert device.state_times.of("switch_layer")["on"] == pytest.approx(device.time_s)

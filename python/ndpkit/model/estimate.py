@@ -335,7 +335,9 @@ def _state_times(
         "idle": active * engines_on * (1 - busy_fraction),
         "off": (n - active) * total + active * (total - engines_on),
     }
-    switch_on = engines_on if options.switch_time == "ndp" else total
+    # ndp_cpu: on for the whole run, but only a run that has engines on: with none (a host
+    # split) no data crosses the layer, as the simulator has it (it charged 18 mW x T_CPU)
+    switch_on = engines_on if options.switch_time == "ndp" or not active else total
     storage = {
         "active": min(storage_busy, total * platform.devices),
         "idle": max(total * platform.devices - storage_busy, 0.0),
