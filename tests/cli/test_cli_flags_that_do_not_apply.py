@@ -113,3 +113,112 @@ def test_engine_flags_apply_to_a_sweep_with_a_platform_that_has_engines(ndpkit: 
     args = ("sweep", "--platforms", "cns,rfns", "--apps", "he", "--engines", "36")
     result = ndpkit(*args, "--chunks", "4 MiB", "--buffer", "1", "-f", "csv")
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "flag", "why"),
+    [
+        (
+            ("estimate", "-p", "cns", "-a", "lc", "--placement", "static_shards"),
+            "--placement",
+            "cns",
+        ),
+        (("estimate", "-p", "cns", "-a", "knn2", "--energy-form", "B"), "--energy-form", "cns"),
+        (("estimate", "-p", "cns", "-a", "he", "--wall-times", "printed"), "--wall-times", "cns"),
+        (
+            ("estimate", "-p", "rfns", "-a", "knn2", "--split", "host", "--switch-time", "ndp_cpu"),
+            "--switch-time",
+            "split",
+        ),
+        (
+            (
+                "estimate",
+                "-p",
+                "rans",
+                "-a",
+                "lc",
+                "--split",
+                "host",
+                "-o",
+                "switch_power=per_element",
+            ),
+            "--option switch_power",
+            "split",
+        ),
+        (
+            ("plan", "-p", "cns", "-a", "lc", "--optimal", "--eq-rounding", "rounded_2dp"),
+            "--eq-rounding",
+            "cns",
+        ),
+        (
+            (
+                "estimate",
+                "-p",
+                "risp-64ch",
+                "-a",
+                "sobel",
+                "--split",
+                "host",
+                "-o",
+                "ru_time=configured",
+            ),
+            "--option ru_time",
+            "split",
+        ),
+        (
+            (
+                "estimate",
+                "-p",
+                "risp-64ch",
+                "-a",
+                "sobel",
+                "--split",
+                "host",
+                "--cell-clock-mhz",
+                "200",
+            ),
+            "--cell-clock-mhz",
+            "split",
+        ),
+        (
+            ("estimate", "-p", "risp-baseline", "-a", "sobel", "-o", "reconfiguration=include"),
+            "--option reconfiguration",
+            "risp-baseline",
+        ),
+    ],
+)
+def test_a_convention_of_engines_on_a_run_without_them_is_an_error(
+    ndpkit: Run, args: tuple[str, ...], flag: str, why: str
+) -> None:
+    """These changed nothing and were accepted without a word (a host split reads no
+    placement, energy form B, printed NDP time, switch layer or cell convention), where
+    --mux-port-cap there is refused."""
+    line = one_error_line(ndpkit(*args))
+    assert f"error: command line: {flag}: changes nothing: " in line
+    said = "under --split host" if why == "split" else f"platform '{why}' has no engines"
+    assert said in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        # read by the host split, or by the device candidates of --optimal
+        (
+            "estimate",
+            "-p",
+            "risp-64ch",
+            "-a",
+            "sobel",
+            "--split",
+            "host",
+            "-o",
+            "attribution=all_active",
+        ),
+        ("estimate", "-p", "cns", "-a", "lc", "--units", "decimal"),
+        ("plan", "-p", "rfns", "-a", "knn2", "--optimal", "--placement", "static_shards"),
+        ("plan", "-p", "cns", "-a", "lc", "--optimal", "--improvement", "ee_gain"),
+    ],
+)
+def test_a_convention_the_run_reads_is_taken(ndpkit: Run, args: tuple[str, ...]) -> None:
+    result = ndpkit(*args, "--format", "json")
+    assert result.returncode == 0, result.stderr

@@ -126,6 +126,33 @@ def unread_options(spec: Platform) -> tuple[frozenset[str], str]:
     return RISP_ONLY, f"is an in-storage (RISP) convention; {spec.name!r} is an NDP server"
 
 
+_ENGINE_ONLY = frozenset(
+    {"energy_form", "wall_times", "placement", "switch_power", "switch_time", "eq_rounding"}
+)
+"""NDP-server conventions of the engines' run: a run without one (the host split, CNS)
+reads none of them (form B is the paper's for NDP runs; no engine time is printed or
+stretched; no data is placed on engines; no switch layer carries data; no Eq. 2)."""
+_CELL_ONLY = frozenset({"ru_time", "ru_power", "cell_load", "host_stage", "reconfiguration"})
+"""In-storage conventions of the processing cells' run (Eqs. 6-8): RISP's Baseline, the
+host computing (Eqs. 1-5), reads none of them."""
+
+
+def unread_without_engines(spec: Platform, split: str | None) -> list[tuple[frozenset[str], str]]:
+    """The conventions a run with no engine or cell on does not read, and why: `estimate
+    -p cns --placement static_shards` or `--split host -o ru_time=configured` changed
+    nothing without a word, where `--mux-port-cap` there is refused."""
+    if split != "host" and spec.engines is not None:
+        return []
+    if split == "host":
+        where = "under --split host the whole kernel runs on the host"
+        off = "every cell off" if spec.is_in_storage else "every engine off"
+        where += f" (RISP's Baseline), {off}" if spec.is_in_storage else f", {off}"
+    else:
+        where = f"platform {spec.name!r} has no engines: the whole kernel runs on the host"
+        where += " (RISP's Baseline)" if spec.is_in_storage else ""
+    return [(_CELL_ONLY if spec.is_in_storage else _ENGINE_ONLY, f"changes nothing: {where}")]
+
+
 def in_storage_variant(
     spec: Platform, channels: int | None, interface: str | None, cell_clock_mhz: float | None
 ) -> Platform:
@@ -273,8 +300,21 @@ def estimate_cmd(
     with user_errors():
         spec = platform_flag(platform)
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
+        if cell_clock_mhz is not None and split == "host" and spec.is_in_storage:
+            raise SpecError(
+                "changes nothing: under --split host the whole kernel runs on the host "
+                "(RISP's Baseline), every cell off",
+                source=COMMAND_LINE,
+                field="--cell-clock-mhz",
+            )
         spec = in_storage_variant(spec, channels, interface, cell_clock_mhz)
-        opts = build_options(family_defaults(spec), locals(), unread_options(spec), _PLANNER_ONLY)
+        opts = build_options(
+            family_defaults(spec),
+            locals(),
+            unread_options(spec),
+            _PLANNER_ONLY,
+            *unread_without_engines(spec, split),
+        )
         profile = profile_for(spec, app, profiles, platform)
         if split not in (None, "device", "host"):
             raise SpecError(
@@ -482,7 +522,10 @@ def plan_cmd(
         base = family_defaults(spec)
         if spec.is_in_storage:
             base = base.with_(host_stage="with_host_stage")
-        opts = build_options(base, locals(), unread_options(spec))
+        # --optimal without engines plans the host split alone (without it, an error below)
+        hosted = optimal and not spec.is_in_storage and spec.engines is not None
+        unread = [] if hosted or not optimal else unread_without_engines(spec, None)
+        opts = build_options(base, locals(), unread_options(spec), *unread)
         profile = profile_for(spec, app, profiles, platform)
         if tolerance is not None and spec.is_in_storage:  # "add --optimal" sent it in a circle
             raise SpecError(
