@@ -199,9 +199,31 @@ def test_a_convention_of_engines_on_a_run_without_them_is_an_error(
     assert said in line
 
 
+@pytest.mark.parametrize("command", ["estimate", "plan"])
+def test_the_host_cpu_energy_where_the_cells_compute_is_an_error(ndpkit: Run, command: str) -> None:
+    """R3 prices the Baseline's host CPU; RISP's cells price none (E_RISP has no host CPU),
+    so -o cpu_energy=instructions changed nothing on the device split or a channel plan."""
+    line = one_error_line(
+        ndpkit(command, "-p", "risp-64ch", "-a", "sobel", "-o", "cpu_energy=instructions")
+    )
+    assert "--option cpu_energy: changes nothing: the cells compute" in line
+
+
 @pytest.mark.parametrize(
     "args",
     [
+        (
+            "estimate",
+            "-p",
+            "risp-64ch",
+            "-a",
+            "sobel",
+            "--split",
+            "host",
+            "-o",
+            "cpu_energy=instructions",
+        ),
+        ("estimate", "-p", "risp-baseline", "-a", "sobel", "-o", "cpu_energy=instructions"),
         # read by the host split, or by the device candidates of --optimal
         (
             "estimate",

@@ -140,8 +140,17 @@ host computing (Eqs. 1-5), reads none of them."""
 def unread_without_engines(spec: Platform, split: str | None) -> list[tuple[frozenset[str], str]]:
     """The conventions a run with no engine or cell on does not read, and why: `estimate
     -p cns --placement static_shards` or `--split host -o ru_time=configured` changed
-    nothing without a word, where `--mux-port-cap` there is refused."""
+    nothing without a word, where `--mux-port-cap` there is refused. (And the other way
+    round, R3's host-CPU energy where the cells compute and no host CPU is priced.)"""
     if split != "host" and spec.engines is not None:
+        if spec.is_in_storage:
+            return [
+                (
+                    frozenset({"cpu_energy"}),
+                    "changes nothing: the cells compute (Eqs. 6-8) and no host CPU is priced; "
+                    "RISP's Baseline (--split host) reads it",
+                )
+            ]
         return []
     if split == "host":
         where = "under --split host the whole kernel runs on the host"
@@ -524,7 +533,8 @@ def plan_cmd(
             base = base.with_(host_stage="with_host_stage")
         # --optimal without engines plans the host split alone (without it, an error below)
         hosted = optimal and not spec.is_in_storage and spec.engines is not None
-        unread = [] if hosted or not optimal else unread_without_engines(spec, None)
+        runs = spec.is_in_storage or (optimal and not hosted)  # else: an error below
+        unread = unread_without_engines(spec, None) if runs else []
         opts = build_options(base, locals(), unread_options(spec), *unread)
         profile = profile_for(spec, app, profiles, platform)
         if tolerance is not None and spec.is_in_storage:  # "add --optimal" sent it in a circle
