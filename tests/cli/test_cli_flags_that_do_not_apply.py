@@ -244,3 +244,20 @@ def test_the_host_cpu_energy_where_the_cells_compute_is_an_error(ndpkit: Run, co
 def test_a_convention_the_run_reads_is_taken(ndpkit: Run, args: tuple[str, ...]) -> None:
     result = ndpkit(*args, "--format", "json")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_bad_split_is_named_before_the_conventions_it_would_make_unread(ndpkit: Run) -> None:
+    """`--split banana` on cns was reported as `--placement: changes nothing`."""
+    args = (
+        "estimate",
+        "-p",
+        "cns",
+        "-a",
+        "lc",
+        "--split",
+        "banana",
+        "--placement",
+        "static_shards",
+    )
+    line = one_error_line(ndpkit(*args))
+    assert line == "error: command line: --split: must be device or host, got 'banana'"

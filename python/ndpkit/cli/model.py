@@ -309,6 +309,10 @@ def estimate_cmd(
     with user_errors():
         spec = platform_flag(platform)
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
+        if split not in (None, "device", "host"):
+            raise SpecError(
+                f"must be device or host, got {split!r}", source=COMMAND_LINE, field="--split"
+            )
         if cell_clock_mhz is not None and split == "host" and spec.is_in_storage:
             raise SpecError(
                 "changes nothing: under --split host the whole kernel runs on the host "
@@ -325,10 +329,6 @@ def estimate_cmd(
             *unread_without_engines(spec, split),
         )
         profile = profile_for(spec, app, profiles, platform)
-        if split not in (None, "device", "host"):
-            raise SpecError(
-                f"must be device or host, got {split!r}", source=COMMAND_LINE, field="--split"
-            )
         if split == "device" and spec.engines is None:
             raise SpecError(
                 f"platform {spec.name!r} has no NDP engines or cells; its only split is host",
