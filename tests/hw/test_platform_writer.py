@@ -142,3 +142,40 @@ def test_a_quantity_is_written_in_at_most_17_significant_digits(value: float, ki
     number = quantity_text(value, kind).split()[0]
     digits = number.split("e")[0].replace(".", "").replace("-", "").lstrip("0")
     assert 1 <= len(digits) <= 17 or math.isclose(float(number), 0.0)
+
+
+def test_a_total_declared_over_a_mux1_copy_is_for_the_files_own_layer(tmp_path: Path) -> None:
+    """A file that declares its own power_total is charged it, whether it extends the
+    preset or a -f toml copy of it rewired to mux1 (whose power_total_elements is for the
+    copy's total, not for the new one)."""
+    (tmp_path / "mux1.toml").write_text(
+        'extends = "rfns"\nname = "rfns-mux1"\n[switch_layer]\nscheme = "mux1"\n'
+    )
+    (tmp_path / "copy.toml").write_text(
+        platform_toml(load_platform(tmp_path / "mux1.toml"), name="copy")
+    )
+    charged = {}
+    for parent in ("rfns", "mux1.toml", "copy.toml"):
+        child = tmp_path / "child.toml"
+        child.write_text(
+            f'extends = "{parent}"\nname = "child"\n'
+            '[switch_layer]\nscheme = "mux3"\npower_total = "36 mW"\n'
+        )
+        charged[parent] = load_platform(child).switch_layer.power_w(36)
+    assert charged["copy.toml"] == charged["mux1.toml"] == charged["rfns"]
+    assert charged["rfns"] == pytest.approx(0.036)
+
+
+@pytest.mark.parametrize("text", ["del \u007f", 'quote " backslash \\ \n tab \t é ソ \u0001'])
+def test_any_description_or_app_name_is_written_as_a_loadable_string(
+    text: str, tmp_path: Path
+) -> None:
+    """JSON's string escapes are TOML's but for DEL, which JSON leaves bare and TOML
+    refuses: a description or app name holding one made a copy that did not load."""
+    rans = load_platform("rans")
+    assert rans.engines is not None
+    engines = rans.engines.model_copy(update={"throughput": {**rans.engines.throughput, text: 3e9}})
+    platform = rans.model_copy(update={"description": text, "engines": engines})
+    again = _reloaded(platform, tmp_path)
+    assert again.description == text
+    assert again.engines is not None and again.engines.throughput[text] == 3e9

@@ -67,6 +67,15 @@ def load_platform_noted(
             # lanes, an idle power) are not the interface's and do not carry over into it.
             data["host_link"] = dict(layer["host_link"])
         switch = layer.get("switch_layer")
+        if (
+            isinstance(switch, dict)
+            and switch.keys() & _OWN_TOTAL_KEYS
+            and "power_total_elements" not in switch
+            and isinstance(data["switch_layer"], dict)
+        ):
+            # A total of its own is for this file's layer, not for the elements a parent's
+            # (a mux1 copy's) total was declared for.
+            data["switch_layer"].pop("power_total_elements", None)
         if isinstance(switch, dict) and switch.keys() & _TOTAL_KEYS:
             # The layer as the file that declared its total saw it.
             storage = data.get("storage")
@@ -81,7 +90,8 @@ def load_platform_noted(
     return platform, notes
 
 
-_TOTAL_KEYS = {"power_total", "power_total_w", "power_total_elements"}
+_OWN_TOTAL_KEYS = {"power_total", "power_total_w"}
+_TOTAL_KEYS = {*_OWN_TOTAL_KEYS, "power_total_elements"}
 
 
 def _inherited_total(

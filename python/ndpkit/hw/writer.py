@@ -95,17 +95,24 @@ def _tables(
 
 
 def _key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
+
+
+def _string(text: str) -> str:
+    """`text` as a TOML basic string. JSON's escapes are TOML's, but JSON leaves DEL (U+007F)
+    bare, which TOML refuses in a string: a description read from `"\\u007f"` was written
+    back as a file that did not load."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _value(value: Any, kind: Kind | None) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # JSON's escapes are TOML's
+        return _string(value)
     if kind is None:
         return repr(value)
-    return json.dumps(quantity_text(float(value), kind), ensure_ascii=False)
+    return _string(quantity_text(float(value), kind))
 
 
 def quantity_text(value: float, kind: Kind) -> str:
