@@ -3,6 +3,7 @@ silently ignored."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -51,11 +52,12 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
             ("plan", "-p", "risp-64ch", "-a", "sobel", "--scheme", "mux"),
             "error: command line: --scheme: is for NDP servers",
         ),
-        # The simulator's engine flags on a run without engines: `simulate -p cns --buffer 1`
-        # ran as with 2, and a sweep's rows recorded the slots as used.
+        # The simulator's engine flags on a run without engines: a sweep's rows recorded
+        # the policy as used.
         (
-            ("simulate", "-p", "cns", "-a", "he", "--buffer", "1"),
-            "error: command line: --buffer: changes nothing: platform 'cns' has no engines",
+            ("simulate", "-p", "cns", "-a", "he", "--engine-power-off", "end"),
+            "error: command line: --engine-power-off: changes nothing: platform 'cns' has no "
+            "engines",
         ),
         (
             ("simulate", "-p", "rans", "-a", "he", "--plan", "host", "--engine-power-off", "done"),
@@ -63,8 +65,9 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
             "engine runs",
         ),
         (
-            ("sweep", "--platforms", "cns", "--apps", "he", "--buffer", "2"),
-            "error: command line: --buffer: changes nothing: platform 'cns' has no engines",
+            ("sweep", "--platforms", "cns", "--apps", "he", "--engine-power-off", "phase"),
+            "error: command line: --engine-power-off: changes nothing: platform 'cns' has no "
+            "engines",
         ),
     ],
 )
@@ -106,6 +109,19 @@ def test_a_platform_without_engines_suggests_optimal_only_where_it_can_plan(
     line = one_error_line(ndpkit("plan", "-p", "cns", "-a", "scan", "--profiles", str(profiles)))
     assert "has no engines to plan; nor can profile 'scan' run without them" in line
     assert "try --optimal" in one_error_line(ndpkit("plan", "-p", "cns", "-a", "lc"))
+
+
+@pytest.mark.parametrize("run", [("-p", "cns"), ("-p", "rfns", "--plan", "host")])
+def test_buffer_applies_to_a_run_without_engines(ndpkit: Run, run: tuple[str, ...]) -> None:
+    """Each SSD stages its reads in --buffer slots with or without engines: with jitter one
+    slot makes a host split slower, where --buffer was refused as changing nothing."""
+    args = ("simulate", *run, "-a", "lc", "--size", "256 MiB", "--cv", "0.5", "-f", "json")
+    times = []
+    for slots in ("1", "2"):
+        result = ndpkit(*args, "--buffer", slots)
+        assert result.returncode == 0, result.stderr
+        times.append(json.loads(result.stdout)["simulation"]["time_s"])
+    assert times[0] > times[1]
 
 
 def test_engine_flags_apply_to_a_sweep_with_a_platform_that_has_engines(ndpkit: Run) -> None:

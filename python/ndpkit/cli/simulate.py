@@ -80,7 +80,9 @@ ChunkOpt = Annotated[str, typer.Option("--chunk", help="Chunk size, e.g. '1 MiB'
 BufferOpt = Annotated[
     int,
     typer.Option(
-        "--buffer", help="Staging slots on each side of an engine (chunks).", parser=whole_arg
+        "--buffer",
+        help="Staging slots on each side of an engine, and each SSD's (chunks).",
+        parser=whole_arg,
     ),
 ]
 HostModeOpt = Annotated[
@@ -273,15 +275,15 @@ def _not_an_input(flag: str, path: Path, inputs: list[tuple[str, str | None]]) -
                 )
 
 
-ENGINE_FLAGS = {"buffer": "--buffer", "engine_power_off": "--engine-power-off"}
-"""The simulator's flags that act on engines alone (their staging slots, their power-off),
-by parameter name."""
+ENGINE_FLAGS = {"engine_power_off": "--engine-power-off"}
+"""The simulator's flags that act on engines alone (their power-off), by parameter name.
+Not --buffer: a run without engines still stages each SSD's reads in that many slots, and
+with --cv a single slot makes it slower (`simulate -p cns --cv 0.5 --buffer 1`)."""
 
 
 def _engine_flags_apply(ctx: typer.Context, why: str) -> None:
-    """Refuse --buffer or --engine-power-off given for a run without engines (`why`): they
-    would change nothing, and were taken without a word (`simulate -p cns --buffer 1` ran
-    as with 2; a sweep's rows recorded the slots as used)."""
+    """Refuse --engine-power-off given for a run without engines (`why`): it would change
+    nothing, and was taken without a word (a sweep's rows recorded the policy as used)."""
     for name, flag in ENGINE_FLAGS.items():
         source = ctx.get_parameter_source(name)
         if source is not None and source.name == "COMMANDLINE":
