@@ -64,6 +64,31 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
             "error: command line: --engine-power-off: changes nothing: under --plan host no "
             "engine runs",
         ),
+        # The engines' model conventions, as estimate refuses them there: they ran as
+        # without them and were recorded as used.
+        (
+            ("simulate", "-p", "cns", "-a", "he", "--energy-form", "B"),
+            "error: command line: --energy-form: changes nothing: platform 'cns' has no engines",
+        ),
+        (
+            (
+                "simulate",
+                "-p",
+                "rfns",
+                "-a",
+                "he",
+                "--plan",
+                "host",
+                "--switch-power",
+                "per_element",
+            ),
+            "error: command line: --switch-power: changes nothing: under --plan host no engine "
+            "runs",
+        ),
+        (
+            ("sweep", "--platforms", "cns", "--apps", "he", "--placement", "static_shards"),
+            "error: command line: --placement: changes nothing: platform 'cns' has no engines",
+        ),
         (
             ("sweep", "--platforms", "cns", "--apps", "he", "--engine-power-off", "phase"),
             "error: command line: --engine-power-off: changes nothing: platform 'cns' has no "
@@ -124,10 +149,15 @@ def test_buffer_applies_to_a_run_without_engines(ndpkit: Run, run: tuple[str, ..
     assert times[0] > times[1]
 
 
-def test_engine_flags_apply_to_a_sweep_with_a_platform_that_has_engines(ndpkit: Run) -> None:
-    """CNS beside RFNS is the sweep's baseline: --buffer applies to the RFNS points."""
+@pytest.mark.parametrize(
+    "flags", [("--engine-power-off", "phase"), ("--placement", "static_shards")]
+)
+def test_engine_flags_apply_to_a_sweep_with_a_platform_that_has_engines(
+    ndpkit: Run, flags: tuple[str, str]
+) -> None:
+    """CNS beside RFNS is the sweep's baseline: the engines' flags apply to the RFNS points."""
     args = ("sweep", "--platforms", "cns,rfns", "--apps", "he", "--engines", "36")
-    result = ndpkit(*args, "--chunks", "4 MiB", "--buffer", "1", "-f", "csv")
+    result = ndpkit(*args, "--chunks", "4 MiB", *flags, "-f", "csv")
     assert result.returncode == 0, result.stderr
 
 

@@ -126,7 +126,7 @@ def unread_options(spec: Platform) -> tuple[frozenset[str], str]:
     return RISP_ONLY, f"is an in-storage (RISP) convention; {spec.name!r} is an NDP server"
 
 
-_ENGINE_ONLY = frozenset(
+ENGINE_ONLY = frozenset(
     {"energy_form", "wall_times", "placement", "switch_power", "switch_time", "eq_rounding"}
 )
 """NDP-server conventions of the engines' run: a run without one (the host split, CNS)
@@ -159,7 +159,7 @@ def unread_without_engines(spec: Platform, split: str | None) -> list[tuple[froz
     else:
         where = f"platform {spec.name!r} has no engines: the whole kernel runs on the host"
         where += " (RISP's Baseline)" if spec.is_in_storage else ""
-    return [(_CELL_ONLY if spec.is_in_storage else _ENGINE_ONLY, f"changes nothing: {where}")]
+    return [(_CELL_ONLY if spec.is_in_storage else ENGINE_ONLY, f"changes nothing: {where}")]
 
 
 def in_storage_variant(

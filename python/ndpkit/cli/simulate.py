@@ -43,6 +43,7 @@ from ndpkit.cli.common import (
     write_out,
 )
 from ndpkit.cli.model import (
+    ENGINE_ONLY,
     AppOpt,
     PlatformOpt,
     ProfilesOpt,
@@ -204,6 +205,8 @@ def simulate_cmd(
         spec = platform_flag(platform)
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         unused = [_SAVINGS_SET] + [_PLANNER_SET] * (plan_name != "planned")
+        if not spec.is_in_storage and (spec.engines is None or plan_name == "host"):
+            unused.append(_engine_only_set(spec, "under --plan host no engine runs"))
         opts = build_options(
             family_defaults(spec),
             locals(),
@@ -255,6 +258,15 @@ def simulate_cmd(
     print_notes(result.notes, fmt)
     if fmt is not Format.json and trace is not None:
         stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
+
+
+def _engine_only_set(spec: Platform, why: str) -> tuple[frozenset[str], str]:
+    """The model conventions of the engines' run, which a simulation without one does not
+    read (as `estimate` refuses them there): `simulate -p cns --energy-form B` or
+    `--plan host --switch-power per_element` ran as without them, recorded as used."""
+    if spec.engines is None:
+        why = f"platform {spec.name!r} has no engines"
+    return ENGINE_ONLY, f"changes nothing: {why}"
 
 
 def _not_an_input(flag: str, path: Path, inputs: list[tuple[str, str | None]]) -> None:
@@ -508,6 +520,13 @@ def sweep_cmd(
                 source=COMMAND_LINE,
                 field="--platforms",
             )
+        without = [repr(p.name) for p in specs if p.engines is None]
+        have = "has" if len(without) == 1 else "have"
+        no_engines = f"platform {', '.join(without)} {have} no engines"
+        # a platform without engines beside others is a baseline
+        engine_only = [(ENGINE_ONLY, f"changes nothing: {no_engines}")] * (
+            len(without) == len(specs)
+        )
         opts = build_options(
             Options(),
             locals(),
@@ -516,12 +535,11 @@ def sweep_cmd(
             _WALL_TIMES_SET,
             _SAVINGS_SET,
             _SWEEP_PLANNER_SET,
+            *engine_only,
         )
         _port_cap_applies_somewhere(specs, opts)
-        without = [repr(p.name) for p in specs if p.engines is None]
-        if len(without) == len(specs):  # a platform without engines beside others is a baseline
-            have = "has" if len(without) == 1 else "have"
-            _engine_flags_apply(ctx, f"platform {', '.join(without)} {have} no engines")
+        if len(without) == len(specs):
+            _engine_flags_apply(ctx, no_engines)
         names = comma_list("--apps", apps)
         _each_once("--apps", names)
         chosen = [profile_for(specs[0], a, profiles, platform_names[0]) for a in names]
