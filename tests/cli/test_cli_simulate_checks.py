@@ -220,3 +220,27 @@ def test_an_output_onto_a_file_the_command_reads_is_refused(
     assert line.startswith(f"error: command line: {flag}: "), line
     assert f"is the file {reads} reads, and the output would replace it" in line
     assert given.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("command", ["simulate", "sweep"])
+def test_an_output_onto_a_file_the_platform_extends_is_refused(
+    tmp_path: Path, command: str
+) -> None:
+    """A platform file is read with the files up its `extends` chain: `simulate -p
+    child.toml --trace parent.toml` replaced the parent with the trace, and the child no
+    longer loaded ("parent.toml: malformed TOML")."""
+    parent = tmp_path / "parent.csv"  # "./parent.csv", with a directory, is a platform file
+    text = 'extends = "rans"\nname = "parent"\n'
+    parent.write_text(text, encoding="utf-8")
+    child = tmp_path / "child.toml"
+    child.write_text('extends = "./parent.csv"\nname = "child"\n', encoding="utf-8")
+    if command == "simulate":
+        args = ("simulate", "-p", str(child), "-a", "he", "--trace", str(parent))
+    else:
+        args = ("sweep", "--platforms", f"rans,{child}", "--apps", "he", "--engines", "18")
+        args = (*args, "--out", str(parent))
+    flag = "--trace" if command == "simulate" else "--out"
+    line = _error(*args)
+    assert line.startswith(f"error: command line: {flag}: "), line
+    assert "extends, and the output would replace it" in line
+    assert parent.read_text(encoding="utf-8") == text

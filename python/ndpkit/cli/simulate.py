@@ -58,7 +58,7 @@ from ndpkit.errors import ModelError, SpecError
 from ndpkit.evaluate import load_platforms
 from ndpkit.files import write_atomic
 from ndpkit.hw import Platform
-from ndpkit.hw.loader import names_a_file
+from ndpkit.hw.loader import names_a_file, platform_files
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
 from ndpkit.numerals import signed_whole
 from ndpkit.plan import configuration_of, plan
@@ -273,18 +273,24 @@ def _not_an_input(flag: str, path: Path, inputs: list[tuple[str, str | None]]) -
     """Refuse an output file that is one the command reads (`inputs`: each flag and what it
     was given, a shipped name or a file): `simulate -p my.toml --trace my.toml` replaced the
     platform file with the trace, which then failed to load as "malformed TOML"; so would
-    a profile set measured by a long `ndpkit evaluate` have been."""
+    a profile set measured by a long `ndpkit evaluate` have been. A platform file is read
+    with the files up its `extends` chain (`--trace parent.toml` replaced one as well)."""
     for input_flag, given in inputs:
         if given is None or not names_a_file(given, (".toml", ".json")):
             continue  # a preset or a shipped profile set: no file of the user's
-        with contextlib.suppress(OSError):  # a missing output replaces nothing
-            if os.path.samefile(path, given):
-                raise SpecError(
-                    f"{str(path)!r} is the file {input_flag} reads, and the output would "
-                    "replace it; give another file name",
-                    source=COMMAND_LINE,
-                    field=flag,
-                )
+        files = platform_files(given) if input_flag.startswith("--platform") else [given]
+        for read in files:
+            with contextlib.suppress(OSError):  # a missing output replaces nothing
+                if os.path.samefile(path, read):
+                    what = f"the file {input_flag} reads"
+                    if read != files[0]:
+                        what = f"a file {input_flag} {given} extends"
+                    raise SpecError(
+                        f"{str(path)!r} is {what}, and the output would replace it; give "
+                        "another file name",
+                        source=COMMAND_LINE,
+                        field=flag,
+                    )
 
 
 ENGINE_FLAGS = {"engine_power_off": "--engine-power-off"}

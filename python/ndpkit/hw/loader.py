@@ -337,6 +337,13 @@ def _layers(
     return layers + _layers(parent_ref, (*seen, (key, str(name_or_path))), named_by=source)
 
 
+def platform_files(name_or_path: str | Path) -> list[str]:
+    """The files a platform is read from, as `load_platform` reaches them: `name_or_path`
+    if it is one, then each file up its `extends` chain (a preset is none)."""
+    layers = _layers(name_or_path, seen=(), named_by=None)
+    return [source for source, _ in layers if not source.startswith("preset ")]
+
+
 class _NamedLink(dict[str, Any]):
     """A file's `host_link` that names an interface (`"sata-3.2"`, or a table with
     `interface`), expanded: it replaces an inherited link instead of merging into it."""
