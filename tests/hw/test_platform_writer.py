@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ndpkit.errors import SpecError
 from ndpkit.hw import Platform, load_platform, platform_toml, preset_names
 from ndpkit.hw.writer import quantity_text
 from ndpkit.units import MAX_SI, MIN_SI, Kind, parse
@@ -179,3 +180,21 @@ def test_any_description_or_app_name_is_written_as_a_loadable_string(
     again = _reloaded(platform, tmp_path)
     assert again.description == text
     assert again.engines is not None and again.engines.throughput[text] == 3e9
+
+
+def test_a_preset_written_without_a_name_loads_as_its_copy(tmp_path: Path) -> None:
+    """A file may not take a preset's name: `platform_toml(load_platform("rans"))` wrote
+    `name = "rans"`, which load_platform then refused. It is named as the command line
+    names it, rans-copy."""
+    path = tmp_path / "copy.toml"
+    path.write_text(platform_toml(load_platform("rans")), encoding="utf-8")
+    copy = load_platform(path)
+    assert copy.name == "rans-copy"
+    assert copy.model_dump() == {**load_platform("rans").model_dump(), "name": "rans-copy"}
+
+
+@pytest.mark.parametrize("name", ["rfns", "", " x"])
+def test_a_name_the_file_could_not_load_with_is_refused(name: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        platform_toml(load_platform("rans"), name=name)
+    assert caught.value.field == "name"

@@ -1,7 +1,8 @@
 """A loaded platform written back as a platform file: every field resolved, no `extends`.
 
-`platform_toml(load_platform("rans"))` is a file that loads to the same platform, so a
-preset (or a chain of files that extend each other) can be copied out and edited whole.
+`platform_toml(load_platform("rans"))` is a file that loads to the same platform (named
+`rans-copy`: a file may not take a preset's name), so a preset (or a chain of files that
+extend each other) can be copied out and edited whole.
 Quantities are written with their units, in the readable form ("3 GiB/s") where that
 parses back to the very same number, else as the exact SI number ("2953787917.32342 B/s").
 """
@@ -12,6 +13,10 @@ import json
 import re
 from typing import Any
 
+from pydantic import ValidationError
+
+from ndpkit.errors import SpecError, check_kinds
+from ndpkit.hw.loader import preset_names
 from ndpkit.hw.platform import Platform
 from ndpkit.units import Kind, UnitError, format_si, parse
 
@@ -52,13 +57,16 @@ def field_kind(path: tuple[str, ...]) -> Kind | None:
 
 def platform_toml(platform: Platform, name: str | None = None) -> str:
     """The platform as TOML that `load_platform` reads back to an equal platform (named
-    `name` if given: a file may not take a preset's name).
+    `name` if given: a file may not take a preset's name, so a preset's copy is named
+    NAME-copy by default, as `platforms show -f toml` names it).
 
     Fields left at their defaults are left out, as a hand-written file would: a link that
     writes a named interface's defaults (`latency = "0 s"`) would read as one that
     overrides the interface, and its description would be amended to say so."""
+    if name is None and platform.name in preset_names():
+        name = f"{platform.name}-copy"  # `rans` wrote a file that did not load
     if name is not None:
-        platform = platform.model_copy(update={"name": name})
+        platform = _renamed(platform, name)
     by_name = platform.model_dump(by_alias=False, exclude_none=True, exclude_defaults=True)
     by_alias = platform.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)
     head = (
@@ -69,6 +77,23 @@ def platform_toml(platform: Platform, name: str | None = None) -> str:
     by_name.pop("version", None)
     by_alias.pop("version", None)
     return head + "\n".join(_tables(by_name, by_alias, (), ()))
+
+
+def _renamed(platform: Platform, name: str) -> Platform:
+    """`platform` named `name`, refused here where the file would be refused when loaded
+    (a blank name, a preset's): it was written, and failed only at the next load."""
+    check_kinds(("name", name, str, "a platform name"))
+    if name in preset_names():
+        raise SpecError(
+            f"{name!r} is the name of a preset; a platform file needs a name of its own",
+            field="name",
+        )
+    try:
+        Platform.model_validate({**platform.model_dump(), "name": name}, context={"si": True})
+    except ValidationError as exc:
+        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise SpecError(message, field="name") from None
+    return platform.model_copy(update={"name": name})
 
 
 def _tables(
