@@ -62,7 +62,7 @@ def test_bad_inputs_exit_2(tmp_path: Path) -> None:
         # was "'1.5' has no unit", though a whole number needs none
         (
             ["--tables", "E6", "--simulate", "-o", "des.chunk_bytes=1.5"],
-            "des.chunk_bytes=1.5: '1.5' is not a whole number of bytes",
+            "des.chunk_bytes=1.5: '1.5' has no unit and is not written as a whole number of bytes",
         ),
     ):
         result = runner.invoke(app, ["reproduce", "nascent2", *args])

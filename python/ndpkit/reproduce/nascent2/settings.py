@@ -193,8 +193,8 @@ def _des_value(entry: str, value: str, flag: str) -> Any:
     if _bare_number(value.strip()) and not signed_whole(value.strip()):
         # "1.5" was "'1.5' has no unit", though "65536" needs none
         raise SpecError(
-            f"{value!r} is not a whole number of bytes; give one ('65536') or a size with its "
-            "unit ('64 KiB')",
+            f"{value!r} has no unit and is not written as a whole number of bytes; give digits "
+            "('65536') or a size with its unit ('64 KiB')",
             source="command line",
             field=flag,
         )
