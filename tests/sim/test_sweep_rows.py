@@ -166,3 +166,31 @@ def test_a_sweep_keeps_the_grid_order_and_raises_a_point_s_error() -> None:
 
     with pytest.raises(ZeroDivisionError, match="point 2"):
         sweep_module._run_all(points, failing, 2, None)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_a_sweep_raises_the_first_failing_point_in_grid_order(workers: int) -> None:
+    """With points on threads, the error raised was that of the point that failed first in
+    time (here the last, which fails at once), so the message varied from run to run; it is
+    the first in grid order, as ThreadPoolExecutor.map raised it."""
+    import ndpkit.sim.sweep as sweep_module  # noqa: PLC0415 (only here)
+
+    points: Any = [0.0, 0.05, 0.0, 0.0]  # point 1 fails late, points 2 and 3 at once
+
+    def run(seconds: float) -> dict[str, Any]:
+        index = points.index(seconds) if seconds else None
+        time.sleep(seconds)
+        if seconds:
+            raise ValueError(f"point {index}")
+        return {"seconds": seconds}
+
+    calls: list[float] = []
+
+    def failing(seconds: float) -> dict[str, Any]:
+        calls.append(seconds)
+        if len(calls) > 2 and not seconds:
+            raise ZeroDivisionError("a later point")
+        return run(seconds)
+
+    with pytest.raises(ValueError, match="point 1"):
+        sweep_module._run_all(points, failing, workers, None)

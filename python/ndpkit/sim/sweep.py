@@ -179,18 +179,21 @@ def _run_all(
     A ThreadPoolExecutor's threads are joined when the interpreter exits, so after Ctrl-C
     (or SIGTERM) `ndpkit sweep` waited for every point in flight to end: 66 s for two
     k-NN points in 2 KiB chunks. Daemon threads are not: a stopped sweep ends at once, and
-    in a program that goes on each thread stops after its current point."""
+    in a program that goes on each thread stops after its current point. Where points fail,
+    the error raised is that of the first in grid order, as `pool.map` raised it: the points
+    before it still running are waited for, none after it is started."""
     finished: queue.Queue[Finished] = queue.Queue()
     stop = threading.Event()
     claim = threading.Lock()
-    pending = iter(range(len(points)))
+    claimed = [0]  # points handed out, in index order
 
     def work() -> None:
-        while not stop.is_set():
-            with claim:
-                index = next(pending, None)
-            if index is None:
-                return
+        while True:
+            with claim:  # no point is handed out once a failure has stopped the sweep
+                if stop.is_set() or claimed[0] == len(points):
+                    return
+                index = claimed[0]
+                claimed[0] += 1
             try:
                 finished.put((index, run(points[index]), None))
             except BaseException as exc:  # raised again in the waiting thread
@@ -204,10 +207,33 @@ def _run_all(
         for done in range(1, len(points) + 1):
             index, row, error = finished.get()  # Ctrl-C interrupts the wait
             if error is not None:
-                raise error
+                raise _first_failure(index, error, rows, finished, stop, claim, claimed)
             rows[index] = row
             if progress is not None:
                 progress(done, len(points))
     finally:
         stop.set()
     return [row for row in rows if row is not None]
+
+
+def _first_failure(
+    index: int,
+    error: BaseException,
+    rows: list[dict[str, Any] | None],
+    finished: queue.Queue[Finished],
+    stop: threading.Event,
+    claim: threading.Lock,
+    claimed: list[int],
+) -> BaseException:
+    """The error of the first failing point in grid order, given that point `index` failed
+    with `error`: the points before it that are still running are waited for."""
+    with claim:
+        stop.set()
+        running = {i for i in range(claimed[0]) if rows[i] is None and i != index}
+    first = (index, error)
+    while any(i < first[0] for i in running):
+        other, _, failure = finished.get()
+        running.discard(other)
+        if failure is not None and other < first[0]:
+            first = (other, failure)
+    return first[1]
