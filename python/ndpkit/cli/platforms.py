@@ -6,7 +6,6 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
 from ndpkit.cli.common import (
     COMMAND_LINE,
@@ -21,7 +20,6 @@ from ndpkit.cli.common import (
 )
 from ndpkit.errors import SpecError, closest
 from ndpkit.hw import Engine, Platform, load_platform, preset_names
-from ndpkit.hw.spec import reported_error
 from ndpkit.hw.writer import field_kind, platform_toml
 from ndpkit.kernels import kernel_names
 from ndpkit.profile import load_profiles
@@ -112,7 +110,7 @@ def show(
             )
         platform = platform_flag(name, "NAME")
         if fmt is ShowFormat.toml:
-            write_out(platform_toml(platform, _copy_name(platform, copy_name)))
+            write_out(_copy(platform, copy_name))
             return
     data = platform.model_dump()
     if fmt is ShowFormat.json:
@@ -129,34 +127,22 @@ def show(
     emit([Table("platform", title, columns, rows, note=platform.source)], Format(fmt.value))
 
 
-def _copy_name(platform: Platform, given: str | None) -> str:
-    """The written file's name: a preset's would be refused when the file is loaded (it
-    would pass for the preset), so a copy of one is NAME-copy unless `--name` says."""
-    if given is None:
-        if platform.name not in preset_names():
-            return platform.name
-        given = f"{platform.name}-copy"
+def _copy(platform: Platform, given: str | None) -> str:
+    """The platform as a file (`platform_toml`), named `given`; a copy of a preset, whose
+    name a file may not take, is NAME-copy unless `--name` says, and a note says so."""
+    if given is None and platform.name in preset_names():
         stderr().print(
             f"note: a platform file needs a name of its own; this copy of preset "
-            f"{platform.name!r} is named {given!r} (--name sets another)",
+            f"{platform.name!r} is named {platform.name + '-copy'!r} (--name sets another)",
             highlight=False,
             markup=False,
         )
     try:
-        platform.model_validate({**platform.model_dump(), "name": given}, context={"si": True})
-    except ValidationError as exc:
-        raise SpecError(
-            reported_error(exc)["msg"].removeprefix("Value error, "),
-            source=COMMAND_LINE,
-            field="--name",
-        ) from None
-    if given in preset_names():
-        raise SpecError(
-            f"{given!r} is the name of a preset; a platform file needs a name of its own",
-            source=COMMAND_LINE,
-            field="--name",
-        )
-    return given
+        return platform_toml(platform, given)
+    except SpecError as exc:  # the name refused, said of the flag that gave it
+        if exc.field != "name" or exc.source is not None:
+            raise
+        raise SpecError(exc.detail, source=COMMAND_LINE, field="--name") from None
 
 
 @app.command()

@@ -206,7 +206,7 @@ def simulate_cmd(
         mapped = note_mapped_elsewhere(profiles, [(platform, spec)])
         unused = [_SAVINGS_SET] + [_PLANNER_SET] * (plan_name != "planned")
         if not spec.is_in_storage and (spec.engines is None or plan_name == "host"):
-            unused.append(_engine_only_set(spec, "under --plan host no engine runs"))
+            unused.append((ENGINE_ONLY, f"changes nothing: {_no_engine_runs(spec)}"))
         opts = build_options(
             family_defaults(spec),
             locals(),
@@ -226,12 +226,7 @@ def simulate_cmd(
             spec, profile, opts, choice("--plan", plan_name, PlanName), engines
         )
         if is_host_split(spec, config):
-            why = (
-                f"platform {spec.name!r} has no engines"
-                if spec.engines is None
-                else "under --plan host no engine runs"
-            )
-            _engine_flags_apply(ctx, why)
+            _engine_flags_apply(ctx, _no_engine_runs(spec))
         try:
             result = simulate(spec, profile, config, opts, sim)
         except TooManyChunksError as exc:
@@ -260,13 +255,13 @@ def simulate_cmd(
         stderr().print(f"trace: {trace} (open in https://ui.perfetto.dev)", highlight=False)
 
 
-def _engine_only_set(spec: Platform, why: str) -> tuple[frozenset[str], str]:
-    """The model conventions of the engines' run, which a simulation without one does not
-    read (as `estimate` refuses them there): `simulate -p cns --energy-form B` or
-    `--plan host --switch-power per_element` ran as without them, recorded as used."""
+def _no_engine_runs(spec: Platform) -> str:
+    """Why a simulation has no engine on (the platform has none, or --plan host), for the
+    flags of engines it refuses: `simulate -p cns --energy-form B` or `--plan host
+    --switch-power per_element` ran as without them, recorded as used."""
     if spec.engines is None:
-        why = f"platform {spec.name!r} has no engines"
-    return ENGINE_ONLY, f"changes nothing: {why}"
+        return f"platform {spec.name!r} has no engines"
+    return "under --plan host no engine runs"
 
 
 def _not_an_input(flag: str, path: Path, inputs: list[tuple[str, str | None]]) -> None:

@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -118,14 +118,10 @@ def _inherited_total(
         )
     except ValidationError:  # the declaring file's own values were refused, then overridden
         return platform
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if not _is_count(count):
         return platform
     declared_for = switch.get("power_total_elements")  # a copy of a layer rewired to mux1
-    before = (
-        declared_for
-        if isinstance(declared_for, int) and _is_count(declared_for)
-        else parent.elements(count)
-    )
+    before = declared_for if _is_count(declared_for) else parent.elements(count)
     if after == 0 and before and math.isclose(parent.element_power_w, layer.element_power_w):
         # A layer without elements (mux1) is charged nothing; the total is kept with the
         # count it is for, so that with_scheme("mux2") charges it per element, as it does
@@ -162,7 +158,7 @@ def _with_layer(platform: Platform, update: dict[str, Any]) -> Platform:
     return platform.model_copy(update={"switch_layer": layer})
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 

@@ -4,7 +4,7 @@
 `rans-copy`: a file may not take a preset's name), so a preset (or a chain of files that
 extend each other) can be copied out and edited whole.
 Quantities are written with their units, in the readable form ("3 GiB/s") where that
-parses back to the very same number, else as the exact SI number ("2953787917.32342 B/s").
+parses back to the very same number, else as the exact SI number ("2953787917.32342 bytes/s").
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ndpkit.errors import SpecError, check_kinds
 from ndpkit.hw.loader import preset_names
 from ndpkit.hw.platform import Platform
+from ndpkit.hw.spec import reported_error
 from ndpkit.units import Kind, UnitError, format_si, parse
 
 _KINDS_BY_SUFFIX = {
@@ -36,14 +37,6 @@ _PER_APP_KINDS: dict[str, Kind | None] = {
 }
 """Tables of one value per application (keyed by app name, which carries no unit)."""
 
-_UNIT_TEXT = {
-    Kind.BANDWIDTH: "B/s",
-    Kind.SIZE: "B",
-    Kind.POWER: "W",
-    Kind.FREQUENCY: "Hz",
-    Kind.TIME: "s",
-    Kind.ENERGY: "J",
-}
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -91,7 +84,7 @@ def _renamed(platform: Platform, name: str) -> Platform:
     try:
         Platform.model_validate({**platform.model_dump(), "name": name}, context={"si": True})
     except ValidationError as exc:
-        message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        message = reported_error(exc)["msg"].removeprefix("Value error, ")
         raise SpecError(message, field="name") from None
     return platform.model_copy(update={"name": name})
 
@@ -143,13 +136,14 @@ def _value(value: Any, kind: Kind | None) -> str:
 def quantity_text(value: float, kind: Kind) -> str:
     """`value` (SI) as a quantity string that parses back to exactly `value`: readable where
     a prefix makes it so ("36 GiB/s", "613.7 W"), else the exact number in SI units."""
-    prefixed = (kind in (Kind.SIZE, Kind.BANDWIDTH), False)  # "3 GiB/s" before "3.22 GB/s"
+    # "3 GiB/s" before "3.22 GB/s"; binary prefixes are for bytes only
+    spellings = (True, False) if kind in (Kind.SIZE, Kind.BANDWIDTH) else (False,)
     for digits in range(1, 18):
-        for binary in prefixed:
+        for binary in spellings:
             text = format_si(value, kind, binary=binary, digits=digits)
             if "e" not in text.split()[0] and _parses_to(text, kind, value):  # not "5e+02 mW"
                 return text
-    return f"{value!r} {_UNIT_TEXT[kind]}"
+    return f"{value!r} {kind.si_name}"
 
 
 def _parses_to(text: str, kind: Kind, value: float) -> bool:
