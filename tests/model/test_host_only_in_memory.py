@@ -123,7 +123,7 @@ def test_a_host_split_never_turns_the_switch_layer_on(
 
 @pytest.mark.parametrize(
     ("platform", "split", "said"),
-    [("cns", "ndp", "'cns' (no engines)"), ("rfns", "host", "'rfns' (the host split)")],
+    [("cns", "device", "'cns' (no engines)"), ("rfns", "host", "'rfns' (the host split)")],
 )
 def test_a_profile_without_a_host_only_rate_names_the_platform_that_needs_it(
     platform: str, split: str, said: str

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
+
+from ndpkit.errors import SpecError
 
 Split = Literal["device", "host"]
 
@@ -29,6 +33,22 @@ class Configuration:
     route: tuple[int, ...] | None = None
     channels: tuple[int, ...] | None = None
 
+    def __post_init__(self) -> None:
+        # Built in Python, `split="Host"` ran the device split, an engine listed twice was
+        # counted twice (faster, and more energy), and a list left the frozen value
+        # unhashable: the ids are kept as tuples of int, each active engine once (the
+        # models check the powered channels against the platform's, duplicates included).
+        if self.split not in get_args(Split):
+            raise SpecError(
+                f"must be 'device' or 'host', got {self.split!r}",
+                source="Configuration",
+                field="split",
+            )
+        for name, once in (("active", True), ("route", False), ("channels", False)):
+            ids = getattr(self, name)
+            if ids is not None:
+                object.__setattr__(self, name, _ids(ids, name, once=once))
+
     def powered_channels(self, channels: int) -> tuple[int, ...]:
         return tuple(range(channels)) if self.channels is None else self.channels
 
@@ -52,6 +72,31 @@ class Configuration:
             and self.route is None
             and self.channels is None
         )
+
+
+def _ids(value: object, name: str, *, once: bool) -> tuple[int, ...]:
+    """`value` (engine or channel ids) as a tuple of int, else a SpecError naming the field:
+    a sequence of integers (not bools), each at most once where `once`."""
+    expected = "a sequence of integer ids, or None"
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise SpecError(f"must be {expected}, got {value!r}", source="Configuration", field=name)
+    ids = tuple(value)
+    for item in ids:
+        if isinstance(item, bool) or not isinstance(item, numbers.Integral):
+            raise SpecError(
+                f"must be {expected}, got {item!r} ({type(item).__name__}) among them",
+                source="Configuration",
+                field=name,
+            )
+    checked = tuple(int(item) for item in ids)
+    if once and len(set(checked)) != len(checked):
+        twice = sorted({i for i in checked if checked.count(i) > 1})
+        raise SpecError(
+            f"lists {twice} more than once: each id at most once",
+            source="Configuration",
+            field=name,
+        )
+    return checked
 
 
 FULL_GEAR = Configuration()

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ndpkit.errors import check_kinds
 from ndpkit.hw import Platform
 from ndpkit.model import in_storage
 from ndpkit.model.configuration import FULL_GEAR, HOST_ONLY, Configuration
@@ -120,6 +121,12 @@ def estimate(
     options: Options | None = None,
 ) -> Estimate:
     """Estimate time and energy of `profile`'s application on `platform` under `config`."""
+    check_kinds(  # a preset's name for the platform ended in "'str' object has no attribute"
+        ("platform", platform, Platform, "a Platform (load_platform(…))"),
+        ("profile", profile, Profile, "a Profile (load_profile(…))"),
+        ("config", config, Configuration, "a Configuration"),
+        ("options", options, (Options, type(None)), "an Options, or None"),
+    )
     options = options or Options()
     if platform.engines is None and config.split == "device":
         config = HOST_ONLY  # nothing beside the storage: the whole kernel runs on the host

@@ -1,0 +1,109 @@
+"""The model's inputs built in Python are checked where they are made: a misspelt option
+(`Options(units="Decimal")`) or split (`Configuration(split="Host")`) was kept and the run
+silently followed the other convention, an engine listed twice in `active` was counted
+twice (a faster run and more energy), and `estimate("rfns", he)` ended in "'str' object
+has no attribute 'engines'"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndpkit.errors import SpecError
+from ndpkit.hw import load_platform
+from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
+from ndpkit.profile import load_profile
+
+RFNS = load_platform("rfns")
+HE = load_profile("he")
+
+MISSPELT: list[tuple[str, Any]] = [
+    ("energy_form", "a"),
+    ("units", "Decimal"),
+    ("wall_times", "Printed"),
+    ("time_basis", "pipe"),
+    ("placement", "static"),
+    ("switch_power", "x"),
+    ("rounding", 3),
+    ("ru_time", None),
+    ("mux_port_cap", "yes"),
+    ("mux_port_cap", 1),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), MISSPELT, ids=[f"{f}={v!r}" for f, v in MISSPELT])
+def test_an_option_that_is_not_one_of_its_choices_is_refused(field: str, value: Any) -> None:
+    with pytest.raises(SpecError) as e:
+        Options(**{field: value})
+    assert e.value.field == field
+    assert repr(value) in str(e.value)
+
+
+def test_options_from_a_mapping_still_name_their_source() -> None:
+    with pytest.raises(SpecError, match=r"^-o: units: must be one of binary, decimal"):
+        Options.from_mapping({"units": "Decimal"}, source="-o")
+    assert Options.from_mapping({"units": "decimal"}).units == "decimal"
+
+
+def test_a_misspelt_split_is_refused() -> None:
+    with pytest.raises(SpecError) as e:
+        Configuration(split="Host")  # type: ignore[arg-type]
+    assert e.value.field == "split"
+
+
+def test_an_engine_listed_twice_is_refused() -> None:
+    """Counted twice, 18 engines listed twice ran as 36 (1.63 s for 2.31 s) and drew more
+    energy."""
+    active = tuple(range(0, 36, 2))
+    route = tuple(ssd - ssd % 2 for ssd in range(36))
+    once = estimate(RFNS, load_profile("knn2"), Configuration(active=active, route=route))
+    assert once.time_s > 0
+    with pytest.raises(SpecError) as e:
+        Configuration(active=active * 2, route=route)
+    assert e.value.field == "active"
+
+
+BAD_IDS: list[tuple[str, Any]] = [
+    ("active", "012"),
+    ("active", 3),
+    ("active", [True, 1]),
+    ("active", [1.5]),
+    ("route", [0.0] * 36),
+    ("channels", 16),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), BAD_IDS, ids=[f"{f}={v!r}"[:30] for f, v in BAD_IDS])
+def test_ids_that_are_not_integers_are_refused(field: str, value: Any) -> None:
+    with pytest.raises(SpecError) as e:
+        Configuration(**{field: value})
+    assert e.value.field == field
+
+
+def test_ids_given_as_a_list_or_an_array_are_kept_as_a_tuple_of_int() -> None:
+    """A list left the frozen configuration unhashable; numpy's integers are ids too."""
+    config = Configuration(active=[0, 2], route=np.array([0, 0, 2, 2]))
+    assert config.active == (0, 2)
+    assert config.route == (0, 0, 2, 2)
+    assert all(type(i) is int for i in config.route)
+    assert hash(config) == hash(Configuration(active=(0, 2), route=(0, 0, 2, 2)))
+
+
+WRONG_KIND: list[tuple[str, tuple[Any, ...]]] = [
+    ("platform", ("rfns", HE)),
+    ("platform", (None, HE)),
+    ("profile", (RFNS, "he")),
+    ("config", (RFNS, HE, "device")),
+    ("options", (RFNS, HE, FULL_GEAR, {"units": "decimal"})),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "args"), WRONG_KIND, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG_KIND)]
+)
+def test_estimate_names_an_argument_of_the_wrong_kind(field: str, args: tuple[Any, ...]) -> None:
+    with pytest.raises(SpecError) as e:
+        estimate(*args)
+    assert e.value.field == field
