@@ -9,7 +9,9 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import os
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class NdpkitError(Exception):
@@ -123,6 +125,14 @@ def check_kinds(
             raise SpecError(
                 f"must be {expected}, got {type(value).__name__}", source=source, field=name
             )
+
+
+def as_path(value: object, name: str) -> Path:
+    """`value` (a str or an os.PathLike) as a Path, else a SpecError naming the argument:
+    bytes or a number ended in pathlib's TypeError."""
+    if not isinstance(value, (str, os.PathLike)) or isinstance(os.fspath(value), bytes):
+        raise SpecError(f"must be a path (a str or a pathlib.Path), got {value!r}", field=name)
+    return Path(value)
 
 
 def function_or_none(value: object, name: str, expected: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
-from ndpkit.errors import SpecError, UnknownNameError
+from ndpkit.errors import SpecError, UnknownNameError, check_kinds
 from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.interfaces import expand_interface, note_overrides
 from ndpkit.hw.platform import Platform
@@ -55,6 +55,9 @@ def load_platform_noted(
     """`load_platform`, with notes on what loading made of the file that it did not say
     (`field: what`), for `ndpkit platforms check` to print: an inherited switch-layer
     total fitted to the file's own layer."""
+    # None, 5 or b"rfns" was a TypeError from pathlib, as it was in load_profiles
+    kinds = (str, os.PathLike)
+    check_kinds(("name_or_path", name_or_path, kinds, "a preset's name or a path"))
     notes: list[str] = []
     layers = _layers(name_or_path, seen=(), named_by=None, given_by=source)
     data: dict[str, Any] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ndpkit.errors import UnknownNameError
+from ndpkit.errors import SpecError, UnknownNameError
 from ndpkit.kernels.base import Kernel, KernelMismatchError, RowKernel, RowSpec, run_in_memory
 
 _MODULES = {
@@ -53,6 +53,11 @@ def get_kernel(name: str, *, source: str | None = None) -> Kernel:
 
 def expand(names: list[str]) -> list[str]:
     """App names with groups expanded: ["knn", "lc"] → ["knn2", "knn6", "knn8", "lc"]."""
+    if isinstance(names, str):  # iterated, "knn" was the apps 'k', 'n' and 'n'
+        raise SpecError(
+            f"must be a list of app names, got the string {names!r}: give [{names!r}]",
+            field="names",
+        )
     out: list[str] = []
     for name in names:
         out.extend(GROUPS.get(name, (name,)))

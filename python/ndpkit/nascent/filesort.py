@@ -35,7 +35,7 @@ import polars as pl
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, as_path
 from ndpkit.nascent.bitonic import (
     PAPER_L,
     PAPER_P,
@@ -311,6 +311,8 @@ def sort_table_file(
 ) -> FileSortResult:
     """Read a TableFile, decode, sort and shuffle it with the kernels; optionally write the
     sorted table to `out` in the same layout and key encoding."""
+    if out is not None:  # checked before the sort, not once it is done
+        as_path(out, "out")
     tf = read_table_file(path)
     key_sort = sort_key_section(tf, options)
     fields, counts = shuffle_row_section(tf, key_sort)

@@ -56,7 +56,7 @@ import polars as pl
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, SpecError, as_path
 from ndpkit.files import replacing
 from ndpkit.nascent.dictionary import encode
 from ndpkit.nascent.pages import (
@@ -290,7 +290,7 @@ def write_table_file(
     unwritable path, ModelError for a table the format cannot hold (nulls, other types, a
     DICT key column of more than 2^16 distinct values).
     """
-    path = Path(path)
+    path = as_path(path, "path")  # a number was pathlib's TypeError
     option = Fault(f"{path}")
     option.check(layout in _LAYOUTS, "layout", f"must be one of {_LAYOUTS}, got {layout!r}")
     allowed = (*_ENCODINGS, "auto")
@@ -389,7 +389,7 @@ class TableFile:
 
 def read_table_file(path: Path | str) -> TableFile:
     """Read and check a TableFile; SpecError naming the file and the field if it is invalid."""
-    path = Path(path)
+    path = as_path(path, "path")  # a number was pathlib's TypeError
     fault = Fault(str(path))
     try:
         data = np.fromfile(path, dtype=np.uint8)

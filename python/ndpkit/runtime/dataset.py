@@ -78,6 +78,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ndpkit.errors import (
     NdpkitError,
     SpecError,
+    as_path,
     brief,
     function_or_none,
     true_or_false,
@@ -1531,14 +1532,6 @@ def generate_dataset(
 
 
 PROGRESS_EXPECTED = "a function progress(done_bytes, total_bytes)"
-
-
-def as_path(value: object, name: str) -> Path:
-    """`value` (a str or an os.PathLike) as a Path, else a SpecError naming the argument:
-    bytes or a number ended in pathlib's TypeError."""
-    if not isinstance(value, (str, os.PathLike)) or isinstance(os.fspath(value), bytes):
-        raise SpecError(f"must be a path (a str or a pathlib.Path), got {value!r}", field=name)
-    return Path(value)
 
 
 def _check_writing(

@@ -44,6 +44,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from ndpkit.cpus import usable_cpus
 from ndpkit.errors import (
     SpecError,
+    as_path,
     closest,
     finite_number,
     function_or_none,
@@ -62,7 +63,6 @@ from ndpkit.kernels.base import (
     records_array,
 )
 from ndpkit.profile import Profile
-from ndpkit.runtime.dataset import as_path
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
 
 __all__ = [
@@ -796,7 +796,7 @@ def save(measurements: Sequence[Measurement], path: str | Path) -> None:
             f"must be a list of Measurement (measure(…)), got {measurements!r}",
             field="measurements",
         )
-    path = Path(path)
+    path = as_path(path, "path")  # a number was pathlib's TypeError
     # Strict JSON: +inf (a host part that took no time) as the string "inf", as
     # `ndpkit evaluate --format json` writes it, not the bare Infinity of Python's default.
     document = [{k: _finite_or_text(v) for k, v in m.as_dict().items()} for m in measurements]
@@ -816,7 +816,7 @@ def load(path: str | Path) -> list[Measurement]:
     ones it gives, so that a file edited in one of them is refused, not silently used with
     the old value: edit the field it comes from. Every problem is a SpecError naming the
     file and the field (`[0].device_s`)."""
-    source = str(path)
+    source = str(as_path(path, "path"))  # a number was pathlib's TypeError
     text = read_spec_file(Path(path), source)
     try:
         document = parse_nested(json_loads, text, source)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ndpkit.errors import SpecError, finite_number
+from ndpkit.errors import SpecError, as_path, finite_number
 from ndpkit.files import (
     cleanup_held,
     destination,
@@ -320,9 +320,10 @@ def directory_path(given: str | os.PathLike[str], field: str = "out") -> Path:
     """`given` as a Path, refusing an empty one: `Path("")` is the current directory, so
     `generate_tpch(1, "")` (a variable left unset) wrote the tables there, where the
     command line's `--out ""` is an error."""
-    if os.fspath(given) in ("", b""):
+    path = as_path(given, field)  # a number was a TypeError from os.fspath
+    if os.fspath(given) == "":
         raise SpecError("is empty; give a directory", field=field)
-    return Path(given)
+    return path
 
 
 def check_out_dir(out: Path) -> None:
