@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, whole_number
 
 
 @dataclass(frozen=True)
@@ -60,15 +60,25 @@ class Mapping:
 
 def minimum_engines(devices: int, module_size: int) -> int:
     """The fewest engines a mux-k layer can run with: one per module (n/2 for mux2)."""
+    _check_layer(devices, module_size)
     return math.ceil(devices / module_size)
+
+
+def _check_layer(devices: object, module_size: object) -> None:
+    """Whole numbers with 1 <= k <= devices: `activate(8.0, 2, 5)` made a Mapping of 8.0
+    devices, `minimum_engines(36, 0)` divided by zero, and `minimum_engines(-36, 2)` was -18."""
+    whole_number(devices, "devices", "an integer ≥ 1")
+    whole_number(module_size, "module_size", "an integer ≥ 1")
+    k = module_size
+    if devices < 1 or not 1 <= k <= devices:  # type: ignore[operator]
+        raise ModelError(f"mux{k} needs 1 <= k <= devices ({devices})")
 
 
 def activate(devices: int, module_size: int, engines_on: int) -> Mapping:
     """Choose `engines_on` engines under mux-`module_size` and route every SSD to one."""
     k = module_size
-    if devices < 1 or not 1 <= k <= devices:
-        raise ModelError(f"mux{k} needs 1 <= k <= devices ({devices})")
     low = minimum_engines(devices, k)
+    whole_number(engines_on, "engines_on", "an integer")  # 5.0 was a TypeError from a slice
     if not low <= engines_on <= devices:
         raise ModelError(
             f"mux{k} over {devices} SSDs can run {low}..{devices} engines, not {engines_on}"

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ndpkit.errors import ModelError, check_kinds
+from ndpkit.errors import ModelError, check_kinds, whole_number
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import GIB
@@ -148,6 +148,7 @@ def required_engines(full: Estimate) -> int:
 
 def engines_allowed(required: int, devices: int, module_size: int) -> int:
     """Eq. (3) generalised to mux-k: max(nane, ceil(n/k))."""
+    whole_number(required, "required", "an integer")  # 13.5 came back as 13.5 engines
     return max(required, minimum_engines(devices, module_size))
 
 

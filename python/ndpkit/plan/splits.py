@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, check_kinds
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Estimate, Options, estimate
 from ndpkit.plan.optimize import checked_tolerance, same_energy
@@ -138,6 +138,14 @@ def compare_splits(
     """Estimate each split (`profiles`, the paper's first) at full gear on `platform` and
     choose one by the module's rule (default options: `SPLIT_OPTIONS`). A split the models
     cannot estimate is listed with its error and never chosen."""
+    # a preset's name or one profile (not a list) ended in "… has no attribute 'app'"
+    check_kinds(
+        ("platform", platform, Platform, "a Platform (load_platform(…))"),
+        ("profiles", profiles, (list, tuple), "a list of Profile (load_profile(…))"),
+        ("options", options, (Options, type(None)), "an Options, or None"),
+    )
+    for profile in profiles:
+        check_kinds(("profiles", profile, Profile, "a list of Profile (load_profile(…))"))
     if not profiles:
         raise ModelError("compare_splits needs at least one split's profile")
     # NaN compares false with everything: `tolerance < 0` let it through, and no split was
