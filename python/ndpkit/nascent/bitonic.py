@@ -48,7 +48,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, SpecError, whole_number
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -170,6 +170,7 @@ class Comparator:
 
 
 def _check_power_of_two(name: str, value: int, minimum: int) -> None:
+    whole_number(value, name, f"a power of two ≥ {minimum}", source=_SOURCE)  # 8.0: TypeError
     if value < minimum or value & (value - 1):
         raise SpecError(
             f"must be a power of two ≥ {minimum}, got {value}", source=_SOURCE, field=name
@@ -202,6 +203,7 @@ def _check_merge(dram_merge: str, merge_ways: int) -> None:
             source=_SOURCE,
             field="dram_merge",
         )
+    whole_number(merge_ways, "merge_ways", "an integer ≥ 2", source=_SOURCE)
     if merge_ways < 2:
         raise SpecError(f"must be ≥ 2, got {merge_ways}", source=_SOURCE, field="merge_ways")
 
@@ -254,8 +256,8 @@ def _expected(
 ) -> tuple[SortCounts, tuple[MergePass, ...]]:
     _check_geometry(p, l)
     _check_merge(dram_merge, merge_ways)
-    if n < 0:
-        raise SpecError(f"must be ≥ 0, got {n}", source=_SOURCE, field="n")
+    # 1.5 was a TypeError from the binding, True one key
+    whole_number(n, "n", "a whole number of keys ≥ 0", 0, source=_SOURCE)
     key_bytes = _check_key_bits(key_bits)
     try:
         counts, passes = _core.bitonic_expected_counts(n, key_bytes, p, l, dram_merge, merge_ways)

@@ -34,7 +34,7 @@ from typing import Any, Literal, NamedTuple, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from ndpkit.errors import ModelError, SpecError
+from ndpkit.errors import ModelError, SpecError, whole_number
 from ndpkit.native import native_input
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
@@ -139,6 +139,8 @@ def _value_bytes(values: Sequence[bytes | str]) -> list[bytes]:
 
 
 def _check_l_max(l_max: int | None) -> None:
+    if l_max is not None:  # 8.0 was a TypeError from `&`
+        whole_number(l_max, "l_max", "a power of two", source=_SOURCE)
     if l_max is not None and (l_max < 1 or l_max & (l_max - 1)):
         raise SpecError(
             f"must be a power of two (Eq. 5 shifts by log₂ L_Max), got {l_max}",

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Self, TypeVar
 
-from ndpkit.errors import SpecError, UnknownNameError, closest
+from ndpkit.errors import SpecError, UnknownNameError, as_path, closest
 from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.loader import parse_nested
 from ndpkit.nascent.bitonic import MAX_CAPACITY, MAX_P
@@ -211,7 +211,7 @@ def load_devices(
     if path is None:
         raw, source = builtin, BUILTIN
     else:
-        source = str(path)
+        source = str(as_path(path, "path"))  # a number was pathlib's TypeError
         raw = _read_file(Path(path))
         if used is not None:
             _check_used(raw, used, source)
