@@ -315,6 +315,9 @@ def file_document(model: BaseModel) -> dict[str, Any]:
     """A profile (or its cell design or fit) as a profile file spells it: the keys by their
     file names, quantities as unit strings whose numbers are Python's shortest exact form
     (so they load back bit for bit), and fields at their defaults left out."""
+    # an app's name ended in "type object 'str' has no attribute 'model_fields'"
+    kinds = (Profile, FpgaCell, PublishedFit)
+    check_kinds(("model", model, kinds, "a Profile, FpgaCell or PublishedFit (load_profile(…))"))
     document: dict[str, Any] = {}
     for name, info in type(model).model_fields.items():
         value = getattr(model, name)

@@ -56,6 +56,8 @@ def platform_toml(platform: Platform, name: str | None = None) -> str:
     Fields left at their defaults are left out, as a hand-written file would: a link that
     writes a named interface's defaults (`latency = "0 s"`) would read as one that
     overrides the interface, and its description would be amended to say so."""
+    # a preset's name ended in "'str' object has no attribute 'name'"
+    check_kinds(("platform", platform, Platform, "a Platform (load_platform(…))"))
     if name is None and platform.name in preset_names():
         name = f"{platform.name}-copy"  # `rans` wrote a file that did not load
     if name is not None:
