@@ -13,7 +13,7 @@ from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.model import FULL_GEAR, Options
 from ndpkit.profile import load_profile
-from ndpkit.sim import SimOptions, simulate
+from ndpkit.sim import SimOptions, matching_basis, simulate
 from ndpkit.sim.simulation import check_chunks
 
 RFNS = load_platform("rfns")
@@ -43,3 +43,13 @@ def test_an_argument_of_the_wrong_kind_is_named(
 def test_none_still_means_the_defaults() -> None:
     s = simulate(RFNS, HE, FULL_GEAR, None, None)
     assert s.sim_options == SimOptions() and s.options == Options()
+
+
+@pytest.mark.parametrize("host_mode", ["auto", "Stream", "x", None])
+def test_matching_basis_refuses_a_mode_that_is_not_a_runs(host_mode: Any) -> None:
+    """Anything but "after" was the pipeline basis: a typo, and "auto", which a run
+    resolves to after or stream."""
+    with pytest.raises(SpecError) as e:
+        matching_basis(host_mode)
+    assert e.value.field == "host_mode"
+    assert (matching_basis("after"), matching_basis("stream")) == ("staged", "pipeline")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from ndpkit.errors import ModelError, check_kinds
+from ndpkit.errors import ModelError, SpecError, check_kinds
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.energy import Energy, StateTimes, efficiency_mb_per_j
@@ -163,6 +163,13 @@ def host_mode_after_note(flag: str, where: str = "") -> str:
 
 def matching_basis(host_mode: str) -> str:
     """The analytic time basis whose assumptions the simulator's host mode shares."""
+    # Anything else was "pipeline": a typo, and "auto", which is after or stream by the
+    # run (`SimOptions.resolved`), not one basis.
+    if host_mode not in ("stream", "after"):
+        raise SpecError(
+            f"must be 'stream' or 'after' (a run's resolved mode), got {host_mode!r}",
+            field="host_mode",
+        )
     return "staged" if host_mode == "after" else "pipeline"
 
 
