@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import SpecError, check_kinds
 from ndpkit.files import literal_path
 from ndpkit.tpc.tpch import TPCH_TABLES, check_scale_factor, directory_path, generate_tpch
 
@@ -430,6 +430,10 @@ def _check_made_at(sf: float, data: TpchData, directory: Path) -> None:
 
 def sensitivity(a: Analysis, b: Analysis) -> list[Change]:
     """Columns and sort keys (by source) that are encodable at one SF and not the other."""
+    check_kinds(  # an SF for an analysis ended in "… has no attribute 'columns'"
+        ("a", a, Analysis, "an Analysis (analyse(sf))"),
+        ("b", b, Analysis, "an Analysis (analyse(sf))"),
+    )
     pairs = [
         (f"{x.table}.{x.column}", x.distinct, y.distinct)
         for x, y in zip(a.columns, b.columns, strict=True)
