@@ -518,6 +518,18 @@ def _close(a: np.ndarray, b: np.ndarray) -> NDArray[np.bool_]:
 
 def check_neighbours(result: Neighbours, expected: ReferenceNeighbours) -> None:
     """Raise KernelMismatchError unless `result` is the reference's answer up to near ties."""
+    # the arguments swapped, or the run's answer for the reference, ended in
+    # "'Neighbours' object has no attribute 'neighbours'"
+    if not isinstance(expected, ReferenceNeighbours):
+        raise NdpkitError(
+            "k-NN check: expected must be the reference's answer, "
+            f"kernel.reference(data, params), got {type(expected).__name__}"
+        )
+    if not (hasattr(result, "indices") and hasattr(result, "distances_sq")):
+        raise NdpkitError(
+            f"k-NN check: result must be the kernel's Neighbours (run.result), got "
+            f"{type(result).__name__}"
+        )
     want = expected.neighbours
     got_idx = np.asarray(result.indices)
     got_d = np.asarray(result.distances_sq, dtype=np.float64)
