@@ -3,7 +3,10 @@ profiled on a bounded sample, and a wrong answer fails."""
 
 from __future__ import annotations
 
+import csv
 import gc
+import io
+import json
 import os
 import re
 import shutil
@@ -13,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from ndpkit import evaluate as ev
 from ndpkit.errors import NdpkitError, SpecError
@@ -22,6 +26,7 @@ from ndpkit.kernels.lc import LinearClassifier
 from ndpkit.model import Estimate, estimate
 from ndpkit.model.pipeline import engine_bandwidth
 from ndpkit.profile import load_profiles
+from ndpkit.report.table import to_csv, to_rich
 from ndpkit.runtime import Dataset, generate_dataset
 from ndpkit.runtime.dataset import ShardError
 from ndpkit.runtime.profiling import to_profile
@@ -174,7 +179,7 @@ def test_knn_runs_and_compares_both_splits() -> None:
         ("cns", "knn2"),
         ("cns", "knn2-topk"),
     ]
-    assert sum(r["picked"] == "✓" for r in rows) == 1  # one on RFNS, none on CNS
+    assert sum(r["picked"] for r in rows) == 1  # one on RFNS, none on CNS
     assert [r["app"] for r in tables["measured"].rows] == ["knn2", "knn2-topk"]
     doc = ev.document([run])["apps"][0]
     assert doc["splits"]["rfns"]["chosen"] == run.splits["rfns"].chosen
@@ -705,6 +710,21 @@ def test_the_json_gives_each_other_splits_passes_as_the_table_does() -> None:
     assert other["app"] == "knn2-topk" and other["passes"] == row["passes"] == 1
 
 
+def test_the_csv_says_which_split_was_picked_as_the_json_does() -> None:
+    """`evaluate -f csv` wrote the terminal's mark, `✓` or nothing, in `picked`, where the
+    JSON says true/false and every other yes/no in a CSV is JSON text (README)."""
+    (run,) = ev.evaluate(["knn2"], ["rfns"], size_bytes=1 << 20)
+    tables = ev.tables([run])
+    rows = [r for r in csv.DictReader(io.StringIO(to_csv(tables))) if r["table"] == "splits"]
+    given = ev.document([run])["apps"][0]["splits"]["rfns"]["rows"]
+    assert [json.loads(r["picked"]) for r in rows] == [g["picked"] for g in given]
+    assert sorted(g["picked"] for g in given) == [False, True]
+    console = Console(width=400, file=io.StringIO(), force_terminal=False)
+    console.print(*to_rich(next(t for t in tables if t.name == "splits")))
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert shown.count("✓") == 1 and "True" not in shown and "yes" not in shown
+
+
 def test_the_json_gives_the_splits_table_as_the_table_shows_it() -> None:
     """The splits table's GiB/s, MB/J (D in 10^6 bytes) and note were in the JSON nowhere:
     its estimates give MB/J in binary MB on the servers and GB/s on RISP."""
@@ -717,5 +737,5 @@ def test_the_json_gives_the_splits_table_as_the_table_shows_it() -> None:
         for key in ("alpha", "performance_gib_per_s", "bottleneck", "time_s", "energy_j"):
             assert given[key] == row[key]
         assert given["ee_mb_per_j"] == row["ee_mb_per_j"] == run.model_bytes / 1e6 / row["energy_j"]
-        assert given["note"] == row["note"] and given["picked"] is (row["picked"] == "✓")
+        assert given["note"] == row["note"] and given["picked"] is row["picked"]
         assert given["units"] == "decimal"

@@ -1149,7 +1149,7 @@ def tables(runs: list[AppRun]) -> list[Table]:
                     Column("time_s", "time (s)", 3),
                     Column("energy_j", "energy (J)", 1),
                     Column("ee_mb_per_j", "MB/J", 2, "D in 10^6 bytes per joule"),
-                    Column("picked", "picked", None),
+                    Column("picked", "picked", None, marks=("✓", "")),
                     Column("note", "note", None),
                 ],
                 [row for rows in split_rows for row in rows],
@@ -1200,16 +1200,15 @@ def _split_row(r: AppRun, comparison: SplitComparison) -> list[dict[str, Any]]:
             del row["performance_gb_per_s"]  # in the platform's units
             row["performance_gib_per_s"] = e.performance_bytes_per_s / GIB_BYTES
             row["ee_mb_per_j"] = _mb_per_j(r.model_bytes, e.energy_j)
-        rows.append({"app": r.app, **row, "picked": "✓" if picked else "", "note": note})
+        rows.append({"app": r.app, **row, "picked": bool(picked), "note": note})
     return rows
 
 
 def _split_json_rows(r: AppRun, comparison: SplitComparison) -> list[dict[str, Any]]:
-    """The splits table's rows for one platform, as the JSON gives them: `picked` a bool,
-    and `units` "decimal" (MB of 10^6 bytes; GiB/s says its own)."""
+    """The splits table's rows for one platform, as the JSON gives them (`units` "decimal":
+    MB of 10^6 bytes; GiB/s says its own)."""
     return [
-        {k: v for k, v in row.items() if k not in ("app", "platform")}
-        | {"picked": row["picked"] == "✓", "units": "decimal"}
+        {k: v for k, v in row.items() if k not in ("app", "platform")} | {"units": "decimal"}
         for row in _split_row(r, comparison)
     ]
 

@@ -28,6 +28,9 @@ class Column:
     digits: int | None = 2
     """Decimals shown in the terminal; None for text."""
     description: str = ""
+    marks: tuple[str, str] | None = None
+    """How a yes/no shows in the terminal (for yes, for no); None: `yes` and `no`. CSV and
+    JSON give it as `true`/`false` either way: a mark kept in the row read `✓` in the CSV."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,13 @@ def cell(value: Any, digits: int | None) -> str:
     return str(value)
 
 
+def _shown(value: Any, column: Column) -> str:
+    """A row's value as its column shows it in the terminal (a yes/no by its marks)."""
+    if column.marks is not None and isinstance(value, bool):
+        return column.marks[0] if value else column.marks[1]
+    return cell(value, column.digits)
+
+
 def _number(value: float, digits: int) -> str:
     decimals = digits
     if 0 < abs(value) < 1:
@@ -104,7 +114,7 @@ def to_rich(table: Table, width: int | None = None) -> list[RenderableType]:
     columns that name the row (the text columns before the first number); a part still too
     wide wraps its text cells onto more lines, the row names last. The title and caption are
     lines of their own, wrapped at the terminal's width, not the table's."""
-    cells = [[cell(row.get(c.key), c.digits) for c in table.columns] for row in table.rows]
+    cells = [[_shown(row.get(c.key), c) for c in table.columns] for row in table.rows]
     keys = _key_columns(table)
     notes: dict[str, int] = {}
     widths = _widths(table, cells)
