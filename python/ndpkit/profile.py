@@ -445,6 +445,11 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
         raise UnknownNameError("app", app, sorted(profiles.apps), source=where) from None
 
 
+DATASET_FORMAT = "ndpkit-dataset"
+"""The `format` of a data set's manifest.json (`ndpkit.runtime.dataset.FORMAT`, which this
+module cannot import: the runtime imports it)."""
+
+
 def _profile_set(data: dict[str, Any], source: str) -> ProfileSet:
     """A parsed profile set file validated (each app's table named by its key)."""
     apps = data.get("apps")
@@ -480,6 +485,13 @@ def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
         raise SpecError(
             "is a platform file, not a profile set (a table `apps`): give it with -p, and "
             "the profiles with --profiles",
+            source=source,
+        )
+    if data.get("format") == DATASET_FORMAT:
+        # `--profiles DS/manifest.json`: "format: unknown field; … (and 12 more problems)"
+        raise SpecError(
+            "is the manifest of an ndpkit data set, not a profile set: write one with "
+            "`ndpkit evaluate --data DIR --platforms PLATFORM --save-profiles FILE.json`",
             source=source,
         )
     if isinstance(data.get("apps"), list) and "warnings" in data:

@@ -268,6 +268,21 @@ def test_save_profiles_onto_the_data_sets_manifest_is_refused(
     assert manifest.read_bytes() == before
 
 
+def test_a_data_sets_manifest_given_as_profiles_says_what_it_is(ndpkit, tmp_path: Path) -> None:
+    """`estimate --profiles DS/manifest.json` was 'format: unknown field; valid keys here:
+    apps, platform, source, version (and 12 more problems)'."""
+    made = ndpkit("data", "generate", "lc", "--size", "64KiB", "--devices", "1", "-o",
+                  str(tmp_path / "ds"))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    manifest = tmp_path / "ds" / "manifest.json"
+    result = ndpkit("estimate", "-p", "rans", "-a", "lc", "--profiles", str(manifest))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {manifest}: is the manifest of an ndpkit data set, not a profile set: write "
+        "one with `ndpkit evaluate --data DIR --platforms PLATFORM --save-profiles FILE.json`\n"
+    )
+
+
 def test_evaluates_json_report_given_as_profiles_says_what_it_is(ndpkit, tmp_path: Path) -> None:
     """`evaluate -f json > ev.json`, then `estimate --profiles ev.json`: refused as
     'warnings: unknown field; valid keys here: apps, platform, source, version', which left

@@ -11,12 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from measurements import measurement
+from ndpkit import profile as profile_module
 from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
 from ndpkit.kernels import get_kernel
 from ndpkit.model import estimate
 from ndpkit.profile import save_profiles
-from ndpkit.runtime import profiling
+from ndpkit.runtime import generate_dataset, profiling
 from ndpkit.runtime.perf_event import CounterError, CounterReading, open_counters
 from ndpkit.runtime.profiling import (
     EngineScaling,
@@ -467,6 +468,32 @@ def test_saved_measurements_load_back_and_map_onto_a_platform_alike(tmp_path) ->
         assert to_profile(mine, target_host=rans.host, target_engine=rans.engines) == to_profile(
             theirs, target_host=rans.host, target_engine=rans.engines
         )
+
+
+def test_load_says_what_a_table_given_instead_of_measurements_is(tmp_path) -> None:
+    """Every JSON table was "a profile set", read with --profiles: a data set's manifest, or
+    the `evaluate -f json` report whose apps hold measurements, was then refused by
+    --profiles in turn."""
+    generate_dataset("lc", 2**16, 1, tmp_path / "ds")
+    report = {"apps": [{"app": "lc", "measurement": measurement().as_dict()}], "warnings": []}
+    profiles = tmp_path / "p.json"
+    save_profiles([to_profile(measurement(app="lc"), data_bytes=1e9)], profiles)
+    tables = {
+        tmp_path / "ds" / "manifest.json": "a data set's manifest (ndpkit data), which holds no",
+        tmp_path / "ev.json": "the report of `ndpkit evaluate -f json` (its measurements are",
+        profiles: "a profile set (`ndpkit evaluate --save-profiles`), which is read with",
+        tmp_path / "other.json": "a table",
+    }
+    (tmp_path / "ev.json").write_text(json.dumps(report))
+    (tmp_path / "other.json").write_text(json.dumps({"apps": 3}))
+    for path, what in tables.items():
+        with pytest.raises(SpecError) as caught:
+            profiling.load(path)
+        assert str(caught.value).startswith(
+            f"{path}: expected a list of measurements (runtime.profiling.save), got {what}"
+        ), str(caught.value)
+    written = json.loads(next(iter(tables)).read_text())["format"]
+    assert written == profiling.DATASET_FORMAT == profile_module.DATASET_FORMAT
 
 
 def test_load_names_the_keys_measurement_as_dict_adds() -> None:
