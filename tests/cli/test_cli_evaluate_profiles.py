@@ -268,6 +268,42 @@ def test_save_profiles_onto_the_data_sets_manifest_is_refused(
     assert manifest.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("inside", "with_data"),
+    [("profiles.json", True), ("device-00/profiles.json", False), ("link.json", False)],
+)
+def test_save_profiles_into_a_data_set_is_refused_before_any_work(
+    ndpkit, tmp_path: Path, inside: str, with_data: bool
+) -> None:
+    """`--save-profiles DS/profiles.json` wrote the file, and DS's next `data generate
+    --overwrite` was then refused: "holds profiles.json, which ndpkit did not write". `-o`
+    inside a data set is refused for that reason; so is this, through a link too."""
+    data = tmp_path / "lc"
+    made = ndpkit("data", "generate", "lc", "--size", "1 MiB", "--devices", "1", "--out", str(data))
+    assert made.returncode == 0, made.stderr
+    target = data / inside
+    if inside == "link.json":
+        target = tmp_path / inside
+        target.symlink_to(data / "device-00" / "profiles.json")
+    source = ["--data", str(data)] if with_data else ["lc"]
+    result = ndpkit(
+        "evaluate", *source, "--size", "1 MiB", "--platforms", "rans",
+        "--save-profiles", str(target),
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"error: command line: --save-profiles: {str(target)!r} is inside the data set "
+        f"{str(data)!r}, which holds its manifest.json and device-NN/ directories of shards "
+        "only (anything else there stops its --overwrite): write the profiles elsewhere\n"
+    )
+    written = sorted(p.name for p in data.rglob("*"))
+    assert written == ["device-00", "manifest.json", "shard-0000.npy"]
+    again = ndpkit("data", "generate", "lc", "--size", "1 MiB", "--devices", "1", "--out",
+                   str(data), "--overwrite")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+
+
 def test_a_data_sets_manifest_given_as_profiles_says_what_it_is(ndpkit, tmp_path: Path) -> None:
     """`estimate --profiles DS/manifest.json` was 'format: unknown field; valid keys here:
     apps, platform, source, version (and 12 more problems)'."""

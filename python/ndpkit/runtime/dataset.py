@@ -2383,20 +2383,30 @@ def _new_sibling_dir(path: Path) -> tuple[Path, list[Path]]:
         return candidate, made
 
 
+def data_set_around(path: Path) -> Path | None:
+    """The data set directory `path` lies inside (as relative as `path` is), or None. A data
+    set holds its manifest and device-NN/ of shard files only: anything else there stops its
+    next `--overwrite` ("holds …, which ndpkit did not write"), and replacing it would
+    delete that."""
+    for outer in Path(os.path.abspath(path)).parents:
+        if _written_by_ndpkit(outer) is not None:
+            return outer if path.is_absolute() else Path(os.path.relpath(outer))
+    return None
+
+
 def _check_not_inside_a_data_set(path: Path) -> None:
     """A data set written inside another (`-o DS/device-00/new`, `-o DS/sub`) was written,
     and left DS holding a directory ndpkit did not write there: DS's next `--overwrite` was
     refused ("holds device-00/new, which ndpkit did not write"), and replacing it would
     have deleted the new one."""
-    for outer in Path(os.path.abspath(path)).parents:
-        if _written_by_ndpkit(outer) is not None:
-            shown = outer if path.is_absolute() else Path(os.path.relpath(outer))
-            raise SpecError(
-                f"is inside the data set {shown}, which holds its {MANIFEST} and device-NN/ "
-                "directories of shards only (anything else there stops its --overwrite, "
-                "which would delete it): write it elsewhere; nothing was written",
-                source=str(path),
-            )
+    shown = data_set_around(path)
+    if shown is not None:
+        raise SpecError(
+            f"is inside the data set {shown}, which holds its {MANIFEST} and device-NN/ "
+            "directories of shards only (anything else there stops its --overwrite, "
+            "which would delete it): write it elsewhere; nothing was written",
+            source=str(path),
+        )
 
 
 def _check_target(path: Path, overwrite: bool) -> None:
