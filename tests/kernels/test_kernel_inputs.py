@@ -18,6 +18,7 @@ from ndpkit.kernels.he import equalisation_luts
 from ndpkit.kernels.images import pack_above, remap
 from ndpkit.kernels.knn import distances_sq
 from ndpkit.kernels.sobel import sobel_magnitude
+from ndpkit.runtime.profiling import measure
 
 LC = get_kernel("lc")
 KNN8 = get_kernel("knn8")
@@ -117,7 +118,7 @@ CASES: list[tuple[str, Callable[[], object], str]] = [
     (
         "HE reference on 16-bit images (its histogram dropped the levels past 255 before)",
         lambda: get_kernel("he").reference(IMAGES.astype(np.uint16) * 300, {}),
-        r"he expects 8-bit grayscale images .*, got uint16 \(2, 16, 16\)",
+        r"he expects 8-bit grayscale images .*, got uint16 images$",
     ),
     (
         "HE-remap reference on float images (numpy's IndexError before)",
@@ -199,6 +200,21 @@ def test_input_a_kernel_would_misread_is_refused(
 ) -> None:
     with pytest.raises(NdpkitError, match=message):
         call()
+
+
+@pytest.mark.parametrize("app", ["lc", "he", "he-remap", "binarize", "sobel"])
+def test_data_of_the_wrong_type_is_not_named_by_a_chunks_shape(app: str) -> None:
+    """run_in_memory and measure pass the kernel chunks: float64 points were refused as
+    "got float64 (3, 8)" for an array of thousands of them, a shape the caller never had."""
+    kernel = get_kernel(app)
+    data = kernel.generate(1 << 20, 0).astype(np.float64)
+    params = kernel.params(0)
+    for run in (
+        lambda: run_in_memory(kernel, data, params, 3),
+        lambda: measure(kernel, data, params),
+    ):
+        with pytest.raises(NdpkitError, match=r"expects .*, got float64 (points|images)$"):
+            run()
 
 
 def test_the_checks_let_good_input_through() -> None:

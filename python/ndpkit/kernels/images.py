@@ -201,9 +201,11 @@ def images_of(chunk: np.ndarray, kernel: str) -> np.ndarray:
     binarisation counted them as bright) or failed in numpy (Sobel's AxisError)."""
     chunk = np.asarray(chunk)
     if chunk.ndim != 3 or chunk.dtype != np.uint8:
+        # The shape only where it is what is wrong: run_in_memory and measure pass chunks,
+        # and float images were "got float64 (3, 256, 256)" for an array of 16 of them.
+        got = f"{chunk.dtype} {chunk.shape}" if chunk.ndim != 3 else f"{chunk.dtype} images"
         raise NdpkitError(
-            f"{kernel} expects 8-bit grayscale images of shape (n, height, width), got "
-            f"{chunk.dtype} {chunk.shape}"
+            f"{kernel} expects 8-bit grayscale images of shape (n, height, width), got {got}"
         )
     return np.ascontiguousarray(chunk)
 

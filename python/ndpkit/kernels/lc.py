@@ -241,10 +241,12 @@ def _points(chunk: np.ndarray) -> np.ndarray:
     loop takes a native copy, BLAS reads it as it is), as k-NN and K-Means take it; it was
     refused as if it were another type."""
     native = chunk.dtype.newbyteorder("=") == np.float32
-    if chunk.ndim != 2 or chunk.shape[1] != FEATURES or not native:
-        raise NdpkitError(
-            f"lc expects float32 points of shape (n, {FEATURES}), got {chunk.dtype} {chunk.shape}"
-        )
+    shaped = chunk.ndim == 2 and chunk.shape[1] == FEATURES
+    if not shaped or not native:
+        # The shape only where it is what is wrong: run_in_memory and measure pass chunks,
+        # and float64 points were "got float64 (3, 8)" for an array of 32,768 of them.
+        got = f"{chunk.dtype} {chunk.shape}" if not shaped else f"{chunk.dtype} points"
+        raise NdpkitError(f"lc expects float32 points of shape (n, {FEATURES}), got {got}")
     return chunk
 
 
