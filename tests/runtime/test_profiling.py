@@ -496,6 +496,17 @@ def test_load_says_what_a_table_given_instead_of_measurements_is(tmp_path) -> No
     assert written == profiling.DATASET_FORMAT == profile_module.DATASET_FORMAT
 
 
+@pytest.mark.parametrize("path", [5, b"m.json", None])
+def test_a_path_of_another_kind_is_refused_by_name(tmp_path, monkeypatch, path) -> None:
+    """`load(5)` and `save([m], b"m.json")` were pathlib's TypeError, where
+    `generate_dataset` refuses such a path by name."""
+    monkeypatch.chdir(tmp_path)
+    for call in (lambda: profiling.load(path), lambda: save([measurement()], path)):
+        with pytest.raises(SpecError, match=r"^path: must be a path \(a str or a pathlib"):
+            call()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_load_names_the_keys_measurement_as_dict_adds() -> None:
     derived = set(measurement().as_dict()) - {f.name for f in dataclasses.fields(Measurement)}
     assert derived == set(profiling._DERIVED_KEYS)

@@ -817,8 +817,9 @@ def load(path: str | Path) -> list[Measurement]:
     ones it gives, so that a file edited in one of them is refused, not silently used with
     the old value: edit the field it comes from. Every problem is a SpecError naming the
     file and the field (`[0].device_s`)."""
-    source = str(as_path(path, "path"))  # a number was pathlib's TypeError
-    text = read_spec_file(Path(path), source)
+    path = as_path(path, "path")  # a number was pathlib's TypeError
+    source = str(path)
+    text = read_spec_file(path, source)
     try:
         document = parse_nested(json_loads, text, source)
     except json.JSONDecodeError as exc:
