@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,33 @@ def test_help_in_a_wide_terminal_or_when_asked_is_rich() -> None:
         "estimate   Predict time, bottleneck stage and energy of one application on one platform."
     )
     assert summary in _help(_ndpkit(), 120)
+
+
+_USAGE_NAME = re.compile(r"[{\[]([^}\]]+)[}\]]")
+"""A name on a usage line: `{NAME}` (required) or `[NAME]` (optional), as typer writes them."""
+
+
+def _usage_line(runner: CliRunner, command: Any, args: list[str]) -> str:
+    result = runner.invoke(command, [*args, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines() if "Usage:" in line]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[p for p, _ in COMMANDS])
+def test_usage_lines_name_arguments_in_upper_case(path: str, command: Any) -> None:
+    """typer writes a required argument as `{name}`, the parameter's own name where no
+    metavar is set: `ndpkit sort [OPTIONS] {source}` beside `data show [OPTIONS] {DIR}`. Every
+    argument is named as the docs and the error messages name it (SOURCE, APPS, NAME)."""
+    usage = _usage_line(CliRunner(), app, path.split()[1:])
+    names = _USAGE_NAME.findall(usage)
+    arguments = [p for p in command.params if p.param_type_name == "argument"]
+    assert len(names) == 1 + len(arguments) + ("COMMAND" in usage), usage  # [OPTIONS] [ARGS]
+    for name in names:
+        assert name == name.upper(), f"{path}: {usage}"
+
+
+def test_sort_alone_names_its_argument_in_upper_case() -> None:
+    """`ndpkit sort` runs its own app (cli/__init__.py): the same usage line."""
+    assert _usage_line(CliRunner(), sort_app, []).endswith("[OPTIONS] {SOURCE}")

@@ -209,6 +209,7 @@ def import_(
     path: Annotated[
         Path,
         typer.Argument(
+            metavar="PATH",
             parser=given_path,
             help="A .npy file, a Parquet table (a .parquet or .pq file, or a directory of "
             "them: its part files, here and in subdirectories, in path order, numbers in names "

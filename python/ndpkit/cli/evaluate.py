@@ -60,6 +60,7 @@ def evaluate_cmd(
     apps: Annotated[
         list[str] | None,
         typer.Argument(
+            metavar="APPS",
             help="Apps (default: all nine; with --data, the data set's app): lc he knn2 knn6 "
             "knn8 (or knn) fft2d kmeans binarize sobel; also the other splits he-remap (the "
             "papers' HE) and knn2-topk knn6-topk knn8-topk. With --data, any app whose records "

@@ -79,7 +79,9 @@ class ShowFormat(StrEnum):
 
 @app.command()
 def show(
-    name: Annotated[str, typer.Argument(help="A preset name (see `list`) or a TOML file.")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="A preset name (see `list`) or a TOML file.")
+    ],
     fmt: Annotated[
         ShowFormat,
         typer.Option(
@@ -148,7 +150,10 @@ def _copy(platform: Platform, given: str | None) -> str:
 @app.command()
 def check(
     file: Annotated[
-        str, typer.Argument(help="A platform TOML file (or a preset's name) to validate.")
+        str,
+        typer.Argument(
+            metavar="FILE", help="A platform TOML file (or a preset's name) to validate."
+        ),
     ],
 ) -> None:
     """Validate a platform file; exit status 2 with the file and field on any error."""

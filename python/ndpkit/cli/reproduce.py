@@ -42,7 +42,9 @@ from ndpkit.units import Kind, UnitError, parse
 
 
 def reproduce_cmd(
-    paper: Annotated[str, typer.Argument(help="Which paper: rans-rfns, risp or nascent2.")],
+    paper: Annotated[
+        str, typer.Argument(metavar="PAPER", help="Which paper: rans-rfns, risp or nascent2.")
+    ],
     tables: Annotated[
         str | None,
         typer.Option(

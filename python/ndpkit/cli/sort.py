@@ -41,6 +41,7 @@ def sort_cmd(
     source: Annotated[
         Path,
         typer.Argument(
+            metavar="SOURCE",
             parser=given_path,
             help="A Parquet file, or a directory of Parquet files (one table).",
         ),
