@@ -25,7 +25,7 @@ import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ndpkit.files import count_held_signals, leave_ctrl_c_to_the_parent
 
@@ -237,7 +237,7 @@ def _drop_what_cannot_be_written() -> None:
 
 
 RICH_HELP_MIN_COLUMNS = 100
-"""Below this width help and usage errors are Click's plain layout: rich's option table
+"""Below this width help is Click's plain layout: rich's option table
 leaves its help column about 18 characters at 80 columns, one or two words a line."""
 
 
@@ -258,7 +258,7 @@ def _run() -> None:
         # commands' imports (pint, scipy, scikit-learn…) cost half a second it never uses.
         from ndpkit.cli.sort import sort_app  # noqa: PLC0415
 
-        code = _exit_code(lambda: sort_app(args=sys.argv[2:], prog_name="ndpkit sort"))
+        code = _exit_code(lambda: _run_app(sort_app, sys.argv[2:], "ndpkit sort"))
         if _received:
             code = _stopped()
         # The output is written, renamed into place and closed. What is left is freeing
@@ -277,7 +277,103 @@ def _run() -> None:
         asked = []
     elif not (asked and asked[0] in COMMANDS):
         asked = list(COMMANDS)
-    app_for(asked)()
+    _run_app(app_for(asked), sys.argv[1:], None)
+
+
+def _run_app(app: typer.Typer, args: list[str], prog_name: str | None) -> NoReturn:
+    """Run `app` as Click's standalone mode does, ending in SystemExit, except where that
+    broke the rules every other error keeps:
+
+    - A usage error (an unknown option or command, a missing argument or value, a value of
+      the wrong type or not among the choices) was Click's block of usage, hint and
+      `Error: …`, four lines (a boxed panel in a wide terminal). It is one `error: command
+      line: …` line naming the option, and the one-line hint where help is; status 2.
+    - Help or the version written to a reader that went away (`ndpkit -h | head -1`) ended
+      with status 1, not 141 as any other output does; to a full disk, in a traceback."""
+    import typer.core  # noqa: PLC0415
+    import typer.main  # noqa: PLC0415
+    from typer._click.exceptions import (  # noqa: PLC0415
+        ClickException,
+        NoArgsIsHelpError,
+        UsageError,
+    )
+
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        # `ndpkit` or a group alone: its help on stderr, status 2, as Click does it (rich
+        # help printed itself while the error was made).
+        if not (typer.core.HAS_RICH and getattr(command, "rich_markup_mode", None)):
+            exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except UsageError as exc:
+        from ndpkit.cli.common import usage_error  # noqa: PLC0415
+
+        raise SystemExit(
+            usage_error(_usage_message(exc), _help_hint(exc, command, args, prog_name))
+        ) from None
+    except ClickException as exc:  # not raised by ndpkit's commands: as Click prints it
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        sys.stderr.write("Aborted!\n")
+        raise SystemExit(1) from None
+    except SystemExit as exc:
+        # Typer ends a write that met a reader gone away (EPIPE) with status 1, even outside
+        # standalone mode; the exception it met is the exit's context.
+        gone = exc.__context__
+        if isinstance(exc, Terminated) or not isinstance(gone, BrokenPipeError):
+            raise
+        from ndpkit.cli.common import stdout_refused  # noqa: PLC0415
+
+        raise SystemExit(stdout_refused(gone)) from None
+    except OSError as exc:
+        if not _written_by_click(exc):
+            raise  # the command's own: it reports what it can name, the rest has a traceback
+        from ndpkit.cli.common import stdout_refused  # noqa: PLC0415
+
+        raise SystemExit(stdout_refused(exc)) from None
+    # Without standalone mode Click returns the status of a `typer.Exit`, or the command's
+    # return value (None) when it ran to its end.
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _usage_message(exc: Exception) -> str:
+    """Click's message, as a clause of ours: "no such option: --bogus", "invalid value for
+    '--format' / '-f': 'xml' is not one of …" (without pydantic's "Value error, "), "missing
+    argument 'SOURCE'"."""
+    format_message = getattr(exc, "format_message", None)
+    text = str(format_message() if callable(format_message) else exc).strip()
+    text = text.replace(": Value error, ", ": ").removesuffix(".")
+    return text[:1].lower() + text[1:]
+
+
+def _help_hint(exc: Exception, command: Any, args: list[str], prog_name: str | None) -> str:
+    """Where the help is: the failing (sub)command's own -h. An option's missing value is
+    raised without the command (Click's parser has none): the command words leading `args`
+    name it."""
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        return f"Try '{ctx.command_path} -h' for help."
+    path = [prog_name or "ndpkit"]
+    for word in args:
+        command = getattr(command, "commands", {}).get(word)
+        if command is None:
+            break
+        path.append(word)
+    return f"Try '{' '.join(path)} -h' for help."
+
+
+def _written_by_click(exc: OSError) -> bool:
+    """Whether `exc` was raised inside Click's `echo`: the help, or `--version` (ndpkit's
+    commands write their output through `common.writing_stdout`, which reports it)."""
+    from typer._click.utils import echo  # noqa: PLC0415
+
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is echo.__code__
 
 
 def _exit_code(run: Callable[[], object]) -> int:

@@ -295,14 +295,31 @@ def writing_stdout() -> Iterator[None]:
     try:
         yield
         sys.stdout.flush()
-    except BrokenPipeError:
-        _drop_unwritten()  # nothing will read the rest
-        raise typer.Exit(EXIT_PIPE_CLOSED) from None
     except OSError as exc:
-        _drop_unwritten()
-        message = f"stdout: cannot write the output ({exc.strerror or exc})"
-        stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(stdout_refused(exc)) from None
+
+
+def stdout_refused(exc: OSError) -> int:
+    """The exit status of a write to stdout that failed with `exc`: a reader that went away
+    is 141, quietly; anything else (a full disk) one line on stderr and status 2."""
+    _drop_unwritten()  # nothing will read the rest, or it cannot be written
+    if isinstance(exc, BrokenPipeError):
+        return EXIT_PIPE_CLOSED
+    message = f"stdout: cannot write the output ({exc.strerror or exc})"
+    stderr().print(f"error: {message}", style="bold red", highlight=False, markup=False)
+    return EXIT_USAGE
+
+
+def usage_error(message: str, hint: str) -> int:
+    """Print a usage error Click found in the flags (an unknown option, a missing value) in
+    the style of every other error: one `error: command line: …` line, then `hint`; its exit
+    status (2)."""
+    message = " ".join(message.split())
+    stderr().print(
+        f"error: {COMMAND_LINE}: {message}", style="bold red", highlight=False, markup=False
+    )
+    stderr().print(hint, highlight=False, markup=False)
+    return EXIT_USAGE
 
 
 def _drop_unwritten() -> None:
