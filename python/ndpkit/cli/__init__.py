@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import importlib
 import io
 import os
 import shutil
@@ -292,28 +293,25 @@ def _run_app(app: typer.Typer, args: list[str], prog_name: str | None) -> NoRetu
       with status 1, not 141 as any other output does; to a full disk, in a traceback."""
     import typer.core  # noqa: PLC0415
     import typer.main  # noqa: PLC0415
-    from typer._click.exceptions import (  # noqa: PLC0415
-        ClickException,
-        NoArgsIsHelpError,
-        UsageError,
-    )
+
+    click_errors = _click_module("exceptions")
 
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
-    except NoArgsIsHelpError as exc:
+    except click_errors.NoArgsIsHelpError as exc:
         # `ndpkit` or a group alone: its help on stderr, status 2, as Click does it (rich
         # help printed itself while the error was made).
         if not (typer.core.HAS_RICH and getattr(command, "rich_markup_mode", None)):
             exc.show()
         raise SystemExit(exc.exit_code) from None
-    except UsageError as exc:
+    except click_errors.UsageError as exc:
         from ndpkit.cli.common import usage_error  # noqa: PLC0415
 
         raise SystemExit(
             usage_error(_usage_message(exc), _help_hint(exc, command, args, prog_name))
         ) from None
-    except ClickException as exc:  # not raised by ndpkit's commands: as Click prints it
+    except click_errors.ClickException as exc:  # none of ndpkit's: as Click prints it
         exc.show()
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
@@ -337,6 +335,15 @@ def _run_app(app: typer.Typer, args: list[str], prog_name: str | None) -> NoRetu
     # Without standalone mode Click returns the status of a `typer.Exit`, or the command's
     # return value (None) when it ran to its end.
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _click_module(name: str) -> Any:
+    """Click's module `name` as typer runs it: typer 0.29 carries its own copy
+    (`typer._click`, private), earlier ones used the `click` package."""
+    try:
+        return importlib.import_module(f"typer._click.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"click.{name}")
 
 
 def _usage_message(exc: Exception) -> str:
@@ -368,8 +375,7 @@ def _help_hint(exc: Exception, command: Any, args: list[str], prog_name: str | N
 def _written_by_click(exc: OSError) -> bool:
     """Whether `exc` was raised inside Click's `echo`: the help, or `--version` (ndpkit's
     commands write their output through `common.writing_stdout`, which reports it)."""
-    from typer._click.utils import echo  # noqa: PLC0415
-
+    echo = _click_module("utils").echo
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
