@@ -555,6 +555,8 @@ def test_bad_arguments_are_refused_by_name_before_any_work(
         ("options", 5, "options: must be model Options, or None"),  # after lc had run
         ("progress", 5, "progress: must be a function"),  # "'int' object is not callable"
         ("verify_shards", "no", "verify_shards: must be True or False"),  # truthy
+        # Silently unused: generated data runs in this process (the CLI refused --workers).
+        ("workers", 2, "workers: only applies with data"),
     ],
 )
 def test_arguments_of_another_kind_are_refused_by_name_before_any_work(

@@ -283,10 +283,14 @@ def evaluate(
     `stall_timeout_s` is the executor's (`LocalExecutor`): how long a worker may make no
     progress on `data` before the run fails naming its shard. Bad numbers (a `model_bytes`
     of 0, a float `size_bytes`, a negative `seed`) and arguments of another kind (one app's
-    name as `apps`, a number as `data`) are a SpecError naming the argument, before any
-    work."""
+    name as `apps`, a number as `data`, `workers` without `data`) are a SpecError naming the
+    argument, before any work."""
     _check_arguments(size_bytes, seed, model_bytes, split_tolerance)
     _check_kinds_of(apps, platforms, data, options, progress, verify_shards)
+    if data is None and workers is not None:  # was silently unused, where the CLI refuses it
+        raise SpecError(
+            "only applies with data (generated data runs in this process)", field="workers"
+        )
     report = _Reporter(progress or (lambda _: None), byte_progress)
     specs = dict(platforms) if isinstance(platforms, Mapping) else load_platforms(platforms)
     runs = []
