@@ -72,19 +72,24 @@ def test_a_json_key_named_twice_is_refused_as_toml_refuses_it(
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "field", "detail"),
     [
-        ('[apps.x]\ndata_size = "1 GB"\nalpha = 0\n', "apps.x.alpha"),
-        ("[apps.x]\nalpha = 2\n", "apps.x.data_size: required"),
-        ('[apps.x]\ndata_size = "1 GB/s"\nalpha = 2\n', "not a size"),
-        ("[apps.x\n", "malformed TOML"),
+        ('[apps.x]\ndata_size = "1 GB"\nalpha = 0\n', "apps.x.alpha", "greater than 0, got 0"),
+        ("[apps.x]\nalpha = 2\n", "apps.x.data_size", "required field is missing"),
+        ('[apps.x]\ndata_size = "1 GB/s"\nalpha = 2\n', "apps.x.data_size", "'1 GB/s' is not"),
+        ("[apps.x\n", None, "malformed TOML: "),  # no field: the file does not parse
     ],
 )
-def test_bad_profiles(tmp_path: Path, body: str, message: str) -> None:
+def test_bad_profiles(tmp_path: Path, body: str, field: str | None, detail: str) -> None:
+    """Each error names the file and the field (a match on part of the message passed
+    whichever file or field it named, or none)."""
     path = tmp_path / "bad.toml"
     path.write_text(body)
-    with pytest.raises(SpecError, match=message):
+    with pytest.raises(SpecError) as caught:
         load_profiles(path)
+    assert (caught.value.source, caught.value.field) == (str(path), field)
+    assert detail in caught.value.detail
+    assert str(caught.value).startswith(f"{path}: ")
 
 
 def test_unknown_app_lists_known() -> None:
