@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
 
 from ndpkit import _core
 from ndpkit.errors import NdpkitError
@@ -47,19 +48,35 @@ def test_random_data_agrees_with_the_oracle_away_from_ties(
         assume(np.all(two[:, 1] - two[:, 0] > 1e-9 * (1 + two[:, 1])))
     fast, oracle = cluster_sums(points, centres), cluster_sums_numpy(points, centres)
     np.testing.assert_array_equal(fast.counts, oracle.counts)
-    np.testing.assert_array_equal(
-        fast.counts, np.bincount(distances.argmin(axis=1), minlength=clusters)
-    )
+    labels = distances.argmin(axis=1)
+    np.testing.assert_array_equal(fast.counts, np.bincount(labels, minlength=clusters))
     np.testing.assert_allclose(fast.sums, oracle.sums, rtol=1e-12, atol=1e-12 * scale)
+    # and the sums against ones computed here (the oracle is ndpkit's own numpy code)
+    independent = _sums_by_label(points, labels, clusters)
+    np.testing.assert_allclose(fast.sums, independent, rtol=1e-12, atol=1e-12 * scale)
+
+
+def _sums_by_label(points: np.ndarray, labels: np.ndarray, clusters: int) -> np.ndarray:
+    """Each cluster's float64 sum of its points, by np.add.at: independent of ndpkit."""
+    sums = np.zeros((clusters, points.shape[1]))
+    np.add.at(sums, labels, points.astype(np.float64))
+    return sums
 
 
 def test_other_dtypes_take_the_numpy_formulation():
+    """float64 points float32 cannot hold are summed in float64. The test compared
+    `cluster_sums` with `cluster_sums_numpy`, which is what `cluster_sums` calls for them:
+    it could not fail. The labels and sums are computed here (scipy's distances, np.add.at)."""
     rng = np.random.default_rng(5)
     points = rng.standard_normal((300, 8))
     centres = rng.standard_normal((8, 8))
-    fast, oracle = cluster_sums(points, centres), cluster_sums_numpy(points, centres)
-    np.testing.assert_array_equal(fast.counts, oracle.counts)
-    np.testing.assert_array_equal(fast.sums, oracle.sums)
+    result = cluster_sums(points, centres)
+    labels = cdist(points, centres, "sqeuclidean").argmin(axis=1)
+    np.testing.assert_array_equal(result.counts, np.bincount(labels, minlength=len(centres)))
+    np.testing.assert_allclose(result.sums, _sums_by_label(points, labels, 8), rtol=1e-13)
+    # not the sums of the points rounded to float32 (which differ by about 1e-8)
+    rounded = _sums_by_label(points.astype(np.float32), labels, 8)
+    assert not np.allclose(result.sums, rounded, rtol=1e-10, atol=0)
 
 
 def test_a_strided_chunk_is_made_contiguous():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
 
 from ndpkit import _core  # type: ignore[attr-defined]
 from ndpkit.errors import NdpkitError
@@ -32,6 +33,10 @@ def test_rust_distances_equal_numpy_bit_for_bit(rows: int, dims: int, seed: int,
     fast, oracle = distances_sq(points, query), distances_sq_numpy(points, query)
     assert fast.dtype == np.float32 and fast.shape == (rows,)
     assert np.array_equal(fast, oracle)
+    # The oracle is ndpkit's own numpy code: both against scipy's float64 distances too,
+    # within float32's rounding of d differences, squares and sums ((d + 3) half-ulps).
+    exact = cdist(points.astype(np.float64), query[None].astype(np.float64), "sqeuclidean")
+    np.testing.assert_allclose(fast, exact[:, 0], rtol=(dims + 3) * 2.0**-24, atol=0)
 
 
 def test_non_contiguous_and_float64_inputs_are_converted():
