@@ -273,8 +273,9 @@ def test_overwrite_replaces_a_data_set_whose_manifest_no_longer_validates(
     manifest = tmp_path / "ds" / "manifest.json"
     document = json.loads(manifest.read_text())
     manifest.write_text(json.dumps({"format": document["format"], "devices": "two"}))
-    with pytest.raises(SpecError):
+    with pytest.raises(SpecError) as caught:  # any SpecError passed: it must be the manifest's
         open_dataset(tmp_path / "ds")
+    assert caught.value.source == str(manifest) and caught.value.field is not None
     _make(tmp_path, seed=2, overwrite=True)
     assert open_dataset(tmp_path / "ds").seed == 2
 
