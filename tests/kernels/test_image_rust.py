@@ -59,6 +59,8 @@ def test_histograms_of_real_image_batches_match_the_single_image_call() -> None:
     batch = histograms(images)
     for image, counts in zip(images, batch, strict=True):
         assert np.array_equal(counts, _core.histogram_u8(image.ravel()))
+    # both calls are ndpkit's Rust: np.bincount says what the counts are
+    assert np.array_equal(batch, _bincounts(images.reshape(5, -1)))
 
 
 def test_histograms_accept_non_contiguous_images_through_the_wrapper() -> None:
