@@ -154,8 +154,9 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path, name: str, body: str) -> 
 def test_a_file_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_bytes(b"[apps.x]\ndescription = '\xff'\n")
-    with pytest.raises(SpecError, match="not UTF-8"):
+    with pytest.raises(SpecError, match="not UTF-8") as caught:
         load_profiles(path)
+    assert caught.value.source == str(path)
 
 
 def test_an_unknown_key_lists_the_profile_keys(tmp_path: Path) -> None:
@@ -272,7 +273,7 @@ def test_host_only_in_memory_must_be_a_boolean(
         path.write_text('{"apps": {"x": ' + body + "}}")
     with pytest.raises(SpecError) as caught:
         load_profiles(path)
-    assert caught.value.field == "apps.x.host_only_in_memory"
+    assert (caught.value.source, caught.value.field) == (str(path), "apps.x.host_only_in_memory")
     assert caught.value.detail == f"expected true or false, got {shown}"
 
 
