@@ -502,10 +502,16 @@ def test_kmeans_tol_sq_must_be_one_number(tol_sq: Any) -> None:
 
 
 def test_kmeans_tol_sq_may_be_any_real_number() -> None:
+    """Each zero is taken as the float 0.0 is: the same passes and centres, scikit-learn's
+    (`converged` alone passed a zero read as a large tolerance, which stops after a pass)."""
     kernel, data, params = _kmeans()
+    want = run_in_memory(kernel, data, {**params, "tol_sq": 0.0}, 100)
+    kernel.check(want, kernel.reference(data, {**params, "tol_sq": 0.0}))
+    assert want.converged and want.iterations > 1
     for tol_sq in (0, np.float32(0.0), np.int64(0), np.array(0.0), Fraction(0)):
         found = run_in_memory(kernel, data, {**params, "tol_sq": tol_sq}, 100)
-        assert found.converged
+        assert found.converged and found.iterations == want.iterations, repr(tol_sq)
+        np.testing.assert_array_equal(found.centres, want.centres)
 
 
 @pytest.mark.parametrize(
