@@ -63,10 +63,26 @@ class SumCount(Kernel):
         return merged, True
 
     def reference(self, data: np.ndarray, params: dict[str, Any]) -> Any:
+        # ndpkit's own in-process path (subclasses change the device and host parts); the
+        # tests compare with `sumcount_numpy` too
         return run_in_memory(self, data, params, len(data))
 
     def check(self, result: Any, expected: Any) -> None:
         assert result == expected
+
+
+def sumcount_numpy(data: np.ndarray) -> dict[str, int]:
+    """SumCount's answer in numpy over the whole data, without ndpkit's chunking, offsets
+    or merge (the executor tests compared with `run_in_memory` alone)."""
+    sums = data.sum(axis=1, dtype=np.float64).astype(np.int64)
+    weighted = int(np.arange(len(data), dtype=np.int64) @ sums)
+    return {"sum": int(sums.sum()), "count": len(data), "weighted": weighted}
+
+
+def shard_files(ds: Dataset) -> np.ndarray:
+    """The data set's records as np.load reads its shard files, in manifest order: not
+    through ndpkit's reader, which both the executor and `Dataset.read_all` use."""
+    return np.concatenate([np.load(ds.shard_path(shard)) for shard in ds.shards])
 
 
 class Median(SumCount):
@@ -198,6 +214,7 @@ def test_equals_run_in_memory(
     kernel = SumCount()
     out = executor.run(kernel, ds, {}, chunk_bytes=chunk_bytes)
     assert out.result == run_in_memory(kernel, ds.read_all(), {}, 97)
+    assert out.result == sumcount_numpy(shard_files(ds))
     assert out.passes == 1 and len(out.engines) == devices
     assert out.bytes_in == ds.total_bytes == sum(e.bytes_in for e in out.engines)
     assert out.alpha == ds.total_bytes / out.bytes_out

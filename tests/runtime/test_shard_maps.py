@@ -9,7 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_executor import Median, SumCount  # sibling module: workers unpickle them by name
+from test_executor import (  # sibling module: workers unpickle them by name
+    Median,
+    SumCount,
+    shard_files,
+    sumcount_numpy,
+)
 
 from ndpkit.errors import SpecError
 from ndpkit.kernels import get_kernel, run_in_memory
@@ -205,6 +210,12 @@ def test_an_iterative_kernel_maps_its_shards_once(sumcount_data: Dataset) -> Non
 def test_with_no_budget_every_pass_streams(sumcount_data: Dataset) -> None:
     out = LocalExecutor(1, mapped_budget_bytes=0).run(Median(), sumcount_data, {})
     assert all(e.mapped_bytes == 0 for e in out.engines)
+    # streamed, and still the answer (the mapped bytes alone passed a run that read nothing
+    # or read wrong); the sums see every record where a median would not
+    assert out.result == run_in_memory(Median(), sumcount_data.read_all(), {}, 1000)
+    sums = LocalExecutor(1, mapped_budget_bytes=0).run(SumCount(), sumcount_data, {})
+    assert all(e.mapped_bytes == 0 for e in sums.engines)
+    assert sums.result == sumcount_numpy(shard_files(sumcount_data))
 
 
 def test_a_worker_keeps_no_more_than_its_share_of_the_budget(sumcount_data: Dataset) -> None:
