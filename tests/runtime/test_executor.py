@@ -229,6 +229,7 @@ def test_mux2_route_one_engine_reads_two_devices(
         SumCount(), ds, {}, active_devices=[0, 2, 4, 6], route=[0, 0, 2, 2, 4, 4, 6, 6]
     )
     assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 1000)
+    assert out.result == sumcount_numpy(shard_files(ds))
     assert [(e.engine, e.devices) for e in out.engines] == [
         (0, (0, 1)),
         (2, (2, 3)),
@@ -261,6 +262,7 @@ def test_a_planner_mapping_routes_each_device_once_to_its_engine(
         SumCount(), ds, {}, active_devices=mapping.active, route=mapping.route, chunk_bytes=1000
     )
     assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 97)
+    assert out.result == sumcount_numpy(shard_files(ds))
     routed = {e: tuple(d for d, r in enumerate(mapping.route) if r == e) for e in mapping.active}
     assert {e.engine: e.devices for e in out.engines} == routed
     assert sorted(d for e in out.engines for d in e.devices) == list(range(ds.devices))
@@ -278,6 +280,7 @@ def test_an_active_engine_no_device_is_routed_to_stays_idle(
     route = activate(ds.devices, 2, 4).route
     out = executor.run(SumCount(), ds, {}, active_devices=range(7), route=route)
     assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 97)
+    assert out.result == sumcount_numpy(shard_files(ds))
     assert [(e.engine, e.devices) for e in out.engines] == [
         (0, (0, 1)),
         (2, (2, 3)),
@@ -374,6 +377,7 @@ def test_more_engines_than_workers_queue(
     out = LocalExecutor(workers=1).run(SumCount(), ds, {})
     assert out.workers == 1 and len(out.engines) == 8
     assert out.result == run_in_memory(SumCount(), ds.read_all(), {}, 1000)
+    assert out.result == sumcount_numpy(shard_files(ds))
 
 
 def test_progress_reaches_the_total(executor: LocalExecutor, datasets: dict[int, Dataset]) -> None:
@@ -536,6 +540,7 @@ def test_an_executor_recovers_after_a_failure(fresh: Dataset) -> None:
             ex.run(KillsItself(kill_at=0), fresh, {})
         out = ex.run(SumCount(), fresh, {})
     assert out.result == run_in_memory(SumCount(), fresh.read_all(), {}, 100)
+    assert out.result == sumcount_numpy(shard_files(fresh))
 
 
 # -- bounded memory -------------------------------------------------------------------------
