@@ -93,7 +93,10 @@ def test_bad_profiles(tmp_path: Path, body: str, field: str | None, detail: str)
 
 
 def test_unknown_app_lists_known() -> None:
-    with pytest.raises(UnknownNameError, match="knn8"):
+    with pytest.raises(
+        UnknownNameError,
+        match=r"unknown app 'knn9'; known: fft2d, he, knn2, knn6, knn8, lc; did you mean 'knn8'",
+    ):
         load_profile("knn9")
 
 

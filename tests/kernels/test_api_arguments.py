@@ -36,7 +36,9 @@ def test_a_chunk_of_no_whole_records_is_refused(chunk: Any) -> None:
     kernel, data, params = _kmeans()
     with pytest.raises(SpecError, match="chunk_records: must be a whole number of records ≥ 1"):
         run_in_memory(kernel, data, params, chunk)
-    with pytest.raises(SpecError, match="chunk_records"):
+    with pytest.raises(
+        SpecError, match=rf"^chunk_records: must be a whole number of records ≥ 1, got {chunk}"
+    ):
         measure(kernel, data, params, chunk_records=chunk, counters=None, repeat=1)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -230,7 +231,8 @@ def test_unpack_refuses_a_shape_the_bits_do_not_hold(shape: tuple[int, ...]) -> 
 
 def test_binarize_rejects_a_threshold_outside_the_byte_range() -> None:
     for bad in (256, -1, "mean", True):
-        with pytest.raises(NdpkitError, match="threshold"):
+        message = f"binarize threshold must be 0..255 or 'otsu', got {bad!r}"
+        with pytest.raises(NdpkitError, match=f"^{re.escape(message)}$"):
             Binarize(bad)
 
 
