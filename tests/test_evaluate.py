@@ -96,8 +96,9 @@ def test_only_a_changed_manifest_counts_as_replaced(lc_data: Dataset) -> None:
     failure = ShardError("device-00/shard-0000.npy", "shard is 1 bytes, the manifest says 2")
     os.utime(manifest)
     manifest.chmod(0o600)
-    with pytest.raises(ShardError), ev.unchanged(lc_data):
+    with pytest.raises(ShardError) as kept, ev.unchanged(lc_data):
         raise failure
+    assert kept.value is failure  # as it was: any ShardError passed
     generate_dataset("lc", 1 << 20, 2, lc_data.path, seed=10, overwrite=True)
     with pytest.raises(SpecError, match="was replaced while it was read"), ev.unchanged(lc_data):
         raise failure
