@@ -296,6 +296,19 @@ def test_efficiency_times_energy_is_the_data_in_mb(case):
     assert e.ee_mb_per_j * priced == pytest.approx(profile.data_bytes / opts.mb, rel=1e-9)
 
 
+def test_a_run_that_costs_nothing_has_an_infinite_efficiency(tmp_path) -> None:
+    """The case the property above assumes away: 0 J (every power 0 W) is EE = +inf, not a
+    ZeroDivisionError nor 0 MB/J (which passed every test of the model)."""
+    free = tmp_path / "free.toml"
+    free.write_text(
+        'version = 1\nextends = "cns"\nname = "free"\n'
+        '[host]\npower_active = "0 W"\npower_idle = "0 W"\n'
+    )
+    e = estimate(load_platform(str(free)), load_profile("lc"))
+    assert e.energy_j == 0 and e.time_s > 0
+    assert e.ee_mb_per_j == math.inf
+
+
 @SETTINGS
 @given(platforms, profiles())
 def test_energy_forms_differ_by_idle_power_over_the_host_phase(p, profile):

@@ -30,3 +30,24 @@ def test_ssds_slower_than_the_paper_time_are_charged_for_the_run_alone(tmp_path:
     assert staged.energy.by_component_j["storage"] == pytest.approx(36 * 10 * reading_s)
     text = " ".join((DOCS / "platforms.md").read_text(encoding="utf-8").split())
     assert "but never for longer than the run" in text
+
+
+def test_ssds_faster_than_the_run_are_charged_idle_for_the_rest(tmp_path: Path) -> None:
+    """The other side of the rule: RANS's SSDs (36 x 3 GiB/s) read LC's 37 GiB in less than
+    the paper time (16.67 s / 36, Table 3), so each is charged `power_active` for its share
+    of D / SSD_BW and `power_idle` for the rest of the run. By hand: 36 x 37 / 108 = 37 / 3
+    device-seconds active, 16.67 - 37 / 3 idle; 10 W and 2 W. (No test charged idle SSDs:
+    charging them at `power_active` passed.)"""
+    path = tmp_path / "ssd-power.toml"
+    path.write_text(
+        'version = 1\nextends = "rans"\nname = "ssd-power"\n'
+        '[storage]\npower_active = "10 W"\npower_idle = "2 W"\n'
+    )
+    paper = estimate(load_platform(str(path)), load_profile("lc"))
+    active_s, idle_s = 37 / 3, 16.67 - 37 / 3
+    assert paper.time_s == pytest.approx(16.67 / 36)
+    assert paper.state_times.storage["active"] == pytest.approx(active_s, rel=1e-12)
+    assert paper.state_times.storage["idle"] == pytest.approx(idle_s, rel=1e-9)
+    assert paper.energy.by_component_j["storage"] == pytest.approx(
+        10 * active_s + 2 * idle_s, rel=1e-9
+    )
