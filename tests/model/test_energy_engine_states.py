@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ndpkit.hw import Platform, load_platform
-from ndpkit.model import Options, estimate
+from ndpkit.model import HOST_ONLY, Options, estimate
 from ndpkit.profile import load_profile
 
 ACTIVE_W, IDLE_W, OFF_W = 5.76, 2.0, 0.5
@@ -31,7 +31,8 @@ def rans_with_states(tmp_path: Path) -> Platform:
 def test_paper_charges_engines_power_off_during_t_cpu(rans_with_states: Platform) -> None:
     e = estimate(rans_with_states, load_profile("knn2"))  # k-NN_2 has a host stage
     assert e.t_cpu_s > 0
-    n = e.pipeline.engines_total
+    n = 36  # RANS's engines (it was the estimate's own engines_total)
+    assert e.pipeline.engines_total == n
     assert e.energy.by_component_j["engines"] == pytest.approx(
         n * (ACTIVE_W * e.t_ndp_s + OFF_W * e.t_cpu_s), rel=1e-12
     )
@@ -40,7 +41,7 @@ def test_paper_charges_engines_power_off_during_t_cpu(rans_with_states: Platform
 def test_with_power_off_zero_paper_is_the_papers_equation() -> None:
     e = estimate(load_platform("rans"), load_profile("knn2"))
     host = load_platform("rans").host
-    n = e.pipeline.engines_total
+    n = 36
     expected = (n * ACTIVE_W + host.power_idle_w) * e.t_ndp_s + host.power_active_w * e.t_cpu_s
     parts = e.energy.by_component_j  # the paper's equation has no mux layer (§6.5 adds it)
     assert parts["engines"] + parts["host"] == pytest.approx(expected, rel=1e-12)
@@ -95,3 +96,15 @@ def test_overlap_form_a_is_the_papers_form_b_formula() -> None:
     assert a.energy.by_component_j["host"] == pytest.approx(formula_b, rel=1e-12)
     assert b.energy_j == pytest.approx(a.energy_j - host.power_idle_w * a.t_cpu_s, rel=1e-12)
     assert (round(a.energy_j, 2), round(b.energy_j, 2)) == (5812.47, 5793.66)
+
+
+def test_a_host_split_charges_every_engine_power_off_for_the_run(
+    rans_with_states: Platform,
+) -> None:
+    """With the data sent to the host (HOST_ONLY), RANS's 36 engines are off the whole run:
+    36 x T engine-seconds at `power_off`. (A host split's engine count was untested: 0
+    engines, and 0 J, passed every model and plan test.)"""
+    e = estimate(rans_with_states, load_profile("lc"), HOST_ONLY)
+    assert e.pipeline.engines_active == 0 and e.time_s > 0
+    assert e.state_times.engines == pytest.approx({"busy": 0, "idle": 0, "off": 36 * e.time_s})
+    assert e.energy.by_component_j["engines"] == pytest.approx(OFF_W * 36 * e.time_s, rel=1e-12)

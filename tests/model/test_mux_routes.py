@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform, load_platform
-from ndpkit.model import Configuration, estimate
+from ndpkit.model import Configuration, Options, estimate
 from ndpkit.plan import activate, configuration_of, minimum_engines
 from ndpkit.profile import load_profile
 
@@ -111,3 +111,20 @@ def test_a_single_module_s_first_ssd_is_held_to_its_wire_too() -> None:
         estimate(pair, load_profile("lc"), config)
     assert estimate(pair.with_scheme("muxn"), load_profile("lc"), config).time_s > 0
     assert estimate(pair, load_profile("lc"), Configuration(active=(0,), route=(0, 0))).time_s > 0
+
+
+@pytest.mark.parametrize(("on", "each"), [(18, 3 * 2**30), (19, 2.5e9)])
+def test_resharded_onto_the_engines_own_ssds_only_the_mux_ports_are_capped(
+    on: int, each: float
+) -> None:
+    """reshard_y_ssds with --mux-port-cap on RFNS (mux2, 3 GiB/s SSDs, 2.5 GB/s ports): the
+    planner's 18 engines are each module's first (a wire of its own, 3 GiB/s), so the SSD
+    stage is 18 x 3 GiB/s; a 19th engine is a module's second (engine 1), whose SSD reads
+    through a port: 19 x 2.5 GB/s. (Capping position 1 of each module instead of every
+    position but 0 passed every model and plan test.)"""
+    rfns = load_platform("rfns")
+    mapping = activate(rfns.devices, 2, on)
+    assert [e % 2 for e in mapping.active].count(1) == on - 18
+    options = Options(placement="reshard_y_ssds", mux_port_cap=True)
+    e = estimate(rfns, load_profile("lc"), configuration_of(mapping, rfns.devices), options)
+    assert e.stages["ssd"] == pytest.approx(on * each, rel=1e-12)
