@@ -45,6 +45,12 @@ def test_engine_scaling_is_the_documented_formula() -> None:
     assert rates["arm"] == pytest.approx(4e8 / 2e9 * 1e9 * 0.5 * 2)
     assert rates["fpga"] == pytest.approx(1.2e9)
     assert rates["cpu"] == pytest.approx(4e8)
+    # an engine's own clock and cores where it has them (none were given above, so a cpu
+    # engine timed at the host's clock passed)
+    assert s.rate("cpu", 4e8, 2e9, frequency_hz=3e9, cores=2) == pytest.approx(4e8 / 2e9 * 3e9 * 2)
+    assert s.rate("arm", 4e8, 2e9, frequency_hz=3e9, cores=8) == pytest.approx(
+        4e8 / 2e9 * 3e9 * 0.5 * 8
+    )
 
 
 def test_profile_scales_host_rates_to_the_target_host() -> None:
@@ -614,6 +620,16 @@ def test_a_device_sends_the_fitted_line_up_to_its_limit(
         assert capped.device_sends_bytes(device_bytes) == line
     else:
         assert capped.device_sends_bytes(device_bytes) == min(line, limit)
+    # The line itself (only compared with itself above): never negative, never less for
+    # more data, and through both measured points where a fixed part ≥ 0 fits them.
+    part_in = fields["part_input_bytes"]
+    assert line >= 0
+    assert free.device_sends_bytes(2 * device_bytes) >= line
+    if part * 1_000_000 >= whole * part_in and part <= whole:
+        assert free.device_sends_bytes(1_000_000) == pytest.approx(whole, rel=1e-9, abs=1e-6)
+        assert free.device_sends_bytes(part_in) == pytest.approx(part, rel=1e-9, abs=1e-6)
+    elif part > whole:  # more data sent no more: the whole sample's output, for any data
+        assert line == pytest.approx(whole, rel=1e-12)
 
 
 @pytest.mark.parametrize(
