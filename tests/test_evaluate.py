@@ -630,6 +630,10 @@ def test_the_json_gives_the_input_the_table_shows(lc_data: Dataset) -> None:
     assert app["input_bytes"] == lc_data.total_bytes == row["input_mib"] * 2**20
     assert app["input_bytes"] == app["input_records"] * 32  # LC's 8 float32 features
     assert app["measurement"]["data_bytes"] < app["input_bytes"]
+    # the rates in decimal GB/s, as their columns say (no test read them: GiB/s passed)
+    m = runs[0].measurement
+    assert row["device_gb_per_s"] == pytest.approx(m.device_bytes_per_s / 1e9, rel=1e-12)
+    assert row["host_part_gb_per_s"] == pytest.approx(m.host_part_bytes_per_s / 1e9, rel=1e-12)
 
 
 def test_k_means_names_a_non_finite_start_point_by_its_shard_and_record(tmp_path: Path) -> None:

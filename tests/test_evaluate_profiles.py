@@ -312,6 +312,9 @@ def test_worker_start_up_is_left_out_of_the_run_time(
     (out,) = seen
     assert run.run_s == sum(p.wall_s for p in out.pass_stats)
     assert run.startup_s == pytest.approx(out.wall_s - run.run_s) and run.startup_s > 0
+    # and the measured table shows each in its own column (its start-up was not checked)
+    (row,) = {t.name: t for t in ev.tables([run])}["measured"].rows
+    assert (row["run_s"], row["startup_s"]) == (run.run_s, run.startup_s)
     (generated,) = ev.evaluate(["lc"], ["cns"], size_bytes=1 << 20)
     assert generated.startup_s is None
 
