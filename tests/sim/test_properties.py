@@ -577,8 +577,17 @@ COUNTEREXAMPLES = {
 }
 
 
+@pytest.mark.parametrize("name", sorted(COUNTEREXAMPLES))
+def test_the_counterexamples_lie_outside_the_monotone_regime(name: str) -> None:
+    """Checked apart from the xfail below, whose expected failure this assertion's would
+    otherwise have counted as."""
+    case, _, _ = COUNTEREXAMPLES[name]
+    assert not monotone_regime(case)
+
+
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,  # the property's: an error setting up the case is no xfail
     reason="monotonicity (issue 5) fails outside monotone_regime: a wider link can "
     "lengthen the run when engines that buffer a single chunk fall into step and their "
     "transfers collide on the uplink (minimal cases in COUNTEREXAMPLES: +5.0 %, +9.5 %)",
@@ -586,7 +595,6 @@ COUNTEREXAMPLES = {
 @pytest.mark.parametrize("name", sorted(COUNTEREXAMPLES))
 def test_more_bandwidth_never_lengthens_any_run(base: Platform, name: str) -> None:
     case, which, factor = COUNTEREXAMPLES[name]
-    assert not monotone_regime(case)
     excess, before = lengthens(case, base, which, factor)
     assert excess <= 0, (name, before, excess)
 
