@@ -45,10 +45,11 @@ APPS = (
 )
 SMALL_MIB, LARGE_MIB = 8, 32
 CHUNK_BYTES = 256 * 2**10
-SLACK_BYTES = 512 * 2**10
-"""What the larger run may need beyond the smaller one: two chunks. Measured: within 120 KiB
-for every app. A worker that kept 1/8 of its input (LC's scores, k-NN's distances) would
-need 3 MiB more. (Rows of less than ~2 MiB, such as HE's histograms at 1/32, can hide in
+SLACK_BYTES = 2**20
+"""What the larger run may need beyond the smaller one: four chunks. Measured: within 120 KiB
+for every app on an idle machine, and once 536 KiB with four other test runs loading the
+machine (half a MiB had been the limit). A worker that kept 1/8 of its input (LC's scores,
+k-NN's distances) would need 3 MiB more. (Rows of less than ~2 MiB, such as HE's histograms at 1/32, can hide in
 heap memory that the chunks' temporaries left behind and malloc kept.)"""
 
 
