@@ -82,8 +82,27 @@ def test_help_to_a_reader_that_went_away_ends_quietly_with_141(args: tuple[str, 
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
-@pytest.mark.parametrize("args", [("--help",), ("--version",), ("sort", "-h")])
-def test_help_to_a_full_disk_is_one_error_line_and_exit_2(args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        *[(args, ENV) for args in [("--help",), ("--version",), ("sort", "-h")]],
+        # rich's help (a wide terminal) is printed by rich's console, not Click's echo;
+        # a group alone prints it to stdout (plain, the help of `data` alone is on stderr)
+        *[(args, WIDE) for args in [("--help",), ("evaluate", "-h"), ("sort", "-h"), ("data",)]],
+    ],
+    ids=[
+        "--help",
+        "--version",
+        "sort -h",
+        "rich --help",
+        "rich evaluate -h",
+        "rich sort -h",
+        "rich data",
+    ],
+)
+def test_help_to_a_full_disk_is_one_error_line_and_exit_2(
+    args: tuple[str, ...], env: dict[str, str]
+) -> None:
     """It was a traceback and status 120."""
     with open("/dev/full", "wb") as full:
         result = subprocess.run(
@@ -92,7 +111,7 @@ def test_help_to_a_full_disk_is_one_error_line_and_exit_2(args: tuple[str, ...])
             stderr=subprocess.PIPE,
             text=True,
             timeout=120,
-            env=ENV,
+            env=env,
             check=False,
         )
     assert result.returncode == 2, result.stderr

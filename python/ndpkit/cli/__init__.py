@@ -373,13 +373,18 @@ def _help_hint(exc: Exception, command: Any, args: list[str], prog_name: str | N
 
 
 def _written_by_click(exc: OSError) -> bool:
-    """Whether `exc` was raised inside Click's `echo`: the help, or `--version` (ndpkit's
-    commands write their output through `common.writing_stdout`, which reports it)."""
+    """Whether `exc` was raised inside Click's `echo` (the plain help, or `--version`) or
+    while typer's rich help printed itself (a wide terminal, TYPER_USE_RICH=1): ndpkit's
+    commands write their output through `common.writing_stdout`, which reports it."""
     echo = _click_module("utils").echo
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_code is echo.__code__
+    rich_utils = sys.modules.get("typer.rich_utils")  # loaded only to print rich help
+    rich_help = getattr(rich_utils, "rich_format_help", None)
+    tb, innermost = exc.__traceback__, None
+    while tb is not None:
+        if rich_help is not None and tb.tb_frame.f_code is rich_help.__code__:
+            return True  # rich's console raised it, a few calls further in
+        innermost, tb = tb, tb.tb_next
+    return innermost is not None and innermost.tb_frame.f_code is echo.__code__
 
 
 def _exit_code(run: Callable[[], object]) -> int:
