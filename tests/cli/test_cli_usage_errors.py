@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,19 @@ def test_help_to_a_full_disk_is_one_error_line_and_exit_2(
     assert result.stderr.splitlines() == [
         "error: stdout: cannot write the output (No space left on device)"
     ]
+
+
+@pytest.mark.parametrize("args", [("evaluate", "-f"), ("evaluate", "--bogus")])
+def test_the_hint_names_the_command_as_it_was_run(args: tuple[str, ...]) -> None:
+    """`python -m ndpkit`: the hint for an option's missing value (raised without the
+    command) named `ndpkit evaluate`, beside `python -m ndpkit evaluate` for the others."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ndpkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[1:] == ["Try 'python -m ndpkit evaluate -h' for help."]

@@ -297,6 +297,9 @@ def _run_app(app: typer.Typer, args: list[str], prog_name: str | None) -> NoRetu
     click_errors = _click_module("exceptions")
 
     command = typer.main.get_command(app)
+    # Named here, not by Click: the hint for an option's missing value (`_help_hint`) names
+    # the command as the usage lines do (`python -m ndpkit evaluate -h`, not `ndpkit …`).
+    prog_name = prog_name or _click_module("utils")._detect_program_name()
     try:
         code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
     except click_errors.NoArgsIsHelpError as exc:
@@ -363,7 +366,7 @@ def _help_hint(exc: Exception, command: Any, args: list[str], prog_name: str | N
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
         return f"Try '{ctx.command_path} -h' for help."
-    path = [prog_name or "ndpkit"]
+    path = [prog_name or "ndpkit"]  # `_run_app` names it
     for word in args:
         command = getattr(command, "commands", {}).get(word)
         if command is None:
