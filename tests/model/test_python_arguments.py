@@ -107,3 +107,12 @@ def test_estimate_names_an_argument_of_the_wrong_kind(field: str, args: tuple[An
     with pytest.raises(SpecError) as e:
         estimate(*args)
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("value", [np.True_, np.False_], ids=["np.True_", "np.False_"])
+def test_a_flag_may_be_numpys_bool(value: Any) -> None:
+    """Accepted before the check (as `errors.true_or_false` accepts it), then refused as
+    "must be true or false, got np.True_"; kept as a bool."""
+    options = Options(mux_port_cap=value)
+    assert options.mux_port_cap is bool(value)
+    assert options.with_(units="decimal").mux_port_cap is bool(value)

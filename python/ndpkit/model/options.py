@@ -114,6 +114,8 @@ class Options:
         # other convention.
         for f in fields(self):
             _check_choice(f.name, getattr(self, f.name), "Options")
+            if _ANNOTATIONS[f.name] is bool:  # numpy's bool (a mask's element) kept as bool
+                object.__setattr__(self, f.name, bool(getattr(self, f.name)))
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any], *, source: str = "options") -> Options:
@@ -175,7 +177,11 @@ def _check_choice(key: str, value: object, source: str) -> None:
     """A SpecError naming option `key` (of `source`) unless `value` is one of its choices
     (True or False for a flag)."""
     if _ANNOTATIONS[key] is bool:
-        if not isinstance(value, bool):
+        if isinstance(value, bool):
+            return
+        import numpy as np  # noqa: PLC0415 - not for a bool: numpy is slow to import
+
+        if not isinstance(value, np.bool_):  # numpy's bool is one, as in errors.true_or_false
             raise SpecError(f"must be true or false, got {value!r}", source=source, field=key)
         return
     allowed = get_args(_ANNOTATIONS[key])
