@@ -49,8 +49,8 @@ SLACK_BYTES = 2**20
 """What the larger run may need beyond the smaller one: four chunks. Measured: within 120 KiB
 for every app on an idle machine, and once 536 KiB with four other test runs loading the
 machine (half a MiB had been the limit). A worker that kept 1/8 of its input (LC's scores,
-k-NN's distances) would need 3 MiB more. (Rows of less than ~2 MiB, such as HE's histograms at 1/32, can hide in
-heap memory that the chunks' temporaries left behind and malloc kept.)"""
+k-NN's distances) would need 3 MiB more. (Rows of less than ~2 MiB, such as HE's histograms
+at 1/32, can hide in heap memory that the chunks' temporaries left behind and malloc kept.)"""
 
 
 def _engine_over(tmp_path: Path, budget: int) -> Callable[[str, int], EngineStats]:
