@@ -27,7 +27,7 @@ from ndpkit.model import Estimate, estimate
 from ndpkit.model.pipeline import engine_bandwidth
 from ndpkit.profile import load_profiles
 from ndpkit.report.table import to_csv, to_rich
-from ndpkit.runtime import Dataset, generate_dataset
+from ndpkit.runtime import Dataset, generate_dataset, profiling
 from ndpkit.runtime.dataset import ShardError
 from ndpkit.runtime.profiling import to_profile
 
@@ -442,6 +442,27 @@ def test_the_splits_table_times_a_host_only_runs_transfer_once() -> None:
         ).host_only_bytes_per_s
         assert measured is not None and measured > link  # the case the bound applies to
         assert times[k.app] == pytest.approx(transfer_s + run.model_bytes / measured)
+
+
+@pytest.mark.parametrize("where", ["profiles.json", "device-00/p.json", "link.json"])
+def test_profiles_and_measurements_are_not_saved_inside_a_data_set(
+    tmp_path: Path, where: str
+) -> None:
+    """From Python as `--save-profiles` is: a file inside a data set (any, through a link
+    too) was written there, and the data set's next `--overwrite` was refused ("holds
+    profiles.json, which ndpkit did not write")."""
+    ds = generate_dataset("lc", 1 << 16, 1, tmp_path / "ds", seed=1)
+    (tmp_path / "link.json").symlink_to(ds.path / "linked.json")
+    path = (tmp_path / where) if where == "link.json" else (ds.path / where)
+    (run,) = ev.evaluate(["lc"], ["cns"], size_bytes=1 << 16)
+    before = sorted(p.relative_to(ds.path) for p in ds.path.rglob("*"))
+    with pytest.raises(SpecError, match=r"is inside the data set .*: write the profiles") as e:
+        ev.save_profiles([run], "cns", path)
+    assert e.value.field == "path"
+    with pytest.raises(SpecError, match=r"is inside the data set .*: write the measurements"):
+        profiling.save([run.kernel_runs()[0].measurement], path)
+    assert sorted(p.relative_to(ds.path) for p in ds.path.rglob("*")) == before
+    generate_dataset("lc", 1 << 16, 1, ds.path, seed=2, overwrite=True)  # still replaceable
 
 
 def test_a_saved_host_only_profile_estimates_as_evaluate_did(tmp_path: Path) -> None:

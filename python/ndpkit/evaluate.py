@@ -67,6 +67,7 @@ from ndpkit.errors import (
     ModelError,
     NdpkitError,
     SpecError,
+    as_path,
     check_kinds,
     finite_number,
     function_or_none,
@@ -90,7 +91,12 @@ from ndpkit.profile import Profile, load_profiles
 from ndpkit.profile import save_profiles as save_profile_set
 from ndpkit.report import Column, Table
 from ndpkit.runtime import Dataset, LocalExecutor, open_dataset
-from ndpkit.runtime.dataset import MANIFEST, ShardStamp, unchanged
+from ndpkit.runtime.dataset import (
+    MANIFEST,
+    ShardStamp,
+    refuse_a_file_inside_a_data_set,
+    unchanged,
+)
 from ndpkit.runtime.executor import STALL_TIMEOUT_S
 from ndpkit.runtime.profiling import (
     DEFAULT_FREQUENCY_HZ,
@@ -574,9 +580,11 @@ def save_profiles(runs: Sequence[AppRun], platform: str, path: str | Path) -> No
     set file that `ndpkit estimate/plan --profiles PATH` reads: the host rates scaled to
     its host, the engine rates mapped onto its engines, α for D over them. A `platform` some
     run was not modelled on (a KeyError), or no runs (a set of no profiles, which no command
-    could use), is a SpecError naming it, and nothing is written."""
+    could use), is a SpecError naming it, and nothing is written; so is a `path` inside a
+    data set (the file would stop the data set's next `--overwrite`)."""
     if not runs:
         raise SpecError("no runs to save: a profile set of no apps", field="runs")
+    refuse_a_file_inside_a_data_set(as_path(path, "path"), "the profiles", field="path")
     missing = [r.app for r in runs if platform not in r.profiles]
     if missing:
         modelled = ", ".join(sorted({name for r in runs for name in r.profiles})) or "none"

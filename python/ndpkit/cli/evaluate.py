@@ -41,7 +41,7 @@ from ndpkit.errors import SpecError
 from ndpkit.hw import Platform
 from ndpkit.kernels import expand, get_kernel
 from ndpkit.runtime import Dataset, open_dataset
-from ndpkit.runtime.dataset import MANIFEST, data_set_around
+from ndpkit.runtime.dataset import MANIFEST, refuse_a_file_inside_a_data_set
 from ndpkit.runtime.executor import STALL_TIMEOUT_S
 from ndpkit.runtime.profiling import ByteProgress
 from ndpkit.runtime.transfer import available_memory_bytes
@@ -191,7 +191,9 @@ def evaluate_cmd(
         if save_profiles is not None:
             if dataset is not None:
                 _not_the_manifest(save_profiles, dataset)
-            _not_in_a_data_set(save_profiles)
+            refuse_a_file_inside_a_data_set(
+                save_profiles, "the profiles", source=COMMAND_LINE, field="--save-profiles"
+            )
         with _progress(fmt) as (report, on_bytes), _out_of_memory(data is not None):
             runs = ev.evaluate(
                 names,
@@ -293,23 +295,6 @@ def _not_the_manifest(path: Path, dataset: Dataset) -> None:
             f"{str(path)!r} is the manifest of the data set {str(dataset.path)!r} (--data): "
             "the profiles would replace it, and the data set could no longer be read; give "
             "another file",
-            source=COMMAND_LINE,
-            field="--save-profiles",
-        )
-
-
-def _not_in_a_data_set(path: Path) -> None:
-    """--save-profiles into a data set (`DS/profiles.json`, any data set, not only --data's)
-    wrote the file, and then DS's next `data generate/import --overwrite` was refused: "holds
-    profiles.json, which ndpkit did not write". `-o` inside a data set is refused alike.
-    The file is written where a link to it points, so the check follows links."""
-    around = data_set_around(Path(os.path.realpath(path)))
-    if around is not None:
-        shown = around if path.is_absolute() else Path(os.path.relpath(around))
-        raise SpecError(
-            f"{str(path)!r} is inside the data set {str(shown)!r}, which holds its "
-            f"{MANIFEST} and device-NN/ directories of shards only (anything else there stops "
-            "its --overwrite): write the profiles elsewhere",
             source=COMMAND_LINE,
             field="--save-profiles",
         )

@@ -2394,6 +2394,25 @@ def data_set_around(path: Path) -> Path | None:
     return None
 
 
+def refuse_a_file_inside_a_data_set(
+    path: Path, what: str, *, field: str, source: str | None = None
+) -> None:
+    """A SpecError where a file written at `path` would land inside a data set (any, not
+    only one being read): the file was written, and then the data set's next `data
+    generate/import --overwrite` was refused ("holds profiles.json, which ndpkit did not
+    write"). A file is written where a link to it points, so links are followed."""
+    around = data_set_around(Path(os.path.realpath(path)))
+    if around is not None:
+        shown = around if path.is_absolute() else Path(os.path.relpath(around))
+        raise SpecError(
+            f"{str(path)!r} is inside the data set {str(shown)!r}, which holds its "
+            f"{MANIFEST} and device-NN/ directories of shards only (anything else there stops "
+            f"its --overwrite): write {what} elsewhere",
+            source=source,
+            field=field,
+        )
+
+
 def _check_not_inside_a_data_set(path: Path) -> None:
     """A data set written inside another (`-o DS/device-00/new`, `-o DS/sub`) was written,
     and left DS holding a directory ndpkit did not write there: DS's next `--overwrite` was

@@ -64,6 +64,7 @@ from ndpkit.kernels.base import (
 )
 from ndpkit.profile import Profile
 from ndpkit.runtime.dataset import FORMAT as DATASET_FORMAT
+from ndpkit.runtime.dataset import refuse_a_file_inside_a_data_set
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
 
 __all__ = [
@@ -783,7 +784,8 @@ def save(measurements: Sequence[Measurement], path: str | Path) -> None:
     """Write measurements as JSON (a list of `Measurement.as_dict`), atomically (temporary
     name, then rename). They are raw measurements, not a profile set: a profile needs a D
     and a target (`to_profile`); `ndpkit.profile.save_profiles` writes profiles. `load`
-    reads them back."""
+    reads them back. A `path` inside a data set is a SpecError: the file would stop the data
+    set's next `--overwrite`."""
     # A str path ended in "'str' object has no attribute 'name'", and one Measurement in
     # "'Measurement' object is not iterable" (a dict's keys, or a string, were worse).
     if isinstance(measurements, Measurement):
@@ -798,6 +800,7 @@ def save(measurements: Sequence[Measurement], path: str | Path) -> None:
             field="measurements",
         )
     path = as_path(path, "path")  # a number was pathlib's TypeError
+    refuse_a_file_inside_a_data_set(path, "the measurements", field="path")
     # Strict JSON: +inf (a host part that took no time) as the string "inf", as
     # `ndpkit evaluate --format json` writes it, not the bare Infinity of Python's default.
     document = [{k: _finite_or_text(v) for k, v in m.as_dict().items()} for m in measurements]
