@@ -121,10 +121,13 @@ def test_help_to_a_full_disk_is_one_error_line_and_exit_2(
     ]
 
 
-@pytest.mark.parametrize("args", [("evaluate", "-f"), ("evaluate", "--bogus")])
+@pytest.mark.parametrize(
+    "args", [("evaluate", "-f"), ("evaluate", "--bogus"), ("sort", "--bogus"), ("sort", "-f")]
+)
 def test_the_hint_names_the_command_as_it_was_run(args: tuple[str, ...]) -> None:
     """`python -m ndpkit`: the hint for an option's missing value (raised without the
-    command) named `ndpkit evaluate`, beside `python -m ndpkit evaluate` for the others."""
+    command) named `ndpkit evaluate`, beside `python -m ndpkit evaluate` for the others;
+    `sort`, a separate app, named itself `ndpkit sort` for every error."""
     result = subprocess.run(
         [sys.executable, "-m", "ndpkit", *args],
         capture_output=True,
@@ -134,4 +137,4 @@ def test_the_hint_names_the_command_as_it_was_run(args: tuple[str, ...]) -> None
         check=False,
     )
     assert result.returncode == 2, result.stderr
-    assert result.stderr.splitlines()[1:] == ["Try 'python -m ndpkit evaluate -h' for help."]
+    assert result.stderr.splitlines()[1:] == [f"Try 'python -m ndpkit {args[0]} -h' for help."]

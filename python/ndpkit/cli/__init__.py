@@ -259,7 +259,9 @@ def _run() -> None:
         # commands' imports (pint, scipy, scikit-learn…) cost half a second it never uses.
         from ndpkit.cli.sort import sort_app  # noqa: PLC0415
 
-        code = _exit_code(lambda: _run_app(sort_app, sys.argv[2:], "ndpkit sort"))
+        # Named as it was run (`python -m ndpkit sort`), as the other commands are.
+        prog_name = f"{_click_module('utils')._detect_program_name()} sort"
+        code = _exit_code(lambda: _run_app(sort_app, sys.argv[2:], prog_name))
         if _received:
             code = _stopped()
         # The output is written, renamed into place and closed. What is left is freeing
