@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -446,8 +446,23 @@ def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:
 
 
 DATASET_FORMAT = "ndpkit-dataset"
-"""The `format` of a data set's manifest.json (`ndpkit.runtime.dataset.FORMAT`, which this
-module cannot import: the runtime imports it)."""
+"""The `format` of a data set's manifest.json (`ndpkit.runtime.dataset.FORMAT`); here, as
+the runtime imports this module, not the other way round."""
+
+TableKind = Literal["manifest", "report", "profile set"]
+
+
+def table_kind(data: dict[str, Any]) -> TableKind | None:
+    """Which of ndpkit's JSON tables `data` is, where one may be given for another: a data
+    set's manifest, the report of `ndpkit evaluate -f json`, or a profile set; None for
+    any other table."""
+    if data.get("format") == DATASET_FORMAT:
+        return "manifest"
+    if isinstance(data.get("apps"), list) and "warnings" in data:
+        return "report"
+    if isinstance(data.get("apps"), dict):
+        return "profile set"
+    return None
 
 
 def _profile_set(data: dict[str, Any], source: str) -> ProfileSet:
@@ -487,14 +502,15 @@ def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
             "the profiles with --profiles",
             source=source,
         )
-    if data.get("format") == DATASET_FORMAT:
+    table = table_kind(data)
+    if table == "manifest":
         # `--profiles DS/manifest.json`: "format: unknown field; … (and 12 more problems)"
         raise SpecError(
             "is the manifest of an ndpkit data set, not a profile set: write one with "
             "`ndpkit evaluate --data DIR --platforms PLATFORM --save-profiles FILE.json`",
             source=source,
         )
-    if isinstance(data.get("apps"), list) and "warnings" in data:
+    if table == "report":
         # `evaluate -f json > ev.json` then `--profiles ev.json`: a report of runs, whose
         # first key past `apps` was refused as "warnings: unknown field".
         raise SpecError(

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 from cli_env import NDPKIT, command_env
@@ -33,9 +34,20 @@ CASES = [
 ]
 
 
-def _run(args: tuple[str, ...], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: tuple[str, ...],
+    env: dict[str, str],
+    stdout: int | IO[bytes] = subprocess.PIPE,
+    command: tuple[str, ...] = (str(NDPKIT),),
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(NDPKIT), *args], capture_output=True, text=True, timeout=120, env=env, check=False
+        [*command, *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
     )
 
 
@@ -67,15 +79,7 @@ def test_help_to_a_reader_that_went_away_ends_quietly_with_141(args: tuple[str, 
     read_end, write_end = os.pipe()
     os.close(read_end)  # closed before the command writes: every write fails with EPIPE
     try:
-        result = subprocess.run(
-            [str(NDPKIT), *args],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            env=ENV,
-            check=False,
-        )
+        result = _run(args, ENV, stdout=write_end)
     finally:
         os.close(write_end)
     assert result.returncode == 141, result.stderr
@@ -106,15 +110,7 @@ def test_help_to_a_full_disk_is_one_error_line_and_exit_2(
 ) -> None:
     """It was a traceback and status 120."""
     with open("/dev/full", "wb") as full:
-        result = subprocess.run(
-            [str(NDPKIT), *args],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            env=env,
-            check=False,
-        )
+        result = _run(args, env, stdout=full)
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [
         "error: stdout: cannot write the output (No space left on device)"
@@ -128,13 +124,6 @@ def test_the_hint_names_the_command_as_it_was_run(args: tuple[str, ...]) -> None
     """`python -m ndpkit`: the hint for an option's missing value (raised without the
     command) named `ndpkit evaluate`, beside `python -m ndpkit evaluate` for the others;
     `sort`, a separate app, named itself `ndpkit sort` for every error."""
-    result = subprocess.run(
-        [sys.executable, "-m", "ndpkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=ENV,
-        check=False,
-    )
+    result = _run(args, ENV, command=(sys.executable, "-m", "ndpkit"))
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines()[1:] == [f"Try 'python -m ndpkit {args[0]} -h' for help."]

@@ -361,14 +361,14 @@ def _usage_message(exc: Exception) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _help_hint(exc: Exception, command: Any, args: list[str], prog_name: str | None) -> str:
+def _help_hint(exc: Exception, command: Any, args: list[str], prog_name: str) -> str:
     """Where the help is: the failing (sub)command's own -h. An option's missing value is
     raised without the command (Click's parser has none): the command words leading `args`
     name it."""
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
         return f"Try '{ctx.command_path} -h' for help."
-    path = [prog_name or "ndpkit"]  # `_run_app` names it
+    path = [prog_name]
     for word in args:
         command = getattr(command, "commands", {}).get(word)
         if command is None:

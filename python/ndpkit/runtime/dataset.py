@@ -98,6 +98,7 @@ from ndpkit.hw.quantity import MAX_COUNT, FormatVersion
 from ndpkit.hw.spec import FieldValueError, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import refusal
+from ndpkit.profile import DATASET_FORMAT
 from ndpkit.runtime.parquet_parts import (
     PartListing,
     files_under,
@@ -109,7 +110,7 @@ from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
 
 MANIFEST = "manifest.json"
-FORMAT = "ndpkit-dataset"
+FORMAT = DATASET_FORMAT  # the manifest's own name; defined where --profiles recognises it
 DEFAULT_SHARD_BYTES = 64 * 2**20
 """The most bytes of records a generator or import puts in one shard (a device's last shard
 holds fewer). The file is larger by its format's overhead: a .npy header of NPY_DATA_ALIGN

@@ -62,8 +62,7 @@ from ndpkit.kernels.base import (
     chunk_partials,
     records_array,
 )
-from ndpkit.profile import Profile
-from ndpkit.runtime.dataset import FORMAT as DATASET_FORMAT
+from ndpkit.profile import Profile, TableKind, table_kind
 from ndpkit.runtime.dataset import refuse_a_file_inside_a_data_set
 from ndpkit.runtime.perf_event import CounterError, Counters, open_counters
 
@@ -830,28 +829,31 @@ def load(path: str | Path) -> list[Measurement]:
     if not isinstance(document, list):
         raise SpecError(
             "expected a list of measurements (runtime.profiling.save), got "
-            + (_what_table(document) if isinstance(document, dict) else type(document).__name__),
+            + (
+                _TABLES[table_kind(document)]
+                if isinstance(document, dict)
+                else type(document).__name__
+            ),
             source=source,
         )
     return [_measurement(item, source, f"[{i}]") for i, item in enumerate(document)]
 
 
-def _what_table(document: dict[str, Any]) -> str:
-    """What a JSON table given to `load` is: every one was called "a profile set, read with
-    --profiles", and --profiles then refused a data set's manifest or an evaluate report."""
-    if document.get("format") == DATASET_FORMAT:
-        return "a data set's manifest (ndpkit data), which holds no measurements"
-    if isinstance(document.get("apps"), list) and "warnings" in document:
-        return (
-            "the report of `ndpkit evaluate -f json` (its measurements are each app's "
-            "`measurement`, not a list `profiling.save` wrote)"
-        )
-    if isinstance(document.get("apps"), dict):
-        return (
-            "a profile set (`ndpkit evaluate --save-profiles`), which is read with --profiles "
-            "(ndpkit.profile.load_profiles)"
-        )
-    return "a table"
+_TABLES: dict[TableKind | None, str] = {
+    "manifest": "a data set's manifest (ndpkit data), which holds no measurements",
+    "report": (
+        "the report of `ndpkit evaluate -f json` (its measurements are each app's "
+        "`measurement`, not a list `profiling.save` wrote)"
+    ),
+    "profile set": (
+        "a profile set (`ndpkit evaluate --save-profiles`), which is read with --profiles "
+        "(ndpkit.profile.load_profiles)"
+    ),
+    None: "a table",
+}
+"""What a JSON table given to `load` is, by its kind: every one was called "a profile set,
+read with --profiles", and --profiles then refused a data set's manifest or an evaluate
+report."""
 
 
 _FIELDS = {f.name: f for f in fields(Measurement)}
