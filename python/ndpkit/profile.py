@@ -56,7 +56,7 @@ from ndpkit.hw.quantity import (
     Rate,
     Size,
 )
-from ndpkit.hw.spec import FieldValueError, spec_error
+from ndpkit.hw.spec import FieldValueError, HandBuilt, spec_error
 
 __all__ = [
     "CPB_DECIMALS",
@@ -83,7 +83,7 @@ _CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_i
 """Unknown keys are typos; TOML's `inf` and JSON's `Infinity` are no measurement."""
 
 
-class FpgaCell(BaseModel):
+class FpgaCell(HandBuilt):
     """A kernel's FPGA cell design: bytes per cycle (α), fill latency, power per cell."""
 
     model_config = _CONFIG
@@ -96,7 +96,7 @@ class FpgaCell(BaseModel):
     )
 
 
-class PublishedFit(BaseModel):
+class PublishedFit(HandBuilt):
     """A paper's linear fits of an app's power (with intercept) and processing bandwidth
     (through the origin) against the number of channels (RISP Eqs. 13-14): inputs to
     channel selection with `fit = paper`."""
@@ -112,7 +112,7 @@ class PublishedFit(BaseModel):
     )
 
 
-class Profile(BaseModel):
+class Profile(HandBuilt):
     """Measured facts of one application (kernel) on the host it was profiled on."""
 
     model_config = _CONFIG
@@ -266,7 +266,7 @@ class Profile(BaseModel):
         return self.model_copy(update=changes)
 
 
-class ProfileSet(BaseModel):
+class ProfileSet(HandBuilt):
     """A file of profiles: one table per application."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)

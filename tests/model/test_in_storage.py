@@ -117,7 +117,9 @@ def test_cpb_given_directly_wins_and_absent_is_none():
     [{"cpi": 0.5}, {"ipb": 3.0}, {"cpi": 0.5, "ipb": 3.0}, {"ipb": 3.0, "frequency_ratio": 1.1}],
 )
 def test_partial_profiler_metrics_are_rejected(metrics):
-    with pytest.raises(ValidationError, match="give all three of cpi, ipb and frequency_ratio"):
+    with pytest.raises(
+        SpecError, match=r"^Profile: \(top level\): give all three of cpi, ipb and frequency_ratio"
+    ):
         Profile(app="x", data_size="1 GB", alpha=1, **metrics)
 
 
@@ -708,7 +710,7 @@ def test_profiler_metrics_whose_cpb_rounds_to_zero_are_refused(tmp_path: Path):
     assert "rounds to 0" in info.value.detail and "cycles_per_byte" in info.value.detail
     # The product is shown whole: at 3 significant digits 4.99999999e-5 read as 5e-05, which
     # is no product "below 0.00005" (found by a review).
-    with pytest.raises(ValueError, match=r"= 4\.99999999e-05 cycles per byte rounds to 0"):
+    with pytest.raises(SpecError, match=r"= 4\.99999999e-05 cycles per byte rounds to 0"):
         Profile(app="x", data_size="1 GB", alpha=1, cpi=0.499999999, ipb=0.0001, frequency_ratio=1)
     # The smallest product that rounds to a positive CPB is kept, rounded as before.
     p = Profile(app="x", data_size="1 GB", alpha=1, cpi=0.1, ipb=0.0006, frequency_ratio=1)

@@ -82,7 +82,7 @@ class _Pipe:
 
 
 def _task(engine: int, state: Any = None, rows: Rows | None = None, records: int = 100) -> _Task:
-    shard = _Shard(f"device-{engine}.npy", engine, records, 0, 0, "")
+    shard = _Shard(f"device-{engine}.npy", f"device-{engine}.npy", engine, records, 0, 0, "")
     return _Task(
         kernel=SumCount(),
         state=state,

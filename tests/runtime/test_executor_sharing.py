@@ -178,16 +178,24 @@ def test_a_data_set_replaced_since_it_was_opened_is_refused_until_reopened(
             ex.run(kernel, new, params)
 
 
+@pytest.mark.parametrize("opened", ["absolute", "relative"])
 @pytest.mark.parametrize("app", ["kmeans", "knn8", "knn8-topk"])
 def test_verify_names_a_corrupt_shard_before_a_kernel_refuses_its_data(
-    tmp_path: Path, app: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, app: str, opened: str
 ) -> None:
     """A NaN written into a .npy shard: the kernel refuses the point before the shard's
     CRC-32 is known (at its end), so `verify=True` said the data was invalid, naming no file.
-    With `verify` the corruption is the error; without, the kernel's refusal stands."""
+    With `verify` the corruption is the error; without, the kernel's refusal stands. Both
+    are raised in the worker, which opens the shard by its absolute path; they name it as
+    the data set was opened (relative, if it was), as the parent's own checks do."""
     kernel = get_kernel(app)
-    ds = generate_dataset(kernel, 2**18, 2, tmp_path / app, shard_bytes=2**16)
+    where = tmp_path / app
+    if opened == "relative":
+        monkeypatch.chdir(tmp_path)
+        where = Path(app)
+    ds = generate_dataset(kernel, 2**18, 2, where, shard_bytes=2**16)
     victim = ds.shard_path(ds.shards_of(1)[0])
+    assert victim.is_absolute() == (opened == "absolute")
     data = np.load(victim, mmap_mode="r+")
     data[3, 2] = np.nan
     data.flush()
@@ -197,6 +205,7 @@ def test_verify_names_a_corrupt_shard_before_a_kernel_refuses_its_data(
         with pytest.raises(ShardError, match=r"CRC-32 is .*: corrupt") as caught:
             ex.run(kernel, ds, params, verify=True)
         assert caught.value.source == str(victim)
+        assert str(caught.value).startswith(f"{victim}: "), str(caught.value)
         with pytest.raises(NdpkitError, match=r"non-finite|NaN") as refused:
             ex.run(kernel, ds, params)
         assert not isinstance(refused.value, ShardError)

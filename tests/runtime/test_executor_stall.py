@@ -192,7 +192,10 @@ def test_no_stall_timeout_is_none_and_infinity_is_none_too() -> None:
 
 def _task(engine: int) -> _Task:
     """The dispatch tests' task, reading two shards."""
-    shards = tuple(_Shard(f"d{engine}/s{i}.npy", engine, 100, 0, 0, "") for i in range(2))
+    shards = tuple(
+        _Shard(f"d{engine}/s{i}.npy", f"d{engine}/s{i}.npy", engine, 100, 0, 0, "")
+        for i in range(2)
+    )
     return dataclasses.replace(one_shard_task(engine), shards=shards)
 
 

@@ -204,7 +204,7 @@ def test_a_fork_server_that_ends_before_it_answers_is_a_failed_start(
 
 
 def _task() -> _Task:
-    shard = _Shard("device-03/shard-0000.npy", 3, 10, 0, 0, "")
+    shard = _Shard("device-03/shard-0000.npy", "device-03/shard-0000.npy", 3, 10, 0, 0, "")
     layout = RecordLayout(np.dtype(np.float32), (4,))
     return _Task(SumCount(), None, 3, (3,), (shard,), layout, 16, False, False, None, None)
 

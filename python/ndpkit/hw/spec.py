@@ -5,14 +5,36 @@ from __future__ import annotations
 import difflib
 import re
 import types
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic._internal._model_construction import ModelMetaclass
 
 from ndpkit.errors import SpecError, closest
 
 
-class Spec(BaseModel):
+class _RefusedAsSpecs(ModelMetaclass):
+    """Calling the class (building a model by hand) turns pydantic's ValidationError into
+    one SpecError naming the model and the field. Not `__init__`: pydantic calls an
+    overridden `__init__` for every nested model it validates too, without the validation
+    context the platform loader passes (`si`), so the loaders would break."""
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        # `self` is the class called (this is its metaclass)
+        try:
+            return super().__call__(*args, **kwargs)
+        except ValidationError as exc:
+            raise spec_error(exc, self.__name__, model=cast("type[BaseModel]", self)) from None
+
+
+class HandBuilt(BaseModel, metaclass=_RefusedAsSpecs):
+    """A model that, built by hand in Python (`Link(bandwidth="-3 GB/s")`), refuses a bad
+    value as its file would: one SpecError naming the model and the field, not pydantic's
+    report of several lines and links. The loaders validate with `model_validate`, which
+    does not come here, and name the file instead."""
+
+
+class Spec(HandBuilt):
     """A declared piece of hardware. Field aliases are the keys a TOML file uses."""
 
     model_config = ConfigDict(

@@ -89,7 +89,10 @@ class Estimate:
         return self.energy.total_j
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data with unit-suffixed keys; GB and MB follow `options.units`."""
+        """Plain data with unit-suffixed keys; GB and MB follow `options.units`. A stage that
+        sets no limit (the host's `cpu` where the engines leave it nothing to do) has
+        bandwidth `float("inf")`, which `json.dumps` would write as `Infinity`, not JSON:
+        `ndpkit.report.to_json` writes it as the string "inf"."""
         gb = self.options.gb
         return {
             "platform": self.platform,

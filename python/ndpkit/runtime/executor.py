@@ -323,6 +323,10 @@ class RunResult:
 @dataclass(frozen=True)
 class _Shard:
     path: str
+    """Absolute: what the worker opens (see `_Engine._task`)."""
+    shown: str
+    """The path as the data set was opened by (relative if it was): what messages say, as
+    the checks made in the parent say it."""
     device: int
     records: int
     offset: int
@@ -827,6 +831,7 @@ class _Run:
             shards = tuple(
                 _Shard(
                     str(ds.shard_path(s).absolute()),
+                    str(ds.shard_path(s)),
                     s.device,
                     s.records,
                     s.offset,
@@ -1314,7 +1319,7 @@ def _died(worker: _Worker, idle: bool = False) -> WorkerDiedError:
         task = worker.tasks[-1]
     unsent = idle
     idle = idle or not worker.began()
-    names = [shard.path for shard in task.shards]
+    names = [shard.shown for shard in task.shards]
     listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     engine = f"engine {task.engine} (devices {list(task.devices)}, worker pid {worker.process.pid})"
     pid = worker.process.pid
@@ -1376,7 +1381,7 @@ def _reading(worker: _Worker, task: _Task) -> str | None:
 def _chunk_clause(task: _Task, shard: int, chunks: int) -> str:
     chunk_bytes = task.chunk_records * task.layout.record_bytes
     return (
-        f"{task.shards[shard].path}, in its chunk {chunks + 1} (chunks of {chunk_bytes:,} "
+        f"{task.shards[shard].shown}, in its chunk {chunks + 1} (chunks of {chunk_bytes:,} "
         f"bytes; {chunks} of them done)"
     )
 
@@ -1422,13 +1427,13 @@ def _stalled(
         shard, chunks = int(board[SHARD]), int(board[CHUNKS])
         who = f"engine {task.engine} (devices {list(task.devices)}, worker pid {pid})"
         if shard < 0:
-            first = task.shards[0].path if task.shards else "its shards"
+            first = task.shards[0].shown if task.shards else "its shards"
             doing = f"before its first chunk (loading its task, or opening {first})"
         elif shard >= len(task.shards):
             doing = "after reading its shards (merging or sending its partial)"
         elif 0 < int(board[CHECKED]) < task.shards[shard].file_bytes:
             doing = (
-                f"checking the CRC-32 of {task.shards[shard].path} ({int(board[CHECKED]):,} of "
+                f"checking the CRC-32 of {task.shards[shard].shown} ({int(board[CHECKED]):,} of "
                 f"its {task.shards[shard].file_bytes:,} bytes read)"
             )
         else:
@@ -1479,10 +1484,10 @@ def _resized(task: _Task) -> str:
         try:
             size = os.stat(shard.path).st_size
         except OSError:
-            changed.append(f"{shard.path} is gone")
+            changed.append(f"{shard.shown} is gone")
             continue
         if size != shard.file_bytes:
-            changed.append(f"{shard.path} is {size} bytes, the manifest says {shard.file_bytes}")
+            changed.append(f"{shard.shown} is {size} bytes, the manifest says {shard.file_bytes}")
     if not changed:
         return ""
     more = f" and {len(changed) - 2} more" if len(changed) > 2 else ""
@@ -1886,8 +1891,8 @@ def _device_pass(
                 del chunk  # so the window is unmapped before the next one is mapped
                 if len(partials) >= _MERGE_EVERY:
                     partials = [kernel.merge(partials)]
-        except ShardError:  # the shard's own problem, said as well as it can be
-            raise
+        except ShardError as exc:  # the shard's own problem, said as well as it can be
+            raise _shown(exc, shard) from None
         except Exception as exc:
             # A .npy shard's CRC-32 is known only at its end, so a kernel refusing a corrupt
             # chunk (a NaN point) spoke first: with `verify`, the corruption is the error.
@@ -1896,7 +1901,7 @@ def _device_pass(
                 corrupt_shard(Path(shard.path), shard, checked) if task.verify and npy else None
             )
             if corrupt is not None:
-                raise corrupt from None
+                raise _shown(corrupt, shard) from None
             named = _in_shard(exc, shard)
             if named is exc:
                 raise
@@ -1905,13 +1910,21 @@ def _device_pass(
     return (None if writer else kernel.merge(partials)), records, chunks
 
 
+def _shown(exc: ShardError, shard: _Shard) -> ShardError:
+    """`exc`, raised for the absolute path the worker opened, naming the shard as the data
+    set was opened instead (as the parent's own checks of the same shard name it)."""
+    if exc.source != shard.path:
+        return exc
+    return ShardError(shard.shown, exc.detail)
+
+
 def _in_shard(exc: Exception, shard: _Shard) -> Exception:
     """The kernel's error `exc`, raised reading `shard`, with the shard named: a kernel
     refuses a record by its number in the data set ("point 131077 has a non-finite
     coordinate"), which does not say which of thousands of files holds it (with
     `--no-verify-shards` nothing else does). A plain NdpkitError, the kernels' word on their
     input, gets the shard in its message; any other error a note in its traceback."""
-    where = shard_place(shard.path, shard.offset, shard.records)
+    where = shard_place(shard.shown, shard.offset, shard.records)
     if type(exc) in (NdpkitError, RecordError):
         return NdpkitError(f"{where}: {exc}")
     exc.add_note(f"raised reading shard {where}")
