@@ -244,3 +244,13 @@ def test_an_output_onto_a_file_the_platform_extends_is_refused(
     assert line.startswith(f"error: command line: {flag}: "), line
     assert "extends, and the output would replace it" in line
     assert parent.read_text(encoding="utf-8") == text
+
+
+def test_a_plan_for_a_platform_without_engines_blames_the_flag() -> None:
+    """`--plan planned` on CNS said "error: --plan planned: platform 'cns' has no engines":
+    no source, and a field that was a flag and its value, unlike every other refused flag."""
+    line = _error("simulate", "-p", "cns", "-a", "he", "--plan", "planned")
+    assert line.startswith("error: command line: --plan: platform 'cns' has no engines to plan")
+    # The way out it names runs.
+    way_out = _run("simulate", "-p", "cns", "-a", "he", "--plan", "host", "--size", "1 MiB")
+    assert way_out.exit_code == 0, way_out.stderr

@@ -378,8 +378,13 @@ def chosen_configuration(
     if plan_name == "host":
         return HOST_ONLY
     if plan_name == "planned":
-        if platform.engines is None:
-            raise ModelError(f"--plan planned: platform {platform.name!r} has no engines")
+        if platform.engines is None:  # blamed on the flag, as --engines is above
+            raise SpecError(
+                f"platform {platform.name!r} has no engines to plan; without --plan (or with "
+                "--plan host) its host runs the whole kernel",
+                source=COMMAND_LINE,
+                field="--plan",
+            )
         mapping = plan(platform, profile, options).mapping
         assert mapping is not None
         return configuration_of(mapping, platform.devices)
