@@ -16,6 +16,7 @@ from ndpkit.hw import load_platform
 from ndpkit.profile import load_profile
 from ndpkit.sim import SimOptions, simulate
 from ndpkit.sim.options import MAX_TIMELINE_BINS
+from ndpkit.sim.simulation import TooManyChunksError
 
 BAD = [
     ("chunk_bytes", math.inf),
@@ -96,3 +97,12 @@ def test_a_negative_zero_cv_is_no_jitter_said_as_zero() -> None:
     """`--cv -0` passed the range check and a sweep's rows said service_cv -0.0."""
     cv = SimOptions(service_cv=-0.0).service_cv
     assert cv == 0 and math.copysign(1.0, cv) == 1.0
+
+
+@pytest.mark.parametrize("chunk_bytes", [1e-300, 5e-324, 1e-290])
+def test_a_chunk_too_small_to_count_its_chunks_is_refused_as_too_many(chunk_bytes: float) -> None:
+    """A chunk of 1e-300 B is a finite number > 0, so SimOptions takes it; the chunk count
+    check then raised OverflowError (a count past a float, or a share over the chunk that
+    is infinite), not the TooManyChunksError that the command line turns into its one line."""
+    with pytest.raises(TooManyChunksError, match=r"chunks of .* is more than 100,000,000"):
+        simulate(load_platform("rans"), load_profile("he"), sim=SimOptions(chunk_bytes=chunk_bytes))

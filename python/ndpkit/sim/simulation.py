@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
@@ -200,10 +201,14 @@ def _check_chunks(spec: dict[str, Any]) -> None:
     """Refuse a run whose chunk count would keep the simulator busy for minutes or more
     (1-byte chunks of a 37 GiB data set are 4e10 of them)."""
     chunk = float(spec["chunk_bytes"])
-    chunks = sum(math.ceil(float(s["bytes"]) / chunk) for s in spec["ssds"])
+    # A share over a chunk of 1e-300 B is past any float (inf, which math.ceil refuses), or
+    # its count past what "{:.3g}" takes: an OverflowError traceback, not this error.
+    shares = [float(s["bytes"]) / chunk for s in spec["ssds"]]
+    chunks = sum(math.ceil(x) if math.isfinite(x) else math.inf for x in shares)
     if chunks > MAX_CHUNKS:
+        count = f"{chunks:.3g}" if chunks <= sys.float_info.max else "over 1.8e+308"
         raise TooManyChunksError(
-            f"{chunks:.3g} chunks of {_bytes(chunk)} is more than {MAX_CHUNKS:,} "
+            f"{count} chunks of {_bytes(chunk)} is more than {MAX_CHUNKS:,} "
             "(about 30 s of simulation); use larger chunks or less data"
         )
 
