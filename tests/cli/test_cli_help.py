@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from ndpkit.cli.commands import app
 from ndpkit.cli.common import reflow
 from ndpkit.cli.sort import sort_app
+from ndpkit.hw import load_platform, preset_names
 
 
 def _commands(command: Any, path: str) -> list[tuple[str, Any]]:
@@ -135,3 +136,16 @@ def test_usage_lines_name_arguments_in_upper_case(path: str, command: Any) -> No
 def test_sort_alone_names_its_argument_in_upper_case() -> None:
     """`ndpkit sort` runs its own app (cli/__init__.py): the same usage line."""
     assert _usage_line(CliRunner(), sort_app, []).endswith("[OPTIONS] {SOURCE}")
+
+
+@pytest.mark.parametrize("command", ["simulate", "sweep"])
+def test_the_simulators_help_offers_only_what_it_simulates(command: str) -> None:
+    """`simulate --help` offered estimate's choices: the RISP presets (which it refuses as
+    in-storage), RISP's apps, and a profile default for in-storage platforms."""
+    params = {p.name: p.help or "" for p in typer.main.get_command(app).commands[command].params}
+    offered = params.get("platform", "").split(";")[0]
+    for name in preset_names() if "platform" in params else []:
+        simulated = not load_platform(name).is_in_storage
+        assert (re.search(rf"\b{re.escape(name)}\b", offered) is not None) == simulated, name
+    assert all(app_name not in params.get("app", "") for app_name in ("kmeans", "sobel"))
+    assert "in-storage" not in params["profiles"]

@@ -44,8 +44,6 @@ from ndpkit.cli.common import (
 )
 from ndpkit.cli.model import (
     ENGINE_ONLY,
-    AppOpt,
-    PlatformOpt,
     ProfilesOpt,
     family_defaults,
     note_mapped_elsewhere,
@@ -116,8 +114,34 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the jitter.", pars
 
 
 # Optional here so that `ndpkit simulate nascent2` needs neither; required without it.
-_PlatformOpt = Annotated[str | None, PlatformOpt.__metadata__[0]]
-_AppOpt = Annotated[str | None, AppOpt.__metadata__[0]]
+# Their help names only what the simulator runs: `estimate`'s listed the RISP presets and
+# apps, which `simulate` and `sweep` refuse (in-storage platforms are not simulated).
+_PlatformOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--platform",
+        "-p",
+        help="An NDP-server preset (cns, sans, sfns, rans, rfns) or a TOML file; in-storage "
+        "platforms (risp-baseline, risp-64ch) are not simulated.",
+    ),
+]
+_AppOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--app",
+        "-a",
+        help="Application: lc, he, fft2d, knn2, knn6, knn8 (rans-rfns), or one in --profiles.",
+    ),
+]
+_ProfilesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--profiles",
+        parser=ProfilesOpt.__metadata__[0].parser,
+        help="A profile set: shipped name (rans-rfns, risp) or a TOML/JSON file (default: "
+        "rans-rfns).",
+    ),
+]
 
 
 _BASIS_SET = (
@@ -152,7 +176,7 @@ def simulate_cmd(
     ctx: typer.Context,
     platform: _PlatformOpt = None,
     app: _AppOpt = None,
-    profiles: ProfilesOpt = None,
+    profiles: _ProfilesOpt = None,
     plan_name: Annotated[
         str,
         typer.Option(
@@ -489,7 +513,7 @@ def sweep_cmd(
             parser=whole_arg,
         ),
     ] = None,
-    profiles: ProfilesOpt = None,
+    profiles: _ProfilesOpt = None,
     size: SizeOpt = None,
     placement: PlacementOpt = None,
     mux_port_cap: MuxCapOpt = None,
