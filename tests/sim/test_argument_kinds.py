@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import load_platform
-from ndpkit.model import FULL_GEAR, Options
+from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
+from ndpkit.plan import plan
 from ndpkit.profile import load_profile
 from ndpkit.sim import SimOptions, matching_basis, simulate
 from ndpkit.sim.simulation import check_chunks
+from ndpkit.sim.sweep import configuration
 
 RFNS = load_platform("rfns")
 HE = load_profile("he")
@@ -53,3 +55,36 @@ def test_matching_basis_refuses_a_mode_that_is_not_a_runs(host_mode: Any) -> Non
         matching_basis(host_mode)
     assert e.value.field == "host_mode"
     assert (matching_basis("after"), matching_basis("stream")) == ("staged", "pipeline")
+
+
+def _of_another_platform(kind: str) -> Any:
+    """rfns's 18-engine mapping (36 routes), as a Configuration and as a Plan."""
+    if kind == "plan":
+        return plan(RFNS, HE)
+    return configuration(RFNS, 18)
+
+
+@pytest.mark.parametrize("kind", ["configuration", "plan"])
+@pytest.mark.parametrize("check", [simulate, check_chunks], ids=["simulate", "check_chunks"])
+def test_a_mapping_for_another_platform_is_the_models_error(kind: str, check: Any) -> None:
+    """rfns's 36 routes on sans's one SSD: `estimate` said so (a ModelError), `simulate`
+    raised IndexError from building the simulator's spec."""
+    config = _of_another_platform(kind)
+    sans = load_platform("sans")
+    with pytest.raises(ModelError, match="route must name an engine for each of the 1 SSDs"):
+        estimate(sans, HE, config.planned.config if kind == "plan" else config)
+    with pytest.raises(ModelError, match="route must name an engine for each of the 1 SSDs"):
+        check(sans, HE, config)
+
+
+def test_a_route_outside_its_module_is_refused_before_the_run() -> None:
+    """The model refused it, but only once the whole simulation had run."""
+    wrong = Configuration(active=(0, 2), route=(0,) * 18 + (2,) * 18)
+    with pytest.raises(ModelError, match="outside its mux2 module"):
+        check_chunks(load_platform("rans"), HE, wrong)
+
+
+def test_check_chunks_takes_a_plan_as_simulate_does() -> None:
+    """Its arguments are checked as simulate's (a Plan passes), but it then read the Plan
+    as a Configuration: "'Plan' object has no attribute 'split'"."""
+    assert check_chunks(RFNS, HE, plan(RFNS, HE)) is None

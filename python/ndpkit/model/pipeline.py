@@ -242,6 +242,14 @@ def _slowest_ssd_bandwidth(platform: Platform, options: Options) -> float:
     return min(device, port)
 
 
+def check_mapping(platform: Platform, config: Configuration) -> None:
+    """A ModelError unless `config`'s engines and routes fit `platform`, as `pipeline` checks
+    them: for the simulator, which indexes its SSDs by the route before any model runs."""
+    if not _host_split(platform, config):
+        n = platform.devices
+        _check_mapping(platform, config.active_engines(n), config.routes(n))
+
+
 def _check_mapping(platform: Platform, active: tuple[int, ...], routes: tuple[int, ...]) -> None:
     n = platform.devices
     if not active:

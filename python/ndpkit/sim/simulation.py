@@ -187,14 +187,25 @@ class TooManyChunksError(ModelError):
 def check_chunks(
     platform: Platform,
     profile: Profile,
-    config: Configuration = FULL_GEAR,
+    config: Configuration | Plan = FULL_GEAR,
     options: Options | None = None,
     sim: SimOptions | None = None,
 ) -> None:
     """Refuse, before any work, a simulation that `simulate` would refuse for its chunk
     count (a sweep checks every point first)."""
     _check_inputs(platform, profile, config, options, sim)
-    _check_chunks(build_spec(platform, profile, config, options or Options(), sim or SimOptions()))
+    config, options = _mapping(config, options)  # a Plan was "no attribute 'split'"
+    _check_chunks(build_spec(platform, profile, config, options, sim or SimOptions()))
+
+
+def _mapping(
+    config: Configuration | Plan, options: Options | None
+) -> tuple[Configuration, Options]:
+    """A Plan's mapping, and its options unless `options` is given."""
+    if isinstance(config, Plan):
+        options = options or config.planned.options
+        config = config.planned.config
+    return config, options or Options()
 
 
 def _check_chunks(spec: dict[str, Any]) -> None:
@@ -232,10 +243,7 @@ def simulate(
     False: no notes on why the run differs from the model (a sweep prints none, and a
     jittered run's note runs it again without jitter)."""
     _check_inputs(platform, profile, config, options, sim)
-    if isinstance(config, Plan):
-        options = options or config.planned.options
-        config = config.planned.config
-    options = options or Options()
+    config, options = _mapping(config, options)
     sim = sim or SimOptions()
     spec = build_spec(platform, profile, config, options, sim)
     _check_chunks(spec)

@@ -15,7 +15,12 @@ from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import Platform
 from ndpkit.model import Configuration, Options
 from ndpkit.model.energy import with_profile_power
-from ndpkit.model.pipeline import engine_bandwidth, ssd_read_bandwidths, ssd_shares_bytes
+from ndpkit.model.pipeline import (
+    check_mapping,
+    engine_bandwidth,
+    ssd_read_bandwidths,
+    ssd_shares_bytes,
+)
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
 
@@ -71,6 +76,10 @@ def build_spec(
             if platform.host.sockets > platform.host.cores_per_socket
             else "host.cores_per_socket",
         )
+    # The model's check of the mapping, before any work: a Configuration or Plan made for
+    # another platform (rfns's 36 routes on sans) was an IndexError below, and a route
+    # outside its mux module was refused by the model only after the whole simulation.
+    check_mapping(platform, config)
     n = platform.devices
     data = sim.streamed_bytes(profile)
     host_split = is_host_split(platform, config)
