@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def quoted(doc: str, command: str) -> list[str]:
-    """The lines a doc's code block shows under `$ COMMAND` (an annotation after the command,
-    `# …` or `(trimmed)`, aside), up to the block's next command or its end."""
+    """The lines a doc's code blocks show under `$ COMMAND` (an annotation after the command,
+    `# …` or `(trimmed)`, aside), up to the block's next command or its end; every place the
+    doc runs it."""
     lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
     starts = [
         i
@@ -25,12 +26,13 @@ def quoted(doc: str, command: str) -> list[str]:
         if re.sub(r"\s+(#.*|\(.*\))$", "", line.removeprefix("$ ").strip()) == command
         and line.startswith("$ ")
     ]
-    assert len(starts) == 1, (doc, command, starts)
+    assert starts, (doc, command)
     said = []
-    for line in lines[starts[0] + 1 :]:
-        if line.startswith(("$ ", "```")):
-            break
-        said.append(line)
+    for start in starts:
+        for line in lines[start + 1 :]:
+            if line.startswith(("$ ", "```")):
+                break
+            said.append(line)
     assert said, (doc, command)
     return said
 
@@ -121,3 +123,45 @@ def test_the_profile_errors_in_docs_platforms_md_print_what_it_says(ndpkit, tmp_
         args = [str(tmp_path / a) if a.endswith(".toml") else a for a in command.split()[1:]]
         got = one_error_line(ndpkit(*args)).replace(f"{tmp_path}/", "")
         assert got == said, command
+
+
+def toml_block(doc: str, name: str) -> str:
+    """The TOML block of `doc` that begins `# NAME`."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    block = re.search(rf"^```toml\n(# {re.escape(name)}\n.*?)^```", text, re.M | re.S)
+    assert block is not None, (doc, name)
+    return block.group(1)
+
+
+EDGE16_COMMANDS = list(
+    dict.fromkeys(
+        (doc, line.removeprefix("$ ").split("  ")[0].strip())
+        for doc in ("docs/platforms.md", "docs/planning.md")
+        for line in (ROOT / doc).read_text(encoding="utf-8").splitlines()
+        if line.startswith("$ ndpkit ") and "edge16.toml" in line
+    )
+)
+
+
+@pytest.mark.parametrize(("doc", "command"), EDGE16_COMMANDS)
+def test_the_edge16_examples_print_what_the_docs_quote(
+    ndpkit, tmp_path: Path, doc: str, command: str
+) -> None:
+    """platforms.md's worked platform (`edge16.toml`) and profile set (`my-profiles.toml`),
+    as the docs give them, through every command platforms.md and planning.md show on them:
+    each row quoted is a row printed, and each other line quoted is a line printed."""
+    for name in ("edge16.toml", "my-profiles.toml"):
+        (tmp_path / name).write_text(toml_block("docs/platforms.md", name), encoding="utf-8")
+    args = [str(tmp_path / a) if a.endswith(".toml") else a for a in command.split()[1:]]
+    result = ndpkit(*args)
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout.replace(f"{tmp_path}/", "").splitlines()
+    printed += result.stderr.replace(f"{tmp_path}/", "").splitlines()
+    table_rows = rows("\n".join(printed))
+    said = quoted(doc, command)
+    for line in said:
+        if line.startswith("│"):
+            assert rows(line)[0] in table_rows, line
+        elif not line.startswith(("┏", "┃", "┡", "└")):
+            assert line in printed, line
+    assert len(EDGE16_COMMANDS) == 9  # the docs' commands were all found
