@@ -102,6 +102,23 @@ def test_simulate_writes_a_chrome_trace_atomically(ndpkit, tmp_path: Path) -> No
     assert max(e["ts"] + e["dur"] for e in spans) == pytest.approx(s["time_s"] * 1e6, rel=1e-9)
 
 
+def test_a_host_split_trace_declares_the_components_it_has(ndpkit, tmp_path: Path) -> None:
+    """CNS has no engines: its trace put the `SSD i DMA` tracks under "PCIe uplink (per
+    engine DMA)" and declared an empty "NDP engines" process."""
+    out = tmp_path / "cns.json"
+    simulation(ndpkit, "-p", "cns", "-a", "knn8", "--size", "256 MiB", "--trace", str(out))
+    events = json.loads(out.read_text(encoding="utf-8"))["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert "NDP engines" not in processes.values()
+    tracks = {(e["pid"], e["args"]["name"]) for e in events if e["name"] == "thread_name"}
+    uplink = {pid for pid, name in tracks if name.endswith(" DMA")}
+    assert [processes[pid] for pid in uplink] == ["PCIe uplink (per SSD DMA)"]
+    # every component declared has a track or a span
+    assert set(processes) == {pid for pid, _ in tracks} | {
+        e["pid"] for e in events if e["ph"] == "X"
+    }
+
+
 def test_simulate_trace_is_announced_in_table_mode(ndpkit, tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     result = ndpkit("simulate", "-p", "rans", "-a", "he", "--size", "64 MiB", "--trace", str(out))

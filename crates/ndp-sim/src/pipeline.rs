@@ -21,7 +21,7 @@ use crate::components::{
 use crate::link::{SharedLink, Wakeup};
 use crate::spec::{PipelineSpec, PowerOff, SpecError, SwitchOn};
 use crate::timeline::Timeline;
-use crate::trace::{Trace, ENGINES, HOST, STORAGE, UPLINK};
+use crate::trace::{Trace, ENGINES, HOST, STORAGE, UPLINK, UPLINK_PER_SSD};
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
@@ -643,6 +643,9 @@ fn collect(spec: &PipelineSpec, mut model: Pipeline, events: u64, peak: usize) -
 /// a host split, where raw data goes straight to the host) and host core c.
 fn name_tracks(spec: &PipelineSpec, trace: &mut Trace) {
     let host_split = spec.ssds[0].engine.is_none();
+    if host_split {
+        trace.name_process(UPLINK, UPLINK_PER_SSD);
+    }
     for i in 0..spec.ssds.len() {
         trace.name_track(STORAGE, i as u32, format!("SSD {i}"));
         if host_split {

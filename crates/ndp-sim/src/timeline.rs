@@ -54,8 +54,13 @@ impl Timeline {
         }
     }
 
-    /// Drop the empty bins after `end_s`.
+    /// Cover the run to `end_s` and drop the bins after it. A run whose last bytes arrive
+    /// long before its end (a host-only run computing after the last transfer) is still
+    /// shown to its end, its last bins empty: `bins x bin_s` is the run's length.
     pub fn finish(&mut self, end_s: f64) {
+        while end_s > self.bin_s * self.capacity as f64 {
+            self.coarsen();
+        }
         let used = ((end_s / self.bin_s).floor() as usize + 1).min(self.capacity);
         self.bytes.truncate(used);
     }
@@ -89,6 +94,18 @@ mod tests {
         assert_eq!(t.bytes[..3], [4.0, 4.0, 2.0]);
         t.finish(9.5);
         assert_eq!(t.bytes.len(), 3);
+    }
+
+    #[test]
+    fn the_bins_cover_the_run_after_the_last_bytes() {
+        // 4 bins of 1 s, bytes only in the first second, a run of 10 s: the bins widen to
+        // 4 s so that 3 of them cover it, the bytes kept.
+        let mut t = Timeline::new(4, 1.0);
+        t.record_span(0.0, 1.0, 8.0);
+        t.finish(10.0);
+        assert_eq!(t.bin_s, 4.0);
+        assert_eq!(t.bytes, [8.0, 0.0, 0.0]);
+        assert!(t.bin_s * t.bytes.len() as f64 >= 10.0);
     }
 
     #[test]

@@ -19,6 +19,9 @@ const PROCESSES: [(u32, &str); 4] = [
     (HOST, "host CPU"),
 ];
 
+/// The uplink's name where raw data goes from each SSD straight to the host (a host split).
+pub const UPLINK_PER_SSD: &str = "PCIe uplink (per SSD DMA)";
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceEvent {
     pub name: &'static str,
@@ -57,6 +60,7 @@ pub struct Trace {
     pub events: Vec<TraceEvent>,
     pub dropped: u64,
     threads: Vec<(u32, u32, String)>,
+    processes: [(u32, &'static str); 4],
 }
 
 impl Trace {
@@ -67,6 +71,17 @@ impl Trace {
             events: Vec::new(),
             dropped: 0,
             threads: Vec::new(),
+            processes: PROCESSES,
+        }
+    }
+
+    /// Name component `pid` `name` instead of its default (the uplink of a host split
+    /// carries each SSD's DMA, not an engine's).
+    pub fn name_process(&mut self, pid: u32, name: &'static str) {
+        for process in &mut self.processes {
+            if process.0 == pid {
+                process.1 = name;
+            }
         }
     }
 
@@ -112,7 +127,12 @@ impl Trace {
             Vec::with_capacity(256 + 96 * (self.events.len() + self.threads.len()));
         out.extend_from_slice(b"{\"traceEvents\":[");
         let mut first = true;
-        for &(pid, name) in &PROCESSES {
+        // Only the components the run has: a host split's trace declared an empty "NDP
+        // engines" process.
+        let used = |pid: u32| {
+            self.threads.iter().any(|t| t.0 == pid) || self.events.iter().any(|e| e.pid == pid)
+        };
+        for &(pid, name) in self.processes.iter().filter(|p| used(p.0)) {
             push(
                 &mut out,
                 &mut first,
@@ -172,16 +192,34 @@ mod tests {
         trace.span("read", STORAGE, 0, 0.75, 1.0);
         let doc: serde_json::Value = serde_json::from_str(&trace.to_json()).unwrap();
         let events = doc["traceEvents"].as_array().unwrap();
-        assert_eq!(events.len(), 4 + 1 + 2);
-        let label = &events[4];
+        // Only the storage process: nothing ran on the others.
+        assert_eq!(events.len(), 1 + 1 + 2);
+        assert_eq!(events[0]["args"]["name"], "storage (SSDs)");
+        let label = &events[1];
         assert_eq!(
             (label["ph"].as_str(), label["tid"].as_u64()),
             (Some("M"), Some(0))
         );
         assert_eq!(label["args"]["name"], "SSD 0");
-        assert_eq!(events[6]["ts"].as_f64(), Some(250_000.0));
-        assert_eq!(events[6]["dur"].as_f64(), Some(500_000.0));
+        assert_eq!(events[3]["ts"].as_f64(), Some(250_000.0));
+        assert_eq!(events[3]["dur"].as_f64(), Some(500_000.0));
         assert_eq!(doc["otherData"]["dropped_events"], 1);
         assert_eq!(doc["otherData"]["event_limit"], 2);
+    }
+
+    #[test]
+    fn a_renamed_process_is_declared_by_its_new_name() {
+        let mut trace = Trace::new(true, 10);
+        trace.name_process(UPLINK, UPLINK_PER_SSD);
+        trace.name_track(UPLINK, 0, "SSD 0 DMA".to_string());
+        let doc: serde_json::Value = serde_json::from_str(&trace.to_json()).unwrap();
+        let names: Vec<&str> = doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "process_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, [UPLINK_PER_SSD]);
     }
 }
