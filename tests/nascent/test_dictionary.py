@@ -1,6 +1,10 @@
 """Dictionary encoding, renumbering and the generic sort (spec §8, Fig. 5(b), §13.6, §13.8)."""
 
+from typing import Any
+
 import numpy as np
+import polars as pl
+import pyarrow as pa
 import pytest
 
 from ndpkit.errors import ModelError
@@ -120,6 +124,29 @@ def test_unsortable_values_are_model_errors() -> None:
         renumber(np.array(["a", "b", "a"]))
     with pytest.raises(ModelError, match="one-dimensional"):
         encode(np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pa.array([2**53 + 1, 2**53, None], pa.int64()),
+        lambda: pa.chunked_array([[2**53 + 1], [2**53, None]]),
+        lambda: pl.Series([2**53 + 1, None, 2**53]),
+        lambda: np.ma.masked_array([2**53 + 1, 0, 2**53], mask=[False, True, False]),
+    ],
+    ids=["arrow", "arrow-chunked", "polars", "masked"],
+)
+def test_a_column_with_nulls_is_refused_not_sorted_as_other_values(make: Any) -> None:
+    """np.asarray turned an Arrow or Polars integer column with a null into floats (2^53 + 1
+    became 2^53, a tie, and the values came back changed) with the null as NaN, first in a
+    descending sort; a masked array lost its mask. Without the nulls the values are exact."""
+    with pytest.raises(ModelError, match=r"1 null\(s\)"):
+        generic_sort(make())
+    with pytest.raises(ModelError, match="null"):
+        encode(make())
+    exact = generic_sort(pa.array([2**53 + 1, 2**53], pa.int64()), tie_break="value_then_index")
+    assert exact.values.tolist() == [2**53, 2**53 + 1]
+    assert exact.indices.tolist() == [1, 0]
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])

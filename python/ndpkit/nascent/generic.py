@@ -114,7 +114,8 @@ def generic_sort(
 
     Raises ModelError for a column the hardware path cannot take: more than 2^16 distinct
     values (it would not be dictionary encoded), values that cannot be ordered or moved as
-    bytes.
+    bytes, nulls (an Arrow array's, a Polars Series', a masked array's), which numpy would
+    make NaN or the masked value.
     """
     encoded = encode(column)
     renumbered = renumber(encoded.dictionary)
