@@ -150,6 +150,20 @@ def test_a_column_with_nulls_is_refused_not_sorted_as_other_values(make: Any) ->
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+def test_value_then_index_orders_long_doubles_finer_than_float64(descending: bool) -> None:
+    """Values that differ below float64's precision (long doubles 2^-60 apart) are distinct:
+    they were one equality class, so "value_then_index" left them in row order, unsorted."""
+    one = np.longdouble(1)
+    column = np.array([one + np.longdouble(2**-60), one, one + np.longdouble(2**-61), one + 1])
+    if column[0] == column[1]:
+        pytest.skip("this platform's long double is float64")
+    r = generic_sort(column, tie_break="value_then_index", descending=descending)
+    expected = np.argsort(-column if descending else column, kind="stable")
+    assert r.indices.tolist() == expected.tolist()
+    assert r.values.tolist() == column[expected].tolist()
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
 @pytest.mark.parametrize("budget", [URAM_BYTES, 0], ids=["fpga-decode", "host-decode"])
 def test_value_then_index_keeps_equal_zeros_and_nans_in_row_order(
     descending: bool, budget: int

@@ -159,7 +159,8 @@ def equality_classes(sorted_values: NDArray[Any]) -> NDArray[np.uint32]:
     n = len(sorted_values)
     if n == 0 or sorted_values.dtype.kind != "f":
         return np.arange(n, dtype=np.uint32)
-    v = sorted_values.astype(np.float64)
+    # In the values' own precision: as float64, long doubles 2^-60 apart were one class.
+    v = sorted_values
     same = (v[1:] == v[:-1]) | (np.isnan(v[1:]) & np.isnan(v[:-1]))
     return np.concatenate([[0], np.cumsum(~same)]).astype(np.uint32)
 
