@@ -547,6 +547,39 @@ def test_a_directory_whose_files_differ_names_the_file_and_column(
     assert str(folder / "p1.parquet") in str(caught.value)
 
 
+@pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
+@pytest.mark.parametrize("dictionary_first", [True, False], ids=["dict-first", "plain-first"])
+def test_shards_with_dictionary_and_plain_strings_sort_as_strings(
+    tmp_path: Path, descending: bool, dictionary_first: bool
+) -> None:
+    """One shard's dictionary<string> (pyarrow's; Polars reads it as Categorical) beside
+    another's plain strings is one string column, as DuckDB reads it: it was refused as
+    shards whose types differ."""
+    folder = tmp_path / "table"
+    folder.mkdir()
+    words = [["b", "a", None, "zz"], ["a", "é", "", "b"]]
+    shards = [
+        pa.table(
+            {
+                "k": pa.array(w).dictionary_encode() if (j == 0) == dictionary_first else w,
+                "s": pa.array(w[::-1]).dictionary_encode() if j == 1 else w[::-1],
+                "rid": [4 * j + i for i in range(4)],
+            }
+        )
+        for j, w in enumerate(words)
+    ]
+    for j, shard in enumerate(shards):
+        pq.write_table(shard, folder / f"p{j}.parquet")
+    out = tmp_path / "sorted.parquet"
+    sort_parquet(folder, out, "k", descending=descending)
+    query = (
+        f"SELECT rid, k, s FROM read_parquet('{folder}/*.parquet') "
+        f"ORDER BY k {'DESC' if descending else 'ASC'}, rid"
+    )
+    got = pq.read_table(out).select(["rid", "k", "s"]).to_pylist()
+    assert [tuple(r.values()) for r in got] == duckdb.sql(query).fetchall()
+
+
 def _wide_keys(rows: int) -> pa.Table:
     """Three key types with `rows` distinct values each (every row's own), in shuffled order,
     and 10 % nulls, which no dictionary holds."""

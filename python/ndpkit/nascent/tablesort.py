@@ -1040,6 +1040,11 @@ def _merged_type(ours: Any, theirs: Any) -> Any:
         return theirs
     if theirs == pl.Null:
         return ours
+    if {_string_kind(ours), _string_kind(theirs)} == {"categorical", "string"}:
+        # One shard's dictionary<string> (pyarrow's Arrow schema in the footer makes it
+        # Categorical) beside another's plain strings: the same Parquet strings, which
+        # DuckDB reads alike; as String both keep every value.
+        return pl.String
     if isinstance(ours, pl.Datetime) and isinstance(theirs, pl.Datetime):
         # One shard's INT96 (read in microseconds) beside another's timestamp[ns]: the
         # coarser unit holds both (DuckDB reads them alike), the finer one is truncated.
@@ -1069,8 +1074,16 @@ def _merged_type(ours: Any, theirs: Any) -> Any:
     return None
 
 
+def _string_kind(dtype: Any) -> str | None:
+    """ "categorical", "string", or None for any other type."""
+    if isinstance(dtype, pl.Categorical):
+        return "categorical"
+    return "string" if dtype == pl.String else None
+
+
 def _typed(frame: pl.DataFrame, types: dict[str, Any]) -> pl.DataFrame:
-    """`frame` with its Null parts cast to the types the other files give them."""
+    """`frame` with its Null parts cast to the types the other files give them (and its
+    Categorical strings to String where another file's are plain)."""
     # By position: `pl.col(name)` reads a name such as '^x$' as a pattern.
     return frame.with_columns(
         pl.nth(i).cast(types[name])
