@@ -92,8 +92,9 @@ def test_sort_json_reports_stages_and_devices(ndpkit, table: Path, tmp_path: Pat
     ("args", "message"),
     [
         (["--by", "nope"], "--by: no column 'nope'"),
-        (["--by", "mode", "--engine", "gpu"], "--engine: choose one of host, nascent2"),
-        (["--by", "mode", "--compression", "brotli"], "--compression"),
+        # The value given, too: the message named only the choices.
+        (["--by", "mode", "--engine", "gpu"], "--engine: unknown engine 'gpu'; choose one of"),
+        (["--by", "mode", "--compression", "brotli"], "--compression: unknown codec 'brotli'"),
         (["--by", "mode", "--devices", "0"], "--devices"),
     ],
 )

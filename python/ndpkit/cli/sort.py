@@ -109,9 +109,14 @@ def sort_cmd(
     radix sort in O(n) passes; the rows then follow by Arrow's gather (the shuffle)."""
     with user_errors():
         if engine not in ENGINES:
-            raise SpecError(f"choose one of {', '.join(ENGINES)}", field="--engine")
+            raise SpecError(
+                f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}", field="--engine"
+            )
         if compression not in _COMPRESSIONS:
-            raise SpecError(f"choose one of {', '.join(_COMPRESSIONS)}", field="--compression")
+            raise SpecError(
+                f"unknown codec {compression!r}; choose one of {', '.join(_COMPRESSIONS)}",
+                field="--compression",
+            )
         out_path = _check_out(out, source, partitions=not merge)
         if not overwrite and (out_path.exists() or out_path.is_symlink()):
             raise SpecError(
