@@ -1,6 +1,10 @@
 """The bitonic sort kernel against numpy and the spec's vectors (§4.3, §13.1–13.3, §13.7)."""
 
+from typing import Any
+
 import numpy as np
+import polars as pl
+import pyarrow as pa
 import pytest
 
 from ndpkit.errors import ModelError, SpecError
@@ -138,3 +142,21 @@ def test_bad_input() -> None:
         geometry(8, 8, key_bits=16)
     with pytest.raises(SpecError):
         network(12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.ma.masked_array(np.array([3, 0, 2], np.int64), mask=[False, True, False]),
+        lambda: pa.array([3, None, 2], pa.int64()),
+        lambda: pl.Series([3, None, 2], dtype=pl.Int64),
+    ],
+    ids=["masked", "arrow", "polars"],
+)
+def test_keys_with_nulls_are_refused_as_nulls(make: Any) -> None:
+    """A masked array was sorted by the values under its mask (the null first here); an
+    Arrow or Polars integer column with a null was refused as float64 keys, which it is not."""
+    with pytest.raises(ModelError, match=r"1 null\(s\)"):
+        argsort(make())
+    exact = argsort(pa.array([3, 2], pa.int64()), tie_break="value_then_index")
+    assert exact.indices.tolist() == [1, 0]

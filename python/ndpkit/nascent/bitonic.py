@@ -277,6 +277,19 @@ def network(n: int) -> list[Comparator]:
     return [Comparator(*c) for c in _core.bitonic_network(n)]
 
 
+def null_count(values: Any) -> int:
+    """How many nulls a column holds that `np.asarray` would quietly turn into values: an
+    Arrow array's or a Polars Series' (NaN, the whole integer column then floats, which past
+    2^53 are no longer the values given) and a masked array's masked entries (their
+    underlying values)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return int(np.count_nonzero(values.mask))
+    count = getattr(values, "null_count", None)
+    if callable(count):  # Polars' Series.null_count(); Arrow's is an attribute
+        count = count()
+    return count if isinstance(count, int) else 0
+
+
 def argsort(
     keys: NDArray[Any],
     *,
@@ -291,7 +304,8 @@ def argsort(
 
     uint32/uint64 are sorted as they are; int32/int64 through the order-preserving sign-bit
     flip. Raises SpecError for bad parameters and ModelError for keys the kernel cannot
-    sort (other dtypes, not one-dimensional, more than 2^32 − 1 elements).
+    sort (other dtypes, not one-dimensional, more than 2^32 − 1 elements, nulls: an Arrow
+    array's, a Polars Series', a masked array's).
     """
     _check_geometry(p, l)
     if tie_break not in get_args(TieBreak):
@@ -301,6 +315,12 @@ def argsort(
             field="tie_break",
         )
     _check_merge(dram_merge, merge_ways)
+    nulls = null_count(keys)
+    if nulls:
+        raise ModelError(
+            f"the keys hold {nulls} null(s): the sort kernel sorts values, and a null would "
+            "be sorted as NaN or as the value under its mask; drop the nulls first"
+        )
     array = np.asarray(keys)
     if array.ndim != 1:
         raise ModelError(f"the sort kernel sorts one-dimensional keys, got shape {array.shape}")

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ndpkit.errors import ModelError
+from ndpkit.nascent.bitonic import null_count
 from ndpkit.nascent.decoder import DecodeCounts, decode
 
 MAX_DISTINCT = 1 << 16
@@ -68,21 +69,8 @@ class Renumbered:
         return int(self.mapping.nbytes)
 
 
-def _nulls(values: Any) -> int:
-    """How many nulls a column holds that `np.asarray` would quietly turn into values: an
-    Arrow array's or a Polars Series' (NaN, the whole integer column then floats, which past
-    2^53 are no longer the values given) and a masked array's masked entries (their
-    underlying values)."""
-    if isinstance(values, np.ma.MaskedArray):
-        return int(np.count_nonzero(values.mask))
-    count = getattr(values, "null_count", None)
-    if callable(count):  # Polars' Series.null_count(); Arrow's is an attribute
-        count = count()
-    return count if isinstance(count, int) else 0
-
-
 def _column(values: Any, what: str) -> NDArray[Any]:
-    nulls = _nulls(values)
+    nulls = null_count(values)
     if nulls:
         raise ModelError(
             f"{what} holds {nulls} null(s): the generic sort orders values, and a null "
