@@ -195,15 +195,18 @@ def write_atomic(path: Path, content: str | bytes) -> None:
 
 
 @contextmanager
-def replacing(path: Path, *, overwrite: bool = True) -> Iterator[Path]:
+def replacing(path: Path, *, overwrite: bool = True, field: str | None = None) -> Iterator[Path]:
     """A temporary sibling of `path` to build a file or a directory in. On success it takes
     `path`'s place with a rename (an old directory there is removed after); on any error
     it is deleted, so `path` is either the old content or the whole new one. Without
     `overwrite` it takes the place only if it is still free (`put_new`): another run may
-    have written `path` since the caller checked."""
+    have written `path` since the caller checked. `field` (an option such as `--out`)
+    names where `path` came from in a failed write's error."""
     path = destination(path)
     if not path.parent.is_dir():  # before a writer names its temporary file in an error
-        raise SpecError(f"cannot write: no directory {str(path.parent)!r}", source=str(path))
+        raise SpecError(
+            f"cannot write: no directory {str(path.parent)!r}", source=str(path), field=field
+        )
     tmp = temporary_sibling(path)
     try:
         yield tmp
@@ -214,7 +217,9 @@ def replacing(path: Path, *, overwrite: bool = True) -> Iterator[Path]:
                 put_new(tmp, path)
     except OSError as exc:
         _remove(tmp)
-        raise SpecError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None
+        raise SpecError(
+            f"cannot write: {exc.strerror or exc}", source=str(path), field=field
+        ) from None
     except BaseException:  # SpecError, KeyboardInterrupt, a writer's own error
         _remove(tmp)
         raise

@@ -854,7 +854,8 @@ def test_valid_parquet_polars_cannot_load_names_the_column(
 def test_a_full_disk_under_polars_writer_is_one_error_not_a_traceback(
     table_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Polars reports ENOSPC as a ComputeError ending in "(os error 28)"."""
+    """Polars reports ENOSPC as a ComputeError ending in "(os error 28)". The error names
+    the file and the option it came from, as every other --out error does."""
 
     def full(self: pl.DataFrame, *_: object, **__: object) -> None:
         raise pl.exceptions.ComputeError("failed to write: No space left (os error 28)")
@@ -863,7 +864,8 @@ def test_a_full_disk_under_polars_writer_is_one_error_not_a_traceback(
     out = tmp_path / "sorted.parquet"
     with pytest.raises(SpecError, match="cannot write: No space left on device") as caught:
         sort_parquet(table_file, out, "i64")
-    assert caught.value.source == str(out)
+    assert (caught.value.source, caught.value.field) == (str(out), "--out")
+    assert str(caught.value).startswith(f"{out}: --out: cannot write: ")
     assert list(tmp_path.iterdir()) == []  # no temporary file left
 
 

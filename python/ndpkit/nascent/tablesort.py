@@ -1356,7 +1356,7 @@ def write_sorted(
     in errors."""
     if not partitions and len(outputs) != 1:
         raise ValueError(f"one table goes to a file, not {len(outputs)}")
-    with replacing(out, overwrite=overwrite) as tmp:
+    with replacing(out, overwrite=overwrite, field="--out") as tmp:
         if not partitions:
             _write_frame(outputs[0], tmp, compression, schema, source)
             return
