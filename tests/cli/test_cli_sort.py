@@ -34,6 +34,9 @@ def test_sort_writes_what_duckdb_orders(ndpkit, table: Path, tmp_path: Path) -> 
         "ORDER BY mode DESC, file_row_number"
     ).fetchall()
     assert pq.read_table(out).column("rid").to_pylist() == [r[0] for r in expected]
+    # The schema row says what Polars' writer does to any table: it said "(large_string,
+    # nullable)", which read as this table's key type.
+    assert "Polars' (strings as large_string, every column nullable)" in result.stdout
 
 
 def test_keep_schema_writes_the_input_types(ndpkit, table: Path, tmp_path: Path) -> None:

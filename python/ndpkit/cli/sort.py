@@ -153,7 +153,9 @@ def _tables(report: SortReport, out: str) -> list[Table]:
         ("gather", "skipped: already in order" if report.already_sorted else "done"),
         (
             "schema",
-            "the input's" if report.schema == "input" else "Polars' (large_string, nullable)",
+            "the input's"
+            if report.schema == "input"
+            else "Polars' (strings as large_string, every column nullable)",
         ),
         ("out", out),
     ]
