@@ -191,6 +191,36 @@ def test_he_leaves_a_constant_image_alone() -> None:
     assert np.array_equal(apply_luts(image, luts), image)
 
 
+@pytest.mark.parametrize("level", [0, 5, 255])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (7, 1), (4, 4)], ids=str)
+def test_he_one_grey_level_is_kept_where_scikit_image_makes_it_white(
+    level: int, shape: tuple[int, int]
+) -> None:
+    """The difference from scikit-image that docs/kernels.md states: a constant image (a
+    1×1 one, all 0, all 255) keeps its levels here; `equalize_hist` maps it to 1.0."""
+    image = np.full(shape, level, np.uint8)
+    for name in ("he", "he-remap"):
+        result = _run(KERNELS[name], image[None], 1)
+        equalised = apply_luts(image[None], result) if name == "he" else result
+        assert np.array_equal(equalised[0], image)
+    assert np.all(exposure.equalize_hist(image, nbins=256) == 1.0)
+
+
+def test_he_two_grey_levels_go_to_0_and_255_after_scikit_images_shift_is_undone() -> None:
+    """Two levels, the bright one rare: this LUT sends them to 0 and 255; scikit-image maps
+    the dark one to cdf/N (63/64 here), and equals this LUT only once that shift is undone."""
+    image = np.full((8, 8), 10, np.uint8)
+    image[3, 5] = 200
+    luts = _run(KERNELS["he"], image[None], 1)
+    ours = apply_luts(image[None], luts)[0]
+    assert set(np.unique(ours).tolist()) == {0, 255}
+    theirs = exposure.equalize_hist(image, nbins=256)
+    lowest = theirs.min()
+    assert lowest == np.count_nonzero(image == 10) / image.size
+    undone = np.floor(255 * (theirs - lowest) / (1 - lowest) + 0.5)
+    assert np.array_equal(ours, undone)
+
+
 # --- binarisation ---------------------------------------------------------------------------
 
 

@@ -17,7 +17,9 @@ LUT convention (Wikipedia's, integer-exact, round half up):
 where cdf is the cumulative histogram, N the pixel count and cdf_min the count of the
 darkest grey level present. A constant image (N = cdf_min) has nothing to equalise: its LUT
 is the identity. scikit-image's `equalize_hist` maps v to cdf[v] / N instead (no cdf_min
-shift); after undoing that shift it agrees with this LUT to ±1 grey level.
+shift); after undoing that shift it agrees with this LUT to ±1 grey level. An image of one
+grey level is the exception: scikit-image maps it to 1.0 (white) everywhere, this LUT leaves it
+as it is.
 
 Both splits emit one fixed-shape row per image (`RowKernel`: a 256-count histogram, or the
 equalised image), so a runtime may have the device write it in place (`device_into`) and
