@@ -262,6 +262,30 @@ def test_equidistant_point_goes_to_the_first_centre():
     np.testing.assert_array_equal(sums.sums, [[0.0, 3.0], [0.5, 0.0]])
 
 
+@pytest.mark.parametrize(
+    ("point", "centres"),
+    [
+        ([7.0, 9.0], [[6.2, 8.5], [7.8, 9.5]]),
+        ([4.0, 5.0, 7.0], [[4.9, 4.1, 6.3], [3.1, 5.9, 7.7]]),
+    ],
+)
+def test_assign_labels_breaks_an_exact_tie_as_the_device_does(point, centres):
+    """The point is as far from both centres (0.89, 2.11, in exact arithmetic), which are off
+    the 2⁻¹⁶ grid (as a run's means are): the device's rounded score picks one, and
+    `assign_labels` must pick the same, or its labels' counts are not the result's. Its BLAS
+    scores picked the other."""
+    points = np.array([point], np.float32)
+    centres = np.array(centres)
+    distances = cdist(points.astype(np.float64), centres, "sqeuclidean")[0]
+    assert distances[0] == pytest.approx(distances[1], rel=1e-12)  # a tie up to rounding
+    kernel = KMeansKernel(features=len(point), clusters=2)
+    state = kernel.init({"init_centres": centres, "max_iter": 1, "tol_sq": 0.0})
+    device_counts = kernel.device(points, state, 0).counts
+    np.testing.assert_array_equal(
+        np.bincount(assign_labels(points, centres), minlength=2), device_counts
+    )
+
+
 def test_labels_follow_the_device_rule(data_sets):
     data, params, _ = data_sets[0]
     result = run_in_memory(KERNEL, data, params, 5000)
