@@ -194,7 +194,7 @@ def test_big_endian_float32_points_are_scored_as_native_ones() -> None:
     assert np.array_equal(labels, run_in_memory(LC, data, params, 7))
     LC.check(labels, LC.reference(swapped, params))
     state = LC.init(params)
-    for points in (swapped, swapped[::2]):  # the Rust loop, and BLAS for a strided chunk
+    for points in (swapped, swapped[::2]):  # the Rust loop, on a copy of a strided chunk
         (dots,) = LC.device(points, state, 0)[0]
         (want,) = LC.device(np.ascontiguousarray(points, np.float32), state, 0)[0]
         assert dots.dtype == np.float32
@@ -258,6 +258,38 @@ def test_many_steps_from_any_alignment_are_summed_in_order(start: int) -> None:
     dots = _scores(points, weights)
     np.testing.assert_array_equal(dots.view(np.uint32), _in_order(points, weights).view(np.uint32))
     _assert_within_rounding(dots, points, weights)
+
+
+@pytest.mark.parametrize("layout", ["fortran", "column slice", "every other row"])
+def test_points_of_any_layout_get_the_in_order_scores_in_any_chunking(layout: str) -> None:
+    """A pandas frame's values are Fortran-ordered and a table's first 8 columns a strided
+    view: such chunks went to BLAS, whose order is its own, and points near the boundary
+    were labelled by the chunk size (hundreds of 2,003 here)."""
+    rng = np.random.default_rng(5)
+    weights = rng.standard_normal(8).astype(np.float32)
+    w64 = weights.astype(np.float64)
+    near = rng.standard_normal((N_POINTS, 8))
+    near -= np.outer(near @ w64 / (w64 @ w64), w64)  # scores of about 0: rounding decides
+    points = near.astype(np.float32)
+    if layout == "fortran":
+        given = np.asfortranarray(points)
+    elif layout == "column slice":
+        given = np.zeros((N_POINTS, 12), np.float32)
+        given[:, :8] = points
+        given = given[:, :8]
+    else:
+        given = np.repeat(points, 2, axis=0)[::2]
+    assert not given.flags.c_contiguous
+    params = {"weights": weights, "bias": np.float32(0)}
+    want = _in_order(points, weights) > 0
+    for chunk in (1, 7, N_POINTS):
+        labels = run_in_memory(LC, given, params, chunk)
+        np.testing.assert_array_equal(labels, want.view(np.uint8))
+    state = LC.init(params)
+    np.testing.assert_array_equal(_scores(given, weights), _in_order(points, weights))
+    out = np.empty(N_POINTS, np.float32)
+    LC.device_into(given, state, 0, out)
+    np.testing.assert_array_equal(out, _in_order(points, weights))
 
 
 def test_special_values_give_the_in_order_scores() -> None:

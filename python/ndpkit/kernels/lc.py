@@ -11,7 +11,9 @@ Conventions (the paper leaves f and the weights open):
   transpose and prefetch), summed **feature by feature in order**, s = ((x₀w₀ + x₁w₁) + x₂w₂)
   + …, each product and sum rounded to float32 (no FMA). That is within Higham's bound
   γ₈·Σ|xⱼwⱼ| of the exact dot, as BLAS's sgemv (another order) is. A chunk that is not
-  C-contiguous, or an output that is not, goes to BLAS instead.
+  C-contiguous (a column slice of a wider table, a pandas frame's Fortran-ordered values) is
+  copied first, so every point gets the same score whatever its chunk and layout (BLAS, which
+  took such chunks, labelled points near the boundary by the chunk size).
 - The scores are **rows** (`row_spec`): a runtime may have the device write them in place
   (`device_into`) into one output the host reads, with no merge or concatenation; the host
   takes a single segment as it is.
@@ -103,8 +105,9 @@ class LinearClassifier(RowKernel):
     def device(self, chunk: np.ndarray, state: Any, offset: int) -> Parts:
         """w·x in float32, in one pass over the chunk (see the module doc for the order)."""
         points, weights = _points(chunk), _weights(state)
-        if not points.flags.c_contiguous:
-            return {offset: (points @ weights,)}
+        # A copy where the chunk is not C-contiguous, aligned and native: BLAS, which took
+        # such a chunk, sums in its own order, so a pandas frame's (Fortran-ordered) points
+        # near the boundary were labelled by the chunk size and the layout.
         dots: np.ndarray = _core.dot_f32(native_input(points, np.float32), weights)
         return {offset: (dots,)}
 
@@ -116,10 +119,8 @@ class LinearClassifier(RowKernel):
         given the scores truncated, and a (1, n) one took them, as the image kernels refuse."""
         points, weights = _points(chunk), _weights(state)
         rows_out(out, (len(points),), np.float32, self.name)
-        if not points.flags.c_contiguous:
-            np.matmul(points, weights, out=out)
-            return
-        points = native_input(points, np.float32)  # a copy only where it is misaligned
+        # a copy only where it is not C-contiguous, aligned and native (see `device`)
+        points = native_input(points, np.float32)
         flags = out.flags
         in_place = flags.c_contiguous and flags.aligned and flags.writeable
         if out.dtype == np.float32 and out.ndim == 1 and in_place:
