@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ndpkit.runtime.dataset as runtime_dataset
 from ndpkit.errors import NdpkitError
 from ndpkit.kernels import get_kernel
 from ndpkit.runtime import LocalExecutor, ShardError, generate_dataset, open_dataset
-from ndpkit.runtime.dataset import corrupt_shard
+from ndpkit.runtime.dataset import RecordLayout, corrupt_shard, shard_chunks
+from ndpkit.runtime.executor import _resized, _Shard, _shown, _Task
 
 
 def test_two_threads_share_an_executor_in_turns(tmp_path: Path) -> None:
@@ -216,3 +218,27 @@ def test_verify_names_a_corrupt_shard_before_a_kernel_refuses_its_data(
         f"{victim} (records {shard.offset} to {last} of the data set): "
     ), str(refused.value)
     assert f"point {shard.offset + 3} " in str(refused.value)
+
+
+def test_a_worker_error_names_the_shard_as_opened_in_its_detail_and_clauses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker opens a shard by its absolute path, and a library's report quoted in the
+    error's detail names that path (pyarrow's "Failed to open local file '/abs/…'" of a
+    Parquet shard removed after its size was checked): the detail names it as the data set
+    was opened too, as does the clause a dead worker's error gives of a shard that is gone."""
+    monkeypatch.chdir(tmp_path)
+    shown = str(Path("ds") / "device-00" / "shard-00000.parquet")
+    absolute = str(tmp_path / shown)
+    shard = _Shard(absolute, shown, 0, 4, 0, 100, "00000000")
+    layout = RecordLayout(np.dtype(np.float32), (1,), "parquet", ("x",))
+    # removed after the size check: the reader's own report, as the worker raises it
+    monkeypatch.setattr(runtime_dataset, "check_shard_size", lambda path, size: None)
+    with pytest.raises(ShardError) as caught:
+        list(shard_chunks(Path(absolute), shard, layout, 4))
+    assert absolute in caught.value.detail  # what the worker says
+    named = _shown(caught.value, shard)
+    assert named.source == shown
+    assert absolute not in str(named) and str(named).startswith(f"{shown}: "), str(named)
+    task = _Task(get_kernel("lc"), None, 0, (0,), (shard,), layout, 4, False, False, None, None)
+    assert _resized(task) == f" (since then {shown} is gone: changed while it was read)"

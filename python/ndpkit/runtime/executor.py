@@ -1912,10 +1912,12 @@ def _device_pass(
 
 def _shown(exc: ShardError, shard: _Shard) -> ShardError:
     """`exc`, raised for the absolute path the worker opened, naming the shard as the data
-    set was opened instead (as the parent's own checks of the same shard name it)."""
+    set was opened instead (as the parent's own checks of the same shard name it), in its
+    detail too: a library's report quoted there names the file it opened (pyarrow's "Failed
+    to open local file '/abs/…'" of a shard removed as it was read)."""
     if exc.source != shard.path:
         return exc
-    return ShardError(shard.shown, exc.detail)
+    return ShardError(shard.shown, exc.detail.replace(shard.path, shard.shown))
 
 
 def _in_shard(exc: Exception, shard: _Shard) -> Exception:
