@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import Field, ValidationError
 
 from ndpkit.errors import SpecError
 from ndpkit.hw import Engine, Link, StorageDevice
+from ndpkit.hw.spec import Spec
 from ndpkit.profile import Profile, ProfileSet
 
 
@@ -44,3 +46,25 @@ def test_every_spec_is_built_the_same_way() -> None:
     for model in (Engine, StorageDevice, Link, Profile, ProfileSet):
         with pytest.raises(SpecError, match=rf"^{model.__name__}: "):
             model(no_such_field=1)
+
+
+def test_a_part_may_not_override_init() -> None:
+    """Pydantic builds a model that overrides `__init__`, nested in a file's table, by
+    calling its class, whose refusal is then the hand-built one, naming the class where the
+    loader names the file (a SpecError the loader's `except ValidationError` let through)."""
+    with pytest.raises(TypeError, match="Inner overrides __init__"):
+
+        class Inner(Spec):
+            x: int = Field(gt=0)
+
+            def __init__(self, **data: Any) -> None:
+                super().__init__(**data)
+
+    class Checked(Spec):  # the way: a validator, which nested validation runs as it is
+        x: int = Field(gt=0)
+
+    class Outer(Spec):
+        inner: Checked
+
+    with pytest.raises(ValidationError, match=r"inner\.x"):
+        Outer.model_validate({"inner": {"x": -1}})

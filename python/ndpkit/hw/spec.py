@@ -31,7 +31,20 @@ class HandBuilt(BaseModel, metaclass=_RefusedAsSpecs):
     """A model that, built by hand in Python (`Link(bandwidth="-3 GB/s")`), refuses a bad
     value as its file would: one SpecError naming the model and the field, not pydantic's
     report of several lines and links. The loaders validate with `model_validate`, which
-    does not come here, and name the file instead."""
+    does not come here, and name the file instead.
+
+    No subclass may override `__init__`: pydantic then builds it, nested in a file's table,
+    by calling the class, which comes here, and the file's error was this SpecError naming
+    the class, past the loader's `except ValidationError` (which names the file)."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls.__pydantic_custom_init__:
+            raise TypeError(
+                f"{cls.__name__} overrides __init__, which a HandBuilt model may not: "
+                "check its values in a validator"
+            )
 
 
 class Spec(HandBuilt):
