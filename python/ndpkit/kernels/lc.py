@@ -239,7 +239,7 @@ def _gamma(n: int) -> float:
 def _points(chunk: np.ndarray) -> np.ndarray:
     """The chunk's float32 points, in either byte order: big-endian float32 (an astropy FITS
     column, `np.dtype(">f4")`) holds the same values, so it is scored as they are (the Rust
-    loop takes a native copy, BLAS reads it as it is), as k-NN and K-Means take it; it was
+    loop takes a native copy), as k-NN and K-Means take it; it was
     refused as if it were another type."""
     native = chunk.dtype.newbyteorder("=") == np.float32
     shaped = chunk.ndim == 2 and chunk.shape[1] == FEATURES
