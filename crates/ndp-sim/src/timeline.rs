@@ -61,7 +61,8 @@ impl Timeline {
         while end_s > self.bin_s * self.capacity as f64 {
             self.coarsen();
         }
-        let used = ((end_s / self.bin_s).floor() as usize + 1).min(self.capacity);
+        // A run ending on a bin's edge needs no bin after it.
+        let used = ((end_s / self.bin_s).ceil() as usize).clamp(1, self.capacity);
         self.bytes.truncate(used);
     }
 
@@ -106,6 +107,11 @@ mod tests {
         assert_eq!(t.bin_s, 4.0);
         assert_eq!(t.bytes, [8.0, 0.0, 0.0]);
         assert!(t.bin_s * t.bytes.len() as f64 >= 10.0);
+        // Ending on a bin's edge (12 s = 3 bins of 4 s): no empty bin after it.
+        let mut t = Timeline::new(4, 1.0);
+        t.record_span(0.0, 1.0, 8.0);
+        t.finish(12.0);
+        assert_eq!(t.bytes.len(), 3);
     }
 
     #[test]
