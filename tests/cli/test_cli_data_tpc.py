@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from cli_errors import one_error_line
+from typer.testing import CliRunner
+
+from ndpkit.cli.commands import app
 
 
 def test_tpch_writes_tables_and_a_summary(ndpkit, tmp_path: Path) -> None:
@@ -223,3 +227,20 @@ def test_tpch_tables_take_a_trailing_comma_as_every_list_flag_does(ndpkit, tmp_p
     result = ndpkit("data", "tpch", "--sf", "0.01", "--tables", "nation,", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.glob("*.parquet")) == ["nation.parquet"]
+
+
+@pytest.mark.parametrize("command", ["tpch", "tpcc"])
+def test_tables_that_cannot_fit_on_the_disk_are_refused_naming_sf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """In-process, under a disk with 1 MB free: SF 500 started tpchgen-cli on a disk with a
+    quarter of the space it needed."""
+    usage = shutil.disk_usage("/")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: type(usage)(usage.total, 0, 10**6))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["data", command, "--sf", "10", "--out", str(out)])
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: command line: --sf: SF 10 needs at least ")
+    assert f"but {str(tmp_path)!r} has 1 MB free" in line
+    assert list(tmp_path.iterdir()) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import stat
 from pathlib import Path
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ndpkit.errors import SpecError
-from ndpkit.tpc import TPCH_TABLES, generate_tpch, tpch
+from ndpkit.tpc import TPCH_TABLES, generate_tpcc, generate_tpch, tpcc, tpch
 from ndpkit.tpc.shape import LINEITEM_ROWS_AT_SF1
 
 # dbgen's fixed cardinalities per unit of SF (TPC-H clause 4.2.5); lineitem is random.
@@ -339,3 +340,65 @@ def test_an_overwrite_that_cannot_put_a_table_back_does_not_say_none_was_replace
         f"as {old} (Input/output error)" in message
     )
     assert pq.read_metadata(old).num_rows == 100
+
+
+@pytest.mark.parametrize(("given", "meant"), [("LINEITEM", "lineitem"), ("lineitems", "lineitem")])
+def test_an_unknown_table_is_answered_with_the_table_meant(given: str, meant: str) -> None:
+    with pytest.raises(SpecError, match=f"unknown TPC-H table '{given}'") as caught:
+        tpch.tpch_tables([given])
+    assert str(caught.value).endswith(f"; did you mean '{meant}'?")
+
+
+def _small_disk(monkeypatch: pytest.MonkeyPatch, free_bytes: int) -> None:
+    """The file system under every path has `free_bytes` free; generating anything fails."""
+    usage = shutil.disk_usage("/")
+    monkeypatch.setattr(
+        tpch.shutil, "disk_usage", lambda path: type(usage)(usage.total, 0, free_bytes)
+    )
+
+    def generated(*args: object) -> None:
+        raise AssertionError("generated although the tables cannot fit")
+
+    monkeypatch.setattr(tpch, "_run_tool", generated)
+    monkeypatch.setattr(tpcc, "order_line_batches", generated)
+
+
+@pytest.mark.parametrize("table", ["tpch", "tpcc"])
+def test_tables_that_cannot_fit_on_the_disk_are_refused_before_generating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str
+) -> None:
+    """SF 500 started tpchgen-cli on a disk with a quarter of the space it needed."""
+    sf = 100.0
+    need = tpch.tpch_bytes(sf, tpch.TPCH_TABLES) if table == "tpch" else sf * 9_000_000
+    _small_disk(monkeypatch, int(need) // 2)
+    out = tmp_path / "new" / "out"
+    with pytest.raises(SpecError, match=r"SF 100 needs at least .* but .* free") as caught:
+        if table == "tpch":
+            generate_tpch(sf, out)
+        else:
+            generate_tpcc(sf, out)
+    assert caught.value.field == "sf"
+    assert str(tmp_path) in str(caught.value)  # the existing directory the space is on
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tables_that_fit_are_generated_on_a_small_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound is what this run needs, not a fixed amount: SF 0.01's lineitem (~2 MB)
+    fits in 4 MB (a bound of 1.9 MB)."""
+    usage = shutil.disk_usage("/")
+    monkeypatch.setattr(tpch.shutil, "disk_usage", lambda path: type(usage)(usage.total, 0, 4e6))
+    (made,) = generate_tpch(0.01, tmp_path, ["lineitem"])
+    assert made.rows > 0
+    assert tpch.tpch_bytes(0.01, ["lineitem"]) <= made.file_bytes
+
+
+def test_the_space_bound_is_below_what_is_written(tpch_dir: Path, tmp_path: Path) -> None:
+    """`check_room` refuses only runs that cannot fit: its per-SF bytes are no more than
+    the files generated."""
+    for name in TPCH_TABLES:
+        written = (tpch_dir / f"{name}.parquet").stat().st_size
+        assert tpch.tpch_bytes(0.01, [name]) <= written, name
+    made = generate_tpcc(0.1, tmp_path)
+    assert made.file_bytes >= 0.1 * tpcc.PARQUET_BYTES_PER_SF

@@ -45,8 +45,16 @@ from ndpkit.runtime.dataset import (
     resolve_kernel,
 )
 from ndpkit.tpc import GeneratedTable, generate_tpcc, generate_tpch
-from ndpkit.tpc.tpcc import DEFAULT_SEED
-from ndpkit.tpc.tpch import SF_RANGE, TPCH_TABLES, check_scale_factor, sf_text, tpch_tables
+from ndpkit.tpc.tpcc import DEFAULT_SEED, PARQUET_BYTES_PER_SF
+from ndpkit.tpc.tpch import (
+    SF_RANGE,
+    TPCH_TABLES,
+    check_room,
+    check_scale_factor,
+    sf_text,
+    tpch_bytes,
+    tpch_tables,
+)
 from ndpkit.units import Kind, format_si
 
 app = typer.Typer(
@@ -429,6 +437,9 @@ def tpch(
             field="--tables",
             source=COMMAND_LINE,
         )
+        # here too, so that the error names --sf (the library's names `sf`)
+        what = "TPC-H " + ", ".join(names)
+        check_room(out, tpch_bytes(sf, names), what, sf, field="--sf", source=COMMAND_LINE)
         try:
             made = generate_tpch(sf, out, names, overwrite=overwrite, progress=_progress)
         finally:  # also when this run fails: leftovers as big as tables may be why (no space)
@@ -455,6 +466,8 @@ def tpcc(
         check_scale_factor(sf, field="--sf", bounds=SF_RANGE, source=COMMAND_LINE)
         if seed < 0:
             raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
+        need = sf * PARQUET_BYTES_PER_SF
+        check_room(out, need, "TPC-C order_line", sf, field="--sf", source=COMMAND_LINE)
         try:
             made = generate_tpcc(sf, out, seed=seed, overwrite=overwrite, progress=_progress)
         finally:  # also when this run fails, as for tpch

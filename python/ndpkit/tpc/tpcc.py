@@ -51,6 +51,7 @@ from ndpkit.tpc.tpch import (
     GeneratedTable,
     Progress,
     check_out_dir,
+    check_room,
     check_scale_factor,
     directory_path,
     make_out_dir,
@@ -70,6 +71,9 @@ QUANTITY = 5
 MAX_AMOUNT_CENTS = 999_999
 LOAD_TIME = datetime(2000, 1, 1)
 DEFAULT_SEED = 20_250_101
+PARQUET_BYTES_PER_SF = 9_500_000
+"""A lower bound of the Parquet bytes `generate_tpcc` writes per unit of SF (9.64 MB at
+SF 1 with the default seed, 9.64 GB at SF 1000): `check_room` refuses a run that cannot fit."""
 ALPHANUMERIC = np.frombuffer(
     b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", dtype=np.uint8
 )
@@ -132,6 +136,7 @@ def generate_tpcc(
     whole_number(seed, "seed", "an integer ≥ 0", least=0)  # before a directory is made
     out = directory_path(out)  # a str as well (as `analyse` takes one)
     check_out_dir(out)
+    check_room(out, sf * PARQUET_BYTES_PER_SF, "TPC-C order_line", sf)
     target = out / "order_line.parquet"
     # Before generating: a directory in the table's place was found only at the rename,
     # after the whole table was made (minutes at a large SF).

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ndpkit.errors import SpecError, as_path, finite_number
+from ndpkit.errors import SpecError, as_path, closest, finite_number
 from ndpkit.files import (
     cleanup_held,
     destination,
@@ -29,6 +29,7 @@ from ndpkit.files import (
     signals_held,
     temporary_sibling,
 )
+from ndpkit.units import Kind, format_si
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 """The eight TPC-H tables, smallest first (the order tpchgen-cli documents)."""
@@ -91,6 +92,51 @@ def check_scale_factor(
     return sf
 
 
+TPCH_BYTES_PER_SF = {
+    "region": 0, "nation": 0, "supplier": 900_000, "customer": 14_000_000, "part": 7_300_000,
+    "partsupp": 44_000_000, "orders": 59_000_000, "lineitem": 190_000_000,
+}  # fmt: skip
+"""The Parquet bytes tpchgen-cli (4.0.0, Snappy) writes per unit of SF, the least of those
+measured at SF 0.001, 0.01, 0.1 and 1, rounded down (lineitem: 221, 193, 201 and 232 MB per
+SF): a lower bound of what a run needs (`check_room`). Region and nation do not grow with
+SF (2 kB and 3 kB)."""
+
+
+def check_room(
+    out: Path,
+    need_bytes: float,
+    what: str,
+    sf: float,
+    *,
+    field: str = "sf",
+    source: str | None = None,
+) -> None:
+    """Refuse, before anything is generated, a run whose tables (`need_bytes`, a lower
+    bound) cannot fit in the free space where `out` is or will be: SF 500 started
+    tpchgen-cli on a disk with a quarter of the 160 GB it needed, to fail (or fill the
+    disk) minutes later. A file system whose free space cannot be read is not checked."""
+    place = next((path for path in (out, *out.parents) if path.exists()), None)
+    if place is None:
+        return
+    try:
+        free = shutil.disk_usage(place).free
+    except OSError:
+        return
+    if need_bytes > free:
+        raise SpecError(
+            f"SF {sf_text(sf)} needs at least {format_si(need_bytes, Kind.SIZE)} for {what}, "
+            f"but {str(place)!r} has {format_si(free, Kind.SIZE)} free; give a smaller SF "
+            "or a directory on a larger disk",
+            source=source,
+            field=field,
+        )
+
+
+def tpch_bytes(sf: float, names: Sequence[str]) -> float:
+    """A lower bound of the Parquet bytes of `names` at `sf` (`TPCH_BYTES_PER_SF`)."""
+    return sf * sum(TPCH_BYTES_PER_SF[name] for name in names)
+
+
 def sf_text(sf: float) -> str:
     """`sf` as `:g` writes it where that is exact (1e+09, 0.01), else in full: `:g` keeps six
     digits, and tables made at SF 0.0012345678 were said to be at SF 0.00123457. A numpy
@@ -117,8 +163,11 @@ def tpch_tables(
         if not name:
             raise SpecError("an empty table name in the list", source=source, field=field)
         if name not in TPCH_TABLES:
+            # "LINEITEM" or "lineitems" was refused with the list only
+            guess = closest(name, TPCH_TABLES)
             raise SpecError(
-                f"unknown TPC-H table {name!r}; known: {', '.join(TPCH_TABLES)}",
+                f"unknown TPC-H table {name!r}; known: {', '.join(TPCH_TABLES)}"
+                + (f"; did you mean {guess!r}?" if guess else ""),
                 source=source,
                 field=field,
             )
@@ -146,6 +195,7 @@ def generate_tpch(
     out = directory_path(out)  # a str as well (as `analyse` takes one)
     names = tpch_tables(tables)
     check_out_dir(out)
+    check_room(out, tpch_bytes(sf, names), "TPC-H " + ", ".join(names), sf)
     tool = find_tpchgen()
     targets = [out / f"{name}.parquet" for name in names]
     # Checked before any table is generated or moved: a directory in a table's place, found
