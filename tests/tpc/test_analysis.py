@@ -200,3 +200,9 @@ def test_a_missing_table_is_named_before_the_sf_is_checked(tpch_dir: Path, tmp_p
         (tmp_path / f"{name}.parquet").symlink_to(tpch_dir / f"{name}.parquet")
     with pytest.raises(SpecError, match=r"lineitem\.parquet: no such TPC-H table file"):
         analyse(1.0, tmp_path)
+
+
+def test_the_sf_tables_were_not_made_at_is_said_as_given(tpch_dir: Path) -> None:
+    """`:g` keeps six digits: SF 0.0012345678 was said as SF 0.00123457."""
+    with pytest.raises(SpecError, match=r"TPC-H at SF 0\.0012345678 has 1,852 \(these"):
+        analyse(0.0012345678, tpch_dir)

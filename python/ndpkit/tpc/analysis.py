@@ -45,7 +45,13 @@ import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError, check_kinds
 from ndpkit.files import literal_path
-from ndpkit.tpc.tpch import TPCH_TABLES, check_scale_factor, directory_path, generate_tpch
+from ndpkit.tpc.tpch import (
+    TPCH_TABLES,
+    check_scale_factor,
+    directory_path,
+    generate_tpch,
+    sf_text,
+)
 
 ENCODABLE_BELOW = 2**16
 """Spec §3.2: "can be dictionary encoded" means fewer than 2^16 distinct values."""
@@ -421,8 +427,9 @@ def _check_made_at(sf: float, data: TpchData, directory: Path) -> None:
     rows = data["orders"].num_rows
     expected = ORDERS_PER_SF * sf
     if abs(rows - expected) > max(1.0, 0.001 * expected):
+        # the SF as given (`sf_text`): `:g` said SF 0.0012345678 as "SF 0.00123457"
         raise SpecError(
-            f"holds {rows:,} orders, TPC-H at SF {sf:g} has {round(expected):,} (these "
+            f"holds {rows:,} orders, TPC-H at SF {sf_text(sf)} has {round(expected):,} (these "
             f"tables look made at SF {rows / ORDERS_PER_SF:g}); give the SF they were made at",
             source=str(directory / "orders.parquet"),
         )
