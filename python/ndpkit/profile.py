@@ -79,6 +79,10 @@ NO_HOST_STAGE = math.inf
 """A host-part rate for a kernel whose host part has nothing to do (no host stage)."""
 CPB_DECIMALS = 4
 """RISP Table I prints CPB to 4 decimals; the derived value is rounded the same way."""
+CPB_AGREEMENT = 1e-3
+"""How far a profile's cycles_per_byte may be from its cpi x ipb x frequency_ratio when it
+gives both: CPB rounded for print (72.38 for Table I's 72.375667) agrees; another kernel's
+does not."""
 _CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 """Unknown keys are typos; TOML's `inf` and JSON's `Infinity` are no measurement."""
 
@@ -198,6 +202,20 @@ class Profile(HandBuilt):
         metrics = (self.cpi, self.ipb, self.frequency_ratio)
         if any(m is not None for m in metrics) and any(m is None for m in metrics):
             raise ValueError("give all three of cpi, ipb and frequency_ratio, or none")
+        if self.cycles_per_byte is not None and self.cpi is not None:
+            # Both ways of giving CPB: the time used cycles_per_byte and R3's instruction
+            # energy IPB, so a pair that disagrees was a silent mix of two kernels.
+            product = math.prod(m for m in metrics if m is not None)
+            if not math.isclose(
+                self.cycles_per_byte,
+                product,
+                rel_tol=CPB_AGREEMENT,
+                abs_tol=0.5 * 10**-CPB_DECIMALS,
+            ):
+                raise ValueError(
+                    f"cycles_per_byte ({self.cycles_per_byte:g}) disagrees with cpi x ipb x "
+                    f"frequency_ratio ({product:g} cycles per byte); give one or the other"
+                )
         if self.cycles_per_byte is None and self.host_cycles_per_byte == 0:
             # Rounded like Table I, a product below 0.00005 became 0 cycles per byte, and
             # the host's rate f x cores / CPB a ZeroDivisionError deep in the model.

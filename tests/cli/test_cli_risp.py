@@ -512,7 +512,9 @@ def test_reproduce_risp_rejects_units(run) -> None:
 
 
 def test_reproduce_risp_rejects_units_as_option(run) -> None:
-    assert_usage_error(run("reproduce", "risp", "--tables", "I", "-o", "units=binary"), "units")
+    line = assert_usage_error(run("reproduce", "risp", "--tables", "I", "-o", "units=binary"))
+    # named as the flag the user typed, as every other -o error is ("units:" named nothing)
+    assert line.startswith("error: command line: --option units: risp reports decimal GB"), line
 
 
 def test_reproduce_option_ru_time_reaches_the_model(run, risp_doc) -> None:
@@ -865,6 +867,12 @@ def test_user_in_storage_platform_plans(run, tmp_path: Path) -> None:
             '[apps.sobel]\ndata_size = "1 GB"\nalpha = 2\ncpi = 0.5\n',
             ("apps.sobel", "cpi, ipb and frequency_ratio"),
         ),
+        (  # CPB 7 beside cpi x ipb x ratio = 5.5: the time used 7, R3's energy IPB 10
+            "--profiles",
+            '[apps.sobel]\ndata_size = "1 GB"\nalpha = 2\ncycles_per_byte = 7\n'
+            "cpi = 0.5\nipb = 10\nfrequency_ratio = 1.1\n",
+            ("apps.sobel", "cycles_per_byte (7) disagrees", "(5.5 cycles per byte)"),
+        ),
     ],
 )
 def test_bad_user_files_exit_2(
@@ -875,6 +883,29 @@ def test_bad_user_files_exit_2(
     other = ("--profiles", "risp") if flag == "-p" else ("-p", "risp-64ch")
     result = run("plan", flag, str(path), *other, "-a", "sobel")
     assert_usage_error(result, str(path), *needles)
+
+
+def test_cycles_per_byte_beside_the_metrics_it_rounds_is_accepted(run, tmp_path: Path) -> None:
+    """Table I's K-Means: CPB 72.38 (the unrounded product 72.375667, printed to 2 dp) given
+    with its cpi, ipb and frequency ratio is the same kernel; the host runs at the CPB given."""
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        '[apps.km]\ndata_size = "0.3 GB"\nalpha = 3.6466\ncycles_per_byte = 72.38\n'
+        "cpi = 0.502\nipb = 131.5462\nfrequency_ratio = 1.096\n"
+    )
+    e = estimate(run, "-p", "risp-baseline", "-a", "km", "--profiles", str(path))
+    assert e["t_cpu_s"] == pytest.approx(72.38 * 0.3e9 / HOST_HZ, rel=REL)
+
+
+def test_instruction_energy_without_ipb_names_the_profile_file(run, tmp_path: Path) -> None:
+    """R3 `instructions` on a profile that gives cycles_per_byte only: the error names the
+    file and the app's table, as every other bad profile does (it named the app only)."""
+    path = tmp_path / "mine.toml"
+    path.write_text('[apps.mine]\ndata_size = "1 GB"\nalpha = 2\ncycles_per_byte = 6.5\n')
+    args = ("-p", "risp-baseline", "-a", "mine", "--profiles", str(path))
+    result = run("estimate", *args, "-o", "cpu_energy=instructions")
+    line = assert_usage_error(result, "cpu_energy=instructions", "cycles")
+    assert line.startswith(f"error: {path}: apps.mine.ipb: no ipb"), line
 
 
 # --- ndpkit platforms --------------------------------------------------------------------------

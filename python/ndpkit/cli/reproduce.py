@@ -164,7 +164,7 @@ def reproduce_cmd(
                 raise SpecError(
                     "risp reports decimal GB (R2); read the inputs as binary with --inputs binary",
                     source="command line",
-                    field="units",
+                    field="--option units",  # as every other -o error names it
                 )
             settings = {
                 "inputs": choice("--inputs", inputs or "decimal", risp.InputUnits),

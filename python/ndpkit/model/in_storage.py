@@ -378,7 +378,13 @@ def _host_cpu_energy_j(platform: Platform, profile: Profile, options: Options) -
         return 0.0
     if options.cpu_energy == "instructions":
         if profile.ipb is None:
-            raise ModelError(f"profile {profile.app!r} has no ipb for cpu_energy=instructions")
+            # Named where the profile came from (a file's apps.NAME), not only by its app.
+            source, field = profile.where("ipb")
+            raise ModelError(
+                f"{source}: {field}: no ipb (instructions per byte) to price the host CPU "
+                "by under cpu_energy=instructions (EPC x IPB x D); give cpi, ipb and "
+                "frequency_ratio, or use cpu_energy=cycles"
+            )
         return epc * profile.ipb * profile.data_bytes
     cpb = profile.host_cycles_per_byte
     if cpb is None:
