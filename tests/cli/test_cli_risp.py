@@ -747,6 +747,26 @@ def test_plan_note_names_the_cells_configured(run) -> None:
     assert "the host policy's 16 cells" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--time-model", "channels_off"), "--time-model channels_off"),
+        (("--policy", "power", "--power-budget", "3W"), "--policy power (channels_off)"),
+    ],
+)
+def test_plan_grouping_under_channels_off_is_refused(run, args, needle) -> None:
+    """No channels share a cell under channels_off: --grouping ceil was accepted, and the plan
+    (and its JSON's grouping, null) was the one without it."""
+    result = run("plan", "-p", "risp-64ch", "-a", "sobel", *args, "--grouping", "ceil")
+    assert_usage_error(result, "--grouping: changes nothing", needle)
+
+
+def test_plan_grouping_is_read_by_the_host_policy_of_both(run) -> None:
+    """Under `both` the host policy groups channels (reduced_cells), so --grouping is read."""
+    args = ("-p", "risp-64ch", "-a", "sobel", "--power-budget", "3W", "--grouping", "ceil")
+    assert plan(run, *args)["policy"] == "both"
+
+
 def test_plan_ru_time_configured_channels_off_saves(run) -> None:
     p = plan(
         run,

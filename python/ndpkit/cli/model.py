@@ -570,21 +570,25 @@ def plan_cmd(
                     field="--scheme",
                 )
             budget = None if power_budget is None else _power(power_budget)
+            chosen_policy = choice("--policy", policy or ("both" if budget else "host"), Policy)
+            chosen_grouping = choice("--grouping", grouping or "balanced", Grouping)
+            chosen_model = (
+                None if time_model is None else choice("--time-model", time_model, TimeModel)
+            )
+            _grouping_is_read(grouping, chosen_policy, chosen_model)
             try:
                 result = plan_channels(
                     spec,
                     profile,
                     opts,
-                    policy=choice("--policy", policy or ("both" if budget else "host"), Policy),
+                    policy=chosen_policy,
                     budget_w=budget,
                     fit=choice("--fit", fit or "model", FitSource),
                     rounding=choice(
                         "--channel-rounding", channel_rounding or "search", ChannelRounding
                     ),
-                    grouping=choice("--grouping", grouping or "balanced", Grouping),
-                    time_model=None
-                    if time_model is None
-                    else choice("--time-model", time_model, TimeModel),
+                    grouping=chosen_grouping,
+                    time_model=chosen_model,
                 )
             except PlanInputError as exc:
                 raise _plan_input_error(
@@ -671,6 +675,23 @@ def _plan_input_error(
         source = given if names_a_file(given) else f"platform {spec.name!r}"
         return SpecError(str(exc), source=source, field="storage.channels")
     return SpecError(str(exc), source=COMMAND_LINE, field=_PLAN_FLAGS[exc.parameter])
+
+
+def _grouping_is_read(grouping: str | None, policy: str, time_model: str | None) -> None:
+    """--grouping groups the channels that share a cell under reduced_cells; under
+    channels_off (given, or the power policy's default) each powered channel keeps its own
+    cell, so the flag was accepted and ignored (the JSON's grouping said null)."""
+    if grouping is None:
+        return
+    off = time_model == "channels_off" or (time_model is None and policy == "power")
+    if off:
+        how = "--time-model channels_off" if time_model else "--policy power (channels_off)"
+        raise SpecError(
+            f"changes nothing: under {how} each powered channel has its own cell, so no "
+            "channels are grouped; --grouping applies with --time-model reduced_cells",
+            source=COMMAND_LINE,
+            field="--grouping",
+        )
 
 
 def _no_channel_flags(platform: str, **given: str | None) -> None:
