@@ -206,6 +206,15 @@ def test_grouping_channels_refuses_a_mode_it_does_not_know():
         group_channels(64, 19, "x")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("channels", "cells", "name"), [(64, 2.5, "cells"), (64, True, "cells"), (64.0, 4, "channels")]
+)
+def test_grouping_channels_takes_whole_counts(channels, cells, name):
+    """2.5 cells were a TypeError from range(), and True grouped all 64 channels on one cell."""
+    with pytest.raises(SpecError, match=f"{name}: must be an integer"):
+        group_channels(channels, cells)
+
+
 def test_a_budget_past_floats_range_keeps_every_channel():
     """An integer budget too large for a float was an OverflowError mid-plan."""
     p = plan_channels(

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from numbers import Real
 from typing import Any, Literal, get_args
 
-from ndpkit.errors import ModelError, true_or_false
+from ndpkit.errors import ModelError, true_or_false, whole_number
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.plan.mapping import Mapping
@@ -178,6 +178,9 @@ def group_channels(channels: int, cells: int, mode: Grouping = "balanced") -> Ma
     first channel (§7.4). `balanced`: sizes differ by at most one; `ceil`: groups of
     ceil(N/k), the last smaller (maybe fewer than k cells); `floor`: groups of N//k,
     leftovers appended to the last group."""
+    # As `mapping.activate`: 2.5 cells were a TypeError from range(), and True one cell.
+    whole_number(channels, "channels", "an integer ≥ 1", 1)
+    whole_number(cells, "cells", "an integer")
     if not 1 <= cells <= channels:
         raise ModelError(f"cells must be in 1..{channels}, got {cells}")
     if mode not in get_args(Grouping):  # 'x' grouped as floor, without its last merge
