@@ -928,6 +928,39 @@ def test_instruction_energy_without_ipb_names_the_profile_file(run, tmp_path: Pa
     assert line.startswith(f"error: {path}: apps.mine.ipb: no ipb"), line
 
 
+NO_BITSTREAM_SSD = """version = 1
+name = "norc"
+host_link = "sata-3.2"
+[host]
+cores_per_socket = 4
+frequency = "3.1 GHz"
+[storage]
+count = 1
+channels = 8
+channel_bandwidth = "400 MB/s"
+[storage.dram]
+bandwidth = "15 GB/s"
+[engines]
+kind = "fpga"
+placement = "channel"
+count = 8
+frequency = "100 MHz"
+power_active = "2 mW"
+bytes_per_cycle = { sobel = 1 }
+"""
+
+
+@pytest.mark.parametrize("command", ["estimate", "plan"])
+def test_reconfiguration_without_a_bitstream_names_the_file(run, tmp_path: Path, command) -> None:
+    """R15 on an SSD file with no [engines.reconfiguration]: the file and the field, as any
+    other bad platform file (it named "platform 'norc-4ch'" under --channels 4, no file)."""
+    path = tmp_path / "norc.toml"
+    path.write_text(NO_BITSTREAM_SSD)
+    args = ("-p", str(path), "-a", "sobel", "--channels", "4", "-o", "reconfiguration=include")
+    line = assert_usage_error(run(command, *args), "reconfiguration=include")
+    assert line.startswith(f"error: {path}: engines.reconfiguration: is not declared"), line
+
+
 # --- ndpkit platforms --------------------------------------------------------------------------
 
 

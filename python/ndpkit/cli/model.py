@@ -343,6 +343,8 @@ def estimate_cmd(
                 field="--engines",
             )
         port_cap_applies(spec, opts, host_split="--split host" if split == "host" else None)
+        if split != "host":
+            bitstream_declared(spec, opts, platform)
         if split == "host":
             config = HOST_ONLY
         elif engines is None:
@@ -392,6 +394,21 @@ def _untimed_stages_note(spec: Platform, result: Estimate) -> list[str]:
         f"({result.pipeline.bottleneck}-bound) the data takes {stream_s:.4g} s; "
         "--time-basis pipeline or staged times it (docs/planning.md)"
     ]
+
+
+def bitstream_declared(spec: Platform, opts: Options, given: str) -> None:
+    """-o reconfiguration=include (R15) charges loading the cells' bitstream, which the
+    platform must describe: said of the file `--platform` gave and its field, before any
+    work (the model's refusal named the platform only, 'norc-4ch' under --channels 4)."""
+    if not spec.is_in_storage or spec.engines is None or opts.reconfiguration != "include":
+        return
+    if spec.engines.reconfiguration is None:
+        raise SpecError(
+            "is not declared (bitstream, port_width, clock, power), and "
+            "-o reconfiguration=include charges loading the bitstream",
+            source=given if names_a_file(given) else f"platform {spec.name!r}",
+            field="engines.reconfiguration",
+        )
 
 
 def port_cap_applies(spec: Platform, opts: Options, *, host_split: str | None = None) -> None:
@@ -569,6 +586,7 @@ def plan_cmd(
                     source=COMMAND_LINE,
                     field="--scheme",
                 )
+            bitstream_declared(spec, opts, platform)
             budget = None if power_budget is None else _power(power_budget)
             chosen_policy = choice("--policy", policy or ("both" if budget else "host"), Policy)
             chosen_grouping = choice("--grouping", grouping or "balanced", Grouping)
