@@ -767,6 +767,14 @@ def test_plan_grouping_is_read_by_the_host_policy_of_both(run) -> None:
     assert plan(run, *args)["policy"] == "both"
 
 
+def test_plan_note_under_channels_off_counts_channels(run) -> None:
+    """Under channels_off the host policy's 20 are channels with their cells, the other 44
+    off: the note said '20 cells', as if every channel still read."""
+    p = plan(run, "-p", "risp-64ch", "-a", "sobel", "--time-model", "channels_off")
+    assert p["n_host_search"] == 20 and p["channels_on"] == 64
+    assert p["notes"][0].startswith("the host policy's 20 channels with their cells (channels_off)")
+
+
 def test_plan_ru_time_configured_channels_off_saves(run) -> None:
     p = plan(
         run,

@@ -426,7 +426,7 @@ def plan_channels(
     why = ""
     if never_worse and binding.policy == "host" and planned.energy_j > baseline.energy_j:
         extra = (planned.energy_j / baseline.energy_j - 1) * 100 if baseline.energy_j else math.inf
-        why = _dearer(len(mapping.active), model, extra, options.ru_time)
+        why = _dearer(_enabled(len(mapping.active), model), model, extra, options.ru_time)
         mapping, config = _config(n_total, n_total, model, grouping)
         planned = baseline
     power_choice = next((c for c in choices if c.policy == "power"), None)
@@ -440,7 +440,7 @@ def plan_channels(
         # the budget by construction, when it would cost more energy than all on (the other
         # of the two counts is then the smaller one left) or when it breaks the budget.
         why = why or (
-            f"the host policy's {_cells(len(mapping.active))} ({model}) draw "
+            f"the host policy's {_enabled(len(mapping.active), model)} ({model}) draw "
             f"{_watts(planned):.3f} W, over the {budget_w:g} W power budget"
         )
         binding = power_choice
@@ -646,9 +646,17 @@ def _cells(n: int) -> str:
     return f"{n} cell" if n == 1 else f"{n} cells"
 
 
-def _dearer(cells: int, model: str, extra_pct: float, ru_time: str) -> str:
+def _enabled(n: int, model: str) -> str:
+    """What the host policy's count enables: cells on every channel (reduced_cells), or
+    channels with their cells, the rest off (channels_off: '20 cells' said 20 channels)."""
+    if model == "channels_off":
+        return "1 channel with its cell" if n == 1 else f"{n} channels with their cells"
+    return _cells(n)
+
+
+def _dearer(enabled: str, model: str, extra_pct: float, ru_time: str) -> str:
     more = f"{extra_pct:.2g}" if extra_pct < 0.05 else f"{extra_pct:.1f}"  # not "0.0% more"
     return (
-        f"the host policy's {_cells(cells)} ({model}) would use {more}% more energy than all "
+        f"the host policy's {enabled} ({model}) would use {more}% more energy than all "
         f"on under these conventions (ru_time={ru_time})"
     )
