@@ -256,7 +256,7 @@ def test_engines_without_any_rate_entry_are_said_to_have_none(tmp_path: Path) ->
     path.write_text(_POWERLESS_HOST + '[engines]\nkind = "arm"\ncount = 4\npower_active = "5 W"\n')
     with pytest.raises(ModelError) as caught:
         estimate(load_platform(path), load_profile("lc"))
-    assert "its arm engines have no rate entries, and the profile of 'lc'" in str(caught.value)
+    assert "its arm engines have no rate entries, and apps.lc has no arm" in str(caught.value)
 
 
 def test_engine_without_throughput_for_app(ndpkit, tmp_path: Path) -> None:
@@ -265,8 +265,59 @@ def test_engine_without_throughput_for_app(ndpkit, tmp_path: Path) -> None:
     result = ndpkit("estimate", "-p", "rans", "-a", "scan", "--profiles", str(path))
     assert result.returncode == 2
     assert "platform 'rans': no engine rate for app 'scan'" in result.stderr
-    assert "the profile of 'scan' has no arm measurement" in result.stderr
+    assert "apps.scan has no arm measurement" in result.stderr
     assert "engines.throughput.scan" in result.stderr and "engine = { arm" in result.stderr
+
+
+_SIM = ("--chunk", "1 MiB", "--size", "1 GiB")
+_CHUNKS = ("--chunks", "1 MiB", "--size", "1 GiB")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("estimate", "-p", "{platform}", "-a", "scan"),
+        ("plan", "-p", "{platform}", "-a", "scan"),
+        ("plan", "-p", "{platform}", "-a", "scan", "--scheme", "mux2"),  # a copy of the file's
+        ("plan", "-p", "{platform}", "-a", "scan", "--optimal"),
+        ("simulate", "-p", "{platform}", "-a", "scan", *_SIM),
+        ("sweep", "--platforms", "{platform}", "--apps", "scan", "--engines", "36", *_CHUNKS),
+    ],
+)
+@pytest.mark.parametrize("platform", ["rans", "mine.toml"])
+def test_no_engine_rate_names_the_profile_file_and_the_platform_file(
+    ndpkit, tmp_path: Path, command: tuple[str, ...], platform: str
+) -> None:
+    """The error said "the platform" and "the profile", naming neither file: the profile
+    file's table and field lead, and the platform's file is named, or (a preset) a file of
+    one's own that extends it."""
+    profiles = tmp_path / "p.toml"
+    profiles.write_text('[apps.scan]\ndata_size = "1 TB"\nalpha = 10\n')
+    mine = tmp_path / "mine.toml"
+    mine.write_text('extends = "rans"\nname = "mine"\n')
+    given = str(mine) if platform == "mine.toml" else platform
+    args = [a.replace("{platform}", given) for a in command]
+    result = ndpkit(*args, "--profiles", str(profiles))
+    assert result.returncode == 2, result.stdout
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+    assert line.startswith(f"error: {profiles}: apps.scan.engine: platform "), line
+    assert line.endswith(f'engine = {{ arm = "…" }} to apps.scan in {profiles}'), line
+    if platform == "rans":
+        fix = "to the platform (a file of your own that extends 'rans')"
+    else:
+        fix = f"engines.bytes_per_cycle.scan to {mine},"
+    assert fix in line
+
+
+def test_no_host_only_rate_names_the_profile_file(ndpkit, tmp_path: Path) -> None:
+    """CNS's error for a profile without host_only named the field, not the file."""
+    profiles = tmp_path / "p.toml"
+    profiles.write_text('[apps.scan]\ndata_size = "1 TB"\nalpha = 10\n')
+    for command in (("estimate",), ("simulate", *_SIM)):
+        result = ndpkit(*command, "-p", "cns", "-a", "scan", "--profiles", str(profiles))
+        assert result.returncode == 2, result.stdout
+        head = f"error: {profiles}: apps.scan.host_only: profile 'scan' has no host-only rate"
+        assert result.stderr.startswith(head), result.stderr
 
 
 def test_model_flags_reach_estimate_and_plan(ndpkit) -> None:

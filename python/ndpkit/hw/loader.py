@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from ndpkit.errors import SpecError, UnknownNameError, check_kinds
 from ndpkit.files import NotASpecFileError, read_spec_text
 from ndpkit.hw.interfaces import expand_interface, note_overrides
-from ndpkit.hw.platform import Platform
+from ndpkit.hw.platform import Platform, note_file
 from ndpkit.hw.spec import FieldValueError, reported_error, spec_error
 from ndpkit.hw.switch import SwitchLayer
 from ndpkit.units import Kind, format_si
@@ -90,6 +90,7 @@ def load_platform_noted(
         platform = _inherited_total(platform, layers[at][0], switch, count, notes)
     if names_a_file(name_or_path):
         _own_name(layers)
+        note_file(platform, layers[0][0])
     return platform, notes
 
 

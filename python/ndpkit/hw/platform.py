@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
+from collections.abc import Mapping
+from typing import Any, Self
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -222,13 +224,45 @@ class Platform(Spec):
         data["switch_layer"]["power_total_w"] = total * after / before
         data["switch_layer"]["power_total_elements"] = None
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy (pydantic's), loaded from the file this one was (`platform_file`)."""
+        copy = super().model_copy(update=update, deep=deep)
+        _copy_file(self, copy)
+        return copy
+
     def _revalidate(self, data: dict[str, Any], field: str) -> Platform:
-        """`data` validated as a platform."""
+        """`data` validated as a platform, loaded from the file this one was."""
         try:
-            return Platform.model_validate(data, context={"si": True})
+            platform = Platform.model_validate(data, context={"si": True})
+            _copy_file(self, platform)
+            return platform
         except ValidationError as exc:
             message = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise SpecError(message, source=f"platform {self.name}", field=field) from None
+
+
+_LOADED_FROM: dict[int, str] = {}
+"""The file each platform alive was loaded from, by identity, as `ndpkit.profile` keeps a
+profile's: not a field, which would make it unequal to the same platform built in code."""
+
+
+def note_file(platform: Platform, source: str) -> None:
+    """Record that `platform` was loaded from the file `source` (as its errors name it)."""
+    _LOADED_FROM[id(platform)] = source
+    weakref.finalize(platform, _LOADED_FROM.pop, id(platform), None)
+
+
+def platform_file(platform: Platform) -> str | None:
+    """The file `platform` was loaded from, or the platform it is a copy of (`with_scheme`,
+    a sweep's `with_engine_count`): where a value missing from it is added. None for a
+    preset or a platform built in code."""
+    return _LOADED_FROM.get(id(platform))
+
+
+def _copy_file(original: Platform, copy: Platform) -> None:
+    source = platform_file(original)
+    if source is not None:
+        note_file(copy, source)
 
 
 def _check_ru_idle(public: PublicCell, engines: Engine) -> None:

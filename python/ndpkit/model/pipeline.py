@@ -23,6 +23,7 @@ import numpy as np
 
 from ndpkit.errors import ModelError
 from ndpkit.hw import Platform
+from ndpkit.hw.platform import platform_file
 from ndpkit.model.configuration import Configuration
 from ndpkit.model.options import Options
 from ndpkit.profile import Profile
@@ -94,7 +95,9 @@ def engine_bandwidth(platform: Platform, profile: Profile) -> float:
 def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = False) -> ModelError:
     """The error for an app neither the platform nor the profile gives an engine rate: both
     named, and what to add to either (`in_storage`: the cell model, which also takes the
-    profile's FPGA cell design)."""
+    profile's FPGA cell design). It names the profile's file and table, and the platform's
+    file (a preset's fix is a file that extends it): "the platform" and "the profile" left
+    the user to find which of the files given to fix."""
     engines = platform.engines
     assert engines is not None
     known = ", ".join(sorted({*engines.throughput, *engines.bytes_per_cycle}))
@@ -105,10 +108,20 @@ def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = F
         platform_fix += f" or engines.bytes_per_cycle.{app}"
     if in_storage and engines.frequency_hz is not None:  # a design needs the cells' clock
         profile_fix += f" or an [apps.{app}.fpga_cell] design"
+    source, field = profile.where("engine")
+    table = field.removesuffix(".engine")
+    if table == "engine":  # a profile built in code
+        where, profile_fix = "", f"{profile_fix} to the profile"
+        profile_lacks = f"the profile of {app!r}"
+    else:
+        where, profile_fix = f"{source}: {field}: ", f"{profile_fix} to {table} in {source}"
+        profile_lacks = table
+    file = platform_file(platform)
+    platform_where = file or f"the platform (a file of your own that extends {platform.name!r})"
     return ModelError(
-        f"platform {platform.name!r}: no engine rate for app {app!r}: its {kind} engines "
-        f"{entries}, and the profile of {app!r} has no {kind} measurement; add "
-        f"{platform_fix} to the platform, or {profile_fix} to the profile"
+        f"{where}platform {platform.name!r}: no engine rate for app {app!r}: its {kind} "
+        f"engines {entries}, and {profile_lacks} has no {kind} measurement; add "
+        f"{platform_fix} to {platform_where}, or {profile_fix}"
     )
 
 
@@ -156,13 +169,21 @@ def pipeline(
     return Pipeline(stages, single, ndp_full, n, len(active), max_load)
 
 
+def no_host_only_rate(platform: Platform, profile: Profile) -> ModelError:
+    """The error for a host-only run of a profile without a host-only rate, naming the
+    profile's file and table where it was loaded from one."""
+    source, field = profile.where("host_only")
+    where = "" if field == "host_only" else f"{source}: {field}: "  # else built in code
+    return ModelError(
+        f"{where}profile {profile.app!r} has no host-only rate (host_only), so it cannot run "
+        f"without engines, as it would on {platform.name!r}"
+        f"{' (no engines)' if platform.engines is None else ' (the host split)'}"
+    )
+
+
 def _host_only(platform: Platform, profile: Profile) -> Pipeline:
     if profile.host_only_bytes_per_s is None:
-        raise ModelError(
-            f"profile {profile.app!r} has no host-only rate (host_only), so it cannot run "
-            f"without engines, as it would on {platform.name!r}"
-            f"{' (no engines)' if platform.engines is None else ' (the host split)'}"
-        )
+        raise no_host_only_rate(platform, profile)
     n = platform.devices
     stages = {
         SSD: n * platform.storage.device_bandwidth_bytes_per_s,

@@ -18,6 +18,7 @@ from ndpkit.model.energy import with_profile_power
 from ndpkit.model.pipeline import (
     check_mapping,
     engine_bandwidth,
+    no_host_only_rate,
     ssd_read_bandwidths,
     ssd_shares_bytes,
 )
@@ -37,11 +38,7 @@ def host_rate(platform: Platform, profile: Profile, config: Configuration) -> fl
     if not is_host_split(platform, config):
         return profile.host_stage_bytes_per_s
     if profile.host_only_bytes_per_s is None:
-        raise ModelError(
-            f"profile {profile.app!r} has no host-only rate (host_only), so it cannot run "
-            f"without engines, as it would on {platform.name!r}"
-            f"{' (no engines)' if platform.engines is None else ' (the host split)'}"
-        )
+        raise no_host_only_rate(platform, profile)
     return profile.host_only_bytes_per_s
 
 
