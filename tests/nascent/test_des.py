@@ -20,7 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ndpkit.cli.simulate_nascent2 import _check_size
 from ndpkit.errors import SpecError
+from ndpkit.nascent import des
 from ndpkit.nascent.des import (
     DesOptions,
     DevicesSimulation,
@@ -465,6 +467,51 @@ def test_device_count_must_be_a_whole_number(m: object) -> None:
     with pytest.raises(SpecError) as err:
         simulate_devices(m, E6_JOB)  # type: ignore[arg-type]
     assert err.value.field == "devices"
+
+
+_TOO_LONG: list[tuple[str, str, Any]] = [
+    # 1,000,000 SSDs of E6: 3.2e9 events, minutes (10,000 took 3 s); the CLI refused such a
+    # run, Python ran it.
+    ("m/job/des.chunk_bytes", "SSDs", lambda: simulate_devices(10**6, E6_JOB)),
+    (
+        "job/des.chunk_bytes",
+        "SSDs",
+        lambda: simulate_table_sort(SMARTSSD, E6_JOB, des=DesOptions(chunk_bytes=0.01)),
+    ),
+    (
+        "n/des.chunk_bytes",
+        "chunks of pairs",
+        lambda: simulate_generic_sort(SMARTSSD, 10**13, dict_values=2526, width=10),
+    ),
+]
+
+
+@pytest.mark.parametrize(("field", "detail", "call"), _TOO_LONG, ids=[f for f, _, _ in _TOO_LONG])
+def test_a_run_past_the_event_limit_is_refused_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch, field: str, detail: str, call: Any
+) -> None:
+    """The CLI refused a run estimated past MAX_EVENTS events; the Python API had no limit,
+    and ran for minutes or hours. Now the same limit, naming the arguments and the time."""
+
+    def run(*_: object) -> None:
+        raise AssertionError("the simulation started")
+
+    monkeypatch.setattr(des, "_run", run)
+    with pytest.raises(SpecError) as err:
+        call()
+    assert err.value.field == field
+    message = str(err.value)
+    assert f"more than {des.MAX_EVENTS:.3g} (about 30 s): it would run for about " in message
+    assert detail in message and " at 10 million events a second; lower " in message
+
+
+def test_the_command_line_refuses_by_the_python_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One limit: `ndpkit simulate nascent2` refuses by des.MAX_EVENTS, not a copy."""
+    job = replace(E6_JOB, rows=1)
+    _check_size(job, 100, MIB, DEVICES)  # 100 SSDs: about 300,000 events
+    monkeypatch.setattr(des, "MAX_EVENTS", 1000)
+    with pytest.raises(SpecError, match=r"more than 1e\+03"):
+        _check_size(job, 100, MIB, DEVICES)
 
 
 def test_difference_of_one_figure_summed_in_another_order_is_zero() -> None:

@@ -12,7 +12,7 @@ import typer
 
 from ndpkit.cli.common import Format, FormatOption, emit, print_notes, stderr, user_errors
 from ndpkit.errors import SpecError
-from ndpkit.nascent.des import DevicesSimulation, shuffle_sub_items
+from ndpkit.nascent.des import DevicesSimulation, check_size
 from ndpkit.nascent.devices import DeviceSet, load_devices
 from ndpkit.nascent.system import CpuPhases, TableJob
 from ndpkit.numerals import ascii_digits, plain_number
@@ -105,40 +105,18 @@ def nascent2_cmd(
         print_notes([f"{lower} over it are lower bounds"], fmt)
 
 
-MAX_EVENTS = 300_000_000
-"""About 30 s of simulation on this kind of machine: estimated events ran at about 10 M/s
-(18 SSDs of lineitem at SF 100, 48 M of them, in 4.8 s on 2026-11-29); 50 M refused runs of
-5 s (20 such SSDs) once shuffle pieces were counted."""
-_EVENTS_PER_CHUNK = 32
-"""An upper estimate of events per streamed chunk over the three machines (measured:
-12–27 at lineitem SF 1 and SF 100, l_orderkey and l_shipdate)."""
-_EVENTS_PER_SSD = 3_000
-"""What one SSD's job costs besides its chunks, counted as events: its spec is written and
-read as JSON and its result built in Python, 0.26 ms per SSD here (13.5 s and 0.7 GB for
-50,000 SSDs of one row, 26 s and 1.3 GB for 100,000; 47 s on a busier run), what 2,600
-events take. It puts the most SSDs of a one-row table near 100,000; a million ran for
-minutes."""
-
-
 def _check_size(job: TableJob, devices: int, chunk_bytes: float, found: DeviceSet) -> None:
-    """Refuse, before it starts, a simulation that would run for minutes or hours."""
-    chunks = math.ceil(job.rows * job.row_bytes / chunk_bytes)
-    # Each shuffle instance's share of a chunk is a piece of work of its own on the shared
-    # DRAM link: one SmartSSD is simulated for all 𝓜, the U250 runs every SSD's job.
-    pieces = [
-        shuffle_sub_items(found.fpga(name).shuffle_kernels, job.rows, job.row_bytes, chunk_bytes)
-        for name in ("smartssd", "u250")
-    ]
-    events = devices * (_EVENTS_PER_CHUNK * chunks + _EVENTS_PER_SSD) + pieces[0]
-    events += devices * pieces[1]
-    if events > MAX_EVENTS:
-        raise SpecError(
-            f"would simulate about {events:.3g} events ({devices:,} SSDs × {chunks:,} chunks, "
-            f"{max(pieces):,} shuffle pieces per SSD), more than {MAX_EVENTS:.3g}; lower "
-            "--devices, --sf or a device's shuffle_kernels, or raise -o des.chunk_bytes",
-            source="command line",
-            field="--devices/--sf/-o des.chunk_bytes",
-        )
+    """Refuse, before it starts, a simulation that would run for minutes or hours, as
+    `simulate_devices` does (`des.check_size`), said by the flags that size it."""
+    check_size(
+        devices,
+        job,
+        chunk_bytes,
+        {name: found.fpga(name) for name in ("smartssd", "u250")},
+        source="command line",
+        field="--devices/--sf/-o des.chunk_bytes",
+        remedy="lower --devices, --sf or a device's shuffle_kernels, or raise -o des.chunk_bytes",
+    )
 
 
 def _devices(text: str) -> int:

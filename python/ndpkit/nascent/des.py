@@ -511,6 +511,76 @@ def shuffle_split(kernels: int, rows_per_item: float) -> int:
     return max(1, min(kernels, math.floor(rows_per_item)))
 
 
+MAX_EVENTS = 300_000_000
+"""The most events a simulation is estimated at before it starts (`check_size`), through
+Python as through `ndpkit simulate nascent2`: about 30 s on this kind of machine. Estimated
+events ran at about 10 M/s (18 SSDs of lineitem at SF 100, 48 M of them, in 4.8 s on
+2026-11-29); 50 M refused runs of 5 s (20 such SSDs) once shuffle pieces were counted."""
+EVENTS_PER_SECOND = 10_000_000
+"""The slower end of the rate estimated events ran at (10-25 M/s), for the time an error
+says a refused run would take."""
+_EVENTS_PER_CHUNK = 32
+"""An upper estimate of events per streamed chunk over the three machines (measured:
+12–27 at lineitem SF 1 and SF 100, l_orderkey and l_shipdate)."""
+_EVENTS_PER_SSD = 3_000
+"""What one SSD's job costs besides its chunks, counted as events: its spec is written and
+read as JSON and its result built in Python, 0.26 ms per SSD here (13.5 s and 0.7 GB for
+50,000 SSDs of one row, 26 s and 1.3 GB for 100,000; 47 s on a busier run), what 2,600
+events take. It puts the most SSDs of a one-row table near 100,000; a million ran for
+minutes."""
+_GENERIC_EVENTS_PER_CHUNK = 64
+"""An upper estimate of the generic sort's events per chunk of its (key, index) pairs
+(measured: 47 for 60 M elements of 2-byte keys, 1 MiB chunks)."""
+
+
+def check_size(
+    m: int,
+    job: TableJob,
+    chunk_bytes: float,
+    devices: Mapping[str, FpgaDevice],
+    *,
+    source: str = _SOURCE,
+    field: str = "m/job/des.chunk_bytes",
+    remedy: str = "lower m or the job's rows, or raise des.chunk_bytes",
+) -> None:
+    """Refuse, before it starts, a simulation of `m` SSDs holding `job` each that would run
+    for minutes or hours: more than MAX_EVENTS estimated events. `devices` are the machines
+    it runs by role (a SmartSSD simulated once for all 𝓜, the U250 running every SSD's
+    job); `source`, `field` and `remedy` say it as the caller's flags or arguments."""
+    chunks = math.ceil(job.rows * job.row_bytes / chunk_bytes)
+    # Each shuffle instance's share of a chunk is a piece of work of its own on the shared
+    # DRAM link: one SmartSSD is simulated for all 𝓜, the U250 runs every SSD's job.
+    pieces = {
+        role: shuffle_sub_items(device.shuffle_kernels, job.rows, job.row_bytes, chunk_bytes)
+        for role, device in devices.items()
+    }
+    events = m * (_EVENTS_PER_CHUNK * chunks + _EVENTS_PER_SSD)
+    events += sum(n if role == "smartssd" else m * n for role, n in pieces.items())
+    detail = f"{m:,} SSDs × {chunks:,} chunks, {max(pieces.values()):,} shuffle pieces per SSD"
+    _refuse_over(events, detail, source, field, remedy)
+
+
+def _refuse_over(events: float, detail: str, source: str, field: str, remedy: str) -> None:
+    if events > MAX_EVENTS:
+        raise SpecError(
+            f"would simulate about {events:.3g} events ({detail}), more than "
+            f"{MAX_EVENTS:.3g} (about {_duration(MAX_EVENTS)}): it would run for about "
+            f"{_duration(events)} at {EVENTS_PER_SECOND / 1e6:g} million events a second; "
+            f"{remedy}",
+            source=source,
+            field=field,
+        )
+
+
+def _duration(events: float) -> str:
+    """The time `events` take at EVENTS_PER_SECOND, in a unit a person reads."""
+    seconds = events / EVENTS_PER_SECOND
+    for unit, size in (("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
 def _shuffle_phase(
     sh: ShuffleTime, device: FpgaDevice, options: ModelOptions, des: DesOptions
 ) -> Spec:
@@ -680,6 +750,14 @@ def simulate_table_sort(
     )
     des.check()
     model = table_sort_time(device, job, options, host_sort=host_sort)
+    check_size(
+        1,
+        job,
+        des.chunk_bytes,
+        {"smartssd": device},
+        field="job/des.chunk_bytes",
+        remedy="lower the job's rows or raise des.chunk_bytes",
+    )
     spec = _fpga_machine(device.name, device, [_table_job(model, device, options, des)], "serial")
     (machine,), events = _run([spec], des)
     return TableSortSimulation(device.name, machine, device.power_w, events, job=job, model=model)
@@ -718,6 +796,10 @@ def simulate_generic_sort(
         host_decode_s=host_decode_s,
         options=options,
     )
+    chunks = math.ceil(n * (key_bytes + INDEX_BYTES) / des.chunk_bytes)  # (key, index) pairs
+    events = _GENERIC_EVENTS_PER_CHUNK * chunks + _EVENTS_PER_SSD
+    remedy = "lower n or raise des.chunk_bytes"
+    _refuse_over(events, f"{chunks:,} chunks of pairs", _SOURCE, "n/des.chunk_bytes", remedy)
     value_bytes = float(width) if width is not None else float(mean_length or 0.0)
     dict_bytes = dict_values * value_bytes
     table = MAPPED_KEY_BYTES * dict_values
@@ -777,6 +859,7 @@ def simulate_devices(
         fpga=fpga_dev,
         cpu=cpu_dev,
     )
+    check_size(m, job, des.chunk_bytes, {"smartssd": n2_dev, "u250": fpga_dev})
     schedule = des.baseline_schedule
     # The SmartSSDs share nothing and run the same job, so one is simulated, on a stream of
     # its own, and stands for all 𝓜: each draws the same gather permutation from the seed
