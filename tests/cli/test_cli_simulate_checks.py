@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 import ndpkit
 from ndpkit.cli.commands import app
+from ndpkit.model import Options
 
 runner = CliRunner()
 
@@ -254,3 +257,25 @@ def test_a_plan_for_a_platform_without_engines_blames_the_flag() -> None:
     # The way out it names runs.
     way_out = _run("simulate", "-p", "cns", "-a", "he", "--plan", "host", "--size", "1 MiB")
     assert way_out.exit_code == 0, way_out.stderr
+
+
+_SIMULATE = ("simulate", "-p", "rans", "-a", "he", "--size", "1 GiB")
+_SWEEP = ("sweep", "--platforms", "rans", "--apps", "he", "--engines", "36", "--size", "1 GiB")
+
+
+@pytest.mark.parametrize("command", [_SIMULATE, _SWEEP], ids=["simulate", "sweep"])
+def test_the_options_o_help_lists_are_the_ones_it_takes(command: tuple[str, ...]) -> None:
+    """`-o`'s help said "e.g. -o ru_time=configured; see docs/reproducing-risp.md", options
+    the simulator refuses: each model option it lists runs, and each other one is refused
+    (eq_rounding, listed for --plan planned, with it)."""
+    cmd = getattr(typer.main.get_command(app), "commands", {})[command[0]]
+    (param,) = [p for p in cmd.params if p.name == "option"]
+    help_text = str(getattr(param, "help", ""))
+    assert "reproducing-risp.md (" not in help_text and "docs/simulator.md" in help_text
+    for name, default in Options().as_dict().items():
+        given = ("-o", f"{name}={str(default).lower() if default is False else default}")
+        listed = re.search(rf"\b{name}\b", help_text) is not None
+        if name == "eq_rounding" and "eq_rounding with --plan planned" in help_text:
+            assert _run(*command, "--plan", "planned", *given).exit_code == 0
+        result = _run(*command, *given)
+        assert (result.exit_code == 0) == (listed and name != "eq_rounding"), (name, result)

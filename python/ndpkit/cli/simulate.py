@@ -22,7 +22,6 @@ from ndpkit.cli.common import (
     EnergyFormOpt,
     Format,
     FormatOption,
-    ModelOptionOpt,
     MuxCapOpt,
     PlacementOpt,
     SwitchPowerOpt,
@@ -44,6 +43,7 @@ from ndpkit.cli.common import (
 )
 from ndpkit.cli.model import (
     ENGINE_ONLY,
+    RISP_ONLY,
     ProfilesOpt,
     family_defaults,
     note_mapped_elsewhere,
@@ -172,6 +172,32 @@ _SWEEP_PLANNER_SET = (
 """Model options the simulator does not read: given, the output would record them as used."""
 
 
+_SIMULATOR_REFUSES = frozenset().union(
+    RISP_ONLY, *(names for names, _ in (_BASIS_SET, _WALL_TIMES_SET, _SAVINGS_SET))
+)
+"""The model options neither `simulate` nor `sweep` takes: RISP's (the simulator models NDP
+servers) and the three sets above; eq_rounding only `simulate --plan planned` takes."""
+
+
+def _option_help(*also: str) -> str:
+    """`-o`'s help: the options the simulator takes, from the sets it refuses (it pointed to
+    docs/reproducing-risp.md, whose options it refuses)."""
+    refused = _SIMULATOR_REFUSES | _PLANNER_SET[0]
+    taken = ", ".join(n for n in Options().as_dict() if n not in refused)
+    return (
+        f"A model convention as KEY=VALUE, repeatable (e.g. -o placement=static_shards): "
+        f"{taken}{''.join(also)}; see docs/simulator.md (which model the simulator is "
+        "compared with) and docs/reproducing-rans-rfns.md (which option reproduces what)."
+    )
+
+
+_SimOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option("--option", "-o", help=_option_help(", and eq_rounding with --plan planned")),
+]
+_SweepOptionOpt = Annotated[list[str] | None, typer.Option("--option", "-o", help=_option_help())]
+
+
 def simulate_cmd(
     ctx: typer.Context,
     platform: _PlatformOpt = None,
@@ -211,7 +237,7 @@ def simulate_cmd(
     switch_power: SwitchPowerOpt = None,
     switch_time: SwitchTimeOpt = None,
     mux_port_cap: MuxCapOpt = None,
-    option: ModelOptionOpt = None,
+    option: _SimOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Simulate one application on one platform, chunk by chunk, and compare with the model.
@@ -522,7 +548,7 @@ def sweep_cmd(
     engine_power_off: PowerOffOpt = "auto",
     cv: CvOpt = 0.0,
     seed: SeedOpt = 0,
-    option: ModelOptionOpt = None,
+    option: _SweepOptionOpt = None,
     fmt: FormatOption = Format.table,
 ) -> None:
     """Simulate a grid (platforms x apps x engine counts x chunk sizes) on every core.
