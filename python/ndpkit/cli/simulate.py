@@ -43,7 +43,6 @@ from ndpkit.cli.common import (
 )
 from ndpkit.cli.model import (
     ENGINE_ONLY,
-    RISP_ONLY,
     ProfilesOpt,
     family_defaults,
     note_mapped_elsewhere,
@@ -58,6 +57,7 @@ from ndpkit.files import write_atomic
 from ndpkit.hw import Platform
 from ndpkit.hw.loader import names_a_file, platform_files
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Options
+from ndpkit.model.options import RISP_ONLY
 from ndpkit.numerals import signed_whole
 from ndpkit.plan import configuration_of, plan
 from ndpkit.profile import Profile
