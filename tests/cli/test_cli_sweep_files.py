@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -257,7 +258,9 @@ def test_a_bad_simulator_option_stops_a_sweep_naming_its_flag(ndpkit, flags, fie
 def test_a_sweep_file_records_the_simulators_options_as_run(ndpkit, tmp_path: Path) -> None:
     """A sweep with --cv, --seed, --buffer or --host-mode wrote a file with nothing of them:
     a jittered sweep's rows could not be told from a steady one's. The host mode and power-off
-    are as run: CNS's host split streams whatever --host-mode says (simulate's note)."""
+    are as run: CNS's host split streams whatever --host-mode says (simulate's note), and it
+    has no engines to power off, so its power-off is empty: it said "end", a policy no engine
+    of it ran (and `simulate -p cns` refuses --engine-power-off)."""
     flags = ("--host-mode", "after", "--cv", "0.2", "--seed", "3", "--buffer", "4")
     for suffix in ("csv", "parquet"):
         out = tmp_path / f"sweep.{suffix}"
@@ -269,13 +272,32 @@ def test_a_sweep_file_records_the_simulators_options_as_run(ndpkit, tmp_path: Pa
         else:
             rows = [{k: str(v) for k, v in r.items()} for r in pq.read_table(out).to_pylist()]
         cns, rfns = rows
-        assert (cns["host_mode"], cns["engine_power_off"]) == ("stream", "end")
+        empty = "" if suffix == "csv" else "None"  # a CSV's empty cell, Parquet's null
+        assert (cns["host_mode"], cns["engine_power_off"]) == ("stream", empty)
         assert (rfns["host_mode"], rfns["engine_power_off"]) == ("after", "phase")
         for row in rows:
             assert (row["buffer_chunks"], row["service_cv"], row["seed"]) == ("4", "0.2", "3")
         # the note `simulate` gives, for the point it applies to only
         assert "note: --host-mode after not applied to cns he:" in result.stderr
         assert "rfns" not in result.stderr.split("not applied to")[1].split(":")[0]
+
+
+def test_a_point_without_engines_records_no_power_off_whatever_was_asked(
+    ndpkit, tmp_path: Path
+) -> None:
+    """CNS's row recorded `--engine-power-off done` (or auto's "end") for a run with no engine
+    to power off; it is null, and a sweep of CNS alone still writes the column as text."""
+    mixed = ndpkit(*MIXED, "--engine-power-off", "done", "-f", "json")
+    assert mixed.returncode == 0, mixed.stderr
+    cns, rfns = json.loads(mixed.stdout)["sweep"]
+    assert (cns["engine_power_off"], rfns["engine_power_off"]) == (None, "done")
+    out = tmp_path / "cns.parquet"
+    only = ("sweep", "--platforms", "cns", "--apps", "he", "--chunks", "1 MiB", "--size", "1 GiB")
+    alone = ndpkit(*only, "--out", str(out), "-f", "csv")
+    assert alone.returncode == 0, alone.stderr
+    table = pq.read_table(out)
+    assert table.schema.field("engine_power_off").type == pa.string()
+    assert table.column("engine_power_off").to_pylist() == [None]
 
 
 def test_a_host_only_point_streams_with_host_mode_after_as_simulate_does(ndpkit) -> None:

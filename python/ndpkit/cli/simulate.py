@@ -771,9 +771,12 @@ def _arrow_type(pa: Any, name: str, values: list[Any]) -> Any:
     """A column's Parquet type where pyarrow's inference (int64 for whole numbers) cannot
     hold it: the seed is uint64, as --seed takes it; whole bytes past int64 (--size '1e20 B')
     are float64, which holds the float they came from. Each was an OverflowError traceback
-    once the whole sweep had run. None: inferred."""
+    once the whole sweep had run. engine_power_off is text, null on points without engines:
+    a sweep of cns alone would make it a column of type null. None: inferred."""
     if name == "seed":
         return pa.uint64()
+    if name == "engine_power_off":
+        return pa.string()
     whole = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     if any(not -(2**63) <= v < 2**63 for v in whole):
         return pa.float64()

@@ -127,8 +127,10 @@ def run_point(point: SweepPoint, options: Options, sim: SimOptions) -> dict[str,
         "units": options.units,  # the MB of ee_mb_per_j: 2^20 B (binary) or 10^6 B
         # The simulator's options, host mode and power-off as run (a host split reading its
         # data streams whatever was asked): a jittered or single-buffered sweep's file says so.
+        # A point without engines (cns) ran no power-off policy: None, not the "end" (or
+        # whatever was asked) it recorded, as `simulate` refuses --engine-power-off there.
         "host_mode": s.host_mode,
-        "engine_power_off": _power_off_as_run(sim, s.host_mode),
+        "engine_power_off": _power_off_as_run(sim, s.host_mode) if engines else None,
         "buffer_chunks": sim.buffer_chunks,
         "service_cv": sim.service_cv,
         "seed": sim.seed,
