@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ndpkit.errors import ModelError
-from ndpkit.hw import Platform
+from ndpkit.hw import Platform, preset_names
 from ndpkit.hw.platform import platform_file
 from ndpkit.model.configuration import Configuration
 from ndpkit.model.options import Options
@@ -116,8 +116,9 @@ def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = F
     else:
         where, profile_fix = f"{source}: {field}: ", f"{profile_fix} to {table} in {source}"
         profile_lacks = table
-    file = platform_file(platform)
-    platform_where = file or f"the platform (a file of your own that extends {platform.name!r})"
+    platform_where = platform_file(platform) or "the platform"
+    if platform_where == "the platform" and platform.name in preset_names():
+        platform_where += f" (a file of your own that extends {platform.name!r})"
     return ModelError(
         f"{where}platform {platform.name!r}: no engine rate for app {app!r}: its {kind} "
         f"engines {entries}, and {profile_lacks} has no {kind} measurement; add "
