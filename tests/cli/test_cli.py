@@ -320,6 +320,49 @@ def test_no_host_only_rate_names_the_profile_file(ndpkit, tmp_path: Path) -> Non
         assert result.stderr.startswith(head), result.stderr
 
 
+_NO_CLOCK_CELLS = """extends = "risp-baseline"
+name = "norc"
+[engines]
+kind = "fpga"
+placement = "channel"
+count = 64
+throughput = { sobel = "1 GB/s" }
+power_active = "30 mW"
+[public_cell]
+power_active = "1.358 W"
+power_idle = "24 mW"
+"""
+
+
+@pytest.mark.parametrize("command", ["estimate", "plan"])
+@pytest.mark.parametrize("needs", ["fpga_cell", "pipeline_delay"])
+def test_missing_cell_clock_names_the_platform_file(
+    ndpkit, tmp_path: Path, command: str, needs: str
+) -> None:
+    """Cells without engines.frequency, asked to clock a profile's FPGA cell design or to
+    time a pipeline_delay in cycles: the error named the platform, not the file to add the
+    clock to (as the no-engine-rate error does)."""
+    platform, profiles = tmp_path / "nofreq.toml", tmp_path / "my.toml"
+    if needs == "fpga_cell":
+        platform.write_text(_NO_CLOCK_CELLS)
+        profiles.write_text(
+            '[apps.logscan]\ndata_size = "4 GB"\nalpha = 8\ncycles_per_byte = 6.5\n'
+            "[apps.logscan.fpga_cell]\nbytes_per_cycle = 4\npipeline_delay = 12\n"
+            'power = "3 mW"\npower_fixed = "0.9 W"\n'
+        )
+        args: tuple[str, ...] = ("-a", "logscan", "--profiles", str(profiles))
+    else:
+        platform.write_text(_NO_CLOCK_CELLS + "[engines.pipeline_delay]\nsobel = 4\n")
+        args = ("-a", "sobel")
+    result = ndpkit(command, "-p", str(platform), *args)
+    assert result.returncode == 2, result.stdout
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
+    head = f"error: {platform}: engines.frequency: platform 'norc' gives no engines.frequency"
+    assert line.startswith(head), line
+    if needs == "fpga_cell":  # and the profile's design it would clock
+        assert line.endswith(f"({profiles}: apps.logscan.fpga_cell)"), line
+
+
 def test_model_flags_reach_estimate_and_plan(ndpkit) -> None:
     paper = json.loads(
         ndpkit("plan", "-p", "rfns", "-a", "he", "--wall-times", "printed", "-f", "json").stdout

@@ -38,7 +38,7 @@ from ndpkit.hw import Platform, Reconfiguration
 from ndpkit.model.configuration import Configuration
 from ndpkit.model.energy import Energy, StateTimes
 from ndpkit.model.options import Options
-from ndpkit.model.pipeline import Pipeline, no_engine_rate
+from ndpkit.model.pipeline import Pipeline, no_engine_rate, platform_where
 from ndpkit.profile import Profile
 
 # Stage names, in data-flow order.
@@ -114,7 +114,8 @@ def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
     wins over a rate mapped from another machine."""
     engines = platform.engines
     if engines is None:
-        raise ModelError(f"platform {platform.name!r} has no processing cells")
+        where = platform_where(platform, "engines")
+        raise ModelError(f"{where}platform {platform.name!r} has no processing cells")
     app = profile.app
     clock = engines.frequency_hz
     if app in engines.bytes_per_cycle and clock is not None:
@@ -126,16 +127,19 @@ def cell_design(platform: Platform, profile: Profile) -> tuple[float, float]:
         delay = engines.pipeline_delay_cycles.get(app, 0)
         if delay and clock is None:
             raise ModelError(
-                f"platform {platform.name!r}: engines.pipeline_delay.{app} is in cycles; "
-                "engines.frequency is needed to time it"
+                f"{platform_where(platform, 'engines.frequency')}platform {platform.name!r} "
+                f"gives no engines.frequency, the cells' clock, needed to time "
+                f"engines.pipeline_delay.{app}, in cycles"
             )
         return engines.bandwidth_bytes_per_s(app), delay / clock if delay and clock else 0.0
     cell = profile.fpga_cell
     if cell is not None:
         if clock is None:
+            source, field = profile.where("fpga_cell")
             raise ModelError(
-                f"platform {platform.name!r}: engines.frequency is needed to clock "
-                f"the profile's FPGA cell for {app!r}"
+                f"{platform_where(platform, 'engines.frequency')}platform {platform.name!r} "
+                f"gives no engines.frequency, the cells' clock, needed to clock the profile's "
+                f"FPGA cell for {app!r} ({source}: {field})"
             )
         return cell.bytes_per_cycle * clock, cell.pipeline_delay_cycles / clock
     if engines.kind in profile.engine_bytes_per_s:
@@ -148,7 +152,8 @@ def run(
 ) -> InStorageRun:
     """Baseline (split=host, or no cells) or RISP (split=device) on an in-storage platform."""
     if not platform.is_in_storage:
-        raise ModelError(f"platform {platform.name!r} is not described per flash channel")
+        where = platform_where(platform, "storage.channels")
+        raise ModelError(f"{where}platform {platform.name!r} is not described per flash channel")
     lay = layout(platform, config)
     if lay.cells == 0:
         return _baseline(platform, profile, lay, options)
@@ -212,7 +217,8 @@ def _risp(platform: Platform, profile: Profile, lay: Layout, options: Options) -
     d, beta = profile.data_bytes, profile.alpha
     storage = platform.storage
     if storage.dram is None:
-        raise ModelError(f"platform {platform.name!r} needs storage.dram (on-device DRAM)")
+        where = platform_where(platform, "storage.dram")
+        raise ModelError(f"{where}platform {platform.name!r} needs storage.dram (on-device DRAM)")
     cell_rate, delay_s = cell_design(platform, profile)
     share = (
         lay.max_channels_per_cell / len(lay.channels_on)
@@ -399,6 +405,7 @@ def _reconfiguration(platform: Platform) -> Reconfiguration:
     reconf = engines.reconfiguration if engines is not None else None
     if reconf is None:
         raise ModelError(
+            f"{platform_where(platform, 'engines.reconfiguration')}"
             f"platform {platform.name!r} declares no engines.reconfiguration "
             "(bitstream, port_width, clock, power) for reconfiguration=include"
         )

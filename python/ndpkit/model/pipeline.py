@@ -84,12 +84,21 @@ def engine_bandwidth(platform: Platform, profile: Profile) -> float:
     design, bytes per cycle x clock); else the profile's measurement."""
     engine = platform.engines
     if engine is None:
-        raise ModelError(f"platform {platform.name!r} has no NDP engines")
+        where = platform_where(platform, "engines")
+        raise ModelError(f"{where}platform {platform.name!r} has no NDP engines")
     if engine.has_rate_for(profile.app):
         return engine.bandwidth_bytes_per_s(profile.app)
     if engine.kind in profile.engine_bytes_per_s:
         return profile.engine_bytes_per_s[engine.kind]
     raise no_engine_rate(platform, profile)
+
+
+def platform_where(platform: Platform, field: str) -> str:
+    """ "FILE: FIELD: " for an error about `field` of a platform loaded from a file (its
+    `platform_file`), else "": an error naming only the platform left the user to find which
+    of the files given to fix (a preset's or a platform built in code has none)."""
+    source = platform_file(platform)
+    return f"{source}: {field}: " if source is not None else ""
 
 
 def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = False) -> ModelError:
