@@ -363,6 +363,18 @@ def test_missing_cell_clock_names_the_platform_file(
         assert line.endswith(f"({profiles}: apps.logscan.fpga_cell)"), line
 
 
+def test_plan_on_a_file_without_engines_names_it(ndpkit, tmp_path: Path) -> None:
+    """`plan -p mycns.toml` (extends cns) said "platform 'mycns' has no engines to plan",
+    naming no file."""
+    mine = tmp_path / "mycns.toml"
+    mine.write_text('extends = "cns"\nname = "mycns"\n', encoding="utf-8")
+    result = ndpkit("plan", "-p", str(mine), "-a", "lc")
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.startswith(
+        f"error: {mine}: engines: platform 'mycns' has no engines to plan; try --optimal"
+    ), result.stderr
+
+
 def test_model_flags_reach_estimate_and_plan(ndpkit) -> None:
     paper = json.loads(
         ndpkit("plan", "-p", "rfns", "-a", "he", "--wall-times", "printed", "-f", "json").stdout

@@ -342,10 +342,18 @@ def test_the_optimal_search_reports_the_same_eq2_bound() -> None:
     assert best.engines_on == 24
 
 
-def test_planning_a_server_without_engines_says_so() -> None:
-    """The API raised a ZeroDivisionError; the command line already said this."""
-    with pytest.raises(ModelError, match="platform 'cns' has no engines to plan"):
+def test_planning_a_server_without_engines_says_so(tmp_path: Path) -> None:
+    """The API raised a ZeroDivisionError; the command line already said this. A platform
+    from a file is named by its file and field, as the no-engine-rate error names it."""
+    with pytest.raises(ModelError, match=r"^platform 'cns' has no engines to plan"):
         plan(load_platform("cns"), load_profile("lc"))
+    mine = tmp_path / "mycns.toml"
+    mine.write_text('extends = "cns"\nname = "mycns"\n', encoding="utf-8")
+    with pytest.raises(ModelError) as caught:
+        plan(load_platform(mine), load_profile("lc"))
+    assert str(caught.value).startswith(
+        f"{mine}: engines: platform 'mycns' has no engines to plan"
+    ), str(caught.value)
 
 
 def test_a_tiny_runs_gross_saving_is_net_saving_plus_switch_energy(tmp_path: Path) -> None:

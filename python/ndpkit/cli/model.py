@@ -42,6 +42,7 @@ from ndpkit.hw.loader import names_a_file, preset_names
 from ndpkit.kernels import kernel_names
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import RISP_ONLY, SERVER_ONLY
+from ndpkit.model.pipeline import platform_where
 from ndpkit.plan import Plan, activate, configuration_of, optimise, plan
 from ndpkit.plan.channels import (
     ChannelRounding,
@@ -629,7 +630,10 @@ def plan_cmd(
                     if profile.host_only_bytes_per_s is not None
                     else f"nor can profile {profile.app!r} run without them (it has no host_only)"
                 )
-                raise ModelError(f"platform {spec.name!r} has no engines to plan; {hint}")
+                raise ModelError(
+                    f"{platform_where(spec, 'engines')}platform {spec.name!r} has no engines "
+                    f"to plan; {hint}"
+                )
             port_cap_applies(spec if scheme is None else _rewired(spec, scheme), opts)
             if optimal and spec.engines is not None and profile.host_only_bytes_per_s is None:
                 # The host split left out of the search without a word: its table simply

@@ -28,7 +28,7 @@ from ndpkit.errors import ModelError, check_kinds, whole_number
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import GIB
-from ndpkit.model.pipeline import NDP
+from ndpkit.model.pipeline import NDP, platform_where
 from ndpkit.plan.mapping import Mapping, activate, minimum_engines
 from ndpkit.profile import Profile
 
@@ -175,7 +175,10 @@ def plan(
 
         return plan_channels(platform, profile, options)
     if platform.engines is None:  # a ZeroDivisionError in the API (the CLI said this)
-        raise ModelError(f"platform {platform.name!r} has no engines to plan; try optimise")
+        raise ModelError(
+            f"{platform_where(platform, 'engines')}platform {platform.name!r} has no engines "
+            "to plan; try optimise"
+        )
     options = options or Options()
     wired = platform if scheme is None else platform.with_scheme(scheme)
     baseline = estimate(wired.with_scheme("mux1"), profile, FULL_GEAR, options)
