@@ -1,5 +1,6 @@
-"""Platform parts and profiles built by hand in Python refuse bad values as their files do:
-one SpecError naming the model and the field, not pydantic's multi-line ValidationError."""
+"""Platform parts, profiles and a data set's manifest built by hand in Python refuse bad
+values as their files do: one SpecError naming the model and the field, not pydantic's
+multi-line ValidationError."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ndpkit.errors import SpecError
 from ndpkit.hw import Engine, Link, StorageDevice
 from ndpkit.hw.spec import Spec
 from ndpkit.profile import Profile, ProfileSet
+from ndpkit.runtime import Manifest, ShardEntry
 
 
 @pytest.mark.parametrize(
@@ -22,6 +24,21 @@ from ndpkit.profile import Profile, ProfileSet
         (Profile, {"app": "x", "data_size": "1 GB", "alpah": 2}, "alpah", "did you mean 'alpha'"),
         (Profile, {"app": "x", "alpha": 2}, "data_size", "required field is missing"),
         (ProfileSet, {"apps": {"x": 3}}, "apps.x", "expected a table of keys"),
+        (
+            ShardEntry,
+            {
+                "device": -1,
+                "index": 0,
+                "path": "x",
+                "records": 1,
+                "offset": 0,
+                "file_bytes": 1,
+                "crc32": "00000000",
+            },
+            "device",
+            "greater than or equal to 0",
+        ),
+        (Manifest, {"app": "knn8"}, "seed", "required field is missing"),
     ],
 )
 def test_a_bad_value_is_one_spec_error_naming_the_model_and_field(
@@ -43,7 +60,7 @@ def test_good_values_build_the_same_model_as_validation() -> None:
 
 def test_every_spec_is_built_the_same_way() -> None:
     """The check lives in their common base, so a part added later has it too."""
-    for model in (Engine, StorageDevice, Link, Profile, ProfileSet):
+    for model in (Engine, StorageDevice, Link, Profile, ProfileSet, Manifest, ShardEntry):
         with pytest.raises(SpecError, match=rf"^{model.__name__}: "):
             model(no_such_field=1)
 

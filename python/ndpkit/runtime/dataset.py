@@ -73,7 +73,7 @@ from typing import Annotated, Any, BinaryIO, Literal, Protocol
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from ndpkit.errors import (
     NdpkitError,
@@ -95,7 +95,7 @@ from ndpkit.files import (
 )
 from ndpkit.hw.loader import json_loads, parse_nested
 from ndpkit.hw.quantity import MAX_COUNT, FormatVersion
-from ndpkit.hw.spec import FieldValueError, spec_error
+from ndpkit.hw.spec import FieldValueError, HandBuilt, spec_error
 from ndpkit.kernels import Kernel, get_kernel, kernel_names
 from ndpkit.kernels.images import refusal
 from ndpkit.profile import DATASET_FORMAT
@@ -181,7 +181,7 @@ class ShardError(SpecError):
         return (type(self), (self.source, self.detail))
 
 
-class ShardEntry(BaseModel):
+class ShardEntry(HandBuilt):
     """One shard file as the manifest records it."""
 
     # strict: a hand-edited "records": "131072", 32768.0 or true is an error, not converted
@@ -199,7 +199,7 @@ class ShardEntry(BaseModel):
     """CRC-32 of the whole file (header included), 8 lowercase hex digits."""
 
 
-class Manifest(BaseModel):
+class Manifest(HandBuilt):
     """manifest.json: what the data set is and every shard in record order."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
