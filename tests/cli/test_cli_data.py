@@ -495,7 +495,9 @@ def test_a_file_size_limit_is_one_error_line(
     out = tmp_path / out_name
     args = ("generate", "knn2", "--size", "4MiB", "--devices", "1", "--out", str(out))
     line = one_error_line(_limited("data", *args, "--shard-format", shard_format))
-    assert line.startswith(f"error: {out}: cannot write device-00/shard-0000.{suffix}: File too")
+    assert line.startswith(
+        f"error: {out}: --out: cannot write device-00/shard-0000.{suffix}: File too"
+    )
     assert "ulimit -f" in line and line.endswith("; nothing was written")
     assert list(tmp_path.iterdir()) == []
 
@@ -505,7 +507,7 @@ def test_a_data_set_larger_than_the_disk_is_refused_at_once(tmp_path: Path) -> N
     out = tmp_path / "ds"
     line = one_error_line(_limited("data", "generate", "lc", "--size", "1EiB", "--out", str(out)))
     assert line.startswith(
-        f"error: {out}: the data set needs at least 1 EiB (1,152,921,504,606,846,976 "
+        f"error: {out}: --out: the data set needs at least 1 EiB (1,152,921,504,606,846,976 "
         f"bytes) but the file system of {tmp_path} has "
     )
     assert line.endswith(" free; nothing was written")
@@ -517,7 +519,7 @@ def test_an_out_below_a_file_is_one_error_line(ndpkit, tmp_path: Path) -> None:
     args = ("generate", "lc", "--size", "1MiB", "--out", str(tmp_path / "afile" / "ds"))
     line = one_error_line(ndpkit("data", *args))
     assert line == (
-        f"error: {tmp_path / 'afile' / 'ds'}: cannot create the data set directory: "
+        f"error: {tmp_path / 'afile' / 'ds'}: --out: cannot create the data set directory: "
         f"{tmp_path / 'afile'} is not a directory"
     )
 

@@ -110,7 +110,7 @@ def test_a_data_set_is_not_written_inside_another(
     else:
         args = ("import", str(dataset.shard_path(dataset.shards[0])), "--app", "lc")
     line = one_error_line(ndpkit("data", *args, "-o", str(out)))
-    assert line.startswith(f"error: {out}: is inside the data set {dataset.path}, "), line
+    assert line.startswith(f"error: {out}: --out: is inside the data set {dataset.path}, "), line
     assert line.endswith("write it elsewhere; nothing was written")
     assert sorted(p.name for p in dataset.path.iterdir()) == ["device-00", "device-01", MANIFEST]
     again = ndpkit(

@@ -138,7 +138,9 @@ def test_overwrite_never_deletes_files_of_the_users_inside_a_data_set(
     (out / "notes.txt").write_text("where the points came from")
     before = open_dataset(out).manifest
     line = one_error_line(ndpkit(*args, str(out / "raw.npy"), "--devices", "2", "--overwrite"))
-    assert line.startswith(f"error: {out}: holds notes.txt, raw.npy, which ndpkit did not write")
+    assert line.startswith(
+        f"error: {out}: --out: holds notes.txt, raw.npy, which ndpkit did not write"
+    )
     assert np.array_equal(np.load(out / "raw.npy"), points)
     assert (out / "notes.txt").read_text() == "where the points came from"
     assert open_dataset(out).manifest == before
@@ -156,7 +158,7 @@ def test_overwrite_never_deletes_a_users_file_inside_a_device_directory(
     (out / "device-01" / "backup.npy").write_bytes(b"a backup")
     line = one_error_line(ndpkit(*args, "--devices", "3", "--overwrite"))
     assert line.startswith(
-        f"error: {out}: holds device-00/notes.txt, device-01/backup.npy, which ndpkit"
+        f"error: {out}: --out: holds device-00/notes.txt, device-01/backup.npy, which ndpkit"
     )
     assert (out / "device-00" / "notes.txt").read_text() == "keep me"
     assert open_dataset(out).devices == 2

@@ -160,7 +160,7 @@ def generate(
     """Generate an app's synthetic data, shard by shard (never all in memory)."""
     with (
         user_errors(),
-        _as_flags({"size": "--size", "seed": "--seed", "shard_format": "--shard-format"}),
+        _as_flags({"size": "--size", "seed": "--seed", "shard_format": "--shard-format"}, out),
     ):
         get_kernel(app_name, source=f"{COMMAND_LINE}: APP")
         size_bytes, shard_bytes = _size("--size", size), _shard_bytes(shard_size, app_name)
@@ -201,14 +201,17 @@ def _note_whole_records(size: str, size_bytes: int, dataset: Dataset) -> None:
 
 
 @contextmanager
-def _as_flags(flags: dict[str, str]) -> Iterator[None]:
+def _as_flags(flags: dict[str, str], out: Path | None = None) -> Iterator[None]:
     """The API's errors about its arguments (`field="size"`) named as the flags the user
-    typed (`command line: --size`)."""
+    typed (`command line: --size`); one about the output directory `out` itself (`afile:
+    exists and is not a directory`) names its flag too, `afile: --out: …`, as `sort` does."""
     try:
         yield
     except SpecError as exc:
         if exc.source is None and exc.field in flags:
             raise SpecError(exc.detail, source=COMMAND_LINE, field=flags[exc.field]) from None
+        if out is not None and exc.source == str(out) and exc.field is None:
+            raise SpecError(exc.detail, source=exc.source, field="--out") from None
         raise
 
 
@@ -257,7 +260,7 @@ def import_(
     Images are cut into tiles of the app's record
     shape, row by row (height and width must be multiples of the record's, or give --crop),
     and the tiles split like a .npy's records."""
-    with user_errors(), _as_flags({"columns": "--columns"}), _large_images_said() as said:
+    with user_errors(), _as_flags({"columns": "--columns"}, out), _large_images_said() as said:
         get_kernel(app_name, source=f"{COMMAND_LINE}: --app")
         shard_bytes = _shard_bytes(shard_size, app_name)
         chosen = None if columns is None else _names("--columns", columns)
@@ -430,7 +433,7 @@ def tpch(
     """Generate TPC-H tables as Parquet (OUT/<table>.parquet) with tpchgen-cli.
 
     The files appear only when every table is complete."""
-    with user_errors():
+    with user_errors(), _as_flags({}, out):
         check_scale_factor(sf, field="--sf", bounds=SF_RANGE, source=COMMAND_LINE)
         names = tpch_tables(
             None if tables is None else _table_list(tables),
@@ -462,7 +465,7 @@ def tpcc(
     """Generate the TPC-C ORDER-LINE table as Parquet (OUT/order_line.parquet).
 
     SF s is s × one warehouse's orders (30,000 orders, ~300,000 rows); see docs/tpc.md."""
-    with user_errors():
+    with user_errors(), _as_flags({}, out):
         check_scale_factor(sf, field="--sf", bounds=SF_RANGE, source=COMMAND_LINE)
         if seed < 0:
             raise SpecError(f"must be ≥ 0, got {seed}", source=COMMAND_LINE, field="--seed")
