@@ -25,7 +25,6 @@ import json
 import math
 import os
 import tomllib
-import weakref
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -56,7 +55,7 @@ from ndpkit.hw.quantity import (
     Rate,
     Size,
 )
-from ndpkit.hw.spec import FieldValueError, HandBuilt, spec_error
+from ndpkit.hw.spec import FieldValueError, HandBuilt, LoadedFrom, spec_error
 
 __all__ = [
     "CPB_DECIMALS",
@@ -265,7 +264,7 @@ class Profile(HandBuilt):
     def where(self, field: str) -> tuple[str, str]:
         """(source, field) for an error about `field` (a dotted key) of this profile: the
         file or profile set and table it was loaded from, else "profile APP"."""
-        loaded = _LOADED_FROM.get(id(self))
+        loaded = _LOADED_FROM.get(self)
         if loaded is None:
             return f"profile {self.app}", field
         return loaded[0], f"{loaded[1]}.{field}"
@@ -443,14 +442,12 @@ def load_profiles(name_or_path: str | Path = "rans-rfns") -> ProfileSet:
         raise UnknownNameError("profile set", str(name_or_path), profile_set_names(), hint=hint)
     loaded = _profile_set(_parse(text, source, json_format=path.suffix.lower() == ".json"), source)
     for name, profile in loaded.apps.items():
-        _LOADED_FROM[id(profile)] = (source, f"apps.{name}")
-        weakref.finalize(profile, _LOADED_FROM.pop, id(profile), None)
+        _LOADED_FROM.note(profile, (source, f"apps.{name}"))
     return loaded
 
 
-_LOADED_FROM: dict[int, tuple[str, str]] = {}
-"""(file or profile set, table) of each loaded profile alive, by identity: not a field or a
-private attribute, which would make a loaded profile unequal to the same one built in code."""
+_LOADED_FROM = LoadedFrom[tuple[str, str]]()
+"""(file or profile set, table) of each loaded profile."""
 
 
 def load_profile(app: str, source: str | Path = "rans-rfns") -> Profile:

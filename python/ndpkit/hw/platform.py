@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from typing import Any, Self
 
@@ -15,7 +14,7 @@ from ndpkit.hw.host import Host
 from ndpkit.hw.interfaces import interface_spec
 from ndpkit.hw.link import Link
 from ndpkit.hw.quantity import FormatVersion
-from ndpkit.hw.spec import FieldValueError, Spec
+from ndpkit.hw.spec import FieldValueError, LoadedFrom, Spec
 from ndpkit.hw.storage import StorageDevice
 from ndpkit.hw.switch import PcieSwitch, SwitchLayer, check_scheme
 
@@ -241,22 +240,20 @@ class Platform(Spec):
             raise SpecError(message, source=f"platform {self.name}", field=field) from None
 
 
-_LOADED_FROM: dict[int, str] = {}
-"""The file each platform alive was loaded from, by identity, as `ndpkit.profile` keeps a
-profile's: not a field, which would make it unequal to the same platform built in code."""
+_LOADED_FROM = LoadedFrom[str]()
+"""The file each platform was loaded from."""
 
 
 def note_file(platform: Platform, source: str) -> None:
     """Record that `platform` was loaded from the file `source` (as its errors name it)."""
-    _LOADED_FROM[id(platform)] = source
-    weakref.finalize(platform, _LOADED_FROM.pop, id(platform), None)
+    _LOADED_FROM.note(platform, source)
 
 
 def platform_file(platform: Platform) -> str | None:
     """The file `platform` was loaded from, or the platform it is a copy of (`with_scheme`,
     a sweep's `with_engine_count`): where a value missing from it is added. None for a
     preset or a platform built in code."""
-    return _LOADED_FROM.get(id(platform))
+    return _LOADED_FROM.get(platform)
 
 
 def _copy_file(original: Platform, copy: Platform) -> None:

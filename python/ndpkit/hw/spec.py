@@ -5,7 +5,8 @@ from __future__ import annotations
 import difflib
 import re
 import types
-from typing import Annotated, Any, Union, cast, get_args, get_origin
+import weakref
+from typing import Annotated, Any, Generic, TypeVar, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic._internal._model_construction import ModelMetaclass
@@ -45,6 +46,25 @@ class HandBuilt(BaseModel, metaclass=_RefusedAsSpecs):
                 f"{cls.__name__} overrides __init__, which a HandBuilt model may not: "
                 "check its values in a validator"
             )
+
+
+_Where = TypeVar("_Where")
+
+
+class LoadedFrom(Generic[_Where]):
+    """Where each live model was loaded from (a file, its table), by identity, dropped when
+    the model is: not a field or a private attribute, which would make a loaded model
+    unequal to the same one built in code."""
+
+    def __init__(self) -> None:
+        self._where: dict[int, _Where] = {}
+
+    def note(self, model: BaseModel, where: _Where) -> None:
+        self._where[id(model)] = where
+        weakref.finalize(model, self._where.pop, id(model), None)
+
+    def get(self, model: BaseModel) -> _Where | None:
+        return self._where.get(id(model))
 
 
 class Spec(HandBuilt):

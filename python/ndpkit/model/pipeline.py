@@ -125,13 +125,13 @@ def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = F
     else:
         where, profile_fix = f"{source}: {field}: ", f"{profile_fix} to {table} in {source}"
         profile_lacks = table
-    platform_where = platform_file(platform) or "the platform"
-    if platform_where == "the platform" and platform.name in preset_names():
-        platform_where += f" (a file of your own that extends {platform.name!r})"
+    add_to = platform_file(platform) or "the platform"
+    if add_to == "the platform" and platform.name in preset_names():
+        add_to += f" (a file of your own that extends {platform.name!r})"
     return ModelError(
         f"{where}platform {platform.name!r}: no engine rate for app {app!r}: its {kind} "
         f"engines {entries}, and {profile_lacks} has no {kind} measurement; add "
-        f"{platform_fix} to {platform_where}, or {profile_fix}"
+        f"{platform_fix} to {add_to}, or {profile_fix}"
     )
 
 
