@@ -86,6 +86,15 @@ def reproduce(
     return tables
 
 
+UNIT_WORDS = {
+    "binary": ("1 GB = 2^30 bytes", "1 MB = 2^20 bytes"),
+    "decimal": ("1 GB = 10^9 bytes", "1 MB = 10^6 bytes"),
+}
+"""The GB and MB of each `--units` (O4), as the titles of the tables in GB/s and MB/J say
+them: both read "GB/s" and "MB/J" alone, so 108.00 (binary) and 115.96 (decimal) for the
+same 36 SSDs came with nothing to tell which GB they were in."""
+
+
 def _full_gear(platform: Platform) -> Platform:
     """Full gear = every engine on, no switching (mux1, §2.6)."""
     return platform.with_scheme("mux1")
@@ -129,6 +138,7 @@ def performance_table(
     profiles: dict[str, Profile],
 ) -> Table:
     rows = []
+    gb_words = UNIT_WORDS[estimates[servers[0], APPS[0]].options.units][0]
     for server in servers:
         for app in APPS:
             e = estimates[server, app]
@@ -151,7 +161,7 @@ def performance_table(
             )
     return Table(
         name,
-        f"Table {name} — full-gear performance, {kind} servers (GB/s, Eq. 1)",
+        f"Table {name} — full-gear performance, {kind} servers (GB/s, {gb_words}; Eq. 1)",
         [
             Column("server", "server", None),
             Column("app", "app", None),
@@ -190,9 +200,10 @@ def energy_table(
                 }
             )
     kind = "ARM (RANS)" if server == "rans" else "FPGA (RFNS)"
+    mb_words = UNIT_WORDS[estimates[server, APPS[0]].options.units][1]
     return Table(
         name,
-        f"Table {name} — full-gear energy and efficiency, {kind} vs CNS",
+        f"Table {name} — full-gear energy (J) and efficiency (MB/J, {mb_words}), {kind} vs CNS",
         [
             Column("server", "server", None),
             Column("app", "app", None),
