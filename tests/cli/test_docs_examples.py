@@ -165,3 +165,34 @@ def test_the_edge16_examples_print_what_the_docs_quote(
         elif not line.startswith(("┏", "┃", "┡", "└")):
             assert line in printed, line
     assert len(EDGE16_COMMANDS) == 9  # the docs' commands were all found
+
+
+RANS_RFNS_DOC = "docs/reproducing-rans-rfns.md"
+REPRODUCE_COMMANDS = list(
+    dict.fromkeys(
+        re.sub(r"\s+(#.*|\(.*\))$", "", line.removeprefix("$ ").strip())
+        for line in (ROOT / RANS_RFNS_DOC).read_text(encoding="utf-8").splitlines()
+        if line.startswith("$ ndpkit reproduce rans-rfns") and "|" not in line
+    )
+)
+
+
+@pytest.mark.parametrize("command", REPRODUCE_COMMANDS)
+def test_the_rans_rfns_doc_quotes_what_reproduce_prints(ndpkit, command: str) -> None:
+    """docs/reproducing-rans-rfns.md quotes `ndpkit reproduce rans-rfns` tables (trimmed),
+    errors and footnotes; only its JSON excerpt was checked, and its tables' cells are the
+    ones a reader compares with the paper. Each row quoted (header or body) is a row printed,
+    and each other line quoted is a line printed, at the fixture's 200 columns, where Table
+    11's engine lists go to footnotes as the doc shows them."""
+    result = ndpkit(*command.split()[1:])
+    printed = result.stdout.splitlines() + result.stderr.splitlines()
+    table_rows = rows("\n".join(line.replace("┃", "│") for line in printed))
+    said = quoted(RANS_RFNS_DOC, command)
+    assert said
+    for line in said:
+        if line.startswith(("│", "┃")):
+            assert rows(line.replace("┃", "│"))[0] in table_rows, line
+        elif line.strip() and not line.startswith(("┏", "┡", "└")):
+            assert line in printed, line
+    assert result.returncode == (2 if any(s.startswith("error:") for s in said) else 0)
+    assert len(REPRODUCE_COMMANDS) == 11  # the doc's commands were all found
