@@ -16,7 +16,7 @@ from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, HOST_ONLY, Options, estimate
 from ndpkit.plan import activate, plan
 from ndpkit.profile import load_profile
-from ndpkit.reproduce.rans_rfns import DEFAULT_OPTIONS, document, reproduce
+from ndpkit.reproduce.rans_rfns import DEFAULT_OPTIONS, document, reproduce, table10
 
 GB = 2**30
 MB = 2**20
@@ -450,3 +450,19 @@ def test_document_is_plain_data_and_rounds_when_asked():
     assert [r["active_engines"] for r in doc["tables"]["10"]] == [
         list(v) for v in TABLE_10.values()
     ]
+
+
+@pytest.mark.parametrize("devices", [7, 8, 9])
+def test_table_10_for_another_n_lists_every_count_mux2_can_run(devices):
+    """`table10(n)` for an odd n (O18: ndpkit runs mux2 over odd n, its last SSD a module
+    of one) started at n // 2 engines, which `activate` refuses: table10(7) raised. Each
+    module of two needs one engine on, the module of one its own: ceil(n / 2) to n, each
+    row's engines and routes one such that every SSD reads through an engine that is on."""
+    rows = table10(devices).rows
+    assert [r["nane_mux2"] for r in rows] == list(range(math.ceil(devices / 2), devices + 1))
+    for r in rows:
+        active, route = r["active_engines"], r["route"]
+        assert len(active) == r["nane_mux2"] and len(route) == devices, r
+        assert set(route) <= set(active), r
+        assert all(route[ssd] in (ssd, ssd - 1) for ssd in range(devices)), r
+        assert all(route[ssd] == ssd for ssd in range(0, devices, 2)), r  # own wire (§2.6)

@@ -20,7 +20,7 @@ from typing import Any
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Estimate, Options, estimate
 from ndpkit.model.pipeline import CPU, LINK, NDP, NDP2CPU, SSD
-from ndpkit.plan import activate, plan
+from ndpkit.plan import activate, minimum_engines, plan
 from ndpkit.profile import Profile, load_profiles
 from ndpkit.report import Column, Table
 
@@ -300,8 +300,11 @@ def table9(estimates: dict[tuple[str, str], Estimate]) -> Table:
 
 
 def table10(devices: int = 8) -> Table:
+    """Table 10 for `devices` NDPEs: every engine count mux2 can run, from one per module
+    (ceil(n / 2): n // 2 asked an odd n for one engine too few, which `activate` refuses,
+    O18) to all of them."""
     rows = []
-    for on in range(devices // 2, devices + 1):
+    for on in range(minimum_engines(devices, 2), devices + 1):
         mapping = activate(devices, 2, on)
         rows.append(
             {"nane_mux2": on, "active_engines": list(mapping.active), "route": list(mapping.route)}
