@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ndpkit.errors import SpecError
 from ndpkit.reproduce.rans_rfns import reproduce, table6
 
 # Spec §8.3: per-NDPE footprint (LUT, REG, BRAM, DSP) = Table 6 / 36.
@@ -71,3 +72,11 @@ def test_chips_scale_with_the_engines() -> None:
 def test_reproduction_includes_table_6() -> None:
     names = [t.name for t in reproduce()]
     assert names.index("6") == names.index("5") + 1
+
+
+@pytest.mark.parametrize("engines", [0, -36, 2.5, "36", True, None])
+def test_chips_for_no_whole_number_of_engines_is_refused(engines: object) -> None:
+    """`table6(engines)` (docs/reproducing-rans-rfns.md) gave "1 chip" for 0 or -36 NDPEs,
+    kept 2.5, and ended in a TypeError on "36": each is one SpecError naming the argument."""
+    with pytest.raises(SpecError, match=r"^table6: engines: must be a whole number of NDPEs"):
+        table6(engines)  # type: ignore[arg-type]

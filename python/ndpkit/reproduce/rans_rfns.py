@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ndpkit.errors import whole_number
 from ndpkit.hw import Platform, load_platform
 from ndpkit.model import FULL_GEAR, Estimate, Options, estimate
 from ndpkit.model.pipeline import CPU, LINK, NDP, NDP2CPU, SSD
@@ -224,7 +225,9 @@ def table6(engines: int = FPGA_INSTANCES) -> Table:
     the per-NDPE footprint (count / 36), the utilisation recomputed as count / capacity
     (O15), and the chips `engines` NDPEs need: ceil(max over LUT, REG and DSP of
     engines x footprint / capacity). BRAM does not count towards the chips: what overflows
-    it goes to off-chip DRAM (Table 6's footnote), as HE's does."""
+    it goes to off-chip DRAM (Table 6's footnote), as HE's does. `engines` is a whole
+    number ≥ 1: 0 or -36 NDPEs got "1 chip", 2.5 was kept and "36" ended in a TypeError."""
+    engines = whole_number(engines, "engines", "a whole number of NDPEs ≥ 1", 1, source="table6")
     rows = []
     for app in APPS:
         counts = FPGA_RESOURCES[app]
