@@ -188,7 +188,8 @@ def reproduce_cmd(
     if paper == "risp":
         emit(result, fmt, risp.document(result, opts, settings))
     else:
-        emit(result, fmt, rans_rfns.document(result, opts))
+        written = result if fmt is Format.table else rans_rfns.as_written(result, opts)
+        emit(written, fmt, rans_rfns.document(result, opts))
 
 
 _RANS_FLAGS = {
