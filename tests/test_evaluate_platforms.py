@@ -73,6 +73,30 @@ def test_in_process_the_field_is_platforms(tmp_path: Path) -> None:
         ev.evaluate(["lc"], [str(named), str(same_name)])
 
 
+@pytest.mark.parametrize(
+    ("keys", "refused"),
+    [
+        # rfns renamed "cns" replaced cns's results, and became the × CNS baseline
+        (("cns", "other"), "platforms['other']: is platform 'cns'"),
+        (("mine", "rfns"), "platforms['mine']: is platform 'cns'"),  # reported as "cns"
+    ],
+)
+def test_loaded_platforms_are_keyed_by_their_names(
+    monkeypatch: pytest.MonkeyPatch, keys: tuple[str, str], refused: str
+) -> None:
+    def no_work(*_: object) -> None:
+        raise AssertionError("an app ran")
+
+    monkeypatch.setattr(ev, "_run", no_work)
+    cns = load_platform("cns")
+    second = load_platform("rfns")
+    if keys[1] != "rfns":
+        second = second.model_copy(update={"name": "cns"})
+    with pytest.raises(SpecError) as caught:
+        ev.evaluate(["lc"], {keys[0]: cns, keys[1]: second}, size_bytes=2**20)
+    assert str(caught.value).startswith(refused)
+
+
 def test_a_platform_that_costs_nothing_is_infinitely_better_than_cns(tmp_path: Path) -> None:
     """All powers 0 W price the run at 0 J: × CNS (MB/J) is +∞, not a ZeroDivisionError."""
     free = tmp_path / "free.toml"

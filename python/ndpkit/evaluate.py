@@ -283,8 +283,9 @@ def evaluate(
     data set's) only makes the apps' parameters; a kernel that can start from the data
     (`DataSeeded`: K-Means' k-means++ centres) takes them from that sample. `verify_shards`
     checks every shard's CRC-32 against the manifest first. `platforms` are names or files
-    (`load_platforms`), or platforms already loaded, keyed by name. `progress` hears each
-    step's name, `byte_progress` (bytes done, bytes total) how far a step that streams data
+    (`load_platforms`), or platforms already loaded, each keyed by its name (the results
+    are; another key is a SpecError). `progress` hears each step's name, `byte_progress`
+    (bytes done, bytes total) how far a step that streams data
     has got: the CRC-32 check, the run and verification on `data`, and the profiling.
     `stall_timeout_s` is the executor's (`LocalExecutor`): how long a worker may make no
     progress on `data` before the run fails naming its shard. Bad numbers (a `model_bytes`
@@ -408,6 +409,15 @@ def _check_kinds_of(
     if isinstance(platforms, Mapping):
         for name, spec in platforms.items():
             check_kinds((f"platforms[{name!r}]", spec, Platform, "a Platform (load_platform)"))
+            # The results are keyed by the platform's own name: under another key, one
+            # platform's were silently replaced by another's of that name (an rfns renamed
+            # "cns" became the × CNS baseline), and {"mine": cns} reported "cns".
+            if name != spec.name:
+                raise SpecError(
+                    f"is platform {spec.name!r}: key each platform by its name "
+                    f"({{{spec.name!r}: …}}), which its results are reported under",
+                    field=f"platforms[{name!r}]",
+                )
     check_kinds(
         (
             "data",
