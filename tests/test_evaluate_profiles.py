@@ -414,3 +414,31 @@ def test_saving_for_a_platform_not_modelled_or_no_runs_is_a_spec_error(tmp_path:
     with pytest.raises(SpecError, match="no runs to save"):
         ev.save_profiles([], "rans", path)
     assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("one run", "runs: must be a list of runs: save_profiles([run], …) for one"),
+        ("an app's name", "runs: must be a list of AppRun (evaluate(…)), got 'lc'"),
+        ("a list of names", "runs: must be a list of AppRun (evaluate(…)); it holds 'lc'"),
+        ("a number as platform", "platform: must be a platform's name, got int"),
+    ],
+)
+def test_saving_arguments_of_another_kind_are_refused_by_name(
+    tmp_path: Path, case: str, message: str
+) -> None:
+    """One AppRun was "'AppRun' object is not iterable", an app's name "'str' object has no
+    attribute 'profiles'", and a platform's number "lc was not modelled on platform 5"."""
+    runs = ev.evaluate(["lc"], ["rans"], size_bytes=1 << 20)
+    given: dict[str, tuple[object, object]] = {
+        "one run": (runs[0], "rans"),
+        "an app's name": ("lc", "rans"),
+        "a list of names": (["lc"], "rans"),
+        "a number as platform": (runs, 5),
+    }
+    path = tmp_path / "p.json"
+    with pytest.raises(SpecError) as caught:
+        ev.save_profiles(*given[case], path)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+    assert not path.exists()

@@ -591,7 +591,20 @@ def save_profiles(runs: Sequence[AppRun], platform: str, path: str | Path) -> No
     its host, the engine rates mapped onto its engines, α for D over them. A `platform` some
     run was not modelled on (a KeyError), or no runs (a set of no profiles, which no command
     could use), is a SpecError naming it, and nothing is written; so is a `path` inside a
-    data set (the file would stop the data set's next `--overwrite`)."""
+    data set (the file would stop the data set's next `--overwrite`), and an argument of
+    another kind (one AppRun for `runs`)."""
+    # One AppRun was "'AppRun' object is not iterable", an app's name "'str' object has no
+    # attribute 'profiles'", and a number as the platform "not modelled on platform 5".
+    if isinstance(runs, AppRun):
+        raise SpecError("must be a list of runs: save_profiles([run], …) for one", field="runs")
+    if not isinstance(runs, (list, tuple)):
+        raise SpecError(f"must be a list of AppRun (evaluate(…)), got {runs!r}", field="runs")
+    others = [r for r in runs if not isinstance(r, AppRun)]
+    if others:
+        raise SpecError(
+            f"must be a list of AppRun (evaluate(…)); it holds {others[0]!r}", field="runs"
+        )
+    check_kinds(("platform", platform, str, "a platform's name"))
     if not runs:
         raise SpecError("no runs to save: a profile set of no apps", field="runs")
     refuse_a_file_inside_a_data_set(as_path(path, "path"), "the profiles", field="path")
