@@ -360,6 +360,8 @@ def test_parts_timed_at_zero_give_finite_rates_and_a_profile() -> None:
         ({"device_s": float("inf")}, "device_s"),
         ({"device_s": float("nan")}, "device_s"),
         ({"host_s": float("inf")}, "host_s"),
+        ({"device_s": None}, "device_s"),  # a TypeError comparing None, after loading
+        ({"host_s": None}, "host_s"),
         ({"host_frequency_hz": 0.0}, "host_frequency_hz"),
         ({"input_bytes": 0}, "input_bytes"),
         ({"input_bytes": 1.5}, "input_bytes"),

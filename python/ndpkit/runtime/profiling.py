@@ -280,14 +280,11 @@ class Measurement:
                 f"over passes), got {self.part_input_bytes}",
                 field="part_input_bytes",
             )
-        for name in (
-            "device_s",
-            "host_s",
-            "device_cycles",
-            "host_cycles",
-            "device_instructions",
-            "host_instructions",
-        ):
+        # The times are measured, never None: a null in a saved file ended in "'>' not
+        # supported between instances of 'float' and 'NoneType'" (`profiling.load`).
+        _not_negative(self.device_s, "device_s")
+        _not_negative(self.host_s, "host_s")
+        for name in ("device_cycles", "host_cycles", "device_instructions", "host_instructions"):
             value = getattr(self, name)
             if value is not None:
                 _not_negative(value, name)
