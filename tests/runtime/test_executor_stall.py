@@ -270,6 +270,8 @@ def test_a_stall_before_the_worker_said_it_was_ready_says_it_was_starting(
         "ready (engine 3 was to begin there); the worker has been killed; no result. A "
         "worker that may take longer than 600 s to start needs a longer limit"
     )
+    # `ndpkit evaluate --data --stall-timeout 1ms` was told of LocalExecutor's argument alone
+    assert str(error).endswith("or `ndpkit evaluate --stall-timeout`)")
     assert error.failed_to_start
 
 

@@ -1415,7 +1415,9 @@ def _stalled(
             f"worker pid {pid} made no progress for {quiet_s:.3g} s while starting, before "
             f"it said it was ready{nxt}{state}; the worker has been killed; no result"
             f"{_start_hint()}. A worker that may take longer than {limit_s:g} s to start "
-            "needs a longer limit (LocalExecutor(stall_timeout_s=...))",
+            # the flag too, as a stall mid-run says: `evaluate --data` users read this
+            "needs a longer limit (LocalExecutor(stall_timeout_s=...), or `ndpkit evaluate "
+            "--stall-timeout`)",
             failed_to_start=True,
         )
     if in_pipe is not None:
