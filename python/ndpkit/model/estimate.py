@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ndpkit.errors import check_kinds
 from ndpkit.hw import Platform
 from ndpkit.model import in_storage
@@ -305,7 +307,7 @@ def _state_times(
     data: float,
     t_ndp: float,
     t_cpu: float,
-    storage_busy: float,
+    storage_busy: np.ndarray,
     options: Options,
     host_reads: bool = False,
 ) -> tuple[float, StateTimes]:
@@ -348,9 +350,11 @@ def _state_times(
     # ndp_cpu: on for the whole run, but only a run that has engines on: with none (a host
     # split) no data crosses the layer, as the simulator has it (it charged 18 mW x T_CPU)
     switch_on = engines_on if options.switch_time == "ndp" or not active else total
+    # each SSD is active for its own read, never longer than the run (docs/platforms.md)
+    storage_active = float(np.minimum(storage_busy, total).sum())
     storage = {
-        "active": min(storage_busy, total * platform.devices),
-        "idle": max(total * platform.devices - storage_busy, 0.0),
+        "active": storage_active,
+        "idle": max(total * platform.devices - storage_active, 0.0),
     }
     times = StateTimes(
         {

@@ -245,16 +245,20 @@ def ssd_read_bandwidths(platform: Platform, options: Options) -> np.ndarray:
 
 def storage_busy_s(
     platform: Platform, config: Configuration, options: Options, data: float
-) -> float:
-    """Device-seconds the SSDs spend reading D: each its share (per the placement) at its
-    own bandwidth. The SSD stage of Eq. (1) is paced by the slowest SSD; the others finish
+) -> np.ndarray:
+    """Seconds each SSD spends reading its share of D (per the placement) at its own
+    bandwidth. The SSD stage of Eq. (1) is paced by the slowest SSD; the others finish
     their share sooner and idle. Without engines the data goes to the host, not through
-    the switch layer's ports."""
-    if _host_split(platform, config) or not options.mux_port_cap:
-        # every SSD reads at the device's bandwidth, and the shares add up to D
-        return data / platform.storage.device_bandwidth_bytes_per_s
+    the switch layer's ports. Per SSD, not summed: each is charged active for at most the
+    run (`estimate`), and a sum capped at n x the run let the y SSDs of `reshard_y_ssds`
+    be charged active for longer than the run."""
     shares = ssd_shares_bytes(platform, config, options, data)
-    return float(np.sum(shares / ssd_read_bandwidths(platform, options)))
+    if _host_split(platform, config) or not options.mux_port_cap:
+        bandwidths = np.full(platform.devices, platform.storage.device_bandwidth_bytes_per_s)
+    else:
+        bandwidths = ssd_read_bandwidths(platform, options)
+    busy: np.ndarray = shares / bandwidths
+    return busy
 
 
 def _host_split(platform: Platform, config: Configuration) -> bool:
