@@ -43,7 +43,7 @@ from pydantic import (
 from ndpkit.errors import SpecError, UnknownNameError, check_kinds, closest
 from ndpkit.files import read_spec_file, write_atomic
 from ndpkit.hw.engine import EngineKind
-from ndpkit.hw.loader import file_hint, json_loads, names_a_file, parse_nested
+from ndpkit.hw.loader import file_hint, json_loads, names_a_file, parse_nested, toml_error
 from ndpkit.hw.quantity import (
     Count,
     Cycles,
@@ -496,9 +496,10 @@ def _profile_set(data: dict[str, Any], source: str) -> ProfileSet:
 def _parse(text: str, source: str, *, json_format: bool) -> dict[str, Any]:
     try:
         data = parse_nested(json_loads if json_format else tomllib.loads, text, source)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        kind = "JSON" if json_format else "TOML"
-        raise SpecError(f"malformed {kind}: {exc}", source=source) from None
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"malformed JSON: {exc}", source=source) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise toml_error(exc, text, source) from None
     if isinstance(data, list):
         # `profiling.save` writes a list of measurements, which are not profiles yet.
         raise SpecError(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable
 from importlib import resources
@@ -418,8 +419,86 @@ def _parse(text: str, source: str) -> dict[str, Any]:
     try:
         document: dict[str, Any] = parse_nested(tomllib.loads, text, source)
     except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"malformed TOML: {exc}", source=source) from None
+        raise toml_error(exc, text, source) from None
     return document
+
+
+def toml_error(exc: tomllib.TOMLDecodeError, text: str, source: str) -> SpecError:
+    """tomllib's error as a SpecError on `source`; a key or table given twice names its
+    field (`host_link.lanes: malformed TOML: given twice …`), as a JSON file's does: tomllib
+    says only "Cannot overwrite a value", with a line, or "at end of document" without."""
+    reason = str(exc)
+    field = _twice(reason, text)
+    if field is None:
+        return SpecError(f"malformed TOML: {reason}", source=source)
+    return SpecError(
+        f"malformed TOML: given twice ({reason}); say it once", source=source, field=field
+    )
+
+
+_DECLARED_TWICE = re.compile(r"Cannot declare \((.*)\) twice")
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)$")
+_HEADER = re.compile(r"\s*\[\[?(?P<path>[^\[\]]+)\]\]?\s*(?:#.*)?")
+_KEY = re.compile(r"\s*(?P<path>[^=#\[\]{}]+?)\s*=")
+
+
+def _twice(reason: str, text: str) -> str | None:
+    """The dotted path of the key or table that `reason` (tomllib's) says is given twice,
+    if it can be told for sure, else None."""
+    declared = _DECLARED_TWICE.match(reason)
+    if declared is not None:  # "Cannot declare ('host',) twice": a tuple of the keys
+        parts = re.findall(r"'((?:[^'\\]|\\.)*)'", declared.group(1))
+        return ".".join(parts) or None
+    if not reason.startswith("Cannot overwrite a value"):
+        return None
+    lines = text.splitlines()
+    at = _AT_LINE.search(reason)
+    end = int(at.group(1)) - 1 if at else len(lines) - 1
+    while end >= 0 and not lines[end].strip():
+        end -= 1
+    # the statement that ends on that line: a multi-line array's starts further up
+    for start in range(end, max(end - 1000, -1), -1):
+        header, key = _HEADER.fullmatch(lines[start]), _KEY.match(lines[start])
+        if header is None and key is None:
+            continue
+        if not _parses_without(lines, start, end):
+            return None  # not the statement tomllib refused: say what it said
+        if header is not None:
+            return _dotted(header.group("path"), "[{}]")
+        table = next(
+            (h.group("path") for h in map(_HEADER.fullmatch, reversed(lines[:start])) if h),
+            None,
+        )
+        name = _dotted(key.group("path"), "{} = 0") if key is not None else None
+        prefix = _dotted(table, "[{}]") if table is not None else None
+        if name is None or (table is not None and prefix is None):
+            return None
+        return f"{prefix}.{name}" if prefix else name
+    return None
+
+
+def _parses_without(lines: list[str], start: int, end: int) -> bool:
+    """Whether the document parses, or fails further on, with lines start..end blanked."""
+    kept = lines[:start] + [""] * (end - start + 1) + lines[end + 1 :]
+    try:
+        tomllib.loads("\n".join(kept))
+    except tomllib.TOMLDecodeError as exc:
+        later = _AT_LINE.search(str(exc))
+        return later is not None and int(later.group(1)) - 1 > end
+    return True
+
+
+def _dotted(key: str, form: str) -> str | None:
+    """A TOML key (`a."b c".d`) as a dotted path, read by tomllib itself: None if it is none."""
+    try:
+        node: Any = tomllib.loads(form.format(key))
+    except tomllib.TOMLDecodeError:
+        return None
+    parts = []
+    while isinstance(node, dict) and len(node) == 1:
+        ((name, node),) = node.items()
+        parts.append(name)
+    return ".".join(parts) or None
 
 
 class DuplicateKeyError(ValueError):
