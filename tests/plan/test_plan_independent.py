@@ -26,6 +26,7 @@ SETTINGS = settings(max_examples=40, deadline=None, database=None)
 APPS = ("lc", "he", "fft2d", "knn2", "knn6", "knn8")
 PLACEMENTS = ("paper_no_loss", "static_shards", "reshard_y_ssds")
 REL = 1e-9
+TIE = 1e-8
 
 
 # --- the docs' rules, written out again ------------------------------------------------------
@@ -222,7 +223,8 @@ def test_the_optimal_search_is_the_least_energy_within_the_tolerance(
     low, high = sorted(tolerances)
     strict = optimise(platform, profile, options, tolerance=low)
     loose = optimise(platform, profile, options, tolerance=high)
-    assert loose.planned.energy_j <= strict.planned.energy_j * (1 + REL) + 1e-9
+    # energies equal to 9 significant digits are a tie, which performance breaks (optimise)
+    assert loose.planned.energy_j <= strict.planned.energy_j * (1 + TIE) + 1e-9
     for result, tolerance in ((strict, low), (loose, high)):
         device = [c for c in result.candidates if c.config.split == "device"]
         assert [c.pipeline.engines_active for c in device] == list(
@@ -237,7 +239,8 @@ def test_the_optimal_search_is_the_least_energy_within_the_tolerance(
         best = max(c.performance_bytes_per_s for c in result.candidates)
         floor = best / (1 + tolerance) * (1 - 1e-12)  # "at least best / (1 + tolerance)"
         within = [c for c in result.candidates if c.performance_bytes_per_s >= floor]
-        assert close(result.planned.energy_j, min(c.energy_j for c in within))
+        least = min(c.energy_j for c in within)
+        assert least <= result.planned.energy_j <= least * (1 + TIE) + 1e-9
         if result.planned.config.split == "device":
             assert 1 <= result.engines_on <= n
         else:
