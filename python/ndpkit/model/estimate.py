@@ -50,6 +50,7 @@ from ndpkit.model.pipeline import (
     storage_busy_s,
 )
 from ndpkit.profile import Profile
+from ndpkit.summary import summary
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,19 @@ class Estimate:
     """In-storage models: each stage's own time (they include fixed latencies)."""
     channels_on: int | None = None
     """In-storage models: flash channels powered (None on other platforms)."""
+
+    def __repr__(self) -> str:
+        return summary(
+            "Estimate",
+            platform=self.platform,
+            app=self.app,
+            split=self.config.split,
+            engines_active=self.pipeline.engines_active,
+            bottleneck=self.bottleneck,
+            time_s=self.time_s,
+            energy_j=self.energy_j,
+            ee_mb_per_j=self.ee_mb_per_j,
+        )
 
     @property
     def stages(self) -> dict[str, float]:

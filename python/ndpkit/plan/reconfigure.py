@@ -31,6 +31,7 @@ from ndpkit.model.options import GIB
 from ndpkit.model.pipeline import NDP, platform_where
 from ndpkit.plan.mapping import Mapping, activate, minimum_engines
 from ndpkit.profile import Profile
+from ndpkit.summary import summary
 
 # Relative slack so that a bandwidth ratio of 13.0000000001 still gives 13 engines.
 _CEIL_SLACK = 1e-9
@@ -58,6 +59,19 @@ class Plan:
     full_gear: Estimate | None = None
     """The full-gear estimate Eq. (2) took its bound from (`full_gear`: the baseline unless
     capped mux ports slow the SSDs); None where a planner has no Eq. (2)."""
+
+    def __repr__(self) -> str:  # the dataclass's: every candidate estimate, 40,000 characters
+        return summary(
+            "Plan",
+            platform=self.platform,
+            app=self.app,
+            method=self.method,
+            scheme=self.scheme,
+            engines_on=self.engines_on,
+            engines_total=self.engines_total,
+            net_saving_j=self.net_saving_j,
+            improvement_pct=self.improvement_pct,
+        )
 
     @property
     def engines_off(self) -> int:

@@ -46,6 +46,7 @@ from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Estimate, Options, estimate
 from ndpkit.plan.optimize import checked_tolerance, same_energy
 from ndpkit.profile import Profile
+from ndpkit.summary import summary
 
 RULE = (
     "least energy among the splits whose time is within the tolerance of the fastest; "
@@ -76,6 +77,14 @@ class SplitComparison:
     tolerance: float
     carried: dict[str, float] = field(default_factory=dict)
     """split → the ratio its engine rate took of the first split's throughput entry."""
+
+    def __repr__(self) -> str:  # the dataclass's: each split's whole estimate
+        return summary(
+            "SplitComparison",
+            platform=self.platform,
+            chosen=self.chosen,
+            splits=tuple(s.app for s in self.splits),
+        )
 
     def note(self, split: str) -> str | None:
         """How a split's engine rate was derived, if it was."""

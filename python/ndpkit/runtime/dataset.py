@@ -108,6 +108,7 @@ from ndpkit.runtime.parquet_parts import (
 )
 from ndpkit.runtime.shard_maps import ShardMaps, map_read_only
 from ndpkit.runtime.spill_dirs import lock_dir
+from ndpkit.summary import summary
 
 MANIFEST = "manifest.json"
 FORMAT = DATASET_FORMAT  # the manifest's own name; defined where --profiles recognises it
@@ -390,6 +391,17 @@ class Dataset:
     manifest_stamp: ShardStamp | None = field(default=None, compare=False, repr=False)
     """The manifest file's identity when this object was made (None: not known), so that a
     run can tell that the data set was replaced since (`changed_since_opened`)."""
+
+    def __repr__(self) -> str:  # the dataclass's: the manifest's every shard
+        return summary(
+            "Dataset",
+            path=str(self.path),
+            app=self.app,
+            devices=self.devices,
+            records=self.records,
+            total_bytes=self.total_bytes,
+            shards=len(self.shards),
+        )
 
     @property
     def app(self) -> str:

@@ -127,6 +127,7 @@ from ndpkit.runtime.watched_pipe import (
     send_fd_watched,
     send_watched,
 )
+from ndpkit.summary import summary
 from ndpkit.units import Kind, UnitError, parse
 
 _MERGE_EVERY = 8  # partials a worker holds before merging them into one
@@ -293,6 +294,17 @@ class RunResult:
     wall_s: float
     workers: int
     """Processes used."""
+
+    def __repr__(self) -> str:  # the dataclass's: every engine of every pass, and the result
+        return summary(
+            "RunResult",
+            passes=self.passes,
+            workers=self.workers,
+            bytes_in=self.bytes_in,
+            bytes_out=self.bytes_out,
+            alpha=self.alpha,
+            wall_s=self.wall_s,
+        )
 
     @property
     def alpha(self) -> float:

@@ -27,6 +27,7 @@ from ndpkit.plan import Plan
 from ndpkit.profile import Profile
 from ndpkit.sim.options import SimOptions
 from ndpkit.sim.spec import build_spec, host_reads_its_data, is_host_split
+from ndpkit.summary import summary
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -76,6 +77,20 @@ class Simulation:
     uplink: dict[str, float] = field(default_factory=dict)
     """The shared uplink: busy_s (time with a transfer in flight), bytes (carried: rate x
     time integrated, not the partial sizes) and capacity_bps."""
+
+    def __repr__(self) -> str:
+        return summary(
+            "Simulation",
+            platform=self.platform,
+            app=self.app,
+            split=self.config.split,
+            engines_active=sum(1 for e in self.engines if e["active"]),
+            bottleneck=self.bottleneck,
+            time_s=self.time_s,
+            energy_j=self.energy_j,
+            ee_mb_per_j=self.ee_mb_per_j,
+            model_time_s=self.model.time_s,
+        )
 
     @property
     def performance_bytes_per_s(self) -> float:
