@@ -15,6 +15,8 @@ import pytest
 from ndpkit.hw import load_platform
 from ndpkit.kernels import get_kernel
 from ndpkit.model import estimate
+from ndpkit.nascent.des import simulate_devices, simulate_generic_sort, simulate_table_sort
+from ndpkit.nascent.model import CpuPhases, TableJob, load_devices
 from ndpkit.plan import compare_splits, optimise, plan
 from ndpkit.profile import load_profile
 from ndpkit.runtime import LocalExecutor, generate_dataset
@@ -144,5 +146,41 @@ def test_a_data_set_and_a_run_show_their_size_not_every_shard_and_engine(
             "bytes_out": run.bytes_out,
             "alpha": run.alpha,
             "wall_s": run.wall_s,
+        },
+    )
+
+
+def test_nascent2_simulations_show_their_times_not_every_machine_s_jobs() -> None:
+    smartssd = load_devices().fpga("smartssd")
+    job = TableJob(rows=1024, row_bytes=4096.0, encoded_key_bytes=2, dict_values=1024)
+    one = simulate_table_sort(smartssd, job)
+    generic = simulate_generic_sort(smartssd, 10_000, dict_values=100, width=8)
+    for s, name in ((one, "TableSortSimulation"), (generic, "GenericSortSimulation")):
+        shown_name, values = shown(s)
+        assert shown_name == name
+        agrees(
+            values,
+            {
+                "device": "smartssd",
+                "total_s": s.total_s,
+                "energy_j": s.energy_j,
+                "model_total_s": s.model.total_s,
+            },
+        )
+    phases = CpuPhases(decode_s=0.0002, sort_s=0.0001, shuffle_s=0.0003)
+    many = simulate_devices(12, job, cpu_phases=phases)  # docs/nascent2-simulation.md's
+    name, values = shown(many)
+    assert name == "DevicesSimulation"
+    r = many.result
+    agrees(
+        values,
+        {
+            "devices": 12,
+            "schedule": many.schedule,
+            "nascent2_s": r.nascent2_s,
+            "fpga_s": r.fpga_s,
+            "cpu_s": r.cpu_s,
+            "speedup_vs_fpga": r.speedup_vs_fpga,
+            "speedup_vs_cpu": r.speedup_vs_cpu,
         },
     )

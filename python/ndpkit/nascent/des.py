@@ -72,6 +72,7 @@ from ndpkit.nascent.timing import (
     merge_tree_pass_bytes,
 )
 from ndpkit.native import interruptible
+from ndpkit.summary import summary
 
 _core: Any = import_module("ndpkit._core")  # the compiled extension has no type stub
 
@@ -247,6 +248,15 @@ class _OneJob(Generic[_Model]):
     events: int
     model: _Model
 
+    def __repr__(self) -> str:  # the dataclass's: every phase's run and the model's answer
+        return summary(
+            type(self).__name__,
+            device=self.device,
+            total_s=self.total_s,
+            energy_j=self.energy_j,
+            model_total_s=sum(self.model.phases_s().values()),
+        )
+
     def phases_s(self) -> dict[str, float]:
         """Seconds per phase, under the model's phase names."""
         simulated = self.machine.jobs[0].phases_s()
@@ -261,7 +271,7 @@ class _OneJob(Generic[_Model]):
         return self.power_w * self.total_s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # _OneJob's
 class TableSortSimulation(_OneJob[TableSortTime]):
     """One table sort on one device (Flow A, or Flow C for a generic key); `phases_s()` and
     `total_s` as `TableSortTime`, which is kept as `model`."""
@@ -269,7 +279,7 @@ class TableSortSimulation(_OneJob[TableSortTime]):
     job: TableJob
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # _OneJob's
 class GenericSortSimulation(_OneJob[GenericSortTime]):
     """One generic sort of a column (Flow B); `phases_s()` and `total_s` as
     `GenericSortTime`, which is kept as `model`."""
@@ -283,7 +293,8 @@ class DevicesSimulation:
 
     `result` is a `Comparison` with simulated times and energies (the same fields and
     ratios as the model's, which is kept as `model`); `job_models` keeps the model's answer
-    for one job on each of them, phase by phase."""
+    for one job on each of them, phase by phase. Its repr shows `result`'s times and
+    speedups."""
 
     devices: int
     result: Comparison
@@ -294,6 +305,18 @@ class DevicesSimulation:
     events: int
     schedule: str
     job_models: tuple[TableSortTime, TableSortTime, CpuTime]
+
+    def __repr__(self) -> str:  # the dataclass's: every machine's every job, 40,000 characters
+        return summary(
+            "DevicesSimulation",
+            devices=self.devices,
+            schedule=self.schedule,
+            nascent2_s=self.result.nascent2_s,
+            fpga_s=self.result.fpga_s,
+            cpu_s=self.result.cpu_s,
+            speedup_vs_fpga=self.result.speedup_vs_fpga,
+            speedup_vs_cpu=self.result.speedup_vs_cpu,
+        )
 
     @property
     def device_busy_s(self) -> tuple[float, ...]:
