@@ -93,3 +93,18 @@ def test_bad_input() -> None:
         shuffle(table, np.arange(5), workers=0)
     with pytest.raises(ModelError, match="key column"):
         shuffle(table, np.arange(5), key_column=9)
+
+
+def test_columns_that_are_not_a_list_of_arrays_are_named() -> None:
+    """One array, or a dict of them, given for the table: its rows (or keys) were taken for
+    columns, and the error was numpy's ambiguous truth value, or 'column 0 has shape ();
+    every column needs 0 rows'."""
+    keys = np.array([3, 1, 2], dtype=np.uint32)
+    order = np.array([1, 2, 0])
+    with pytest.raises(SpecError, match=r"columns: must be a list of arrays.*give \[column\]"):
+        shuffle(keys, order)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=r"got dict: give list\(table.values\(\)\)"):
+        shuffle({"k": keys}, order)  # type: ignore[arg-type]
+    with pytest.raises(ModelError, match=r"column 0 is one value \(array\(3"):
+        shuffle([keys[0], keys], order)
+    assert shuffle([keys], order).columns[0].tolist() == [1, 2, 3]

@@ -27,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Literal, get_args
@@ -136,8 +136,9 @@ def shuffle(
     Columns are numpy arrays of fixed-width dtypes with N rows (one value, or one
     sub-array, per row). The kernels' row ranges are counted one by one, but run on at
     most as many threads as there are cores. Raises SpecError for a bad layout, worker count
-    (1 to `MAX_WORKERS`) or burst size and
-    ModelError for columns, indices or sorted keys that do not fit the table.
+    (1 to `MAX_WORKERS`) or burst size, or `columns` that are not a sequence of arrays (one
+    array, a dict), and ModelError for columns, indices or sorted keys that do not fit the
+    table.
     """
     if layout not in get_args(Layout):
         raise SpecError(
@@ -148,12 +149,24 @@ def shuffle(
             raise SpecError(f"must be ≥ 1, got {value}", source=_SOURCE, field=name)
     if workers > MAX_WORKERS:
         raise SpecError(f"must be ≤ {MAX_WORKERS}, got {workers}", source=_SOURCE, field="workers")
+    if isinstance(columns, (np.ndarray, Mapping, str, bytes)):
+        # Iterated, an array's rows were taken for columns ("The truth value of an array …
+        # is ambiguous", or "column 0 has shape (); every column needs 0 rows"), a dict's
+        # keys for columns.
+        hint = "list(table.values())" if isinstance(columns, Mapping) else "[column]"
+        raise SpecError(
+            f"must be a list of arrays, one per column, got {type(columns).__name__}: give {hint}",
+            source=_SOURCE,
+            field="columns",
+        )
     if not columns:
         raise ModelError("a table needs at least one column")
     if not 0 <= key_column < len(columns):
         raise ModelError(f"key column {key_column} of a table of {len(columns)} columns")
     arrays = [np.asarray(c) for c in columns]
-    rows = arrays[0].shape[0] if arrays[0].ndim else 0
+    if arrays[0].ndim == 0:  # "every column needs 0 rows", said of a column of one value
+        raise ModelError(f"column 0 is one value ({arrays[0]!r}): a column holds a value a row")
+    rows = arrays[0].shape[0]
     raw_columns = [_as_bytes(a, rows, f"column {i}") for i, a in enumerate(arrays)]
     order = np.asarray(indices)
     if order.ndim != 1 or order.dtype.kind not in "iu":
