@@ -99,3 +99,15 @@ def test_bad_input() -> None:
         decode(COUNTRIES, np.array([0], dtype=np.uint8), mode="fixed")
     with pytest.raises(SpecError, match="mode"):
         decode(COUNTRIES, np.array([0], dtype=np.uint8), mode="fast")  # type: ignore[arg-type]
+
+
+def test_a_dictionary_given_as_one_string_is_refused() -> None:
+    """decode("USA", …) took the string for the dictionary of its letters and decoded key
+    0 to b'U' without a word (as `expand("knn")` took the apps k, n and n)."""
+    keys = np.array([0], dtype=np.uint8)
+    for one in ("USA", b"USA"):
+        with pytest.raises(SpecError, match=r"values: must be a list of dictionary values"):
+            decode(one, keys)  # type: ignore[arg-type]
+        with pytest.raises(SpecError, match=r"give \["):
+            dictionary_table(one)  # type: ignore[arg-type]
+    assert decode(["USA"], keys).values() == [b"USA"]

@@ -127,6 +127,15 @@ def default_lanes(
 
 
 def _value_bytes(values: Sequence[bytes | str]) -> list[bytes]:
+    if isinstance(values, str | bytes | bytearray | memoryview):
+        # Iterated, a string was a dictionary of its letters ("USA": U, S, A), and keys
+        # decoded to letters without a word.
+        raise SpecError(
+            f"must be a list of dictionary values, got the {type(values).__name__} "
+            f"{values!r}: give [{values!r}]",
+            source=_SOURCE,
+            field="values",
+        )
     out = []
     for i, v in enumerate(values):
         if isinstance(v, str):
