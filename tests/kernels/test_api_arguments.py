@@ -667,3 +667,20 @@ def test_get_kernel_of_no_name_is_an_unknown_app(name: Any) -> None:
     """["lc"] was "unhashable type: 'list'" from the lookup."""
     with pytest.raises(NdpkitError, match=r"^unknown app .*; known: lc, he"):
         get_kernel(name)
+
+
+def test_a_data_set_given_for_the_records_is_named(tmp_path: Path) -> None:
+    """run_in_memory and measure take the records in memory; a Dataset given in their place
+    became a 0-d object array and was refused as "got a scalar", naming neither what was
+    given nor how to read its records."""
+    kernel = get_kernel("knn2")
+    ds = generate_dataset(kernel, 4096, 2, tmp_path / "knn2")
+    params = kernel.params(0)
+    said = r"^data: must be an array of records, got Dataset: give its records, dataset\.read_all"
+    with pytest.raises(SpecError, match=said):
+        run_in_memory(kernel, ds, params, 64)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=said):
+        measure(kernel, ds, params)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=r"^data: must be an array of records, got NoneType$"):
+        run_in_memory(kernel, None, params, 64)  # type: ignore[arg-type]
+    assert run_in_memory(kernel, ds.read_all(), params, 64).indices.size == params["k"]

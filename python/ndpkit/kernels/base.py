@@ -348,11 +348,20 @@ def records_array(data: Any) -> np.ndarray:
     if isinstance(data, np.ndarray):
         return data
     try:
-        return np.asarray(data)
+        array = np.asarray(data)
     except ValueError as exc:  # rows of unequal lengths: numpy's "inhomogeneous shape"
         raise SpecError(
             f"must be an array of records, rows of one shape ({brief(exc)})", field="data"
         ) from None
+    if array.ndim == 0 and array.dtype.hasobject:
+        # A data set (or None) became a 0-d object array: "got a scalar" did not say which
+        # object, nor that a data set's records are read with read_all().
+        reads = callable(getattr(data, "read_all", None))
+        hint = ": give its records, dataset.read_all()" if reads else ""
+        raise SpecError(
+            f"must be an array of records, got {type(data).__name__}{hint}", field="data"
+        )
+    return array
 
 
 def check_kernel(kernel: object) -> None:
