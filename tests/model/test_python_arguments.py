@@ -6,6 +6,7 @@ has no attribute 'engines'"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,16 @@ import pytest
 
 from ndpkit.errors import SpecError
 from ndpkit.hw import load_platform
-from ndpkit.model import FULL_GEAR, Configuration, Options, estimate
+from ndpkit.model import (
+    FULL_GEAR,
+    Configuration,
+    Options,
+    engine_bandwidth,
+    estimate,
+    full_ndp_time_s,
+    pipeline,
+    price,
+)
 from ndpkit.profile import load_profile
 
 RFNS = load_platform("rfns")
@@ -116,3 +126,38 @@ def test_a_flag_may_be_numpys_bool(value: Any) -> None:
     options = Options(mux_port_cap=value)
     assert options.mux_port_cap is bool(value)
     assert options.with_(units="decimal").mux_port_cap is bool(value)
+
+
+OPTIONS = Options()
+STATE_TIMES = estimate(RFNS, HE).state_times
+EXPORTED_WRONG_KIND: list[tuple[str, str, Callable[[], object]]] = [
+    ("pipeline", "platform", lambda: pipeline("rfns", HE, FULL_GEAR, OPTIONS)),  # type: ignore[arg-type]
+    ("pipeline", "profile", lambda: pipeline(RFNS, "he", FULL_GEAR, OPTIONS)),  # type: ignore[arg-type]
+    ("pipeline", "config", lambda: pipeline(RFNS, HE, "device", OPTIONS)),  # type: ignore[arg-type]
+    ("pipeline", "options", lambda: pipeline(RFNS, HE, FULL_GEAR, None)),  # type: ignore[arg-type]
+    ("engine_bandwidth", "platform", lambda: engine_bandwidth("rfns", HE)),  # type: ignore[arg-type]
+    ("engine_bandwidth", "profile", lambda: engine_bandwidth(RFNS, "he")),  # type: ignore[arg-type]
+    ("full_ndp_time_s", "profile", lambda: full_ndp_time_s(RFNS, "he", OPTIONS)),  # type: ignore[arg-type]
+    ("full_ndp_time_s", "options", lambda: full_ndp_time_s(RFNS, HE, None)),  # type: ignore[arg-type]
+    ("price", "platform", lambda: price("rfns", "he", STATE_TIMES, OPTIONS)),  # type: ignore[arg-type]
+    ("price", "app", lambda: price(RFNS, HE, STATE_TIMES, OPTIONS)),  # type: ignore[arg-type]
+    ("price", "times", lambda: price(RFNS, "he", {"host": {}}, OPTIONS)),  # type: ignore[arg-type]
+    ("price", "options", lambda: price(RFNS, "he", STATE_TIMES, None)),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize(
+    ("function", "field", "call"),
+    EXPORTED_WRONG_KIND,
+    ids=[f"{w[0]}-{w[1]}" for w in EXPORTED_WRONG_KIND],
+)
+def test_the_exported_models_name_an_argument_of_the_wrong_kind(
+    function: str, field: str, call: Callable[[], object]
+) -> None:
+    """ndpkit.model's other exported functions, as `estimate`: a preset's name for the
+    platform, a profile's name or None for the options ended in "'str' object has no
+    attribute 'devices'" ('engines', 'data_bytes', 'host'; 'NoneType' … 'wall_times')."""
+    with pytest.raises(SpecError) as e:
+        call()
+    assert e.value.field == field, function
+    assert pipeline(RFNS, HE, FULL_GEAR, OPTIONS).bottleneck == estimate(RFNS, HE).bottleneck

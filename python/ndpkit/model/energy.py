@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ndpkit.errors import SpecError
+from ndpkit.errors import SpecError, check_kinds
 from ndpkit.hw import Platform
 from ndpkit.model.options import Options
 from ndpkit.profile import Profile
@@ -105,6 +105,12 @@ def with_profile_power(platform: Platform, profile: Profile) -> Platform:
 
 def price(platform: Platform, app: str, times: StateTimes, options: Options) -> Energy:
     """Energy of `times` at the platform's powers, under the options' conventions."""
+    check_kinds(  # as `estimate`: a preset's name ended in "'str' object has no attribute"
+        ("platform", platform, Platform, "a Platform (load_platform(…))"),
+        ("app", app, str, "an app name"),
+        ("times", times, StateTimes, "StateTimes (an Estimate's state_times)"),
+        ("options", options, Options, "an Options"),
+    )
     host = platform.host
     active_w = host.power_active_w
     engines_ran = times.engines.get("busy", 0.0) + times.engines.get("idle", 0.0) > 0

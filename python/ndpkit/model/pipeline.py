@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ndpkit.errors import ModelError
+from ndpkit.errors import ModelError, check_kinds
 from ndpkit.hw import Platform, preset_names
 from ndpkit.hw.platform import platform_file
 from ndpkit.model.configuration import Configuration
@@ -79,9 +79,32 @@ class Pipeline:
         return self.max_shards_per_engine / mean
 
 
+_NOT_GIVEN = object()
+"""`check_model_inputs`' default: an argument the caller does not take."""
+
+
+def check_model_inputs(
+    platform: object,
+    profile: object,
+    config: object = _NOT_GIVEN,
+    options: object = _NOT_GIVEN,
+) -> None:
+    """A SpecError naming the first argument of another kind, as `estimate` gives one: a
+    preset's name for the platform (or None for the options) ended in "'str' object has no
+    attribute 'devices'" from the exported models. Arguments not given are not checked."""
+    wanted = [
+        ("platform", platform, Platform, "a Platform (load_platform(…))"),
+        ("profile", profile, Profile, "a Profile (load_profile(…))"),
+        ("config", config, Configuration, "a Configuration"),
+        ("options", options, Options, "an Options"),
+    ]
+    check_kinds(*(w for w in wanted if w[1] is not _NOT_GIVEN))
+
+
 def engine_bandwidth(platform: Platform, profile: Profile) -> float:
     """SNDP_BW: the platform's per-kernel entry wins (its throughput table, else its cell
     design, bytes per cycle x clock); else the profile's measurement."""
+    check_model_inputs(platform, profile)
     engine = platform.engines
     if engine is None:
         where = platform_where(platform, "engines")
@@ -137,6 +160,7 @@ def no_engine_rate(platform: Platform, profile: Profile, *, in_storage: bool = F
 
 def full_ndp_time_s(platform: Platform, profile: Profile, options: Options) -> float:
     """T_NDP with every engine on: published (wall_times=printed) or single / n."""
+    check_model_inputs(platform, profile, options=options)
     if options.wall_times == "printed" and platform.name in profile.published_ndp_time_s:
         return profile.published_ndp_time_s[platform.name]
     return profile.data_bytes / (platform.devices * engine_bandwidth(platform, profile))
@@ -146,6 +170,7 @@ def pipeline(
     platform: Platform, profile: Profile, config: Configuration, options: Options
 ) -> Pipeline:
     """Stage bandwidths of Eq. (1) for `config` on `platform`."""
+    check_model_inputs(platform, profile, config, options)
     n = platform.devices
     if _host_split(platform, config):
         return _host_only(platform, profile)
