@@ -1609,7 +1609,10 @@ def import_dataset(
     gzip-compressed as `.csv.gz`) with a header line gives one record per row from `columns`
     (default: all but a pandas index), as a table does, into .npy shards: see
     `ndpkit.runtime.csv_source` (its `progress` first tells the bytes of the file parsed).
-    Images: see `_image_sources`; `crop`
+    A directory of images (PNG, JPEG, TIFF, BMP, netpbm, WebP; 8 bits a sample) gives, in
+    file-name order, record-sized tiles of each to an app whose records are images (he,
+    sobel, fft2d…: a 512×512 image makes four 256×256 records; any other size is an error
+    naming the file), or each image's pixels to one whose records are scalars. `crop`
     lets images whose sizes are not whole records give the whole records that fit, and
     `on_cropped`, if given, is then passed what that left out (`CropLoss`, from the headers
     the records were counted from) once the data set is written.

@@ -2,7 +2,8 @@
 
 `simulate(platform, profile, config, options, sim)` returns a `Simulation` with the
 `Estimate`'s figures plus utilisation, a delivered-bandwidth timeline and, on request, a
-Chrome trace; `sweep` runs it over a grid on all cores.
+Chrome trace; `ndpkit.sim.sweep.sweep` runs it over a grid of points (`grid`: platforms,
+apps, engines on, chunk sizes), on a thread per CPU this process may run on.
 """
 
 from ndpkit.sim.options import SimOptions
