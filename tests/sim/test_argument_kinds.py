@@ -68,13 +68,31 @@ def _of_another_platform(kind: str) -> Any:
 @pytest.mark.parametrize("check", [simulate, check_chunks], ids=["simulate", "check_chunks"])
 def test_a_mapping_for_another_platform_is_the_models_error(kind: str, check: Any) -> None:
     """rfns's 36 routes on sans's one SSD: `estimate` said so (a ModelError), `simulate`
-    raised IndexError from building the simulator's spec."""
+    raised IndexError from building the simulator's spec. A Plan names its platform, and is
+    refused for another before its routes are read (`test_a_plan_for_another_run_…`)."""
     config = _of_another_platform(kind)
     sans = load_platform("sans")
     with pytest.raises(ModelError, match="route must name an engine for each of the 1 SSDs"):
         estimate(sans, HE, config.planned.config if kind == "plan" else config)
+    if kind == "plan":
+        with pytest.raises(SpecError, match=r"^config: a Plan for he on rfns, given for he on"):
+            check(sans, HE, config)
+        config = config.planned.config
     with pytest.raises(ModelError, match="route must name an engine for each of the 1 SSDs"):
         check(sans, HE, config)
+
+
+@pytest.mark.parametrize("check", [simulate, check_chunks], ids=["simulate", "check_chunks"])
+def test_a_plan_for_another_run_is_refused(check: Any) -> None:
+    """rfns's plan for HE on RANS (36 SSDs too) or for LC on RFNS ran without a word: the
+    other platform's mapping and options, or a mapping chosen for another app's bottleneck,
+    under this run's labels. Its `planned.config` is taken as any configuration is."""
+    he_on_rfns = plan(RFNS, HE)
+    for platform, profile in ((load_platform("rans"), HE), (RFNS, load_profile("lc"))):
+        with pytest.raises(SpecError, match=r"a Plan for he on rfns, given for \w+ on \w+: "):
+            check(platform, profile, he_on_rfns)
+    check_chunks(load_platform("rans"), HE, he_on_rfns.planned.config)
+    assert simulate(RFNS, HE, he_on_rfns).config == he_on_rfns.planned.config
 
 
 def test_a_route_outside_its_module_is_refused_before_the_run() -> None:

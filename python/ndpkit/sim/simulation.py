@@ -349,6 +349,19 @@ def _check_inputs(
         ("options", options, (Options, type(None)), "the model's Options, or None"),
         ("sim", sim, (SimOptions, type(None)), "SimOptions, or None"),
     )
+    assert isinstance(platform, Platform) and isinstance(profile, Profile)
+    if isinstance(config, Plan) and (config.platform, config.app) != (
+        platform.name,
+        profile.app,
+    ):
+        # Run without a word: another platform's mapping and options, or a plan made for
+        # another app's bottleneck, labelled with this run's platform and app.
+        raise SpecError(
+            f"a Plan for {config.app} on {config.platform}, given for {profile.app} on "
+            f"{platform.name}: plan(platform, profile) makes this run's (its planned.config "
+            "applies that plan's configuration here, if that is what is wanted)",
+            field="config",
+        )
 
 
 def _relative(value: float, reference: float) -> float:
