@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ndpkit.hw import load_platform
-from ndpkit.kernels import get_kernel
+from ndpkit.kernels import get_kernel, kernel_names
 from ndpkit.model import estimate
 from ndpkit.nascent.des import simulate_devices, simulate_generic_sort, simulate_table_sort
 from ndpkit.nascent.model import CpuPhases, TableJob, load_devices
@@ -184,3 +184,16 @@ def test_nascent2_simulations_show_their_times_not_every_machine_s_jobs() -> Non
             "speedup_vs_cpu": r.speedup_vs_cpu,
         },
     )
+
+
+def test_a_kernel_shows_its_app_and_records() -> None:
+    """Object's repr named the class and an address ('<ndpkit.kernels.knn.KnnRows object at
+    0x…>', in an error about params too), not the app or the records it takes."""
+    for app in kernel_names():
+        kernel = get_kernel(app)
+        name, values = shown(kernel)
+        assert name == type(kernel).__name__
+        agrees(
+            values,
+            {"name": app, "dtype": str(kernel.dtype), "record_shape": kernel.record_shape},
+        )

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ndpkit.errors import NdpkitError, SpecError, brief, whole_number
+from ndpkit.summary import summary
 
 
 @contextmanager
@@ -201,6 +202,14 @@ class Kernel(ABC):
     record_shape: tuple[int, ...] = ()
     """Shape of one record (axis 0 of the data is records): (8,) for LC, (256, 256, 3) for
     FFT2D, () for a stream of pixels."""
+
+    def __repr__(self) -> str:  # object's: "<ndpkit.kernels.knn.KnnRows object at 0x…>"
+        return summary(
+            type(self).__name__,
+            name=self.name,
+            dtype=str(self.dtype),
+            record_shape=self.record_shape,
+        )
 
     @property
     def record_bytes(self) -> int:
