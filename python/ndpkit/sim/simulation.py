@@ -76,7 +76,8 @@ class Simulation:
     """Trace spans past `SimOptions.trace_limit`: the trace lacks the run's later part."""
     uplink: dict[str, float] = field(default_factory=dict)
     """The shared uplink: busy_s (time with a transfer in flight), bytes (carried: rate x
-    time integrated, not the partial sizes) and capacity_bps."""
+    time integrated, not the partial sizes) and capacity_bps (bytes per second, as every
+    rate here, despite the name: not bits)."""
 
     def __repr__(self) -> str:
         return summary(
