@@ -206,3 +206,12 @@ def test_the_sf_tables_were_not_made_at_is_said_as_given(tpch_dir: Path) -> None
     """`:g` keeps six digits: SF 0.0012345678 was said as SF 0.00123457."""
     with pytest.raises(SpecError, match=r"TPC-H at SF 0\.0012345678 has 1,852 \(these"):
         analyse(0.0012345678, tpch_dir)
+
+
+def test_the_analysis_repr_is_its_sf_and_fractions(analysis: Analysis) -> None:
+    """The dataclass's repr listed every column and sort key counted: 7,930 characters at
+    any scale factor, for docs/tpc.md's `sf1 = analyse(1.0)` in a notebook."""
+    text = repr(analysis)
+    assert "\n" not in text and len(text) < 120, text
+    assert text.startswith("Analysis(sf=0.01, mean_table_fraction=")
+    assert f"pooled_fraction={float(f'{analysis.pooled_fraction:.4g}')!r})" in text

@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 
 from ndpkit.errors import SpecError, check_kinds
 from ndpkit.files import literal_path
+from ndpkit.summary import summary
 from ndpkit.tpc.tpch import (
     TPCH_TABLES,
     check_scale_factor,
@@ -286,6 +287,14 @@ class Analysis:
     sf: float
     columns: tuple[ColumnCount, ...]
     keys: tuple[KeyCount, ...]
+
+    def __repr__(self) -> str:  # the dataclass's: every column and key counted, 8,000 characters
+        return summary(
+            "Analysis",
+            sf=self.sf,
+            mean_table_fraction=self.mean_table_fraction,
+            pooled_fraction=self.pooled_fraction,
+        )
 
     def table_fractions(self) -> dict[str, float]:
         """Each table's fraction of columns with < 2^16 distinct values."""
