@@ -108,6 +108,7 @@ from ndpkit.runtime.profiling import (
     to_profile,
 )
 from ndpkit.runtime.verify import Chunks, Verification, verify_streaming
+from ndpkit.summary import summary
 
 DEFAULT_APPS = ("lc", "he", "knn2", "knn6", "knn8", "fft2d", "kmeans", "binarize", "sobel")
 DEFAULT_PLATFORMS = ("cns", "rans", "rfns")
@@ -169,6 +170,9 @@ class AppRun:
     split's), or this host's measurement scaled (`EngineScaling`, the rule named)."""
     engine_rate_from: dict[str, str] = field(default_factory=dict)
     """Per platform with engines: "platform", "carried" or "scaled" (see `notes`)."""
+
+    def __repr__(self) -> str:  # the dataclass's: every platform's profiles, 19,000 characters
+        return summary("AppRun", app=self.app, run_s=self.run_s, verified=self.verified)
 
     @property
     def modelled_bytes(self) -> float:
