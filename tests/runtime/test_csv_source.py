@@ -10,6 +10,7 @@ import gzip
 import io
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -706,3 +707,39 @@ def test_records_that_cannot_be_mapped_are_said_so_naming_the_input(
     assert "cannot map it (Cannot allocate memory)" in caught.value.detail
     assert "ulimit -v" in caught.value.detail
     nothing_beside(tmp_path, {src.name})
+
+
+class _Disk:
+    """statvfs of a file system with `free` bytes free in 1-byte blocks."""
+
+    def __init__(self, free: int):
+        self.f_bavail, self.f_frsize, self.f_blocks = free, 1, 10**9
+
+
+def test_no_room_for_the_data_set_counts_the_temporary_copy_of_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The free space is checked once the text is parsed, with the temporary .npy of its
+    records on the disk: on a 1 MiB file system, an import of 938 KiB of records was refused
+    with "has 76 KiB free" alone, where `df` showed 1 MiB free before and after the run."""
+    values = points(500, seed=5)
+    path = write_csv(tmp_path / "p.csv", as_text(values), NAMES)
+    np.save(tmp_path / "p.npy", values)
+    record_bytes = values.nbytes
+    monkeypatch.setattr(dataset.os, "statvfs", lambda path: _Disk(record_bytes - 1))
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 2, tmp_path / "ds", "knn8")
+    detail = caught.value.detail
+    assert "needs at least " in detail and f"({record_bytes:,} bytes) but" in detail
+    copy = r"free after the temporary copy of its records, [^(]*\(([\d,]+) bytes\)"
+    held = re.search(copy, detail)
+    assert held is not None, detail
+    # The copy is a .npy of the records: a 4 KiB header (`npy_header`) and the records.
+    assert int(held[1].replace(",", "")) == 4096 + record_bytes
+    assert "a CSV import needs room for its records twice" in detail
+    nothing_beside(tmp_path, {"p.csv", "p.npy"})
+    # A .npy is split where it is: there is no copy to speak of.
+    with pytest.raises(SpecError) as npy:
+        import_dataset(tmp_path / "p.npy", 2, tmp_path / "ds", "knn8")
+    assert "temporary copy" not in npy.value.detail
+    assert npy.value.detail.endswith(f"({record_bytes - 1:,} bytes) free; nothing was written")

@@ -174,7 +174,16 @@ def import_csv(
             raise SpecError(
                 f"the temporary copy of its records: {exc.detail}", source=str(src)
             ) from None
-        return _write_dataset(path, overwrite, meta, found, records, on_stale_removed, progress)
+        return _write_dataset(
+            path,
+            overwrite,
+            meta,
+            found,
+            records,
+            on_stale_removed,
+            progress,
+            held_bytes=npy.stat().st_size,
+        )
 
 
 def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) -> _Csv:

@@ -1805,16 +1805,22 @@ def _write_dataset(
     records: int,
     on_stale_removed: Callable[[Path], object] | None = None,
     progress: Progress | None = None,
+    *,
+    held_bytes: int = 0,
 ) -> Dataset:
     """Write shards and then the manifest into a staging directory and publish it atomically;
     `records` is how many the sources hold, for the free-space check and `progress`
-    (written_bytes, total_bytes: at the start and after each shard)."""
+    (written_bytes, total_bytes: at the start and after each shard). `held_bytes`: what the
+    caller holds on the same disk until this returns (a CSV's temporary records), said in
+    the free-space error."""
     path = _target(path)
     total_bytes = records * meta["record_bytes"]
     dtype = np.dtype(meta["dtype"])
     record_shape: tuple[int, ...] = meta["record_shape"]
     shard_format: ShardFormat = meta.get("shard_format", "npy")
-    with _staging(path, overwrite, records * meta["record_bytes"], on_stale_removed) as staging:
+    with _staging(
+        path, overwrite, records * meta["record_bytes"], on_stale_removed, held_bytes
+    ) as staging:
         entries: list[ShardEntry] = []
         offset = 0
         if progress is not None:  # here: a stale directory removed is said before the bar
@@ -2135,6 +2141,7 @@ def _staging(
     overwrite: bool,
     needed_bytes: int,
     on_stale_removed: Callable[[Path], object] | None = None,
+    held_bytes: int = 0,
 ) -> Iterator[Path]:
     """A temporary sibling of `path` that becomes `path` on success and vanishes on failure
     (also on a second Ctrl-C or SIGTERM: the removal and the renames hold signals). A write
@@ -2146,7 +2153,9 @@ def _staging(
         # free-space check (what a killed run left may be what makes the room).
         for left in remove_stale_staging(path):
             on_stale_removed(left)
-    _check_free_space(path, needed_bytes, replacing=overwrite and path.is_dir())
+    _check_free_space(
+        path, needed_bytes, replacing=overwrite and path.is_dir(), held_bytes=held_bytes
+    )
     staging: Path | None = None
     made: list[Path] = []
     lock: int | None = None
@@ -2331,12 +2340,17 @@ def _existing_ancestor(path: Path) -> Path:
     return existing
 
 
-def _check_free_space(path: Path, needed_bytes: int, *, replacing: bool = False) -> None:
+def _check_free_space(
+    path: Path, needed_bytes: int, *, replacing: bool = False, held_bytes: int = 0
+) -> None:
     """Refuse a data set that its file system has no room for before writing any of it, not
     after filling the disk. `needed_bytes` are the records alone: headers add a little.
     `replacing`: an old data set at `path` that `overwrite` replaces, which is said to keep
     its space until the new one is whole (replacing 4 MiB with 4 MiB on a disk with 6 MiB
-    was refused with no word of why)."""
+    was refused with no word of why). `held_bytes`: the temporary copy of a CSV's records,
+    already written and taking its space until the data set is whole, which is said too (a
+    938 KiB import refused on a disk with 1 MiB free said "has 76 KiB free", with no word
+    of the 960 KB copy that `df` no longer showed)."""
     existing = _existing_ancestor(path)
     try:
         stats = os.statvfs(existing)
@@ -2361,10 +2375,17 @@ def _check_free_space(path: Path, needed_bytes: int, *, replacing: bool = False)
             if replacing
             else ""
         )
+        held = (
+            f" after the temporary copy of its records, {size(held_bytes)}, which the import "
+            "holds until the data set is written (a CSV import needs room for its records "
+            "twice)"
+            if held_bytes
+            else ""
+        )
 
         raise SpecError(
             f"the data set needs at least {size(needed_bytes)} but the file system of "
-            f"{os.path.realpath(existing)} has {size(free_bytes)} free{kept}; nothing was "
+            f"{os.path.realpath(existing)} has {size(free_bytes)} free{held}{kept}; nothing was "
             "written",
             source=str(path),
         )
