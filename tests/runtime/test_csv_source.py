@@ -743,3 +743,52 @@ def test_no_room_for_the_data_set_counts_the_temporary_copy_of_the_records(
         import_dataset(tmp_path / "p.npy", 2, tmp_path / "ds", "knn8")
     assert "temporary copy" not in npy.value.detail
     assert npy.value.detail.endswith(f"({record_bytes - 1:,} bytes) free; nothing was written")
+
+
+@pytest.mark.parametrize(("name", "at_row"), [("p.csv", 0), ("p.csv", 700), ("p.csv.gz", 1500)])
+def test_a_row_longer_than_a_block_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, at_row: int
+) -> None:
+    """A note column beside the features whose one value (a document, a JSON blob) is longer
+    than pyarrow's block of text (4 KiB here, 1 MiB in use) refused the whole file with
+    "not a readable CSV file (straddling object straddles two block boundaries (try to
+    increase block size?))". The first row, where the header's block is parsed, too. The
+    parse's progress still never goes back."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    values = points(2000, seed=9)
+    notes = ["short"] * len(values)
+    notes[at_row] = "a long note,\n" * 3000  # 39 KB: more than 8 blocks, fewer than 64
+    rows = [[note, *texts] for note, texts in zip(notes, as_text(values), strict=True)]
+    path = write_csv(tmp_path / name, rows, ["note", *NAMES])
+    calls: list[tuple[int, int]] = []
+    made = import_dataset(
+        path, 3, tmp_path / "ds", "knn8", columns=NAMES, progress=lambda *c: calls.append(c)
+    )
+    expected = independent(path, NAMES)
+    assert len(expected) == len(values)
+    np.testing.assert_array_equal(made.read_all(), expected)
+    np.testing.assert_array_equal(made.read_all(), values)
+    done = [d for d, total in calls if total == path.stat().st_size]
+    assert done[0] == 0 and done[-1] == path.stat().st_size and done == sorted(done)
+    nothing_beside(tmp_path, {name, "ds"})
+
+
+def test_a_row_longer_than_the_largest_block_is_refused_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quote never closed makes the rest of the file one value: the blocks stop growing
+    at `MAX_BLOCK_BYTES` (32 KiB here), and the error says what is wrong, not pyarrow's
+    "try to increase block size?"."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(csv_source, "MAX_BLOCK_BYTES", 32768)
+    rows = [[f"{i}", f"{i / 2}"] for i in range(10_000)]
+    path = write_csv(tmp_path / "p.csv", rows, ["a", "b"])
+    text = path.read_text()
+    path.write_text(text.replace("\n5,2.5\n", '\n5,"2.5\n', 1))
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2")
+    assert caught.value.source == str(path)
+    assert caught.value.detail.startswith("holds a row longer than ")
+    assert "a quoted value that is never closed" in caught.value.detail
+    assert "straddl" not in caught.value.detail
+    nothing_beside(tmp_path, {"p.csv"})

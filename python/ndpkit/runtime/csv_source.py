@@ -14,7 +14,8 @@ runs at GB/s), so a second pass to count would halve the rate. Instead the recor
 parsed once, a block of text (`BLOCK_BYTES`) at a time, into a .npy in a staging directory
 beside the data set (marked and held as `import_dataset`'s own: a run killed meanwhile
 leaves one the next run sweeps), and that file is sharded as any .npy is, then removed.
-Memory stays bounded whatever the file's size; the disk needs room for the records twice
+Memory stays bounded whatever the file's size (by its longest row, where one is longer than
+a block: `_larger_blocks`); the disk needs room for the records twice
 (float32 records take some 40% of the text's size) until the data set is written.
 
 **Values.** pyarrow parses each value straight to float32, rounded once to the nearest
@@ -38,7 +39,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -52,6 +53,7 @@ from ndpkit.runtime.dataset import (
     ShardStamp,
     _check_source_unchanged,
     _check_target,
+    _disk,
     _hold,
     _mark,
     _new_sibling_dir,
@@ -75,7 +77,13 @@ DELIMITERS = {".csv": ",", ".tsv": "\t"}
 """The delimiter of each suffix read as delimited text (each also as `.csv.gz`, `.tsv.gz`)."""
 BLOCK_BYTES = 2**20
 """The text pyarrow parses at once: one batch of records each, so memory stays bounded.
-pyarrow's default; 4 and 16 MiB measured no faster."""
+pyarrow's default; 4 and 16 MiB measured no faster. A file with a longer row is read in
+larger blocks (`_larger_blocks`)."""
+MAX_BLOCK_BYTES = 2**28
+"""The largest block a file is read in: a row longer than this (a quote never closed makes
+the rest of the file one value) is refused."""
+_STRADDLING = "straddling object straddles two block boundaries"
+"""pyarrow's error on a row longer than its block of text, with no row in it."""
 PROGRESS_BYTES = 2**20
 """How far the parse's `progress` moves between calls, at least (bar its last call)."""
 _SNIFF_BYTES = 64 * 2**10
@@ -116,6 +124,13 @@ class _Csv:
     trailing: int = 0
     """The unnamed columns ending the header that are taken for a delimiter ending every
     line (`_trailing_unnamed`): left out, and read only to check that they are empty."""
+    block_bytes: int = 0
+    """The text pyarrow parses at once, where a row did not fit in `BLOCK_BYTES` (0: those;
+    see `block_size`)."""
+
+    @property
+    def block_size(self) -> int:
+        return self.block_bytes or BLOCK_BYTES
 
     @property
     def trailing_names(self) -> tuple[str, ...]:
@@ -206,7 +221,13 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
     else:
         delimiter = named
     skip = int(named is not None)
-    names, empty = _header(_Csv(src, delimiter, (), (), True, (), stamp, skip))
+    unknown = _Csv(src, delimiter, (), (), True, (), stamp, skip)
+    while True:  # pyarrow parses the first block with the header: a row there may not fit
+        try:
+            names, empty = _header(unknown)
+            break
+        except _RowTooLongError:
+            unknown = _larger_blocks(unknown)
     # Every column as float32 for `_source_columns`: a CSV's types are known only once
     # parsed, and a column that is not numbers is named, by its line, as it is.
     # The pandas index is said as a Parquet table's is: as pandas' metadata, which
@@ -218,7 +239,37 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
     schema = pa.schema([pa.field(name, pa.float32()) for name in kept], metadata=metadata)
     given = None if columns is None or isinstance(columns, str) else _as_in(names, columns)
     chosen = _source_columns(src, schema, given, kernel)
-    return _Csv(src, delimiter, names, chosen, columns is None, index, stamp, skip, trailing)
+    return _Csv(
+        src,
+        delimiter,
+        names,
+        chosen,
+        columns is None,
+        index,
+        stamp,
+        skip,
+        trailing,
+        unknown.block_bytes,
+    )
+
+
+class _RowTooLongError(Exception):
+    """pyarrow met a row longer than the block of text it parses at once (`_STRADDLING`)."""
+
+
+def _larger_blocks(source: _Csv) -> _Csv:
+    """`source` read in blocks 8 times larger, after a row that did not fit in one: a long
+    quoted value (a column of notes or JSON beside the features) refused the whole file
+    with pyarrow's "straddling object straddles two block boundaries (try to increase block
+    size?)", naming no row and asking for a setting the user does not have. Memory then
+    grows with the longest row, up to `MAX_BLOCK_BYTES`, past which the file is refused."""
+    if source.block_size >= MAX_BLOCK_BYTES:
+        raise SpecError(
+            f"holds a row longer than {MAX_BLOCK_BYTES // 2**20} MiB (a quoted value that is "
+            "never closed makes the rest of the file one value?), which is not read",
+            source=str(source.path),
+        )
+    return replace(source, block_bytes=min(source.block_size * 8, MAX_BLOCK_BYTES))
 
 
 _UNNAMED = re.compile(r"Unnamed: \d+(\.\d+)?")
@@ -369,13 +420,13 @@ def _opened(source: _Csv, convert: Any) -> Iterator[tuple[Any, Any]]:
     without an active exception")."""
     pa, pc = _csv_arrow()
     # A line skipped (`sep=;`) is still a row in pyarrow's errors: the file's lines count.
-    read = pc.ReadOptions(use_threads=False, block_size=BLOCK_BYTES, skip_rows=source.skip)
+    read = pc.ReadOptions(use_threads=False, block_size=source.block_size, skip_rows=source.skip)
     if source.trailing:
         # Named anew so that each can be read: the header's names are all "" (",,").
         named = source.names[: len(source.names) - source.trailing] + source.trailing_names
         read = pc.ReadOptions(
             use_threads=False,
-            block_size=BLOCK_BYTES,
+            block_size=source.block_size,
             skip_rows=source.skip + 1,  # the header: pyarrow still counts its rows alike
             column_names=list(named),
         )
@@ -422,6 +473,8 @@ def _header(unknown: _Csv) -> tuple[tuple[str, ...], tuple[bool, ...]]:
             source=str(src),
         ) from None
     except (pa.ArrowException, OSError) as exc:
+        if _STRADDLING in str(exc):
+            raise _RowTooLongError from None
         if "Empty CSV file" in str(exc):  # one line, without a line break after it
             lines = "one line, its header," if not unknown.skip else "its sep= line and header"
             raise SpecError(f"holds {lines} and no rows", source=str(src)) from None
@@ -486,9 +539,32 @@ def _scratch(target: Path) -> Iterator[Path]:
 def _parse_into(
     source: _Csv, kernel: Kernel, npy: Path, progress: Callable[[int, int], None] | None
 ) -> int:
-    """Write every record of `source` to the new .npy `npy`; the number of records. The
-    header, whose shape is not known until the end, is written last over one of the same
-    length (`npy_header` pads every header to NPY_DATA_ALIGN bytes)."""
+    """Write every record of `source` to the new .npy `npy`; the number of records. A row
+    longer than a block of text starts the parse again in larger blocks (`_larger_blocks`),
+    its `progress` said again only past where it had come."""
+    said = 0
+
+    def onwards(done: int, total: int) -> None:
+        nonlocal said
+        if progress is not None and (done > said or said == 0):
+            said = done
+            progress(done, total)
+
+    while True:
+        try:
+            return _parse_once(source, kernel, npy, onwards if progress is not None else None)
+        except _RowTooLongError:
+            with _disk(npy):
+                npy.unlink()
+            source = _larger_blocks(source)
+
+
+def _parse_once(
+    source: _Csv, kernel: Kernel, npy: Path, progress: Callable[[int, int], None] | None
+) -> int:
+    """`_parse_into` in `source.block_size` blocks. The .npy header, whose shape is not
+    known until the end, is written last over one of the same length (`npy_header` pads
+    every header to NPY_DATA_ALIGN bytes)."""
     shape = tuple(kernel.record_shape)
     placeholder = npy_header(kernel.dtype, (0, *shape))
     total = 0
@@ -553,12 +629,14 @@ def _batches(
                     # a batch is a block of text, so a plain file's parse is where the
                     # blocks end (a .gz's text is not its bytes: it is said as read).
                     read = raw.tell()
-                    at = read if source.gzipped else min(read, blocks * BLOCK_BYTES)
+                    at = read if source.gzipped else min(read, blocks * source.block_size)
                     if at - said >= PROGRESS_BYTES and at < size:
                         said = at
                         progress(at, size)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         _check_source_unchanged(source.path, source.stamp)  # truncated meanwhile: say so
+        if _STRADDLING in str(exc):
+            raise _RowTooLongError from None
         raise _parse_error(source, exc) from None
     _check_source_unchanged(source.path, source.stamp)
     if progress is not None:
