@@ -792,3 +792,21 @@ def test_a_row_longer_than_the_largest_block_is_refused_saying_so(
     assert "a quoted value that is never closed" in caught.value.detail
     assert "straddl" not in caught.value.detail
     nothing_beside(tmp_path, {"p.csv"})
+
+
+def test_an_error_after_a_field_longer_than_pythons_csv_limit_names_its_line(
+    tmp_path: Path,
+) -> None:
+    """The line of an error is found with Python's csv module, whose fields stop at 128 KiB
+    unless told otherwise: after a 204 KB note the error named "row 5 (the first line is
+    row 1; …)" where the file's line is 17,004. The module's limit is as it was afterwards."""
+    limit = csv.field_size_limit()
+    note = "a long note\n" * 17_000  # 204 KB, on 17,000 lines
+    rows = [["1", "2", "short"], ["3", "4", note], ["5", "6", "x"], ["7", "q", "y"]]
+    path = write_csv(tmp_path / "p.csv", rows, ["a", "b", "note"])
+    line = 1 + path.read_text()[: path.read_text().index("7,q")].count("\n")
+    assert line == 1 + 1 + 1 + 17_000 + 1 + 1  # header, rows 1 to 3 (the note's lines)
+    with pytest.raises(SpecError) as caught:
+        import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["a", "b"])
+    assert caught.value.detail.startswith(f"line {line}, column 'b', holds 'q'")
+    assert csv.field_size_limit() == limit

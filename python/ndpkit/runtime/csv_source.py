@@ -789,8 +789,12 @@ def _said(row: int, located: tuple[int, list[str]] | None) -> str:
 
 def _locate(source: _Csv, row: int) -> tuple[int, list[str]] | None:
     """The line on which pyarrow's row `row` starts (the first line is row 1, a blank line is no
-    row), and its fields, as Python's csv module reads them; None if it cannot."""
+    row), and its fields, as Python's csv module reads them; None if it cannot. Its limit on
+    a field's length (128 KiB) is lifted to the longest row pyarrow reads while it looks: a
+    longer note before the error named the error by its row alone."""
+    limit = csv.field_size_limit()
     try:
+        csv.field_size_limit(max(limit, MAX_BLOCK_BYTES))
         with _text(source) as f:
             reader = csv.reader(f, delimiter=source.delimiter)
             start, seen = 1, 0
@@ -802,6 +806,8 @@ def _locate(source: _Csv, row: int) -> tuple[int, list[str]] | None:
                 start = reader.line_num + 1
     except (OSError, EOFError, csv.Error, zlib.error):
         return None
+    finally:
+        csv.field_size_limit(limit)
     return None
 
 
