@@ -10,6 +10,7 @@ import gzip
 import io
 import itertools
 import json
+import os
 import re
 from pathlib import Path
 
@@ -810,3 +811,19 @@ def test_an_error_after_a_field_longer_than_pythons_csv_limit_names_its_line(
         import_dataset(path, 1, tmp_path / "ds", "knn2", columns=["a", "b"])
     assert caught.value.detail.startswith(f"line {line}, column 'b', holds 'q'")
     assert csv.field_size_limit() == limit
+
+
+@pytest.mark.parametrize("name", [b"caf\xe9.csv", b"caf\xe9.tsv.gz"])
+def test_a_file_whose_name_is_not_utf8_is_named_not_a_traceback(
+    tmp_path: Path, name: bytes
+) -> None:
+    """pyarrow opens a file by its path, which must be UTF-8: `caf\\xe9.csv` (Latin-1, as
+    an old archive names it) ended the import in a UnicodeEncodeError traceback (exit 1),
+    as a Parquet table's such path once did."""
+    written = write_csv(tmp_path / name.decode("latin-1"), [["1", "2"]], ["a", "b"])
+    odd = os.fsdecode(os.fsencode(tmp_path) + b"/" + name)
+    os.rename(written, odd)
+    with pytest.raises(SpecError, match="its path is not valid UTF-8") as caught:
+        import_dataset(odd, 1, tmp_path / "ds", "knn2")
+    assert caught.value.source == odd
+    assert sorted(os.listdir(os.fsencode(tmp_path))) == [name]

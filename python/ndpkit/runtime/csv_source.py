@@ -53,6 +53,7 @@ from ndpkit.runtime.dataset import (
     ShardStamp,
     _check_source_unchanged,
     _check_target,
+    _check_utf8_path,
     _disk,
     _hold,
     _mark,
@@ -211,6 +212,8 @@ def _checked_source(src: Path, kernel: Kernel, columns: Sequence[str] | None) ->
             "holds rows of features (apps whose records have shape (d,): lc, knn*, kmeans)",
             source=str(src),
         )
+    # pyarrow opens it by its path, which must be UTF-8: b"caf\xe9.csv" ended in a traceback.
+    _check_utf8_path(src)
     stamp = _stamp_of(src)
     gzipped = src.name.lower().endswith(".gz")
     start = _start_of(src, gzipped)
