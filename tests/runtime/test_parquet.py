@@ -703,3 +703,30 @@ def test_a_float16_column_is_read_without_numpy_warnings(tmp_path: Path) -> None
         with pytest.raises(SpecError, match=r"record 3, column 'x', holds \+inf;") as caught:
             import_dataset(bad, 2, tmp_path / "ds2", "knn2")
     assert "beyond" not in str(caught.value)  # no float16 value is beyond float32's range
+
+
+def test_a_data_set_under_a_name_that_is_not_utf8_is_read_verified_and_run(
+    tmp_path: Path, executor: LocalExecutor
+) -> None:
+    """pyarrow opens only UTF-8 paths; the shards are written through Python, so a Parquet
+    data set under `caf\\xe9/` was made, and then `data show --verify`, `evaluate --data` and
+    every read of it ended in a UnicodeEncodeError traceback."""
+    odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    made = generate_dataset("knn2", 2**16, 2, odd, seed=4, shard_format="parquet")
+    plain = generate_dataset("knn2", 2**16, 2, tmp_path / "npy", seed=4)
+    opened = open_dataset(odd, verify=True)
+    np.testing.assert_array_equal(opened.read_all(), plain.read_all())
+    np.testing.assert_array_equal(opened.spread(2**10), plain.spread(2**10))
+    kernel = get_kernel("knn2")
+    params = kernel.params(3)
+    ran = executor.run(kernel, opened, params, chunk_bytes=20_000)
+    kernel.check(ran.result, kernel.reference(plain.read_all(), params))
+    # A flipped byte in a page is still found, by its CRC and by the page's own.
+    shard = made.shard_path(made.shards[1])
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 1
+    shard.write_bytes(bytes(data))
+    with pytest.raises(SpecError, match=r"CRC-32 is .*: corrupt"):
+        opened.verify()
+    with pytest.raises(SpecError, match=r"shard-0000\.parquet: cannot read the rows"):
+        opened.read_all()

@@ -63,7 +63,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import import_module
@@ -1289,17 +1289,38 @@ def _header_crc(path: Path, data_offset: int) -> int:
         return _crc32(f.read(data_offset))
 
 
+@contextmanager
+def _parquet_shard(path: Path, **options: Any) -> Iterator[Any]:
+    """`pq.ParquetFile` of a shard (`options`: its own), by its path where pyarrow takes
+    it, else through a Python file: pyarrow opens only UTF-8 paths, and a Parquet data set
+    under a directory named otherwise (`data generate -o caf\xe9`, which writes through
+    Python) ended `data show --verify` and `evaluate --data` in a UnicodeEncodeError
+    traceback. Its errors are pyarrow's and OSErrors, as the caller's `open` would raise."""
+    _, pq = _arrow()
+    text = literal_path(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        with path.open("rb") as raw, pq.ParquetFile(raw, **options) as table:
+            yield table
+        return
+    with pq.ParquetFile(text, **options) as table:
+        yield table
+
+
 def _parquet_chunks(
     path: Path, shard: ShardFacts, layout: RecordLayout, chunk_records: int
 ) -> Iterator[tuple[int, np.ndarray]]:
     """Batches of at most `chunk_records` rows, read through a bounded buffer."""
-    pa, pq = _arrow()
+    pa, _ = _arrow()
     columns = list(layout.columns or ())
-    try:
-        table = pq.ParquetFile(literal_path(path), page_checksum_verification=True, **_STREAMED)
-    except (pa.ArrowException, OSError) as exc:
-        raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
-    with table:
+    with ExitStack() as opened:
+        try:
+            table = opened.enter_context(
+                _parquet_shard(path, page_checksum_verification=True, **_STREAMED)
+            )
+        except (pa.ArrowException, OSError) as exc:
+            raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
         _check_parquet_shard(table, path, shard, layout)
         start = 0
         batches = table.iter_batches(batch_size=chunk_records, columns=columns, use_threads=False)
@@ -1339,9 +1360,9 @@ def _check_shard_layout(path: Path, shard: ShardFacts, layout: RecordLayout) -> 
     if layout.shard_format == "npy":
         _open_npy_shard(path, shard, layout)
         return
-    pa, pq = _arrow()
+    pa, _ = _arrow()
     try:
-        with pq.ParquetFile(literal_path(path), **_STREAMED) as table:
+        with _parquet_shard(path, **_STREAMED) as table:
             _check_parquet_shard(table, path, shard, layout)
     except (pa.ArrowException, OSError) as exc:
         raise ShardError(path, f"not a readable Parquet shard ({exc})") from None
