@@ -827,3 +827,25 @@ def test_a_file_whose_name_is_not_utf8_is_named_not_a_traceback(
         import_dataset(odd, 1, tmp_path / "ds", "knn2")
     assert caught.value.source == odd
     assert sorted(os.listdir(os.fsencode(tmp_path))) == [name]
+
+
+@pytest.mark.parametrize("name", ["p.csv", "p.csv.gz"])
+def test_a_header_longer_than_a_block_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """pyarrow says "Empty CSV file or block" of a first line longer than its block (4 KiB
+    here, 1 MiB in use): a CSV of 150,000 columns (a 2 MB header) was "holds one line, its
+    header, and no rows". A one-line file is still said to be one."""
+    monkeypatch.setattr(csv_source, "BLOCK_BYTES", 4096)
+    header = [f"column_{j:05d}" for j in range(1000)]  # 13 KB
+    rng = np.random.default_rng(2)
+    values = rng.integers(-99, 99, (50, len(header))).astype(np.float32)
+    path = write_csv(tmp_path / name, [[str(int(v)) for v in row] for row in values], header)
+    chosen = ["column_00007", "column_00999"]
+    made = import_dataset(path, 2, tmp_path / "ds", "knn2", columns=chosen)
+    np.testing.assert_array_equal(made.read_all(), independent(path, chosen))
+    np.testing.assert_array_equal(made.read_all(), values[:, [7, 999]])
+    one = tmp_path / "one.csv"
+    one.write_text(",".join(header))
+    with pytest.raises(SpecError, match="holds one line, its header, and no rows"):
+        import_dataset(one, 1, tmp_path / "ds1", "knn2", columns=chosen)

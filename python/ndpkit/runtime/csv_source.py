@@ -478,6 +478,10 @@ def _header(unknown: _Csv) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     except (pa.ArrowException, OSError) as exc:
         if _STRADDLING in str(exc):
             raise _RowTooLongError from None
+        # pyarrow's word for a first line longer than its block, too ("Empty CSV file or
+        # block"): a header of 150,000 names (2 MB) was "holds one line … and no rows".
+        if "Empty CSV file" in str(exc) and _text_longer_than(unknown, unknown.block_size):
+            raise _RowTooLongError from None
         if "Empty CSV file" in str(exc):  # one line, without a line break after it
             lines = "one line, its header," if not unknown.skip else "its sep= line and header"
             raise SpecError(f"holds {lines} and no rows", source=str(src)) from None
@@ -490,6 +494,15 @@ def _header(unknown: _Csv) -> tuple[tuple[str, ...], tuple[bool, ...]]:
             source=str(src),
         )
     return names, empty
+
+
+def _text_longer_than(source: _Csv, size_bytes: int) -> bool:
+    """Whether the file's text (decompressed) is longer than `size_bytes`."""
+    try:
+        with gzip.open(source.path, "rb") if source.gzipped else source.path.open("rb") as f:
+            return len(f.read(size_bytes + 1)) > size_bytes
+    except (OSError, EOFError, zlib.error):
+        return False  # the parse says what is wrong
 
 
 def _is_number(text: str) -> bool:
