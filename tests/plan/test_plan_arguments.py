@@ -2,7 +2,9 @@
 it as given: `activate(8.0, 2, 5)` made a Mapping of 8.0 devices, `activate(8, 2, 5.0)`
 ended in a TypeError from a slice, `minimum_engines(36, 0)` divided by zero,
 `minimum_engines(-36, 2)` was -18 engines, `engines_allowed(13.5, 36, 2)` 13.5 engines, and
-`compare_splits("rfns", …)` or one profile for the list ended in "… has no attribute"."""
+`compare_splits("rfns", …)` or one profile for the list ended in "… has no attribute", as
+did `required_engines("x")` and `configuration_of("m", 36)`; `configuration_of(mapping,
+"36")` was taken as a configuration of part gear."""
 
 from __future__ import annotations
 
@@ -13,7 +15,14 @@ import pytest
 
 from ndpkit.errors import ModelError, SpecError
 from ndpkit.hw import load_platform
-from ndpkit.plan import activate, compare_splits, engines_allowed, minimum_engines
+from ndpkit.plan import (
+    activate,
+    compare_splits,
+    configuration_of,
+    engines_allowed,
+    minimum_engines,
+    required_engines,
+)
 from ndpkit.profile import load_profile
 
 RFNS = load_platform("rfns")
@@ -30,6 +39,11 @@ WRONG_KIND: list[tuple[str, str, Callable[[], object]]] = [
     ("splits one profile", "profiles", lambda: compare_splits(RFNS, HE)),  # type: ignore[arg-type]
     ("splits a name", "profiles", lambda: compare_splits(RFNS, ["he"])),  # type: ignore[list-item]
     ("splits options", "options", lambda: compare_splits(RFNS, [HE], {})),  # type: ignore[arg-type]
+    ("required a name", "full", lambda: required_engines("x")),  # type: ignore[arg-type]
+    ("required none", "full", lambda: required_engines(None)),  # type: ignore[arg-type]
+    ("configuration a name", "mapping", lambda: configuration_of("m", 36)),  # type: ignore[arg-type]
+    ("configuration str n", "devices", lambda: configuration_of(activate(36, 2, 18), "36")),  # type: ignore[arg-type]
+    ("configuration other n", "mapping", lambda: configuration_of(activate(8, 2, 4), 36)),
 ]
 
 

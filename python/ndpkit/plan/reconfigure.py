@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ndpkit.errors import ModelError, check_kinds, whole_number
+from ndpkit.errors import ModelError, SpecError, check_kinds, whole_number
 from ndpkit.hw import Platform
 from ndpkit.model import FULL_GEAR, Configuration, Estimate, Options, estimate
 from ndpkit.model.options import GIB
@@ -143,6 +143,7 @@ class Plan:
 
 def required_engines(full: Estimate) -> int:
     """nane, Eq. (2), from a full-gear estimate; clamped to [1, n]; NDP-bound keeps all n."""
+    check_kinds(("full", full, Estimate, "an Estimate (model.estimate at full gear)"))
     pipe = full.pipeline
     n = pipe.engines_total
     if pipe.bottleneck == NDP:
@@ -248,6 +249,13 @@ def full_gear(wired: Platform, profile: Profile, options: Options, baseline: Est
 
 def configuration_of(mapping: Mapping, devices: int) -> Configuration:
     """The model's configuration for a mapping (full gear when every engine is on)."""
+    check_kinds(("mapping", mapping, Mapping, "a Mapping (plan.activate)"))
+    whole_number(devices, "devices", "an integer ≥ 1 (the platform's SSDs)", 1)
+    if mapping.devices != devices:  # its routes would name SSDs the platform has not
+        raise SpecError(
+            f"the mapping is for {mapping.devices} SSDs, and devices is {devices}",
+            field="mapping",
+        )
     if len(mapping.active) == devices:
         return FULL_GEAR
     return Configuration(active=mapping.active, route=mapping.route)
