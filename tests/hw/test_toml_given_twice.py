@@ -54,6 +54,35 @@ def test_a_platform_key_given_twice_names_its_field(tmp_path: Path, tail: str, f
     assert "\n" not in str(error)
 
 
+@pytest.mark.parametrize(
+    ("tail", "field"),
+    [
+        # a line of a multi-line string is text, though it reads as a header or a key
+        (
+            '\n[engines]\ndescription = """\nas the vendor\'s file:\n[switch_layer]\n"""\n'
+            'power_idle = "4 W"\npower_idle = "5 W"\n',
+            "engines.power_idle",
+        ),
+        (
+            '\n[engines]\ndescription = "ARM"\ndescription = """\ncount = 16\n"""\n'
+            '\n[switch_layer]\ndescription = """\nmux2\n"""\n',
+            "engines.description",
+        ),
+    ],
+)
+def test_a_key_given_twice_is_named_by_its_table_not_text_in_a_string(
+    tmp_path: Path, tail: str, field: str
+) -> None:
+    """The table was the last line that looked like a header, and the statement the last
+    line that looked like a key: text in a multi-line description ("[switch_layer]",
+    "count = 16") named switch_layer.power_idle and engines.count, fields given once."""
+    path = tmp_path / "mine.toml"
+    path.write_text(PLATFORM + tail, encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        load_platform(path)
+    assert (caught.value.source, caught.value.field) == (str(path), field)
+
+
 def test_a_profile_key_given_twice_names_its_field(tmp_path: Path) -> None:
     path = tmp_path / "mine-profiles.toml"
     path.write_text('[apps.scan]\ndata_size = "1 GB"\nalpha = 2\nalpha = 3\n', encoding="utf-8")

@@ -461,20 +461,47 @@ def _twice(reason: str, text: str) -> str | None:
         header, key = _HEADER.fullmatch(lines[start]), _KEY.match(lines[start])
         if header is None and key is None:
             continue
+        # A line of a multi-line string or array is no statement, though it may look like
+        # one ("lanes = 2" in a description): the text before a statement parses.
+        table = _table_at(lines[:start])
+        if table is None:
+            continue
         if not _parses_without(lines, start, end):
             return None  # not the statement tomllib refused: say what it said
         if header is not None:
             return _dotted(header.group("path"), "[{}]")
-        table = next(
-            (h.group("path") for h in map(_HEADER.fullmatch, reversed(lines[:start])) if h),
-            None,
-        )
         name = _dotted(key.group("path"), "{} = 0") if key is not None else None
-        prefix = _dotted(table, "[{}]") if table is not None else None
-        if name is None or (table is not None and prefix is None):
+        if name is None:
             return None
-        return f"{prefix}.{name}" if prefix else name
+        return ".".join([*table, name])
     return None
+
+
+_PROBE = "ndpkit: the table here"
+"""A key no file gives, put after a statement's text to find which table it is in."""
+
+
+def _table_at(lines: list[str]) -> list[str] | None:
+    """The keys of the table that a statement after `lines` goes in, as tomllib reads them
+    (the last `[header]` by eye may be text in a multi-line string, or quote a "]"); None if
+    `lines` end inside a statement (a multi-line string or array) or do not parse."""
+    try:
+        document = tomllib.loads("\n".join([*lines, f'"{_PROBE}" = 0']))
+    except tomllib.TOMLDecodeError:
+        return None
+
+    def path_in(node: Any) -> list[str] | None:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for name, value in items:
+            if name == _PROBE:
+                return []
+            if isinstance(value, (dict, list)):
+                below = path_in(value)
+                if below is not None:  # an array of tables' element is named by the array
+                    return below if isinstance(node, list) else [str(name), *below]
+        return None
+
+    return path_in(document)
 
 
 def _parses_without(lines: list[str], start: int, end: int) -> bool:
