@@ -91,6 +91,19 @@ def test_a_profile_key_given_twice_names_its_field(tmp_path: Path) -> None:
     assert (caught.value.source, caught.value.field) == (str(path), "apps.scan.alpha")
 
 
+def test_a_table_given_twice_whose_name_quotes_an_apostrophe_is_named_whole(
+    tmp_path: Path,
+) -> None:
+    """tomllib names the table as a Python tuple, ('apps', "bob's scan"), whose keys were
+    read in single quotes only: the field was "apps", not the app's table."""
+    path = tmp_path / "mine-profiles.toml"
+    table = '[apps."bob\'s scan"]\ndata_size = "1 GB"\n'
+    path.write_text(table + "alpha = 2\n" + table, encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        load_profiles(path)
+    assert (caught.value.source, caught.value.field) == (str(path), "apps.bob's scan")
+
+
 @pytest.mark.parametrize(
     "text",
     [

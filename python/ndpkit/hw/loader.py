@@ -6,6 +6,7 @@ and override any field; tables are merged key by key.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -447,7 +448,13 @@ def _twice(reason: str, text: str) -> str | None:
     if it can be told for sure, else None."""
     declared = _DECLARED_TWICE.match(reason)
     if declared is not None:  # "Cannot declare ('host',) twice": a tuple of the keys
-        parts = re.findall(r"'((?:[^'\\]|\\.)*)'", declared.group(1))
+        # read as Python reads it: a key quoting "'" is in double quotes ("bob's")
+        try:
+            parts = ast.literal_eval(declared.group(1))
+        except (ValueError, SyntaxError):
+            return None
+        if not isinstance(parts, tuple) or not all(isinstance(p, str) for p in parts):
+            return None
         return ".".join(parts) or None
     if not reason.startswith("Cannot overwrite a value"):
         return None
