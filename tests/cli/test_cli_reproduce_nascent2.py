@@ -144,3 +144,39 @@ def test_simulate_with_e7_among_the_tables_is_taken() -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert list(doc) == ["E2", "E7"] and "sim_nascent2_s" in doc["E7"][0]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        # merge_ways is the k of merge_tree: under the default bitonic_dram it was ignored
+        (["-o", "merge_ways=4"], "--option merge_ways=4: changes nothing: merge_ways is read"),
+        # no model reads onchip_memory: the sort capacity is 𝒫·ℒ (Eq. 3)
+        (["-o", "u250.onchip_memory=100 MB"], "u250.onchip_memory=100 MB: changes nothing"),
+        (["-o", "smartssd.onchip_memory=20 MB"], "changes nothing: no model reads it"),
+        # the CPU baseline is measured here: its device entries threads and clock are unread
+        (["-o", "cpu.threads=1"], "--option cpu.threads=1: changes nothing: the CPU baseline"),
+        (["-o", "cpu.clock=1 GHz"], "--option cpu.clock=1 GHz: changes nothing"),
+        # only the simulation has a decoder pool
+        (["-o", "smartssd.decoder_kernels=4"], "only the simulation reads it (--simulate)"),
+        # the flag's --no- form is a rans-rfns convention too
+        (["--no-mux-port-cap"], "--no-mux-port-cap: applies to `ndpkit reproduce rans-rfns`"),
+    ],
+)
+def test_an_option_that_changes_nothing_is_refused(args: list[str], needle: str) -> None:
+    """Each of these ran, exit 0, with every printed value as without it."""
+    result = runner.invoke(app, ["reproduce", "nascent2", "--tables", "E6", *args])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: command line: "), result.output
+    assert needle in lines[0]
+
+
+def test_options_read_in_their_context_are_taken() -> None:
+    """merge_ways with merge_tree, decoder_kernels with --simulate: both are read."""
+    base = ["reproduce", "nascent2", "--tables", "E6", "--format", "json"]
+    tree = runner.invoke(app, [*base, "-o", "dram_merge=merge_tree", "-o", "merge_ways=4"])
+    assert tree.exit_code == 0, tree.output
+    sim = runner.invoke(app, [*base, "--simulate", "-o", "smartssd.decoder_kernels=2"])
+    assert sim.exit_code == 0, sim.output
+    assert "sim_nascent2_s" in json.loads(sim.stdout)["E6"][0]

@@ -130,6 +130,7 @@ def test_settings_from_flags() -> None:
             "staging=ssd_direct",
             "smartssd.dram_random_latency=200 ns",
             "seed=7",
+            "dram_merge=merge_tree",
             "merge_ways=4",
         ],
     )

@@ -205,6 +205,8 @@ _RANS_FLAGS = {
     "improvement": "--improvement",
     "mux_port_cap": "--mux-port-cap",
 }
+_TRI_STATE = {"mux_port_cap": "--no-mux-port-cap"}
+"""Flags whose `--no-…` form gives False, not None: given all the same."""
 _NASCENT2_FLAGS = {"full": "--full", "devices": "--devices", "simulate": "--simulate"}
 _SIMULATED = ("E6", "E7")
 """The nascent2 tables that --simulate adds simulated columns to."""
@@ -220,10 +222,13 @@ _RISP_FLAGS = {
 def _only_for(paper: str, flags: dict[str, object], names: dict[str, str]) -> None:
     """A flag of the other paper is an error, not silently ignored."""
     for key, flag in names.items():
-        if flags.get(key) not in (None, False):
-            raise SpecError(
-                f"applies to `ndpkit reproduce {paper}` only", source="command line", field=flag
-            )
+        value = flags.get(key)
+        if value is None or (value is False and key not in _TRI_STATE):
+            continue
+        given = _TRI_STATE[key] if value is False else flag
+        raise SpecError(
+            f"applies to `ndpkit reproduce {paper}` only", source="command line", field=given
+        )
 
 
 def _only_read_by(paper: str) -> tuple[frozenset[str], str]:

@@ -91,6 +91,18 @@ DES_PREFIX = "des"
 """`-o des.KEY=VALUE` sets the simulation's options, so no device may be called `des`."""
 _DES_CHOICES: dict[str, Any] = {"baseline_schedule": Schedule, "shuffle_order": ShuffleOrder}
 _DES_KEYS = ("chunk_bytes", *_DES_CHOICES, "seed")
+_UNREAD_ENTRIES: dict[tuple[str | None, str], str] = {
+    (None, "onchip_memory"): "no model reads it: the on-chip sort capacity is "
+    "2,048 × sorter_width × bram_rows (Eq. 3); set DEVICE.bram_rows",
+    ("cpu", "threads"): "the CPU baseline is measured on this machine; its threads are "
+    "-o threads=N",
+    ("cpu", "clock"): "the CPU baseline is measured on this machine, at its own clock",
+}
+"""Device entries that no model or experiment reads, by (device or None for any, entry): a
+device file may state them, but an override of one on the command line would change
+nothing, and the run would look as if it had been used."""
+_SIMULATION_ENTRIES = ("decoder_kernels",)
+"""Device entries that only the discrete-event simulation reads (its decoder pool)."""
 
 
 def settings_from_flags(
@@ -132,6 +144,7 @@ def settings_from_flags(
                 raise SpecError("applies with --simulate only", source="command line", field=flag)
             des[entry] = _des_value(entry, value, flag)
         elif dot:
+            _check_read(device, entry, simulate, flag)
             overrides.setdefault(device, {})[entry] = int(value) if ascii_digits(value) else value
         elif key in _CHOICES:
             model[key] = _choice(value, _CHOICES[key], flag)
@@ -146,6 +159,12 @@ def settings_from_flags(
         else:
             known = ", ".join([*_CHOICES, *_INT_SETTINGS, "des.ENTRY", "DEVICE.ENTRY"])
             raise SpecError(f"unknown option; known: {known}", source="command line", field=flag)
+    if "merge_ways" in model and model.get("dram_merge") != "merge_tree":
+        raise SpecError(
+            "changes nothing: merge_ways is read only with -o dram_merge=merge_tree (O4)",
+            source="command line",
+            field=f"--option {given['merge_ways']}",
+        )
     path = Path(devices) if devices else None
     return Settings(
         full=full,
@@ -156,6 +175,15 @@ def settings_from_flags(
         des=replace(DesOptions(), **des),
         **run,
     )
+
+
+def _check_read(device: str, entry: str, simulate: bool, flag: str) -> None:
+    """Refuse an override of a device entry that this run would not read."""
+    why = _UNREAD_ENTRIES.get((device, entry)) or _UNREAD_ENTRIES.get((None, entry))
+    if why is None and entry in _SIMULATION_ENTRIES and not simulate:
+        why = "only the simulation reads it (--simulate)"
+    if why is not None:
+        raise SpecError(f"changes nothing: {why}", source="command line", field=flag)
 
 
 def _choice(value: str, allowed: Any, flag: str) -> str:
