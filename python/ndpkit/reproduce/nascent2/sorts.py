@@ -266,6 +266,9 @@ def e4(ctx: Context) -> Table:
             Column("cpu_basis", "CPU", None),
         ],
         rows,
+        note="table GB = 10^9 B; the SmartSSD's FPGA DRAM is 4 GiB = 4.29 GB (O15): a table "
+        "that fits with its keys is staged, and the output goes to the SSD when table and "
+        "output do not both fit.",
     )
 
 

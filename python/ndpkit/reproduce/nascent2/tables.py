@@ -73,7 +73,7 @@ def e6(ctx: Context) -> Table:
     ]
     return Table(
         "E6",
-        "E6 (Fig. 16) — 𝓜 SSDs, each with a 1,024 × 4 KB table (16-bit dictionary keys)",
+        "E6 (Fig. 16) — 𝓜 SSDs, each with a 1,024 × 4 KiB table (16-bit dictionary keys)",
         [
             Column("devices", "𝓜", 0),
             Column("nascent2_s", "NASCENT2 (s)", 5, "max over SmartSSDs"),
