@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ndpkit.nascent.devices import load_devices
 from ndpkit.reproduce.nascent2 import Settings, document, reproduce
 
 F = 300e6  # O1 clock
@@ -110,3 +111,17 @@ def test_e6_by_hand(doc: dict[str, Any]) -> None:
         # §10.7: E_N2 = Σ_m 7.5 W · T_N,m; E_U250 = 40 W · T_U250(𝓜); E_CPU = 65 W · T_CPU(𝓜)
         assert r["energy_vs_fpga"] == pytest.approx(40 * m * u250 / (7.5 * m * smartssd), rel=REL)
         assert r["energy_vs_cpu"] == pytest.approx(65 * r["cpu_s"] / (7.5 * m * smartssd), rel=REL)
+
+
+def test_table_1_capacities_in_the_device_file() -> None:
+    """Spec §1.2 Table 1 and §1.4: the decoder's table memory is the 128 URAM of 288 Kb; the
+    on-chip total adds the 984 BRAM of 36 Kb (9.25 MB, "9.3 MB"); the U250's ℒ is O11's
+    131,072 × (57 MB / 9.3 MB) / 2 replicas, floored to a power of two (2,048·𝒫·ℒ)."""
+    devices = load_devices()
+    smartssd, u250 = devices.fpga("smartssd"), devices.fpga("u250")
+    uram, bram = 128 * 288 * 1024 // 8, 984 * 36 * 1024 // 8
+    assert smartssd.dictionary_memory_bytes == uram
+    assert smartssd.onchip_bytes == pytest.approx(uram + bram, rel=0.01)
+    assert 2048 * smartssd.p * smartssd.l == 131_072
+    scaled = 131_072 * u250.onchip_bytes / smartssd.onchip_bytes / u250.sort_kernels
+    assert 2048 * u250.p * u250.l == 1 << int(math.log2(scaled))
