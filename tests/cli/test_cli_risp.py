@@ -355,8 +355,12 @@ def test_reproduce_e4b_reports_both_readings(run) -> None:
     speedup = {(r["inputs"], r["f_ru_mhz"]): r["value"] for r in rows}
     assert speedup["decimal", 500] == pytest.approx(speedup["decimal", 400], rel=1e-6)
     assert speedup["binary", 500] > speedup["binary", 400]
-    # --inputs sets the other tables' reading; E4b prints both either way.
-    assert reproduce_table(run, "E4b", "--inputs", "binary") == rows
+    # --inputs sets the other tables' reading; E4b prints both either way (and with only
+    # E4b selected, --inputs is refused as changing none of the tables).
+    both = ok_json(
+        run("reproduce", "risp", "-f", "json", "--tables", "E4,E4b", "--inputs", "binary")
+    )
+    assert both["tables"]["E4b"] == rows
 
 
 def test_reproduce_e3_reports_both_readings_and_its_note(run) -> None:
@@ -429,7 +433,7 @@ def test_reproduce_json_records_the_n_cpu_used(run) -> None:
     assert (
         ok_json(run("reproduce", "risp", "-f", "json", "--tables", "I"))["settings"]["n_cpu"] == 4
     )  # the preset's (R1)
-    doc = ok_json(run("reproduce", "risp", "-f", "json", "--tables", "I", "--n-cpu", "8"))
+    doc = ok_json(run("reproduce", "risp", "-f", "json", "--tables", "V0", "--n-cpu", "8"))
     assert doc["settings"]["n_cpu"] == 8
 
 

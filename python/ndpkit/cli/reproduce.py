@@ -174,6 +174,7 @@ def reproduce_cmd(
                 "grouping": choice("--grouping", grouping or "balanced", Grouping),
                 "n_cpu": _n_cpu(n_cpu),
             }
+            _refuse_unread(wanted, flags)
             result = risp.reproduce(
                 opts, measured_s=_measured(measured), progress=progress, **settings
             )
@@ -217,6 +218,37 @@ _RISP_FLAGS = {
     "n_cpu": "--n-cpu",
     "measured": "--measured",
 }
+
+
+_RISP_SETTINGS = {
+    "inputs": "inputs",
+    "channel_rounding": "rounding",
+    "grouping": "grouping",
+    "n_cpu": "n_cpu",
+    "measured": "measured",
+}
+"""reproduce risp's flags, by the key `risp.TABLES_CHANGED` gives their tables under."""
+
+
+def _refuse_unread(wanted: Sequence[str], flags: dict[str, object]) -> None:
+    """A flag or `-o` option that changes none of the tables --tables selects is an error:
+    `--tables E1 --channel-rounding ceil` printed E1 as if the rounding had been applied."""
+    if not wanted:
+        return
+    given = {_RISP_FLAGS[k]: key for k, key in _RISP_SETTINGS.items() if flags.get(k) is not None}
+    options = flags.get("option")
+    for pair in options if isinstance(options, list) else []:
+        key = str(pair).partition("=")[0].strip()
+        given[f"--option {key}"] = key
+    for flag, key in given.items():
+        tables = risp.TABLES_CHANGED.get(key)
+        if tables is not None and not set(tables) & set(wanted):
+            raise SpecError(
+                f"changes only table{'s' if len(tables) > 1 else ''} {', '.join(tables)}, and "
+                f"--tables selects none of them; add one or leave {flag} out",
+                source="command line",
+                field=flag,
+            )
 
 
 def _only_for(paper: str, flags: dict[str, object], names: dict[str, str]) -> None:

@@ -62,6 +62,25 @@ READINGS: tuple[InputUnits, ...] = ("decimal", "binary")
 """R2: E3 and E4b (the f_RU experiments) print both readings, whatever --inputs says."""
 ROUNDINGS: tuple[ChannelRounding, ...] = ("floor", "ceil", "nearest", "search")
 """R8: "always report all three" roundings, and the model-checked search."""
+TABLES_CHANGED: dict[str, tuple[str, ...]] = {
+    # The reproduction's own settings (flags of `reproduce risp`).
+    "inputs": ("V0", "E1", "E2", "E4", "E5", "E6", "E7", "E8", "R1"),  # E3, E4b print both
+    "rounding": ("E7", "E8"),
+    "grouping": ("E8",),
+    "n_cpu": ("V0", "E1", "E2", "E4", "E4b", "E5"),  # the Baseline; R1 sweeps its own
+    "measured": ("V0",),
+    # Model options (-o KEY=VALUE).
+    "cpu_energy": ("E5",),
+    "attribution": ("E5", "E6", "E7", "E8"),
+    "nvm_power": ("E5", "E6", "E7", "E8"),
+    "ru_power": ("E6", "E7", "E8"),  # E5's 16 cells are the reference count: no change
+    "host_stage": ("E3", "E4", "E4b", "E7"),  # E8 sets it; at 16 channels the link never binds
+    "reconfiguration": ("E3", "E4", "E4b", "E5", "E7", "E8", "R1"),
+    "ru_time": ("E5", "E6", "E7"),  # E8 prints both values
+    "cell_load": ("E8",),
+}
+"""The tables each setting and model option can change: given with `--tables` naming none
+of them, it would be silently ignored, so the command refuses it."""
 Inputs = dict[InputUnits, tuple[Platform, dict[str, Profile]]]
 Progress = Callable[[str], None]
 
