@@ -196,3 +196,57 @@ def test_the_rans_rfns_doc_quotes_what_reproduce_prints(ndpkit, command: str) ->
             assert line in printed, line
     assert result.returncode == (2 if any(s.startswith("error:") for s in said) else 0)
     assert len(REPRODUCE_COMMANDS) == 11  # the doc's commands were all found
+
+
+RISP_DOC = "docs/reproducing-risp.md"
+RISP_COMMANDS = list(
+    dict.fromkeys(
+        re.sub(r"\s+(#.*|\(.*\)?)$", "", line.removeprefix("$ ").strip())
+        for line in (ROOT / RISP_DOC).read_text(encoding="utf-8").splitlines()
+        if line.startswith("$ ndpkit reproduce risp") and "--format json" not in line
+    )
+)
+
+
+@pytest.mark.parametrize("command", RISP_COMMANDS)
+def test_the_risp_doc_quotes_what_reproduce_prints(ndpkit, command: str) -> None:
+    """docs/reproducing-risp.md quotes `ndpkit reproduce risp` rows (trimmed), notes and
+    errors, and nothing checked them (the rans-rfns doc's are checked above). Each row
+    quoted is a row printed, and each other line quoted is printed (a long note wraps at
+    the fixture's 200 columns, so it is looked for in the lines joined)."""
+    result = ndpkit(*command.split()[1:])
+    printed = result.stdout.splitlines() + result.stderr.splitlines()
+    table_rows = rows("\n".join(printed))
+    text = " ".join(line.strip() for line in printed if not line.startswith("│"))
+    said = quoted(RISP_DOC, command)
+    for line in said:
+        if line.startswith("│"):
+            assert rows(line)[0] in table_rows, line
+        elif line.strip() and not line.startswith(("┏", "┃", "┡", "└")):
+            assert line.strip() in text, line
+    assert result.returncode == (2 if any(s.startswith("error:") for s in said) else 0)
+    assert len(RISP_COMMANDS) == 10  # the doc's commands were all found
+
+
+def test_the_risp_doc_s_default_run_excerpts_are_printed(ndpkit) -> None:
+    """The block of excerpts "from the default run" in docs/reproducing-risp.md: each whole
+    row is a row `ndpkit reproduce risp` prints, and each note quoted after "note:" a note it
+    prints (rows trimmed with `...` are skipped)."""
+    text = (ROOT / RISP_DOC).read_text(encoding="utf-8")
+    block = re.search(r"Excerpts from the default run.*?\n```\n(.*?)^```", text, re.M | re.S)
+    assert block is not None
+    result = ndpkit("reproduce", "risp")
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout.splitlines()
+    table_rows = rows(result.stdout)
+    notes = " ".join(line.strip() for line in printed if not line.startswith("│"))
+    lines = block.group(1).splitlines()
+    checked = 0
+    for before, line in zip(["", *lines], lines, strict=False):
+        if line.startswith("│") and "..." not in line:
+            assert rows(line)[0] in table_rows, line
+            checked += 1
+        elif before.endswith("note:"):
+            assert line.strip() in notes, line
+            checked += 1
+    assert checked >= 7  # Table I and E4 rows, E2 and E3 notes
