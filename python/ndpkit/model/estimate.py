@@ -44,8 +44,8 @@ from ndpkit.model.options import Options
 from ndpkit.model.pipeline import (
     CPU,
     Pipeline,
-    full_ndp_time_s,
-    pipeline,
+    full_ndp_time_unchecked_s,
+    pipeline_unchecked,
     stage_time_s,
     storage_busy_s,
 )
@@ -153,7 +153,7 @@ def estimate(
         return _in_storage(platform, profile, config, options)
     if config.split == "device":  # a host split runs no engine: its power is never charged
         platform = with_profile_power(platform, profile)
-    pipe = pipeline(platform, profile, config, options)
+    pipe = pipeline_unchecked(platform, profile, config, options)
     data = profile.data_bytes
     notes: list[str] = []
     if pipe.engines_active == 0:
@@ -163,10 +163,14 @@ def estimate(
         if not profile.host_only_in_memory and t_cpu > measured:
             notes.append(_slower_supply_note(profile, pipe, data, measured, t_cpu, options))
     else:
-        t_ndp = full_ndp_time_s(platform, profile, options)
+        t_ndp = full_ndp_time_unchecked_s(platform, profile, options)
         if options.wall_times == "printed" and platform.name not in profile.published_ndp_time_s:
             notes.append(_no_printed_time_note(platform.name, profile))
-        full = pipe if config.is_full_gear else pipeline(platform, profile, FULL_GEAR, options)
+        full = (
+            pipe
+            if config.is_full_gear
+            else pipeline_unchecked(platform, profile, FULL_GEAR, options)
+        )
         slowdown = full.performance_bytes_per_s / pipe.performance_bytes_per_s
         if slowdown > 1 + 1e-12:
             notes.append(
